@@ -1,0 +1,54 @@
+# npzstream -- see README.md.  `make` builds the library and CLI, `make test` runs every test.
+CC      ?= cc
+PYTHON  ?= /usr/bin/python3
+WARN     = -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Wimplicit-fallthrough -Wstrict-prototypes
+CSTD     = -std=c11
+OPT     ?= -O2 -g
+WERROR  ?= $(if $(CI),-Werror,)
+CFLAGS  += $(CSTD) $(OPT) $(WARN) $(WERROR) -Iinclude -fvisibility=hidden
+LDLIBS  += -lz
+SONAME   = libnpzstream.so.0
+
+SRC      = src/npzs.c src/npy.c src/zip.c src/crc.c
+HDR      = include/npzstream.h src/internal.h src/states.h
+B        = build
+OBJ      = $(SRC:src/%.c=$(B)/%.o)
+PIC_OBJ  = $(SRC:src/%.c=$(B)/pic/%.o)
+
+SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+BS       = build/san
+
+.PHONY: all test check unit pytest clean
+all: $(B)/libnpzstream.a $(B)/libnpzstream.so $(B)/npzstream
+
+$(B)/%.o: src/%.c $(HDR) | $(B)
+	$(CC) $(CFLAGS) -c $< -o $@
+$(B)/pic/%.o: src/%.c $(HDR) | $(B)
+	@mkdir -p $(B)/pic
+	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+$(B)/libnpzstream.a: $(OBJ)
+	rm -f $@ && ar rcs $@ $^
+$(B)/libnpzstream.so: $(PIC_OBJ)
+	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS)
+$(B)/npzstream: cli/npzstream.c $(B)/libnpzstream.a include/npzstream.h
+	$(CC) $(CFLAGS) -o $@ cli/npzstream.c $(B)/libnpzstream.a $(LDLIBS)
+$(B):
+	@mkdir -p $(B)
+
+# Sanitizer build: library + CLI + C tests compiled with ASan and UBSan.
+$(BS)/npzstream: cli/npzstream.c $(SRC) $(HDR)
+	@mkdir -p $(BS)
+	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude $(SAN) -o $@ cli/npzstream.c $(SRC) $(LDLIBS)
+$(BS)/test_api: tests/test_api.c $(SRC) $(HDR)
+	@mkdir -p $(BS)
+	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude -Isrc $(SAN) -o $@ tests/test_api.c $(SRC) $(LDLIBS)
+$(B)/test_api: tests/test_api.c $(B)/libnpzstream.a
+	$(CC) $(CFLAGS) -Isrc -o $@ tests/test_api.c $(B)/libnpzstream.a $(LDLIBS)
+
+# make test: everything, plain and under ASan+UBSan.
+test: all $(B)/test_api $(BS)/npzstream $(BS)/test_api
+	$(PYTHON) tests/run_all.py --plain $(B) --san $(BS)
+check: test
+
+clean:
+	rm -rf build

@@ -1,0 +1,240 @@
+/*
+ * npzstream.h -- streaming, validating parser for NumPy .npy and .npz files.
+ *
+ * The caller pushes whatever bytes it has and pulls events, one per call:
+ *
+ *     npzs_parser *p = npzs_new(NULL, NULL);          // default limits, malloc
+ *     npzs_in in = { buf, n, 0 };                      // bytes the caller holds
+ *     npzs_event ev;
+ *     for (;;) {
+ *         int rc = npzs_next(p, &in, &ev);
+ *         if (rc == NPZS_EVENT)      { handle(&ev); if (ev.type == NPZS_EV_END) break; }
+ *         else if (rc == NPZS_NEED_INPUT) { refill in (or npzs_finish(p) at EOF); }
+ *         else                       { fail(npzs_error(p)); break; }   // rc < 0
+ *     }
+ *     npzs_free(p);
+ *
+ * Guarantees
+ *   - Any split of the input gives the same events (data chunk boundaries
+ *     aside: the concatenated bytes of DATA and BLOB events are identical), the
+ *     same verdict, the same error code and the same error offset.
+ *   - The parser never seeks, never reads outside [src, src+size) of the
+ *     npzs_in it is given, and keeps NO pointer into caller memory between
+ *     calls.  Pointers inside an event are valid until the next call on the
+ *     same parser (and, for zero-copy chunks, as long as the caller's buffer).
+ *   - Memory is bounded by the limits, never by the data size.  The only
+ *     allocations go through the allocator hooks.  There is no global state.
+ *   - Progress: each npzs_next() call consumes input, emits an event, returns
+ *     NPZS_NEED_INPUT with the input used up, or fails.
+ *   - Errors are sticky: once a call returned an error, every later call
+ *     returns the same code.
+ *
+ * .npz archives: MEMBER_*, HEADER, DATA and BLOB events are PROVISIONAL.
+ * np.load trusts the central directory at the end of the file, a stream sees
+ * the local headers first; only the END event, emitted after the central
+ * directory has been checked against every local header, data descriptor,
+ * CRC and size seen, is the verdict.  A caller must not act on an archive
+ * (store it, load it, hand its arrays on) before END arrives.
+ */
+#ifndef NPZSTREAM_H
+#define NPZSTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NPZS_VERSION "0.1.0"
+#define NPZS_VERSION_NUM 0x000100
+
+/* ---- return values of npzs_next() ------------------------------------- */
+#define NPZS_NEED_INPUT 0 /* input used up, nothing to emit: push more or finish */
+#define NPZS_EVENT      1 /* *ev was filled */
+#define NPZS_DONE       2 /* the END event was already delivered; nothing more */
+
+/* ---- error codes: stable, append-only.  (name, number, default message) --
+ * The names are the ones `npzstream check --json` prints. */
+#define NPZS_ERROR_MAP(X)                                                              \
+    X(TRUNCATED,        -1, "truncated", "input ended before the file was complete")   \
+    X(BAD_MAGIC,        -2, "bad_magic", "not a .npy or .npz file")                    \
+    X(BAD_VERSION,      -3, "bad_version", "unsupported .npy format version")          \
+    X(HEADER_TOO_LARGE, -4, "header_too_large", ".npy header larger than the limit")   \
+    X(BAD_HEADER,       -5, "bad_header", "malformed .npy header")                     \
+    X(PICKLE,           -6, "pickle", "object arrays (pickle) are refused")            \
+    X(BAD_SHAPE,        -7, "bad_shape", "invalid shape")                              \
+    X(SIZE_OVERFLOW,    -8, "size_overflow", "array size overflows")                   \
+    X(ZIP_BAD_HEADER,   -9, "zip_bad_header", "malformed ZIP record")                  \
+    X(ZIP_UNSUPPORTED, -10, "zip_unsupported", "unsupported ZIP feature")              \
+    X(CRC_MISMATCH,    -11, "crc_mismatch", "CRC-32 mismatch")                         \
+    X(SIZE_MISMATCH,   -12, "size_mismatch", "size mismatch")                          \
+    X(CD_MISMATCH,     -13, "cd_mismatch", "central directory disagrees with the stream") \
+    X(DUPLICATE_NAME,  -14, "duplicate_name", "duplicate member name or key")          \
+    X(TRAILING_DATA,   -15, "trailing_data", "bytes after the end")                    \
+    X(LIMIT,           -16, "limit", "a configured limit was exceeded")                \
+    X(INFLATE,         -17, "inflate", "invalid deflate data")                         \
+    X(BAD_NAME,        -18, "bad_name", "invalid member name")                         \
+    X(NOMEM,           -19, "nomem", "out of memory (allocator failed)")               \
+    X(BAD_CALL,        -20, "bad_call", "API misuse (bad argument or call order)")
+
+enum npzs_error {
+#define NPZS_X_ENUM(id, num, name, msg) NPZS_E_##id = (num),
+    NPZS_ERROR_MAP(NPZS_X_ENUM)
+#undef NPZS_X_ENUM
+    NPZS_E_NONE = 0
+};
+
+/* ---- events --------------------------------------------------------------
+ * Sequence, .npy:  MEMBER_BEGIN HEADER DATA* MEMBER_END END
+ * Sequence, .npz:  ( MEMBER_BEGIN (HEADER DATA* | BLOB*) MEMBER_END )* END
+ */
+typedef enum npzs_event_type {
+    NPZS_EV_MEMBER_BEGIN = 1, /* name, method, flags, index, offset */
+    NPZS_EV_HEADER = 2,       /* array: the validated .npy header */
+    NPZS_EV_DATA = 3,         /* a chunk of array data bytes */
+    NPZS_EV_BLOB = 4,         /* a chunk of a member that is not a .npy */
+    NPZS_EV_MEMBER_END = 5,   /* member complete, sizes and CRC checked */
+    NPZS_EV_END = 6           /* verdict: the whole input is valid */
+} npzs_event_type;
+
+typedef enum npzs_format { NPZS_FORMAT_UNKNOWN = 0, NPZS_FORMAT_NPY = 1, NPZS_FORMAT_NPZ = 2 } npzs_format;
+typedef enum npzs_kind { NPZS_KIND_ARRAY = 1, NPZS_KIND_BLOB = 2 } npzs_kind;
+
+#define NPZS_METHOD_STORED 0
+#define NPZS_METHOD_DEFLATED 8
+
+/* The validated .npy header (HEADER event; valid until the next call). */
+typedef struct npzs_array_info {
+    uint8_t version_major, version_minor; /* 1.0, 2.0 or 3.0 */
+    int fortran_order;                    /* 0 or 1 */
+    int structured;                       /* descr is a field list */
+    const char *dtype;    /* NUL-terminated, NumPy's dtype.str: "<f4", "|b1", "|V12" */
+    const char *descr;    /* NUL-terminated UTF-8 text of the descr value as written */
+    size_t descr_len;
+    uint32_t ndim;
+    const uint64_t *shape; /* ndim entries */
+    uint64_t itemsize;
+    uint64_t count;        /* product of shape (1 for a 0-d array) */
+    uint64_t nbytes;       /* count * itemsize: exactly this many DATA bytes follow */
+    uint64_t header_len;   /* bytes of magic+preamble+header = offset of the data in the member */
+} npzs_array_info;
+
+typedef struct npzs_event {
+    npzs_event_type type;
+    uint32_t member;      /* 0-based member index (0 for a .npy) */
+    uint64_t offset;      /* absolute input offset of the thing the event describes:
+                             MEMBER_BEGIN: its local header (0 for .npy);
+                             HEADER: the member's content start;
+                             DATA/BLOB: for stored bytes, the input offset of data[0];
+                                        for inflated bytes, the member's data start;
+                             MEMBER_END: the end of the member (after any descriptor);
+                             END: total input length */
+    /* MEMBER_BEGIN (npz) */
+    const char *name;     /* raw name bytes, not NUL-terminated; NULL for .npy */
+    size_t name_len;
+    int method;           /* NPZS_METHOD_* (stored for .npy) */
+    unsigned flags;       /* ZIP general purpose flags */
+    /* HEADER */
+    const npzs_array_info *array;
+    /* DATA / BLOB */
+    const uint8_t *data;
+    size_t len;
+    uint64_t pos;         /* offset of data[0] in the array data (DATA) or in the blob (BLOB) */
+    int zero_copy;        /* 1: data points into the caller's npzs_in buffer */
+    /* MEMBER_END */
+    npzs_kind kind;
+    uint64_t size;        /* uncompressed member size (npy: whole content) */
+    uint64_t csize;       /* compressed size (== size when stored) */
+    uint32_t crc32;       /* CRC-32 of the whole member content */
+    uint32_t data_crc32;  /* CRC-32 of the array data bytes (blob: == crc32) */
+    uint64_t data_size;   /* array data bytes (blob: == size) */
+    /* END */
+    npzs_format format;
+    uint32_t members;
+} npzs_event;
+
+/* ---- limits --------------------------------------------------------------
+ * Fill with npzs_limits_default(), then change what you need. */
+typedef struct npzs_limits {
+    uint64_t max_header_size;  /* .npy header, in decoded characters as NumPy counts
+                                  them (default 10000, NumPy's max_header_size).  Stops
+                                  header-parsing DoS; memory used: up to 4x this. */
+    uint32_t max_ndim;         /* dimensions of an array (default 64, NumPy 2.x) */
+    uint32_t max_fields;       /* strings (names, titles, types) in a header's descr,
+                                  default 100000 (the header size bounds it anyway) */
+    uint32_t max_depth;        /* nesting of structured dtypes (default 32) */
+    uint32_t max_members;      /* members of an archive (default 100000) */
+    uint32_t max_name_len;     /* bytes of a member name (default 4096) */
+    uint32_t max_extra_len;    /* bytes of one extra field block (default 65535: no limit) */
+    uint64_t max_total_bytes;  /* total member content bytes (inflated) of an input,
+                                  default 2^40 (1 TiB); stops zip bombs with the
+                                  per-member cap that the npy header declares */
+    uint32_t inflate_window;   /* inflate output chunk in bytes (default 256 KiB) */
+} npzs_limits;
+
+void npzs_limits_default(npzs_limits *lim);
+
+/* ---- allocator hooks ------------------------------------------------------
+ * alloc returns NULL on failure (reported as NPZS_E_NOMEM); free accepts
+ * pointers from alloc only.  Both NULL means malloc/free.  zlib's inflate
+ * state and window are allocated through the same hooks. */
+typedef struct npzs_allocator {
+    void *(*alloc)(void *opaque, size_t size);
+    void (*free)(void *opaque, void *ptr);
+    void *opaque;
+} npzs_allocator;
+
+typedef struct npzs_parser npzs_parser;
+
+/* Create a parser.  lim and alloc may be NULL (defaults); both are copied.
+ * Returns NULL when the allocation fails or a limit is invalid (0 where a
+ * positive number is needed). */
+npzs_parser *npzs_new(const npzs_limits *lim, const npzs_allocator *alloc);
+
+/* Release everything; p may be NULL. */
+void npzs_free(npzs_parser *p);
+
+/* Input window.  npzs_next() reads src[pos..size) and advances pos. */
+typedef struct npzs_in {
+    const void *src;
+    size_t size;
+    size_t pos;
+} npzs_in;
+
+/* Advance.  Returns NPZS_EVENT (ev filled), NPZS_NEED_INPUT (in->pos ==
+ * in->size; push more bytes, or call npzs_finish() at end of input), NPZS_DONE
+ * (END already delivered), or a negative npzs_error (sticky).  in may be NULL
+ * after npzs_finish().  Bytes given after END are trailing_data. */
+int npzs_next(npzs_parser *p, npzs_in *in, npzs_event *ev);
+
+/* Declare the end of the input.  Later npzs_next() calls emit the remaining
+ * events and END, or fail with truncated. */
+void npzs_finish(npzs_parser *p);
+
+/* ---- error details (valid after a negative return) ------------------------ */
+int npzs_error(const npzs_parser *p);             /* sticky code, 0 if none */
+uint64_t npzs_error_offset(const npzs_parser *p); /* absolute input offset */
+const char *npzs_error_message(const npzs_parser *p); /* static text, finer than strerror */
+/* Member the error belongs to: -1 when none (archive structure, central directory). */
+long npzs_error_member(const npzs_parser *p);
+/* Name of that member (raw bytes, not NUL-terminated) or NULL; valid until npzs_free. */
+const char *npzs_error_member_name(const npzs_parser *p, size_t *len);
+/* Position inside the member's (uncompressed) content where the error was found,
+ * or UINT64_MAX when the error is not inside a member's content. */
+uint64_t npzs_error_content_offset(const npzs_parser *p);
+
+const char *npzs_error_name(int code);   /* "truncated", ... ; "unknown" otherwise */
+const char *npzs_strerror(int code);     /* default message */
+
+/* The input's format once its first byte was seen (NPZS_FORMAT_UNKNOWN before). */
+npzs_format npzs_format_of(const npzs_parser *p);
+/* Total input bytes consumed so far. */
+uint64_t npzs_consumed(const npzs_parser *p);
+/* Name of the current state (for diagnostics and tests). */
+const char *npzs_state_name(const npzs_parser *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* NPZSTREAM_H */

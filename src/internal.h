@@ -1,0 +1,174 @@
+/* internal.h -- parser layout shared by the npzstream sources (not installed). */
+#ifndef NPZS_INTERNAL_H
+#define NPZS_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <zlib.h>
+
+#include "npzstream.h"
+#include "states.h"
+
+#define NPZS_MAX_NDIM 64        /* hard cap on limits.max_ndim (NumPy 2.x NPY_MAXDIMS) */
+#define NPZS_NPY_MAGIC "\x93NUMPY"
+#define NPZS_NO_OFFSET UINT64_MAX
+
+/* What the central directory must repeat about one member. */
+typedef struct npzs_record {
+    uint64_t lfh_off;   /* offset of the local header */
+    uint64_t name_off;  /* name bytes in the arena */
+    uint64_t csize, usize;
+    uint32_t crc;
+    uint16_t name_len, flags, method;
+} npzs_record;
+
+/* Member content: the .npy machine, or a blob. */
+typedef struct npzs_content {
+    int state;              /* enum npzs_cstate */
+    int top;                /* 1: plain .npy file (truncation is "truncated", no sniffing) */
+    int direct;             /* 1: content bytes are input bytes (stored), offsets map 1:1 */
+    int must_be_npy;        /* stored + data descriptor: a blob cannot be delimited */
+    uint64_t base;          /* direct: input offset of content byte 0; else member data start */
+    uint64_t pos;           /* content bytes consumed */
+    uint8_t pre[16];        /* magic, version, header length */
+    size_t pre_len, pre_need;
+    uint8_t *hdr;           /* staged header text (+1 for a NUL) */
+    size_t hdr_cap, hdr_len, hlen;
+    npzs_kind kind;
+    uint64_t data_left;
+    uint32_t crc_head, crc_data; /* CRC of the npy preamble+header, of the data */
+    uint64_t head_len, data_len;
+    npzs_array_info info;
+    uint64_t shape[NPZS_MAX_NDIM];
+    char dtype[48];
+    /* scratch for the header parser: decoded strings and the name list */
+    uint8_t *scratch;
+    size_t scratch_cap;
+    void *names;
+    size_t names_cap;
+} npzs_content;
+
+struct npzs_parser {
+    int state;                  /* enum npzs_state */
+    npzs_limits lim;
+    npzs_allocator al;
+    int finished;
+    npzs_format format;
+    uint64_t consumed;          /* absolute offset of the next input byte */
+    uint64_t total_out;         /* content bytes of all members so far */
+
+    /* sticky error */
+    int err;
+    const char *err_msg;
+    uint64_t err_off;
+    long err_member;
+    uint64_t err_coff;
+
+    /* fixed-size record staging */
+    uint8_t stage[64];
+    size_t stage_len;
+    uint64_t rec_off;           /* offset of the record being staged */
+
+    npzs_content c;
+
+    /* ---- ZIP ---- */
+    int phase;                  /* 0 locals, 1 central directory, 2 after ZIP64 EOCD, 3 after locator, 4 end */
+    uint32_t sig;
+    uint32_t members;           /* local headers seen */
+    uint32_t cur;               /* current member index */
+    /* current local header */
+    uint16_t l_flags, l_method, l_name_len, l_extra_len;
+    uint32_t l_crc, l_csize32, l_usize32;
+    int l_z64;
+    uint64_t l_z64_usize, l_z64_csize;
+    int l_dd;                   /* flag bit 3 */
+    int l_known;                /* sizes known from the header (no bit 3) */
+    uint64_t l_csize, l_usize;  /* when known */
+    uint64_t data_start;        /* offset of the member data */
+    uint64_t data_in;           /* compressed bytes consumed */
+    uint8_t *name;              /* staging: max_name_len */
+    uint8_t *extra;             /* staging: max_extra_len */
+    size_t var_len;             /* progress staging name / extra / comment */
+    int name_ready;             /* the current local header's name is staged */
+    /* inflate */
+    z_stream zs;
+    int zs_init;
+    uint8_t *win;
+    size_t win_len, win_pos;
+    int z_end;                  /* Z_STREAM_END seen */
+    int z_err;                  /* Z_DATA_ERROR seen, raised once the window is consumed */
+    const char *z_msg;
+    /* data descriptor */
+    int dd_sig;
+    /* member records for the central directory check */
+    npzs_record *recs;
+    size_t recs_cap;
+    uint8_t *arena;
+    uint64_t arena_len, arena_cap;
+    uint32_t *hash;             /* open addressing: (member index << 1 | derived) + 1, 0 empty */
+    size_t hash_cap;
+    uint32_t hash_seed;
+    /* central directory */
+    uint64_t cd_start, cd_end;
+    uint32_t cd_count;
+    uint16_t c_flags, c_method, c_name_len, c_extra_len, c_comment_len, c_disk;
+    uint32_t c_crc, c_csize32, c_usize32, c_off32;
+    int have_z64_eocd;
+    uint64_t z64_off;
+    uint64_t z64_count, z64_cd_size, z64_cd_off;
+    uint32_t comment_sig;       /* rolling window over the archive comment */
+
+    /* states reached (diagnostics, coverage gate in tests) */
+    uint64_t visited;
+    uint32_t cvisited;
+};
+
+/* ---- shared helpers ---- */
+void *npzs__alloc(npzs_parser *p, size_t n);
+void npzs__free(npzs_parser *p, void *ptr);
+int npzs__fail(npzs_parser *p, int code, uint64_t off, const char *msg);
+int npzs__fail_content(npzs_parser *p, int code, uint64_t coff, const char *msg);
+
+static inline uint16_t npzs__le16(const uint8_t *b) { return (uint16_t)(b[0] | (b[1] << 8)); }
+static inline uint32_t npzs__le32(const uint8_t *b) {
+    return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) | ((uint32_t)b[3] << 24);
+}
+static inline uint64_t npzs__le64(const uint8_t *b) {
+    return (uint64_t)npzs__le32(b) | ((uint64_t)npzs__le32(b + 4) << 32);
+}
+
+/* crc.c */
+uint32_t npzs__crc32(uint32_t crc, const uint8_t *buf, size_t len);
+uint32_t npzs__crc32_combine(uint32_t a, uint32_t b, uint64_t blen);
+
+/* npy.c: the content machine */
+void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, uint64_t base);
+/* Feed content bytes.  Returns NPZS_EVENT (*used bytes taken), NPZS_NEED_INPUT (all taken) or < 0. */
+int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_copy, size_t *used,
+                       npzs_event *ev);
+/* Content ended.  Returns NPZS_EVENT (call again), NPZS_NEED_INPUT (clean end) or < 0. */
+int npzs__content_end(npzs_parser *p, npzs_event *ev);
+/* Most content bytes the machine can take now without failing (for inflate's output cap). */
+uint64_t npzs__content_want(const npzs_parser *p);
+void npzs__content_release(npzs_parser *p);
+/* Parse a staged header; fills p->c.info.  Returns 0 or < 0 (error already recorded). */
+int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off);
+
+/* Strict UTF-8 check: 1 if valid (no overlongs, surrogates, > U+10FFFF). */
+int npzs__utf8_valid(const uint8_t *s, size_t n);
+
+/* zip.c */
+int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev);
+void npzs__zip_release(npzs_parser *p);
+
+#define NPZS_VISIT(p, s) ((p)->visited |= (uint64_t)1 << ((s) - NPZS_S__BASE - 1))
+#define NPZS_CVISIT(p, s) ((p)->cvisited |= (uint32_t)1 << ((s) - NPZS_C__BASE - 1))
+
+/* For tests: bitmaps of the states reached so far. */
+uint64_t npzs__visited(const npzs_parser *p);
+uint32_t npzs__cvisited(const npzs_parser *p);
+const char *npzs__state_doc(int i);
+const char *npzs__state_id(int i);
+const char *npzs__cstate_id(int i);
+
+#endif

@@ -1,0 +1,934 @@
+/*
+ * npy.c -- the member content machine (.npy preamble, header, data; blobs)
+ * and the .npy header parser.
+ *
+ * The header grammar is the one NumPy's writers emit plus the historical
+ * variants found in real files (see SECURITY.md for each rule we enforce
+ * where NumPy is more lenient):
+ *
+ *   header  := [ \t]* '{' ws item (ws ',' ws item)* [ws ','] ws '}' [ \t]* ['\n']
+ *   item    := string ws ':' ws value          keys: descr, fortran_order, shape
+ *   ws      := [ \t\n]*
+ *   string  := '...' | "..."  with the escapes repr() writes
+ *   int     := '0' | [1-9][0-9]*   (+ optional [ \t]* 'L' in v1.0/v2.0)
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const uint8_t npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+
+/* ------------------------------------------------------------------------ */
+/* content machine                                                          */
+/* ------------------------------------------------------------------------ */
+
+void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, uint64_t base) {
+    npzs_content *c = &p->c;
+    c->state = top ? NPZS_C_PRE : NPZS_C_SNIFF;
+    c->top = top;
+    c->direct = direct;
+    c->must_be_npy = must_be_npy;
+    c->base = base;
+    c->pos = 0;
+    c->pre_len = 0;
+    c->pre_need = top ? 8 : 6;
+    c->hdr_len = c->hlen = 0;
+    c->kind = top ? NPZS_KIND_ARRAY : NPZS_KIND_BLOB;
+    c->data_left = 0;
+    c->crc_head = c->crc_data = 0;
+    c->head_len = c->data_len = 0;
+    memset(&c->info, 0, sizeof c->info);
+}
+
+void npzs__content_release(npzs_parser *p) {
+    npzs__free(p, p->c.hdr);
+    npzs__free(p, p->c.scratch);
+    npzs__free(p, p->c.names);
+    p->c.hdr = p->c.scratch = NULL;
+    p->c.names = NULL;
+    p->c.hdr_cap = p->c.scratch_cap = p->c.names_cap = 0;
+}
+
+uint64_t npzs__content_want(const npzs_parser *p) {
+    const npzs_content *c = &p->c;
+    switch (c->state) {
+    case NPZS_C_DATA: return c->data_left;
+    case NPZS_C_DONE: return 0;
+    default: return UINT64_MAX;
+    }
+}
+
+/* Error at content position coff. */
+int npzs__fail_content(npzs_parser *p, int code, uint64_t coff, const char *msg) {
+    uint64_t off = p->c.direct ? p->c.base + coff : p->c.base;
+    int rc = npzs__fail(p, code, off, msg);
+    p->err_coff = coff;
+    return rc;
+}
+
+static int grow(npzs_parser *p, void **buf, size_t *cap, size_t need) {
+    if (*cap >= need) return 0;
+    size_t n = *cap ? *cap : 256;
+    while (n < need) n = n > SIZE_MAX / 2 ? need : n * 2;
+    void *nb = npzs__alloc(p, n);
+    if (!nb) return npzs__fail(p, NPZS_E_NOMEM, p->consumed, "allocating the header buffer failed");
+    npzs__free(p, *buf);
+    *buf = nb;
+    *cap = n;
+    return 0;
+}
+
+/* Preamble complete up to pre_len: check it and decide what comes next. */
+static int preamble(npzs_parser *p) {
+    npzs_content *c = &p->c;
+    if (c->pre_len == 8) {
+        if (memcmp(c->pre, npy_magic, 6) != 0)
+            return npzs__fail_content(p, NPZS_E_BAD_MAGIC, 0, "not a .npy file: the magic is not \\x93NUMPY");
+        if (!((c->pre[6] == 1 || c->pre[6] == 2 || c->pre[6] == 3) && c->pre[7] == 0))
+            return npzs__fail_content(p, NPZS_E_BAD_VERSION, 6, "unsupported .npy version (only 1.0, 2.0, 3.0)");
+        c->pre_need = c->pre[6] == 1 ? 10 : 12;
+        return 0;
+    }
+    uint64_t hlen = c->pre[6] == 1 ? npzs__le16(c->pre + 8) : npzs__le32(c->pre + 8);
+    uint64_t maxb = p->lim.max_header_size;
+    if (c->pre[6] == 3) maxb = maxb > UINT64_MAX / 4 ? UINT64_MAX : maxb * 4; /* chars counted after decoding */
+    if (hlen > maxb)
+        return npzs__fail_content(p, NPZS_E_HEADER_TOO_LARGE, 8, "the .npy header is larger than max_header_size");
+    c->hlen = (size_t)hlen;
+    c->hdr_len = 0;
+    if (grow(p, (void **)&c->hdr, &c->hdr_cap, c->hlen + 1) < 0) return p->err;
+    c->info.version_major = c->pre[6];
+    c->info.version_minor = 0;
+    c->state = NPZS_C_HDR;
+    return 0;
+}
+
+static int header_complete(npzs_parser *p) {
+    npzs_content *c = &p->c;
+    int v3 = c->pre[6] == 3;
+    c->crc_head = npzs__crc32(npzs__crc32(0, c->pre, c->pre_len), c->hdr, c->hlen);
+    if (npzs__parse_header(p, c->hdr, c->hlen, v3, c->pre_len) < 0) return p->err;
+    c->head_len = c->pre_len + c->hlen;
+    c->info.header_len = c->head_len;
+    c->data_left = c->info.nbytes;
+    /* total output limit, checked as soon as the size is declared */
+    uint64_t need = c->head_len + c->info.nbytes;
+    if (need > p->lim.max_total_bytes || p->total_out > p->lim.max_total_bytes - need)
+        return npzs__fail_content(p, NPZS_E_LIMIT, c->pre_len,
+                                  "the array is larger than max_total_bytes allows");
+    c->state = NPZS_C_HEADER_EVENT;
+    return 0;
+}
+
+int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_copy, size_t *used,
+                       npzs_event *ev) {
+    npzs_content *c = &p->c;
+    size_t i = 0;
+    for (;;) {
+        NPZS_CVISIT(p, c->state);
+        switch (c->state) {
+        case NPZS_C_SNIFF:
+            while (i < len && c->pre_len < 6) {
+                uint8_t b = buf[i];
+                if (b != npy_magic[c->pre_len]) {
+                    /* not npy: a blob; the staged bytes are emitted first */
+                    if (c->must_be_npy)
+                        return npzs__fail(p, NPZS_E_ZIP_UNSUPPORTED, p->rec_off,
+                                          "a stored member with a data descriptor must be a .npy "
+                                          "(its end cannot be found otherwise)");
+                    c->kind = NPZS_KIND_BLOB;
+                    c->state = c->pre_len ? NPZS_C_BLOB_STAGED : NPZS_C_BLOB;
+                    break;
+                }
+                c->pre[c->pre_len++] = b;
+                i++;
+                c->pos++;
+            }
+            if (c->state != NPZS_C_SNIFF) continue;
+            if (c->pre_len < 6) goto need;
+            c->kind = NPZS_KIND_ARRAY;
+            c->pre_need = 8;
+            c->state = NPZS_C_PRE;
+            continue;
+        case NPZS_C_PRE:
+            while (c->pre_len < c->pre_need) {
+                if (i == len) goto need;
+                /* reject a wrong magic at its first byte, not after 8 */
+                if (c->pre_len < 6 && buf[i] != npy_magic[c->pre_len])
+                    return npzs__fail_content(p, NPZS_E_BAD_MAGIC, 0,
+                                              "not a .npy file: the magic is not \\x93NUMPY");
+                c->pre[c->pre_len++] = buf[i++];
+                c->pos++;
+                if (c->pre_len == 8 || c->pre_len == c->pre_need) {
+                    if (preamble(p) < 0) return p->err;
+                    if (c->state == NPZS_C_HDR) break;
+                }
+            }
+            continue;
+        case NPZS_C_HDR: {
+            size_t n = c->hlen - c->hdr_len;
+            if (n > len - i) n = len - i;
+            memcpy(c->hdr + c->hdr_len, buf + i, n);
+            c->hdr_len += n;
+            i += n;
+            c->pos += n;
+            if (c->hdr_len < c->hlen) goto need;
+            if (header_complete(p) < 0) return p->err;
+            continue;
+        }
+        case NPZS_C_HEADER_EVENT:
+            c->state = c->data_left ? NPZS_C_DATA : NPZS_C_DONE;
+            ev->type = NPZS_EV_HEADER;
+            ev->array = &c->info;
+            ev->offset = c->direct ? c->base : c->base;
+            *used = i;
+            return NPZS_EVENT;
+        case NPZS_C_DATA: {
+            if (i == len) goto need;
+            size_t n = len - i;
+            if (n > c->data_left) n = (size_t)c->data_left;
+            ev->type = NPZS_EV_DATA;
+            ev->data = buf + i;
+            ev->len = n;
+            ev->pos = c->data_len;
+            ev->zero_copy = zero_copy;
+            ev->offset = c->direct ? c->base + c->pos : c->base;
+            c->crc_data = npzs__crc32(c->crc_data, buf + i, n);
+            c->data_len += n;
+            c->data_left -= n;
+            c->pos += n;
+            if (!c->data_left) c->state = NPZS_C_DONE;
+            *used = i + n;
+            return NPZS_EVENT;
+        }
+        case NPZS_C_DONE:
+            if (i == len) goto need;
+            return npzs__fail_content(p, NPZS_E_TRAILING_DATA, c->pos,
+                                      c->top ? "bytes after the end of the array"
+                                             : "member content continues after the end of the array");
+        case NPZS_C_BLOB_STAGED:
+            c->state = NPZS_C_BLOB;
+            ev->type = NPZS_EV_BLOB;
+            ev->data = c->pre;
+            ev->len = c->pre_len;
+            ev->pos = 0;
+            ev->zero_copy = 0;
+            ev->offset = c->base;
+            c->crc_data = npzs__crc32(0, c->pre, c->pre_len);
+            c->data_len = c->pre_len;
+            *used = i;
+            return NPZS_EVENT;
+        case NPZS_C_BLOB: {
+            if (i == len) goto need;
+            size_t n = len - i;
+            ev->type = NPZS_EV_BLOB;
+            ev->data = buf + i;
+            ev->len = n;
+            ev->pos = c->data_len;
+            ev->zero_copy = zero_copy;
+            ev->offset = c->direct ? c->base + c->pos : c->base;
+            c->crc_data = npzs__crc32(c->crc_data, buf + i, n);
+            c->data_len += n;
+            c->pos += n;
+            *used = len;
+            return NPZS_EVENT;
+        }
+        default:
+            return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, "corrupt content state");
+        }
+    }
+need:
+    *used = len;
+    return NPZS_NEED_INPUT;
+}
+
+int npzs__content_end(npzs_parser *p, npzs_event *ev) {
+    npzs_content *c = &p->c;
+    switch (c->state) {
+    case NPZS_C_SNIFF:
+        c->kind = NPZS_KIND_BLOB;
+        if (c->pre_len) {
+            c->state = NPZS_C_BLOB_STAGED;
+            size_t used;
+            return npzs__content_feed(p, NULL, 0, 0, &used, ev);
+        }
+        c->state = NPZS_C_BLOB;
+        return NPZS_NEED_INPUT;
+    case NPZS_C_PRE:
+    case NPZS_C_HDR:
+    case NPZS_C_DATA:
+        if (c->top) return npzs__fail(p, NPZS_E_TRUNCATED, p->consumed, "input ended inside the array");
+        return npzs__fail(p, NPZS_E_SIZE_MISMATCH, p->consumed,
+                          "member content ends before the array its .npy header declares");
+    case NPZS_C_HEADER_EVENT:
+    case NPZS_C_BLOB_STAGED: {
+        size_t used;
+        return npzs__content_feed(p, NULL, 0, 0, &used, ev);
+    }
+    default:
+        return NPZS_NEED_INPUT;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* header parser                                                            */
+/* ------------------------------------------------------------------------ */
+
+typedef struct name_ref {
+    uint32_t group;  /* which field list */
+    uint32_t off, len; /* decoded bytes in scratch */
+    uint32_t at;     /* header position of the token, for the error offset */
+} name_ref;
+
+typedef struct hp {
+    npzs_parser *p;
+    const uint8_t *s;
+    size_t n, i;
+    int v3;
+    uint64_t text_off;   /* content offset of s[0] */
+    uint8_t *sc;         /* scratch for decoded strings */
+    size_t sc_len, sc_cap;
+    name_ref *names;
+    size_t nnames, names_cap;
+    uint32_t groups;
+    int has_object;
+} hp;
+
+static int hfail(hp *h, int code, size_t at, const char *msg) {
+    return npzs__fail_content(h->p, code, h->text_off + at, msg);
+}
+
+static void ws(hp *h) {
+    while (h->i < h->n && (h->s[h->i] == ' ' || h->s[h->i] == '\t' || h->s[h->i] == '\n')) h->i++;
+}
+
+static int peek(hp *h) { return h->i < h->n ? h->s[h->i] : -1; }
+
+static int expect(hp *h, int ch, int code, const char *msg) {
+    ws(h);
+    if (peek(h) != ch) return hfail(h, code, h->i, msg);
+    h->i++;
+    return 0;
+}
+
+static int hexval(int ch) {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'a' && ch <= 'f') return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+}
+
+static void put_utf8(hp *h, uint32_t cp) {
+    uint8_t *o = h->sc + h->sc_len;
+    if (cp < 0x80) { o[0] = (uint8_t)cp; h->sc_len += 1; }
+    else if (cp < 0x800) { o[0] = (uint8_t)(0xC0 | (cp >> 6)); o[1] = (uint8_t)(0x80 | (cp & 0x3F)); h->sc_len += 2; }
+    else if (cp < 0x10000) {
+        o[0] = (uint8_t)(0xE0 | (cp >> 12)); o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (uint8_t)(0x80 | (cp & 0x3F)); h->sc_len += 3;
+    } else {
+        o[0] = (uint8_t)(0xF0 | (cp >> 18)); o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+        o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F)); o[3] = (uint8_t)(0x80 | (cp & 0x3F)); h->sc_len += 4;
+    }
+}
+
+/* Parse a quoted string; its decoded UTF-8 goes to scratch at *off, *len. */
+static int str(hp *h, uint32_t *off, uint32_t *len) {
+    ws(h);
+    int q = peek(h);
+    if (q != '\'' && q != '"') return hfail(h, NPZS_E_BAD_HEADER, h->i, "expected a quoted string");
+    size_t start = h->i;
+    h->i++;
+    if (h->i + 1 < h->n && h->s[h->i] == q && h->s[h->i + 1] == q)
+        return hfail(h, NPZS_E_BAD_HEADER, start, "triple-quoted strings are not accepted");
+    *off = (uint32_t)h->sc_len;
+    for (;;) {
+        if (h->i >= h->n) return hfail(h, NPZS_E_BAD_HEADER, start, "unterminated string");
+        uint8_t b = h->s[h->i];
+        if (b == q) { h->i++; break; }
+        if (b < 0x20 || b == 0x7F)
+            return hfail(h, NPZS_E_BAD_HEADER, h->i, "control character inside a string");
+        if (b == '\\') {
+            size_t at = h->i;
+            if (h->i + 1 >= h->n) return hfail(h, NPZS_E_BAD_HEADER, at, "unterminated string");
+            int e = h->s[h->i + 1];
+            int nd = 0;
+            uint32_t cp = 0;
+            switch (e) {
+            case '\\': cp = '\\'; break;
+            case '\'': cp = '\''; break;
+            case '"': cp = '"'; break;
+            case 'n': cp = '\n'; break;
+            case 'r': cp = '\r'; break;
+            case 't': cp = '\t'; break;
+            case 'x': nd = 2; break;
+            case 'u': nd = 4; break;
+            case 'U': nd = 8; break;
+            default: return hfail(h, NPZS_E_BAD_HEADER, at, "escape sequence not written by repr()");
+            }
+            h->i += 2;
+            if (nd) {
+                if (h->i + (size_t)nd > h->n) return hfail(h, NPZS_E_BAD_HEADER, at, "truncated escape");
+                for (int k = 0; k < nd; k++) {
+                    int v = hexval(h->s[h->i + (size_t)k]);
+                    if (v < 0) return hfail(h, NPZS_E_BAD_HEADER, at, "bad hex digit in an escape");
+                    cp = cp * 16 + (uint32_t)v;
+                }
+                if (cp > 0x10FFFF) return hfail(h, NPZS_E_BAD_HEADER, at, "escape beyond U+10FFFF");
+                h->i += (size_t)nd;
+            }
+            put_utf8(h, cp);
+            continue;
+        }
+        if (b < 0x80) { h->sc[h->sc_len++] = b; h->i++; continue; }
+        if (!h->v3) { put_utf8(h, b); h->i++; continue; } /* latin-1 */
+        /* v3: the UTF-8 was validated already; copy the sequence */
+        size_t k = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2;
+        memcpy(h->sc + h->sc_len, h->s + h->i, k);
+        h->sc_len += k;
+        h->i += k;
+    }
+    *len = (uint32_t)(h->sc_len - *off);
+    return 0;
+}
+
+static int str_is(hp *h, uint32_t off, uint32_t len, const char *lit) {
+    size_t l = strlen(lit);
+    return len == l && memcmp(h->sc + off, lit, l) == 0;
+}
+
+/* Decimal integer (with the Python-2 L suffix in v1/v2).  *ovf set when > INT64_MAX. */
+static int integer(hp *h, int code, uint64_t *v) {
+    ws(h);
+    size_t at = h->i;
+    int ch = peek(h);
+    if (ch == '-' || ch == '+') return hfail(h, code, at, ch == '-' ? "negative number" : "unary plus");
+    if (ch < '0' || ch > '9') return hfail(h, code, at, "expected a decimal integer");
+    uint64_t x = 0;
+    int ovf = 0;
+    while (h->i < h->n && h->s[h->i] >= '0' && h->s[h->i] <= '9') {
+        unsigned d = (unsigned)(h->s[h->i] - '0');
+        if (x > (UINT64_C(0x7FFFFFFFFFFFFFFF) - d) / 10) ovf = 1;
+        else x = x * 10 + d;
+        h->i++;
+    }
+    if (h->s[at] == '0' && h->i - at > 1) return hfail(h, code, at, "leading zeros in an integer");
+    ch = peek(h);
+    if (ch == 'x' || ch == 'X' || ch == 'o' || ch == 'O' || ch == 'b' || ch == 'B' || ch == '_' ||
+        ch == '.' || ch == 'e' || ch == 'E' || ch == 'j' || ch == 'J' || ch == 'l')
+        return hfail(h, code, h->i, "only plain decimal integers are accepted");
+    if (!h->v3) { /* Python-2 long suffix, as NumPy's _filter_header removes it */
+        size_t j = h->i;
+        while (j < h->n && (h->s[j] == ' ' || h->s[j] == '\t')) j++;
+        if (j < h->n && h->s[j] == 'L') h->i = j + 1;
+    }
+    ch = peek(h);
+    if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')
+        return hfail(h, code, h->i, "unexpected characters after an integer");
+    if (ovf) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "integer larger than 2**63-1");
+    *v = x;
+    return 0;
+}
+
+/* Tuple of non-negative ints: shape or a subarray shape.  Returns ndim. */
+static int int_tuple(hp *h, int code, uint64_t *dims, uint32_t maxdims, uint32_t *ndim) {
+    if (expect(h, '(', code, "expected a tuple") < 0) return -1;
+    uint32_t k = 0;
+    int comma = 0;
+    for (;;) {
+        ws(h);
+        if (peek(h) == ')') {
+            if (k == 1 && !comma) return hfail(h, code, h->i, "a 1-tuple needs a trailing comma");
+            h->i++;
+            break;
+        }
+        if (k > 0 && !comma) return hfail(h, code, h->i, "expected ',' or ')'");
+        if (k == maxdims) return hfail(h, code, h->i, "too many dimensions");
+        uint64_t v;
+        if (integer(h, code, &v) < 0) return -1;
+        dims[k++] = v;
+        ws(h);
+        comma = 0;
+        if (peek(h) == ',') { comma = 1; h->i++; }
+    }
+    *ndim = k;
+    return 0;
+}
+
+static int add_name(hp *h, uint32_t group, uint32_t off, uint32_t len, size_t at) {
+    if (h->nnames == h->names_cap) {
+        if (h->nnames >= h->p->lim.max_fields)
+            return hfail(h, NPZS_E_LIMIT, at, "too many field names (max_fields)");
+        size_t ncap = h->names_cap ? h->names_cap * 2 : 64;
+        if (ncap > h->p->lim.max_fields) ncap = h->p->lim.max_fields;
+        name_ref *nn = npzs__alloc(h->p, ncap * sizeof *nn);
+        if (!nn) return npzs__fail(h->p, NPZS_E_NOMEM, h->p->consumed, "allocating the field list failed");
+        if (h->nnames) memcpy(nn, h->names, h->nnames * sizeof *nn);
+        npzs__free(h->p, h->names);
+        h->names = nn;
+        h->names_cap = ncap;
+        h->p->c.names = nn;
+        h->p->c.names_cap = ncap * sizeof *nn;
+    }
+    h->names[h->nnames].group = group;
+    h->names[h->nnames].off = off;
+    h->names[h->nnames].len = len;
+    h->names[h->nnames].at = (uint32_t)at;
+    h->nnames++;
+    return 0;
+}
+
+#define ITEMSIZE_MAX UINT64_C(0x7FFFFFFF) /* NumPy keeps itemsize in a C int */
+
+/* A type string, e.g. '<f8'.  Sets itemsize; writes dtype.str into out (48 bytes) when out != NULL.
+ * *is_void set for an unstructured void ('V<n>'), which may serve as padding. */
+static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *itemsize, int *is_void,
+                       char *out) {
+    const uint8_t *t = h->sc + off;
+    size_t n = len, i = 0;
+    *is_void = 0;
+    if (n == 0) return hfail(h, NPZS_E_BAD_HEADER, at, "empty descr");
+    int order = t[0];
+    if (order != '<' && order != '>' && order != '|' && order != '=') order = 0;
+    else i = 1;
+    if (i >= n) return hfail(h, NPZS_E_BAD_HEADER, at, "descr has no type");
+    int kind = t[i++];
+    /* object arrays first: whatever follows, this is the pickle path */
+    if (kind == 'O') {
+        h->has_object = 1;
+        if (i == n || (n - i == 1 && (t[i] == '4' || t[i] == '8'))) {
+            *itemsize = 8;
+            if (out) strcpy(out, "|O");
+            return 0;
+        }
+        return hfail(h, NPZS_E_BAD_HEADER, at, "malformed object type");
+    }
+    /* size digits */
+    size_t ds = i;
+    uint64_t sz = 0;
+    int ovf = 0;
+    while (i < n && t[i] >= '0' && t[i] <= '9') {
+        if (sz > (UINT64_C(1) << 40)) ovf = 1;
+        else sz = sz * 10 + (uint64_t)(t[i] - '0');
+        i++;
+    }
+    size_t nd = i - ds;
+    if (nd == 0) return hfail(h, NPZS_E_BAD_HEADER, at, "descr needs an explicit size (aliases are refused)");
+    if (nd > 1 && t[ds] == '0') return hfail(h, NPZS_E_BAD_HEADER, at, "leading zero in the descr size");
+    if (!order) return hfail(h, NPZS_E_BAD_HEADER, at, "descr needs a byte-order character");
+    int one_byte_ok = 0; /* byte order irrelevant: written as '|' */
+    uint64_t isz = 0;
+    switch (kind) {
+    case 'b': if (sz != 1) goto badsize; isz = 1; one_byte_ok = 1; break;
+    case 'i': case 'u':
+        if (sz != 1 && sz != 2 && sz != 4 && sz != 8) goto badsize;
+        isz = sz; one_byte_ok = sz == 1; break;
+    case 'f': if (sz != 2 && sz != 4 && sz != 8 && sz != 16) goto badsize; isz = sz; break;
+    case 'c': if (sz != 8 && sz != 16 && sz != 32) goto badsize; isz = sz; break;
+    case 'S': case 'V':
+        if (ovf || sz > ITEMSIZE_MAX) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "string/void size too large");
+        isz = sz; one_byte_ok = 1; break;
+    case 'U':
+        if (ovf || sz > ITEMSIZE_MAX / 4) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "unicode size too large");
+        isz = sz * 4; break;
+    case 'M': case 'm':
+        if (sz != 8) goto badsize;
+        isz = 8; break;
+    default:
+        return hfail(h, NPZS_E_BAD_HEADER, at, "unknown type code in descr");
+    }
+    /* datetime unit */
+    size_t unit_start = i, unit_end = i;
+    if (kind == 'M' || kind == 'm') {
+        if (i < n) {
+            if (t[i] != '[' || t[n - 1] != ']') return hfail(h, NPZS_E_BAD_HEADER, at, "malformed datetime unit");
+            size_t j = i + 1, e = n - 1;
+            size_t ms = j;
+            uint64_t mult = 0;
+            while (j < e && t[j] >= '0' && t[j] <= '9') {
+                if (mult > 100000000) return hfail(h, NPZS_E_BAD_HEADER, at, "datetime multiplier too large");
+                mult = mult * 10 + (uint64_t)(t[j] - '0');
+                j++;
+            }
+            if (j > ms && (t[ms] == '0')) return hfail(h, NPZS_E_BAD_HEADER, at, "bad datetime multiplier");
+            size_t ul = e - j;
+            const char *u = (const char *)t + j;
+            static const char *const units[] = {"Y", "M", "W", "D", "h", "m", "s", "ms", "us",
+                                                "ns", "ps", "fs", "as", "generic"};
+            int ok = 0;
+            for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
+                if (strlen(units[k]) == ul && memcmp(units[k], u, ul) == 0) ok = 1 + (int)k;
+            if (!ok) return hfail(h, NPZS_E_BAD_HEADER, at, "unknown datetime unit");
+            if (ok == 14 && j > ms) return hfail(h, NPZS_E_BAD_HEADER, at, "generic unit with a multiplier");
+            if (ok == 14) { unit_start = unit_end = n; } /* [generic] prints as plain M8 */
+            else if (j > ms && mult == 1) { unit_start = j; unit_end = e; } /* [1s] prints as [s] */
+            else { unit_start = ms; unit_end = e; }
+            i = n;
+        }
+    }
+    if (i != n) return hfail(h, NPZS_E_BAD_HEADER, at, "unexpected characters in descr");
+    /* byte order: '<' or '>' for multi-byte numbers; '|'/'=' mean "native" there, refused */
+    if (!one_byte_ok && (order == '|' || order == '='))
+        return hfail(h, NPZS_E_BAD_HEADER, at, "native byte order ('|' or '=') on a multi-byte type");
+    *itemsize = isz;
+    *is_void = kind == 'V';
+    if (out) {
+        char oc = one_byte_ok ? '|' : (order == '>' ? '>' : '<');
+        size_t o = 0;
+        out[o++] = oc;
+        out[o++] = (char)kind;
+        for (size_t k = ds; k < ds + nd && o < 40; k++) out[o++] = (char)t[k];
+        if (unit_end > unit_start) {
+            out[o++] = '[';
+            for (size_t k = unit_start; k < unit_end && o < 46; k++) out[o++] = (char)t[k];
+            out[o++] = ']';
+        }
+        out[o] = 0;
+    }
+    return 0;
+badsize:
+    return hfail(h, NPZS_E_BAD_HEADER, at, "unsupported size for this type code");
+}
+
+static int field_list(hp *h, uint32_t depth, uint64_t *itemsize);
+
+static int mul_checked(hp *h, uint64_t *acc, uint64_t v, size_t at) {
+    if (v && *acc > ITEMSIZE_MAX / v) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "field size too large");
+    *acc *= v;
+    return 0;
+}
+
+/* A field type: string, nested list, or (type, shape) tuple.  *is_void for padding detection. */
+static int field_type(hp *h, uint32_t depth, uint64_t *itemsize, int *is_void) {
+    ws(h);
+    int ch = peek(h);
+    *is_void = 0;
+    if (depth > h->p->lim.max_depth) return hfail(h, NPZS_E_LIMIT, h->i, "dtype nesting deeper than max_depth");
+    if (ch == '\'' || ch == '"') {
+        size_t at = h->i;
+        uint32_t off, len;
+        if (str(h, &off, &len) < 0) return -1;
+        return type_string(h, off, len, at, itemsize, is_void, NULL);
+    }
+    if (ch == '[') return field_list(h, depth + 1, itemsize);
+    if (ch == '(') {
+        size_t at = h->i;
+        h->i++;
+        uint64_t base;
+        int v;
+        if (field_type(h, depth + 1, &base, &v) < 0) return -1;
+        if (expect(h, ',', NPZS_E_BAD_HEADER, "expected ',' in a subarray type") < 0) return -1;
+        uint64_t dims[NPZS_MAX_NDIM];
+        uint32_t nd;
+        ws(h);
+        if (peek(h) == '(') {
+            if (int_tuple(h, NPZS_E_BAD_HEADER, dims, NPZS_MAX_NDIM, &nd) < 0) return -1;
+        } else {
+            if (integer(h, NPZS_E_BAD_HEADER, &dims[0]) < 0) return -1;
+            nd = 1;
+        }
+        ws(h);
+        if (peek(h) == ',') h->i++;
+        if (expect(h, ')', NPZS_E_BAD_HEADER, "expected ')' after a subarray type") < 0) return -1;
+        for (uint32_t k = 0; k < nd; k++)
+            if (mul_checked(h, &base, dims[k], at) < 0) return -1;
+        *itemsize = base;
+        *is_void = v;
+        return 0;
+    }
+    return hfail(h, NPZS_E_BAD_HEADER, h->i, "expected a type string, a field list or a subarray tuple");
+}
+
+/* One field: (name, type[, shape]) where name may be (title, name). */
+static int field(hp *h, uint32_t depth, uint32_t group, uint64_t *size) {
+    if (expect(h, '(', NPZS_E_BAD_HEADER, "a field must be a tuple") < 0) return -1;
+    ws(h);
+    size_t name_at = h->i;
+    uint32_t noff, nlen, toff = 0, tlen = 0;
+    int titled = 0;
+    size_t title_at = 0;
+    if (peek(h) == '(') {
+        h->i++;
+        ws(h);
+        title_at = h->i;
+        if (str(h, &toff, &tlen) < 0) return -1;
+        if (expect(h, ',', NPZS_E_BAD_HEADER, "expected ',' between title and name") < 0) return -1;
+        ws(h);
+        name_at = h->i;
+        if (str(h, &noff, &nlen) < 0) return -1;
+        ws(h);
+        if (peek(h) == ',') h->i++;
+        if (expect(h, ')', NPZS_E_BAD_HEADER, "expected ')' after (title, name)") < 0) return -1;
+        titled = 1;
+    } else if (str(h, &noff, &nlen) < 0) {
+        return -1;
+    }
+    if (expect(h, ',', NPZS_E_BAD_HEADER, "expected ',' after a field name") < 0) return -1;
+    uint64_t isz;
+    int is_void;
+    ws(h);
+    size_t type_at = h->i;
+    if (field_type(h, depth, &isz, &is_void) < 0) return -1;
+    ws(h);
+    if (peek(h) == ',') {
+        h->i++;
+        ws(h);
+        if (peek(h) != ')') {
+            uint64_t dims[NPZS_MAX_NDIM];
+            uint32_t nd;
+            size_t at = h->i;
+            if (peek(h) == '(') {
+                if (int_tuple(h, NPZS_E_BAD_HEADER, dims, NPZS_MAX_NDIM, &nd) < 0) return -1;
+            } else {
+                if (integer(h, NPZS_E_BAD_HEADER, &dims[0]) < 0) return -1;
+                nd = 1;
+            }
+            for (uint32_t k = 0; k < nd; k++)
+                if (mul_checked(h, &isz, dims[k], at) < 0) return -1;
+            ws(h);
+            if (peek(h) == ',') h->i++;
+        }
+    }
+    if (expect(h, ')', NPZS_E_BAD_HEADER, "expected ')' at the end of a field") < 0) return -1;
+    if (nlen == 0) {
+        if (!is_void || titled) return hfail(h, NPZS_E_BAD_HEADER, name_at, "empty field name on a non-padding field");
+        (void)type_at; /* padding: bytes counted, no name */
+    } else {
+        if (add_name(h, group, noff, nlen, name_at) < 0) return -1;
+        if (titled && add_name(h, group, toff, tlen, title_at) < 0) return -1;
+    }
+    *size = isz;
+    return 0;
+}
+
+static int field_list(hp *h, uint32_t depth, uint64_t *itemsize) {
+    if (depth > h->p->lim.max_depth) return hfail(h, NPZS_E_LIMIT, h->i, "dtype nesting deeper than max_depth");
+    if (expect(h, '[', NPZS_E_BAD_HEADER, "expected '['") < 0) return -1;
+    uint32_t group = h->groups++;
+    uint64_t total = 0;
+    int first = 1;
+    for (;;) {
+        ws(h);
+        if (peek(h) == ']') { h->i++; break; }
+        if (!first) {
+            if (peek(h) != ',') return hfail(h, NPZS_E_BAD_HEADER, h->i, "expected ',' or ']' in a field list");
+            h->i++;
+            ws(h);
+            if (peek(h) == ']') { h->i++; break; }
+        }
+        first = 0;
+        size_t at = h->i;
+        uint64_t fs;
+        if (field(h, depth, group, &fs) < 0) return -1;
+        if (fs > ITEMSIZE_MAX - total) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "structured itemsize too large");
+        total += fs;
+    }
+    *itemsize = total;
+    return 0;
+}
+
+static int cmp_names(const void *a, const void *b, const uint8_t *sc) {
+    const name_ref *x = a, *y = b;
+    if (x->group != y->group) return x->group < y->group ? -1 : 1;
+    size_t l = x->len < y->len ? x->len : y->len;
+    int c = memcmp(sc + x->off, sc + y->off, l);
+    if (c) return c;
+    if (x->len != y->len) return x->len < y->len ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Heap sort: O(n log n) whatever the input, no recursion, no allocation. */
+static void sort_names(name_ref *v, size_t n, const uint8_t *sc) {
+    if (n < 2) return;
+    for (size_t start = n / 2; start-- > 0;) {
+        size_t r = start;
+        for (;;) {
+            size_t c = 2 * r + 1;
+            if (c >= n) break;
+            if (c + 1 < n && cmp_names(&v[c], &v[c + 1], sc) < 0) c++;
+            if (cmp_names(&v[r], &v[c], sc) >= 0) break;
+            name_ref t = v[r]; v[r] = v[c]; v[c] = t;
+            r = c;
+        }
+    }
+    for (size_t end = n - 1; end > 0; end--) {
+        name_ref t = v[0]; v[0] = v[end]; v[end] = t;
+        size_t r = 0;
+        for (;;) {
+            size_t c = 2 * r + 1;
+            if (c >= end) break;
+            if (c + 1 < end && cmp_names(&v[c], &v[c + 1], sc) < 0) c++;
+            if (cmp_names(&v[r], &v[c], sc) >= 0) break;
+            name_ref t2 = v[r]; v[r] = v[c]; v[c] = t2;
+            r = c;
+        }
+    }
+}
+
+/* Strict UTF-8 (no overlongs, no surrogates, <= U+10FFFF).  Returns the code
+ * point count, or -1 with *bad at the first byte of the invalid sequence. */
+static long utf8_count(const uint8_t *s, size_t n, size_t *bad) {
+    long cps = 0;
+    size_t i = 0;
+    while (i < n) {
+        uint8_t b = s[i];
+        size_t k;
+        uint32_t cp;
+        if (b < 0x80) { i++; cps++; continue; }
+        if (b >= 0xC2 && b <= 0xDF) { k = 1; cp = b & 0x1Fu; }
+        else if (b >= 0xE0 && b <= 0xEF) { k = 2; cp = b & 0x0Fu; }
+        else if (b >= 0xF0 && b <= 0xF4) { k = 3; cp = b & 0x07u; }
+        else { *bad = i; return -1; }
+        for (size_t j = 1; j <= k; j++) {
+            if (i + j >= n || (s[i + j] & 0xC0) != 0x80) { *bad = i; return -1; }
+            cp = (cp << 6) | (s[i + j] & 0x3Fu);
+        }
+        if ((k == 2 && cp < 0x800) || (k == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+            (cp >= 0xD800 && cp <= 0xDFFF)) { *bad = i; return -1; }
+        i += k + 1;
+        cps++;
+    }
+    return cps;
+}
+
+int npzs__utf8_valid(const uint8_t *s, size_t n) {
+    size_t bad;
+    return utf8_count(s, n, &bad) >= 0;
+}
+
+int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off) {
+    npzs_content *c = &p->c;
+    hp h;
+    memset(&h, 0, sizeof h);
+    h.p = p;
+    h.s = s;
+    h.n = n;
+    h.v3 = v3;
+    h.text_off = text_off;
+
+    if (v3) {
+        size_t bad = 0;
+        long cps = utf8_count(s, n, &bad);
+        if (cps < 0) return hfail(&h, NPZS_E_BAD_HEADER, bad, "v3.0 header is not valid UTF-8");
+        if ((uint64_t)cps > p->lim.max_header_size)
+            return npzs__fail_content(p, NPZS_E_HEADER_TOO_LARGE, 8,
+                                      "the .npy header has more characters than max_header_size");
+    }
+    /* scratch: decoded strings never exceed 2 bytes per header byte */
+    if (grow(p, (void **)&c->scratch, &c->scratch_cap, 2 * n + 8) < 0) return p->err;
+    h.sc = c->scratch;
+    h.sc_cap = c->scratch_cap;
+    h.names = c->names;
+    h.names_cap = c->names_cap / sizeof(name_ref);
+
+    while (h.i < n && (s[h.i] == ' ' || s[h.i] == '\t')) h.i++;
+    if (h.i >= n || s[h.i] != '{') return hfail(&h, NPZS_E_BAD_HEADER, h.i, "the header is not a dict literal");
+    h.i++;
+    int seen_descr = 0, seen_fo = 0, seen_shape = 0;
+    size_t descr_at = 0, descr_end = 0;
+    uint64_t itemsize = 0;
+    int first = 1;
+    for (;;) {
+        ws(&h);
+        if (peek(&h) == '}') break;
+        if (!first) {
+            if (peek(&h) != ',') return hfail(&h, NPZS_E_BAD_HEADER, h.i, "expected ',' or '}'");
+            h.i++;
+            ws(&h);
+            if (peek(&h) == '}') break;
+        }
+        first = 0;
+        size_t key_at = h.i;
+        uint32_t koff, klen;
+        if (str(&h, &koff, &klen) < 0) return p->err;
+        if (expect(&h, ':', NPZS_E_BAD_HEADER, "expected ':' after a key") < 0) return p->err;
+        ws(&h);
+        size_t vat = h.i;
+        if (str_is(&h, koff, klen, "descr")) {
+            if (seen_descr++) return hfail(&h, NPZS_E_BAD_HEADER, key_at, "duplicate key 'descr'");
+            descr_at = vat;
+            int ch = peek(&h);
+            if (ch == '\'' || ch == '"') {
+                uint32_t off, len;
+                int is_void;
+                if (str(&h, &off, &len) < 0) return p->err;
+                if (type_string(&h, off, len, vat, &itemsize, &is_void, c->dtype) < 0) return p->err;
+                c->info.structured = 0;
+            } else if (ch == '[') {
+                if (field_list(&h, 1, &itemsize) < 0) return p->err;
+                c->info.structured = 1;
+            } else {
+                return hfail(&h, NPZS_E_BAD_HEADER, vat, "descr must be a type string or a field list");
+            }
+            descr_end = h.i;
+        } else if (str_is(&h, koff, klen, "fortran_order")) {
+            if (seen_fo++) return hfail(&h, NPZS_E_BAD_HEADER, key_at, "duplicate key 'fortran_order'");
+            if (h.i + 4 <= n && memcmp(s + h.i, "True", 4) == 0) { c->info.fortran_order = 1; h.i += 4; }
+            else if (h.i + 5 <= n && memcmp(s + h.i, "False", 5) == 0) { c->info.fortran_order = 0; h.i += 5; }
+            else return hfail(&h, NPZS_E_BAD_HEADER, vat, "fortran_order must be True or False");
+            int ch = peek(&h);
+            if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')
+                return hfail(&h, NPZS_E_BAD_HEADER, vat, "fortran_order must be True or False");
+        } else if (str_is(&h, koff, klen, "shape")) {
+            if (seen_shape++) return hfail(&h, NPZS_E_BAD_HEADER, key_at, "duplicate key 'shape'");
+            if (peek(&h) != '(') return hfail(&h, NPZS_E_BAD_SHAPE, vat, "shape must be a tuple");
+            if (int_tuple(&h, NPZS_E_BAD_SHAPE, c->shape, p->lim.max_ndim, &c->info.ndim) < 0) return p->err;
+        } else {
+            return hfail(&h, NPZS_E_BAD_HEADER, key_at, "unknown key (only descr, fortran_order, shape)");
+        }
+    }
+    size_t close_at = h.i;
+    h.i++;
+    if (!seen_descr || !seen_fo || !seen_shape)
+        return hfail(&h, NPZS_E_BAD_HEADER, close_at, "the header lacks one of descr, fortran_order, shape");
+    while (h.i < n && (s[h.i] == ' ' || s[h.i] == '\t')) h.i++;
+    if (h.i < n && s[h.i] == '\n') h.i++;
+    if (h.i != n) return hfail(&h, NPZS_E_BAD_HEADER, h.i, "unexpected text after the header dict");
+
+    /* duplicate field names or titles within one field list */
+    if (h.nnames > 1) {
+        sort_names(h.names, h.nnames, h.sc);
+        for (size_t k = 1; k < h.nnames; k++) {
+            name_ref *a = &h.names[k - 1], *b = &h.names[k];
+            if (a->group == b->group && a->len == b->len && memcmp(h.sc + a->off, h.sc + b->off, a->len) == 0)
+                return hfail(&h, NPZS_E_BAD_HEADER, a->at > b->at ? a->at : b->at,
+                             "duplicate field name or title");
+        }
+    }
+    if (h.has_object)
+        return hfail(&h, NPZS_E_PICKLE, descr_at, "object arrays are refused (they need pickle)");
+
+    /* size: NumPy's rule, itemsize times the product of the non-zero dims must fit in intp */
+    uint64_t acc = itemsize ? itemsize : 1;
+    int zero = 0;
+    for (uint32_t k = 0; k < c->info.ndim; k++) {
+        uint64_t d = c->shape[k];
+        if (d == 0) { zero = 1; continue; }
+        if (acc > UINT64_C(0x7FFFFFFFFFFFFFFF) / d)
+            return npzs__fail_content(p, NPZS_E_SIZE_OVERFLOW, text_off + close_at,
+                                      "the array size overflows a 64-bit signed integer");
+        acc *= d;
+    }
+    uint64_t count = 1;
+    for (uint32_t k = 0; k < c->info.ndim; k++) count *= c->shape[k];
+    c->info.count = count;
+    c->info.itemsize = itemsize;
+    c->info.nbytes = (zero || !itemsize) ? 0 : acc;
+    c->info.shape = c->shape;
+    if (c->info.structured) {
+        char *o = c->dtype;
+        o[0] = '|'; o[1] = 'V';
+        uint64_t v = itemsize;
+        char tmp[24];
+        int l = 0;
+        do { tmp[l++] = (char)('0' + v % 10); v /= 10; } while (v);
+        for (int k = 0; k < l; k++) o[2 + k] = tmp[l - 1 - k];
+        o[2 + l] = 0;
+    }
+    c->info.dtype = c->dtype;
+    /* descr text, NUL-terminated in place (the header is no longer needed) */
+    c->hdr[descr_end] = 0;
+    c->info.descr = (const char *)c->hdr + descr_at;
+    c->info.descr_len = descr_end - descr_at;
+    return 0;
+}

@@ -1,0 +1,741 @@
+/*
+ * zip.c -- the .npz (ZIP) records: local headers, member data (stored and
+ * deflated), data descriptors, the central directory and the end records.
+ *
+ * Every byte of an accepted archive belongs to exactly one record or member,
+ * in order: local header, data, [descriptor], ..., central directory,
+ * [ZIP64 end record, locator], end record, comment, end of input.  Nothing is
+ * ever found by scanning for a signature.  Each local header is remembered in
+ * a small record; the central directory must repeat it exactly.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+#define SIG_LFH 0x04034b50u
+#define SIG_CDH 0x02014b50u
+#define SIG_DD 0x08074b50u
+#define SIG_Z64_EOCD 0x06064b50u
+#define SIG_Z64_LOC 0x07064b50u
+#define SIG_EOCD 0x06054b50u
+
+#define LFH_SIZE 30
+#define CDH_SIZE 46
+#define Z64_EOCD_SIZE 56
+#define Z64_LOC_SIZE 20
+#define EOCD_SIZE 22
+
+#define FLAG_ENCRYPTED 0x0001u
+#define FLAG_DD 0x0008u
+#define FLAG_PATCHED 0x0020u
+#define FLAG_STRONG 0x0040u
+#define FLAG_UTF8 0x0800u
+#define FLAG_MASKED 0x2000u
+
+enum { PH_LOCALS, PH_CENTRAL, PH_Z64, PH_LOC, PH_END };
+
+/* ---- input helpers --------------------------------------------------------- */
+
+typedef struct cur {
+    const uint8_t *src;
+    size_t pos, size;
+} cur_t;
+
+/* Stage bytes until p->stage holds n.  1 when complete, 0 when input ran out. */
+static int take(npzs_parser *p, npzs_in *in, size_t n) {
+    while (p->stage_len < n) {
+        if (!in || in->pos == in->size) return 0;
+        size_t k = n - p->stage_len, a = in->size - in->pos;
+        if (k > a) k = a;
+        memcpy(p->stage + p->stage_len, (const uint8_t *)in->src + in->pos, k);
+        p->stage_len += k;
+        in->pos += k;
+        p->consumed += k;
+    }
+    return 1;
+}
+
+/* Copy into buf until p->var_len == n (buf may be NULL to skip). */
+static int take_var(npzs_parser *p, npzs_in *in, uint8_t *buf, size_t n) {
+    while (p->var_len < n) {
+        if (!in || in->pos == in->size) return 0;
+        size_t k = n - p->var_len, a = in->size - in->pos;
+        if (k > a) k = a;
+        if (buf) memcpy(buf + p->var_len, (const uint8_t *)in->src + in->pos, k);
+        p->var_len += k;
+        in->pos += k;
+        p->consumed += k;
+    }
+    return 1;
+}
+
+static int need_more(npzs_parser *p) {
+    if (p->finished) return npzs__fail(p, NPZS_E_TRUNCATED, p->consumed, "input ended inside the archive");
+    return NPZS_NEED_INPUT;
+}
+
+static int bad(npzs_parser *p, int code, const char *msg) { return npzs__fail(p, code, p->rec_off, msg); }
+
+/* ---- member records, names ---------------------------------------------------- */
+
+static int ensure(npzs_parser *p, void **buf, size_t *cap, size_t need, size_t elem) {
+    if (*cap >= need) return 0;
+    size_t n = *cap ? *cap : 16;
+    while (n < need) n *= 2;
+    if (n > SIZE_MAX / elem) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "allocation too large");
+    void *nb = npzs__alloc(p, n * elem);
+    if (!nb) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for member records");
+    if (*cap) memcpy(nb, *buf, *cap * elem);
+    npzs__free(p, *buf);
+    *buf = nb;
+    *cap = n;
+    return 0;
+}
+
+static uint32_t hash_bytes(uint32_t seed, const uint8_t *s, size_t n) {
+    uint32_t h = 2166136261u ^ seed;
+    for (size_t i = 0; i < n; i++) { h ^= s[i]; h *= 16777619u; }
+    h ^= h >> 15; h *= 0x2c1b3c6du; h ^= h >> 12;
+    return h;
+}
+
+/* The keys np.load resolves: the raw name, and the name without ".npy". */
+static void entry_key(const npzs_parser *p, uint32_t v, const uint8_t **s, size_t *n) {
+    const npzs_record *r = &p->recs[(v - 1) >> 1];
+    *s = p->arena + r->name_off;
+    *n = r->name_len - (((v - 1) & 1) ? 4u : 0u);
+}
+
+static int hash_put(npzs_parser *p, uint32_t v, int *dup) {
+    const uint8_t *s;
+    size_t n;
+    entry_key(p, v, &s, &n);
+    size_t mask = p->hash_cap - 1;
+    size_t i = hash_bytes(p->hash_seed, s, n) & mask;
+    while (p->hash[i]) {
+        const uint8_t *t;
+        size_t m;
+        entry_key(p, p->hash[i], &t, &m);
+        if (m == n && memcmp(s, t, n) == 0) { *dup = 1; return 0; }
+        i = (i + 1) & mask;
+    }
+    p->hash[i] = v;
+    return 0;
+}
+
+static int hash_insert(npzs_parser *p, uint32_t member, int with_key) {
+    size_t used = (size_t)member * 2 + 2;
+    if (used * 2 > p->hash_cap) {
+        size_t ncap = p->hash_cap ? p->hash_cap : 64;
+        while (used * 2 > ncap) ncap *= 2;
+        uint32_t *nh = npzs__alloc(p, ncap * sizeof *nh);
+        if (!nh) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for the name table");
+        memset(nh, 0, ncap * sizeof *nh);
+        uint32_t *old = p->hash;
+        size_t ocap = p->hash_cap;
+        p->hash = nh;
+        p->hash_cap = ncap;
+        int dup = 0;
+        for (size_t i = 0; i < ocap; i++)
+            if (old[i]) hash_put(p, old[i], &dup);
+        npzs__free(p, old);
+    }
+    int dup = 0;
+    hash_put(p, (member << 1) + 1, &dup);
+    if (!dup && with_key) hash_put(p, (member << 1) + 2, &dup);
+    if (dup)
+        return bad(p, NPZS_E_DUPLICATE_NAME,
+                   "member name or key already used (np.load would return only one of them)");
+    return 0;
+}
+
+/* ---- extra fields ---------------------------------------------------------------- */
+
+/* Strict TLV walk.  Sets z64 and z64_len to the ZIP64 field when there is one. */
+static int walk_extra(npzs_parser *p, const uint8_t *x, size_t n, const uint8_t **z64, size_t *z64_len) {
+    size_t i = 0;
+    *z64 = NULL;
+    *z64_len = 0;
+    while (i < n) {
+        if (n - i < 4) return bad(p, NPZS_E_ZIP_BAD_HEADER, "extra field: leftover bytes after the last field");
+        uint16_t id = npzs__le16(x + i), len = npzs__le16(x + i + 2);
+        if (len > n - i - 4) return bad(p, NPZS_E_ZIP_BAD_HEADER, "extra field: a field runs past the block");
+        if (id == 0x0001) {
+            if (*z64) return bad(p, NPZS_E_ZIP_BAD_HEADER, "extra field: two ZIP64 fields");
+            *z64 = x + i + 4;
+            *z64_len = len;
+        } else if (id == 0x7075 || id == 0x6375) {
+            return bad(p, NPZS_E_ZIP_UNSUPPORTED,
+                       "Info-ZIP Unicode path/comment extra field (readers disagree on which name wins)");
+        }
+        i += 4u + len;
+    }
+    return 0;
+}
+
+static int check_name(npzs_parser *p, const uint8_t *s, size_t n, unsigned flags) {
+    int ascii = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == 0) return bad(p, NPZS_E_BAD_NAME, "member name contains a NUL byte");
+        if (s[i] == '\\') return bad(p, NPZS_E_BAD_NAME, "member name contains a backslash");
+        if (s[i] >= 0x80) ascii = 0;
+    }
+    if (s[n - 1] == '/') return bad(p, NPZS_E_BAD_NAME, "member name ends with '/' (a directory entry)");
+    if (!ascii && !(flags & FLAG_UTF8))
+        return bad(p, NPZS_E_BAD_NAME, "non-ASCII member name without the UTF-8 flag (bit 11)");
+    if (!ascii && !npzs__utf8_valid(s, n)) return bad(p, NPZS_E_BAD_NAME, "member name is not valid UTF-8");
+    return 0;
+}
+
+/* ---- local header --------------------------------------------------------------- */
+
+static int lfh_fixed(npzs_parser *p) {
+    const uint8_t *b = p->stage;
+    uint16_t ver = npzs__le16(b + 4);
+    p->l_flags = npzs__le16(b + 6);
+    p->l_method = npzs__le16(b + 8);
+    p->l_crc = npzs__le32(b + 14);
+    p->l_csize32 = npzs__le32(b + 18);
+    p->l_usize32 = npzs__le32(b + 22);
+    p->l_name_len = npzs__le16(b + 26);
+    p->l_extra_len = npzs__le16(b + 28);
+    if (p->members >= p->lim.max_members) return bad(p, NPZS_E_LIMIT, "more members than max_members");
+    if ((ver & 0xFF) > 63) return bad(p, NPZS_E_ZIP_UNSUPPORTED, "local header needs a ZIP version above 6.3");
+    if (p->l_flags & (FLAG_ENCRYPTED | FLAG_STRONG | FLAG_MASKED))
+        return bad(p, NPZS_E_ZIP_UNSUPPORTED, "encrypted member");
+    if (p->l_flags & FLAG_PATCHED) return bad(p, NPZS_E_ZIP_UNSUPPORTED, "patched data (flag bit 5)");
+    if (p->l_method != NPZS_METHOD_STORED && p->l_method != NPZS_METHOD_DEFLATED)
+        return bad(p, NPZS_E_ZIP_UNSUPPORTED, "compression method other than stored or deflate");
+    unsigned allowed = FLAG_DD | FLAG_UTF8 | (p->l_method == NPZS_METHOD_DEFLATED ? 0x0006u : 0u);
+    if (p->l_flags & ~allowed) return bad(p, NPZS_E_ZIP_UNSUPPORTED, "unknown general purpose flag bits");
+    if (p->l_name_len == 0) return bad(p, NPZS_E_BAD_NAME, "empty member name");
+    if (p->l_name_len > p->lim.max_name_len) return bad(p, NPZS_E_LIMIT, "member name longer than max_name_len");
+    if (p->l_extra_len > p->lim.max_extra_len) return bad(p, NPZS_E_LIMIT, "extra field longer than max_extra_len");
+    if (!p->name) {
+        p->name = npzs__alloc(p, p->lim.max_name_len);
+        if (!p->name) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for the name buffer");
+    }
+    if (!p->extra && p->lim.max_extra_len) {
+        p->extra = npzs__alloc(p, p->lim.max_extra_len);
+        if (!p->extra) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for the extra buffer");
+    }
+    return 0;
+}
+
+/* Name and extra staged: validate, decide how the data is delimited, remember the member. */
+static int lfh_complete(npzs_parser *p) {
+    if (check_name(p, p->name, p->l_name_len, p->l_flags) < 0) return p->err;
+    const uint8_t *z;
+    size_t zl;
+    if (walk_extra(p, p->extra, p->l_extra_len, &z, &zl) < 0) return p->err;
+    p->l_z64 = z != NULL;
+    p->l_z64_usize = p->l_z64_csize = 0;
+    if (z) {
+        if (zl != 16)
+            return bad(p, NPZS_E_ZIP_BAD_HEADER,
+                       "local ZIP64 extra field must hold both sizes (16 bytes)");
+        p->l_z64_usize = npzs__le64(z);
+        p->l_z64_csize = npzs__le64(z + 8);
+    }
+    p->l_dd = (p->l_flags & FLAG_DD) != 0;
+    p->l_known = !p->l_dd;
+    if (p->l_known) {
+        p->l_csize = (p->l_csize32 == 0xFFFFFFFFu && z) ? p->l_z64_csize : p->l_csize32;
+        p->l_usize = (p->l_usize32 == 0xFFFFFFFFu && z) ? p->l_z64_usize : p->l_usize32;
+        if (z && ((p->l_z64_csize && p->l_z64_csize != p->l_csize) ||
+                  (p->l_z64_usize && p->l_z64_usize != p->l_usize)))
+            return bad(p, NPZS_E_ZIP_BAD_HEADER, "local header sizes disagree with its ZIP64 extra field");
+        if (p->l_method == NPZS_METHOD_STORED && p->l_csize != p->l_usize)
+            return bad(p, NPZS_E_ZIP_BAD_HEADER, "stored member with different compressed and uncompressed sizes");
+        if (p->l_usize > p->lim.max_total_bytes || p->total_out > p->lim.max_total_bytes - p->l_usize)
+            return bad(p, NPZS_E_LIMIT, "member larger than max_total_bytes allows");
+    }
+    /* remember it */
+    uint32_t m = p->members;
+    if (ensure(p, (void **)&p->recs, &p->recs_cap, (size_t)m + 1, sizeof *p->recs) < 0) return p->err;
+    size_t an = (size_t)p->arena_len + p->l_name_len;
+    size_t acap = (size_t)p->arena_cap;
+    if (ensure(p, (void **)&p->arena, &acap, an, 1) < 0) return p->err;
+    p->arena_cap = acap;
+    npzs_record *r = &p->recs[m];
+    memset(r, 0, sizeof *r);
+    r->lfh_off = p->rec_off;
+    r->name_off = p->arena_len;
+    r->name_len = p->l_name_len;
+    r->flags = p->l_flags;
+    r->method = p->l_method;
+    memcpy(p->arena + p->arena_len, p->name, p->l_name_len);
+    p->arena_len = an;
+    p->members = m + 1;
+    int with_key = p->l_name_len > 4 && memcmp(p->name + p->l_name_len - 4, ".npy", 4) == 0;
+    if (hash_insert(p, m, with_key) < 0) return p->err;
+    return 0;
+}
+
+/* ---- inflate ---------------------------------------------------------------------- */
+
+static voidpf z_alloc(voidpf opaque, uInt items, uInt size) {
+    npzs_parser *p = opaque;
+    if (size && items > SIZE_MAX / size) return Z_NULL;
+    return npzs__alloc(p, (size_t)items * size);
+}
+static void z_free(voidpf opaque, voidpf ptr) { npzs__free((npzs_parser *)opaque, ptr); }
+
+static int inflate_begin(npzs_parser *p) {
+    if (!p->win) {
+        p->win = npzs__alloc(p, p->lim.inflate_window);
+        if (!p->win) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for the inflate window");
+    }
+    if (!p->zs_init) {
+        memset(&p->zs, 0, sizeof p->zs);
+        p->zs.zalloc = z_alloc;
+        p->zs.zfree = z_free;
+        p->zs.opaque = p;
+        int rc = inflateInit2(&p->zs, -15);
+        if (rc != Z_OK)
+            return npzs__fail(p, rc == Z_MEM_ERROR ? NPZS_E_NOMEM : NPZS_E_INFLATE, p->rec_off,
+                              "inflateInit2 failed");
+        p->zs_init = 1;
+    } else if (inflateReset(&p->zs) != Z_OK) {
+        return npzs__fail(p, NPZS_E_INFLATE, p->rec_off, "inflateReset failed");
+    }
+    p->win_len = p->win_pos = 0;
+    p->z_end = p->z_err = 0;
+    return 0;
+}
+
+void npzs__zip_release(npzs_parser *p) {
+    if (p->zs_init) inflateEnd(&p->zs);
+    p->zs_init = 0;
+    npzs__free(p, p->win);
+    npzs__free(p, p->name);
+    npzs__free(p, p->extra);
+    npzs__free(p, p->recs);
+    npzs__free(p, p->arena);
+    npzs__free(p, p->hash);
+    p->win = p->name = p->extra = p->arena = NULL;
+    p->recs = NULL;
+    p->hash = NULL;
+}
+
+/* ---- member end checks ------------------------------------------------------------ */
+
+static uint32_t member_crc(const npzs_parser *p) {
+    if (p->c.kind == NPZS_KIND_ARRAY) return npzs__crc32_combine(p->c.crc_head, p->c.crc_data, p->c.data_len);
+    return p->c.crc_data;
+}
+
+/* Everything the local header states must equal what was measured. */
+static int check_local(npzs_parser *p, uint64_t off) {
+    uint32_t crc = member_crc(p);
+    uint64_t us = p->c.pos, cs = p->data_in;
+    if ((!p->l_dd || p->l_crc) && p->l_crc != crc)
+        return npzs__fail(p, NPZS_E_CRC_MISMATCH, off, "CRC-32 differs from the local header's");
+    if (p->l_dd) {
+        /* deferred sizes: 0, or 0xFFFFFFFF with a ZIP64 field, or the real value */
+        if (p->l_csize32 && !(p->l_csize32 == 0xFFFFFFFFu && p->l_z64) && p->l_csize32 != cs)
+            return npzs__fail(p, NPZS_E_SIZE_MISMATCH, off, "compressed size differs from the local header's");
+        if (p->l_usize32 && !(p->l_usize32 == 0xFFFFFFFFu && p->l_z64) && p->l_usize32 != us)
+            return npzs__fail(p, NPZS_E_SIZE_MISMATCH, off, "size differs from the local header's");
+        if (p->l_z64 && ((p->l_z64_csize && p->l_z64_csize != cs) || (p->l_z64_usize && p->l_z64_usize != us)))
+            return npzs__fail(p, NPZS_E_SIZE_MISMATCH, off, "sizes differ from the local ZIP64 extra field");
+    }
+    return 0;
+}
+
+/* ---- the step function ------------------------------------------------------------- */
+
+static int sig_first_byte_ok(const npzs_parser *p) {
+    /* the first record must be a local header or an (empty archive) end record */
+    static const uint8_t a[4] = {'P', 'K', 3, 4}, b[4] = {'P', 'K', 5, 6};
+    return memcmp(p->stage, a, p->stage_len) == 0 || memcmp(p->stage, b, p->stage_len) == 0;
+}
+
+static int end_of_cd(npzs_parser *p) {
+    if (p->phase == PH_LOCALS) p->cd_start = p->rec_off;
+    p->cd_end = p->rec_off;
+    if (p->cd_count != p->members)
+        return bad(p, NPZS_E_CD_MISMATCH, "the central directory lists fewer members than the stream holds");
+    return 0;
+}
+
+int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+    for (;;) {
+        NPZS_VISIT(p, p->state);
+        size_t avail = in ? in->size - in->pos : 0;
+        switch (p->state) {
+        case NPZS_S_ZIP_SIG: {
+            if (p->stage_len == 0) p->rec_off = p->consumed;
+            if (p->rec_off == 0) {
+                /* byte by byte, so that "not a zip" is reported at once */
+                while (p->stage_len < 4) {
+                    if (!take(p, in, p->stage_len + 1)) return need_more(p);
+                    if (!sig_first_byte_ok(p)) return npzs__fail(p, NPZS_E_BAD_MAGIC, 0, "not a .npy or .npz file");
+                }
+            } else if (!take(p, in, 4)) {
+                return need_more(p);
+            }
+            p->sig = npzs__le32(p->stage);
+            uint32_t s = p->sig;
+            if (p->phase == PH_LOCALS && s == SIG_LFH) {
+                p->cur = p->members;
+                p->name_ready = 0;
+                p->state = NPZS_S_ZIP_LFH;
+            } else if ((p->phase == PH_LOCALS || p->phase == PH_CENTRAL) && s == SIG_CDH) {
+                if (p->phase == PH_LOCALS) p->cd_start = p->rec_off;
+                p->phase = PH_CENTRAL;
+                p->state = NPZS_S_ZIP_CDH;
+            } else if ((p->phase == PH_LOCALS || p->phase == PH_CENTRAL) && s == SIG_Z64_EOCD) {
+                if (end_of_cd(p) < 0) return p->err;
+                p->state = NPZS_S_ZIP_Z64_EOCD;
+            } else if ((p->phase == PH_LOCALS || p->phase == PH_CENTRAL) && s == SIG_EOCD) {
+                if (end_of_cd(p) < 0) return p->err;
+                p->state = NPZS_S_ZIP_EOCD;
+            } else if (p->phase == PH_Z64 && s == SIG_Z64_LOC) {
+                p->state = NPZS_S_ZIP_Z64_LOC;
+            } else if (p->phase == PH_LOC && s == SIG_EOCD) {
+                p->state = NPZS_S_ZIP_EOCD;
+            } else {
+                return bad(p, NPZS_E_ZIP_BAD_HEADER,
+                           s == SIG_LFH ? "local header after the central directory"
+                                        : "unexpected record signature");
+            }
+            continue;
+        }
+
+        case NPZS_S_ZIP_LFH:
+            if (!take(p, in, LFH_SIZE)) return need_more(p);
+            if (lfh_fixed(p) < 0) return p->err;
+            p->var_len = 0;
+            p->state = NPZS_S_ZIP_LFH_NAME;
+            continue;
+
+        case NPZS_S_ZIP_LFH_NAME:
+            if (!take_var(p, in, p->name, p->l_name_len)) return need_more(p);
+            p->name_ready = 1;
+            p->var_len = 0;
+            p->state = NPZS_S_ZIP_LFH_EXTRA;
+            continue;
+
+        case NPZS_S_ZIP_LFH_EXTRA:
+            if (!take_var(p, in, p->extra, p->l_extra_len)) return need_more(p);
+            if (lfh_complete(p) < 0) return p->err;
+            p->state = NPZS_S_ZIP_MEMBER_BEGIN;
+            continue;
+
+        case NPZS_S_ZIP_MEMBER_BEGIN: {
+            const npzs_record *r = &p->recs[p->cur];
+            int stored = p->l_method == NPZS_METHOD_STORED;
+            p->data_start = p->consumed;
+            p->data_in = 0;
+            npzs__content_start(p, 0, stored, stored && p->l_dd, p->data_start);
+            if (!stored && inflate_begin(p) < 0) return p->err;
+            p->state = stored ? NPZS_S_ZIP_STORED : NPZS_S_ZIP_DEFLATED;
+            ev->type = NPZS_EV_MEMBER_BEGIN;
+            ev->member = p->cur;
+            ev->offset = r->lfh_off;
+            ev->name = (const char *)p->arena + r->name_off;
+            ev->name_len = r->name_len;
+            ev->method = p->l_method;
+            ev->flags = p->l_flags;
+            return NPZS_EVENT;
+        }
+
+        case NPZS_S_ZIP_STORED: {
+            uint64_t left = UINT64_MAX;
+            if (p->l_known) left = p->l_csize - p->data_in;
+            else left = npzs__content_want(p); /* stored + descriptor: the npy header decides */
+            if (left == 0) { p->state = NPZS_S_ZIP_CONTENT_END; continue; }
+            if (!avail) return need_more(p);
+            size_t n = avail < left ? avail : (size_t)left, used = 0;
+            int rc = npzs__content_feed(p, (const uint8_t *)in->src + in->pos, n, 1, &used, ev);
+            in->pos += used;
+            p->consumed += used;
+            p->data_in += used;
+            if (rc == NPZS_EVENT) { ev->member = p->cur; return rc; }
+            if (rc < 0) return rc;
+            continue;
+        }
+
+        case NPZS_S_ZIP_DEFLATED: {
+            if (p->win_pos < p->win_len) {
+                size_t n = p->win_len - p->win_pos, used = 0;
+                uint64_t room = p->lim.max_total_bytes - p->total_out; /* total_out <= limit always */
+                if (p->c.pos >= room)
+                    return npzs__fail(p, NPZS_E_LIMIT, p->data_start, "inflated output exceeds max_total_bytes");
+                if (n > room - p->c.pos) n = (size_t)(room - p->c.pos);
+                int rc = npzs__content_feed(p, p->win + p->win_pos, n, 0, &used, ev);
+                p->win_pos += used;
+                if (rc == NPZS_EVENT) { ev->member = p->cur; return rc; }
+                if (rc < 0) return rc;
+                continue;
+            }
+            if (p->z_err)
+                return npzs__fail(p, NPZS_E_INFLATE, p->data_start, p->z_msg ? p->z_msg : "invalid deflate data");
+            if (p->z_end) { p->state = NPZS_S_ZIP_CONTENT_END; continue; }
+            /* output cap: what the content can take (+1 to see an overrun), the blob's
+             * declared size, the total limit */
+            uint64_t want = npzs__content_want(p);
+            uint64_t cap = want == UINT64_MAX ? p->lim.inflate_window : want + 1;
+            if (p->c.kind == NPZS_KIND_BLOB && p->c.state != NPZS_C_SNIFF && p->l_known) {
+                uint64_t b = p->l_usize >= p->c.pos ? p->l_usize - p->c.pos + 1 : 1;
+                if (cap > b) cap = b;
+            }
+            uint64_t room = p->lim.max_total_bytes - p->total_out;
+            if (p->c.pos <= room && cap > room - p->c.pos + 1) cap = room - p->c.pos + 1;
+            if (cap > p->lim.inflate_window) cap = p->lim.inflate_window;
+            uint64_t in_cap = avail;
+            if (p->l_known && in_cap > p->l_csize - p->data_in) in_cap = p->l_csize - p->data_in;
+            p->zs.next_in = in_cap ? (Bytef *)((const uint8_t *)in->src + in->pos) : (Bytef *)p->win;
+            p->zs.avail_in = (uInt)(in_cap > 0x40000000u ? 0x40000000u : in_cap);
+            uInt ain = p->zs.avail_in;
+            p->zs.next_out = p->win;
+            p->zs.avail_out = (uInt)cap;
+            int zr = inflate(&p->zs, Z_NO_FLUSH);
+            size_t took = ain - p->zs.avail_in;
+            size_t made = (size_t)cap - p->zs.avail_out;
+            if (took) {
+                in->pos += took;
+                p->consumed += took;
+                p->data_in += took;
+            }
+            p->win_pos = 0;
+            p->win_len = made;
+            if (zr == Z_STREAM_END) {
+                p->z_end = 1;
+            } else if (zr == Z_MEM_ERROR) {
+                return npzs__fail(p, NPZS_E_NOMEM, p->data_start, "out of memory inside inflate");
+            } else if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT || zr == Z_STREAM_ERROR) {
+                p->z_err = 1;
+                p->z_msg = zr == Z_NEED_DICT ? "deflate stream needs a preset dictionary" : "invalid deflate data";
+            } else if (!took && !made) {
+                /* no progress: inflate needs input */
+                if (p->l_known && p->data_in == p->l_csize)
+                    return npzs__fail(p, NPZS_E_SIZE_MISMATCH, p->consumed,
+                                      "the deflate stream does not end at the member's compressed size");
+                return need_more(p);
+            }
+            continue;
+        }
+
+        case NPZS_S_ZIP_CONTENT_END: {
+            int rc = npzs__content_end(p, ev);
+            if (rc == NPZS_EVENT) { ev->member = p->cur; return rc; }
+            if (rc < 0) return rc;
+            if (p->l_method == NPZS_METHOD_DEFLATED && p->l_known && p->data_in != p->l_csize)
+                return npzs__fail(p, NPZS_E_SIZE_MISMATCH, p->consumed,
+                                  "the deflate stream ends before the member's compressed size");
+            if (p->l_known && p->c.pos != p->l_usize)
+                return npzs__fail(p, NPZS_E_SIZE_MISMATCH, p->consumed,
+                                  "inflated size differs from the local header's");
+            if (p->l_dd) {
+                p->stage_len = 0;
+                p->rec_off = p->consumed;
+                p->state = NPZS_S_ZIP_DD;
+                continue;
+            }
+            if (check_local(p, p->consumed) < 0) return p->err;
+            p->state = NPZS_S_ZIP_MEMBER_END;
+            continue;
+        }
+
+        case NPZS_S_ZIP_DD: {
+            if (!take(p, in, 4)) return need_more(p);
+            uint32_t crc = member_crc(p);
+            /* the signature is optional; when the CRC itself equals it, the signature is required */
+            int has_sig = npzs__le32(p->stage) == SIG_DD;
+            size_t w = p->l_z64 ? 8 : 4;
+            size_t total = (has_sig ? 4u : 0u) + 4u + 2 * w;
+            if (!take(p, in, total)) return need_more(p);
+            const uint8_t *d = p->stage + (has_sig ? 4 : 0);
+            uint32_t dcrc = npzs__le32(d);
+            uint64_t dcs = w == 8 ? npzs__le64(d + 4) : npzs__le32(d + 4);
+            uint64_t dus = w == 8 ? npzs__le64(d + 12) : npzs__le32(d + 8);
+            if (dcrc != crc) return bad(p, NPZS_E_CRC_MISMATCH, "CRC-32 differs from the data descriptor's");
+            if (dcs != p->data_in || dus != p->c.pos)
+                return bad(p, NPZS_E_SIZE_MISMATCH, "sizes differ from the data descriptor's");
+            if (check_local(p, p->rec_off) < 0) return p->err;
+            p->state = NPZS_S_ZIP_MEMBER_END;
+            continue;
+        }
+
+        case NPZS_S_ZIP_MEMBER_END: {
+            npzs_record *r = &p->recs[p->cur];
+            r->crc = member_crc(p);
+            r->csize = p->data_in;
+            r->usize = p->c.pos;
+            p->total_out += p->c.pos;
+            p->stage_len = 0;
+            p->state = NPZS_S_ZIP_SIG;
+            ev->type = NPZS_EV_MEMBER_END;
+            ev->member = p->cur;
+            ev->offset = p->consumed;
+            ev->kind = p->c.kind;
+            ev->size = p->c.pos;
+            ev->csize = p->data_in;
+            ev->crc32 = r->crc;
+            ev->data_crc32 = p->c.crc_data;
+            ev->data_size = p->c.data_len;
+            ev->method = r->method;
+            ev->name = (const char *)p->arena + r->name_off;
+            ev->name_len = r->name_len;
+            return NPZS_EVENT;
+        }
+
+        case NPZS_S_ZIP_CDH: {
+            if (!take(p, in, CDH_SIZE)) return need_more(p);
+            const uint8_t *b = p->stage;
+            if (p->cd_count >= p->members)
+                return bad(p, NPZS_E_CD_MISMATCH, "central directory record without a local header in the stream");
+            const npzs_record *r = &p->recs[p->cd_count];
+            p->c_flags = npzs__le16(b + 8);
+            p->c_method = npzs__le16(b + 10);
+            p->c_crc = npzs__le32(b + 16);
+            p->c_csize32 = npzs__le32(b + 20);
+            p->c_usize32 = npzs__le32(b + 24);
+            p->c_name_len = npzs__le16(b + 28);
+            p->c_extra_len = npzs__le16(b + 30);
+            p->c_comment_len = npzs__le16(b + 32);
+            p->c_disk = npzs__le16(b + 34);
+            p->c_off32 = npzs__le32(b + 42);
+            if (p->c_flags != r->flags) return bad(p, NPZS_E_CD_MISMATCH, "central directory flags differ from the local header's");
+            if (p->c_method != r->method) return bad(p, NPZS_E_CD_MISMATCH, "central directory method differs from the local header's");
+            if (p->c_crc != r->crc) return bad(p, NPZS_E_CD_MISMATCH, "central directory CRC-32 differs from the member's");
+            if (p->c_name_len != r->name_len) return bad(p, NPZS_E_CD_MISMATCH, "central directory name differs from the local header's");
+            if (p->c_extra_len > p->lim.max_extra_len) return bad(p, NPZS_E_LIMIT, "extra field longer than max_extra_len");
+            p->var_len = 0;
+            p->state = NPZS_S_ZIP_CDH_NAME;
+            continue;
+        }
+
+        case NPZS_S_ZIP_CDH_NAME: {
+            if (!take_var(p, in, p->name, p->c_name_len)) return need_more(p);
+            const npzs_record *r = &p->recs[p->cd_count];
+            if (memcmp(p->name, p->arena + r->name_off, r->name_len) != 0)
+                return bad(p, NPZS_E_CD_MISMATCH, "central directory name differs from the local header's");
+            p->var_len = 0;
+            p->state = NPZS_S_ZIP_CDH_EXTRA;
+            continue;
+        }
+
+        case NPZS_S_ZIP_CDH_EXTRA: {
+            if (!take_var(p, in, p->extra, p->c_extra_len)) return need_more(p);
+            const npzs_record *r = &p->recs[p->cd_count];
+            const uint8_t *z;
+            size_t zl;
+            if (walk_extra(p, p->extra, p->c_extra_len, &z, &zl) < 0) return p->err;
+            int su = p->c_usize32 == 0xFFFFFFFFu, sc = p->c_csize32 == 0xFFFFFFFFu;
+            int so = p->c_off32 == 0xFFFFFFFFu, sd = p->c_disk == 0xFFFFu;
+            size_t implied = 8u * (size_t)(su + sc + so) + 4u * (size_t)sd;
+            uint64_t us = p->c_usize32, cs = p->c_csize32, off = p->c_off32, disk = p->c_disk;
+            if (z) {
+                if (zl != implied)
+                    return bad(p, NPZS_E_ZIP_BAD_HEADER,
+                               "central ZIP64 extra field length differs from what its sentinels imply");
+                size_t k = 0;
+                if (su) { us = npzs__le64(z + k); k += 8; }
+                if (sc) { cs = npzs__le64(z + k); k += 8; }
+                if (so) { off = npzs__le64(z + k); k += 8; }
+                if (sd) { disk = npzs__le32(z + k); }
+            }
+            if (disk != 0) return bad(p, NPZS_E_ZIP_UNSUPPORTED, "multi-disk archive");
+            if (off != r->lfh_off)
+                return bad(p, NPZS_E_CD_MISMATCH, "central directory offset does not point at the member's local header");
+            if (cs != r->csize || us != r->usize)
+                return bad(p, NPZS_E_CD_MISMATCH, "central directory sizes differ from the member's");
+            p->var_len = 0;
+            p->state = NPZS_S_ZIP_CDH_COMMENT;
+            continue;
+        }
+
+        case NPZS_S_ZIP_CDH_COMMENT:
+            if (!take_var(p, in, NULL, p->c_comment_len)) return need_more(p);
+            p->cd_count++;
+            p->stage_len = 0;
+            p->state = NPZS_S_ZIP_SIG;
+            continue;
+
+        case NPZS_S_ZIP_Z64_EOCD: {
+            if (!take(p, in, Z64_EOCD_SIZE)) return need_more(p);
+            const uint8_t *b = p->stage;
+            if (npzs__le64(b + 4) != 44)
+                return bad(p, NPZS_E_ZIP_UNSUPPORTED, "ZIP64 end record with extensible data");
+            if (npzs__le32(b + 16) != 0 || npzs__le32(b + 20) != 0)
+                return bad(p, NPZS_E_ZIP_UNSUPPORTED, "multi-disk archive");
+            p->z64_count = npzs__le64(b + 32);
+            p->z64_cd_size = npzs__le64(b + 40);
+            p->z64_cd_off = npzs__le64(b + 48);
+            if (npzs__le64(b + 24) != p->members || p->z64_count != p->members)
+                return bad(p, NPZS_E_CD_MISMATCH, "ZIP64 end record member count differs from the stream");
+            if (p->z64_cd_size != p->cd_end - p->cd_start || p->z64_cd_off != p->cd_start)
+                return bad(p, NPZS_E_CD_MISMATCH, "ZIP64 end record: central directory size or offset is wrong");
+            p->have_z64_eocd = 1;
+            p->z64_off = p->rec_off;
+            p->phase = PH_Z64;
+            p->stage_len = 0;
+            p->state = NPZS_S_ZIP_SIG;
+            continue;
+        }
+
+        case NPZS_S_ZIP_Z64_LOC: {
+            if (!take(p, in, Z64_LOC_SIZE)) return need_more(p);
+            const uint8_t *b = p->stage;
+            if (npzs__le32(b + 4) != 0 || npzs__le32(b + 16) != 1)
+                return bad(p, NPZS_E_ZIP_UNSUPPORTED, "multi-disk archive");
+            if (npzs__le64(b + 8) != p->z64_off)
+                return bad(p, NPZS_E_CD_MISMATCH, "ZIP64 locator does not point at the ZIP64 end record");
+            p->phase = PH_LOC;
+            p->stage_len = 0;
+            p->state = NPZS_S_ZIP_SIG;
+            continue;
+        }
+
+        case NPZS_S_ZIP_EOCD: {
+            if (!take(p, in, EOCD_SIZE)) return need_more(p);
+            const uint8_t *b = p->stage;
+            int z = p->have_z64_eocd;
+            uint16_t disk = npzs__le16(b + 4), cdisk = npzs__le16(b + 6);
+            uint16_t nd = npzs__le16(b + 8), nt = npzs__le16(b + 10);
+            uint32_t cs = npzs__le32(b + 12), co = npzs__le32(b + 16);
+            if (!((disk == 0 || (z && disk == 0xFFFF)) && (cdisk == 0 || (z && cdisk == 0xFFFF))))
+                return bad(p, NPZS_E_ZIP_UNSUPPORTED, "multi-disk archive");
+            if (!((nd == p->members || (z && nd == 0xFFFF)) && (nt == p->members || (z && nt == 0xFFFF))))
+                return bad(p, NPZS_E_CD_MISMATCH, "end record member count differs from the stream");
+            if (!(cs == p->cd_end - p->cd_start || (z && cs == 0xFFFFFFFFu)))
+                return bad(p, NPZS_E_CD_MISMATCH, "end record central directory size is wrong");
+            if (!(co == p->cd_start || (z && co == 0xFFFFFFFFu)))
+                return bad(p, NPZS_E_CD_MISMATCH, "end record central directory offset is wrong");
+            p->c_comment_len = npzs__le16(b + 20);
+            p->var_len = 0;
+            p->comment_sig = 0;
+            p->phase = PH_END;
+            p->state = NPZS_S_ZIP_EOCD_COMMENT;
+            continue;
+        }
+
+        case NPZS_S_ZIP_EOCD_COMMENT:
+            while (p->var_len < p->c_comment_len) {
+                if (!avail) return need_more(p);
+                uint8_t c = ((const uint8_t *)in->src)[in->pos++];
+                avail--;
+                p->consumed++;
+                p->var_len++;
+                uint32_t w = p->comment_sig = (p->comment_sig << 8) | c;
+                if (w == 0x504B0102u || w == 0x504B0304u || w == 0x504B0506u || w == 0x504B0606u ||
+                    w == 0x504B0607u || w == 0x504B0708u)
+                    return bad(p, NPZS_E_ZIP_BAD_HEADER, "the archive comment contains a ZIP record signature");
+            }
+            p->state = NPZS_S_ZIP_TAIL;
+            continue;
+
+        case NPZS_S_ZIP_TAIL:
+            if (avail) return npzs__fail(p, NPZS_E_TRAILING_DATA, p->consumed, "bytes after the end of the archive");
+            if (!p->finished) return NPZS_NEED_INPUT;
+            p->state = NPZS_S_END_EMIT;
+            return 2;
+
+        default:
+            return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, "corrupt parser state");
+        }
+    }
+}
