@@ -18,7 +18,7 @@ PIC_OBJ  = $(SRC:src/%.c=$(B)/pic/%.o)
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 BS       = build/san
 
-.PHONY: all test check unit pytest clean
+.PHONY: all test check demo clean
 all: $(B)/libnpzstream.a $(B)/libnpzstream.so $(B)/npzstream
 
 $(B)/%.o: src/%.c $(HDR) | $(B)
@@ -45,6 +45,11 @@ $(BS)/test_api: tests/test_api.c $(SRC) $(HDR)
 $(B)/test_api: tests/test_api.c $(B)/libnpzstream.a
 	$(CC) $(CFLAGS) -Isrc -o $@ tests/test_api.c $(B)/libnpzstream.a $(LDLIBS)
 
+# make demo: build, then check two shipped real files (one .npz, one .npy).
+demo: all
+	$(B)/npzstream check corpus/peers/whisper/mel_filters.npz
+	$(B)/npzstream check --json corpus/peers/ndarray-npy/example_c64_big_endian_fortran.npy
+
 # make test: everything, plain and under ASan+UBSan.
 test: all $(B)/test_api $(BS)/npzstream $(BS)/test_api
 	$(PYTHON) tests/run_all.py --plain $(B) --san $(BS)
@@ -52,3 +57,6 @@ check: test
 
 clean:
 	rm -rf build
+
+# Fuzzing targets (make fuzz, make afl, make fuzz-run SECONDS=N, make regress) live beside the harnesses.
+-include fuzz/fuzz.mk

@@ -160,7 +160,7 @@ typedef struct npzs_limits {
     uint64_t max_header_size;  /* .npy header, in decoded characters as NumPy counts
                                   them (default 10000, NumPy's max_header_size).  Stops
                                   header-parsing DoS; memory used: up to 4x this. */
-    uint32_t max_ndim;         /* dimensions of an array (default 64, NumPy 2.x) */
+    uint32_t max_ndim;         /* dimensions of an array (default 32, NumPy 1.x; at most 64) */
     uint32_t max_fields;       /* strings (names, titles, types) in a header's descr,
                                   default 100000 (the header size bounds it anyway) */
     uint32_t max_depth;        /* nesting of structured dtypes (default 32) */

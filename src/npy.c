@@ -293,6 +293,7 @@ typedef struct hp {
     size_t nnames, names_cap;
     uint32_t groups;
     int has_object;
+    size_t obj_at;       /* the first object type string */
 } hp;
 
 static int hfail(hp *h, int code, size_t at, const char *msg) {
@@ -416,7 +417,7 @@ static int integer(hp *h, int code, uint64_t *v) {
     ch = peek(h);
     if (ch == 'x' || ch == 'X' || ch == 'o' || ch == 'O' || ch == 'b' || ch == 'B' || ch == '_' ||
         ch == '.' || ch == 'e' || ch == 'E' || ch == 'j' || ch == 'J' || ch == 'l')
-        return hfail(h, code, h->i, "only plain decimal integers are accepted");
+        return hfail(h, code, at, "only plain decimal integers are accepted");
     if (!h->v3) { /* Python-2 long suffix, as NumPy's _filter_header removes it */
         size_t j = h->i;
         while (j < h->n && (h->s[j] == ' ' || h->s[j] == '\t')) j++;
@@ -424,27 +425,30 @@ static int integer(hp *h, int code, uint64_t *v) {
     }
     ch = peek(h);
     if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')
-        return hfail(h, code, h->i, "unexpected characters after an integer");
+        return hfail(h, code, at, "unexpected characters after an integer");
     if (ovf) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "integer larger than 2**63-1");
     *v = x;
     return 0;
 }
 
 /* Tuple of non-negative ints: shape or a subarray shape.  Returns ndim. */
-static int int_tuple(hp *h, int code, uint64_t *dims, uint32_t maxdims, uint32_t *ndim) {
+static int int_tuple(hp *h, int code, uint64_t *dims, size_t *dims_at, uint32_t maxdims, uint32_t *ndim) {
     if (expect(h, '(', code, "expected a tuple") < 0) return -1;
+    size_t open_at = h->i - 1;
     uint32_t k = 0;
     int comma = 0;
     for (;;) {
         ws(h);
         if (peek(h) == ')') {
-            if (k == 1 && !comma) return hfail(h, code, h->i, "a 1-tuple needs a trailing comma");
+            if (k == 1 && !comma) return hfail(h, code, open_at, "not a tuple: (n) needs a trailing comma");
             h->i++;
             break;
         }
         if (k > 0 && !comma) return hfail(h, code, h->i, "expected ',' or ')'");
         if (k == maxdims) return hfail(h, code, h->i, "too many dimensions");
         uint64_t v;
+        ws(h);
+        if (dims_at) dims_at[k] = h->i;
         if (integer(h, code, &v) < 0) return -1;
         dims[k++] = v;
         ws(h);
@@ -495,6 +499,7 @@ static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *i
     int kind = t[i++];
     /* object arrays first: whatever follows, this is the pickle path */
     if (kind == 'O') {
+        if (!h->has_object) h->obj_at = at;
         h->has_object = 1;
         if (i == n || (n - i == 1 && (t[i] == '4' || t[i] == '8'))) {
             *itemsize = 8;
@@ -622,7 +627,7 @@ static int field_type(hp *h, uint32_t depth, uint64_t *itemsize, int *is_void) {
         uint32_t nd;
         ws(h);
         if (peek(h) == '(') {
-            if (int_tuple(h, NPZS_E_BAD_HEADER, dims, NPZS_MAX_NDIM, &nd) < 0) return -1;
+            if (int_tuple(h, NPZS_E_BAD_HEADER, dims, NULL, NPZS_MAX_NDIM, &nd) < 0) return -1;
         } else {
             if (integer(h, NPZS_E_BAD_HEADER, &dims[0]) < 0) return -1;
             nd = 1;
@@ -678,7 +683,7 @@ static int field(hp *h, uint32_t depth, uint32_t group, uint64_t *size) {
             uint32_t nd;
             size_t at = h->i;
             if (peek(h) == '(') {
-                if (int_tuple(h, NPZS_E_BAD_HEADER, dims, NPZS_MAX_NDIM, &nd) < 0) return -1;
+                if (int_tuple(h, NPZS_E_BAD_HEADER, dims, NULL, NPZS_MAX_NDIM, &nd) < 0) return -1;
             } else {
                 if (integer(h, NPZS_E_BAD_HEADER, &dims[0]) < 0) return -1;
                 nd = 1;
@@ -805,6 +810,7 @@ int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint6
     h.n = n;
     h.v3 = v3;
     h.text_off = text_off;
+    size_t dim_at[NPZS_MAX_NDIM];
 
     if (v3) {
         size_t bad = 0;
@@ -872,7 +878,7 @@ int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint6
         } else if (str_is(&h, koff, klen, "shape")) {
             if (seen_shape++) return hfail(&h, NPZS_E_BAD_HEADER, key_at, "duplicate key 'shape'");
             if (peek(&h) != '(') return hfail(&h, NPZS_E_BAD_SHAPE, vat, "shape must be a tuple");
-            if (int_tuple(&h, NPZS_E_BAD_SHAPE, c->shape, p->lim.max_ndim, &c->info.ndim) < 0) return p->err;
+            if (int_tuple(&h, NPZS_E_BAD_SHAPE, c->shape, dim_at, p->lim.max_ndim, &c->info.ndim) < 0) return p->err;
         } else {
             return hfail(&h, NPZS_E_BAD_HEADER, key_at, "unknown key (only descr, fortran_order, shape)");
         }
@@ -896,7 +902,7 @@ int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint6
         }
     }
     if (h.has_object)
-        return hfail(&h, NPZS_E_PICKLE, descr_at, "object arrays are refused (they need pickle)");
+        return hfail(&h, NPZS_E_PICKLE, h.obj_at, "object arrays are refused (they need pickle)");
 
     /* size: NumPy's rule, itemsize times the product of the non-zero dims must fit in intp */
     uint64_t acc = itemsize ? itemsize : 1;
@@ -905,7 +911,7 @@ int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint6
         uint64_t d = c->shape[k];
         if (d == 0) { zero = 1; continue; }
         if (acc > UINT64_C(0x7FFFFFFFFFFFFFFF) / d)
-            return npzs__fail_content(p, NPZS_E_SIZE_OVERFLOW, text_off + close_at,
+            return npzs__fail_content(p, NPZS_E_SIZE_OVERFLOW, text_off + dim_at[k],
                                       "the array size overflows a 64-bit signed integer");
         acc *= d;
     }

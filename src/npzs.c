@@ -117,7 +117,7 @@ API void npzs_limits_default(npzs_limits *lim) {
     if (!lim) return;
     memset(lim, 0, sizeof *lim);
     lim->max_header_size = 10000;
-    lim->max_ndim = 64;
+    lim->max_ndim = 32;
     lim->max_fields = 100000;
     lim->max_depth = 32;
     lim->max_members = 100000;

@@ -177,9 +177,14 @@ static int check_name(npzs_parser *p, const uint8_t *s, size_t n, unsigned flags
     int ascii = 1;
     for (size_t i = 0; i < n; i++) {
         if (s[i] == 0) return bad(p, NPZS_E_BAD_NAME, "member name contains a NUL byte");
+        if (s[i] < 0x20 || s[i] == 0x7F) return bad(p, NPZS_E_BAD_NAME, "member name contains a control character");
         if (s[i] == '\\') return bad(p, NPZS_E_BAD_NAME, "member name contains a backslash");
         if (s[i] >= 0x80) ascii = 0;
+        /* a ".." path component */
+        if (s[i] == '.' && i + 1 < n && s[i + 1] == '.' && (i == 0 || s[i - 1] == '/') && (i + 2 == n || s[i + 2] == '/'))
+            return bad(p, NPZS_E_BAD_NAME, "member name has a '..' path component");
     }
+    if (s[0] == '/') return bad(p, NPZS_E_BAD_NAME, "member name is an absolute path");
     if (s[n - 1] == '/') return bad(p, NPZS_E_BAD_NAME, "member name ends with '/' (a directory entry)");
     if (!ascii && !(flags & FLAG_UTF8))
         return bad(p, NPZS_E_BAD_NAME, "non-ASCII member name without the UTF-8 flag (bit 11)");
@@ -598,6 +603,8 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             p->c_comment_len = npzs__le16(b + 32);
             p->c_disk = npzs__le16(b + 34);
             p->c_off32 = npzs__le32(b + 42);
+            if ((npzs__le16(b + 6) & 0xFF) > 63)
+                return bad(p, NPZS_E_ZIP_UNSUPPORTED, "central directory needs a ZIP version above 6.3");
             if (p->c_flags != r->flags) return bad(p, NPZS_E_CD_MISMATCH, "central directory flags differ from the local header's");
             if (p->c_method != r->method) return bad(p, NPZS_E_CD_MISMATCH, "central directory method differs from the local header's");
             if (p->c_crc != r->crc) return bad(p, NPZS_E_CD_MISMATCH, "central directory CRC-32 differs from the member's");
@@ -658,6 +665,7 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         case NPZS_S_ZIP_Z64_EOCD: {
             if (!take(p, in, Z64_EOCD_SIZE)) return need_more(p);
             const uint8_t *b = p->stage;
+            if (npzs__le64(b + 4) < 44) return bad(p, NPZS_E_ZIP_BAD_HEADER, "ZIP64 end record too short");
             if (npzs__le64(b + 4) != 44)
                 return bad(p, NPZS_E_ZIP_UNSUPPORTED, "ZIP64 end record with extensible data");
             if (npzs__le32(b + 16) != 0 || npzs__le32(b + 20) != 0)

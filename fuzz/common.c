@@ -1,0 +1,573 @@
+/* fuzz/common.c -- shared driver for the npzstream fuzz harnesses (see common.h). */
+#include "common.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+/* Test-build helpers of the library (src/internal.h; linked from the sources). */
+uint64_t npzs__visited(const npzs_parser *p);
+uint32_t npzs__cvisited(const npzs_parser *p);
+
+uint64_t fz_visited_all;
+uint32_t fz_cvisited_all;
+uint32_t fz_errors_seen;
+
+void fz_die(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("fuzz invariant violated: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fflush(stderr);
+    abort();
+}
+
+void fz_opts_init(fz_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->fail_at = -1;
+}
+
+/* ---- tracking allocator ---------------------------------------------------------- */
+#define FZ_AMAGIC 0x6E707A73u
+typedef struct fz_alloc_state {
+    long fail_at;
+    unsigned long count;
+    int failed;
+    size_t live, live_bytes, peak;
+} fz_alloc_state;
+
+typedef union fz_ahdr {
+    struct {
+        uint32_t magic;
+        size_t size;
+    } h;
+    max_align_t align;
+} fz_ahdr;
+
+static void *fz_alloc(void *opaque, size_t size) {
+    fz_alloc_state *a = opaque;
+    unsigned long i = a->count++;
+    if (a->fail_at >= 0 && (unsigned long)a->fail_at == i) {
+        a->failed = 1;
+        return NULL;
+    }
+    if (size > ((size_t)1 << 34)) fz_die("allocation of %zu bytes", size);
+    fz_ahdr *h = malloc(sizeof *h + size);
+    if (!h) fz_die("host malloc failed (%zu bytes)", size);
+    h->h.magic = FZ_AMAGIC;
+    h->h.size = size;
+    a->live++;
+    a->live_bytes += size;
+    if (a->live_bytes > a->peak) a->peak = a->live_bytes;
+    return h + 1;
+}
+
+static void fz_free(void *opaque, void *ptr) {
+    fz_alloc_state *a = opaque;
+    if (!ptr) fz_die("allocator free hook called with NULL");
+    fz_ahdr *h = (fz_ahdr *)ptr - 1;
+    if (h->h.magic != FZ_AMAGIC) fz_die("free of a pointer that the alloc hook never returned");
+    if (a->live == 0) fz_die("more frees than allocations");
+    h->h.magic = 0;
+    a->live--;
+    a->live_bytes -= h->h.size;
+    free(h);
+}
+
+/* ---- digest -------------------------------------------------------------------------- */
+typedef struct fz_dig {
+    uint64_t h;
+    FILE *log;
+    /* pending DATA/BLOB stream of one member */
+    int d_type;
+    uint32_t d_member;
+    uint64_t d_len;
+    uint32_t d_crc, d_adler;
+} fz_dig;
+
+static void mix(fz_dig *d, uint64_t v) {
+    uint64_t x = d->h ^ (v + 0x9E3779B97F4A7C15ull);
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    d->h = x ^ (x >> 31);
+}
+
+static void mix_bytes(fz_dig *d, const void *s, size_t n) {
+    mix(d, n);
+    uint64_t f = 0xCBF29CE484222325ull;
+    const uint8_t *b = s;
+    for (size_t i = 0; i < n; i++) f = (f ^ b[i]) * 0x100000001B3ull;
+    mix(d, f);
+}
+
+static void flush_data(fz_dig *d) {
+    if (!d->d_type) return;
+    mix(d, 0xDA7A0000u | (unsigned)d->d_type);
+    mix(d, d->d_member);
+    mix(d, d->d_len);
+    mix(d, d->d_crc);
+    mix(d, d->d_adler);
+    if (d->log)
+        fprintf(d->log, "%s member=%u len=%llu crc=%08x\n", d->d_type == NPZS_EV_DATA ? "DATA*" : "BLOB*",
+                (unsigned)d->d_member, (unsigned long long)d->d_len, (unsigned)d->d_crc);
+    d->d_type = 0;
+    d->d_len = 0;
+}
+
+static void log_bytes(FILE *f, const void *s, size_t n) {
+    const uint8_t *b = s;
+    fputc('"', f);
+    for (size_t i = 0; i < n && i < 200; i++) {
+        if (b[i] >= 32 && b[i] < 127 && b[i] != '"' && b[i] != '\\') fputc(b[i], f);
+        else fprintf(f, "\\x%02x", b[i]);
+    }
+    if (n > 200) fputs("...", f);
+    fputc('"', f);
+}
+
+typedef struct fz_track {
+    int in_member;
+    uint32_t member;
+    uint64_t next_pos; /* expected pos of the next DATA/BLOB chunk */
+    int chunk_type;    /* DATA or BLOB, 0 before the first chunk */
+    int seen_end;
+    volatile uint8_t sink;
+} fz_track;
+
+static void on_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
+    if (ev->type != NPZS_EV_DATA && ev->type != NPZS_EV_BLOB) flush_data(d);
+    if (t->seen_end) fz_die("event %d after END", (int)ev->type);
+    switch (ev->type) {
+    case NPZS_EV_MEMBER_BEGIN:
+        if (t->in_member) fz_die("MEMBER_BEGIN inside member %u", (unsigned)t->member);
+        t->in_member = 1;
+        t->member = ev->member;
+        t->next_pos = 0;
+        t->chunk_type = 0;
+        if (ev->name_len && !ev->name) fz_die("MEMBER_BEGIN name NULL with name_len %zu", ev->name_len);
+        mix(d, 1);
+        mix(d, ev->member);
+        mix(d, ev->offset);
+        mix_bytes(d, ev->name, ev->name_len);
+        mix(d, (uint64_t)ev->method);
+        mix(d, ev->flags);
+        if (d->log) {
+            fprintf(d->log, "MEMBER_BEGIN member=%u off=%llu method=%d flags=%#x name=", (unsigned)ev->member,
+                    (unsigned long long)ev->offset, ev->method, ev->flags);
+            log_bytes(d->log, ev->name, ev->name_len);
+            fputc('\n', d->log);
+        }
+        break;
+    case NPZS_EV_HEADER: {
+        const npzs_array_info *a = ev->array;
+        if (!t->in_member || ev->member != t->member) fz_die("HEADER outside its member");
+        if (!a) fz_die("HEADER without array info");
+        if (!a->dtype || !a->descr) fz_die("HEADER with NULL dtype/descr");
+        if (a->descr[a->descr_len] != 0) fz_die("descr not NUL-terminated at descr_len");
+        if (a->ndim > 64) fz_die("ndim %u > 64", (unsigned)a->ndim);
+        if (a->ndim && !a->shape) fz_die("shape NULL with ndim %u", (unsigned)a->ndim);
+        mix(d, 2);
+        mix(d, ev->member);
+        mix(d, ev->offset);
+        mix(d, a->version_major);
+        mix(d, a->version_minor);
+        mix(d, (uint64_t)a->fortran_order);
+        mix(d, (uint64_t)a->structured);
+        mix_bytes(d, a->dtype, strlen(a->dtype));
+        mix_bytes(d, a->descr, a->descr_len);
+        mix(d, a->ndim);
+        for (uint32_t i = 0; i < a->ndim; i++) mix(d, a->shape[i]);
+        mix(d, a->itemsize);
+        mix(d, a->count);
+        mix(d, a->nbytes);
+        mix(d, a->header_len);
+        if (d->log) {
+            fprintf(d->log, "HEADER member=%u off=%llu v%u.%u fortran=%d structured=%d dtype=%s ndim=%u shape=(",
+                    (unsigned)ev->member, (unsigned long long)ev->offset, a->version_major, a->version_minor,
+                    a->fortran_order, a->structured, a->dtype, (unsigned)a->ndim);
+            for (uint32_t i = 0; i < a->ndim; i++) fprintf(d->log, "%llu,", (unsigned long long)a->shape[i]);
+            fprintf(d->log, ") itemsize=%llu nbytes=%llu header_len=%llu descr=", (unsigned long long)a->itemsize,
+                    (unsigned long long)a->nbytes, (unsigned long long)a->header_len);
+            log_bytes(d->log, a->descr, a->descr_len);
+            fputc('\n', d->log);
+        }
+        break;
+    }
+    case NPZS_EV_DATA:
+    case NPZS_EV_BLOB: {
+        if (!t->in_member || ev->member != t->member)
+            fz_die("%s chunk for member %u outside member %u", ev->type == NPZS_EV_DATA ? "DATA" : "BLOB",
+                   (unsigned)ev->member, (unsigned)t->member);
+        if (t->chunk_type && t->chunk_type != (int)ev->type) fz_die("DATA and BLOB mixed in one member");
+        t->chunk_type = (int)ev->type;
+        if (ev->len == 0) fz_die("empty %s chunk", ev->type == NPZS_EV_DATA ? "DATA" : "BLOB");
+        if (!ev->data) fz_die("chunk data NULL");
+        if (ev->pos != t->next_pos)
+            fz_die("chunk pos %llu, expected %llu (member %u)", (unsigned long long)ev->pos,
+                   (unsigned long long)t->next_pos, (unsigned)ev->member);
+        t->next_pos += ev->len;
+        /* read every byte (ASan checks [data, data+len)) */
+        uint8_t acc = 0;
+        for (size_t i = 0; i < ev->len; i++) acc ^= ev->data[i];
+        t->sink ^= acc;
+        if (d->d_type && (d->d_type != (int)ev->type || d->d_member != ev->member)) flush_data(d);
+        if (!d->d_type) {
+            d->d_type = (int)ev->type;
+            d->d_member = ev->member;
+            d->d_len = 0;
+            d->d_crc = (uint32_t)crc32(0L, Z_NULL, 0);
+            d->d_adler = (uint32_t)adler32(0L, Z_NULL, 0);
+        }
+        const uint8_t *s = ev->data;
+        size_t left = ev->len;
+        while (left) {
+            uInt k = left > 0x40000000u ? 0x40000000u : (uInt)left;
+            d->d_crc = (uint32_t)crc32(d->d_crc, s, k);
+            d->d_adler = (uint32_t)adler32(d->d_adler, s, k);
+            s += k;
+            left -= k;
+        }
+        d->d_len += ev->len;
+        break;
+    }
+    case NPZS_EV_MEMBER_END:
+        if (!t->in_member || ev->member != t->member) fz_die("MEMBER_END outside its member");
+        t->in_member = 0;
+        mix(d, 5);
+        mix(d, ev->member);
+        mix(d, ev->offset);
+        mix(d, (uint64_t)ev->kind);
+        mix(d, ev->size);
+        mix(d, ev->csize);
+        mix(d, ev->crc32);
+        mix(d, ev->data_crc32);
+        mix(d, ev->data_size);
+        if (d->log)
+            fprintf(d->log, "MEMBER_END member=%u off=%llu kind=%d size=%llu csize=%llu crc=%08x data_crc=%08x data_size=%llu\n",
+                    (unsigned)ev->member, (unsigned long long)ev->offset, (int)ev->kind,
+                    (unsigned long long)ev->size, (unsigned long long)ev->csize, (unsigned)ev->crc32,
+                    (unsigned)ev->data_crc32, (unsigned long long)ev->data_size);
+        break;
+    case NPZS_EV_END:
+        if (t->in_member) fz_die("END inside member %u", (unsigned)t->member);
+        t->seen_end = 1;
+        mix(d, 6);
+        mix(d, ev->offset);
+        mix(d, (uint64_t)ev->format);
+        mix(d, ev->members);
+        if (d->log)
+            fprintf(d->log, "END off=%llu format=%d members=%u\n", (unsigned long long)ev->offset, (int)ev->format,
+                    (unsigned)ev->members);
+        break;
+    default:
+        fz_die("unknown event type %d", (int)ev->type);
+    }
+}
+
+/* ---- the driver ------------------------------------------------------------------- */
+static size_t sched_size(const fz_opts *o, size_t k) {
+    if (!o->sched) return SIZE_MAX;
+    if (o->sched_n == 0) return 1;
+    unsigned b = o->sched[k % o->sched_n];
+    if (b < 0xE0) return b;
+    return (size_t)1 << (b - 0xE0 + 8);
+}
+
+int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
+    memset(r, 0, sizeof *r);
+    r->err_member = -1;
+    r->err_coff = UINT64_MAX;
+    fz_alloc_state as;
+    memset(&as, 0, sizeof as);
+    as.fail_at = o->fail_at;
+    npzs_allocator al = {fz_alloc, fz_free, &as};
+    npzs_parser *p = npzs_new(o->lim, &al);
+    r->allocs = as.count;
+    r->alloc_failed = as.failed;
+    if (!p) {
+        if (as.live) fz_die("npzs_new failed and leaked %zu allocations", as.live);
+        return 0;
+    }
+    r->created = 1;
+
+    fz_dig d;
+    memset(&d, 0, sizeof d);
+    d.log = o->log;
+    fz_track t;
+    memset(&t, 0, sizeof t);
+
+    size_t off = 0, k = 0;
+    int finished = 0;
+    uint8_t *chunk = NULL;
+    npzs_in in = {NULL, 0, 0};
+    npzs_in *inp = &in;
+    int have_chunk = 0;
+    uint64_t calls = 0;
+    for (;;) {
+        if (!finished && (!have_chunk || in.pos == in.size)) {
+            free(chunk);
+            chunk = NULL;
+            if (have_chunk && off == n) {
+                npzs_finish(p);
+                finished = 1;
+                in.src = NULL;
+                in.size = in.pos = 0;
+                inp = o->finish_null ? NULL : &in;
+                if (o->log) fprintf(o->log, "-- finish\n");
+            } else {
+                size_t want = sched_size(o, k++);
+                if (want > n - off) want = n - off;
+                chunk = malloc(want ? want : 1);
+                if (!chunk) fz_die("host malloc failed");
+                if (want) memcpy(chunk, data + off, want);
+                in.src = chunk;
+                in.size = want;
+                in.pos = 0;
+                off += want;
+                have_chunk = 1;
+            }
+        }
+        size_t before = inp ? inp->pos : 0;
+        npzs_event ev;
+        int rc = npzs_next(p, inp, &ev);
+        calls++;
+        if (rc == NPZS_EVENT) {
+            r->events++;
+            if (inp && inp->pos < before) fz_die("npzs_next moved in.pos backwards");
+            on_event(&d, &t, &ev);
+            continue;
+        }
+        if (rc == NPZS_NEED_INPUT) {
+            if (finished) fz_die("NPZS_NEED_INPUT after npzs_finish (would hang)");
+            if (in.pos != in.size)
+                fz_die("NPZS_NEED_INPUT with %zu input bytes left (pos %zu of %zu)", in.size - in.pos, in.pos,
+                       in.size);
+            continue;
+        }
+        if (rc == NPZS_DONE) {
+            if (!t.seen_end) fz_die("NPZS_DONE before END");
+            break;
+        }
+        if (rc < 0) {
+            flush_data(&d);
+            if (npzs_error(p) != rc) fz_die("npzs_next returned %d but npzs_error() is %d", rc, npzs_error(p));
+            if (!strcmp(npzs_error_name(rc), "unknown")) fz_die("unknown error code %d", rc);
+            npzs_event ev2;
+            int rc2 = npzs_next(p, inp, &ev2);
+            if (rc2 != rc) fz_die("error not sticky: %d then %d", rc, rc2);
+            r->err = rc;
+            r->err_off = npzs_error_offset(p);
+            r->err_member = npzs_error_member(p);
+            r->err_coff = npzs_error_content_offset(p);
+            const char *msg = npzs_error_message(p);
+            if (!msg) fz_die("npzs_error_message NULL");
+            size_t nl = 0;
+            const char *nm = npzs_error_member_name(p, &nl);
+            uint8_t acc = 0;
+            for (size_t i = 0; nm && i < nl; i++) acc ^= (uint8_t)nm[i];
+            t.sink ^= acc;
+            if (o->log)
+                fprintf(o->log, "ERROR %s off=%llu member=%ld coff=%lld state-msg=%s\n", npzs_error_name(rc),
+                        (unsigned long long)r->err_off, r->err_member, (long long)r->err_coff, msg);
+            break;
+        }
+        fz_die("npzs_next returned %d", rc);
+    }
+    if (t.seen_end) {
+        /* one more call: must be NPZS_DONE and leave the input alone */
+        npzs_event ev;
+        int rc = npzs_next(p, inp, &ev);
+        if (rc != NPZS_DONE) fz_die("call after END returned %d, not NPZS_DONE", rc);
+        r->accepted = 1;
+    }
+    if (t.seen_end && r->err) fz_die("END and an error");
+    flush_data(&d);
+    free(chunk);
+    r->digest = d.h;
+    r->visited = npzs__visited(p);
+    r->cvisited = npzs__cvisited(p);
+    fz_visited_all |= r->visited;
+    fz_cvisited_all |= r->cvisited;
+    if (r->err) fz_errors_seen |= 1u << ((unsigned)-r->err & 31u);
+    npzs_free(p);
+    r->allocs = as.count;
+    r->alloc_failed = as.failed;
+    r->peak_bytes = as.peak;
+    if (as.live) fz_die("leak: %zu allocations (%zu bytes) still live after npzs_free", as.live, as.live_bytes);
+    (void)calls;
+    return 1;
+}
+
+int fz_same(const fz_result *a, const fz_result *b) {
+    return a->created == b->created && a->digest == b->digest && a->events <= UINT64_MAX &&
+           a->accepted == b->accepted && a->err == b->err && a->err_off == b->err_off &&
+           a->err_member == b->err_member && a->err_coff == b->err_coff;
+}
+
+void fz_print_result(FILE *f, const char *tag, const fz_result *r) {
+    fprintf(f, "%s: created=%d accepted=%d err=%d(%s) off=%llu member=%ld coff=%lld digest=%016llx events=%llu\n",
+            tag, r->created, r->accepted, r->err, r->err ? npzs_error_name(r->err) : "none",
+            (unsigned long long)r->err_off, r->err_member, (long long)r->err_coff, (unsigned long long)r->digest,
+            (unsigned long long)r->events);
+}
+
+/* ---- builders ------------------------------------------------------------------------ */
+void fz_put(fz_buf *b, const void *s, size_t n) {
+    if (b->n + n > b->cap) {
+        size_t c = b->cap ? b->cap : 256;
+        while (c < b->n + n) c *= 2;
+        uint8_t *q = realloc(b->p, c);
+        if (!q) fz_die("host realloc failed");
+        b->p = q;
+        b->cap = c;
+    }
+    if (n) memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+void fz_put8(fz_buf *b, unsigned v) {
+    uint8_t x = (uint8_t)v;
+    fz_put(b, &x, 1);
+}
+void fz_put16(fz_buf *b, unsigned v) {
+    uint8_t x[2] = {(uint8_t)v, (uint8_t)(v >> 8)};
+    fz_put(b, x, 2);
+}
+void fz_put32(fz_buf *b, uint32_t v) {
+    fz_put16(b, v & 0xFFFF);
+    fz_put16(b, v >> 16);
+}
+void fz_put64(fz_buf *b, uint64_t v) {
+    fz_put32(b, (uint32_t)v);
+    fz_put32(b, (uint32_t)(v >> 32));
+}
+void fz_free_buf(fz_buf *b) {
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+uint32_t fz_crc32(const uint8_t *s, size_t n) {
+    uLong c = crc32(0L, Z_NULL, 0);
+    while (n) {
+        uInt k = n > 0x40000000u ? 0x40000000u : (uInt)n;
+        c = crc32(c, s, k);
+        s += k;
+        n -= k;
+    }
+    return (uint32_t)c;
+}
+
+uint8_t *fz_deflate(const uint8_t *s, size_t n, size_t *out_n) {
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (deflateInit2(&z, 6, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) fz_die("deflateInit2");
+    size_t cap = deflateBound(&z, (uLong)n) + 16;
+    uint8_t *out = malloc(cap);
+    if (!out) fz_die("host malloc failed");
+    z.next_in = (Bytef *)(uintptr_t)s;
+    z.avail_in = (uInt)n;
+    z.next_out = out;
+    z.avail_out = (uInt)cap;
+    if (deflate(&z, Z_FINISH) != Z_STREAM_END) fz_die("deflate did not finish");
+    *out_n = cap - z.avail_out;
+    deflateEnd(&z);
+    return out;
+}
+
+void fz_npy(fz_buf *b, const char *dict, const uint8_t *data, size_t dn) {
+    size_t dl = strlen(dict);
+    size_t total = 10 + dl + 1;
+    size_t pad = (64 - total % 64) % 64;
+    fz_put(b, "\x93NUMPY\x01\x00", 8);
+    fz_put16(b, (unsigned)(dl + pad + 1));
+    fz_put(b, dict, dl);
+    for (size_t i = 0; i < pad; i++) fz_put8(b, ' ');
+    fz_put8(b, '\n');
+    fz_put(b, data, dn);
+}
+
+void fz_zip_member(fz_buf *b, fz_member *m) {
+    size_t nl = strlen(m->name);
+    const uint8_t *payload = m->content;
+    size_t pn = m->content_n;
+    uint8_t *def = NULL;
+    if (m->method == 8) {
+        def = fz_deflate(m->content, m->content_n, &pn);
+        payload = def;
+    }
+    m->crc = fz_crc32(m->content, m->content_n);
+    m->csize = pn;
+    m->lfh_off = b->n;
+    fz_put32(b, 0x04034B50);
+    fz_put16(b, 20);
+    fz_put16(b, m->dd ? 8 : 0);
+    fz_put16(b, (unsigned)m->method);
+    fz_put16(b, 0);
+    fz_put16(b, 0x21);
+    fz_put32(b, m->dd ? 0 : m->crc);
+    fz_put32(b, m->dd ? 0 : (uint32_t)pn);
+    fz_put32(b, m->dd ? 0 : (uint32_t)m->content_n);
+    fz_put16(b, (unsigned)nl);
+    fz_put16(b, m->dd ? 20 : 0);
+    fz_put(b, m->name, nl);
+    if (m->dd) {
+        fz_put16(b, 1);
+        fz_put16(b, 16);
+        fz_put64(b, 0);
+        fz_put64(b, 0);
+    }
+    fz_put(b, payload, pn);
+    if (m->dd) {
+        fz_put32(b, 0x08074B50);
+        fz_put32(b, m->crc);
+        fz_put64(b, pn);
+        fz_put64(b, m->content_n);
+    }
+    free(def);
+}
+
+void fz_zip_cdh(fz_buf *b, const fz_member *m) {
+    size_t nl = strlen(m->name);
+    fz_put32(b, 0x02014B50);
+    fz_put16(b, (3 << 8) | 20);
+    fz_put16(b, 20);
+    fz_put16(b, m->dd ? 8 : 0);
+    fz_put16(b, (unsigned)m->method);
+    fz_put16(b, 0);
+    fz_put16(b, 0x21);
+    fz_put32(b, m->crc);
+    fz_put32(b, (uint32_t)m->csize);
+    fz_put32(b, (uint32_t)m->content_n);
+    fz_put16(b, (unsigned)nl);
+    fz_put16(b, 0);
+    fz_put16(b, 0);
+    fz_put16(b, 0);
+    fz_put16(b, 0);
+    fz_put32(b, 0x81A40000u);
+    fz_put32(b, (uint32_t)m->lfh_off);
+    fz_put(b, m->name, nl);
+}
+
+void fz_zip_eocd(fz_buf *b, unsigned count, uint32_t cd_size, uint32_t cd_off) {
+    fz_put32(b, 0x06054B50);
+    fz_put16(b, 0);
+    fz_put16(b, 0);
+    fz_put16(b, count);
+    fz_put16(b, count);
+    fz_put32(b, cd_size);
+    fz_put32(b, cd_off);
+    fz_put16(b, 0);
+}
+
+unsigned fz_take8(fz_reader *r) {
+    if (!r->n) return 0;
+    r->n--;
+    return *r->p++;
+}
+uint32_t fz_take32(fz_reader *r) {
+    uint32_t v = 0;
+    for (int i = 0; i < 4; i++) v |= (uint32_t)fz_take8(r) << (8 * i);
+    return v;
+}

@@ -1,0 +1,140 @@
+/*
+ * fuzz/common.h -- shared driver for the npzstream fuzz harnesses.
+ *
+ * fz_run() parses a buffer under a push schedule and folds everything the
+ * parser reports into a normalized digest that is independent of how the
+ * input was split:
+ *   - every event's type and member index;
+ *   - MEMBER_BEGIN: offset, name bytes, method, flags;
+ *   - HEADER: offset, version, fortran, structured, dtype, descr, ndim, shape,
+ *     itemsize, count, nbytes, header_len;
+ *   - DATA / BLOB: the bytes of one member, hashed as ONE stream (chunk
+ *     boundaries merged), folded in when the next non-data event, an error or
+ *     the end of the run arrives;
+ *   - MEMBER_END: offset, kind, size, csize, crc32, data_crc32, data_size;
+ *   - END: offset, format, member count;
+ * plus the verdict (END reached), error code, error offset, error member and
+ * error content offset.
+ *
+ * While it runs it checks, and abort()s on violation of:
+ *   - progress: each npzs_next() call consumed input, emitted an event,
+ *     returned NPZS_NEED_INPUT with in.pos == in.size, returned NPZS_DONE or
+ *     failed; NEED_INPUT after npzs_finish() is a hang and also aborts;
+ *   - DATA/BLOB pos fields are contiguous within a member, chunks are never
+ *     empty, every byte is read (so ASan checks pointer and length);
+ *   - errors are sticky and match npzs_error(); END is followed by NPZS_DONE;
+ *   - the allocator hooks see balanced alloc/free (no leak, no foreign free).
+ * Every push hands the parser a fresh heap copy of the chunk that is freed as
+ * soon as the chunk is used up, so ASan also catches a pointer the parser
+ * kept into caller memory across calls.
+ */
+#ifndef FZ_COMMON_H
+#define FZ_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "npzstream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A push schedule.  sched == NULL: the whole input in one push.
+ * Otherwise byte k of sched (cyclic) gives the size of push k:
+ *   0x00        a 0-byte push
+ *   0x01..0xDF  that many bytes
+ *   0xE0..0xFF  2^(b - 0xE0 + 8) bytes (256 B .. 8 MiB)
+ * An empty schedule (sched != NULL, sched_n == 0) means 1-byte pushes. */
+typedef struct fz_opts {
+    const npzs_limits *lim;  /* NULL: defaults */
+    long fail_at;            /* fail the fail_at-th allocation (0-based); -1: never */
+    const uint8_t *sched;
+    size_t sched_n;
+    int finish_null;         /* after finish pass in == NULL (else an empty npzs_in) */
+    FILE *log;               /* non-NULL: print the normalized events */
+} fz_opts;
+
+typedef struct fz_result {
+    int created;             /* npzs_new succeeded */
+    uint64_t digest;
+    uint64_t events;
+    int accepted;            /* END delivered */
+    int err;
+    uint64_t err_off;
+    long err_member;
+    uint64_t err_coff;
+    uint64_t visited;        /* npzs__visited() at the end */
+    uint32_t cvisited;
+    /* allocator statistics */
+    unsigned long allocs;
+    int alloc_failed;        /* the injected failure happened */
+    size_t peak_bytes;
+} fz_result;
+
+void fz_opts_init(fz_opts *o);
+/* Returns r->created. */
+int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r);
+/* 1 when the split-invariant parts of two results are identical. */
+int fz_same(const fz_result *a, const fz_result *b);
+void fz_print_result(FILE *f, const char *tag, const fz_result *r);
+/* abort() with a message. */
+void fz_die(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((noreturn, format(printf, 1, 2)))
+#endif
+    ;
+
+/* States reached by every fz_run() of this process (for the state gate). */
+extern uint64_t fz_visited_all;
+extern uint32_t fz_cvisited_all;
+extern uint32_t fz_errors_seen;  /* bit -code set for every error code seen */
+
+/* ---- byte builders for the wrapping harnesses ---------------------------- */
+typedef struct fz_buf {
+    uint8_t *p;
+    size_t n, cap;
+} fz_buf;
+void fz_put(fz_buf *b, const void *s, size_t n);
+void fz_put8(fz_buf *b, unsigned v);
+void fz_put16(fz_buf *b, unsigned v);
+void fz_put32(fz_buf *b, uint32_t v);
+void fz_put64(fz_buf *b, uint64_t v);
+void fz_free_buf(fz_buf *b);
+uint32_t fz_crc32(const uint8_t *s, size_t n);
+/* raw deflate (-15 window bits) of s; returns malloc'd bytes. */
+uint8_t *fz_deflate(const uint8_t *s, size_t n, size_t *out_n);
+/* A canonical .npy: magic v1.0, header text padded to 64, data. */
+void fz_npy(fz_buf *b, const char *dict, const uint8_t *data, size_t dn);
+
+/* One member of a synthetic archive. */
+typedef struct fz_member {
+    const char *name;
+    const uint8_t *content;  /* uncompressed content */
+    size_t content_n;
+    int method;              /* 0 or 8 */
+    int dd;                  /* 1: pipe style (bit 3, ZIP64 extra 0/0, 24-byte descriptor) */
+    uint64_t lfh_off;        /* filled by fz_zip_member */
+    uint32_t crc;
+    uint64_t csize;
+} fz_member;
+/* Append the local header, data and (pipe style) descriptor of m. */
+void fz_zip_member(fz_buf *b, fz_member *m);
+/* Append the central directory record of m. */
+void fz_zip_cdh(fz_buf *b, const fz_member *m);
+/* Append a classic end record. */
+void fz_zip_eocd(fz_buf *b, unsigned count, uint32_t cd_size, uint32_t cd_off);
+
+/* Simple reader over fuzz bytes. */
+typedef struct fz_reader {
+    const uint8_t *p;
+    size_t n;
+} fz_reader;
+unsigned fz_take8(fz_reader *r);
+uint32_t fz_take32(fz_reader *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

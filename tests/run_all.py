@@ -1,0 +1,83 @@
+#!/usr/bin/python3
+"""Run every npzstream test suite, plain and under ASan+UBSan; called by `make test`.
+
+Each suite prints a last line `NAME: N passed, M failed`; this script adds them up and
+prints the total as its own last line. Exit status 1 if anything failed.
+"""
+import argparse, glob, os, re, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PY = "/usr/bin/python3"
+LAST = re.compile(r"^(?:(\w[\w-]*): )?(\d+) passed, (\d+) failed")
+
+
+def run_suite(name, cmd, env=None):
+    t0 = time.time()
+    print("== %s: %s" % (name, " ".join(cmd[:4]) + (" ..." if len(cmd) > 4 else "")), flush=True)
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
+    out = (r.stdout or "") + (r.stderr or "")
+    lines = [l for l in out.splitlines() if l.strip()]
+    m = None
+    for l in reversed(lines):
+        m = LAST.match(l.strip())
+        if m:
+            break
+    if not m:
+        print(out[-4000:])
+        print("   %s: no result line, exit %d -> counted as 1 failure" % (name, r.returncode))
+        return 0, 1
+    p, f = int(m.group(2)), int(m.group(3))
+    if f or r.returncode != 0:
+        fails = [l for l in lines if l.startswith(("FAIL", "ERROR", "==", "SUMMARY")) or "runtime error" in l]
+        print("\n".join(fails[:60]))
+        if r.returncode != 0 and f == 0:
+            print(out[-3000:])
+            f = 1
+    print("   %s: %d passed, %d failed (%.1fs)" % (name, p, f, time.time() - t0), flush=True)
+    return p, f
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--plain", default="build")
+    ap.add_argument("--san", default="build/san")
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    total_p = total_f = 0
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
+               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+    with tempfile.TemporaryDirectory(prefix="npzs-test-") as tmp:
+        files = sorted(glob.glob(os.path.join(ROOT, "corpus", "peers", "**", "*.np[yz]"), recursive=True))
+        gen = os.path.join(ROOT, "tests", "real", "gen.py")
+        if os.path.exists(gen):
+            r = subprocess.run([PY, gen, tmp], cwd=ROOT, capture_output=True, text=True)
+            if r.returncode != 0:
+                print(r.stdout[-2000:], r.stderr[-2000:])
+                total_f += 1
+            small = [f for f in glob.glob(os.path.join(tmp, "**", "*"), recursive=True)
+                     if os.path.isfile(f) and os.path.getsize(f) < (4 << 20)]
+            files += sorted(small)
+        suites = [
+            ("api", [os.path.join(a.plain, "test_api")] + files),
+            ("api-asan", [os.path.join(a.san, "test_api")] + files),
+        ]
+        for rel, flag in (("tests/real/test_real.py", []), ("tests/bad/test_bad.py", [])):
+            if os.path.exists(os.path.join(ROOT, rel)):
+                suites.append((rel.split("/")[1], [PY, rel, "--bin", os.path.join(a.plain, "npzstream")] + flag))
+                suites.append((rel.split("/")[1] + "-asan",
+                               [PY, rel, "--bin", os.path.join(a.san, "npzstream"), "--quick"] + flag))
+            else:
+                print("== %s: missing" % rel)
+                total_f += 1
+        if os.path.exists(os.path.join(ROOT, "fuzz", "fuzz.mk")):
+            suites.append(("regress", ["make", "-s", "regress"]))
+        for name, cmd in suites:
+            p, f = run_suite(name, cmd, env)
+            total_p += p
+            total_f += f
+    print("%d passed, %d failed" % (total_p, total_f))
+    return 1 if total_f else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

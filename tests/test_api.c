@@ -1,0 +1,320 @@
+/*
+ * test_api.c -- C-level tests of the public API:
+ *   - split invariance: every file given on the command line is parsed whole,
+ *     in 1-byte pushes, 7-byte pushes, with empty pushes interleaved, and at
+ *     seeded random split points; events (data chunks merged), verdict, error
+ *     code and offset must be identical;
+ *   - every push is copied into a fresh heap buffer that is freed right after
+ *     the call, so a pointer kept across calls is a use-after-free under ASan;
+ *   - the progress invariant on every call;
+ *   - zero copy: stored DATA chunks point into the pushed buffer;
+ *   - allocator failure: fail the i-th allocation for every i, each must end
+ *     in a clean NPZS_E_NOMEM (LeakSanitizer checks nothing leaks);
+ *   - API contract: sticky errors, NPZS_DONE, trailing bytes, bad arguments,
+ *     invalid limits, error names.
+ * Usage: test_api FILE...   Last line: "api: N passed, M failed".
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "npzstream.h"
+
+static int passed, failed;
+#define CHECK(cond, ...)                                                      \
+    do {                                                                      \
+        if (cond) passed++;                                                   \
+        else { failed++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } \
+    } while (0)
+
+/* ---- digest of a run ---- */
+typedef struct run {
+    uint64_t h;          /* events, data merged */
+    int verdict;         /* 1 END, <0 error */
+    uint64_t err_off;
+    long err_member;
+    int events;
+    int progress_ok;
+    int zero_copy_ok;
+} run;
+
+static uint64_t mix(uint64_t h, const void *p, size_t n) {
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 0x100000001b3ULL; }
+    return h;
+}
+#define MIXV(h, v) ((h) = mix((h), &(v), sizeof(v)))
+
+typedef struct counting {
+    long n, fail_at, live;
+} counting;
+static void *c_alloc(void *o, size_t n) {
+    counting *c = o;
+    if (c->fail_at >= 0 && c->n++ == c->fail_at) return NULL;
+    if (c->fail_at < 0) c->n++;
+    c->live++;
+    return malloc(n);
+}
+static void c_free(void *o, void *p) {
+    counting *c = o;
+    c->live--;
+    free(p);
+}
+
+/* Parse buf with pushes of the sizes produced by next_size(); 0-size pushes allowed. */
+static run parse(const uint8_t *buf, size_t len, const size_t *sched, size_t nsched, const npzs_limits *lim,
+                 counting *cnt) {
+    run r;
+    memset(&r, 0, sizeof r);
+    r.h = 0xcbf29ce484222325ULL;
+    r.progress_ok = r.zero_copy_ok = 1;
+    npzs_allocator al = {c_alloc, c_free, cnt};
+    npzs_parser *p = npzs_new(lim, cnt ? &al : NULL);
+    if (!p) { r.verdict = NPZS_E_NOMEM; return r; }
+    size_t off = 0, k = 0;
+    int data_stream_member = -1;
+    uint64_t data_h = 0x84222325ULL;
+    for (;;) {
+        size_t n = len - off;
+        if (nsched) { size_t s = sched[k++ % nsched]; if (n > s) n = s; }
+        uint8_t *copy = malloc(n ? n : 1);
+        memcpy(copy, buf + off, n);
+        npzs_in in = {copy, n, 0};
+        int fin = off + n == len;
+        if (fin) npzs_finish(p);
+        int stop = 0;
+        for (;;) {
+            npzs_event ev;
+            int rc = npzs_next(p, &in, &ev);
+            if (rc == NPZS_NEED_INPUT) {
+                if (in.pos != in.size || fin) { r.progress_ok = 0; stop = 1; }
+                break;
+            }
+            if (rc == NPZS_EVENT) {
+                r.events++;
+                if (ev.type == NPZS_EV_DATA || ev.type == NPZS_EV_BLOB) {
+                    if (ev.zero_copy && !(ev.data >= copy && ev.data + ev.len <= copy + n)) r.zero_copy_ok = 0;
+                    for (size_t i = 0; i < ev.len; i++) data_h = (data_h ^ ev.data[i]) * 0x100000001b3ULL;
+                    if (data_stream_member != (int)ev.member) data_stream_member = (int)ev.member;
+                    continue;
+                }
+                if (ev.type == NPZS_EV_MEMBER_END) { MIXV(r.h, data_h); data_h = 0; data_stream_member = -1; }
+                MIXV(r.h, ev.type);
+                MIXV(r.h, ev.member);
+                if (ev.type == NPZS_EV_MEMBER_BEGIN) {
+                    if (ev.name) r.h = mix(r.h, ev.name, ev.name_len);
+                    MIXV(r.h, ev.method);
+                    MIXV(r.h, ev.offset);
+                } else if (ev.type == NPZS_EV_HEADER) {
+                    const npzs_array_info *a = ev.array;
+                    r.h = mix(r.h, a->dtype, strlen(a->dtype));
+                    r.h = mix(r.h, a->descr, a->descr_len);
+                    r.h = mix(r.h, a->shape, a->ndim * sizeof *a->shape);
+                    MIXV(r.h, a->nbytes);
+                    MIXV(r.h, a->fortran_order);
+                    MIXV(r.h, a->version_major);
+                    MIXV(r.h, a->header_len);
+                } else if (ev.type == NPZS_EV_MEMBER_END) {
+                    MIXV(r.h, ev.size);
+                    MIXV(r.h, ev.csize);
+                    MIXV(r.h, ev.crc32);
+                    MIXV(r.h, ev.data_crc32);
+                    MIXV(r.h, ev.offset);
+                } else if (ev.type == NPZS_EV_END) {
+                    MIXV(r.h, ev.members);
+                    MIXV(r.h, ev.offset);
+                    r.verdict = 1;
+                    stop = 1;
+                    break;
+                }
+                continue;
+            }
+            if (rc == NPZS_DONE) { r.progress_ok = 0; stop = 1; break; }
+            r.verdict = rc;
+            r.err_off = npzs_error_offset(p);
+            r.err_member = npzs_error_member(p);
+            npzs_event ev2;
+            if (npzs_next(p, &in, &ev2) != rc) r.progress_ok = 0; /* sticky */
+            stop = 1;
+            break;
+        }
+        off += in.pos;
+        free(copy);
+        if (stop) break;
+    }
+    npzs_free(p);
+    return r;
+}
+
+static int same(const run *a, const run *b) {
+    return a->h == b->h && a->verdict == b->verdict && a->err_off == b->err_off && a->err_member == b->err_member;
+}
+
+static uint8_t *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    uint8_t *b = malloc(cap);
+    for (;;) {
+        if (n == cap) { cap *= 2; b = realloc(b, cap); }
+        size_t r = fread(b + n, 1, cap - n, f);
+        if (!r) break;
+        n += r;
+    }
+    fclose(f);
+    *len = n;
+    return b;
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15ULL;
+static size_t rnd(size_t n) {
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    return n ? (size_t)(rng % n) : 0;
+}
+
+static void test_file(const char *path) {
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    if (!buf) { CHECK(0, "cannot read %s", path); return; }
+    run whole = parse(buf, len, NULL, 0, NULL, NULL);
+    CHECK(whole.progress_ok, "%s: progress invariant (whole)", path);
+    CHECK(whole.zero_copy_ok, "%s: zero-copy chunk outside the pushed buffer", path);
+    CHECK(whole.verdict != 0, "%s: no verdict", path);
+    size_t one = 1, seven = 7, withzero[3] = {0, 3, 0};
+    if (len <= (1u << 20)) {
+        run r1 = parse(buf, len, &one, 1, NULL, NULL);
+        CHECK(same(&whole, &r1) && r1.progress_ok, "%s: 1-byte pushes differ (verdict %d/%d off %llu/%llu)", path,
+              whole.verdict, r1.verdict, (unsigned long long)whole.err_off, (unsigned long long)r1.err_off);
+    }
+    run r7 = parse(buf, len, &seven, 1, NULL, NULL);
+    CHECK(same(&whole, &r7) && r7.progress_ok, "%s: 7-byte pushes differ", path);
+    if (len <= (1u << 20)) {
+        run rz = parse(buf, len, withzero, 3, NULL, NULL);
+        CHECK(same(&whole, &rz) && rz.progress_ok, "%s: pushes with empty ones differ", path);
+    }
+    for (int t = 0; t < 4; t++) {
+        size_t sched[16];
+        for (int i = 0; i < 16; i++) sched[i] = rnd(t < 2 ? 64 : 70000);
+        sched[0] = sched[0] ? sched[0] : 1;
+        run rr = parse(buf, len, sched, 16, NULL, NULL);
+        CHECK(same(&whole, &rr) && rr.progress_ok, "%s: random split %d differs", path, t);
+    }
+    /* a small inflate window must not change anything either */
+    npzs_limits lim;
+    npzs_limits_default(&lim);
+    lim.inflate_window = 1;
+    run w1 = parse(buf, len, &seven, 1, &lim, NULL);
+    CHECK(same(&whole, &w1), "%s: 1-byte inflate window differs", path);
+
+    /* allocation failures: each must come back as NPZS_E_NOMEM, nothing leaks */
+    if (len <= (1u << 16)) {
+        counting probe = {0, -1, 0};
+        run pr = parse(buf, len, NULL, 0, NULL, &probe);
+        CHECK(same(&whole, &pr) && probe.live == 0, "%s: counting allocator changes the result or leaks", path);
+        int ok = 1;
+        for (long i = 0; i < probe.n; i++) {
+            counting c = {0, i, 0};
+            run fr = parse(buf, len, NULL, 0, NULL, &c);
+            if (fr.verdict != NPZS_E_NOMEM && !same(&whole, &fr)) { ok = 0; printf("  alloc fail %ld: verdict %d\n", i, fr.verdict); }
+            if (c.live != 0) { ok = 0; printf("  alloc fail %ld: %ld blocks leaked\n", i, c.live); }
+        }
+        CHECK(ok, "%s: allocation failure handling", path);
+    }
+    free(buf);
+}
+
+static void test_contract(void) {
+    /* error names are the CLI contract */
+    static const char *const names[] = {"truncated", "bad_magic", "bad_version", "header_too_large", "bad_header",
+                                        "pickle", "bad_shape", "size_overflow", "zip_bad_header", "zip_unsupported",
+                                        "crc_mismatch", "size_mismatch", "cd_mismatch", "duplicate_name",
+                                        "trailing_data", "limit", "inflate", "bad_name"};
+    for (int i = 0; i < 18; i++)
+        CHECK(strcmp(npzs_error_name(-1 - i), names[i]) == 0, "error %d is named %s", -1 - i, npzs_error_name(-1 - i));
+    CHECK(strcmp(npzs_error_name(12345), "unknown") == 0, "unknown error name");
+
+    npzs_limits lim;
+    npzs_limits_default(&lim);
+    lim.max_ndim = 65;
+    CHECK(npzs_new(&lim, NULL) == NULL, "max_ndim above 64 must be refused");
+    npzs_limits_default(&lim);
+    lim.inflate_window = 0;
+    CHECK(npzs_new(&lim, NULL) == NULL, "inflate_window 0 must be refused");
+    npzs_allocator half = {c_alloc, NULL, NULL};
+    CHECK(npzs_new(NULL, &half) == NULL, "an allocator without free must be refused");
+
+    /* a tiny valid .npy */
+    static const char hdr[] = "{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }";
+    uint8_t f[128];
+    size_t hl = sizeof hdr - 1;
+    memcpy(f, "\x93NUMPY\x01\x00", 8);
+    f[8] = (uint8_t)hl; f[9] = 0;
+    memcpy(f + 10, hdr, hl);
+    memcpy(f + 10 + hl, "\x01\x00\x02\x00", 4);
+    size_t flen = 10 + hl + 4;
+
+    npzs_parser *p = npzs_new(NULL, NULL);
+    npzs_event ev;
+    npzs_in in = {f, flen, 0};
+    int types[8], nt = 0, rc;
+    while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT && nt < 8) types[nt++] = ev.type;
+    CHECK(rc == NPZS_NEED_INPUT && nt == 4, "events before finish: rc %d, %d events", rc, nt);
+    CHECK(nt == 4 && types[0] == NPZS_EV_MEMBER_BEGIN && types[1] == NPZS_EV_HEADER && types[2] == NPZS_EV_DATA &&
+          types[3] == NPZS_EV_MEMBER_END, "event order");
+    npzs_finish(p);
+    rc = npzs_next(p, NULL, &ev);
+    CHECK(rc == NPZS_EVENT && ev.type == NPZS_EV_END && ev.format == NPZS_FORMAT_NPY, "END after finish");
+    CHECK(npzs_next(p, NULL, &ev) == NPZS_DONE, "DONE after END");
+    uint8_t extra = 0;
+    npzs_in more = {&extra, 1, 0};
+    CHECK(npzs_next(p, &more, &ev) == NPZS_E_TRAILING_DATA, "a byte after END is trailing data");
+    CHECK(npzs_next(p, NULL, &ev) == NPZS_E_TRAILING_DATA, "errors are sticky");
+    npzs_free(p);
+
+    /* trailing byte before finish */
+    p = npzs_new(NULL, NULL);
+    f[flen] = 0;
+    npzs_in in2 = {f, flen + 1, 0};
+    while ((rc = npzs_next(p, &in2, &ev)) == NPZS_EVENT) {}
+    CHECK(rc == NPZS_E_TRAILING_DATA && npzs_error_offset(p) == flen, "trailing data offset %llu",
+          (unsigned long long)npzs_error_offset(p));
+    CHECK(strlen(npzs_error_message(p)) > 0, "error message");
+    npzs_free(p);
+
+    /* truncation at every length */
+    int ok = 1;
+    for (size_t cut = 0; cut < flen; cut++) {
+        p = npzs_new(NULL, NULL);
+        npzs_in in3 = {f, cut, 0};
+        npzs_finish(p);
+        while ((rc = npzs_next(p, &in3, &ev)) == NPZS_EVENT) {}
+        if (rc != NPZS_E_TRUNCATED || npzs_error_offset(p) != cut) {
+            ok = 0;
+            printf("  cut %zu: rc %d off %llu\n", cut, rc, (unsigned long long)npzs_error_offset(p));
+        }
+        npzs_free(p);
+    }
+    CHECK(ok, "truncation at every length is 'truncated' at the input length");
+
+    /* bad arguments */
+    p = npzs_new(NULL, NULL);
+    npzs_in badin = {NULL, 5, 0};
+    CHECK(npzs_next(p, &badin, &ev) == NPZS_E_BAD_CALL, "NULL src with a size is a bad call");
+    npzs_free(p);
+    p = npzs_new(NULL, NULL);
+    CHECK(npzs_next(p, &in, NULL) == NPZS_E_BAD_CALL, "NULL event is a bad call");
+    npzs_free(p);
+    CHECK(npzs_next(NULL, &in, &ev) == NPZS_E_BAD_CALL, "NULL parser is a bad call");
+    npzs_free(NULL);
+
+    /* state names exist for every state */
+    for (int i = 0; i < NPZS_NSTATES; i++) CHECK(npzs__state_id(i) && npzs__state_doc(i), "state %d has a name", i);
+}
+
+int main(int argc, char **argv) {
+    test_contract();
+    for (int i = 1; i < argc; i++) test_file(argv[i]);
+    printf("api: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
