@@ -268,10 +268,16 @@ static void on_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
 }
 
 /* ---- the driver ------------------------------------------------------------------- */
-static size_t sched_size(const fz_opts *o, size_t k) {
+static size_t sched_size(const fz_opts *o, size_t k, int *last_zero) {
     if (!o->sched) return SIZE_MAX;
     if (o->sched_n == 0) return 1;
     unsigned b = o->sched[k % o->sched_n];
+    if (b == 0) {
+        if (*last_zero) return 1; /* never two 0-byte pushes in a row: the run must end */
+        *last_zero = 1;
+        return 0;
+    }
+    *last_zero = 0;
     if (b < 0xE0) return b;
     return (size_t)1 << (b - 0xE0 + 8);
 }
@@ -304,7 +310,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
     uint8_t *chunk = NULL;
     npzs_in in = {NULL, 0, 0};
     npzs_in *inp = &in;
-    int have_chunk = 0;
+    int have_chunk = 0, last_zero = 0;
     uint64_t calls = 0;
     for (;;) {
         if (!finished && (!have_chunk || in.pos == in.size)) {
@@ -318,7 +324,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
                 inp = o->finish_null ? NULL : &in;
                 if (o->log) fprintf(o->log, "-- finish\n");
             } else {
-                size_t want = sched_size(o, k++);
+                size_t want = sched_size(o, k++, &last_zero);
                 if (want > n - off) want = n - off;
                 chunk = malloc(want ? want : 1);
                 if (!chunk) fz_die("host malloc failed");
@@ -402,8 +408,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
 }
 
 int fz_same(const fz_result *a, const fz_result *b) {
-    return a->created == b->created && a->digest == b->digest && a->events <= UINT64_MAX &&
-           a->accepted == b->accepted && a->err == b->err && a->err_off == b->err_off &&
+    return a->created == b->created && a->digest == b->digest && a->accepted == b->accepted && a->err == b->err && a->err_off == b->err_off &&
            a->err_member == b->err_member && a->err_coff == b->err_coff;
 }
 
@@ -488,6 +493,47 @@ void fz_npy(fz_buf *b, const char *dict, const uint8_t *data, size_t dn) {
     fz_put(b, data, dn);
 }
 
+void fz_zip_lfh(fz_buf *b, const char *name, size_t nl, unsigned version, unsigned flags, unsigned method,
+                uint32_t crc, uint32_t csize, uint32_t usize, const uint8_t *extra, size_t en) {
+    fz_put32(b, 0x04034B50);
+    fz_put16(b, version);
+    fz_put16(b, flags);
+    fz_put16(b, method);
+    fz_put16(b, 0);
+    fz_put16(b, 0x21);
+    fz_put32(b, crc);
+    fz_put32(b, csize);
+    fz_put32(b, usize);
+    fz_put16(b, (unsigned)nl);
+    fz_put16(b, (unsigned)en);
+    fz_put(b, name, nl);
+    fz_put(b, extra, en);
+}
+
+void fz_zip_cdh_raw(fz_buf *b, const char *name, size_t nl, unsigned version, unsigned flags, unsigned method,
+                    uint32_t crc, uint32_t csize, uint32_t usize, uint32_t lfh_off) {
+    fz_put32(b, 0x02014B50);
+    fz_put16(b, (3 << 8) | (version & 0xFF));
+    fz_put16(b, version);
+    fz_put16(b, flags);
+    fz_put16(b, method);
+    fz_put16(b, 0);
+    fz_put16(b, 0x21);
+    fz_put32(b, crc);
+    fz_put32(b, csize);
+    fz_put32(b, usize);
+    fz_put16(b, (unsigned)nl);
+    fz_put16(b, 0);
+    fz_put16(b, 0);
+    fz_put16(b, 0);
+    fz_put16(b, 0);
+    fz_put32(b, 0x81A40000u);
+    fz_put32(b, lfh_off);
+    fz_put(b, name, nl);
+}
+
+static const uint8_t z64_zero[20] = {1, 0, 16, 0};
+
 void fz_zip_member(fz_buf *b, fz_member *m) {
     size_t nl = strlen(m->name);
     const uint8_t *payload = m->content;
@@ -500,26 +546,13 @@ void fz_zip_member(fz_buf *b, fz_member *m) {
     m->crc = fz_crc32(m->content, m->content_n);
     m->csize = pn;
     m->lfh_off = b->n;
-    fz_put32(b, 0x04034B50);
-    fz_put16(b, 20);
-    fz_put16(b, m->dd ? 8 : 0);
-    fz_put16(b, (unsigned)m->method);
-    fz_put16(b, 0);
-    fz_put16(b, 0x21);
-    fz_put32(b, m->dd ? 0 : m->crc);
-    fz_put32(b, m->dd ? 0 : (uint32_t)pn);
-    fz_put32(b, m->dd ? 0 : (uint32_t)m->content_n);
-    fz_put16(b, (unsigned)nl);
-    fz_put16(b, m->dd ? 20 : 0);
-    fz_put(b, m->name, nl);
-    if (m->dd) {
-        fz_put16(b, 1);
-        fz_put16(b, 16);
-        fz_put64(b, 0);
-        fz_put64(b, 0);
-    }
+    if (m->dd)
+        fz_zip_lfh(b, m->name, nl, 20, 8, (unsigned)m->method, 0, 0, 0, m->dd == 3 ? NULL : z64_zero,
+                   m->dd == 3 ? 0 : sizeof z64_zero);
+    else
+        fz_zip_lfh(b, m->name, nl, 20, 0, (unsigned)m->method, m->crc, (uint32_t)pn, (uint32_t)m->content_n, NULL, 0);
     fz_put(b, payload, pn);
-    if (m->dd) {
+    if (m->dd == 1) {
         fz_put32(b, 0x08074B50);
         fz_put32(b, m->crc);
         fz_put64(b, pn);
@@ -529,25 +562,19 @@ void fz_zip_member(fz_buf *b, fz_member *m) {
 }
 
 void fz_zip_cdh(fz_buf *b, const fz_member *m) {
-    size_t nl = strlen(m->name);
-    fz_put32(b, 0x02014B50);
-    fz_put16(b, (3 << 8) | 20);
-    fz_put16(b, 20);
-    fz_put16(b, m->dd ? 8 : 0);
-    fz_put16(b, (unsigned)m->method);
-    fz_put16(b, 0);
-    fz_put16(b, 0x21);
-    fz_put32(b, m->crc);
-    fz_put32(b, (uint32_t)m->csize);
-    fz_put32(b, (uint32_t)m->content_n);
-    fz_put16(b, (unsigned)nl);
-    fz_put16(b, 0);
-    fz_put16(b, 0);
-    fz_put16(b, 0);
-    fz_put16(b, 0);
-    fz_put32(b, 0x81A40000u);
-    fz_put32(b, (uint32_t)m->lfh_off);
-    fz_put(b, m->name, nl);
+    fz_zip_cdh_raw(b, m->name, strlen(m->name), 20, m->dd ? 8 : 0, (unsigned)m->method, m->crc, (uint32_t)m->csize,
+                   (uint32_t)m->content_n, (uint32_t)m->lfh_off);
+}
+
+const uint8_t *fz_npy_small(size_t *n) {
+    static fz_buf b;
+    if (!b.n) {
+        uint8_t d[8];
+        for (int i = 0; i < 8; i++) d[i] = (uint8_t)(i * 7 + 1);
+        fz_npy(&b, "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", d, 8);
+    }
+    *n = b.n;
+    return b.p;
 }
 
 void fz_zip_eocd(fz_buf *b, unsigned count, uint32_t cd_size, uint32_t cd_off) {
@@ -570,4 +597,44 @@ uint32_t fz_take32(fz_reader *r) {
     uint32_t v = 0;
     for (int i = 0; i < 4; i++) v |= (uint32_t)fz_take8(r) << (8 * i);
     return v;
+}
+
+static const uint8_t fz_check_sched[] = {1, 0, 7, 2, 0xE0, 3, 1, 1, 64, 5};
+
+fz_result fz_check(const uint8_t *data, size_t n, const npzs_limits *lim) {
+    fz_opts o;
+    fz_opts_init(&o);
+    o.lim = lim;
+    fz_result a, b;
+    fz_run(data, n, &o, &a);
+    o.sched = fz_check_sched;
+    o.sched_n = sizeof fz_check_sched;
+    o.finish_null = 1;
+    fz_run(data, n, &o, &b);
+    if (!fz_same(&a, &b)) fz_report_mismatch(data, n, lim, NULL, 0, &a, &b);
+    return a;
+}
+
+void fz_report_mismatch(const uint8_t *data, size_t n, const npzs_limits *lim, const uint8_t *sched,
+                        size_t sched_n, const fz_result *a, const fz_result *b) {
+    fz_opts o;
+    fz_opts_init(&o);
+    o.lim = lim;
+    o.log = stderr;
+    fz_result x;
+    fprintf(stderr, "==== whole input (%zu bytes) ====\n", n);
+    fz_run(data, n, &o, &x);
+    if (sched) {
+        o.sched = sched;
+        o.sched_n = sched_n;
+    } else {
+        o.sched = fz_check_sched;
+        o.sched_n = sizeof fz_check_sched;
+    }
+    o.finish_null = 1;
+    fprintf(stderr, "==== split ====\n");
+    fz_run(data, n, &o, &x);
+    fz_print_result(stderr, "whole", a);
+    fz_print_result(stderr, "split", b);
+    fz_die("split invariance: whole and split parses differ");
 }

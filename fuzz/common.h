@@ -86,6 +86,16 @@ void fz_die(const char *fmt, ...)
 #endif
     ;
 
+/* Parse whole and under a fixed split schedule with 0- and 1-byte pushes;
+ * abort (with both event logs) unless fz_same().  Returns the whole-run result. */
+fz_result fz_check(const uint8_t *data, size_t n, const npzs_limits *lim);
+void fz_report_mismatch(const uint8_t *data, size_t n, const npzs_limits *lim, const uint8_t *sched,
+                        size_t sched_n, const fz_result *a, const fz_result *b)
+#if defined(__GNUC__)
+    __attribute__((noreturn))
+#endif
+    ;
+
 /* States reached by every fz_run() of this process (for the state gate). */
 extern uint64_t fz_visited_all;
 extern uint32_t fz_cvisited_all;
@@ -114,11 +124,20 @@ typedef struct fz_member {
     const uint8_t *content;  /* uncompressed content */
     size_t content_n;
     int method;              /* 0 or 8 */
-    int dd;                  /* 1: pipe style (bit 3, ZIP64 extra 0/0, 24-byte descriptor) */
+    int dd;                  /* 0: sizes in the local header, no extra;
+                                1: pipe style (bit 3, ZIP64 extra 0/0, 24-byte descriptor);
+                                2: as 1 without the descriptor (the caller appends one);
+                                3: bit 3, no extra, no descriptor (the caller appends one) */
     uint64_t lfh_off;        /* filled by fz_zip_member */
     uint32_t crc;
     uint64_t csize;
 } fz_member;
+void fz_zip_lfh(fz_buf *b, const char *name, size_t nl, unsigned version, unsigned flags, unsigned method,
+                uint32_t crc, uint32_t csize, uint32_t usize, const uint8_t *extra, size_t en);
+void fz_zip_cdh_raw(fz_buf *b, const char *name, size_t nl, unsigned version, unsigned flags, unsigned method,
+                    uint32_t crc, uint32_t csize, uint32_t usize, uint32_t lfh_off);
+/* The canonical small array used by the wrappers: <i4 (2,) = [0x04030201?]: bytes 1, 8, 15, ... */
+const uint8_t *fz_npy_small(size_t *n);
 /* Append the local header, data and (pipe style) descriptor of m. */
 void fz_zip_member(fz_buf *b, fz_member *m);
 /* Append the central directory record of m. */

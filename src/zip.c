@@ -475,6 +475,9 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
                 if (rc < 0) return rc;
                 continue;
             }
+            if (p->c.kind == NPZS_KIND_BLOB && p->l_known && p->c.pos > p->l_usize)
+                return npzs__fail(p, NPZS_E_SIZE_MISMATCH, p->data_start,
+                                  "inflated member is larger than the local header says");
             if (p->z_err)
                 return npzs__fail(p, NPZS_E_INFLATE, p->data_start, p->z_msg ? p->z_msg : "invalid deflate data");
             if (p->z_end) { p->state = NPZS_S_ZIP_CONTENT_END; continue; }

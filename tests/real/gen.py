@@ -77,6 +77,33 @@ def filled(dtype, shape, seed=0):
     return a.reshape(shape).copy()
 
 
+def header_info(dt):
+    b = io.BytesIO()
+    np.save(b, np.zeros(1, dt))
+    v = b.getvalue()
+    ver = v[6]
+    n = int.from_bytes(v[8:10] if ver == 1 else v[8:12], "little")
+    start = 10 if ver == 1 else 12
+    return ver, len(v[start:start + n].decode("utf-8" if ver == 3 else "latin-1"))
+
+
+def header_sized_dtype(fields, want, version, lo=None, hi=None):
+    """A structured dtype whose NumPy-written header has exactly `want` characters (or a
+    character count in [lo, hi]) and the given format version.  Bisects on the field count."""
+    a, b = 1, 4000
+    while a < b:  # smallest field count whose header reaches the target
+        m = (a + b) // 2
+        if header_info(np.dtype(fields(m)))[1] < (want if want else lo):
+            a = m + 1
+        else:
+            b = m
+    for n in range(a, a + 50):
+        ver, chars = header_info(np.dtype(fields(n)))
+        if ver == version and ((want and chars == want) or (not want and lo <= chars <= hi)):
+            return np.dtype(fields(n))
+    raise RuntimeError("no header of the wanted size (%s, %s..%s)" % (want, lo, hi))
+
+
 # ---------------------------------------------------------------------------
 def gen_npy(g):
     # every simple dtype kind, little and big endian
@@ -159,6 +186,19 @@ def gen_npy(g):
           expect_code="header_too_large")
     g.add("npy/v2_long_header.npy", "v2.0 long header, limit raised",
           args=["--max-header-size", "200000"], load={"max_header_size": 200000})
+    # NumPy-written headers right at the default max_header_size (10000 decoded characters):
+    # data is 64-aligned, so header lengths are 64k-10: 9974 (accepted) and 10038 (rejected)
+    for want, code in ((9974, None), (10038, "header_too_large")):
+        dt = header_sized_dtype(lambda n: [("f%04d" % i, "u1") for i in range(n)], want, 1)
+        g.save("npy/header_%d.npy" % want, np.zeros(2, dt), note="v1 header of %d chars" % want,
+               expect_code=code)
+    # v3 (UTF-8) headers: the limit counts characters, not bytes
+    dt = header_sized_dtype(lambda n: [("数据%04d" % i, "u1") for i in range(n)], None, 3, lo=5000, hi=9974)
+    g.save("npy/header_v3_manybytes.npy", np.zeros(2, dt), expect_code=None,
+           note="v3 header, < 10000 characters but > 10000 UTF-8 bytes: NumPy accepts")
+    dt = header_sized_dtype(lambda n: [("数据%04d" % i, "u1") for i in range(n)], None, 3, lo=10001, hi=11000)
+    g.save("npy/header_v3_toolong.npy", np.zeros(2, dt), expect_code="header_too_large",
+           note="v3 header > 10000 characters: NumPy rejects")
     # object arrays -> pickle
     g.save("npy/object.npy", np.array([1, "a", None], dtype=object), note="object", expect_code="pickle")
     g.save("npy/object_2d.npy", np.empty((2, 2), dtype=object), note="object 2-d", expect_code="pickle")
@@ -285,13 +325,50 @@ def gen_npz(g):
             "    with zf.open('note.txt', 'w') as f: f.write(b'blob written to a pipe')\n")
     r = subprocess.run([PY, "-c", code], stdout=subprocess.PIPE, check=True)
     open(p, "wb").write(r.stdout)
-    g.add("npz/zipfile_pipe_blob.npz", "zipfile to a pipe (32-bit descriptors), npy + blob")
+    g.add("npz/zipfile_pipe_blob.npz", "zipfile to a pipe (32-bit descriptors), npy + stored blob with a "
+          "data descriptor: its end cannot be found without the central directory", strict_code="zip_unsupported")
     # .npy-named member that is not npy content: NumPy returns the raw bytes
     p = g.path("npz/npy_name_not_npy.npz")
     with zipfile.ZipFile(p, "w") as zf:
         zf.writestr("a.npy", buf.getvalue())
         zf.writestr("fake.npy", b"this is not an npy file")
     g.add("npz/npy_name_not_npy.npz", "member fake.npy whose content is not npy (NumPy: raw bytes)")
+    # other zipfile features NumPy reads: archive comment, compression levels, bzip2/lzma,
+    # a directory entry, members in a sub-folder
+    p = g.path("npz/zip_comment.npz")
+    np.savez(p, a=filled("<i4", (3,)))
+    with zipfile.ZipFile(p, "a") as zf:
+        zf.comment = b"archive comment written by zipfile"
+    g.add("npz/zip_comment.npz", "savez + archive comment")
+    for lvl in (1, 9):
+        p = g.path("npz/deflate_level%d.npz" % lvl)
+        with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED, compresslevel=lvl) as zf:
+            zf.writestr("a.npy", buf.getvalue())
+            zf.writestr("b.npy", buf.getvalue())
+        g.add("npz/deflate_level%d.npz" % lvl, "zipfile deflate level %d" % lvl)
+    for meth, nm in ((zipfile.ZIP_BZIP2, "bzip2"), (zipfile.ZIP_LZMA, "lzma")):
+        p = g.path("npz/method_%s.npz" % nm)
+        with zipfile.ZipFile(p, "w", meth) as zf:
+            zf.writestr("a.npy", buf.getvalue())
+        g.add("npz/method_%s.npz" % nm, "zipfile %s member: NumPy reads it, npzstream supports stored/deflate only" % nm,
+              strict_code="zip_unsupported")
+    p = g.path("npz/subdir_members.npz")
+    with zipfile.ZipFile(p, "w") as zf:
+        zf.writestr("sub/a.npy", buf.getvalue())
+        zf.writestr("sub/deeper/b.npy", buf.getvalue())
+    g.add("npz/subdir_members.npz", "members in sub-folders (keys 'sub/a', 'sub/deeper/b')")
+    # zipfile lets a writer add the same name twice (UserWarning); NumPy lists both, loads the last
+    p = g.path("npz/duplicate_names.npz")
+    with zipfile.ZipFile(p, "w") as zf:
+        zf.writestr("a.npy", buf.getvalue())
+        zf.writestr("a.npy", buf.getvalue())
+    g.add("npz/duplicate_names.npz", "the same member name twice (zipfile allows it)", strict_code="duplicate_name")
+    # np.lib.format.open_memmap writes the file itself
+    mm = npf.open_memmap(g.path("npy/open_memmap.npy"), mode="w+", dtype=">i4", shape=(3, 7), fortran_order=True)
+    mm[:] = np.arange(21).reshape(3, 7)
+    mm.flush()
+    del mm
+    g.add("npy/open_memmap.npy", "np.lib.format.open_memmap (F order, >i4)")
     # object member inside an archive
     np.savez(g.path("npz/object_member.npz"), a=np.arange(3), o=np.array([None, 1], object))
     g.add("npz/object_member.npz", "object member", expect_code="pickle")
@@ -301,6 +378,33 @@ def gen_npz(g):
     repack(g, g.path("npz/compressed_zero_size.npz"), "npz/infozip_zero.npz", [], "Info-ZIP, zero-size members")
     repack(g, g.path("npz/utf8_names.npz"), "npz/infozip_utf8_names.npz", [],
            "Info-ZIP, UTF-8 names WITHOUT the UTF-8 flag: zipfile decodes cp437, NumPy keys are mojibake")
+    g.cases[-1]["strict_code"] = "bad_name"
+    repack(g, g.path("npz/savez.npz"), "npz/infozip_zip64.npz", ["-fz"], "Info-ZIP -fz (forced Zip64)")
+    repack(g, g.path("npz/savez.npz"), "npz/infozip_noextra.npz", ["-X", "-9"], "Info-ZIP -X -9 (no extra fields)")
+    # Info-ZIP -r of a tree with a sub-folder: a directory entry 'sub/' (NumPy: an empty blob)
+    d = os.path.join(g.out, "_tmp_tree")
+    os.makedirs(os.path.join(d, "sub"), exist_ok=True)
+    np.save(os.path.join(d, "top.npy"), filled("<i2", (4,)))
+    np.save(os.path.join(d, "sub", "inner.npy"), filled("<f4", (2, 2)))
+    out = os.path.abspath(g.path("npz/infozip_tree.npz"))
+    subprocess.run(["zip", "-q", "-r", out, "top.npy", "sub"], cwd=d, check=True)
+    shutil.rmtree(d)
+    g.add("npz/infozip_tree.npz", "Info-ZIP -r with a sub-folder: directory entry 'sub/' (NumPy: empty blob)",
+          strict_code="bad_name")
+    # Info-ZIP reading a non-npy blob from stdin: deflated is self-delimiting, stored + descriptor is not
+    r = subprocess.run(["zip", "-q", "-", "-"], input=b"plain text from stdin\n" * 20, stdout=subprocess.PIPE, check=True)
+    open(g.path("npz/infozip_stdin_blob.npz"), "wb").write(r.stdout)
+    g.add("npz/infozip_stdin_blob.npz", "echo text | zip - - : deflated blob '-' with a data descriptor")
+    # (`... | zip -0 - -` is refused by Info-ZIP: "zip -0 not supported for I/O on pipes"; with stdin
+    # redirected from a regular file it works and writes stored + data descriptor)
+    p = g.path("npz/_blob.txt")
+    open(p, "wb").write(b"plain text from stdin\n" * 20)
+    with open(p, "rb") as f:
+        r = subprocess.run(["zip", "-q", "-0", "-", "-"], stdin=f, stdout=subprocess.PIPE, check=True)
+    os.unlink(p)
+    open(g.path("npz/infozip_stdin_blob_stored.npz"), "wb").write(r.stdout)
+    g.add("npz/infozip_stdin_blob_stored.npz", "zip -0 - - < text.txt | : stored blob with a data descriptor",
+          strict_code="zip_unsupported")
     d = os.path.join(g.out, "_tmp_pipe")
     os.makedirs(d, exist_ok=True)
     np.save(os.path.join(d, "a.npy"), filled("<f8", (20, 20)))
@@ -312,13 +416,15 @@ def gen_npz(g):
     open(g.path("npz/infozip_pipe_out_stored.npz"), "wb").write(r.stdout)
     g.add("npz/infozip_pipe_out_stored.npz", "zip -q -0 - a.npy b.npy | (pipe)")
     with open(os.path.join(d, "a.npy"), "rb") as f:
-        r = subprocess.run(["zip", "-q", "-", "-"], stdin=f, stdout=subprocess.PIPE, check=True)
+        npy_bytes = f.read()
+    r = subprocess.run(["zip", "-q", "-", "-"], input=npy_bytes, stdout=subprocess.PIPE, check=True)
     open(g.path("npz/infozip_stdin.npz"), "wb").write(r.stdout)
-    g.add("npz/infozip_stdin.npz", "cat a.npy | zip -q - - (member '-', streamed, zip64)")
+    g.add("npz/infozip_stdin.npz", "cat a.npy | zip -q - - | (member '-', deflated, data descriptor)")
+    # Info-ZIP refuses -0 when stdin is a pipe; stdin redirected from the file works
     with open(os.path.join(d, "a.npy"), "rb") as f:
         r = subprocess.run(["zip", "-q", "-0", "-", "-"], stdin=f, stdout=subprocess.PIPE, check=True)
     open(g.path("npz/infozip_stdin_stored.npz"), "wb").write(r.stdout)
-    g.add("npz/infozip_stdin_stored.npz", "cat a.npy | zip -q -0 - -")
+    g.add("npz/infozip_stdin_stored.npz", "zip -q -0 - - < a.npy | (stored npy content + data descriptor)")
     shutil.rmtree(d)
 
 
