@@ -10,8 +10,14 @@ LDLIBS  += -lz
 SONAME   = libnpzstream.so.0
 
 SRC      = src/npzs.c src/npy.c src/zip.c src/crc.c
+CLI_SRC  = cli/npzstream.c
 HDR      = include/npzstream.h src/internal.h src/states.h
 B        = build
+
+# Feature fragments: each mk/*.mk may add sources (SRC += ...), targets and test prerequisites
+# (TEST_DEPS += ...).  Included before any rule so that their variables count everywhere.
+TEST_DEPS =
+include $(sort $(wildcard mk/*.mk))
 OBJ      = $(SRC:src/%.c=$(B)/%.o)
 PIC_OBJ  = $(SRC:src/%.c=$(B)/pic/%.o)
 
@@ -30,15 +36,15 @@ $(B)/libnpzstream.a: $(OBJ)
 	rm -f $@ && ar rcs $@ $^
 $(B)/libnpzstream.so: $(PIC_OBJ)
 	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS)
-$(B)/npzstream: cli/npzstream.c $(B)/libnpzstream.a include/npzstream.h
-	$(CC) $(CFLAGS) -o $@ cli/npzstream.c $(B)/libnpzstream.a $(LDLIBS)
+$(B)/npzstream: $(CLI_SRC) $(B)/libnpzstream.a include/npzstream.h
+	$(CC) $(CFLAGS) -o $@ $(CLI_SRC) $(B)/libnpzstream.a $(LDLIBS)
 $(B):
 	@mkdir -p $(B)
 
 # Sanitizer build: library + CLI + C tests compiled with ASan and UBSan.
-$(BS)/npzstream: cli/npzstream.c $(SRC) $(HDR)
+$(BS)/npzstream: $(CLI_SRC) $(SRC) $(HDR)
 	@mkdir -p $(BS)
-	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude $(SAN) -o $@ cli/npzstream.c $(SRC) $(LDLIBS)
+	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude $(SAN) -o $@ $(CLI_SRC) $(SRC) $(LDLIBS)
 $(BS)/test_api: tests/test_api.c $(SRC) $(HDR)
 	@mkdir -p $(BS)
 	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude -Isrc $(SAN) -o $@ tests/test_api.c $(SRC) $(LDLIBS)
@@ -51,7 +57,7 @@ demo: all
 	$(B)/npzstream check --json corpus/peers/ndarray-npy/example_c64_big_endian_fortran.npy
 
 # make test: everything, plain and under ASan+UBSan.
-test: all $(B)/test_api $(BS)/npzstream $(BS)/test_api
+test: all $(B)/test_api $(BS)/npzstream $(BS)/test_api $(TEST_DEPS)
 	$(PYTHON) tests/run_all.py --plain $(B) --san $(BS)
 check: test
 
