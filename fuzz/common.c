@@ -404,6 +404,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
     r->peak_bytes = as.peak;
     if (as.live) fz_die("leak: %zu allocations (%zu bytes) still live after npzs_free", as.live, as.live_bytes);
     (void)calls;
+    if (getenv("FZ_VERBOSE")) fz_print_result(stderr, "run", r);
     return 1;
 }
 

@@ -7,6 +7,7 @@
  *        + descriptor (bit 3) + a central directory that repeats the header's name,
  *        flags and method with the real CRC and sizes + end record.
  * So a mutated header that is still consistent reaches the end of the archive. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "common.h"

@@ -376,8 +376,9 @@ def state_prefixes():
     cd = cdh_bytes(b"a.npy", 0x314, 20, 0, 0, crc, len(small), len(small), 0, comment=b"entry comment")
     b3 = lfh + cd + eocd_bytes(1, len(cd), len(lfh))
     P.append(("ZIP_CDH_COMMENT", "", b3, len(lfh) + 46 + 5 + 4))
-    b4, L4 = build_zip([Member("a.npy", small, 8, "file")])
-    P.append(("ZIP_DEFLATED", "C_DATA", b4, L4.m[0]["data_end"] - 1))
+    big = np_bytes(np.arange(3000, dtype="<i4"))
+    b4, L4 = build_zip([Member("a.npy", big, 8, "file")])
+    P.append(("ZIP_DEFLATED", "C_DATA", b4, (L4.m[0]["data"] + L4.m[0]["data_end"]) // 2))
     return P
 
 
@@ -391,8 +392,9 @@ def write_state_header(prefixes, path):
         body = "".join("\\x%02x" % x for x in bts)
         chunks = [body[i:i + 96] for i in range(0, len(body), 96)] or [""]
         lines.append('    {"%s", "%s", %d,' % (st, cs, len(bts)))
-        lines += ['     (const unsigned char *)"%s"' % c for c in chunks[:-1]]
-        lines.append('     (const unsigned char *)"%s"},' % chunks[-1])
+        lines.append('     (const unsigned char *)"%s"' % chunks[0])
+        lines += ['     "%s"' % c for c in chunks[1:]]
+        lines[-1] += "},"
     lines.append("};")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")

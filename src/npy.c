@@ -82,9 +82,7 @@ static int grow(npzs_parser *p, void **buf, size_t *cap, size_t need) {
 /* Preamble complete up to pre_len: check it and decide what comes next. */
 static int preamble(npzs_parser *p) {
     npzs_content *c = &p->c;
-    if (c->pre_len == 8) {
-        if (memcmp(c->pre, npy_magic, 6) != 0)
-            return npzs__fail_content(p, NPZS_E_BAD_MAGIC, 0, "not a .npy file: the magic is not \\x93NUMPY");
+    if (c->pre_len == 8) { /* the magic was checked byte by byte as it arrived */
         if (!((c->pre[6] == 1 || c->pre[6] == 2 || c->pre[6] == 3) && c->pre[7] == 0))
             return npzs__fail_content(p, NPZS_E_BAD_VERSION, 6, "unsupported .npy version (only 1.0, 2.0, 3.0)");
         c->pre_need = c->pre[6] == 1 ? 10 : 12;

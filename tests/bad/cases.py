@@ -297,6 +297,17 @@ def npy_cases():
     add(C("npy-e1-header-truncated", g[:40], "truncated", 40))
     add(C("npy-c2-trailing-byte", g + b"\x00", "trailing_data", len(g), strict="S-ZIP-TRAIL"))
     add(C("npy-c2-second-array", g + g, "trailing_data", len(g), strict="S-ZIP-TRAIL"))
+    # escapes repr() writes, in field names (decoded before names are compared)
+    esc = r"""[('a\\b\'c\"d', '<i4'), ('\n\r\t', '<i4'), ('\u6574\U0001f600', '<i4')]"""
+    add(A("acc-npy-escapes-in-names", good_npy(I4x2 * 3, descr=esc)))
+    add(hmark(canon(descr=r"[('\x61', '<i4'), (@@'a', '<i4')]"), "bad_header", "npy-dup-name-via-escape", I4x2 * 2))
+    # descr corners
+    add(hmark(canon(descr="@@'|O16'"), "bad_header", "npy-d1-object-bad-size"))
+    add(hmark(canon(descr="@@'<q8'"), "bad_header", "npy-d1-unknown-code", strict="S-DESCR-ALIAS"))
+    add(A("acc-npy-subarray-int-shape", good_npy(I4x2 * 3, descr="[('a', ('<i4', 3))]")))
+    add(A("acc-npy-field-int-shape", good_npy(I4x2 * 3, descr="[('a', '<i4', 3)]")))
+    add(hmark(canon(descr="[('a', @@3)]"), "bad_header", "npy-d2-field-type-int"))
+    add(hmark(canon(fortran="@@Truex"), "bad_header", "npy-g5-truex"))
     z = good_npy(b"", shape="(0,)")
     add(C("npy-c2-trailing-after-empty", z + b"x", "trailing_data", len(z), strict="S-ZIP-TRAIL"))
     return out
@@ -667,6 +678,26 @@ def npz_cases():
           ambig="sizes unknown at the LFH: found inside deflated content -> compressed data start"))
     add(A("acc-npz-max-total-bytes-equal", Z([Member("a.npy", CBIG), Member("b.npy", CBIG)])[0],
           ["--max-total-bytes", str(2 * len(CBIG))]))
+
+    # ---- blobs whose first bytes look like the npy magic -------------------------------------------
+    for nm, blob in [("magic-prefix-4", b"\x93NUM"), ("magic-prefix-6x", b"\x93NUMPX and more"),
+                     ("magic-only-5", b"\x93NUMP"), ("one-byte", b"\x93")]:
+        add(A("acc-npz-blob-" + nm, Z([Member("b.bin", blob, 0), Member("a.npy", CA, 0)])[0]))
+        add(A("acc-npz-blob-deflated-" + nm, Z([Member("b.bin", blob, 8)])[0]))
+        add(A("acc-npz-blob-deflated-dd-" + nm, Z([Member("b.bin", blob, 8, "pipe")])[0]))
+    # a deflated blob inflating past its declared size
+    big = b"x" * 5000
+    b, L = Z([Member("b.bin", big, 8, "legacy", lfh_usize=100, cd_usize=100)])
+    add(C("npz-blob-inflates-past-size", b, "size_mismatch", L.m[0]["data"]))
+    # deferred sizes (bit 3) that are non-zero in the local header must still be right
+    for nm, ov in [("csize", dict(lfh_csize=7)), ("usize", dict(lfh_usize=7))]:
+        b, L = Z([Member("a.npy", CA, 8, "pipe", **ov)])
+        add(C("npz-dd-local-" + nm + "-wrong", b, "size_mismatch", L.m[0]["dd"], strict="S-ZIP-CRC"))
+    b, L = Z([Member("a.npy", CA, 8, "pipe", lfh_extra=z64_extra(len(CA) + 1, 0))])
+    add(C("npz-dd-local-zip64-usize-wrong", b, "size_mismatch", L.m[0]["dd"], strict="S-ZIP-CRC"))
+    # a central ZIP64 field whose length is not what its sentinels call for
+    b, L = Z([Member("a.npy", CA, 0, cd_extra=z64_extra(len(CA)))])
+    add(C("npz-cd-zip64-not-implied", b, "zip_bad_header", L.cd[0], strict="S-ZIP-EXTRA"))
 
     # ---- truncation -------------------------------------------------------------------------------------
     full, L = Z([Member("a.npy", CA, 0, "pipe"), Member("b.npy", CB)])

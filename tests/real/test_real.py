@@ -5,7 +5,8 @@ usage: /usr/bin/python3 tests/real/test_real.py [--bin build/npzstream] [--quick
 
 For every file that tests/real/gen.py writes (into a temporary directory) and every file under
 corpus/peers/, the CLI is run with the file piped into stdin: whole, --feed 1 (files < 64 KiB),
---feed 7, --feed 4093 and a few random --feed sizes.  Checks:
+--feed 7, --feed 4093, a few random --feed sizes, and (files < 1 MiB) a run without --feed
+where the pipe is written in random 1..512-byte pieces.  Checks:
   * stdout is exactly one JSON object with the contract's fields; exit 0/1 matches "ok";
   * the JSON is identical for every feed size;
   * accept/reject agrees with NumPy, except for cases listed with a strict_code (NumPy accepts,
@@ -26,6 +27,7 @@ import io
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -157,9 +159,11 @@ RSS_WRAPPER = (
     "sys.stderr.write('\\n@@npzs-rss %d %d\\n' % (r, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))\n")
 
 
-def run_cli(binary, data, args, timeout=300, measure=False):
+def run_cli(binary, data, args, timeout=300, measure=False, trickle=None):
     """Pipe `data` into `binary check --json ARGS -`; returns (rc, stdout, stderr, maxrss_kb);
-    maxrss_kb is 0 unless measure is set."""
+    maxrss_kb is 0 unless measure is set.  trickle: a random.Random -- write the pipe in random
+    pieces of 1..512 bytes (with an occasional pause) so the CLI's reads split the input at
+    random places."""
     cmd = [binary, "check", "--json"] + args + ["-"]
     if measure:
         cmd = ["/usr/bin/python3", "-S", "-E", "-c", RSS_WRAPPER] + cmd
@@ -169,8 +173,18 @@ def run_cli(binary, data, args, timeout=300, measure=False):
     def feed():
         try:
             view = memoryview(data)
-            for i in range(0, len(view), 1 << 16):
-                p.stdin.write(view[i:i + (1 << 16)])
+            if trickle is None:
+                for i in range(0, len(view), 1 << 16):
+                    p.stdin.write(view[i:i + (1 << 16)])
+            else:
+                i = 0
+                while i < len(view):
+                    n = trickle.randint(1, 512)
+                    p.stdin.write(view[i:i + n])
+                    p.stdin.flush()
+                    i += n
+                    if trickle.random() < 0.02:
+                        time.sleep(0.001)
         except (BrokenPipeError, OSError):
             pass
         finally:
@@ -257,6 +271,8 @@ def feeds_for(path, size, quick):
     hi = 5000 if size < (1 << 20) else 1 << 20
     lo = 2 if size < (1 << 20) else 512
     feeds += sorted({rng.randint(lo, hi) for _ in range(1 if quick else 3)})
+    if size < (1 << 20):
+        feeds.append("trickle")  # no --feed; the pipe is written in random pieces
     return feeds
 
 
@@ -269,9 +285,10 @@ def check_case(binary, case, quick):
     runs = []
     maxrss = 0
     for feed in feeds_for(path, len(data), quick):
-        args = list(case["args"]) + (["--feed", str(feed)] if feed else [])
+        args = list(case["args"]) + (["--feed", str(feed)] if isinstance(feed, int) else [])
         t0 = time.time()
-        rc, out, err, rss = run_cli(binary, data, args, measure=bool(case.get("big")))
+        trickle = random.Random(len(data)) if feed == "trickle" else None
+        rc, out, err, rss = run_cli(binary, data, args, measure=bool(case.get("big")), trickle=trickle)
         maxrss = max(maxrss, rss)
         tag = "feed %s" % feed
         if rc < 0:
@@ -288,13 +305,15 @@ def check_case(binary, case, quick):
             return ["%s: %s" % (tag, "; ".join(p))], {}
         if (rc == 0) != bool(d["ok"]):
             return ["%s: exit %d but ok=%r" % (tag, rc, d["ok"])], {}
+        if not d["ok"] and not 0 <= d["error"]["offset"] <= len(data):
+            return ["%s: error offset %d outside the input (%d bytes)" % (tag, d["error"]["offset"], len(data))], {}
         if case.get("big") and rss > RSS_LIMIT_KB:
             return ["%s: peak RSS %d KiB > %d KiB" % (tag, rss, RSS_LIMIT_KB)], {}
         runs.append((feed, d, time.time() - t0))
     first = runs[0][1]
     for feed, d, _ in runs[1:]:
         if d != first:
-            return ["output differs between whole input and --feed %s: %s vs %s" % (
+            return ["output differs between whole input and feed %s: %s vs %s" % (
                 feed, summarize(first), summarize(d))], {}
     d = first
     truth = numpy_truth(path, case.get("load", {}))
@@ -381,6 +400,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="6 MB instead of 22 MB big files, fewer random feeds")
     ap.add_argument("--keep", metavar="DIR", help="generate into DIR (kept) instead of a temp dir")
     ap.add_argument("--only", metavar="SUBSTR", help="only cases whose file path contains SUBSTR")
+    ap.add_argument("--save-failures", metavar="DIR", help="copy the input file of every failing case into DIR")
     ap.add_argument("--truth-only", action="store_true", help="print NumPy's verdicts, run no CLI")
     a = ap.parse_args()
     binary = os.path.abspath(a.bin)
@@ -426,6 +446,11 @@ def main():
                 failed += 1
                 g[1] += 1
                 print("FAIL %s (%s): %s" % (c["label"], c["note"], " | ".join(probs)))
+                if a.save_failures:
+                    os.makedirs(a.save_failures, exist_ok=True)
+                    dst = os.path.join(a.save_failures, c["label"].replace("/", "_").replace(" ", "_"))
+                    shutil.copyfile(c["path"], dst)
+                    print("     saved as %s" % dst)
             else:
                 passed += 1
                 g[0] += 1

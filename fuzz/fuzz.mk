@@ -1,0 +1,97 @@
+# fuzz/fuzz.mk -- fuzzing targets, included by the top-level Makefile.
+#   make fuzz                 libFuzzer builds (clang, ASan+UBSan) of every harness -> build/fuzz/
+#   make afl                  AFL++ builds (afl-clang-fast, ASan+UBSan, libAFLDriver) -> build/afl/
+#   make fuzz-run SECONDS=N   run every libFuzzer harness N seconds on its corpus with the dict
+#   make regress              replay corpus/** (incl. corpus/regress) through every harness, ASan+UBSan
+#   make state-gate           fail unless the corpus reaches every state of src/states.h
+#   make corpus               regenerate corpus/<harness>/ and fuzz/state_prefixes.h
+# See fuzz/README.md.
+
+FUZZ_HARNESSES = fuzz_stream fuzz_split fuzz_npy_header fuzz_descr fuzz_zip_lfh fuzz_dd fuzz_cd \
+                 fuzz_deflate fuzz_state fuzz_limits
+FUZZ_CLANG    ?= clang
+FUZZ_AFLCC    ?= afl-clang-fast
+FUZZ_AFLDRV   ?= /usr/lib/afl/libAFLDriver.a
+FUZZ_REPLAYCC ?= cc
+SECONDS       ?= 60
+FUZZ_JOBS     ?= 1
+FUZZ_SRC       = $(SRC) fuzz/common.c
+FUZZ_DEPS      = $(SRC) $(HDR) fuzz/common.c fuzz/common.h fuzz/state_prefixes.h fuzz/fuzz.mk
+FUZZ_INC       = -Iinclude -Isrc -Ifuzz
+FUZZ_SAN       = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS    = -std=c11 -g -O1 -Wall -Wextra $(FUZZ_INC)
+FB             = build/fuzz
+AB             = build/afl
+RB             = build/fuzz-replay
+
+.PHONY: fuzz afl fuzz-replay fuzz-run regress state-gate corpus fuzz-clean
+
+fuzz: $(FUZZ_HARNESSES:%=$(FB)/%)
+afl: $(FUZZ_HARNESSES:%=$(AB)/%)
+fuzz-replay: $(FUZZ_HARNESSES:%=$(RB)/%) $(RB)/state_gate
+
+$(FB)/%: fuzz/%.c $(FUZZ_DEPS)
+	@mkdir -p $(FB)
+	$(FUZZ_CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(FUZZ_SRC) -lz
+
+$(AB)/%: fuzz/%.c $(FUZZ_DEPS)
+	@mkdir -p $(AB)
+	$(FUZZ_AFLCC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< $(FUZZ_SRC) $(FUZZ_AFLDRV) -lz
+
+$(RB)/%: fuzz/%.c fuzz/replay_main.c $(FUZZ_DEPS)
+	@mkdir -p $(RB)
+	$(FUZZ_REPLAYCC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< fuzz/replay_main.c $(FUZZ_SRC) -lz
+
+$(RB)/state_gate: fuzz/state_gate.c $(SRC) $(HDR)
+	@mkdir -p $(RB)
+	$(FUZZ_REPLAYCC) $(FUZZ_CFLAGS) -o $@ fuzz/state_gate.c $(SRC) -lz
+
+# Every corpus file through every harness (a crash in one file is counted, the rest still run).
+regress: $(FUZZ_HARNESSES:%=$(RB)/%)
+	@rm -f $(RB)/regress.log; fail=0; \
+	for h in $(FUZZ_HARNESSES); do \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    $(RB)/$$h corpus >>$(RB)/regress.log 2>&1 || fail=1; \
+	  tail -n 1 $(RB)/regress.log; \
+	done; \
+	grep '^FAIL ' $(RB)/regress.log || true; \
+	awk '/: [0-9]+ passed, [0-9]+ failed$$/ { p += $$(NF-3); f += $$(NF-1) } \
+	     END { printf "regress: %d passed, %d failed\n", p, f; exit (f > 0) }' $(RB)/regress.log
+
+# The union of states reached by every harness over the whole corpus.
+state-gate: $(FUZZ_HARNESSES:%=$(RB)/%) $(RB)/state_gate
+	@rm -f $(RB)/states.txt; \
+	for h in $(FUZZ_HARNESSES); do \
+	  ASAN_OPTIONS=detect_leaks=0 $(RB)/$$h --states $(RB)/states.txt corpus >/dev/null 2>&1; \
+	done; \
+	$(RB)/state_gate $(RB)/states.txt
+
+# Fuzz every harness SECONDS seconds; new inputs go to build/fuzz-work/<h> (merge them into
+# corpus/<h> with `make fuzz-merge`), crashes to build/fuzz-artifacts/.
+fuzz-run: fuzz
+	@mkdir -p build/fuzz-work build/fuzz-artifacts build/fuzz-logs; \
+	for h in $(FUZZ_HARNESSES); do \
+	  mkdir -p build/fuzz-work/$$h; \
+	  case $$h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state) ml=8192;; *) ml=2048;; esac; \
+	  extra=; [ $$h = fuzz_stream ] && extra=corpus/peers; \
+	  echo "== $$h ($(SECONDS) s, -max_len=$$ml)"; \
+	  $(FB)/$$h -max_total_time=$(SECONDS) -max_len=$$ml -timeout=10 -rss_limit_mb=2048 \
+	    -dict=fuzz/npzstream.dict -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) -print_final_stats=1 \
+	    -artifact_prefix=build/fuzz-artifacts/$$h- \
+	    build/fuzz-work/$$h corpus/$$h $$extra >build/fuzz-logs/$$h.log 2>&1; \
+	  echo "   exit $$?: $$(grep -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE)' build/fuzz-logs/$$h.log | tail -n 1)"; \
+	  grep -E 'ERROR|fuzz invariant|Test unit written' build/fuzz-logs/$$h.log | head -n 5; \
+	done
+
+# Minimise what fuzz-run found into the committed corpus.
+fuzz-merge: fuzz
+	@for h in $(FUZZ_HARNESSES); do \
+	  [ -d build/fuzz-work/$$h ] || continue; \
+	  $(FB)/$$h -merge=1 -max_len=8192 corpus/$$h build/fuzz-work/$$h >/dev/null 2>&1; \
+	done; du -sh corpus
+
+corpus:
+	$(PYTHON) fuzz/make_corpus.py
+
+fuzz-clean:
+	rm -rf $(FB) $(AB) $(RB) build/fuzz-work build/fuzz-artifacts build/fuzz-logs

@@ -1,0 +1,67 @@
+/* fuzz/state_gate.c -- the state-coverage gate.
+ * Reads the lines "<visited hex> <cvisited hex> <errors hex> <harness>" that the replay
+ * builds write with --states, ORs them, prints every state of src/states.h and every
+ * error code with reached / NOT REACHED, and exits 1 if any is never reached.
+ * FAILED is counted as reached when any run ended in an error: the library records a
+ * state when npzs_next() enters its loop, and a failed parser returns before it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+int main(int argc, char **argv) {
+    unsigned long long v = 0;
+    unsigned c = 0, e = 0;
+    int lines = 0;
+    for (int i = 1; i < argc; i++) {
+        FILE *f = fopen(argv[i], "r");
+        if (!f) {
+            perror(argv[i]);
+            return 2;
+        }
+        unsigned long long a;
+        unsigned b, d;
+        char name[256];
+        while (fscanf(f, "%llx %x %x %255s", &a, &b, &d, name) == 4) {
+            v |= a;
+            c |= b;
+            e |= d;
+            lines++;
+        }
+        fclose(f);
+    }
+    if (!lines) {
+        fprintf(stderr, "state-gate: no replay results\n");
+        return 2;
+    }
+    if (e) v |= (unsigned long long)1 << (NPZS_S_FAILED - NPZS_S__BASE - 1);
+    int miss = 0, total = 0;
+    printf("state-gate: %d replay result(s)\n", lines);
+    for (int i = 0; i < NPZS_NSTATES; i++, total++) {
+        int hit = (v >> i) & 1;
+        if (!hit) {
+            printf("  NOT REACHED  state  %s\n", npzs__state_id(i));
+            miss++;
+        }
+    }
+    for (int i = 0; i < NPZS_NCSTATES; i++, total++) {
+        int hit = (c >> i) & 1;
+        if (!hit) {
+            printf("  NOT REACHED  cstate %s\n", npzs__cstate_id(i));
+            miss++;
+        }
+    }
+    int emiss = 0, etotal = 0;
+#define X(id, num, name, msg)                                         \
+    etotal++;                                                         \
+    if (!((e >> ((unsigned)-(num)&31u)) & 1)) {                       \
+        printf("  NOT REACHED  error  %s (%d)\n", name, num);         \
+        emiss++;                                                      \
+    }
+    NPZS_ERROR_MAP(X)
+#undef X
+    printf("state-gate: states %d/%d reached, error codes %d/%d reached\n", total - miss, total, etotal - emiss,
+           etotal);
+    return (miss || emiss) ? 1 : 0;
+}

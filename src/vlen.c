@@ -1,0 +1,426 @@
+/*
+ * vlen.c -- streaming parser for numcodecs VLenBytes framing holding ragged
+ * little-endian arrays (Zarr vlen-ndarray).  See include/npzstream_vlen.h.
+ *
+ *   chunk   := count:u32le element{count}
+ *   element := nbytes:u32le byte{nbytes}      nbytes % row_bytes == 0
+ *
+ * The machine stages only the 4-byte fields; element bytes are handed out
+ * zero copy.  All state is in one fixed-size struct.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "npzstream_vlen.h"
+
+#if defined(__GNUC__)
+#define API __attribute__((visibility("default")))
+#else
+#define API
+#endif
+
+enum vstate {
+    V_COUNT = 1, /* staging the count */
+    V_LEN,       /* staging element idx's length */
+    V_DATA,      /* element idx's bytes */
+    V_ELEM_END,  /* emit ELEMENT_END */
+    V_TAIL,      /* after the last element: wait for the end of input */
+    V_DONE,      /* END delivered */
+    V_FAILED
+};
+
+struct npzs_vlen_parser {
+    npzs_vlen_spec spec;
+    npzs_vlen_limits lim;
+    npzs_allocator al;
+    int state;
+    int finished;
+    uint64_t consumed;   /* absolute offset of the next input byte */
+    uint8_t stage[4];
+    unsigned stage_len;
+    uint64_t field_off;  /* offset of the field being staged / of the current element's length */
+    uint32_t count;
+    uint32_t idx;        /* current element */
+    uint32_t cur_len;    /* its byte length */
+    uint32_t cur_pos;    /* its bytes seen */
+    uint32_t crc;
+    uint64_t total_bytes;
+    uint64_t shape[NPZS_VLEN_MAX_NDIM];
+    /* sticky error */
+    int err;
+    uint64_t err_off;
+    const char *err_msg;
+    long err_elem;
+};
+
+/* ---- errors ------------------------------------------------------------------ */
+API const char *npzs_vlen_error_name(int code) {
+    switch (code) {
+#define X(id, num, name, msg) case num: return name;
+        NPZS_VLEN_ERROR_MAP(X)
+#undef X
+    default: return npzs_error_name(code);
+    }
+}
+
+API const char *npzs_vlen_strerror(int code) {
+    switch (code) {
+#define X(id, num, name, msg) case num: return msg;
+        NPZS_VLEN_ERROR_MAP(X)
+#undef X
+    default: return npzs_strerror(code);
+    }
+}
+
+static int vfail(npzs_vlen_parser *p, int code, uint64_t off, long elem, const char *msg) {
+    if (p->err) return p->err;
+    p->err = code;
+    p->err_off = off;
+    p->err_elem = elem;
+    p->err_msg = msg ? msg : npzs_vlen_strerror(code);
+    p->state = V_FAILED;
+    return code;
+}
+
+API int npzs_vlen_error(const npzs_vlen_parser *p) { return p ? p->err : NPZS_E_BAD_CALL; }
+API uint64_t npzs_vlen_error_offset(const npzs_vlen_parser *p) { return p && p->err ? p->err_off : 0; }
+API const char *npzs_vlen_error_message(const npzs_vlen_parser *p) {
+    return p && p->err ? p->err_msg : "no error";
+}
+API long npzs_vlen_error_element(const npzs_vlen_parser *p) { return p && p->err ? p->err_elem : -1; }
+API uint64_t npzs_vlen_consumed(const npzs_vlen_parser *p) { return p ? p->consumed : 0; }
+
+/* ---- configuration ------------------------------------------------------------ */
+typedef struct dtype_def {
+    const char *name;
+    const char *str; /* dtype.str */
+    uint32_t itemsize;
+} dtype_def;
+
+static const dtype_def dtypes[] = {
+    {"bool", "|b1", 1},      {"int8", "|i1", 1},       {"int16", "<i2", 2},     {"int32", "<i4", 4},
+    {"int64", "<i8", 8},     {"uint8", "|u1", 1},      {"uint16", "<u2", 2},    {"uint32", "<u4", 4},
+    {"uint64", "<u8", 8},    {"float16", "<f2", 2},    {"float32", "<f4", 4},   {"float64", "<f8", 8},
+    {"complex64", "<c8", 8}, {"complex128", "<c16", 16},
+};
+#define NDTYPES (sizeof dtypes / sizeof dtypes[0])
+
+static int cfg_fail(size_t *err_at, const char **err_msg, int code, size_t at, const char *msg) {
+    if (err_at) *err_at = at;
+    if (err_msg) *err_msg = msg;
+    return code;
+}
+
+static const dtype_def *find_dtype(const char *s) {
+    for (size_t i = 0; i < NDTYPES; i++)
+        if (!strcmp(s, dtypes[i].name) || !strcmp(s, dtypes[i].str)) return &dtypes[i];
+    /* one-byte types: NumPy prints '|', '<' means the same */
+    if (s[0] == '<')
+        for (size_t i = 0; i < NDTYPES; i++)
+            if (dtypes[i].str[0] == '|' && !strcmp(s + 1, dtypes[i].str + 1)) return &dtypes[i];
+    return NULL;
+}
+
+static int is_space(char c) { return c == ' ' || c == '\t'; }
+
+API int npzs_vlen_spec_parse(npzs_vlen_spec *spec, const char *dtype, const char *pattern, size_t *err_at,
+                             const char **err_msg) {
+    if (!spec || !dtype || !pattern)
+        return cfg_fail(err_at, err_msg, NPZS_E_BAD_CALL, 0, "NULL argument");
+    memset(spec, 0, sizeof *spec);
+    const dtype_def *d = find_dtype(dtype);
+    if (!d) {
+        if (dtype[0] == '>' || dtype[0] == '=')
+            return cfg_fail(err_at, err_msg, NPZS_E_VLEN_BAD_DTYPE, 0,
+                            "dtype must be little-endian ('<' or '|'): vlen-ndarray data is little-endian");
+        return cfg_fail(err_at, err_msg, NPZS_E_VLEN_BAD_DTYPE, 0,
+                        "unknown dtype (bool, int8..int64, uint8..uint64, float16/32/64, complex64/128)");
+    }
+    memcpy(spec->dtype, d->str, strlen(d->str) + 1);
+    spec->itemsize = d->itemsize;
+
+    /* pattern := ws ['[' ws] dim (ws ',' ws dim)* [ws ']'] ws */
+    const char *s = pattern;
+    size_t i = 0;
+    while (is_space(s[i])) i++;
+    int bracket = 0;
+    if (s[i] == '[') { bracket = 1; i++; while (is_space(s[i])) i++; }
+    uint32_t nd = 0;
+    uint64_t row = d->itemsize;
+    int have_null = 0;
+    for (;;) {
+        size_t tok = i;
+        if (s[i] == 'n') {
+            if (strncmp(s + i, "null", 4) != 0)
+                return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok, "shape pattern: expected null or an integer");
+            i += 4;
+            if (have_null)
+                return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok,
+                                "shape pattern: more than one variable (null) dimension");
+            if (nd != 0)
+                return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok,
+                                "shape pattern: the variable (null) dimension must be the leading one");
+            have_null = 1;
+        } else if (s[i] >= '0' && s[i] <= '9') {
+            uint64_t v = 0;
+            int big = 0;
+            while (s[i] >= '0' && s[i] <= '9') {
+                if (v > (UINT64_MAX - 9) / 10) big = 1;
+                else v = v * 10 + (uint64_t)(s[i] - '0');
+                i++;
+            }
+            if (i - tok > 1 && s[tok] == '0')
+                return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok, "shape pattern: leading zero in a dimension");
+            if (v == 0 && !big)
+                return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok,
+                                "shape pattern: a fixed dimension of 0 leaves the variable one undetermined");
+            if (nd == 0)
+                return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok,
+                                "shape pattern: the variable (null) dimension must be the leading one");
+            if (big || v > (UINT64_C(1) << 63) / row)
+                return cfg_fail(err_at, err_msg, NPZS_E_SIZE_OVERFLOW, tok,
+                                "shape pattern: the fixed element size overflows");
+            row *= v;
+            if (row > (UINT64_C(1) << 63))
+                return cfg_fail(err_at, err_msg, NPZS_E_SIZE_OVERFLOW, tok,
+                                "shape pattern: the fixed element size overflows");
+            if (nd < NPZS_VLEN_MAX_NDIM) spec->dims[nd] = v;
+        } else if (s[i] == 0 && nd == 0 && !bracket) {
+            return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok, "shape pattern: empty");
+        } else {
+            return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok, "shape pattern: expected null or an integer");
+        }
+        if (nd == NPZS_VLEN_MAX_NDIM)
+            return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok, "shape pattern: more than 32 dimensions");
+        nd++;
+        while (is_space(s[i])) i++;
+        if (s[i] == ',') {
+            i++;
+            while (is_space(s[i])) i++;
+            continue;
+        }
+        break;
+    }
+    if (bracket) {
+        if (s[i] != ']') return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, i, "shape pattern: expected ',' or ']'");
+        i++;
+        while (is_space(s[i])) i++;
+    }
+    if (s[i] != 0)
+        return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, i,
+                        bracket ? "shape pattern: text after ']'" : "shape pattern: expected ','");
+    spec->ndim = nd;
+    spec->row_bytes = row;
+    return 0;
+}
+
+/* The spec is what npzs_vlen_spec_parse() makes (a caller may have filled it by hand). */
+static int spec_valid(const npzs_vlen_spec *s) {
+    const dtype_def *d = NULL;
+    if (memchr(s->dtype, 0, sizeof s->dtype) == NULL) return 0;
+    for (size_t i = 0; i < NDTYPES; i++)
+        if (!strcmp(s->dtype, dtypes[i].str)) d = &dtypes[i];
+    if (!d || d->itemsize != s->itemsize) return 0;
+    if (s->ndim < 1 || s->ndim > NPZS_VLEN_MAX_NDIM || s->dims[0] != 0) return 0;
+    uint64_t row = s->itemsize;
+    for (uint32_t k = 1; k < s->ndim; k++) {
+        if (s->dims[k] == 0 || s->dims[k] > (UINT64_C(1) << 63) / row) return 0;
+        row *= s->dims[k];
+    }
+    return row == s->row_bytes;
+}
+
+/* ---- parser ------------------------------------------------------------------------ */
+API void npzs_vlen_limits_default(npzs_vlen_limits *lim) {
+    if (!lim) return;
+    memset(lim, 0, sizeof *lim);
+    lim->max_elements = UINT32_MAX;
+    lim->max_element_bytes = UINT32_MAX;
+    lim->max_total_bytes = UINT64_C(1) << 40;
+}
+
+static void *def_alloc(void *o, size_t n) { (void)o; return malloc(n); }
+static void def_free(void *o, void *ptr) { (void)o; free(ptr); }
+
+API void npzs_vlen_reset(npzs_vlen_parser *p) {
+    if (!p) return;
+    p->state = V_COUNT;
+    p->finished = 0;
+    p->consumed = 0;
+    p->stage_len = 0;
+    p->field_off = 0;
+    p->count = p->idx = p->cur_len = p->cur_pos = p->crc = 0;
+    p->total_bytes = 0;
+    memcpy(p->shape, p->spec.dims, sizeof p->shape);
+    p->err = 0;
+    p->err_off = 0;
+    p->err_msg = NULL;
+    p->err_elem = -1;
+}
+
+API npzs_vlen_parser *npzs_vlen_new(const npzs_vlen_spec *spec, const npzs_vlen_limits *lim,
+                                    const npzs_allocator *alloc) {
+    npzs_allocator al = {def_alloc, def_free, NULL};
+    if (!spec || !spec_valid(spec)) return NULL;
+    if (alloc) {
+        if (!alloc->alloc || !alloc->free) return NULL;
+        al = *alloc;
+    }
+    npzs_vlen_limits l;
+    if (lim) l = *lim;
+    else npzs_vlen_limits_default(&l);
+    if (l.max_total_bytes < 4) return NULL;
+    npzs_vlen_parser *p = al.alloc(al.opaque, sizeof *p);
+    if (!p) return NULL;
+    memset(p, 0, sizeof *p);
+    p->spec = *spec;
+    p->lim = l;
+    p->al = al;
+    npzs_vlen_reset(p);
+    return p;
+}
+
+API void npzs_vlen_free(npzs_vlen_parser *p) {
+    if (p) p->al.free(p->al.opaque, p);
+}
+
+API void npzs_vlen_finish(npzs_vlen_parser *p) {
+    if (p) p->finished = 1;
+}
+
+static uint32_t le32(const uint8_t *b) {
+    return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) | ((uint32_t)b[3] << 24);
+}
+
+/* Stage up to 4 bytes of a field.  Returns 1 when complete. */
+static int stage(npzs_vlen_parser *p, const uint8_t *src, npzs_in *in, size_t *avail) {
+    while (p->stage_len < 4 && *avail) {
+        p->stage[p->stage_len++] = src[in->pos++];
+        (*avail)--;
+        p->consumed++;
+    }
+    return p->stage_len == 4;
+}
+
+/* The count is complete: check it, emit CHUNK_BEGIN. */
+static int on_count(npzs_vlen_parser *p, npzs_vlen_event *ev) {
+    p->count = le32(p->stage);
+    p->stage_len = 0;
+    if (p->count > p->lim.max_elements)
+        return vfail(p, NPZS_E_LIMIT, 0, -1, "element count larger than max_elements");
+    if (4 + 4 * (uint64_t)p->count > p->lim.max_total_bytes)
+        return vfail(p, NPZS_E_LIMIT, 0, -1, "the element count needs more bytes than max_total_bytes");
+    p->idx = 0;
+    p->field_off = p->consumed;
+    p->state = p->count ? V_LEN : V_TAIL;
+    ev->type = NPZS_VLEN_EV_CHUNK_BEGIN;
+    ev->offset = 0;
+    ev->count = p->count;
+    return NPZS_EVENT;
+}
+
+/* Element idx's length is complete: check it, emit ELEMENT_BEGIN. */
+static int on_length(npzs_vlen_parser *p, npzs_vlen_event *ev) {
+    uint32_t len = le32(p->stage);
+    uint64_t f = p->field_off;
+    long ix = (long)p->idx;
+    p->stage_len = 0;
+    if (len % p->spec.row_bytes != 0)
+        return vfail(p, NPZS_E_SIZE_MISMATCH, f, ix,
+                     "element length is not a multiple of the fixed element size (itemsize x fixed dims)");
+    if (len > p->lim.max_element_bytes)
+        return vfail(p, NPZS_E_LIMIT, f, ix, "element longer than max_element_bytes");
+    /* f + 4 + len <= 2^32 * (count + 1) + 4: no overflow */
+    uint64_t need = f + 4 + (uint64_t)len + 4 * (uint64_t)(p->count - p->idx - 1);
+    if (need > p->lim.max_total_bytes)
+        return vfail(p, NPZS_E_LIMIT, f, ix, "the chunk needs more bytes than max_total_bytes");
+    p->cur_len = len;
+    p->cur_pos = 0;
+    p->crc = (uint32_t)crc32(0L, Z_NULL, 0);
+    p->shape[0] = len / p->spec.row_bytes;
+    p->state = len ? V_DATA : V_ELEM_END;
+    ev->type = NPZS_VLEN_EV_ELEMENT_BEGIN;
+    ev->offset = f;
+    ev->index = p->idx;
+    ev->nbytes = len;
+    ev->ndim = p->spec.ndim;
+    ev->shape = p->shape;
+    return NPZS_EVENT;
+}
+
+API int npzs_vlen_next(npzs_vlen_parser *p, npzs_in *in, npzs_vlen_event *ev) {
+    if (!p) return NPZS_E_BAD_CALL;
+    if (!ev || (in && (in->pos > in->size || (!in->src && in->size))))
+        return vfail(p, NPZS_E_BAD_CALL, p->consumed, -1, "bad argument");
+    if (p->err) return p->err;
+    memset(ev, 0, sizeof *ev);
+    const uint8_t *src = in ? (const uint8_t *)in->src : NULL;
+    size_t avail = in ? in->size - in->pos : 0;
+    for (;;) {
+        switch (p->state) {
+        case V_COUNT:
+            if (stage(p, src, in, &avail)) return on_count(p, ev);
+            if (!p->finished) return NPZS_NEED_INPUT;
+            return vfail(p, NPZS_E_TRUNCATED, 0, -1,
+                         p->consumed ? "input ended inside the element count" : "empty input");
+        case V_LEN:
+            if (p->stage_len == 0) p->field_off = p->consumed;
+            if (stage(p, src, in, &avail)) return on_length(p, ev);
+            if (!p->finished) return NPZS_NEED_INPUT;
+            return vfail(p, NPZS_E_TRUNCATED, p->field_off, (long)p->idx,
+                         p->stage_len ? "input ended inside an element's length field"
+                                      : "input ended before all elements of the count");
+        case V_DATA: {
+            if (!avail) {
+                if (!p->finished) return NPZS_NEED_INPUT;
+                return vfail(p, NPZS_E_TRUNCATED, p->field_off, (long)p->idx,
+                             "element length runs past the end of the input");
+            }
+            uint32_t left = p->cur_len - p->cur_pos;
+            size_t n = avail < left ? avail : (size_t)left;
+            const uint8_t *d = src + in->pos;
+            /* n <= left < 2^32: one zlib call */
+            p->crc = (uint32_t)crc32(p->crc, d, (uInt)n);
+            ev->type = NPZS_VLEN_EV_DATA;
+            ev->offset = p->consumed;
+            ev->index = p->idx;
+            ev->data = d;
+            ev->len = n;
+            ev->pos = p->cur_pos;
+            ev->zero_copy = 1;
+            in->pos += n;
+            p->consumed += n;
+            p->cur_pos += (uint32_t)n;
+            if (p->cur_pos == p->cur_len) p->state = V_ELEM_END;
+            return NPZS_EVENT;
+        }
+        case V_ELEM_END:
+            ev->type = NPZS_VLEN_EV_ELEMENT_END;
+            ev->offset = p->consumed;
+            ev->index = p->idx;
+            ev->nbytes = p->cur_len;
+            ev->crc32 = p->crc;
+            p->total_bytes += p->cur_len;
+            p->idx++;
+            p->state = p->idx < p->count ? V_LEN : V_TAIL;
+            return NPZS_EVENT;
+        case V_TAIL:
+            if (avail) return vfail(p, NPZS_E_TRAILING_DATA, p->consumed, -1, "bytes after the last element");
+            if (!p->finished) return NPZS_NEED_INPUT;
+            p->state = V_DONE;
+            ev->type = NPZS_VLEN_EV_END;
+            ev->offset = p->consumed;
+            ev->count = p->count;
+            ev->total_bytes = p->total_bytes;
+            return NPZS_EVENT;
+        case V_DONE:
+            if (avail) return vfail(p, NPZS_E_TRAILING_DATA, p->consumed, -1, "bytes after the end");
+            return NPZS_DONE;
+        case V_FAILED:
+            return p->err;
+        default:
+            return vfail(p, NPZS_E_BAD_CALL, p->consumed, -1, "corrupt parser state");
+        }
+    }
+}

@@ -1,0 +1,92 @@
+/* test_crc.c -- every CRC-32 implementation of src/crc.c against zlib's crc32, for all short
+ * lengths and alignments, long buffers, split feeds and combine.  Usage: test_crc [--quick] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "internal.h"
+
+uint32_t npzs__crc32_with(int impl, uint32_t crc, const uint8_t *buf, size_t len);
+int npzs__crc32_impls(void);
+
+static unsigned long passed, failed;
+static uint64_t rng = 0x9E3779B97F4A7C15u;
+static uint32_t rnd(void) {
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+
+static uint32_t ref(uint32_t crc, const uint8_t *b, size_t n) {
+    while (n) {
+        uInt k = n > 0x40000000u ? 0x40000000u : (uInt)n;
+        crc = (uint32_t)crc32(crc, b, k);
+        b += k;
+        n -= k;
+    }
+    return crc;
+}
+
+static void check(const char *what, int impl, size_t len, size_t align, uint32_t got, uint32_t want) {
+    if (got == want) { passed++; return; }
+    if (failed++ < 20)
+        printf("FAIL %s impl %d len %zu align %zu: %08x != zlib %08x\n", what, impl, len, align, got, want);
+}
+
+int main(int argc, char **argv) {
+    int quick = argc > 1 && !strcmp(argv[1], "--quick");
+    size_t big = (size_t)(quick ? 1 : 9) << 20;
+    uint8_t *buf = malloc(big + 64);
+    if (!buf) return 2;
+    for (size_t i = 0; i < big + 64; i++) buf[i] = (uint8_t)rnd();
+    int impls = npzs__crc32_impls();
+    printf("implementations here: portable%s%s\n", impls & 2 ? " pclmul" : "", impls & 4 ? " vpclmul" : "");
+    size_t maxlen = quick ? 700 : 2100;
+    for (int impl = 0; impl < 3; impl++) {
+        for (size_t align = 0; align < 64; align += quick ? 7 : 1)
+            for (size_t len = 0; len <= maxlen; len++) {
+                uint32_t init = len & 1 ? rnd() : 0;
+                check("short", impl, len, align, npzs__crc32_with(impl, init, buf + align, len),
+                      ref(init, buf + align, len));
+            }
+        /* all-zero and all-one data (carry-less edge cases) */
+        uint8_t *z = calloc(1, 4096);
+        if (!z) return 2;
+        for (size_t len = 0; len <= 4096; len += 61) {
+            check("zeros", impl, len, 0, npzs__crc32_with(impl, 0, z, len), ref(0, z, len));
+            check("zeros-ffff", impl, len, 0, npzs__crc32_with(impl, 0xFFFFFFFFu, z, len), ref(0xFFFFFFFFu, z, len));
+        }
+        memset(z, 0xFF, 4096);
+        for (size_t len = 0; len <= 4096; len += 61)
+            check("ones", impl, len, 0, npzs__crc32_with(impl, 0, z, len), ref(0, z, len));
+        free(z);
+        /* long buffers, odd lengths and offsets */
+        for (int k = 0; k < (quick ? 3 : 12); k++) {
+            size_t len = big - (size_t)(rnd() % 4099), align = rnd() % 64;
+            uint32_t init = rnd();
+            check("long", impl, len, align, npzs__crc32_with(impl, init, buf + align, len), ref(init, buf + align, len));
+        }
+    }
+    /* the dispatching entry point: random splits give the whole-buffer CRC */
+    uint32_t whole = ref(0, buf, big);
+    for (int k = 0; k < (quick ? 20 : 200); k++) {
+        uint32_t c = 0;
+        size_t pos = 0;
+        while (pos < big) {
+            size_t n = (rnd() & 1) ? rnd() % 300 : rnd() % (1u << (rnd() % 21));
+            if (n > big - pos) n = big - pos;
+            c = npzs__crc32(c, buf + pos, n);
+            pos += n;
+        }
+        check("split", -1, big, 0, c, whole);
+    }
+    /* combine */
+    for (int k = 0; k < 200; k++) {
+        size_t a = rnd() % (big / 2), b = rnd() % (big / 2);
+        uint32_t ca = npzs__crc32(0, buf, a), cb = npzs__crc32(0, buf + a, b);
+        check("combine", -1, a + b, 0, npzs__crc32_combine(ca, cb, b), ref(0, buf, a + b));
+    }
+    free(buf);
+    printf("crc: %lu passed, %lu failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
