@@ -14,6 +14,8 @@ CLI_SRC  = cli/npzstream.c
 HDR      = include/npzstream.h src/internal.h src/states.h
 B        = build
 
+.DEFAULT_GOAL := all
+
 # Feature fragments: each mk/*.mk may add sources (SRC += ...), targets and test prerequisites
 # (TEST_DEPS += ...).  Included before any rule so that their variables count everywhere.
 TEST_DEPS =

@@ -110,8 +110,12 @@ typedef struct npzs_array_info {
     int fortran_order;                    /* 0 or 1 */
     int structured;                       /* descr is a field list */
     const char *dtype;    /* NUL-terminated, NumPy's dtype.str: "<f4", "|b1", "|V12" */
-    const char *descr;    /* NUL-terminated UTF-8 text of the descr value as written */
+    const char *descr;    /* the descr value as written, NUL-terminated, in UTF-8 (a v1.0/v2.0
+                             header is latin-1: converted) */
     size_t descr_len;
+    const uint8_t *header; /* the member's raw bytes from the magic to the data: preamble and
+                              header text exactly as read (header_size == header_len) */
+    size_t header_size;
     uint32_t ndim;
     const uint64_t *shape; /* ndim entries */
     uint64_t itemsize;

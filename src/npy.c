@@ -94,8 +94,10 @@ static int preamble(npzs_parser *p) {
     if (hlen > maxb)
         return npzs__fail_content(p, NPZS_E_HEADER_TOO_LARGE, 8, "the .npy header is larger than max_header_size");
     c->hlen = (size_t)hlen;
+    /* hdr holds the preamble and the text: the member's raw bytes up to its data */
+    if (grow(p, (void **)&c->hdr, &c->hdr_cap, c->pre_len + c->hlen + 1) < 0) return p->err;
+    memcpy(c->hdr, c->pre, c->pre_len);
     c->hdr_len = 0;
-    if (grow(p, (void **)&c->hdr, &c->hdr_cap, c->hlen + 1) < 0) return p->err;
     c->info.version_major = c->pre[6];
     c->info.version_minor = 0;
     c->state = NPZS_C_HDR;
@@ -105,8 +107,10 @@ static int preamble(npzs_parser *p) {
 static int header_complete(npzs_parser *p) {
     npzs_content *c = &p->c;
     int v3 = c->pre[6] == 3;
-    c->crc_head = npzs__crc32(npzs__crc32(0, c->pre, c->pre_len), c->hdr, c->hlen);
-    if (npzs__parse_header(p, c->hdr, c->hlen, v3, c->pre_len) < 0) return p->err;
+    c->crc_head = npzs__crc32(0, c->hdr, c->pre_len + c->hlen);
+    if (npzs__parse_header(p, c->hdr + c->pre_len, c->hlen, v3, c->pre_len) < 0) return p->err;
+    c->info.header = c->hdr;
+    c->info.header_size = c->pre_len + c->hlen;
     c->head_len = c->pre_len + c->hlen;
     c->info.header_len = c->head_len;
     c->data_left = c->info.nbytes;
@@ -167,7 +171,7 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
         case NPZS_C_HDR: {
             size_t n = c->hlen - c->hdr_len;
             if (n > len - i) n = len - i;
-            memcpy(c->hdr + c->hdr_len, buf + i, n);
+            memcpy(c->hdr + c->pre_len + c->hdr_len, buf + i, n);
             c->hdr_len += n;
             i += n;
             c->pos += n;
@@ -818,8 +822,9 @@ int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint6
             return npzs__fail_content(p, NPZS_E_HEADER_TOO_LARGE, 8,
                                       "the .npy header has more characters than max_header_size");
     }
-    /* scratch: decoded strings never exceed 2 bytes per header byte */
-    if (grow(p, (void **)&c->scratch, &c->scratch_cap, 2 * n + 8) < 0) return p->err;
+    /* scratch: decoded strings never exceed 2 bytes per header byte; the UTF-8 copy of
+     * the descr text (for the HEADER event) needs as much again */
+    if (grow(p, (void **)&c->scratch, &c->scratch_cap, 4 * n + 16) < 0) return p->err;
     h.sc = c->scratch;
     h.sc_cap = c->scratch_cap;
     h.names = c->names;
@@ -930,9 +935,14 @@ int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint6
         o[2 + l] = 0;
     }
     c->info.dtype = c->dtype;
-    /* descr text, NUL-terminated in place (the header is no longer needed) */
-    c->hdr[descr_end] = 0;
-    c->info.descr = (const char *)c->hdr + descr_at;
-    c->info.descr_len = descr_end - descr_at;
+    /* the descr text as UTF-8, NUL-terminated, after the decoded strings in scratch */
+    uint8_t *d = h.sc + h.sc_len, *o = d;
+    for (size_t k = descr_at; k < descr_end; k++) {
+        if (v3 || s[k] < 0x80) *o++ = s[k];
+        else { *o++ = (uint8_t)(0xC0 | (s[k] >> 6)); *o++ = (uint8_t)(0x80 | (s[k] & 0x3F)); }
+    }
+    *o = 0;
+    c->info.descr = (const char *)d;
+    c->info.descr_len = (size_t)(o - d);
     return 0;
 }

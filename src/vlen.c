@@ -181,10 +181,7 @@ API int npzs_vlen_spec_parse(npzs_vlen_spec *spec, const char *dtype, const char
             if (big || v > (UINT64_C(1) << 63) / row)
                 return cfg_fail(err_at, err_msg, NPZS_E_SIZE_OVERFLOW, tok,
                                 "shape pattern: the fixed element size overflows");
-            row *= v;
-            if (row > (UINT64_C(1) << 63))
-                return cfg_fail(err_at, err_msg, NPZS_E_SIZE_OVERFLOW, tok,
-                                "shape pattern: the fixed element size overflows");
+            row *= v; /* <= 2^63 */
             if (nd < NPZS_VLEN_MAX_NDIM) spec->dims[nd] = v;
         } else if (s[i] == 0 && nd == 0 && !bracket) {
             return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok, "shape pattern: empty");
@@ -357,70 +354,68 @@ API int npzs_vlen_next(npzs_vlen_parser *p, npzs_in *in, npzs_vlen_event *ev) {
     memset(ev, 0, sizeof *ev);
     const uint8_t *src = in ? (const uint8_t *)in->src : NULL;
     size_t avail = in ? in->size - in->pos : 0;
-    for (;;) {
-        switch (p->state) {
-        case V_COUNT:
-            if (stage(p, src, in, &avail)) return on_count(p, ev);
-            if (!p->finished) return NPZS_NEED_INPUT;
-            return vfail(p, NPZS_E_TRUNCATED, 0, -1,
-                         p->consumed ? "input ended inside the element count" : "empty input");
-        case V_LEN:
-            if (p->stage_len == 0) p->field_off = p->consumed;
-            if (stage(p, src, in, &avail)) return on_length(p, ev);
+    switch (p->state) {
+    case V_COUNT:
+        if (stage(p, src, in, &avail)) return on_count(p, ev);
+        if (!p->finished) return NPZS_NEED_INPUT;
+        return vfail(p, NPZS_E_TRUNCATED, 0, -1,
+                     p->consumed ? "input ended inside the element count" : "empty input");
+    case V_LEN:
+        if (p->stage_len == 0) p->field_off = p->consumed;
+        if (stage(p, src, in, &avail)) return on_length(p, ev);
+        if (!p->finished) return NPZS_NEED_INPUT;
+        return vfail(p, NPZS_E_TRUNCATED, p->field_off, (long)p->idx,
+                     p->stage_len ? "input ended inside an element's length field"
+                                  : "input ended before all elements of the count");
+    case V_DATA: {
+        if (!avail) {
             if (!p->finished) return NPZS_NEED_INPUT;
             return vfail(p, NPZS_E_TRUNCATED, p->field_off, (long)p->idx,
-                         p->stage_len ? "input ended inside an element's length field"
-                                      : "input ended before all elements of the count");
-        case V_DATA: {
-            if (!avail) {
-                if (!p->finished) return NPZS_NEED_INPUT;
-                return vfail(p, NPZS_E_TRUNCATED, p->field_off, (long)p->idx,
-                             "element length runs past the end of the input");
-            }
-            uint32_t left = p->cur_len - p->cur_pos;
-            size_t n = avail < left ? avail : (size_t)left;
-            const uint8_t *d = src + in->pos;
-            /* n <= left < 2^32: one zlib call */
-            p->crc = (uint32_t)crc32(p->crc, d, (uInt)n);
-            ev->type = NPZS_VLEN_EV_DATA;
-            ev->offset = p->consumed;
-            ev->index = p->idx;
-            ev->data = d;
-            ev->len = n;
-            ev->pos = p->cur_pos;
-            ev->zero_copy = 1;
-            in->pos += n;
-            p->consumed += n;
-            p->cur_pos += (uint32_t)n;
-            if (p->cur_pos == p->cur_len) p->state = V_ELEM_END;
-            return NPZS_EVENT;
+                         "element length runs past the end of the input");
         }
-        case V_ELEM_END:
-            ev->type = NPZS_VLEN_EV_ELEMENT_END;
-            ev->offset = p->consumed;
-            ev->index = p->idx;
-            ev->nbytes = p->cur_len;
-            ev->crc32 = p->crc;
-            p->total_bytes += p->cur_len;
-            p->idx++;
-            p->state = p->idx < p->count ? V_LEN : V_TAIL;
-            return NPZS_EVENT;
-        case V_TAIL:
-            if (avail) return vfail(p, NPZS_E_TRAILING_DATA, p->consumed, -1, "bytes after the last element");
-            if (!p->finished) return NPZS_NEED_INPUT;
-            p->state = V_DONE;
-            ev->type = NPZS_VLEN_EV_END;
-            ev->offset = p->consumed;
-            ev->count = p->count;
-            ev->total_bytes = p->total_bytes;
-            return NPZS_EVENT;
-        case V_DONE:
-            if (avail) return vfail(p, NPZS_E_TRAILING_DATA, p->consumed, -1, "bytes after the end");
-            return NPZS_DONE;
-        case V_FAILED:
-            return p->err;
-        default:
-            return vfail(p, NPZS_E_BAD_CALL, p->consumed, -1, "corrupt parser state");
-        }
+        uint32_t left = p->cur_len - p->cur_pos;
+        size_t n = avail < left ? avail : (size_t)left;
+        const uint8_t *d = src + in->pos;
+        /* n <= left < 2^32: one zlib call */
+        p->crc = (uint32_t)crc32(p->crc, d, (uInt)n);
+        ev->type = NPZS_VLEN_EV_DATA;
+        ev->offset = p->consumed;
+        ev->index = p->idx;
+        ev->data = d;
+        ev->len = n;
+        ev->pos = p->cur_pos;
+        ev->zero_copy = 1;
+        in->pos += n;
+        p->consumed += n;
+        p->cur_pos += (uint32_t)n;
+        if (p->cur_pos == p->cur_len) p->state = V_ELEM_END;
+        return NPZS_EVENT;
+    }
+    case V_ELEM_END:
+        ev->type = NPZS_VLEN_EV_ELEMENT_END;
+        ev->offset = p->consumed;
+        ev->index = p->idx;
+        ev->nbytes = p->cur_len;
+        ev->crc32 = p->crc;
+        p->total_bytes += p->cur_len;
+        p->idx++;
+        p->state = p->idx < p->count ? V_LEN : V_TAIL;
+        return NPZS_EVENT;
+    case V_TAIL:
+        if (avail) return vfail(p, NPZS_E_TRAILING_DATA, p->consumed, -1, "bytes after the last element");
+        if (!p->finished) return NPZS_NEED_INPUT;
+        p->state = V_DONE;
+        ev->type = NPZS_VLEN_EV_END;
+        ev->offset = p->consumed;
+        ev->count = p->count;
+        ev->total_bytes = p->total_bytes;
+        return NPZS_EVENT;
+    case V_DONE:
+        if (avail) return vfail(p, NPZS_E_TRAILING_DATA, p->consumed, -1, "bytes after the end");
+        return NPZS_DONE;
+    case V_FAILED:
+        return p->err;
+    default:
+        return vfail(p, NPZS_E_BAD_CALL, p->consumed, -1, "corrupt parser state");
     }
 }

@@ -469,23 +469,27 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
                 if (p->c.pos >= room)
                     return npzs__fail(p, NPZS_E_LIMIT, p->data_start, "inflated output exceeds max_total_bytes");
                 if (n > room - p->c.pos) n = (size_t)(room - p->c.pos);
+                /* content of a known size gets exactly that many bytes, whatever the window holds */
+                if (p->l_known) {
+                    if (p->c.pos >= p->l_usize)
+                        return npzs__fail(p, NPZS_E_SIZE_MISMATCH, p->data_start,
+                                          "inflated member is larger than the local header says");
+                    if (n > p->l_usize - p->c.pos) n = (size_t)(p->l_usize - p->c.pos);
+                }
                 int rc = npzs__content_feed(p, p->win + p->win_pos, n, 0, &used, ev);
                 p->win_pos += used;
                 if (rc == NPZS_EVENT) { ev->member = p->cur; return rc; }
                 if (rc < 0) return rc;
                 continue;
             }
-            if (p->c.kind == NPZS_KIND_BLOB && p->l_known && p->c.pos > p->l_usize)
-                return npzs__fail(p, NPZS_E_SIZE_MISMATCH, p->data_start,
-                                  "inflated member is larger than the local header says");
             if (p->z_err)
                 return npzs__fail(p, NPZS_E_INFLATE, p->data_start, p->z_msg ? p->z_msg : "invalid deflate data");
             if (p->z_end) { p->state = NPZS_S_ZIP_CONTENT_END; continue; }
-            /* output cap: what the content can take (+1 to see an overrun), the blob's
-             * declared size, the total limit */
+            /* output cap: what the content can take (+1 to see an overrun), the declared
+             * size (+1 likewise), the total limit */
             uint64_t want = npzs__content_want(p);
             uint64_t cap = want == UINT64_MAX ? p->lim.inflate_window : want + 1;
-            if (p->c.kind == NPZS_KIND_BLOB && p->c.state != NPZS_C_SNIFF && p->l_known) {
+            if (p->l_known) {
                 uint64_t b = p->l_usize >= p->c.pos ? p->l_usize - p->c.pos + 1 : 1;
                 if (cap > b) cap = b;
             }

@@ -110,6 +110,8 @@ static run parse(const uint8_t *buf, size_t len, const size_t *sched, size_t nsc
                     const npzs_array_info *a = ev.array;
                     r.h = mix(r.h, a->dtype, strlen(a->dtype));
                     r.h = mix(r.h, a->descr, a->descr_len);
+                    r.h = mix(r.h, a->header, a->header_size);
+                    if (a->header_size != a->header_len) r.progress_ok = 0;
                     r.h = mix(r.h, a->shape, a->ndim * sizeof *a->shape);
                     MIXV(r.h, a->nbytes);
                     MIXV(r.h, a->fortran_order);
