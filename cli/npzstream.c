@@ -1,12 +1,15 @@
 /*
  * npzstream -- command-line front end.
  *
- *   npzstream check [--json] [--feed N] [--max-header-size N] [--max-members N]
- *                   [--max-total-bytes N] [FILE|-]
+ *   npzstream check [--json] [--feed N] [LIMITS] [FILE|-]
+ *   npzstream ls [--json] [--feed N] [LIMITS] [FILE|-]
+ *   npzstream extract KEY [-o OUT] [--feed N] [LIMITS] [FILE|-]
+ *   npzstream vlen ...                       (cli/cmd_vlen.c)
+ *   npzstream help [COMMAND] | --help | --version
  *
- * Reads FILE or stdin sequentially (never seeks), validates it, prints a
- * summary (or one JSON object with --json).  Exit 0: accepted, 1: rejected,
- * 2: usage, I/O or out-of-memory error.
+ * Every command reads FILE or stdin sequentially (never seeks).  Exit 0:
+ * accepted, 1: rejected, 2: usage, I/O or out-of-memory error.  The output of
+ * `check` (text and --json) is a fixed contract: it is only ever extended.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,11 +18,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "npzstream.h"
 
 #define READ_SIZE (1u << 20)
+
+/* `npzstream vlen`: written in cli/cmd_vlen.c; argc/argv are the arguments after "vlen". */
+int cmd_vlen(int argc, char **argv);
 
 typedef struct member {
     char *name;          /* NULL for a plain .npy */
@@ -31,6 +38,9 @@ typedef struct member {
     uint64_t shape[64];
     uint64_t nbytes, size;
     uint32_t data_crc;
+    /* kept for `ls` */
+    uint64_t offset, csize, data_size, header_len;
+    uint32_t crc;
 } member;
 
 typedef struct out {
@@ -38,6 +48,24 @@ typedef struct out {
     size_t n, cap;
     int open; /* m[n] was begun and not completed */
 } out;
+
+/* ---- usage texts ------------------------------------------------------------ */
+
+static const char LIMITS_HELP[] =
+    "Limits (defaults in parentheses; see npzstream(1) and SECURITY.md):\n"
+    "  --max-header-size N   .npy header size in characters (10000)\n"
+    "  --max-ndim N          dimensions of an array, at most 64 (32)\n"
+    "  --max-fields N        names, titles and types in a structured dtype (100000)\n"
+    "  --max-depth N         nesting of structured dtypes, at most 1000 (32)\n"
+    "  --max-members N       members of an archive (100000)\n"
+    "  --max-name-len N      bytes of a member name, at most 65535 (4096)\n"
+    "  --max-extra-len N     bytes of a ZIP extra field block, at most 65535 (65535)\n"
+    "  --max-total-bytes N   total uncompressed member bytes (1099511627776)\n"
+    "  --inflate-window N    inflate output chunk in bytes (262144)\n"
+    "  --feed N              hand the parser at most N bytes per push (testing)\n";
+
+static const char EXIT_HELP[] =
+    "Exit status: 0 accepted, 1 rejected (invalid or unsafe input), 2 usage or I/O error.\n";
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -48,6 +76,51 @@ static void usage(FILE *f) {
             "Exit status: 0 accepted, 1 rejected (invalid or unsafe input), 2 usage or I/O error.\n");
 }
 
+static void usage_check(FILE *f) {
+    usage(f);
+    fprintf(f, "\n  --json                print one JSON object (the fixed contract of README.md)\n%s",
+            LIMITS_HELP);
+}
+
+static void usage_all(FILE *f) {
+    fprintf(f,
+            "usage: npzstream check [--json] [OPTIONS] [FILE|-]           validate\n"
+            "       npzstream ls [--json] [OPTIONS] [FILE|-]              list members (like unzip -l)\n"
+            "       npzstream extract KEY [-o OUT] [OPTIONS] [FILE|-]     stream one member out\n"
+            "       npzstream vlen ...                                   (npzstream vlen --help)\n"
+            "       npzstream help [COMMAND] | --help | --version\n"
+            "Reads a NumPy .npy or .npz file as a stream (FILE, or stdin for '-' or none);\n"
+            "never seeks, so pipes and sockets work.  OPTIONS are the limits below and --feed.\n"
+            "An .npz is valid only once its central directory was checked at the very end.\n\n"
+            "%s%s", LIMITS_HELP, EXIT_HELP);
+}
+
+static void usage_ls(FILE *f) {
+    fprintf(f,
+            "usage: npzstream ls [--json] [OPTIONS] [FILE|-]\n"
+            "Lists the members of an .npz (or the array of an .npy) as they stream past: data and\n"
+            "stored sizes, kind, method, dtype, shape, order and name, then a summary line with\n"
+            "the verdict.  Rows are provisional until the summary says ok.\n"
+            "  --json                one JSON object: check's fields plus offset, size,\n"
+            "                        stored_size, data_size, crc32 per member and a summary\n"
+            "%s%s", LIMITS_HELP, EXIT_HELP);
+}
+
+static void usage_extract(FILE *f) {
+    fprintf(f,
+            "usage: npzstream extract KEY [-o OUT] [OPTIONS] [FILE|-]\n"
+            "Streams member KEY of an .npz (the np.load key 'x' or the name 'x.npy') to OUT or\n"
+            "stdout: an array as a standalone .npy (its header and data), any other member as its\n"
+            "raw bytes.  The archive is read to its end: if it is rejected after the member was\n"
+            "written, OUT is removed (stdout: a message says the output must be discarded).\n"
+            "  -o, --output OUT      write to OUT instead of stdout ('-' is stdout)\n"
+            "%s"
+            "Exit status: 0 extracted and the archive accepted, 1 rejected (invalid or unsafe\n"
+            "input), 2 usage or I/O error, or KEY is not in a valid archive.\n", LIMITS_HELP);
+}
+
+/* ---- option parsing ------------------------------------------------------------ */
+
 static int parse_u64(const char *s, uint64_t *v) {
     char *end;
     if (!s || !*s || *s == '-') return -1;
@@ -57,6 +130,94 @@ static int parse_u64(const char *s, uint64_t *v) {
     *v = x;
     return 0;
 }
+
+enum { L_HEADER, L_NDIM, L_FIELDS, L_DEPTH, L_MEMBERS, L_NAME, L_EXTRA, L_TOTAL, L_WINDOW, L_FEED, L__N };
+static const char *const LIMIT_FLAGS[L__N] = {
+    "--max-header-size", "--max-ndim",     "--max-fields",      "--max-depth",      "--max-members",
+    "--max-name-len",    "--max-extra-len", "--max-total-bytes", "--inflate-window", "--feed"};
+
+typedef struct opts {
+    npzs_limits lim;
+    uint64_t feed;
+    uint64_t given[L__N]; /* values as given, for diagnostics */
+    unsigned set;         /* bit i: LIMIT_FLAGS[i] was given */
+} opts;
+
+static void opts_init(opts *o) {
+    memset(o, 0, sizeof *o);
+    npzs_limits_default(&o->lim);
+}
+
+static int set_limit(opts *o, int id, uint64_t v) {
+    uint32_t v32 = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+    if (id != L_HEADER && id != L_TOTAL && id != L_FEED && id != L_MEMBERS && v > UINT32_MAX) {
+        fprintf(stderr, "npzstream: %s %" PRIu64 ": too large (at most %" PRIu32 ")\n", LIMIT_FLAGS[id], v,
+                UINT32_MAX);
+        return -1;
+    }
+    o->given[id] = v;
+    o->set |= 1u << id;
+    switch (id) {
+    case L_HEADER: o->lim.max_header_size = v; break;
+    case L_NDIM: o->lim.max_ndim = v32; break;
+    case L_FIELDS: o->lim.max_fields = v32; break;
+    case L_DEPTH: o->lim.max_depth = v32; break;
+    case L_MEMBERS: o->lim.max_members = v > 0x7FFFFFFF ? 0x7FFFFFFF : (uint32_t)v; break;
+    case L_NAME: o->lim.max_name_len = v32; break;
+    case L_EXTRA: o->lim.max_extra_len = v32; break;
+    case L_TOTAL: o->lim.max_total_bytes = v; break;
+    case L_WINDOW: o->lim.inflate_window = v32; break;
+    default: o->feed = v; break;
+    }
+    return 0;
+}
+
+/* A limit flag at argv[*i] ("--flag N" or "--flag=N").  Returns 1 if it was one (and *i
+ * advanced past its value), 0 if argv[*i] is not a limit flag, -1 on a bad value. */
+static int parse_limit(opts *o, int argc, char **argv, int *i) {
+    const char *a = argv[*i];
+    for (int id = 0; id < L__N; id++) {
+        size_t l = strlen(LIMIT_FLAGS[id]);
+        if (strncmp(a, LIMIT_FLAGS[id], l) != 0 || (a[l] != 0 && a[l] != '=')) continue;
+        const char *val = a[l] == '=' ? a + l + 1 : (*i + 1 < argc ? argv[*i + 1] : NULL);
+        uint64_t v;
+        if (parse_u64(val, &v) < 0) {
+            fprintf(stderr, "npzstream: %s needs a non-negative integer\n", LIMIT_FLAGS[id]);
+            return -1;
+        }
+        if (a[l] != '=') (*i)++;
+        return set_limit(o, id, v) < 0 ? -1 : 1;
+    }
+    return 0;
+}
+
+/* npzs_new() failed: say which limit the library refused, trying each given one alone. */
+static void diagnose_limits(const opts *o) {
+    for (int id = 0; id < L_FEED; id++) {
+        if (!(o->set & (1u << id))) continue;
+        opts one;
+        opts_init(&one);
+        (void)set_limit(&one, id, o->given[id]);
+        npzs_parser *p = npzs_new(&one.lim, NULL);
+        if (!p) {
+            fprintf(stderr, "npzstream: %s %" PRIu64 ": out of the range the library accepts\n",
+                    LIMIT_FLAGS[id], o->given[id]);
+            return;
+        }
+        npzs_free(p);
+    }
+}
+
+static npzs_parser *new_parser(const opts *o) {
+    npzs_parser *p = npzs_new(&o->lim, NULL);
+    if (!p) {
+        fprintf(stderr, "npzstream: invalid limits or out of memory\n");
+        diagnose_limits(o);
+    }
+    return p;
+}
+
+/* ---- output helpers --------------------------------------------------------------- */
 
 /* JSON string from raw bytes: valid UTF-8 passes through, anything else is \u00XX. */
 static void json_str(FILE *f, const char *s, size_t n) {
@@ -78,16 +239,37 @@ static void json_str(FILE *f, const char *s, size_t n) {
     fputc('"', f);
 }
 
+/* Raw bytes for a terminal: printable ASCII and valid UTF-8 pass, the rest is \xHH. */
+static void safe_str(FILE *f, const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = u[i];
+        if (c == '\\') fputs("\\\\", f);
+        else if (c < 0x20 || c == 0x7F) fprintf(f, "\\x%02x", c);
+        else if (c < 0x80) fputc(c, f);
+        else {
+            size_t k = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC2 ? 1 : 0;
+            int ok = k > 0 && i + k < n;
+            for (size_t j = 1; ok && j <= k; j++) ok = (u[i + j] & 0xC0) == 0x80;
+            if (ok) { fwrite(u + i, 1, k + 1, f); i += k; }
+            else fprintf(f, "\\x%02x", c);
+        }
+    }
+}
+
 static void json_key(FILE *f, const member *m) {
     size_t n = m->name_len;
     if (n > 4 && memcmp(m->name + n - 4, ".npy", 4) == 0) n -= 4;
     json_str(f, m->name, n);
 }
 
-static void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p) {
+/* ext = 0: exactly the `check --json` contract.  ext = 1 (`ls --json`): the same object with
+ * more keys per member and a "summary" object. */
+static void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext) {
     FILE *f = stdout;
     fprintf(f, "{\"ok\": %s, \"format\": %s, \"members\": [", ok ? "true" : "false",
             fmt == NPZS_FORMAT_NPY ? "\"npy\"" : fmt == NPZS_FORMAT_NPZ ? "\"npz\"" : "null");
+    uint64_t tdata = 0, tstored = 0, tsize = 0;
     for (size_t i = 0; i < o->n; i++) {
         const member *m = &o->m[i];
         fputs(i ? ", {" : "{", f);
@@ -102,13 +284,27 @@ static void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser 
             json_str(f, m->dtype, strlen(m->dtype));
             fputs(", \"shape\": [", f);
             for (uint32_t k = 0; k < m->ndim; k++) fprintf(f, k ? ", %" PRIu64 : "%" PRIu64, m->shape[k]);
-            fprintf(f, "], \"fortran_order\": %s, \"nbytes\": %" PRIu64 ", \"data_crc32\": %" PRIu32 "}",
+            fprintf(f, "], \"fortran_order\": %s, \"nbytes\": %" PRIu64 ", \"data_crc32\": %" PRIu32,
                     m->fortran ? "true" : "false", m->nbytes, m->data_crc);
+            if (ext) fprintf(f, ", \"size\": %" PRIu64 ", \"header_len\": %" PRIu64, m->size, m->header_len);
         } else {
-            fprintf(f, ", \"size\": %" PRIu64 ", \"data_crc32\": %" PRIu32 "}", m->size, m->data_crc);
+            fprintf(f, ", \"size\": %" PRIu64 ", \"data_crc32\": %" PRIu32, m->size, m->data_crc);
         }
+        if (ext) {
+            fprintf(f, ", \"offset\": %" PRIu64 ", \"stored_size\": %" PRIu64 ", \"data_size\": %" PRIu64
+                       ", \"crc32\": %" PRIu32, m->offset, m->csize, m->data_size, m->crc);
+            tdata += m->data_size;
+            tstored += m->csize;
+            tsize += m->size;
+        }
+        fputc('}', f);
     }
-    fputs("], \"error\": ", f);
+    fputs("], ", f);
+    if (ext)
+        fprintf(f, "\"summary\": {\"members\": %zu, \"data_bytes\": %" PRIu64 ", \"stored_bytes\": %" PRIu64
+                   ", \"size\": %" PRIu64 ", \"input_bytes\": %" PRIu64 "}, ",
+                o->n, tdata, tstored, tsize, npzs_consumed(p));
+    fputs("\"error\": ", f);
     if (ok) {
         fputs("null", f);
     } else {
@@ -156,6 +352,22 @@ static void print_text(const out *o, int ok, npzs_format fmt, const npzs_parser 
     }
 }
 
+/* The rejection, on stderr: npzstream: FILE: offset N: member M: message (code).
+ * "member M: " is left out when the error belongs to no member (archive structure). */
+static void error_line(const char *label, const npzs_parser *p) {
+    size_t nl;
+    const char *nm = npzs_error_member_name(p, &nl);
+    fprintf(stderr, "npzstream: %s: offset %" PRIu64 ": ", label, npzs_error_offset(p));
+    if (nm) {
+        fputs("member ", stderr);
+        safe_str(stderr, nm, nl);
+        fputs(": ", stderr);
+    }
+    fprintf(stderr, "%s (%s)\n", npzs_error_message(p), npzs_error_name(npzs_error(p)));
+}
+
+/* ---- event bookkeeping -------------------------------------------------------------- */
+
 /* Handle one event: keep what the summary needs.  Returns 0, or -1 on out of memory. */
 static int on_event(out *o, const npzs_event *ev) {
     switch (ev->type) {
@@ -170,6 +382,7 @@ static int on_event(out *o, const npzs_event *ev) {
         member *m = &o->m[o->n];
         memset(m, 0, sizeof *m);
         m->method = ev->method;
+        m->offset = ev->offset;
         if (ev->name) {
             m->name = malloc(ev->name_len ? ev->name_len : 1);
             if (!m->name) return -1;
@@ -191,13 +404,17 @@ static int on_event(out *o, const npzs_event *ev) {
         m->ndim = a->ndim;
         memcpy(m->shape, a->shape, a->ndim * sizeof *a->shape);
         m->nbytes = a->nbytes;
+        m->header_len = a->header_len;
         break;
     }
     case NPZS_EV_MEMBER_END: {
         member *m = &o->m[o->n];
-        m->kind = ev->kind;
+        m->kind = (int)ev->kind;
         m->data_crc = ev->data_crc32;
         m->size = ev->size;
+        m->csize = ev->csize;
+        m->data_size = ev->data_size;
+        m->crc = ev->crc32;
         o->n++;
         o->open = 0;
         break;
@@ -208,65 +425,38 @@ static int on_event(out *o, const npzs_event *ev) {
     return 0;
 }
 
-static int cmd_check(int argc, char **argv) {
-    int json = 0;
-    uint64_t feed = 0, v;
-    const char *path = NULL;
-    npzs_limits lim;
-    npzs_limits_default(&lim);
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--json")) json = 1;
-        else if (!strcmp(a, "--feed") || !strcmp(a, "--max-header-size") || !strcmp(a, "--max-members") ||
-                 !strcmp(a, "--max-total-bytes")) {
-            if (i + 1 >= argc || parse_u64(argv[i + 1], &v) < 0) {
-                fprintf(stderr, "npzstream: %s needs a non-negative integer\n", a);
-                return 2;
-            }
-            i++;
-            if (!strcmp(a, "--feed")) feed = v;
-            else if (!strcmp(a, "--max-header-size")) lim.max_header_size = v;
-            else if (!strcmp(a, "--max-members")) {
-                if (v > 0x7FFFFFFF) v = 0x7FFFFFFF;
-                lim.max_members = (uint32_t)v;
-            } else lim.max_total_bytes = v;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 0;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "npzstream: unknown option %s\n", a);
-            usage(stderr);
-            return 2;
-        } else if (path) {
-            fprintf(stderr, "npzstream: only one FILE\n");
-            return 2;
-        } else {
-            path = a;
-        }
+static void out_free(out *o) {
+    for (size_t i = 0; i < o->n; i++) free(o->m[i].name);
+    if (o->open) free(o->m[o->n].name); /* a member that was not completed */
+    free(o->m);
+}
+
+/* ---- the read loop ------------------------------------------------------------------ */
+
+/* Called for every event; returns 0 to go on, -1 to stop with status 2 (it printed why). */
+typedef int (*event_fn)(void *ctx, const npzs_event *ev);
+
+/* Opens FILE, or stdin for NULL or "-".  Returns the fd (0 for stdin) or -1 (message printed). */
+static int open_input(const char *path, const char **label) {
+    *label = "-";
+    if (!path || !strcmp(path, "-")) return 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        fprintf(stderr, "npzstream: %s: %s\n", path, strerror(errno));
+        return -1;
     }
-    int fd = 0;
-    const char *label = "-";
-    if (path && strcmp(path, "-") != 0) {
-        fd = open(path, O_RDONLY);
-        if (fd < 0) {
-            fprintf(stderr, "npzstream: %s: %s\n", path, strerror(errno));
-            return 2;
-        }
-        label = path;
-    }
+    *label = path;
+    return fd;
+}
+
+/* Reads fd to the verdict, pushing at most feed bytes per call (0: no limit).
+ * Returns 0 accepted, 1 rejected, 2 I/O error, out of memory or fn() stopped. */
+static int drive(npzs_parser *p, int fd, const char *label, uint64_t feed, event_fn fn, void *ctx) {
 #ifdef F_SETPIPE_SZ
     (void)fcntl(fd, F_SETPIPE_SZ, (int)READ_SIZE); /* a larger pipe where it is one; ignored otherwise */
 #endif
-    npzs_parser *p = npzs_new(&lim, NULL);
-    if (!p) {
-        fprintf(stderr, "npzstream: invalid limits or out of memory\n");
-        if (fd) close(fd);
-        return 2;
-    }
     unsigned char *buf = malloc(READ_SIZE);
-    out o = {0};
     int status = -1, eof = 0;
-    npzs_format fmt = NPZS_FORMAT_UNKNOWN;
     if (!buf) { fprintf(stderr, "npzstream: out of memory\n"); status = 2; }
     while (status < 0) {
         ssize_t r = 0;
@@ -290,7 +480,7 @@ static int cmd_check(int argc, char **argv) {
                 int rc = npzs_next(p, &in, &ev);
                 if (rc == NPZS_NEED_INPUT) break;
                 if (rc == NPZS_EVENT) {
-                    if (on_event(&o, &ev) < 0) { fprintf(stderr, "npzstream: out of memory\n"); status = 2; break; }
+                    if (fn(ctx, &ev) < 0) { status = 2; break; }
                     if (ev.type == NPZS_EV_END) { status = 0; break; }
                     continue;
                 }
@@ -307,18 +497,342 @@ static int cmd_check(int argc, char **argv) {
         } while (off < len && status < 0);
         if (eof && status < 0) { fprintf(stderr, "npzstream: internal error: no verdict\n"); status = 2; }
     }
-    fmt = npzs_format_of(p);
+    free(buf);
+    return status;
+}
+
+/* ---- check ------------------------------------------------------------------------------ */
+
+static int check_cb(void *ctx, const npzs_event *ev) {
+    if (on_event(ctx, ev) < 0) {
+        fprintf(stderr, "npzstream: out of memory\n");
+        return -1;
+    }
+    return 0;
+}
+
+static int cmd_check(int argc, char **argv) {
+    int json = 0;
+    const char *path = NULL;
+    opts op;
+    opts_init(&op);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int r;
+        if (!strcmp(a, "--json")) json = 1;
+        else if ((r = parse_limit(&op, argc, argv, &i)) != 0) {
+            if (r < 0) return 2;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage_check(stdout);
+            return 0;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "npzstream: unknown option %s\n", a);
+            usage(stderr);
+            return 2;
+        } else if (path) {
+            fprintf(stderr, "npzstream: only one FILE\n");
+            return 2;
+        } else {
+            path = a;
+        }
+    }
+    const char *label;
+    int fd = open_input(path, &label);
+    if (fd < 0) return 2;
+    npzs_parser *p = new_parser(&op);
+    if (!p) {
+        if (fd) close(fd);
+        return 2;
+    }
+    out o = {0};
+    int status = drive(p, fd, label, op.feed, check_cb, &o);
+    npzs_format fmt = npzs_format_of(p);
     if (status == 0 || npzs_error(p)) { /* a verdict (I/O errors have none) */
-        if (json) print_json(&o, status == 0, fmt, p);
+        if (json) print_json(&o, status == 0, fmt, p, 0);
         else print_text(&o, status == 0, fmt, p, label);
     }
-    for (size_t i = 0; i < o.n; i++) free(o.m[i].name);
-    if (o.open) free(o.m[o.n].name); /* a member that was not completed */
-    free(o.m);
-    free(buf);
+    out_free(&o);
     npzs_free(p);
     if (fd) close(fd);
     return status;
+}
+
+/* ---- ls ------------------------------------------------------------------------------------ */
+
+typedef struct ls_ctx {
+    out o;
+    int json;
+} ls_ctx;
+
+static void ls_row(const member *m) {
+    char shape[64 * 22 + 8];
+    size_t k = 0;
+    if (m->kind == NPZS_KIND_ARRAY) {
+        shape[k++] = '(';
+        for (uint32_t d = 0; d < m->ndim; d++)
+            k += (size_t)snprintf(shape + k, sizeof shape - k, d ? ", %" PRIu64 : "%" PRIu64, m->shape[d]);
+        k += (size_t)snprintf(shape + k, sizeof shape - k, "%s)", m->ndim == 1 ? "," : "");
+    } else {
+        k += (size_t)snprintf(shape, sizeof shape, "-");
+    }
+    int arr = m->kind == NPZS_KIND_ARRAY;
+    printf("%12" PRIu64 " %12" PRIu64 "  %-5s  %-8s  %-10s %-16s %-5s  ", m->data_size, m->csize,
+           arr ? "array" : "blob", m->method == NPZS_METHOD_DEFLATED ? "deflated" : "stored", arr ? m->dtype : "-",
+           shape, arr ? (m->fortran ? "F" : "C") : "-");
+    if (m->name) safe_str(stdout, m->name, m->name_len);
+    else fputc('-', stdout);
+    fputc('\n', stdout);
+}
+
+static int ls_cb(void *ctx, const npzs_event *ev) {
+    ls_ctx *c = ctx;
+    if (on_event(&c->o, ev) < 0) {
+        fprintf(stderr, "npzstream: out of memory\n");
+        return -1;
+    }
+    if (ev->type == NPZS_EV_MEMBER_END && !c->json) ls_row(&c->o.m[c->o.n - 1]);
+    return 0;
+}
+
+static int cmd_ls(int argc, char **argv) {
+    const char *path = NULL;
+    ls_ctx c;
+    memset(&c, 0, sizeof c);
+    opts op;
+    opts_init(&op);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int r;
+        if (!strcmp(a, "--json")) c.json = 1;
+        else if ((r = parse_limit(&op, argc, argv, &i)) != 0) {
+            if (r < 0) return 2;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage_ls(stdout);
+            return 0;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "npzstream: unknown option %s\n", a);
+            usage_ls(stderr);
+            return 2;
+        } else if (path) {
+            fprintf(stderr, "npzstream: only one FILE\n");
+            return 2;
+        } else {
+            path = a;
+        }
+    }
+    const char *label;
+    int fd = open_input(path, &label);
+    if (fd < 0) return 2;
+    npzs_parser *p = new_parser(&op);
+    if (!p) {
+        if (fd) close(fd);
+        return 2;
+    }
+    if (!c.json)
+        printf("%12s %12s  %-5s  %-8s  %-10s %-16s %-5s  %s\n"
+               "------------ ------------  -----  --------  ---------- ---------------- -----  ----\n",
+               "Data", "Stored", "Kind", "Method", "DType", "Shape", "Order", "Name");
+    int status = drive(p, fd, label, op.feed, ls_cb, &c);
+    npzs_format fmt = npzs_format_of(p);
+    if (status == 0 || npzs_error(p)) {
+        if (c.json) {
+            print_json(&c.o, status == 0, fmt, p, 1);
+        } else {
+            uint64_t td = 0, ts = 0;
+            for (size_t i = 0; i < c.o.n; i++) { td += c.o.m[i].data_size; ts += c.o.m[i].csize; }
+            printf("------------ ------------\n");
+            if (status == 0)
+                printf("%12" PRIu64 " %12" PRIu64 "  %s, %zu member%s, %" PRIu64 " bytes read: ok\n", td, ts,
+                       fmt == NPZS_FORMAT_NPY ? "npy" : "npz", c.o.n, c.o.n == 1 ? "" : "s", npzs_consumed(p));
+            else
+                printf("%12" PRIu64 " %12" PRIu64 "  %zu member%s before the error: REJECTED (%s)\n", td, ts, c.o.n,
+                       c.o.n == 1 ? "" : "s", npzs_error_name(npzs_error(p)));
+        }
+        if (status == 1) error_line(label, p);
+    }
+    fflush(stdout);
+    out_free(&c.o);
+    npzs_free(p);
+    if (fd) close(fd);
+    return status;
+}
+
+/* ---- extract ------------------------------------------------------------------------------- */
+
+typedef struct ex_ctx {
+    const char *key, *out_path; /* out_path NULL: stdout */
+    int fd;                     /* output, -1 until the member begins */
+    int state;                  /* 0 looking, 1 writing the member, 2 member written */
+    int created;                /* we opened out_path (remove it on rejection) */
+    uint64_t written;
+} ex_ctx;
+
+static int write_all(ex_ctx *c, const void *buf, size_t n) {
+    const unsigned char *b = buf;
+    while (n) {
+        ssize_t w = write(c->fd, b, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            fprintf(stderr, "npzstream: %s: write: %s\n", c->out_path ? c->out_path : "stdout", strerror(errno));
+            return -1;
+        }
+        b += w;
+        n -= (size_t)w;
+        c->written += (uint64_t)w;
+    }
+    return 0;
+}
+
+/* Does the member name match KEY (np.load's key: the name without ".npy", or the name)? */
+static int key_matches(const char *key, const char *name, size_t len) {
+    size_t kl = strlen(key);
+    if (kl == len && memcmp(key, name, len) == 0) return 1;
+    return len > 4 && kl == len - 4 && memcmp(name + kl, ".npy", 4) == 0 && memcmp(key, name, kl) == 0;
+}
+
+static int ex_cb(void *ctx, const npzs_event *ev) {
+    ex_ctx *c = ctx;
+    switch (ev->type) {
+    case NPZS_EV_MEMBER_BEGIN:
+        if (c->state == 0 && ev->name && key_matches(c->key, ev->name, ev->name_len)) {
+            if (c->out_path) {
+                c->fd = open(c->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+                if (c->fd < 0) {
+                    fprintf(stderr, "npzstream: %s: %s\n", c->out_path, strerror(errno));
+                    return -1;
+                }
+                c->created = 1;
+            } else {
+                c->fd = 1;
+            }
+            c->state = 1;
+        }
+        break;
+    case NPZS_EV_HEADER:
+        if (c->state == 1) /* the member's own preamble and header, byte for byte */
+            return write_all(c, ev->array->header, ev->array->header_size);
+        break;
+    case NPZS_EV_DATA:
+    case NPZS_EV_BLOB:
+        if (c->state == 1) return write_all(c, ev->data, ev->len);
+        break;
+    case NPZS_EV_MEMBER_END:
+        if (c->state == 1) c->state = 2;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
+static int cmd_extract(int argc, char **argv) {
+    const char *path = NULL;
+    ex_ctx c;
+    memset(&c, 0, sizeof c);
+    c.fd = -1;
+    opts op;
+    opts_init(&op);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int r;
+        if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "npzstream: %s needs a file name\n", a);
+                return 2;
+            }
+            c.out_path = argv[++i];
+        } else if (!strncmp(a, "--output=", 9)) {
+            c.out_path = a + 9;
+        } else if ((r = parse_limit(&op, argc, argv, &i)) != 0) {
+            if (r < 0) return 2;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage_extract(stdout);
+            return 0;
+        } else if (!strcmp(a, "--")) {
+            for (i++; i < argc; i++) {
+                if (!c.key) c.key = argv[i];
+                else if (!path) path = argv[i];
+                else { fprintf(stderr, "npzstream: only one FILE\n"); return 2; }
+            }
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "npzstream: unknown option %s\n", a);
+            usage_extract(stderr);
+            return 2;
+        } else if (!c.key) {
+            c.key = a;
+        } else if (path) {
+            fprintf(stderr, "npzstream: only one FILE\n");
+            return 2;
+        } else {
+            path = a;
+        }
+    }
+    if (!c.key) {
+        fprintf(stderr, "npzstream: extract needs a KEY\n");
+        usage_extract(stderr);
+        return 2;
+    }
+    if (c.out_path && (!*c.out_path || !strcmp(c.out_path, "-"))) c.out_path = NULL;
+    if (!c.out_path && isatty(1)) {
+        fprintf(stderr, "npzstream: refusing to write binary data to a terminal: use -o OUT or redirect\n");
+        return 2;
+    }
+    const char *label;
+    int fd = open_input(path, &label);
+    if (fd < 0) return 2;
+    npzs_parser *p = new_parser(&op);
+    if (!p) {
+        if (fd) close(fd);
+        return 2;
+    }
+    int status = drive(p, fd, label, op.feed, ex_cb, &c);
+    if (c.created && close(c.fd) < 0 && status == 0) {
+        fprintf(stderr, "npzstream: %s: %s\n", c.out_path, strerror(errno));
+        status = 2;
+    }
+    if (status == 0 && c.state != 2) {
+        if (npzs_format_of(p) == NPZS_FORMAT_NPY)
+            fprintf(stderr, "npzstream: %s: a plain .npy has no members: nothing to extract\n", label);
+        else
+            fprintf(stderr, "npzstream: %s: %s: no such member\n", label, c.key);
+        status = 2;
+    }
+    if (status == 1) error_line(label, p);
+    if (status != 0 && c.state != 0) {
+        const char *why = status == 1 ? "the archive was rejected" : "extraction failed";
+        if (c.created) {
+            if (unlink(c.out_path) == 0)
+                fprintf(stderr, "npzstream: %s: removed: %s after the member was written\n", c.out_path, why);
+            else
+                fprintf(stderr, "npzstream: %s: %s, but it cannot be removed (%s): discard it\n", c.out_path, why,
+                        strerror(errno));
+        } else {
+            fprintf(stderr,
+                    "npzstream: %s: the %" PRIu64 " bytes written to stdout must be discarded\n", why, c.written);
+        }
+    }
+    npzs_free(p);
+    if (fd) close(fd);
+    return status;
+}
+
+/* ---- main --------------------------------------------------------------------------------- */
+
+static int help(const char *cmd) {
+    if (!cmd) usage_all(stdout);
+    else if (!strcmp(cmd, "check")) usage_check(stdout);
+    else if (!strcmp(cmd, "ls")) usage_ls(stdout);
+    else if (!strcmp(cmd, "extract")) usage_extract(stdout);
+    else if (!strcmp(cmd, "vlen")) {
+        char h[] = "--help";
+        char *args[] = {h, NULL};
+        return cmd_vlen(1, args);
+    } else {
+        fprintf(stderr, "npzstream: no command %s\n", cmd);
+        usage_all(stderr);
+        return 2;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -327,9 +841,13 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        usage(stdout);
+        usage_all(stdout);
         return 0;
     }
+    if (argc >= 2 && !strcmp(argv[1], "help")) return help(argc >= 3 ? argv[2] : NULL);
+    if (argc >= 2 && !strcmp(argv[1], "ls")) return cmd_ls(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "extract")) return cmd_extract(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "vlen")) return cmd_vlen(argc - 2, argv + 2);
     if (argc < 2 || strcmp(argv[1], "check") != 0) {
         usage(stderr);
         return 2;

@@ -1,0 +1,287 @@
+/*
+ * cmd_vlen.c -- `npzstream vlen`: validate one Zarr vlen-ndarray chunk
+ * (numcodecs VLenBytes framing of ragged little-endian arrays).
+ *
+ *   npzstream vlen --dtype DTYPE --shape PATTERN [--json] [--feed N]
+ *                  [--max-elements N] [--max-element-bytes N] [--max-total-bytes N] [FILE|-]
+ *
+ * Reads FILE or stdin sequentially.  Exit 0: accepted, 1: rejected (invalid
+ * chunk, or a dtype / shape pattern the codec refuses), 2: usage, I/O or
+ * out-of-memory error.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "npzstream_vlen.h"
+
+#define VLEN_READ_SIZE (1u << 20)
+
+int cmd_vlen(int argc, char **argv);
+
+typedef struct vl_elem {
+    uint32_t nbytes, crc;
+} vl_elem;
+
+typedef struct vl_out {
+    vl_elem *e;
+    size_t n, cap;
+    int have_count;
+    uint32_t count;
+} vl_out;
+
+static void vl_usage(FILE *f) {
+    fprintf(f,
+            "usage: npzstream vlen --dtype DTYPE --shape PATTERN [--json] [--feed N]\n"
+            "                      [--max-elements N] [--max-element-bytes N] [--max-total-bytes N] [FILE|-]\n"
+            "Validates one vlen-ndarray chunk (numcodecs VLenBytes framing: u32 count, then per\n"
+            "element u32 byte length + little-endian C-order data) read as a stream.\n"
+            "  DTYPE    bool, int8..int64, uint8..uint64, float16/32/64, complex64/128, or '<f4' style\n"
+            "  PATTERN  element shape with one leading variable dimension: null | null,2 | [null, 3, 4]\n"
+            "Exit status: 0 accepted, 1 rejected, 2 usage or I/O error.\n");
+}
+
+static int vl_parse_u64(const char *s, uint64_t *v) {
+    char *end;
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return -1;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (errno || *end) return -1;
+    *v = x;
+    return 0;
+}
+
+/* JSON string of ASCII-ish text: quotes, backslashes and control bytes escaped. */
+static void vl_json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (const unsigned char *u = (const unsigned char *)s; *u; u++) {
+        if (*u == '"' || *u == '\\') { fputc('\\', f); fputc(*u, f); }
+        else if (*u < 0x20 || *u >= 0x7F) fprintf(f, "\\u%04x", *u);
+        else fputc(*u, f);
+    }
+    fputc('"', f);
+}
+
+static void vl_shape(FILE *f, const npzs_vlen_spec *sp, uint64_t lead, int pattern) {
+    fputc(pattern ? '[' : '(', f);
+    for (uint32_t k = 0; k < sp->ndim; k++) {
+        if (k) fputs(", ", f);
+        if (k == 0 && pattern == 1) fputs("null", f);
+        else fprintf(f, "%" PRIu64, k ? sp->dims[k] : lead);
+    }
+    if (!pattern && sp->ndim == 1) fputc(',', f);
+    fputc(pattern ? ']' : ')', f);
+}
+
+/* where: "input", "dtype" or "shape" */
+static void vl_print_json(const vl_out *o, const npzs_vlen_spec *sp, int ok, int code, uint64_t off, long elem,
+                          const char *where, const char *msg) {
+    FILE *f = stdout;
+    fprintf(f, "{\"ok\": %s, \"dtype\": ", ok ? "true" : "false");
+    if (sp) vl_json_str(f, sp->dtype); else fputs("null", f);
+    fputs(", \"pattern\": ", f);
+    if (sp) vl_shape(f, sp, 0, 1); else fputs("null", f);
+    fputs(", \"count\": ", f);
+    if (o->have_count) fprintf(f, "%" PRIu32, o->count); else fputs("null", f);
+    fputs(", \"elements\": [", f);
+    for (size_t i = 0; i < o->n; i++) {
+        fputs(i ? ", {\"shape\": " : "{\"shape\": ", f);
+        vl_shape(f, sp, o->e[i].nbytes / sp->row_bytes, 2);
+        fprintf(f, ", \"nbytes\": %" PRIu32 ", \"crc32\": %" PRIu32 "}", o->e[i].nbytes, o->e[i].crc);
+    }
+    fputs("], \"error\": ", f);
+    if (ok) {
+        fputs("null", f);
+    } else {
+        fputs("{\"code\": ", f);
+        vl_json_str(f, npzs_vlen_error_name(code));
+        fprintf(f, ", \"offset\": %" PRIu64 ", \"where\": \"%s\", \"element\": ", off, where);
+        if (elem >= 0) fprintf(f, "%ld", elem); else fputs("null", f);
+        fputs(", \"message\": ", f);
+        vl_json_str(f, msg);
+        fputc('}', f);
+    }
+    fputs("}\n", f);
+}
+
+static void vl_print_text(const vl_out *o, const npzs_vlen_spec *sp, int ok, int code, uint64_t off, long elem,
+                          const char *where, const char *msg, const char *label) {
+    for (size_t i = 0; i < o->n; i++) {
+        printf("  [%zu] ", i);
+        vl_shape(stdout, sp, o->e[i].nbytes / sp->row_bytes, 0);
+        printf(" %" PRIu32 " bytes, crc32 %08" PRIx32 "\n", o->e[i].nbytes, o->e[i].crc);
+    }
+    if (ok) {
+        printf("%s: ok (vlen %s ", label, sp->dtype);
+        vl_shape(stdout, sp, 0, 1);
+        printf(", %zu element%s)\n", o->n, o->n == 1 ? "" : "s");
+        return;
+    }
+    printf("%s: REJECTED: %s at offset %" PRIu64, label, npzs_vlen_error_name(code), off);
+    if (strcmp(where, "input") != 0) printf(" of --%s", where);
+    if (elem >= 0) printf(" (element %ld)", elem);
+    printf(": %s\n", msg);
+}
+
+static int vl_push(vl_out *o, const npzs_vlen_event *ev) {
+    if (ev->type == NPZS_VLEN_EV_CHUNK_BEGIN) {
+        o->have_count = 1;
+        o->count = ev->count;
+    } else if (ev->type == NPZS_VLEN_EV_ELEMENT_END) {
+        if (o->n == o->cap) {
+            size_t nc = o->cap ? o->cap * 2 : 64;
+            vl_elem *ne = realloc(o->e, nc * sizeof *ne);
+            if (!ne) return -1;
+            o->e = ne;
+            o->cap = nc;
+        }
+        o->e[o->n].nbytes = ev->nbytes;
+        o->e[o->n].crc = ev->crc32;
+        o->n++;
+    }
+    return 0;
+}
+
+int cmd_vlen(int argc, char **argv) {
+    int json = 0;
+    uint64_t feed = 0, v;
+    const char *path = NULL, *dtype = NULL, *pattern = NULL;
+    npzs_vlen_limits lim;
+    npzs_vlen_limits_default(&lim);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--dtype") || !strcmp(a, "--shape")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "npzstream vlen: %s needs a value\n", a);
+                return 2;
+            }
+            if (!strcmp(a, "--dtype")) dtype = argv[++i];
+            else pattern = argv[++i];
+        } else if (!strcmp(a, "--feed") || !strcmp(a, "--max-elements") || !strcmp(a, "--max-element-bytes") ||
+                   !strcmp(a, "--max-total-bytes")) {
+            if (i + 1 >= argc || vl_parse_u64(argv[i + 1], &v) < 0) {
+                fprintf(stderr, "npzstream vlen: %s needs a non-negative integer\n", a);
+                return 2;
+            }
+            i++;
+            if (!strcmp(a, "--feed")) feed = v;
+            else if (!strcmp(a, "--max-elements")) lim.max_elements = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+            else if (!strcmp(a, "--max-element-bytes"))
+                lim.max_element_bytes = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+            else lim.max_total_bytes = v;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            vl_usage(stdout);
+            return 0;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "npzstream vlen: unknown option %s\n", a);
+            vl_usage(stderr);
+            return 2;
+        } else if (path) {
+            fprintf(stderr, "npzstream vlen: only one FILE\n");
+            return 2;
+        } else {
+            path = a;
+        }
+    }
+    if (!dtype || !pattern) {
+        fprintf(stderr, "npzstream vlen: --dtype and --shape are required\n");
+        vl_usage(stderr);
+        return 2;
+    }
+    if (lim.max_total_bytes < 4) {
+        fprintf(stderr, "npzstream vlen: --max-total-bytes must be at least 4\n");
+        return 2;
+    }
+    const char *label = path && strcmp(path, "-") != 0 ? path : "-";
+    vl_out o = {0};
+
+    /* the dtype and pattern come from array metadata: a bad one is a rejection */
+    npzs_vlen_spec spec;
+    size_t at = 0;
+    const char *why = NULL;
+    int rc = npzs_vlen_spec_parse(&spec, dtype, pattern, &at, &why);
+    if (rc < 0) {
+        const char *where = rc == NPZS_E_VLEN_BAD_DTYPE ? "dtype" : "shape";
+        if (json) vl_print_json(&o, NULL, 0, rc, at, -1, where, why);
+        else printf("%s: REJECTED: %s at offset %zu of --%s: %s\n", label, npzs_vlen_error_name(rc), at, where, why);
+        return 1;
+    }
+
+    int fd = 0;
+    if (path && strcmp(path, "-") != 0) {
+        fd = open(path, O_RDONLY);
+        if (fd < 0) {
+            fprintf(stderr, "npzstream vlen: %s: %s\n", path, strerror(errno));
+            return 2;
+        }
+    }
+    npzs_vlen_parser *p = npzs_vlen_new(&spec, &lim, NULL);
+    if (!p) {
+        fprintf(stderr, "npzstream vlen: invalid limits or out of memory\n");
+        if (fd) close(fd);
+        return 2;
+    }
+    unsigned char *buf = malloc(VLEN_READ_SIZE);
+    int status = -1, eof = 0;
+    if (!buf) { fprintf(stderr, "npzstream vlen: out of memory\n"); status = 2; }
+    while (status < 0) {
+        ssize_t r = 0;
+        if (!eof) {
+            r = read(fd, buf, VLEN_READ_SIZE);
+            if (r < 0) {
+                if (errno == EINTR) continue;
+                fprintf(stderr, "npzstream vlen: %s: read: %s\n", label, strerror(errno));
+                status = 2;
+                break;
+            }
+            if (r == 0) { eof = 1; npzs_vlen_finish(p); }
+        }
+        size_t off = 0, len = (size_t)r;
+        do {
+            size_t n = len - off;
+            if (feed && n > feed) n = (size_t)feed;
+            npzs_in in = {buf + off, n, 0};
+            for (;;) {
+                npzs_vlen_event ev;
+                rc = npzs_vlen_next(p, &in, &ev);
+                if (rc == NPZS_NEED_INPUT) break;
+                if (rc == NPZS_EVENT) {
+                    if (vl_push(&o, &ev) < 0) { fprintf(stderr, "npzstream vlen: out of memory\n"); status = 2; break; }
+                    if (ev.type == NPZS_VLEN_EV_END) { status = 0; break; }
+                    continue;
+                }
+                if (rc == NPZS_DONE) { status = 0; break; }
+                status = 1;
+                break;
+            }
+            off += in.pos;
+            if (status >= 0) break;
+            if (in.pos < in.size) {
+                fprintf(stderr, "npzstream vlen: internal error: input left over\n");
+                status = 2;
+            }
+        } while (off < len && status < 0);
+        if (eof && status < 0) { fprintf(stderr, "npzstream vlen: internal error: no verdict\n"); status = 2; }
+    }
+    if (status == 0 || npzs_vlen_error(p)) {
+        int code = npzs_vlen_error(p);
+        if (json)
+            vl_print_json(&o, &spec, status == 0, code, npzs_vlen_error_offset(p), npzs_vlen_error_element(p),
+                          "input", npzs_vlen_error_message(p));
+        else
+            vl_print_text(&o, &spec, status == 0, code, npzs_vlen_error_offset(p), npzs_vlen_error_element(p),
+                          "input", npzs_vlen_error_message(p), label);
+    }
+    free(o.e);
+    free(buf);
+    npzs_vlen_free(p);
+    if (fd) close(fd);
+    return status;
+}
