@@ -158,9 +158,7 @@ API int npzs_vlen_spec_parse(npzs_vlen_spec *spec, const char *dtype, const char
             if (have_null)
                 return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok,
                                 "shape pattern: more than one variable (null) dimension");
-            if (nd != 0)
-                return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok,
-                                "shape pattern: the variable (null) dimension must be the leading one");
+            /* a null after a fixed dimension cannot get here: the fixed one failed first */
             have_null = 1;
         } else if (s[i] >= '0' && s[i] <= '9') {
             uint64_t v = 0;
