@@ -28,14 +28,16 @@
 /* `npzstream vlen`: written in cli/cmd_vlen.c; argc/argv are the arguments after "vlen". */
 int cmd_vlen(int argc, char **argv);
 
+/* What the summary keeps of a member: a few words, with the name, dtype and shape in the
+ * output's arena, so that memory grows by about 100 bytes per member and never by the data. */
 typedef struct member {
     char *name;          /* NULL for a plain .npy */
     size_t name_len;
     int kind, method;
     int vmaj, vmin, fortran;
-    char dtype[48];
+    const char *dtype;
     uint32_t ndim;
-    uint64_t shape[64];
+    const uint64_t *shape;
     uint64_t nbytes, size;
     uint32_t data_crc;
     /* kept for `ls` */
@@ -43,11 +45,36 @@ typedef struct member {
     uint32_t crc;
 } member;
 
+/* Blocks that never move, freed together: pointers into them stay valid. */
+typedef struct block {
+    struct block *next;
+    size_t used, size;
+    _Alignas(8) unsigned char data[];
+} block;
+
 typedef struct out {
     member *m;
     size_t n, cap;
     int open; /* m[n] was begun and not completed */
+    block *arena;
 } out;
+
+static void *arena_alloc(out *o, size_t n) {
+    n = (n + 7) & ~(size_t)7;
+    block *b = o->arena;
+    if (!b || b->size - b->used < n) {
+        size_t sz = n > 65536 ? n : 65536;
+        b = malloc(sizeof *b + sz);
+        if (!b) return NULL;
+        b->next = o->arena;
+        b->used = 0;
+        b->size = sz;
+        o->arena = b;
+    }
+    void *p = b->data + b->used;
+    b->used += n;
+    return p;
+}
 
 /* ---- usage texts ------------------------------------------------------------ */
 
@@ -220,6 +247,20 @@ static npzs_parser *new_parser(const opts *o) {
 /* ---- output helpers --------------------------------------------------------------- */
 
 /* JSON string from raw bytes: valid UTF-8 passes through, anything else is \u00XX. */
+/* Length of the strict UTF-8 sequence starting at u[i] (no overlongs, no surrogates,
+ * nothing above U+10FFFF), or 0 when the bytes there are not one. */
+static size_t utf8_seq(const unsigned char *u, size_t i, size_t n) {
+    unsigned char c = u[i];
+    size_t k = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : 0;
+    if (!k || k >= n - i) return 0;
+    for (size_t j = 1; j <= k; j++)
+        if ((u[i + j] & 0xC0) != 0x80) return 0;
+    unsigned char d = u[i + 1];
+    if ((c == 0xE0 && d < 0xA0) || (c == 0xED && d > 0x9F) || (c == 0xF0 && d < 0x90) || (c == 0xF4 && d > 0x8F))
+        return 0;
+    return k + 1;
+}
+
 static void json_str(FILE *f, const char *s, size_t n) {
     const unsigned char *u = (const unsigned char *)s;
     fputc('"', f);
@@ -229,11 +270,9 @@ static void json_str(FILE *f, const char *s, size_t n) {
         else if (c < 0x20 || c == 0x7F) fprintf(f, "\\u%04x", c);
         else if (c < 0x80) fputc(c, f);
         else {
-            size_t k = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC0 ? 1 : 0;
-            int ok = k > 0 && i + k < n;
-            for (size_t j = 1; ok && j <= k; j++) ok = (u[i + j] & 0xC0) == 0x80;
-            if (ok) { fwrite(u + i, 1, k + 1, f); i += k; }
-            else fprintf(f, "\\u%04x", c);
+            size_t k = utf8_seq(u, i, n);
+            if (k) { fwrite(u + i, 1, k, f); i += k - 1; }
+            else fprintf(f, "\\u%04x", c); /* a byte that is not UTF-8: as the code point of that byte */
         }
     }
     fputc('"', f);
@@ -248,10 +287,8 @@ static void safe_str(FILE *f, const char *s, size_t n) {
         else if (c < 0x20 || c == 0x7F) fprintf(f, "\\x%02x", c);
         else if (c < 0x80) fputc(c, f);
         else {
-            size_t k = c >= 0xF0 ? 3 : c >= 0xE0 ? 2 : c >= 0xC2 ? 1 : 0;
-            int ok = k > 0 && i + k < n;
-            for (size_t j = 1; ok && j <= k; j++) ok = (u[i + j] & 0xC0) == 0x80;
-            if (ok) { fwrite(u + i, 1, k + 1, f); i += k; }
+            size_t k = utf8_seq(u, i, n);
+            if (k) { fwrite(u + i, 1, k, f); i += k - 1; }
             else fprintf(f, "\\x%02x", c);
         }
     }
@@ -383,8 +420,9 @@ static int on_event(out *o, const npzs_event *ev) {
         memset(m, 0, sizeof *m);
         m->method = ev->method;
         m->offset = ev->offset;
+        m->dtype = "";
         if (ev->name) {
-            m->name = malloc(ev->name_len ? ev->name_len : 1);
+            m->name = arena_alloc(o, ev->name_len ? ev->name_len : 1);
             if (!m->name) return -1;
             memcpy(m->name, ev->name, ev->name_len);
             m->name_len = ev->name_len;
@@ -400,9 +438,15 @@ static int on_event(out *o, const npzs_event *ev) {
         m->vmaj = a->version_major;
         m->vmin = a->version_minor;
         m->fortran = a->fortran_order;
-        snprintf(m->dtype, sizeof m->dtype, "%s", a->dtype);
+        size_t dl = strlen(a->dtype) + 1;
+        char *dt = arena_alloc(o, dl);
+        uint64_t *sh = arena_alloc(o, a->ndim * sizeof *sh);
+        if (!dt || !sh) return -1;
+        memcpy(dt, a->dtype, dl);
+        memcpy(sh, a->shape, a->ndim * sizeof *sh);
+        m->dtype = dt;
         m->ndim = a->ndim;
-        memcpy(m->shape, a->shape, a->ndim * sizeof *a->shape);
+        m->shape = sh;
         m->nbytes = a->nbytes;
         m->header_len = a->header_len;
         break;
@@ -426,8 +470,11 @@ static int on_event(out *o, const npzs_event *ev) {
 }
 
 static void out_free(out *o) {
-    for (size_t i = 0; i < o->n; i++) free(o->m[i].name);
-    if (o->open) free(o->m[o->n].name); /* a member that was not completed */
+    while (o->arena) {
+        block *b = o->arena;
+        o->arena = b->next;
+        free(b);
+    }
     free(o->m);
 }
 

@@ -730,7 +730,10 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 
         case NPZS_S_ZIP_EOCD_COMMENT:
             while (p->var_len < p->c_comment_len) {
-                if (!avail) return need_more(p);
+                if (!avail && p->finished)
+                    return npzs__fail(p, NPZS_E_TRUNCATED, p->consumed,
+                                      "input ended inside the archive comment (its length runs past the end)");
+                if (!avail) return NPZS_NEED_INPUT;
                 uint8_t c = ((const uint8_t *)in->src)[in->pos++];
                 avail--;
                 p->consumed++;

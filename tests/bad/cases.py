@@ -308,6 +308,11 @@ def npy_cases():
     add(A("acc-npy-field-int-shape", good_npy(I4x2 * 3, descr="[('a', '<i4', 3)]")))
     add(hmark(canon(descr="[('a', @@3)]"), "bad_header", "npy-d2-field-type-int"))
     add(hmark(canon(fortran="@@Truex"), "bad_header", "npy-g5-truex"))
+    # parentheses that only group: literal_eval accepts them, the grammar does not
+    add(hmark(canon(fortran="@@(True)"), "bad_header", "npy-paren-fortran", strict="S-HDR-SYNTAX"))
+    add(hmark(canon(shape="(@@(2,))"), "bad_shape", "npy-paren-shape", strict="S-HDR-SYNTAX"))
+    add(hmark("{@@('descr'): '<i4', 'fortran_order': False, 'shape': (2,), }", "bad_header", "npy-paren-key",
+              strict="S-HDR-SYNTAX"))
     z = good_npy(b"", shape="(0,)")
     add(C("npy-c2-trailing-after-empty", z + b"x", "trailing_data", len(z), strict="S-ZIP-TRAIL"))
     return out

@@ -1,0 +1,52 @@
+#!/usr/bin/python3
+"""Write the benchmark datasets (Debian's python3-numpy) into DIR.
+
+    gen.py DIR SIZE_MIB
+
+stored.npz   np.savez, 8 float32 arrays, SIZE MiB of data (ZIP64 extras, sizes in the headers)
+pipe.npz     the same arrays, np.savez written to a pipe (data descriptors)
+big.npy      np.save, one float32 array of SIZE MiB
+deflated.npz np.savez_compressed of SIZE/2 MiB of compressible float32 data (~3.3x)
+many.npz     np.savez of 20,000 members of 16 float32 each
+tiny.npz     np.savez of one 4-element array (process start-up cost)
+"""
+import os, subprocess, sys
+
+import numpy as np
+
+
+def arrays(size_mib, seed):
+    rng = np.random.default_rng(seed)
+    n = size_mib * (1 << 20) // 4 // 8
+    return {"a%d" % i: rng.random(n, dtype=np.float32).reshape(-1, 256) for i in range(8)}
+
+
+def main():
+    d, size = sys.argv[1], int(sys.argv[2])
+    os.makedirs(d, exist_ok=True)
+    A = arrays(size, 1)
+    np.savez(os.path.join(d, "stored.npz"), **A)
+    del A
+    # a real pipe: zipfile cannot seek back, so it writes data descriptors
+    child = ("import sys, numpy as np; sys.path.insert(0, %r); import gen; "
+             "np.savez(sys.stdout.buffer, **gen.arrays(%d, 1))" % (os.path.dirname(os.path.abspath(__file__)), size))
+    with open(os.path.join(d, "pipe.npz"), "wb") as f:
+        p1 = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE)
+        p2 = subprocess.Popen(["cat"], stdin=p1.stdout, stdout=f)
+        p1.stdout.close()
+        if p2.wait() or p1.wait():
+            sys.exit("pipe.npz: writer failed")
+    rng = np.random.default_rng(2)
+    np.save(os.path.join(d, "big.npy"), rng.random(size * (1 << 20) // 4, dtype=np.float32).reshape(-1, 1024))
+    # compressible: small random integers stored as float32 (deflates ~3.3x)
+    n = size * (1 << 20) // 2 // 4 // 4
+    C = {"c%d" % i: rng.integers(0, 64, n).astype(np.float32).reshape(-1, 128) for i in range(4)}
+    np.savez_compressed(os.path.join(d, "deflated.npz"), **C)
+    del C
+    M = {"m%05d" % i: np.full(16, i, dtype=np.float32) for i in range(20000)}
+    np.savez(os.path.join(d, "many.npz"), **M)
+    np.savez(os.path.join(d, "tiny.npz"), t=np.arange(4, dtype=np.float32))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+/*
+ * limit.c -- the physical limits npzstream is measured against (bench/README.md).
+ *
+ *   limit MODE [FILE|-]
+ *     read            read() 1 MiB at a time and discard (F_SETPIPE_SZ 1 MiB on a pipe, as the CLI)
+ *     crc-zlib        the same, plus zlib's crc32() over every byte
+ *     crc-fast        the same, plus the fastest CRC-32 here (npzs__crc32: VPCLMULQDQ/PCLMULQDQ)
+ *     crc-libdeflate  the same, plus libdeflate_crc32() (only when built with -DHAVE_LIBDEFLATE)
+ *     inflate         walk the ZIP local headers, raw-inflate every deflated member into a 256 KiB
+ *                     window (npzstream's default) and CRC the output with npzs__crc32; no checks
+ *
+ * Prints a checksum so that nothing is optimised away.  Exit 2 on I/O errors.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#ifdef HAVE_LIBDEFLATE
+#include <libdeflate.h>
+#endif
+
+#define READ_SIZE (1u << 20)
+#define WINDOW (256u << 10)
+
+uint32_t npzs__crc32(uint32_t crc, const uint8_t *buf, size_t len);
+
+static int fd;
+static uint8_t *buf;
+static size_t pos, len;
+static int eof;
+
+static ssize_t fill(uint8_t *dst, size_t cap) {
+    for (;;) {
+        ssize_t r = read(fd, dst, cap);
+        if (r >= 0) return r;
+        perror("read");
+        exit(2);
+    }
+}
+
+/* at least n (<= READ_SIZE) bytes at buf+pos; 0 at end of input */
+static int need(size_t n) {
+    if (len - pos >= n) return 1;
+    memmove(buf, buf + pos, len - pos);
+    len -= pos;
+    pos = 0;
+    while (len < n && !eof) {
+        ssize_t r = fill(buf + len, READ_SIZE - len);
+        if (r == 0) eof = 1;
+        len += (size_t)r;
+    }
+    return len >= n;
+}
+
+static uint16_t le16(const uint8_t *b) { return (uint16_t)(b[0] | b[1] << 8); }
+static uint32_t le32(const uint8_t *b) { return (uint32_t)le16(b) | (uint32_t)le16(b + 2) << 16; }
+static uint64_t le64(const uint8_t *b) { return (uint64_t)le32(b) | (uint64_t)le32(b + 4) << 32; }
+
+static uint32_t walk_inflate(void) {
+    uint8_t *win = malloc(WINDOW);
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (!win || inflateInit2(&zs, -15) != Z_OK) exit(2);
+    uint32_t all = 0, members = 0;
+    while (need(30) && le32(buf + pos) == 0x04034b50u) {
+        const uint8_t *h = buf + pos;
+        unsigned flags = le16(h + 6), method = le16(h + 8), nl = le16(h + 26), el = le16(h + 28);
+        uint64_t size = le32(h + 22);
+        if (!need(30u + nl + el)) exit(2);
+        h = buf + pos;
+        for (size_t i = 0; i + 4 <= el;) { /* ZIP64 sizes for a stored member */
+            const uint8_t *x = h + 30 + nl + i;
+            if (le16(x) == 1 && le16(x + 2) >= 8 && size == 0xFFFFFFFFu) size = le64(x + 4);
+            i += 4u + le16(x + 2);
+        }
+        pos += 30u + nl + el;
+        uint32_t crc = 0;
+        if (method == 8) {
+            inflateReset(&zs);
+            int zr = Z_OK;
+            while (zr != Z_STREAM_END) {
+                if (pos == len) { pos = len = 0; if (!need(1)) exit(2); }
+                zs.next_in = buf + pos;
+                zs.avail_in = (uInt)(len - pos);
+                zs.next_out = win;
+                zs.avail_out = WINDOW;
+                zr = inflate(&zs, Z_NO_FLUSH);
+                if (zr != Z_OK && zr != Z_STREAM_END) exit(1);
+                pos = len - zs.avail_in;
+                crc = npzs__crc32(crc, win, WINDOW - zs.avail_out);
+            }
+        } else {
+            while (size) {
+                if (pos == len) { pos = len = 0; if (!need(1)) exit(2); }
+                size_t n = len - pos < size ? len - pos : (size_t)size;
+                crc = npzs__crc32(crc, buf + pos, n);
+                pos += n;
+                size -= n;
+            }
+        }
+        if (flags & 8) { /* descriptor: signature, CRC, two 8-byte sizes (NumPy's ZIP64) */
+            if (!need(24)) exit(2);
+            pos += 24;
+        }
+        all ^= crc;
+        members++;
+    }
+    inflateEnd(&zs);
+    free(win);
+    return all ^ members;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fprintf(stderr, "usage: limit read|crc-zlib|crc-fast|crc-libdeflate|inflate [FILE|-]\n");
+        return 2;
+    }
+    const char *mode = argv[1];
+    if (argc > 2 && strcmp(argv[2], "-") != 0) {
+        fd = open(argv[2], O_RDONLY);
+        if (fd < 0) { perror(argv[2]); return 2; }
+    }
+#ifdef F_SETPIPE_SZ
+    (void)fcntl(fd, F_SETPIPE_SZ, (int)READ_SIZE);
+#endif
+    buf = malloc(READ_SIZE);
+    if (!buf) return 2;
+    uint32_t crc = 0;
+    uint64_t total = 0;
+    int m = !strcmp(mode, "read") ? 0 : !strcmp(mode, "crc-zlib") ? 1 : !strcmp(mode, "crc-fast") ? 2
+          : !strcmp(mode, "crc-libdeflate") ? 3 : !strcmp(mode, "inflate") ? 4 : -1;
+#ifndef HAVE_LIBDEFLATE
+    if (m == 3) m = -1;
+#endif
+    if (m < 0) { fprintf(stderr, "limit: unknown or unavailable mode %s\n", mode); return 2; }
+    if (m == 4) {
+        crc = walk_inflate();
+    } else {
+        for (;;) {
+            ssize_t r = fill(buf, READ_SIZE);
+            if (r == 0) break;
+            size_t n = (size_t)r;
+            total += n;
+            if (m == 0) crc ^= buf[0];
+            else if (m == 1) crc = (uint32_t)crc32(crc, buf, (uInt)n);
+            else if (m == 2) crc = npzs__crc32(crc, buf, n);
+#ifdef HAVE_LIBDEFLATE
+            else crc = libdeflate_crc32(crc, buf, n);
+#endif
+        }
+    }
+    printf("%s %llu %08x\n", mode, (unsigned long long)total, crc);
+    free(buf);
+    return 0;
+}

@@ -1,0 +1,25 @@
+# make bench: npzstream against its peers and the physical limits (bench/README.md).  Not part
+# of `make test` (it takes minutes).  make bench SIZE=64 for a quick run; BENCH_ARGS for more
+# (e.g. BENCH_ARGS="--rounds 5 --keep /tmp/npzs-bench").
+# make NPZS_CRC_PORTABLE=1: build the library with the portable CRC-32 only (zlib's).
+
+# the fragments are included before the top Makefile's rules: keep `all` the default goal
+.DEFAULT_GOAL := all
+
+ifdef NPZS_CRC_PORTABLE
+CFLAGS += -DNPZS_CRC_PORTABLE
+endif
+
+SIZE ?= 512
+BENCH_ARGS ?=
+# libdeflate's crc32 is an extra limit row when its header is installed (optional)
+BENCH_LD := $(if $(wildcard /usr/include/libdeflate.h),-DHAVE_LIBDEFLATE,)
+BENCH_LDLIBS := $(if $(BENCH_LD),-ldeflate,)
+
+.PHONY: bench
+$(B)/bench/limit: bench/limit.c $(B)/libnpzstream.a
+	@mkdir -p $(B)/bench
+	$(CC) $(CSTD) -O2 -g $(WARN) $(WERROR) $(BENCH_LD) -o $@ bench/limit.c $(B)/libnpzstream.a $(LDLIBS) $(BENCH_LDLIBS)
+
+bench: $(B)/npzstream $(B)/bench/limit
+	$(PYTHON) bench/run.py --bin $(B)/npzstream --limit $(B)/bench/limit --size $(SIZE) $(BENCH_ARGS)
