@@ -31,19 +31,18 @@ int cmd_vlen(int argc, char **argv);
 /* What the summary keeps of a member: a few words, with the name, dtype and shape in the
  * output's arena, so that memory grows by about 100 bytes per member and never by the data. */
 typedef struct member {
-    char *name;          /* NULL for a plain .npy */
-    size_t name_len;
-    int kind, method;
-    int vmaj, vmin, fortran;
+    char *name;                /* NULL for a plain .npy */
     const char *dtype;
-    uint32_t ndim;
     const uint64_t *shape;
     uint64_t nbytes, size;
-    uint32_t data_crc;
-    /* kept for `ls` */
-    uint64_t offset, csize, data_size, header_len;
-    uint32_t crc;
+    uint64_t offset, csize;    /* kept for `ls` */
+    uint32_t name_len, ndim, data_crc, crc;
+    uint8_t kind, method, vmaj, vmin, fortran;
 } member;
+
+/* Array data bytes, or the blob's size; the preamble+header length of an array. */
+#define DATA_SIZE(m) ((m)->kind == NPZS_KIND_ARRAY ? (m)->nbytes : (m)->size)
+#define HEADER_LEN(m) ((m)->size - (m)->nbytes)
 
 /* Blocks that never move, freed together: pointers into them stay valid. */
 typedef struct block {
@@ -261,10 +260,25 @@ static size_t utf8_seq(const unsigned char *u, size_t i, size_t n) {
     return k + 1;
 }
 
+/* Decimal without printf's format parsing (the member loops print many numbers). */
+static void put_u64(FILE *f, uint64_t v) {
+    char b[24];
+    int l = 24;
+    do { b[--l] = (char)('0' + v % 10); v /= 10; } while (v);
+    fwrite(b + l, 1, (size_t)(24 - l), f);
+}
+
 static void json_str(FILE *f, const char *s, size_t n) {
     const unsigned char *u = (const unsigned char *)s;
     fputc('"', f);
     for (size_t i = 0; i < n; i++) {
+        size_t run = i; /* plain ASCII goes out in one piece */
+        while (run < n && u[run] >= 0x20 && u[run] < 0x7F && u[run] != '"' && u[run] != '\\') run++;
+        if (run > i) {
+            fwrite(u + i, 1, run - i, f);
+            i = run - 1;
+            continue;
+        }
         unsigned char c = u[i];
         if (c == '"' || c == '\\') { fputc('\\', f); fputc(c, f); }
         else if (c < 0x20 || c == 0x7F) fprintf(f, "\\u%04x", c);
@@ -314,23 +328,35 @@ static void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser 
         if (m->name) json_str(f, m->name, m->name_len); else fputs("null", f);
         fputs(", \"key\": ", f);
         if (m->name) json_key(f, m); else fputs("null", f);
-        fprintf(f, ", \"kind\": \"%s\", \"method\": \"%s\"", m->kind == NPZS_KIND_ARRAY ? "array" : "blob",
-                m->method == NPZS_METHOD_DEFLATED ? "deflated" : "stored");
+        fputs(m->kind == NPZS_KIND_ARRAY ? ", \"kind\": \"array\"" : ", \"kind\": \"blob\"", f);
+        fputs(m->method == NPZS_METHOD_DEFLATED ? ", \"method\": \"deflated\"" : ", \"method\": \"stored\"", f);
         if (m->kind == NPZS_KIND_ARRAY) {
-            fprintf(f, ", \"version\": [%d, %d], \"dtype\": ", m->vmaj, m->vmin);
+            fputs(", \"version\": [", f);
+            put_u64(f, (uint64_t)m->vmaj);
+            fputs(", ", f);
+            put_u64(f, (uint64_t)m->vmin);
+            fputs("], \"dtype\": ", f);
             json_str(f, m->dtype, strlen(m->dtype));
             fputs(", \"shape\": [", f);
-            for (uint32_t k = 0; k < m->ndim; k++) fprintf(f, k ? ", %" PRIu64 : "%" PRIu64, m->shape[k]);
-            fprintf(f, "], \"fortran_order\": %s, \"nbytes\": %" PRIu64 ", \"data_crc32\": %" PRIu32,
-                    m->fortran ? "true" : "false", m->nbytes, m->data_crc);
-            if (ext) fprintf(f, ", \"size\": %" PRIu64 ", \"header_len\": %" PRIu64, m->size, m->header_len);
+            for (uint32_t k = 0; k < m->ndim; k++) {
+                if (k) fputs(", ", f);
+                put_u64(f, m->shape[k]);
+            }
+            fputs(m->fortran ? "], \"fortran_order\": true, \"nbytes\": " : "], \"fortran_order\": false, \"nbytes\": ", f);
+            put_u64(f, m->nbytes);
+            fputs(", \"data_crc32\": ", f);
+            put_u64(f, m->data_crc);
+            if (ext) fprintf(f, ", \"size\": %" PRIu64 ", \"header_len\": %" PRIu64, m->size, HEADER_LEN(m));
         } else {
-            fprintf(f, ", \"size\": %" PRIu64 ", \"data_crc32\": %" PRIu32, m->size, m->data_crc);
+            fputs(", \"size\": ", f);
+            put_u64(f, m->size);
+            fputs(", \"data_crc32\": ", f);
+            put_u64(f, m->data_crc);
         }
         if (ext) {
             fprintf(f, ", \"offset\": %" PRIu64 ", \"stored_size\": %" PRIu64 ", \"data_size\": %" PRIu64
-                       ", \"crc32\": %" PRIu32, m->offset, m->csize, m->data_size, m->crc);
-            tdata += m->data_size;
+                       ", \"crc32\": %" PRIu32, m->offset, m->csize, DATA_SIZE(m), m->crc);
+            tdata += DATA_SIZE(m);
             tstored += m->csize;
             tsize += m->size;
         }
@@ -418,14 +444,14 @@ static int on_event(out *o, const npzs_event *ev) {
         }
         member *m = &o->m[o->n];
         memset(m, 0, sizeof *m);
-        m->method = ev->method;
+        m->method = (uint8_t)ev->method;
         m->offset = ev->offset;
         m->dtype = "";
         if (ev->name) {
             m->name = arena_alloc(o, ev->name_len ? ev->name_len : 1);
             if (!m->name) return -1;
             memcpy(m->name, ev->name, ev->name_len);
-            m->name_len = ev->name_len;
+            m->name_len = (uint32_t)ev->name_len;
         }
         m->kind = NPZS_KIND_BLOB;
         o->open = 1;
@@ -437,7 +463,7 @@ static int on_event(out *o, const npzs_event *ev) {
         m->kind = NPZS_KIND_ARRAY;
         m->vmaj = a->version_major;
         m->vmin = a->version_minor;
-        m->fortran = a->fortran_order;
+        m->fortran = (uint8_t)a->fortran_order;
         size_t dl = strlen(a->dtype) + 1;
         char *dt = arena_alloc(o, dl);
         uint64_t *sh = arena_alloc(o, a->ndim * sizeof *sh);
@@ -448,16 +474,14 @@ static int on_event(out *o, const npzs_event *ev) {
         m->ndim = a->ndim;
         m->shape = sh;
         m->nbytes = a->nbytes;
-        m->header_len = a->header_len;
         break;
     }
     case NPZS_EV_MEMBER_END: {
         member *m = &o->m[o->n];
-        m->kind = (int)ev->kind;
+        m->kind = (uint8_t)ev->kind;
         m->data_crc = ev->data_crc32;
         m->size = ev->size;
         m->csize = ev->csize;
-        m->data_size = ev->data_size;
         m->crc = ev->crc32;
         o->n++;
         o->open = 0;
@@ -623,7 +647,7 @@ static void ls_row(const member *m) {
         k += (size_t)snprintf(shape, sizeof shape, "-");
     }
     int arr = m->kind == NPZS_KIND_ARRAY;
-    printf("%12" PRIu64 " %12" PRIu64 "  %-5s  %-8s  %-10s %-16s %-5s  ", m->data_size, m->csize,
+    printf("%12" PRIu64 " %12" PRIu64 "  %-5s  %-8s  %-10s %-16s %-5s  ", DATA_SIZE(m), m->csize,
            arr ? "array" : "blob", m->method == NPZS_METHOD_DEFLATED ? "deflated" : "stored", arr ? m->dtype : "-",
            shape, arr ? (m->fortran ? "F" : "C") : "-");
     if (m->name) safe_str(stdout, m->name, m->name_len);
@@ -686,7 +710,7 @@ static int cmd_ls(int argc, char **argv) {
             print_json(&c.o, status == 0, fmt, p, 1);
         } else {
             uint64_t td = 0, ts = 0;
-            for (size_t i = 0; i < c.o.n; i++) { td += c.o.m[i].data_size; ts += c.o.m[i].csize; }
+            for (size_t i = 0; i < c.o.n; i++) { td += DATA_SIZE(&c.o.m[i]); ts += c.o.m[i].csize; }
             printf("------------ ------------\n");
             if (status == 0)
                 printf("%12" PRIu64 " %12" PRIu64 "  %s, %zu member%s, %" PRIu64 " bytes read: ok\n", td, ts,

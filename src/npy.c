@@ -349,6 +349,14 @@ static int str(hp *h, uint32_t *off, uint32_t *len) {
         if (h->i >= h->n) return hfail(h, NPZS_E_BAD_HEADER, start, "unterminated string");
         uint8_t b = h->s[h->i];
         if (b == q) { h->i++; break; }
+        if (b >= 0x20 && b < 0x7F && b != '\\') { /* a run of plain ASCII: copied at once */
+            size_t j = h->i + 1;
+            while (j < h->n && h->s[j] >= 0x20 && h->s[j] < 0x7F && h->s[j] != '\\' && h->s[j] != q) j++;
+            memcpy(h->sc + h->sc_len, h->s + h->i, j - h->i);
+            h->sc_len += j - h->i;
+            h->i = j;
+            continue;
+        }
         if (b < 0x20 || b == 0x7F)
             return hfail(h, NPZS_E_BAD_HEADER, h->i, "control character inside a string");
         if (b == '\\') {
