@@ -45,6 +45,7 @@ class NpzsArrayInfo(ctypes.Structure):
     _fields_ = [("version_major", ctypes.c_uint8), ("version_minor", ctypes.c_uint8),
                 ("fortran_order", ctypes.c_int), ("structured", ctypes.c_int),
                 ("dtype", ctypes.c_char_p), ("descr", ctypes.c_char_p), ("descr_len", ctypes.c_size_t),
+                ("header", ctypes.c_void_p), ("header_size", ctypes.c_size_t),
                 ("ndim", ctypes.c_uint32), ("shape", ctypes.POINTER(ctypes.c_uint64)),
                 ("itemsize", ctypes.c_uint64), ("count", ctypes.c_uint64), ("nbytes", ctypes.c_uint64),
                 ("header_len", ctypes.c_uint64)]
