@@ -621,6 +621,7 @@ static int cmd_check(int argc, char **argv) {
     if (status == 0 || npzs_error(p)) { /* a verdict (I/O errors have none) */
         if (json) print_json(&o, status == 0, fmt, p, 0);
         else print_text(&o, status == 0, fmt, p, label);
+        if (status != 0) error_line(label, p);
     }
     out_free(&o);
     npzs_free(p);
