@@ -169,6 +169,9 @@ static void on_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
         if (a->descr[a->descr_len] != 0) fz_die("descr not NUL-terminated at descr_len");
         if (a->ndim > 64) fz_die("ndim %u > 64", (unsigned)a->ndim);
         if (a->ndim && !a->shape) fz_die("shape NULL with ndim %u", (unsigned)a->ndim);
+        if (!a->header || a->header_size != a->header_len)
+            fz_die("HEADER raw bytes: header %p, header_size %zu, header_len %llu", (const void *)a->header,
+                   a->header_size, (unsigned long long)a->header_len);
         mix(d, 2);
         mix(d, ev->member);
         mix(d, ev->offset);
@@ -184,6 +187,7 @@ static void on_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
         mix(d, a->count);
         mix(d, a->nbytes);
         mix(d, a->header_len);
+        mix_bytes(d, a->header, a->header_size);
         if (d->log) {
             fprintf(d->log, "HEADER member=%u off=%llu v%u.%u fortran=%d structured=%d dtype=%s ndim=%u shape=(",
                     (unsigned)ev->member, (unsigned long long)ev->offset, a->version_major, a->version_minor,

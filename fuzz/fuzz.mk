@@ -8,13 +8,13 @@
 # See fuzz/README.md.
 
 FUZZ_HARNESSES = fuzz_stream fuzz_split fuzz_npy_header fuzz_descr fuzz_zip_lfh fuzz_dd fuzz_cd \
-                 fuzz_deflate fuzz_state fuzz_limits
+                 fuzz_deflate fuzz_state fuzz_limits fuzz_npz_mut fuzz_vlen
 FUZZ_CLANG    ?= clang
 FUZZ_AFLCC    ?= afl-clang-fast
 FUZZ_AFLDRV   ?= /usr/lib/afl/libAFLDriver.a
 FUZZ_REPLAYCC ?= cc
 SECONDS       ?= 60
-FUZZ_JOBS     ?= 1
+FUZZ_FLAGS    ?=
 FUZZ_SRC       = $(SRC) fuzz/common.c
 FUZZ_DEPS      = $(SRC) $(HDR) fuzz/common.c fuzz/common.h fuzz/state_prefixes.h fuzz/fuzz.mk
 FUZZ_INC       = -Iinclude -Isrc -Ifuzz
@@ -72,22 +72,24 @@ fuzz-run: fuzz
 	@mkdir -p build/fuzz-work build/fuzz-artifacts build/fuzz-logs; \
 	for h in $(FUZZ_HARNESSES); do \
 	  mkdir -p build/fuzz-work/$$h; \
-	  case $$h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state) ml=8192;; *) ml=2048;; esac; \
+	  case $$h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut) ml=8192;; *) ml=2048;; esac; \
 	  extra=; [ $$h = fuzz_stream ] && extra=corpus/peers; \
 	  echo "== $$h ($(SECONDS) s, -max_len=$$ml)"; \
 	  $(FB)/$$h -max_total_time=$(SECONDS) -max_len=$$ml -timeout=10 -rss_limit_mb=2048 \
-	    -dict=fuzz/npzstream.dict -jobs=$(FUZZ_JOBS) -workers=$(FUZZ_JOBS) -print_final_stats=1 \
+	    -dict=fuzz/npzstream.dict -print_final_stats=1 $(FUZZ_FLAGS) \
 	    -artifact_prefix=build/fuzz-artifacts/$$h- \
 	    build/fuzz-work/$$h corpus/$$h $$extra >build/fuzz-logs/$$h.log 2>&1; \
-	  echo "   exit $$?: $$(grep -E '^#[0-9]+.*(DONE|pulse|NEW|REDUCE)' build/fuzz-logs/$$h.log | tail -n 1)"; \
-	  grep -E 'ERROR|fuzz invariant|Test unit written' build/fuzz-logs/$$h.log | head -n 5; \
+	  rc=$$?; \
+	  echo "   exit $$rc: $$(grep -hE '^(Done|stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb))' build/fuzz-logs/$$h.log | tr -s ' ' | tr '\n' ' ')"; \
+	  echo "   $$(grep -E '^#[0-9]+' build/fuzz-logs/$$h.log | tail -n 1 | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [^ ]+')"; \
+	  grep -hE 'ERROR:|fuzz invariant|Test unit written|crash-|leak-|timeout-' build/fuzz-logs/$$h.log | sort -u | head -n 8; \
 	done
 
 # Minimise what fuzz-run found into the committed corpus.
 fuzz-merge: fuzz
 	@for h in $(FUZZ_HARNESSES); do \
 	  [ -d build/fuzz-work/$$h ] || continue; \
-	  $(FB)/$$h -merge=1 -max_len=8192 corpus/$$h build/fuzz-work/$$h >/dev/null 2>&1; \
+	  $(FB)/$$h -merge=1 -max_len=4096 corpus/$$h build/fuzz-work/$$h >/dev/null 2>&1; \
 	done; du -sh corpus
 
 corpus:

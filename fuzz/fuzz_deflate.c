@@ -4,6 +4,8 @@
  *              24-byte descriptor after the stream (else sizes in the local header)
  *   ctl bit 1: a second, stored member follows
  *   ctl bit 2: sizes also in a ZIP64 extra field of the local header (non-bit-3 variant)
+ *   ctl bits 3-4: declared uncompressed size: exact, -1, +1, half (everywhere it is written)
+ *   ctl bit 5: declared CRC off by one bit
  * The compressed size is the stream's length; the uncompressed size and CRC come from
  * inflating it here with zlib (output capped at 4 MiB), so a valid stream makes a valid
  * archive and the parser's inflate path is fuzzed past the framing. */
@@ -44,6 +46,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint32_t crc;
     uint64_t usize;
     inflate_info(s, sn, &crc, &usize);
+    switch ((ctl >> 3) & 3) {
+    case 1: usize = usize ? usize - 1 : 0; break;
+    case 2: usize += 1; break;
+    case 3: usize /= 2; break;
+    default: break;
+    }
+    if (ctl & 0x20) crc ^= 1;
     fz_buf b = {0};
     if (ctl & 1) {
         static const uint8_t z64[20] = {1, 0, 16, 0};

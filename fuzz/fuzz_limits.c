@@ -58,8 +58,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const uint8_t *c = data;
     const uint8_t *file = data + 8;
     size_t fn = size - 8;
-    npzs_limits lim;
+    npzs_limits lim, def;
     npzs_limits_default(&lim);
+    npzs_limits_default(&def);
     lim.max_header_size = PICK(hdr_sizes, c[0]);
     lim.max_ndim = c[1] % 65;
     lim.max_fields = PICK(fields, c[2] & 7);
@@ -69,9 +70,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     lim.max_extra_len = PICK(extras, c[4] & 7);
     lim.max_total_bytes = PICK(totals, c[4] >> 3);
     lim.inflate_window = PICK(windows, c[5]);
+    /* never looser than the defaults */
+#define CAP(f) if (lim.f > def.f) lim.f = def.f
+    CAP(max_header_size);
+    CAP(max_ndim);
+    CAP(max_fields);
+    CAP(max_depth);
+    CAP(max_members);
+    CAP(max_name_len);
+    CAP(max_extra_len);
+    CAP(max_total_bytes);
+    CAP(inflate_window);
+#undef CAP
     if (lim.inflate_window < 64 && lim.max_total_bytes > 65536) lim.max_total_bytes = 65536;
-    int window_only = (c[0] % 10) == 9 && c[1] % 65 == 64 && (c[2] & 7) == 7 && (c[2] >> 3) % 32 == 31 &&
-                      (c[3] & 7) == 6 && (c[3] >> 3) % 8 == 7 && (c[4] & 7) == 7 && (c[4] >> 3) % 10 == 9;
+    int window_only = lim.max_header_size == def.max_header_size && lim.max_ndim == def.max_ndim &&
+                      lim.max_fields == def.max_fields && lim.max_depth == def.max_depth &&
+                      lim.max_members == def.max_members && lim.max_name_len == def.max_name_len &&
+                      lim.max_extra_len == def.max_extra_len && lim.max_total_bytes == def.max_total_bytes;
     static const uint8_t one[] = {1};
 
     fz_opts o;

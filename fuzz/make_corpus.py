@@ -11,14 +11,15 @@ fuzz/state_prefixes.h (the prefixes fuzz_state picks with its first byte).  Sour
   - byte builders from tests/bad/zipbuild.py.
 The wrappers in fuzz_zip_lfh.c, fuzz_dd.c, fuzz_cd.c and fuzz_deflate.c rebuild the same
 archives in C; the seeds below are the exact bytes those wrappers expect for a valid file.
-Deterministic: running it twice gives the same files.  Old seeds in the harness directories
-are removed first (corpus/regress/ and corpus/peers/ are never touched).
+Deterministic: running it twice gives the same files.  Old generated seeds in the harness
+directories are removed first; files with SHA-1 names (added by `make fuzz-merge`) are kept;
+corpus/regress/ and corpus/peers/ are never touched.
 """
 import argparse
 import hashlib
 import io
 import os
-import shutil
+import re
 import struct
 import sys
 import zlib
@@ -32,7 +33,7 @@ from zipbuild import (FF32, Member, build_zip, cdh_bytes, dd_bytes, deflate,  # 
 import numpy as np  # noqa: E402
 
 HARNESSES = ("fuzz_stream", "fuzz_split", "fuzz_npy_header", "fuzz_descr", "fuzz_zip_lfh", "fuzz_dd",
-             "fuzz_cd", "fuzz_deflate", "fuzz_state", "fuzz_limits")
+             "fuzz_cd", "fuzz_deflate", "fuzz_state", "fuzz_limits", "fuzz_npz_mut")
 MAX_SEED = 4096
 
 # ----------------------------------------------------------------------------- helpers
@@ -338,6 +339,8 @@ def seeds_deflate():
     co = zlib.compressobj(6, zlib.DEFLATED, -15)
     out.append(("deflate-empty", b"\x00" + co.compress(b"") + co.flush()))
     out.append(("deflate-blob", b"\x02" + deflate(BLOB * 4)))
+    for ctl in (0x08, 0x10, 0x18, 0x19, 0x20, 0x21, 0x0C):
+        out.append(("deflate-bad-sizes-%02x" % ctl, bytes([ctl]) + deflate(BLOB * 4 if ctl & 1 else SMALL)))
     return out
 
 
@@ -405,8 +408,8 @@ def limits_ctl(i):
     c = bytearray(h[:8])
     if i % 4 == 0:
         c[6] = 255
-    if i % 5 == 0:
-        c[6] = i % 12
+    if i % 3 == 0:
+        c[6] = 1 + i % 7
     return bytes(c)
 
 
@@ -414,10 +417,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=os.path.join(ROOT, "corpus"))
     a = ap.parse_args()
-    for h in HARNESSES:
+    for h in HARNESSES:  # drop old generated seeds; keep what `make fuzz-merge` added (sha1 names)
         d = os.path.join(a.out, h)
         if os.path.isdir(d):
-            shutil.rmtree(d)
+            for f in os.listdir(d):
+                if not re.fullmatch("[0-9a-f]{40}", f):
+                    os.remove(os.path.join(d, f))
     real = numpy_files()
     cases = case_seeds()
     sets = {
@@ -439,6 +444,8 @@ def main():
     pool = [(n, b) for n, b in real if len(b) <= 1200][:16] + [(n, b) for n, b, c in cases if c is None][:24]
     sets["fuzz_limits"] = [("limits-%02d-%s" % (i, n), limits_ctl(i) + b) for i, (n, b) in enumerate(pool)
                            if len(b) + 8 <= MAX_SEED]
+    sets["fuzz_npz_mut"] = [(n, b) for n, b in real if n.endswith(".npz")] + \
+        [(n, b) for n, b, c in cases if c is None and b[:2] == b"PK"]
     total = 0
     for h, seeds in sets.items():
         for n, b in seeds:

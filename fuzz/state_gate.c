@@ -63,5 +63,6 @@ int main(int argc, char **argv) {
 #undef X
     printf("state-gate: states %d/%d reached, error codes %d/%d reached\n", total - miss, total, etotal - emiss,
            etotal);
+    printf("state-gate: %d passed, %d failed\n", total - miss + etotal - emiss, miss + emiss);
     return (miss || emiss) ? 1 : 0;
 }

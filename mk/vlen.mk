@@ -20,9 +20,9 @@ $(B)/san/test_vlen_api: tests/vlen/test_vlen_api.c $(SRC) $(HDR)
 	@mkdir -p $(B)/san
 	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude $(VLEN_SAN_FLAGS) -o $@ tests/vlen/test_vlen_api.c $(SRC) $(LDLIBS)
 
-# Regenerate the fuzz seeds corpus/vlen/ (numcodecs VLenBytes when importable).
+# Regenerate the fuzz seeds corpus/fuzz_vlen/ (numcodecs VLenBytes when importable).
 .PHONY: vlen-seeds
 vlen-seeds:
-	$(PYTHON) tests/vlen/gen_seeds.py corpus/vlen
+	$(PYTHON) tests/vlen/gen_seeds.py corpus/fuzz_vlen
 
 .DEFAULT_GOAL := $(VLEN_SAVED_GOAL)

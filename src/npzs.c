@@ -43,6 +43,7 @@ int npzs__fail(npzs_parser *p, int code, uint64_t off, const char *msg) {
         p->cd_count < p->members)
         p->err_member = (long)p->cd_count;
     p->state = NPZS_S_FAILED;
+    NPZS_VISIT(p, NPZS_S_FAILED);
     return code;
 }
 

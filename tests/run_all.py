@@ -80,6 +80,7 @@ def main():
             suites.append((name + "-asan", [PY, rel, "--bin", os.path.join(a.san, "npzstream"), "--quick"]))
         if os.path.exists(os.path.join(ROOT, "fuzz", "fuzz.mk")):
             suites.append(("regress", ["make", "-s", "regress"]))
+            suites.append(("state-gate", ["make", "-s", "state-gate"]))
         for name, cmd in suites:
             p, f = run_suite(name, cmd, env)
             total_p += p

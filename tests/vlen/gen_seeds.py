@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Write the fuzz_vlen seeds (fuzz/fuzz_vlen.c input format) into DIR (default corpus/vlen).
+"""Write the fuzz_vlen seeds (fuzz/fuzz_vlen.c input format) into DIR (default corpus/fuzz_vlen).
 
     /usr/bin/python3 tests/vlen/gen_seeds.py [DIR]        (also: make vlen-seeds)
 
@@ -49,7 +49,7 @@ def seed(ctl, arg, pattern, chunk):
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "corpus/vlen"
+    out = sys.argv[1] if len(sys.argv) > 1 else "corpus/fuzz_vlen"
     os.makedirs(out, exist_ok=True)
     seeds = {}
     # valid chunks: every dtype, a few patterns, schedules 0..3
