@@ -38,13 +38,13 @@ $(B)/libnpzstream.a: $(OBJ)
 	rm -f $@ && ar rcs $@ $^
 $(B)/libnpzstream.so: $(PIC_OBJ)
 	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS)
-$(B)/npzstream: $(CLI_SRC) $(B)/libnpzstream.a include/npzstream.h
+$(B)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(B)/libnpzstream.a $(HDR)
 	$(CC) $(CFLAGS) -o $@ $(CLI_SRC) $(B)/libnpzstream.a $(LDLIBS)
 $(B):
 	@mkdir -p $(B)
 
 # Sanitizer build: library + CLI + C tests compiled with ASan and UBSan.
-$(BS)/npzstream: $(CLI_SRC) $(SRC) $(HDR)
+$(BS)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(SRC) $(HDR)
 	@mkdir -p $(BS)
 	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude $(SAN) -o $@ $(CLI_SRC) $(SRC) $(LDLIBS)
 $(BS)/test_api: tests/test_api.c $(SRC) $(HDR)

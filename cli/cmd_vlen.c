@@ -18,9 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "npzstream_vlen.h"
 
-#define VLEN_READ_SIZE (1u << 20)
 
 int cmd_vlen(int argc, char **argv);
 
@@ -147,6 +147,29 @@ static int vl_push(vl_out *o, const npzs_vlen_event *ev) {
     return 0;
 }
 
+typedef struct vl_drive {
+    npzs_vlen_parser *p;
+    vl_out *o;
+} vl_drive;
+
+static int vl_push_input(void *vc, npzs_in *in) {
+    vl_drive *d = vc;
+    for (;;) {
+        npzs_vlen_event ev;
+        int rc = npzs_vlen_next(d->p, in, &ev);
+        if (rc == NPZS_NEED_INPUT) return -1;
+        if (rc == NPZS_DONE) return 0;
+        if (rc < 0) return 1;
+        if (vl_push(d->o, &ev) < 0) {
+            fprintf(stderr, "npzstream vlen: out of memory\n");
+            return 2;
+        }
+        if (ev.type == NPZS_VLEN_EV_END) return 0;
+    }
+}
+
+static void vl_eof(void *vc) { npzs_vlen_finish(((vl_drive *)vc)->p); }
+
 int cmd_vlen(int argc, char **argv) {
     int json = 0;
     uint64_t feed = 0, v;
@@ -228,48 +251,8 @@ int cmd_vlen(int argc, char **argv) {
         if (fd) close(fd);
         return 2;
     }
-    unsigned char *buf = malloc(VLEN_READ_SIZE);
-    int status = -1, eof = 0;
-    if (!buf) { fprintf(stderr, "npzstream vlen: out of memory\n"); status = 2; }
-    while (status < 0) {
-        ssize_t r = 0;
-        if (!eof) {
-            r = read(fd, buf, VLEN_READ_SIZE);
-            if (r < 0) {
-                if (errno == EINTR) continue;
-                fprintf(stderr, "npzstream vlen: %s: read: %s\n", label, strerror(errno));
-                status = 2;
-                break;
-            }
-            if (r == 0) { eof = 1; npzs_vlen_finish(p); }
-        }
-        size_t off = 0, len = (size_t)r;
-        do {
-            size_t n = len - off;
-            if (feed && n > feed) n = (size_t)feed;
-            npzs_in in = {buf + off, n, 0};
-            for (;;) {
-                npzs_vlen_event ev;
-                rc = npzs_vlen_next(p, &in, &ev);
-                if (rc == NPZS_NEED_INPUT) break;
-                if (rc == NPZS_EVENT) {
-                    if (vl_push(&o, &ev) < 0) { fprintf(stderr, "npzstream vlen: out of memory\n"); status = 2; break; }
-                    if (ev.type == NPZS_VLEN_EV_END) { status = 0; break; }
-                    continue;
-                }
-                if (rc == NPZS_DONE) { status = 0; break; }
-                status = 1;
-                break;
-            }
-            off += in.pos;
-            if (status >= 0) break;
-            if (in.pos < in.size) {
-                fprintf(stderr, "npzstream vlen: internal error: input left over\n");
-                status = 2;
-            }
-        } while (off < len && status < 0);
-        if (eof && status < 0) { fprintf(stderr, "npzstream vlen: internal error: no verdict\n"); status = 2; }
-    }
+    vl_drive d = {p, &o};
+    int status = cli_read_loop(fd, "npzstream vlen", label, feed, vl_push_input, vl_eof, &d);
     if (status == 0 || npzs_vlen_error(p)) {
         int code = npzs_vlen_error(p);
         if (json)
@@ -280,7 +263,6 @@ int cmd_vlen(int argc, char **argv) {
                           "input", npzs_vlen_error_message(p), label);
     }
     free(o.e);
-    free(buf);
     npzs_vlen_free(p);
     if (fd) close(fd);
     return status;

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "npzstream.h"
 
 #define READ_SIZE (1u << 20)
@@ -520,56 +521,70 @@ static int open_input(const char *path, const char **label) {
     return fd;
 }
 
-/* Reads fd to the verdict, pushing at most feed bytes per call (0: no limit).
- * Returns 0 accepted, 1 rejected, 2 I/O error, out of memory or fn() stopped. */
-static int drive(npzs_parser *p, int fd, const char *label, uint64_t feed, event_fn fn, void *ctx) {
+int cli_read_loop(int fd, const char *prog, const char *label, uint64_t feed, cli_push_fn push,
+                  cli_eof_fn at_eof, void *ctx) {
 #ifdef F_SETPIPE_SZ
     (void)fcntl(fd, F_SETPIPE_SZ, (int)READ_SIZE); /* a larger pipe where it is one; ignored otherwise */
 #endif
     unsigned char *buf = malloc(READ_SIZE);
     int status = -1, eof = 0;
-    if (!buf) { fprintf(stderr, "npzstream: out of memory\n"); status = 2; }
+    if (!buf) { fprintf(stderr, "%s: out of memory\n", prog); status = 2; }
     while (status < 0) {
         ssize_t r = 0;
         if (!eof) {
             r = read(fd, buf, READ_SIZE);
             if (r < 0) {
                 if (errno == EINTR) continue;
-                fprintf(stderr, "npzstream: %s: read: %s\n", label, strerror(errno));
+                fprintf(stderr, "%s: %s: read: %s\n", prog, label, strerror(errno));
                 status = 2;
                 break;
             }
-            if (r == 0) { eof = 1; npzs_finish(p); }
+            if (r == 0) { eof = 1; at_eof(ctx); }
         }
         size_t off = 0, len = (size_t)r;
         do {
             size_t n = len - off;
             if (feed && n > feed) n = (size_t)feed;
             npzs_in in = {buf + off, n, 0};
-            for (;;) {
-                npzs_event ev;
-                int rc = npzs_next(p, &in, &ev);
-                if (rc == NPZS_NEED_INPUT) break;
-                if (rc == NPZS_EVENT) {
-                    if (fn(ctx, &ev) < 0) { status = 2; break; }
-                    if (ev.type == NPZS_EV_END) { status = 0; break; }
-                    continue;
-                }
-                if (rc == NPZS_DONE) { status = 0; break; }
-                status = rc == NPZS_E_NOMEM ? 2 : 1;
-                break;
-            }
+            status = push(ctx, &in);
             off += in.pos;
-            if (status >= 0) break;
-            if (in.pos < in.size) { /* cannot happen: NEED_INPUT means all was used */
-                fprintf(stderr, "npzstream: internal error: input left over\n");
+            if (status < 0 && in.pos < in.size) { /* cannot happen: NEED_INPUT means all was used */
+                fprintf(stderr, "%s: internal error: input left over\n", prog);
                 status = 2;
             }
         } while (off < len && status < 0);
-        if (eof && status < 0) { fprintf(stderr, "npzstream: internal error: no verdict\n"); status = 2; }
+        if (eof && status < 0) { fprintf(stderr, "%s: internal error: no verdict\n", prog); status = 2; }
     }
     free(buf);
     return status;
+}
+
+typedef struct drive_ctx {
+    npzs_parser *p;
+    event_fn fn;
+    void *ctx;
+} drive_ctx;
+
+static int drive_push(void *vc, npzs_in *in) {
+    drive_ctx *d = vc;
+    for (;;) {
+        npzs_event ev;
+        int rc = npzs_next(d->p, in, &ev);
+        if (rc == NPZS_NEED_INPUT) return -1;
+        if (rc == NPZS_DONE) return 0;
+        if (rc < 0) return rc == NPZS_E_NOMEM ? 2 : 1;
+        if (d->fn(d->ctx, &ev) < 0) return 2;
+        if (ev.type == NPZS_EV_END) return 0;
+    }
+}
+
+static void drive_eof(void *vc) { npzs_finish(((drive_ctx *)vc)->p); }
+
+/* Reads fd to the verdict, pushing at most feed bytes per call (0: no limit).
+ * Returns 0 accepted, 1 rejected, 2 I/O error, out of memory or fn() stopped. */
+static int drive(npzs_parser *p, int fd, const char *label, uint64_t feed, event_fn fn, void *ctx) {
+    drive_ctx d = {p, fn, ctx};
+    return cli_read_loop(fd, "npzstream", label, feed, drive_push, drive_eof, &d);
 }
 
 /* ---- check ------------------------------------------------------------------------------ */
@@ -582,31 +597,40 @@ static int check_cb(void *ctx, const npzs_event *ev) {
     return 0;
 }
 
+/* Options of check and ls: --json, the limits, --help, one FILE.  Returns -1 to go on, or the
+ * exit status (0 after --help, 2 on a usage error). */
+static int parse_args(int argc, char **argv, opts *op, int *json, const char **path, void (*help)(FILE *),
+                      void (*bad_usage)(FILE *)) {
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int r;
+        if (!strcmp(a, "--json")) *json = 1;
+        else if ((r = parse_limit(op, argc, argv, &i)) != 0) {
+            if (r < 0) return 2;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            help(stdout);
+            return 0;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "npzstream: unknown option %s\n", a);
+            bad_usage(stderr);
+            return 2;
+        } else if (*path) {
+            fprintf(stderr, "npzstream: only one FILE\n");
+            return 2;
+        } else {
+            *path = a;
+        }
+    }
+    return -1;
+}
+
 static int cmd_check(int argc, char **argv) {
     int json = 0;
     const char *path = NULL;
     opts op;
     opts_init(&op);
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int r;
-        if (!strcmp(a, "--json")) json = 1;
-        else if ((r = parse_limit(&op, argc, argv, &i)) != 0) {
-            if (r < 0) return 2;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage_check(stdout);
-            return 0;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "npzstream: unknown option %s\n", a);
-            usage(stderr);
-            return 2;
-        } else if (path) {
-            fprintf(stderr, "npzstream: only one FILE\n");
-            return 2;
-        } else {
-            path = a;
-        }
-    }
+    int pr = parse_args(argc, argv, &op, &json, &path, usage_check, usage);
+    if (pr >= 0) return pr;
     const char *label;
     int fd = open_input(path, &label);
     if (fd < 0) return 2;
@@ -672,26 +696,8 @@ static int cmd_ls(int argc, char **argv) {
     memset(&c, 0, sizeof c);
     opts op;
     opts_init(&op);
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int r;
-        if (!strcmp(a, "--json")) c.json = 1;
-        else if ((r = parse_limit(&op, argc, argv, &i)) != 0) {
-            if (r < 0) return 2;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage_ls(stdout);
-            return 0;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "npzstream: unknown option %s\n", a);
-            usage_ls(stderr);
-            return 2;
-        } else if (path) {
-            fprintf(stderr, "npzstream: only one FILE\n");
-            return 2;
-        } else {
-            path = a;
-        }
-    }
+    int pr = parse_args(argc, argv, &op, &c.json, &path, usage_ls, usage_ls);
+    if (pr >= 0) return pr;
     const char *label;
     int fd = open_input(path, &label);
     if (fd < 0) return 2;
