@@ -310,6 +310,35 @@ static void test_contract(void) {
     CHECK(npzs_next(NULL, &in, &ev) == NPZS_E_BAD_CALL, "NULL parser is a bad call");
     npzs_free(NULL);
 
+    /* accessors */
+    CHECK(strcmp(npzs_strerror(NPZS_E_PICKLE), "object arrays (pickle) are refused") == 0, "strerror");
+    CHECK(strcmp(npzs_strerror(0), "no error") == 0 && strcmp(npzs_strerror(999), "unknown error") == 0,
+          "strerror of 0 and of an unknown code");
+    p = npzs_new(NULL, NULL);
+    CHECK(strcmp(npzs_state_name(p), "START") == 0, "initial state name %s", npzs_state_name(p));
+    CHECK(npzs_format_of(p) == NPZS_FORMAT_UNKNOWN && npzs_error(p) == 0 && npzs_error_member(p) == -1,
+          "a new parser has no format and no error");
+    CHECK(strcmp(npzs_error_message(p), "no error") == 0, "message without an error");
+    npzs_in in4 = {f, 20, 0};
+    while ((rc = npzs_next(p, &in4, &ev)) == NPZS_EVENT) {}
+    CHECK(rc == NPZS_NEED_INPUT && npzs_consumed(p) == 20 && npzs_format_of(p) == NPZS_FORMAT_NPY,
+          "consumed %llu", (unsigned long long)npzs_consumed(p));
+    CHECK(strcmp(npzs_state_name(p), "NPY_CONTENT") == 0, "state name %s", npzs_state_name(p));
+    npzs_free(p);
+    /* a header error: content offset and member of a plain .npy */
+    uint8_t g[128];
+    memcpy(g, f, flen);
+    g[10 + 11] = '?'; /* inside the descr string */
+    p = npzs_new(NULL, NULL);
+    npzs_in in5 = {g, flen, 0};
+    while ((rc = npzs_next(p, &in5, &ev)) == NPZS_EVENT) {}
+    size_t nl = 1;
+    CHECK(rc == NPZS_E_BAD_HEADER && npzs_error_content_offset(p) == 20 && npzs_error_offset(p) == 20 &&
+          npzs_error_member(p) == 0 && npzs_error_member_name(p, &nl) == NULL && nl == 0,
+          "header error: rc %d coff %llu", rc, (unsigned long long)npzs_error_content_offset(p));
+    CHECK(strcmp(npzs_state_name(p), "FAILED") == 0, "failed state name");
+    npzs_free(p);
+
     /* state names exist for every state */
     for (int i = 0; i < NPZS_NSTATES; i++) CHECK(npzs__state_id(i) && npzs__state_doc(i), "state %d has a name", i);
 }
