@@ -159,17 +159,21 @@ typedef struct npzs_event {
 } npzs_event;
 
 /* ---- limits --------------------------------------------------------------
- * Fill with npzs_limits_default(), then change what you need. */
+ * Fill with npzs_limits_default(), then change what you need.  npzs_new() refuses
+ * (returns NULL for) a zero where a positive number is needed and values above the
+ * maxima given below. */
 typedef struct npzs_limits {
     uint64_t max_header_size;  /* .npy header, in decoded characters as NumPy counts
-                                  them (default 10000, NumPy's max_header_size).  Stops
-                                  header-parsing DoS; memory used: up to 4x this. */
+                                  them (default 10000, NumPy's max_header_size; at most
+                                  2^30).  Stops header-parsing DoS; the header is staged
+                                  (up to 4 bytes a character in v3.0) with a scratch of
+                                  4x its size. */
     uint32_t max_ndim;         /* dimensions of an array (default 32, NumPy 1.x; at most 64) */
-    uint32_t max_fields;       /* strings (names, titles, types) in a header's descr,
-                                  default 100000 (the header size bounds it anyway) */
-    uint32_t max_depth;        /* nesting of structured dtypes (default 32) */
+    uint32_t max_fields;       /* field names and titles in a header's descr (default
+                                  100000; the header size bounds them anyway) */
+    uint32_t max_depth;        /* nesting of structured dtypes (default 32, at most 1000) */
     uint32_t max_members;      /* members of an archive (default 100000) */
-    uint32_t max_name_len;     /* bytes of a member name (default 4096) */
+    uint32_t max_name_len;     /* bytes of a member name (default 4096, at most 65535) */
     uint32_t max_extra_len;    /* bytes of one extra field block (default 65535: no limit) */
     uint64_t max_total_bytes;  /* total member content bytes (inflated) of an input,
                                   default 2^40 (1 TiB); stops zip bombs with the
