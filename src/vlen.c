@@ -10,8 +10,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
+#include "internal.h"
 #include "npzstream_vlen.h"
 
 #if defined(__GNUC__)
@@ -332,7 +332,7 @@ static int on_length(npzs_vlen_parser *p, npzs_vlen_event *ev) {
         return vfail(p, NPZS_E_LIMIT, f, ix, "the chunk needs more bytes than max_total_bytes");
     p->cur_len = len;
     p->cur_pos = 0;
-    p->crc = (uint32_t)crc32(0L, Z_NULL, 0);
+    p->crc = 0;
     p->shape[0] = len / p->spec.row_bytes;
     p->state = len ? V_DATA : V_ELEM_END;
     ev->type = NPZS_VLEN_EV_ELEMENT_BEGIN;
@@ -375,7 +375,7 @@ API int npzs_vlen_next(npzs_vlen_parser *p, npzs_in *in, npzs_vlen_event *ev) {
         size_t n = avail < left ? avail : (size_t)left;
         const uint8_t *d = src + in->pos;
         /* n <= left < 2^32: one zlib call */
-        p->crc = (uint32_t)crc32(p->crc, d, (uInt)n);
+        p->crc = npzs__crc32(p->crc, d, n);
         ev->type = NPZS_VLEN_EV_DATA;
         ev->offset = p->consumed;
         ev->index = p->idx;
