@@ -12,6 +12,7 @@ uint32_t npzs__cvisited(const npzs_parser *p);
 
 uint64_t fz_visited_all;
 uint32_t fz_cvisited_all;
+uint32_t fz_vlen_visited_all;
 uint32_t fz_errors_seen;
 
 void fz_die(const char *fmt, ...) {

@@ -99,6 +99,7 @@ void fz_report_mismatch(const uint8_t *data, size_t n, const npzs_limits *lim, c
 /* States reached by every fz_run() of this process (for the state gate). */
 extern uint64_t fz_visited_all;
 extern uint32_t fz_cvisited_all;
+extern uint32_t fz_vlen_visited_all; /* vlen parser states reached (fuzz_vlen) */
 extern uint32_t fz_errors_seen;  /* bit -code set for every error code seen */
 
 /* ---- byte builders for the wrapping harnesses ---------------------------- */

@@ -20,15 +20,34 @@
 #define API
 #endif
 
+/* The states, in one list: (name, what it waits for). */
+#define VLEN_STATE_MAP(X)                                           \
+    X(V_COUNT, "staging the count")                                 \
+    X(V_LEN, "staging element idx's length")                        \
+    X(V_DATA, "element idx's bytes")                                \
+    X(V_ELEM_END, "emit ELEMENT_END")                               \
+    X(V_TAIL, "after the last element: wait for the end of input")  \
+    X(V_DONE, "END delivered")                                      \
+    X(V_FAILED, "sticky error")
+
 enum vstate {
-    V_COUNT = 1, /* staging the count */
-    V_LEN,       /* staging element idx's length */
-    V_DATA,      /* element idx's bytes */
-    V_ELEM_END,  /* emit ELEMENT_END */
-    V_TAIL,      /* after the last element: wait for the end of input */
-    V_DONE,      /* END delivered */
-    V_FAILED
+    V__BASE = 0,
+#define X(name, doc) name,
+    VLEN_STATE_MAP(X)
+#undef X
+    V__END
 };
+
+static const char *const vstate_ids[] = {
+#define X(name, doc) #name,
+    VLEN_STATE_MAP(X)
+#undef X
+};
+
+/* For tests: the states reached (bit s-1 for state s), their names and number. */
+uint32_t npzs_vlen__visited(const npzs_vlen_parser *p);
+const char *npzs_vlen__state_id(int i);
+int npzs_vlen__nstates(void);
 
 struct npzs_vlen_parser {
     npzs_vlen_spec spec;
@@ -47,6 +66,7 @@ struct npzs_vlen_parser {
     uint32_t crc;
     uint64_t total_bytes;
     uint64_t shape[NPZS_VLEN_MAX_NDIM];
+    uint32_t visited;    /* states reached */
     /* sticky error */
     int err;
     uint64_t err_off;
@@ -80,8 +100,13 @@ static int vfail(npzs_vlen_parser *p, int code, uint64_t off, long elem, const c
     p->err_elem = elem;
     p->err_msg = msg ? msg : npzs_vlen_strerror(code);
     p->state = V_FAILED;
+    p->visited |= 1u << (V_FAILED - 1);
     return code;
 }
+
+uint32_t npzs_vlen__visited(const npzs_vlen_parser *p) { return p->visited; }
+const char *npzs_vlen__state_id(int i) { return i >= 0 && i < V__END - 1 ? vstate_ids[i] : NULL; }
+int npzs_vlen__nstates(void) { return V__END - 1; }
 
 API int npzs_vlen_error(const npzs_vlen_parser *p) { return p ? p->err : NPZS_E_BAD_CALL; }
 API uint64_t npzs_vlen_error_offset(const npzs_vlen_parser *p) { return p && p->err ? p->err_off : 0; }
@@ -352,6 +377,7 @@ API int npzs_vlen_next(npzs_vlen_parser *p, npzs_in *in, npzs_vlen_event *ev) {
     memset(ev, 0, sizeof *ev);
     const uint8_t *src = in ? (const uint8_t *)in->src : NULL;
     size_t avail = in ? in->size - in->pos : 0;
+    p->visited |= 1u << (p->state - 1);
     switch (p->state) {
     case V_COUNT:
         if (stage(p, src, in, &avail)) return on_count(p, ev);
