@@ -183,7 +183,7 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
             c->state = c->data_left ? NPZS_C_DATA : NPZS_C_DONE;
             ev->type = NPZS_EV_HEADER;
             ev->array = &c->info;
-            ev->offset = c->direct ? c->base : c->base;
+            ev->offset = c->base;
             *used = i;
             return NPZS_EVENT;
         case NPZS_C_DATA: {
@@ -682,7 +682,6 @@ static int field(hp *h, uint32_t depth, uint32_t group, uint64_t *size) {
     uint64_t isz;
     int is_void;
     ws(h);
-    size_t type_at = h->i;
     if (field_type(h, depth, &isz, &is_void) < 0) return -1;
     ws(h);
     if (peek(h) == ',') {
@@ -706,8 +705,8 @@ static int field(hp *h, uint32_t depth, uint32_t group, uint64_t *size) {
     }
     if (expect(h, ')', NPZS_E_BAD_HEADER, "expected ')' at the end of a field") < 0) return -1;
     if (nlen == 0) {
+        /* padding: its bytes count, it has no name */
         if (!is_void || titled) return hfail(h, NPZS_E_BAD_HEADER, name_at, "empty field name on a non-padding field");
-        (void)type_at; /* padding: bytes counted, no name */
     } else {
         if (add_name(h, group, noff, nlen, name_at) < 0) return -1;
         if (titled && add_name(h, group, toff, tlen, title_at) < 0) return -1;

@@ -191,14 +191,13 @@ static int npy_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             p->consumed += used;
             if (rc == NPZS_EVENT) {
                 ev->member = 0;
-                if (ev->type == NPZS_EV_DATA) p->total_out += ev->len;
                 return rc;
             }
             if (rc < 0) return rc;
             continue;
         }
         case NPZS_S_NPY_MEMBER_END:
-            p->total_out += p->c.head_len;
+            p->total_out += p->c.head_len + p->c.data_len;
             p->state = NPZS_S_NPY_TAIL;
             ev->type = NPZS_EV_MEMBER_END;
             ev->member = 0;
