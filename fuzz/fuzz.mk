@@ -2,6 +2,8 @@
 #   make fuzz                 libFuzzer builds (clang, ASan+UBSan) of every harness -> build/fuzz/
 #   make afl                  AFL++ builds (afl-clang-fast, ASan+UBSan, libAFLDriver) -> build/afl/
 #   make fuzz-run SECONDS=N   run every libFuzzer harness N seconds on its corpus with the dict
+#   make fuzz-smoke SECONDS=N every libFuzzer harness N s (default 30) on a copy of its corpus; fails on
+#                             any crash, leak, timeout or broken invariant (CI runs it)
 #   make regress              replay corpus/** (incl. corpus/regress) through every harness, ASan+UBSan
 #   make state-gate           fail unless the corpus reaches every state of src/states.h
 #   make corpus               regenerate corpus/<harness>/ and fuzz/state_prefixes.h
@@ -24,7 +26,7 @@ FB             = build/fuzz
 AB             = build/afl
 RB             = build/fuzz-replay
 
-.PHONY: fuzz afl fuzz-replay fuzz-run regress state-gate corpus fuzz-clean
+.PHONY: fuzz afl fuzz-replay fuzz-run fuzz-smoke regress state-gate corpus fuzz-clean
 
 fuzz: $(FUZZ_HARNESSES:%=$(FB)/%)
 afl: $(FUZZ_HARNESSES:%=$(AB)/%)
@@ -97,3 +99,19 @@ corpus:
 
 fuzz-clean:
 	rm -rf $(FB) $(AB) $(RB) build/fuzz-work build/fuzz-artifacts build/fuzz-logs
+
+# A short run of every harness, for CI: new inputs go to a scratch folder (the committed corpus is
+# only read), any finding fails the target and is left in build/fuzz-smoke/ with its log.
+SMOKE_SECONDS ?= 30
+fuzz-smoke: fuzz
+	@rm -rf build/fuzz-smoke; mkdir -p build/fuzz-smoke; fail=0; n=0; \
+	for h in $(FUZZ_HARNESSES); do \
+	  mkdir -p build/fuzz-smoke/$$h; \
+	  case $$h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut) ml=8192;; *) ml=2048;; esac; \
+	  $(FB)/$$h -max_total_time=$(SMOKE_SECONDS) -max_len=$$ml -timeout=10 -rss_limit_mb=2048 \
+	    -dict=fuzz/npzstream.dict -print_final_stats=1 -artifact_prefix=build/fuzz-smoke/$$h- \
+	    build/fuzz-smoke/$$h corpus/$$h >build/fuzz-smoke/$$h.log 2>&1; \
+	  if [ $$? -eq 0 ]; then n=$$((n+1)); echo "   $$h: ok ($$(grep -oE 'stat::number_of_executed_units: [0-9]+' build/fuzz-smoke/$$h.log | grep -oE '[0-9]+' || echo '?') runs)"; \
+	  else fail=$$((fail+1)); echo "FAIL $$h: see build/fuzz-smoke/$$h.log"; tail -n 20 build/fuzz-smoke/$$h.log; fi; \
+	done; \
+	echo "fuzz-smoke: $$n passed, $$fail failed"; [ $$fail -eq 0 ]
