@@ -388,21 +388,41 @@ static void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser 
     fputs("}\n", f);
 }
 
+static void put_hex32(FILE *f, uint32_t v) {
+    char b[8];
+    for (int i = 7; i >= 0; i--, v >>= 4) b[i] = "0123456789abcdef"[v & 15];
+    fwrite(b, 1, 8, f);
+}
+
+/* One line per member, then the verdict.  Names go through safe_str: a rejected archive's
+ * names were never validated and must not reach a terminal raw. */
 static void print_text(const out *o, int ok, npzs_format fmt, const npzs_parser *p, const char *path) {
+    FILE *f = stdout;
     for (size_t i = 0; i < o->n; i++) {
         const member *m = &o->m[i];
-        if (m->name) printf("  %.*s: ", (int)m->name_len, m->name);
-        else printf("  ");
-        if (m->kind == NPZS_KIND_ARRAY) {
-            printf("%s (", m->dtype);
-            for (uint32_t k = 0; k < m->ndim; k++) printf(k ? ", %" PRIu64 : "%" PRIu64, m->shape[k]);
-            printf("%s)%s, %" PRIu64 " bytes, %s, crc32 %08" PRIx32 "\n", m->ndim == 1 ? "," : "",
-                   m->fortran ? " fortran" : "", m->nbytes,
-                   m->method == NPZS_METHOD_DEFLATED ? "deflated" : "stored", m->data_crc);
-        } else {
-            printf("blob, %" PRIu64 " bytes, %s, crc32 %08" PRIx32 "\n", m->size,
-                   m->method == NPZS_METHOD_DEFLATED ? "deflated" : "stored", m->data_crc);
+        fputs("  ", f);
+        if (m->name) {
+            safe_str(f, m->name, m->name_len);
+            fputs(": ", f);
         }
+        if (m->kind == NPZS_KIND_ARRAY) {
+            fputs(m->dtype, f);
+            fputs(" (", f);
+            for (uint32_t k = 0; k < m->ndim; k++) {
+                if (k) fputs(", ", f);
+                put_u64(f, m->shape[k]);
+            }
+            fputs(m->ndim == 1 ? ",)" : ")", f);
+            if (m->fortran) fputs(" fortran", f);
+            fputs(", ", f);
+            put_u64(f, m->nbytes);
+        } else {
+            fputs("blob, ", f);
+            put_u64(f, m->size);
+        }
+        fputs(m->method == NPZS_METHOD_DEFLATED ? " bytes, deflated, crc32 " : " bytes, stored, crc32 ", f);
+        put_hex32(f, m->data_crc);
+        fputc('\n', f);
     }
     if (ok) {
         printf("%s: ok (%s, %zu member%s)\n", path, fmt == NPZS_FORMAT_NPY ? "npy" : "npz", o->n,
@@ -411,7 +431,11 @@ static void print_text(const out *o, int ok, npzs_format fmt, const npzs_parser 
         size_t nl;
         const char *nm = npzs_error_member_name(p, &nl);
         printf("%s: REJECTED: %s at offset %" PRIu64, path, npzs_error_name(npzs_error(p)), npzs_error_offset(p));
-        if (nm) printf(" (member %.*s)", (int)nl, nm);
+        if (nm) {
+            fputs(" (member ", f);
+            safe_str(f, nm, nl);
+            fputc(')', f);
+        }
         printf(": %s\n", npzs_error_message(p));
     }
 }
