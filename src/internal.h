@@ -157,7 +157,9 @@ int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint6
 /* Strict UTF-8 check: 1 if valid (no overlongs, surrogates, > U+10FFFF). */
 int npzs__utf8_valid(const uint8_t *s, size_t n);
 
-/* zip.c */
+/* zip.c.  Returns like npzs_next(), or NPZS__CONTINUE when the state moved on to one the
+ * top-level driver handles (END_EMIT). */
+#define NPZS__CONTINUE 100
 int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev);
 void npzs__zip_release(npzs_parser *p);
 

@@ -213,7 +213,7 @@ static int npy_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
                 return npzs__fail(p, NPZS_E_TRAILING_DATA, p->consumed, "bytes after the end of the array");
             if (!p->finished) return NPZS_NEED_INPUT;
             p->state = NPZS_S_END_EMIT;
-            return 2; /* handled by the caller */
+            return NPZS__CONTINUE;
         default:
             return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, "corrupt parser state");
         }
@@ -258,7 +258,7 @@ API int npzs_next(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         case NPZS_S_NPY_MEMBER_END:
         case NPZS_S_NPY_TAIL: {
             int rc = npy_step(p, in, ev);
-            if (rc != 2) return rc;
+            if (rc != NPZS__CONTINUE) return rc;
             continue;
         }
         case NPZS_S_END_EMIT:
@@ -278,7 +278,7 @@ API int npzs_next(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             return p->err;
         default: {
             int rc = npzs__zip_step(p, in, ev);
-            if (rc != 2) return rc;
+            if (rc != NPZS__CONTINUE) return rc;
             continue;
         }
         }

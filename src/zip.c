@@ -750,7 +750,7 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             if (avail) return npzs__fail(p, NPZS_E_TRAILING_DATA, p->consumed, "bytes after the end of the archive");
             if (!p->finished) return NPZS_NEED_INPUT;
             p->state = NPZS_S_END_EMIT;
-            return 2;
+            return NPZS__CONTINUE;
 
         default:
             return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, "corrupt parser state");
