@@ -611,6 +611,16 @@ static int drive(npzs_parser *p, int fd, const char *label, uint64_t feed, event
     return cli_read_loop(fd, "npzstream", label, feed, drive_push, drive_eof, &d);
 }
 
+/* Open FILE (or stdin) and make a parser with the options' limits; NULL (all released, the reason
+ * said on stderr) when either fails. */
+static npzs_parser *start(const char *path, const opts *op, const char **label, int *fd) {
+    *fd = open_input(path, label);
+    if (*fd < 0) return NULL;
+    npzs_parser *p = new_parser(op);
+    if (!p && *fd) close(*fd);
+    return p;
+}
+
 /* ---- check ------------------------------------------------------------------------------ */
 
 static int check_cb(void *ctx, const npzs_event *ev) {
@@ -656,13 +666,9 @@ static int cmd_check(int argc, char **argv) {
     int pr = parse_args(argc, argv, &op, &json, &path, usage_check, usage);
     if (pr >= 0) return pr;
     const char *label;
-    int fd = open_input(path, &label);
-    if (fd < 0) return 2;
-    npzs_parser *p = new_parser(&op);
-    if (!p) {
-        if (fd) close(fd);
-        return 2;
-    }
+    int fd;
+    npzs_parser *p = start(path, &op, &label, &fd);
+    if (!p) return 2;
     out o = {0};
     int status = drive(p, fd, label, op.feed, check_cb, &o);
     npzs_format fmt = npzs_format_of(p);
@@ -723,13 +729,9 @@ static int cmd_ls(int argc, char **argv) {
     int pr = parse_args(argc, argv, &op, &c.json, &path, usage_ls, usage_ls);
     if (pr >= 0) return pr;
     const char *label;
-    int fd = open_input(path, &label);
-    if (fd < 0) return 2;
-    npzs_parser *p = new_parser(&op);
-    if (!p) {
-        if (fd) close(fd);
-        return 2;
-    }
+    int fd;
+    npzs_parser *p = start(path, &op, &label, &fd);
+    if (!p) return 2;
     if (!c.json)
         printf("%12s %12s  %-5s  %-8s  %-10s %-16s %-5s  %s\n"
                "------------ ------------  -----  --------  ---------- ---------------- -----  ----\n",
@@ -880,13 +882,9 @@ static int cmd_extract(int argc, char **argv) {
         return 2;
     }
     const char *label;
-    int fd = open_input(path, &label);
-    if (fd < 0) return 2;
-    npzs_parser *p = new_parser(&op);
-    if (!p) {
-        if (fd) close(fd);
-        return 2;
-    }
+    int fd;
+    npzs_parser *p = start(path, &op, &label, &fd);
+    if (!p) return 2;
     int status = drive(p, fd, label, op.feed, ex_cb, &c);
     if (c.created && close(c.fd) < 0 && status == 0) {
         fprintf(stderr, "npzstream: %s: %s\n", c.out_path, strerror(errno));
