@@ -28,6 +28,8 @@ import subprocess
 import tokenize
 import warnings
 import zipfile
+
+from ziputil import walk_tlv
 import zlib
 from collections import namedtuple
 
@@ -425,19 +427,6 @@ def header_rules(hdr, ver):
 
 
 # ----------------------------------------------------------------------------- ZIP re-check
-def _tlv(x):
-    out, i = [], 0
-    while i < len(x):
-        if len(x) - i < 4:
-            return None
-        tag, ln = struct.unpack_from("<HH", x, i)
-        if i + 4 + ln > len(x):
-            return None
-        out.append((tag, x[i + 4:i + 4 + ln]))
-        i += 4 + ln
-    return out
-
-
 def zip_rules(raw):
     """Documented ZIP rules (SECURITY.md) that an archive NumPy reads breaks, found by comparing
     what Python's zipfile sees (the central directory) with the local records in order."""
@@ -546,8 +535,8 @@ def zip_rules(raw):
                 nm.decode("utf-8")
             except UnicodeDecodeError:
                 found.add("S-ZIP-NAME")
-        lt = _tlv(lextra)
-        ct = _tlv(info.extra)
+        lt = walk_tlv(lextra)
+        ct = walk_tlv(info.extra)
         if lt is None or ct is None:
             found.add("S-ZIP-EXTRA")
             lt = lt or []
