@@ -47,11 +47,11 @@ $(B):
 $(BS)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(SRC) $(HDR)
 	@mkdir -p $(BS)
 	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude $(SAN) -o $@ $(CLI_SRC) $(SRC) $(LDLIBS)
-$(BS)/test_api: tests/test_api.c $(SRC) $(HDR)
+$(BS)/test_api: tests/test_api.c fuzz/common.c fuzz/common.h $(SRC) $(HDR)
 	@mkdir -p $(BS)
-	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude -Isrc $(SAN) -o $@ tests/test_api.c $(SRC) $(LDLIBS)
-$(B)/test_api: tests/test_api.c $(B)/libnpzstream.a
-	$(CC) $(CFLAGS) -Isrc -o $@ tests/test_api.c $(B)/libnpzstream.a $(LDLIBS)
+	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude -Isrc -Ifuzz $(SAN) -o $@ tests/test_api.c fuzz/common.c $(SRC) $(LDLIBS)
+$(B)/test_api: tests/test_api.c fuzz/common.c fuzz/common.h $(B)/libnpzstream.a
+	$(CC) $(CFLAGS) -Isrc -Ifuzz -o $@ tests/test_api.c fuzz/common.c $(B)/libnpzstream.a $(LDLIBS)
 
 # make demo: build, then check two shipped real files (one .npz, one .npy).
 demo: all

@@ -6,9 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 
-/* Test-build helpers of the library (src/internal.h; linked from the sources). */
-uint64_t npzs__visited(const npzs_parser *p);
-uint32_t npzs__cvisited(const npzs_parser *p);
+#include "internal.h" /* test-build helpers of the library, linked from its sources */
 
 uint64_t fz_visited_all;
 uint32_t fz_cvisited_all;
@@ -643,4 +641,37 @@ void fz_report_mismatch(const uint8_t *data, size_t n, const npzs_limits *lim, c
     fz_print_result(stderr, "whole", a);
     fz_print_result(stderr, "split", b);
     fz_die("split invariance: whole and split parses differ");
+}
+
+/* The .npy header text s[0, n) through the general parser and through the default path
+ * (NumPy's exact text first); abort unless they agree on everything: verdict, error code,
+ * offset and message, and every field of the array info.  Returns 1 when the fast path
+ * recognised the text. */
+int fz_header_paths(const uint8_t *s, size_t n, int v3) {
+    npzs_parser *g = npzs_new(NULL, NULL), *a = npzs_new(NULL, NULL), *f = npzs_new(NULL, NULL);
+    if (!g || !a || !f) fz_die("npzs_new failed");
+    int rg = npzs__parse_header_mode(g, s, n, v3, 10, NPZS__HDR_GENERAL);
+    int ra = npzs__parse_header_mode(a, s, n, v3, 10, NPZS__HDR_AUTO);
+    int rf = npzs__parse_header_mode(f, s, n, v3, 10, NPZS__HDR_FAST);
+    int fast = rf != NPZS__HDR_NOT_FAST;
+    if (rg != ra || g->err != a->err || g->err_coff != a->err_coff ||
+        (g->err && strcmp(g->err_msg, a->err_msg) != 0))
+        fz_die("header paths disagree: general %d/%d at %llu (%s), default %d/%d at %llu (%s)", rg, g->err,
+               (unsigned long long)g->err_coff, g->err ? g->err_msg : "ok", ra, a->err,
+               (unsigned long long)a->err_coff, a->err ? a->err_msg : "ok");
+    if (fast && (rf != rg || f->err != g->err)) fz_die("the fast path alone disagrees with the general parser");
+    const npzs_parser *two[2] = {a, f};
+    for (int k = 0; k < (fast ? 2 : 1) && rg == 0; k++) {
+        const npzs_array_info *x = &g->c.info, *y = &two[k]->c.info;
+        if (x->fortran_order != y->fortran_order || x->structured != y->structured || x->ndim != y->ndim ||
+            x->itemsize != y->itemsize || x->count != y->count || x->nbytes != y->nbytes ||
+            strcmp(x->dtype, y->dtype) != 0 || x->descr_len != y->descr_len ||
+            memcmp(x->descr, y->descr, x->descr_len + 1) != 0 ||
+            memcmp(x->shape, y->shape, x->ndim * sizeof *x->shape) != 0)
+            fz_die("header paths disagree on the array info (dtype %s / %s)", x->dtype, y->dtype);
+    }
+    npzs_free(g);
+    npzs_free(a);
+    npzs_free(f);
+    return fast;
 }

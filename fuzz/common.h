@@ -96,6 +96,10 @@ void fz_report_mismatch(const uint8_t *data, size_t n, const npzs_limits *lim, c
 #endif
     ;
 
+/* Compare the .npy header parser's two paths on one header text (abort on any
+ * difference); returns 1 when the exact-NumPy-text fast path recognised it. */
+int fz_header_paths(const uint8_t *s, size_t n, int v3);
+
 /* States reached by every fz_run() of this process (for the state gate). */
 extern uint64_t fz_visited_all;
 extern uint32_t fz_cvisited_all;

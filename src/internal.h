@@ -153,6 +153,13 @@ uint64_t npzs__content_want(const npzs_parser *p);
 void npzs__content_release(npzs_parser *p);
 /* Parse a staged header; fills p->c.info.  Returns 0 or < 0 (error already recorded). */
 int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off);
+/* The same with the path chosen (the tests compare the two): NPZS__HDR_AUTO is what
+ * npzs__parse_header does (the exact-NumPy-text fast path, else the general parser);
+ * NPZS__HDR_GENERAL the general parser only; NPZS__HDR_FAST the fast path only, which
+ * returns NPZS__HDR_NOT_FAST, recording nothing, for a text it does not recognise. */
+enum { NPZS__HDR_AUTO, NPZS__HDR_GENERAL, NPZS__HDR_FAST };
+#define NPZS__HDR_NOT_FAST 1
+int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off, int mode);
 
 /* Strict UTF-8 check: 1 if valid (no overlongs, surrogates, > U+10FFFF). */
 int npzs__utf8_valid(const uint8_t *s, size_t n);

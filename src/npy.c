@@ -810,7 +810,127 @@ int npzs__utf8_valid(const uint8_t *s, size_t n) {
     return utf8_count(s, n, &bad) >= 0;
 }
 
+/* NumPy's writer (format.py, _write_array_header) emits one exact text for a dtype that is a
+ * plain type string:
+ *
+ *   {'descr': '<f4', 'fortran_order': False, 'shape': (16,), }  + spaces + '\n'
+ *
+ * (keys sorted, repr() of the values, shape "()", "(n,)" or "(n, m, ...)").  fast_header
+ * recognises exactly that text in one pass without decoding it; anything else, or anything
+ * it is not sure of (object dtypes, leading zeros, a dimension too many, an integer beyond
+ * 2**63-1), returns 0 and the general parser below takes the header from the start.  It
+ * never reports an error of its own: a recognised text is one the general parser accepts
+ * with the same results (fuzz_npy_header checks this on every input).  Returns 1 when the
+ * descr is at s[*d0, *d1) (quotes excluded) and shape, ndim, fortran_order are set. */
+static int descr_char(uint8_t b) {
+    return (b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z' && b != 'O') || b == '<' ||
+           b == '>' || b == '|' || b == '=' || b == '[' || b == ']';
+}
+
+static int fast_header(npzs_parser *p, const uint8_t *s, size_t n, size_t *d0, size_t *d1, size_t *dim_at) {
+    static const char k_descr[] = "{'descr': '", k_fo[] = "', 'fortran_order': ", k_shape[] = ", 'shape': (";
+    npzs_content *c = &p->c;
+    size_t i = sizeof k_descr - 1;
+    if (n < i || memcmp(s, k_descr, i) != 0) return 0;
+    *d0 = i;
+    while (i < n && descr_char(s[i])) i++;
+    *d1 = i;
+    if (i == *d0 || n - i < sizeof k_fo - 1 || memcmp(s + i, k_fo, sizeof k_fo - 1) != 0) return 0;
+    i += sizeof k_fo - 1;
+    int fo;
+    if (n - i >= 5 && memcmp(s + i, "False", 5) == 0) { fo = 0; i += 5; }
+    else if (n - i >= 4 && memcmp(s + i, "True", 4) == 0) { fo = 1; i += 4; }
+    else return 0;
+    if (n - i < sizeof k_shape - 1 || memcmp(s + i, k_shape, sizeof k_shape - 1) != 0) return 0;
+    i += sizeof k_shape - 1;
+    uint32_t k = 0;
+    if (i < n && s[i] == ')') {
+        i++;
+    } else {
+        for (;;) {
+            if (k == p->lim.max_ndim || i >= n || s[i] < '0' || s[i] > '9') return 0;
+            if (s[i] == '0' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9') return 0;
+            size_t at = i;
+            uint64_t v = 0;
+            while (i < n && s[i] >= '0' && s[i] <= '9') {
+                unsigned dg = (unsigned)(s[i] - '0');
+                if (v > (UINT64_C(0x7FFFFFFFFFFFFFFF) - dg) / 10) return 0;
+                v = v * 10 + dg;
+                i++;
+            }
+            dim_at[k] = at;
+            c->shape[k++] = v;
+            if (i + 1 < n && s[i] == ',' && s[i + 1] == ')' && k == 1) { i += 2; break; } /* (n,) */
+            if (i < n && s[i] == ')' && k > 1) { i++; break; }                          /* (n, m) */
+            if (i + 1 < n && s[i] == ',' && s[i + 1] == ' ') { i += 2; continue; }
+            return 0;
+        }
+    }
+    if (n - i < 4 || memcmp(s + i, ", }", 3) != 0) return 0;
+    i += 3;
+    for (uint64_t w; n - i >= 8; i += 8) { /* the padding, a word at a time */
+        memcpy(&w, s + i, 8);
+        if (w != UINT64_C(0x2020202020202020)) break;
+    }
+    while (i < n && s[i] == ' ') i++;
+    if (i + 1 != n || s[i] != '\n') return 0;
+    c->info.ndim = k;
+    c->info.fortran_order = fo;
+    c->info.structured = 0;
+    return 1;
+}
+
+/* What both parsers share once the text is accepted: the array size, dtype.str and the
+ * descr text as UTF-8 for the HEADER event. */
+static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr_end, const size_t *dim_at) {
+    npzs_parser *p = h->p;
+    npzs_content *c = &p->c;
+    const uint8_t *s = h->s;
+    /* size: NumPy's rule, itemsize times the product of the non-zero dims must fit in intp */
+    uint64_t acc = itemsize ? itemsize : 1;
+    int zero = 0;
+    for (uint32_t k = 0; k < c->info.ndim; k++) {
+        uint64_t d = c->shape[k];
+        if (d == 0) { zero = 1; continue; }
+        if (acc > UINT64_C(0x7FFFFFFFFFFFFFFF) / d)
+            return npzs__fail_content(p, NPZS_E_SIZE_OVERFLOW, h->text_off + dim_at[k],
+                                      "the array size overflows a 64-bit signed integer");
+        acc *= d;
+    }
+    uint64_t count = 1;
+    for (uint32_t k = 0; k < c->info.ndim; k++) count *= c->shape[k];
+    c->info.count = count;
+    c->info.itemsize = itemsize;
+    c->info.nbytes = (zero || !itemsize) ? 0 : acc;
+    c->info.shape = c->shape;
+    if (c->info.structured) {
+        char *o = c->dtype;
+        o[0] = '|'; o[1] = 'V';
+        uint64_t v = itemsize;
+        char tmp[24];
+        int l = 0;
+        do { tmp[l++] = (char)('0' + v % 10); v /= 10; } while (v);
+        for (int k = 0; k < l; k++) o[2 + k] = tmp[l - 1 - k];
+        o[2 + l] = 0;
+    }
+    c->info.dtype = c->dtype;
+    /* the descr text as UTF-8, NUL-terminated, after the decoded strings in scratch */
+    uint8_t *d = h->sc + h->sc_len, *o = d;
+    for (size_t k = descr_at; k < descr_end; k++) {
+        if (h->v3 || s[k] < 0x80) *o++ = s[k];
+        else { *o++ = (uint8_t)(0xC0 | (s[k] >> 6)); *o++ = (uint8_t)(0x80 | (s[k] & 0x3F)); }
+    }
+    *o = 0;
+    c->info.descr = (const char *)d;
+    c->info.descr_len = (size_t)(o - d);
+    return 0;
+}
+
 int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off) {
+    return npzs__parse_header_mode(p, s, n, v3, text_off, NPZS__HDR_AUTO);
+}
+
+int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off, int mode) {
     npzs_content *c = &p->c;
     hp h;
     memset(&h, 0, sizeof h);
@@ -836,6 +956,19 @@ int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint6
     h.sc_cap = c->scratch_cap;
     h.names = c->names;
     h.names_cap = c->names_cap / sizeof(name_ref);
+
+    if (mode != NPZS__HDR_GENERAL) {
+        size_t d0, d1;
+        if (fast_header(p, s, n, &d0, &d1, dim_at)) {
+            uint64_t itemsize;
+            int is_void;
+            memcpy(h.sc, s + d0, d1 - d0);
+            h.sc_len = d1 - d0;
+            if (type_string(&h, 0, (uint32_t)(d1 - d0), d0 - 1, &itemsize, &is_void, c->dtype) < 0) return p->err;
+            return header_finish(&h, itemsize, d0 - 1, d1 + 1, dim_at);
+        }
+        if (mode == NPZS__HDR_FAST) return NPZS__HDR_NOT_FAST;
+    }
 
     while (h.i < n && (s[h.i] == ' ' || s[h.i] == '\t')) h.i++;
     if (h.i >= n || s[h.i] != '{') return hfail(&h, NPZS_E_BAD_HEADER, h.i, "the header is not a dict literal");
@@ -913,43 +1046,6 @@ int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint6
     }
     if (h.has_object)
         return hfail(&h, NPZS_E_PICKLE, h.obj_at, "object arrays are refused (they need pickle)");
-
-    /* size: NumPy's rule, itemsize times the product of the non-zero dims must fit in intp */
-    uint64_t acc = itemsize ? itemsize : 1;
-    int zero = 0;
-    for (uint32_t k = 0; k < c->info.ndim; k++) {
-        uint64_t d = c->shape[k];
-        if (d == 0) { zero = 1; continue; }
-        if (acc > UINT64_C(0x7FFFFFFFFFFFFFFF) / d)
-            return npzs__fail_content(p, NPZS_E_SIZE_OVERFLOW, text_off + dim_at[k],
-                                      "the array size overflows a 64-bit signed integer");
-        acc *= d;
-    }
-    uint64_t count = 1;
-    for (uint32_t k = 0; k < c->info.ndim; k++) count *= c->shape[k];
-    c->info.count = count;
-    c->info.itemsize = itemsize;
-    c->info.nbytes = (zero || !itemsize) ? 0 : acc;
-    c->info.shape = c->shape;
-    if (c->info.structured) {
-        char *o = c->dtype;
-        o[0] = '|'; o[1] = 'V';
-        uint64_t v = itemsize;
-        char tmp[24];
-        int l = 0;
-        do { tmp[l++] = (char)('0' + v % 10); v /= 10; } while (v);
-        for (int k = 0; k < l; k++) o[2 + k] = tmp[l - 1 - k];
-        o[2 + l] = 0;
-    }
-    c->info.dtype = c->dtype;
-    /* the descr text as UTF-8, NUL-terminated, after the decoded strings in scratch */
-    uint8_t *d = h.sc + h.sc_len, *o = d;
-    for (size_t k = descr_at; k < descr_end; k++) {
-        if (v3 || s[k] < 0x80) *o++ = s[k];
-        else { *o++ = (uint8_t)(0xC0 | (s[k] >> 6)); *o++ = (uint8_t)(0x80 | (s[k] & 0x3F)); }
-    }
-    *o = 0;
-    c->info.descr = (const char *)d;
-    c->info.descr_len = (size_t)(o - d);
-    return 0;
+    return header_finish(&h, itemsize, descr_at, descr_end, dim_at);
 }
+
