@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -246,6 +247,52 @@ static npzs_parser *new_parser(const opts *o) {
 
 /* ---- output helpers --------------------------------------------------------------- */
 
+/* The member loops write through a buffer of their own: stdio's per-call locking and
+ * bookkeeping cost more than parsing a small member does. */
+typedef struct wbuf {
+    FILE *f;
+    size_t n;
+    char b[1 << 14];
+} wbuf;
+
+static void wb_init(wbuf *w, FILE *f) {
+    w->f = f;
+    w->n = 0;
+}
+
+static void wb_flush(wbuf *w) {
+    if (w->n) fwrite(w->b, 1, w->n, w->f);
+    w->n = 0;
+}
+
+static void wb_put(wbuf *w, const void *s, size_t n) {
+    if (n > sizeof w->b - w->n) {
+        wb_flush(w);
+        if (n > sizeof w->b) { fwrite(s, 1, n, w->f); return; }
+    }
+    memcpy(w->b + w->n, s, n);
+    w->n += n;
+}
+
+static void wb_s(wbuf *w, const char *s) { wb_put(w, s, strlen(s)); }
+
+static void wb_c(wbuf *w, int c) {
+    if (w->n == sizeof w->b) wb_flush(w);
+    w->b[w->n++] = (char)c;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void wb_fmt(wbuf *w, const char *fmt, ...) {
+    char t[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(t, sizeof t, fmt, ap);
+    va_end(ap);
+    if (k > 0) wb_put(w, t, (size_t)k < sizeof t ? (size_t)k : sizeof t - 1);
+}
+
 /* JSON string from raw bytes: valid UTF-8 passes through, anything else is \u00XX. */
 /* Length of the strict UTF-8 sequence starting at u[i] (no overlongs, no surrogates,
  * nothing above U+10FFFF), or 0 when the bytes there are not one. */
@@ -262,54 +309,61 @@ static size_t utf8_seq(const unsigned char *u, size_t i, size_t n) {
 }
 
 /* Decimal without printf's format parsing (the member loops print many numbers). */
-static void put_u64(FILE *f, uint64_t v) {
+static void put_u64(wbuf *f, uint64_t v) {
     char b[24];
     int l = 24;
     do { b[--l] = (char)('0' + v % 10); v /= 10; } while (v);
-    fwrite(b + l, 1, (size_t)(24 - l), f);
+    wb_put(f, b + l, (size_t)(24 - l));
 }
 
-static void json_str(FILE *f, const char *s, size_t n) {
+static void json_str(wbuf *f, const char *s, size_t n) {
     const unsigned char *u = (const unsigned char *)s;
-    fputc('"', f);
+    wb_c(f, '"');
     for (size_t i = 0; i < n; i++) {
         size_t run = i; /* plain ASCII goes out in one piece */
         while (run < n && u[run] >= 0x20 && u[run] < 0x7F && u[run] != '"' && u[run] != '\\') run++;
         if (run > i) {
-            fwrite(u + i, 1, run - i, f);
+            wb_put(f, u + i, run - i);
             i = run - 1;
             continue;
         }
         unsigned char c = u[i];
-        if (c == '"' || c == '\\') { fputc('\\', f); fputc(c, f); }
-        else if (c < 0x20 || c == 0x7F) fprintf(f, "\\u%04x", c);
-        else if (c < 0x80) fputc(c, f);
+        if (c == '"' || c == '\\') { wb_c(f, '\\'); wb_c(f, c); }
+        else if (c < 0x20 || c == 0x7F) wb_fmt(f, "\\u%04x", c);
+        else if (c < 0x80) wb_c(f, c);
         else {
             size_t k = utf8_seq(u, i, n);
-            if (k) { fwrite(u + i, 1, k, f); i += k - 1; }
-            else fprintf(f, "\\u%04x", c); /* a byte that is not UTF-8: as the code point of that byte */
+            if (k) { wb_put(f, u + i, k); i += k - 1; }
+            else wb_fmt(f, "\\u%04x", c); /* a byte that is not UTF-8: as the code point of that byte */
         }
     }
-    fputc('"', f);
+    wb_c(f, '"');
 }
 
 /* Raw bytes for a terminal: printable ASCII and valid UTF-8 pass, the rest is \xHH. */
-static void safe_str(FILE *f, const char *s, size_t n) {
+static void safe_str(wbuf *f, const char *s, size_t n) {
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < n; i++) {
+        size_t run = i; /* printable ASCII goes out in one piece */
+        while (run < n && u[run] >= 0x20 && u[run] < 0x7F && u[run] != '\\') run++;
+        if (run > i) {
+            wb_put(f, u + i, run - i);
+            i = run - 1;
+            continue;
+        }
         unsigned char c = u[i];
-        if (c == '\\') fputs("\\\\", f);
-        else if (c < 0x20 || c == 0x7F) fprintf(f, "\\x%02x", c);
-        else if (c < 0x80) fputc(c, f);
+        if (c == '\\') wb_s(f, "\\\\");
+        else if (c < 0x20 || c == 0x7F) wb_fmt(f, "\\x%02x", c);
+        else if (c < 0x80) wb_c(f, c);
         else {
             size_t k = utf8_seq(u, i, n);
-            if (k) { fwrite(u + i, 1, k, f); i += k - 1; }
-            else fprintf(f, "\\x%02x", c);
+            if (k) { wb_put(f, u + i, k); i += k - 1; }
+            else wb_fmt(f, "\\x%02x", c);
         }
     }
 }
 
-static void json_key(FILE *f, const member *m) {
+static void json_key(wbuf *f, const member *m) {
     size_t n = m->name_len;
     if (n > 4 && memcmp(m->name + n - 4, ".npy", 4) == 0) n -= 4;
     json_str(f, m->name, n);
@@ -318,126 +372,134 @@ static void json_key(FILE *f, const member *m) {
 /* ext = 0: exactly the `check --json` contract.  ext = 1 (`ls --json`): the same object with
  * more keys per member and a "summary" object. */
 static void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext) {
-    FILE *f = stdout;
-    fprintf(f, "{\"ok\": %s, \"format\": %s, \"members\": [", ok ? "true" : "false",
+    wbuf w, *f = &w;
+    wb_init(f, stdout);
+    wb_fmt(f, "{\"ok\": %s, \"format\": %s, \"members\": [", ok ? "true" : "false",
             fmt == NPZS_FORMAT_NPY ? "\"npy\"" : fmt == NPZS_FORMAT_NPZ ? "\"npz\"" : "null");
     uint64_t tdata = 0, tstored = 0, tsize = 0;
     for (size_t i = 0; i < o->n; i++) {
         const member *m = &o->m[i];
-        fputs(i ? ", {" : "{", f);
-        fputs("\"name\": ", f);
-        if (m->name) json_str(f, m->name, m->name_len); else fputs("null", f);
-        fputs(", \"key\": ", f);
-        if (m->name) json_key(f, m); else fputs("null", f);
-        fputs(m->kind == NPZS_KIND_ARRAY ? ", \"kind\": \"array\"" : ", \"kind\": \"blob\"", f);
-        fputs(m->method == NPZS_METHOD_DEFLATED ? ", \"method\": \"deflated\"" : ", \"method\": \"stored\"", f);
+        wb_s(f, i ? ", {" : "{");
+        wb_s(f, "\"name\": ");
+        if (m->name) json_str(f, m->name, m->name_len); else wb_s(f, "null");
+        wb_s(f, ", \"key\": ");
+        if (m->name) json_key(f, m); else wb_s(f, "null");
+        wb_s(f, m->kind == NPZS_KIND_ARRAY ? ", \"kind\": \"array\"" : ", \"kind\": \"blob\"");
+        wb_s(f, m->method == NPZS_METHOD_DEFLATED ? ", \"method\": \"deflated\"" : ", \"method\": \"stored\"");
         if (m->kind == NPZS_KIND_ARRAY) {
-            fputs(", \"version\": [", f);
+            wb_s(f, ", \"version\": [");
             put_u64(f, (uint64_t)m->vmaj);
-            fputs(", ", f);
+            wb_s(f, ", ");
             put_u64(f, (uint64_t)m->vmin);
-            fputs("], \"dtype\": ", f);
+            wb_s(f, "], \"dtype\": ");
             json_str(f, m->dtype, strlen(m->dtype));
-            fputs(", \"shape\": [", f);
+            wb_s(f, ", \"shape\": [");
             for (uint32_t k = 0; k < m->ndim; k++) {
-                if (k) fputs(", ", f);
+                if (k) wb_s(f, ", ");
                 put_u64(f, m->shape[k]);
             }
-            fputs(m->fortran ? "], \"fortran_order\": true, \"nbytes\": " : "], \"fortran_order\": false, \"nbytes\": ", f);
+            wb_s(f, m->fortran ? "], \"fortran_order\": true, \"nbytes\": " : "], \"fortran_order\": false, \"nbytes\": ");
             put_u64(f, m->nbytes);
-            fputs(", \"data_crc32\": ", f);
+            wb_s(f, ", \"data_crc32\": ");
             put_u64(f, m->data_crc);
-            if (ext) fprintf(f, ", \"size\": %" PRIu64 ", \"header_len\": %" PRIu64, m->size, HEADER_LEN(m));
+            if (ext) wb_fmt(f, ", \"size\": %" PRIu64 ", \"header_len\": %" PRIu64, m->size, HEADER_LEN(m));
         } else {
-            fputs(", \"size\": ", f);
+            wb_s(f, ", \"size\": ");
             put_u64(f, m->size);
-            fputs(", \"data_crc32\": ", f);
+            wb_s(f, ", \"data_crc32\": ");
             put_u64(f, m->data_crc);
         }
         if (ext) {
-            fprintf(f, ", \"offset\": %" PRIu64 ", \"stored_size\": %" PRIu64 ", \"data_size\": %" PRIu64
+            wb_fmt(f, ", \"offset\": %" PRIu64 ", \"stored_size\": %" PRIu64 ", \"data_size\": %" PRIu64
                        ", \"crc32\": %" PRIu32, m->offset, m->csize, DATA_SIZE(m), m->crc);
             tdata += DATA_SIZE(m);
             tstored += m->csize;
             tsize += m->size;
         }
-        fputc('}', f);
+        wb_c(f, '}');
     }
-    fputs("], ", f);
+    wb_s(f, "], ");
     if (ext)
-        fprintf(f, "\"summary\": {\"members\": %zu, \"data_bytes\": %" PRIu64 ", \"stored_bytes\": %" PRIu64
+        wb_fmt(f, "\"summary\": {\"members\": %zu, \"data_bytes\": %" PRIu64 ", \"stored_bytes\": %" PRIu64
                    ", \"size\": %" PRIu64 ", \"input_bytes\": %" PRIu64 "}, ",
                 o->n, tdata, tstored, tsize, npzs_consumed(p));
-    fputs("\"error\": ", f);
+    wb_s(f, "\"error\": ");
     if (ok) {
-        fputs("null", f);
+        wb_s(f, "null");
     } else {
         int code = npzs_error(p);
         size_t nl;
         const char *nm = npzs_error_member_name(p, &nl);
-        fprintf(f, "{\"code\": \"%s\", \"offset\": %" PRIu64 ", \"member\": ", npzs_error_name(code),
+        wb_fmt(f, "{\"code\": \"%s\", \"offset\": %" PRIu64 ", \"member\": ", npzs_error_name(code),
                 npzs_error_offset(p));
-        if (nm) json_str(f, nm, nl); else fputs("null", f);
-        fputs(", \"message\": ", f);
+        if (nm) json_str(f, nm, nl); else wb_s(f, "null");
+        wb_s(f, ", \"message\": ");
         const char *msg = npzs_error_message(p);
         json_str(f, msg, strlen(msg));
         uint64_t co = npzs_error_content_offset(p);
-        if (co != UINT64_MAX) fprintf(f, ", \"content_offset\": %" PRIu64, co);
-        fputc('}', f);
+        if (co != UINT64_MAX) wb_fmt(f, ", \"content_offset\": %" PRIu64, co);
+        wb_c(f, '}');
     }
-    fputs("}\n", f);
+    wb_s(f, "}\n");
+    wb_flush(f);
 }
 
-static void put_hex32(FILE *f, uint32_t v) {
+static void put_hex32(wbuf *f, uint32_t v) {
     char b[8];
     for (int i = 7; i >= 0; i--, v >>= 4) b[i] = "0123456789abcdef"[v & 15];
-    fwrite(b, 1, 8, f);
+    wb_put(f, b, 8);
 }
 
 /* One line per member, then the verdict.  Names go through safe_str: a rejected archive's
  * names were never validated and must not reach a terminal raw. */
 static void print_text(const out *o, int ok, npzs_format fmt, const npzs_parser *p, const char *path) {
-    FILE *f = stdout;
+    wbuf w, *f = &w;
+    wb_init(f, stdout);
     for (size_t i = 0; i < o->n; i++) {
         const member *m = &o->m[i];
-        fputs("  ", f);
+        wb_s(f, "  ");
         if (m->name) {
             safe_str(f, m->name, m->name_len);
-            fputs(": ", f);
+            wb_s(f, ": ");
         }
         if (m->kind == NPZS_KIND_ARRAY) {
-            fputs(m->dtype, f);
-            fputs(" (", f);
+            wb_s(f, m->dtype);
+            wb_s(f, " (");
             for (uint32_t k = 0; k < m->ndim; k++) {
-                if (k) fputs(", ", f);
+                if (k) wb_s(f, ", ");
                 put_u64(f, m->shape[k]);
             }
-            fputs(m->ndim == 1 ? ",)" : ")", f);
-            if (m->fortran) fputs(" fortran", f);
-            fputs(", ", f);
+            wb_s(f, m->ndim == 1 ? ",)" : ")");
+            if (m->fortran) wb_s(f, " fortran");
+            wb_s(f, ", ");
             put_u64(f, m->nbytes);
         } else {
-            fputs("blob, ", f);
+            wb_s(f, "blob, ");
             put_u64(f, m->size);
         }
-        fputs(m->method == NPZS_METHOD_DEFLATED ? " bytes, deflated, crc32 " : " bytes, stored, crc32 ", f);
+        wb_s(f, m->method == NPZS_METHOD_DEFLATED ? " bytes, deflated, crc32 " : " bytes, stored, crc32 ");
         put_hex32(f, m->data_crc);
-        fputc('\n', f);
+        wb_c(f, '\n');
     }
     if (ok) {
-        printf("%s: ok (%s, %zu member%s)\n", path, fmt == NPZS_FORMAT_NPY ? "npy" : "npz", o->n,
+        wb_s(f, path);
+        wb_fmt(f, ": ok (%s, %zu member%s)\n", fmt == NPZS_FORMAT_NPY ? "npy" : "npz", o->n,
                o->n == 1 ? "" : "s");
     } else {
         size_t nl;
         const char *nm = npzs_error_member_name(p, &nl);
-        printf("%s: REJECTED: %s at offset %" PRIu64, path, npzs_error_name(npzs_error(p)), npzs_error_offset(p));
+        wb_s(f, path);
+        wb_fmt(f, ": REJECTED: %s at offset %" PRIu64, npzs_error_name(npzs_error(p)), npzs_error_offset(p));
         if (nm) {
-            fputs(" (member ", f);
+            wb_s(f, " (member ");
             safe_str(f, nm, nl);
-            fputc(')', f);
+            wb_c(f, ')');
         }
-        printf(": %s\n", npzs_error_message(p));
+        wb_s(f, ": ");
+        wb_s(f, npzs_error_message(p));
+        wb_c(f, '\n');
     }
+    wb_flush(f);
 }
 
 /* The rejection, on stderr: npzstream: FILE: offset N: member M: message (code).
@@ -445,13 +507,19 @@ static void print_text(const out *o, int ok, npzs_format fmt, const npzs_parser 
 static void error_line(const char *label, const npzs_parser *p) {
     size_t nl;
     const char *nm = npzs_error_member_name(p, &nl);
-    fprintf(stderr, "npzstream: %s: offset %" PRIu64 ": ", label, npzs_error_offset(p));
+    wbuf w, *f = &w;
+    wb_init(f, stderr);
+    wb_s(f, "npzstream: ");
+    wb_s(f, label);
+    wb_fmt(f, ": offset %" PRIu64 ": ", npzs_error_offset(p));
     if (nm) {
-        fputs("member ", stderr);
-        safe_str(stderr, nm, nl);
-        fputs(": ", stderr);
+        wb_s(f, "member ");
+        safe_str(f, nm, nl);
+        wb_s(f, ": ");
     }
-    fprintf(stderr, "%s (%s)\n", npzs_error_message(p), npzs_error_name(npzs_error(p)));
+    wb_s(f, npzs_error_message(p));
+    wb_fmt(f, " (%s)\n", npzs_error_name(npzs_error(p)));
+    wb_flush(f);
 }
 
 /* ---- event bookkeeping -------------------------------------------------------------- */
@@ -705,9 +773,12 @@ static void ls_row(const member *m) {
     printf("%12" PRIu64 " %12" PRIu64 "  %-5s  %-8s  %-10s %-16s %-5s  ", DATA_SIZE(m), m->csize,
            arr ? "array" : "blob", m->method == NPZS_METHOD_DEFLATED ? "deflated" : "stored", arr ? m->dtype : "-",
            shape, arr ? (m->fortran ? "F" : "C") : "-");
-    if (m->name) safe_str(stdout, m->name, m->name_len);
-    else fputc('-', stdout);
-    fputc('\n', stdout);
+    wbuf w;
+    wb_init(&w, stdout);
+    if (m->name) safe_str(&w, m->name, m->name_len);
+    else wb_c(&w, '-');
+    wb_c(&w, '\n');
+    wb_flush(&w);
 }
 
 static int ls_cb(void *ctx, const npzs_event *ev) {

@@ -18,7 +18,8 @@
  * 32 bits of a 64-bit word (they are of degree < 32, the products fit in 128 bits).
  * The CRC register (inverted, as zlib keeps it) is xored into the first four bytes; at the
  * end the one remaining lane is itself a 16-byte message whose CRC from a zero register is
- * the folded state's remainder, so zlib's crc32 finishes it together with the tail bytes.
+ * the folded state's remainder, reduced to 32 bits by crc_finish (Barrett); zlib's crc32
+ * takes the last < 16 bytes.
  * The constants below were computed with that recipe (polynomial 0x104C11DB7);
  * tests/crc checks every path against zlib for all short lengths and alignments.
  */
@@ -47,10 +48,30 @@ static const uint64_t K128[2] = {UINT64_C(0x65673b4600000000), UINT64_C(0x9ba54c
 static const uint64_t K512[2] = {UINT64_C(0x653d982200000000), UINT64_C(0xcad38e8f00000000)};
 static const uint64_t K2048[2] = {UINT64_C(0x7cc8e1e700000000), UINT64_C(0x03f9f86300000000)};
 
+/* Reduction of the last lane x (M, 128 bits) to the register M x^32 mod P:
+ *   128 -> 96 bits:  M = H x^64 + L:  H x^96 + L x^32  ==  clmul(H, x^95) + L x^32
+ *   96 -> 64 bits:   T = E x^64 + F:  E x^64 + F  ==  clmul(E, x^63) + F
+ *   64 -> 32 bits:   Barrett, q = floor(floor(G / x^32) mu / x^32) with mu = floor(x^64 / P),
+ *                    G mod P = (G + q P) mod x^32
+ * (clmul yields x A B, which the constants' exponents account for; mu and P are placed as
+ * mu x^31 and P x^31 so that q and the low half of q P land where they are read.) */
+static const uint64_t K95 = UINT64_C(0xccaa009e00000000);  /* x^95 mod P */
+static const uint64_t K63 = UINT64_C(0xb8bc676500000000);  /* x^63 mod P */
+static const uint64_t KMU = UINT64_C(0x1f7011641);         /* floor(x^64 / P), 33 bits */
+static const uint64_t KP = UINT64_C(0x1db710641);          /* P, 33 bits */
+
 /* the state is one 16-byte lane: its CRC, then the tail bytes */
-static uint32_t crc_finish(const uint8_t lane[16], const uint8_t *tail, size_t n) {
-    uint32_t c = (uint32_t)crc32(0xFFFFFFFFu, lane, 16); /* zero register in, inverted out */
-    return crc_portable(c, tail, n);
+__attribute__((target("pclmul,sse4.1"))) static uint32_t crc_finish(__m128i x, const uint8_t *tail, size_t n) {
+    __m128i t = _mm_xor_si128(_mm_clmulepi64_si128(x, _mm_cvtsi64_si128((long long)K95), 0x00),
+                              _mm_slli_si128(_mm_srli_si128(x, 8), 4));
+    __m128i u = _mm_clmulepi64_si128(t, _mm_cvtsi64_si128((long long)K63), 0x00);
+    uint64_t g = (uint64_t)_mm_extract_epi64(t, 1) ^ (uint64_t)_mm_extract_epi64(u, 1);
+    __m128i q = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)(g & 0xFFFFFFFFu)),
+                                     _mm_cvtsi64_si128((long long)KMU), 0x00);
+    uint64_t w = (uint64_t)_mm_cvtsi128_si64(q) & 0xFFFFFFFFu;
+    __m128i qp = _mm_clmulepi64_si128(_mm_cvtsi64_si128((long long)w), _mm_cvtsi64_si128((long long)KP), 0x00);
+    uint32_t c = ~(uint32_t)((g ^ (uint64_t)_mm_cvtsi128_si64(qp)) >> 32); /* zlib keeps it inverted */
+    return n ? crc_portable(c, tail, n) : c;
 }
 
 #define FOLD128(x, k, next)                                                                     \
@@ -83,9 +104,7 @@ __attribute__((target("pclmul,sse4.1"))) static uint32_t crc_pclmul(uint32_t crc
         p += 16;
         n -= 16;
     }
-    uint8_t lane[16];
-    _mm_storeu_si128((__m128i *)(void *)lane, x);
-    return crc_finish(lane, p, n);
+    return crc_finish(x, p, n);
 }
 
 #define VPCLMUL_TARGET "avx512f,avx512vl,vpclmulqdq,pclmul,sse4.1"
@@ -129,9 +148,7 @@ __attribute__((target(VPCLMUL_TARGET))) static uint32_t crc_vpclmul(uint32_t crc
         p += 16;
         n -= 16;
     }
-    uint8_t lane[16];
-    _mm_storeu_si128((__m128i *)(void *)lane, y);
-    return crc_finish(lane, p, n);
+    return crc_finish(y, p, n);
 }
 
 /* what the CPU (and the OS, for the AVX-512 state) allows; libgcc/compiler-rt fill this in

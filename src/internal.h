@@ -19,6 +19,7 @@ typedef struct npzs_record {
     uint64_t name_off;  /* name bytes in the arena */
     uint64_t csize, usize;
     uint32_t crc;
+    uint32_t hash[2];   /* name-table hashes of the name and of the key (name without ".npy") */
     uint16_t name_len, flags, method;
 } npzs_record;
 

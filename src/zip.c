@@ -92,32 +92,38 @@ static int ensure(npzs_parser *p, void **buf, size_t *cap, size_t need, size_t e
     return 0;
 }
 
-static uint32_t hash_bytes(uint32_t seed, const uint8_t *s, size_t n) {
-    uint32_t h = 2166136261u ^ seed;
+/* FNV-1a from a per-parser basis, then a final mix: the key (name without ".npy") is hashed
+ * on the way to the whole name, and both results are kept in the record so that growing
+ * the table never reads a name again. */
+static uint32_t fnv(uint32_t h, const uint8_t *s, size_t n) {
     for (size_t i = 0; i < n; i++) { h ^= s[i]; h *= 16777619u; }
+    return h;
+}
+
+static uint32_t hash_final(uint32_t h) {
     h ^= h >> 15; h *= 0x2c1b3c6du; h ^= h >> 12;
     return h;
 }
 
-/* The keys np.load resolves: the raw name, and the name without ".npy". */
-static void entry_key(const npzs_parser *p, uint32_t v, const uint8_t **s, size_t *n) {
+/* Table entries are (member << 1 | derived) + 1: derived 0 is the raw name, 1 the key np.load
+ * resolves (the name without ".npy"). */
+static void entry(const npzs_parser *p, uint32_t v, const uint8_t **s, size_t *n) {
     const npzs_record *r = &p->recs[(v - 1) >> 1];
     *s = p->arena + r->name_off;
     *n = r->name_len - (((v - 1) & 1) ? 4u : 0u);
 }
 
-static int hash_put(npzs_parser *p, uint32_t v, int *dup) {
-    const uint8_t *s;
-    size_t n;
-    entry_key(p, v, &s, &n);
+/* Insert v (hash h) unless an equal name or key is there: returns 1 for a duplicate. */
+static int hash_put(npzs_parser *p, uint32_t v, uint32_t h) {
     size_t mask = p->hash_cap - 1;
-    size_t i = hash_bytes(p->hash_seed, s, n) & mask;
-    while (p->hash[i]) {
-        const uint8_t *t;
-        size_t m;
-        entry_key(p, p->hash[i], &t, &m);
-        if (m == n && memcmp(s, t, n) == 0) { *dup = 1; return 0; }
-        i = (i + 1) & mask;
+    size_t i = h & mask;
+    for (uint32_t w; (w = p->hash[i]) != 0; i = (i + 1) & mask) {
+        if (p->recs[(w - 1) >> 1].hash[(w - 1) & 1] != h) continue;
+        const uint8_t *s, *t;
+        size_t n, m;
+        entry(p, v, &s, &n);
+        entry(p, w, &t, &m);
+        if (m == n && memcmp(s, t, n) == 0) return 1;
     }
     p->hash[i] = v;
     return 0;
@@ -135,15 +141,23 @@ static int hash_insert(npzs_parser *p, uint32_t member, int with_key) {
         size_t ocap = p->hash_cap;
         p->hash = nh;
         p->hash_cap = ncap;
-        int dup = 0;
         for (size_t i = 0; i < ocap; i++)
-            if (old[i]) hash_put(p, old[i], &dup);
+            if (old[i]) hash_put(p, old[i], p->recs[(old[i] - 1) >> 1].hash[(old[i] - 1) & 1]);
         npzs__free(p, old);
     }
-    int dup = 0;
-    hash_put(p, (member << 1) + 1, &dup);
-    if (!dup && with_key) hash_put(p, (member << 1) + 2, &dup);
-    if (dup)
+    npzs_record *r = &p->recs[member];
+    const uint8_t *s = p->arena + r->name_off;
+    size_t n = r->name_len;
+    uint32_t h = 2166136261u ^ p->hash_seed;
+    if (with_key) {
+        h = fnv(h, s, n - 4);
+        r->hash[1] = hash_final(h);
+        h = fnv(h, s + n - 4, 4);
+    } else {
+        h = fnv(h, s, n);
+    }
+    r->hash[0] = hash_final(h);
+    if (hash_put(p, (member << 1) + 1, r->hash[0]) || (with_key && hash_put(p, (member << 1) + 2, r->hash[1])))
         return bad(p, NPZS_E_DUPLICATE_NAME,
                    "member name or key already used (np.load would return only one of them)");
     return 0;
