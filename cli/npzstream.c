@@ -16,6 +16,9 @@
 #include <stdarg.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -450,41 +453,41 @@ static void put_hex32(wbuf *f, uint32_t v) {
     wb_put(f, b, 8);
 }
 
-/* One line per member, then the verdict.  Names go through safe_str: a rejected archive's
- * names were never validated and must not reach a terminal raw. */
-static void print_text(const out *o, int ok, npzs_format fmt, const npzs_parser *p, const char *path) {
-    wbuf w, *f = &w;
-    wb_init(f, stdout);
-    for (size_t i = 0; i < o->n; i++) {
-        const member *m = &o->m[i];
-        wb_s(f, "  ");
-        if (m->name) {
-            safe_str(f, m->name, m->name_len);
-            wb_s(f, ": ");
-        }
-        if (m->kind == NPZS_KIND_ARRAY) {
-            wb_s(f, m->dtype);
-            wb_s(f, " (");
-            for (uint32_t k = 0; k < m->ndim; k++) {
-                if (k) wb_s(f, ", ");
-                put_u64(f, m->shape[k]);
-            }
-            wb_s(f, m->ndim == 1 ? ",)" : ")");
-            if (m->fortran) wb_s(f, " fortran");
-            wb_s(f, ", ");
-            put_u64(f, m->nbytes);
-        } else {
-            wb_s(f, "blob, ");
-            put_u64(f, m->size);
-        }
-        wb_s(f, m->method == NPZS_METHOD_DEFLATED ? " bytes, deflated, crc32 " : " bytes, stored, crc32 ");
-        put_hex32(f, m->data_crc);
-        wb_c(f, '\n');
+/* `check` without --json: one line per member as soon as it is complete (nothing is kept), then
+ * the verdict.  Names go through safe_str: a rejected archive's names were never validated
+ * and must not reach a terminal raw. */
+static void text_member(wbuf *f, const member *m) {
+    wb_s(f, "  ");
+    if (m->name) {
+        safe_str(f, m->name, m->name_len);
+        wb_s(f, ": ");
     }
+    if (m->kind == NPZS_KIND_ARRAY) {
+        wb_s(f, m->dtype);
+        wb_s(f, " (");
+        for (uint32_t k = 0; k < m->ndim; k++) {
+            if (k) wb_s(f, ", ");
+            put_u64(f, m->shape[k]);
+        }
+        wb_s(f, m->ndim == 1 ? ",)" : ")");
+        if (m->fortran) wb_s(f, " fortran");
+        wb_s(f, ", ");
+        put_u64(f, m->nbytes);
+    } else {
+        wb_s(f, "blob, ");
+        put_u64(f, m->size);
+    }
+    wb_s(f, m->method == NPZS_METHOD_DEFLATED ? " bytes, deflated, crc32 " : " bytes, stored, crc32 ");
+    put_hex32(f, m->data_crc);
+    wb_c(f, '\n');
+}
+
+static void text_verdict(wbuf *f, size_t members, int ok, npzs_format fmt, const npzs_parser *p,
+                         const char *path) {
     if (ok) {
         wb_s(f, path);
-        wb_fmt(f, ": ok (%s, %zu member%s)\n", fmt == NPZS_FORMAT_NPY ? "npy" : "npz", o->n,
-               o->n == 1 ? "" : "s");
+        wb_fmt(f, ": ok (%s, %zu member%s)\n", fmt == NPZS_FORMAT_NPY ? "npy" : "npz", members,
+               members == 1 ? "" : "s");
     } else {
         size_t nl;
         const char *nm = npzs_error_member_name(p, &nl);
@@ -595,6 +598,19 @@ static void out_free(out *o) {
     free(o->m);
 }
 
+/* Forget the completed members (the streaming outputs have printed them): the member array
+ * and the newest arena block are kept for reuse. */
+static void out_reset(out *o) {
+    o->n = 0;
+    if (!o->arena) return;
+    while (o->arena->next) {
+        block *b = o->arena->next;
+        o->arena->next = b->next;
+        free(b);
+    }
+    o->arena->used = 0;
+}
+
 /* ---- the read loop ------------------------------------------------------------------ */
 
 /* Called for every event; returns 0 to go on, -1 to stop with status 2 (it printed why). */
@@ -691,10 +707,25 @@ static npzs_parser *start(const char *path, const opts *op, const char **label, 
 
 /* ---- check ------------------------------------------------------------------------------ */
 
+typedef struct check_ctx {
+    out o;
+    int json;       /* keep every member for the JSON object; else print each when complete */
+    size_t members; /* completed members */
+    wbuf text;
+} check_ctx;
+
 static int check_cb(void *ctx, const npzs_event *ev) {
-    if (on_event(ctx, ev) < 0) {
+    check_ctx *c = ctx;
+    if (on_event(&c->o, ev) < 0) {
         fprintf(stderr, "npzstream: out of memory\n");
         return -1;
+    }
+    if (ev->type == NPZS_EV_MEMBER_END) {
+        c->members++;
+        if (!c->json) {
+            text_member(&c->text, &c->o.m[c->o.n - 1]);
+            out_reset(&c->o);
+        }
     }
     return 0;
 }
@@ -737,15 +768,20 @@ static int cmd_check(int argc, char **argv) {
     int fd;
     npzs_parser *p = start(path, &op, &label, &fd);
     if (!p) return 2;
-    out o = {0};
-    int status = drive(p, fd, label, op.feed, check_cb, &o);
+    check_ctx c;
+    memset(&c.o, 0, sizeof c.o);
+    c.json = json;
+    c.members = 0;
+    wb_init(&c.text, stdout);
+    int status = drive(p, fd, label, op.feed, check_cb, &c);
     npzs_format fmt = npzs_format_of(p);
     if (status == 0 || npzs_error(p)) { /* a verdict (I/O errors have none) */
-        if (json) print_json(&o, status == 0, fmt, p, 0);
-        else print_text(&o, status == 0, fmt, p, label);
+        if (json) print_json(&c.o, status == 0, fmt, p, 0);
+        else text_verdict(&c.text, c.members, status == 0, fmt, p, label);
         if (status != 0) error_line(label, p);
     }
-    out_free(&o);
+    wb_flush(&c.text);
+    out_free(&c.o);
     npzs_free(p);
     if (fd) close(fd);
     return status;
@@ -1007,6 +1043,12 @@ static int help(const char *cmd) {
 }
 
 int main(int argc, char **argv) {
+#ifdef __GLIBC__
+    /* Blocks from 64 KiB up (the parser's member table, the read buffer) come from mmap and go
+     * back to the system when freed.  glibc would otherwise raise that threshold after the
+     * first such free, and the old copies of a growing table would stay resident. */
+    mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+#endif
     if (argc >= 2 && !strcmp(argv[1], "--version")) {
         printf("npzstream %s\n", NPZS_VERSION);
         return 0;

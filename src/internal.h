@@ -13,10 +13,17 @@
 #define NPZS_NPY_MAGIC "\x93NUMPY"
 #define NPZS_NO_OFFSET UINT64_MAX
 
+/* A block of recorded member names (they are compared with the central directory's). */
+typedef struct npzs_block {
+    struct npzs_block *next;
+    size_t used, size;
+    uint8_t data[];
+} npzs_block;
+
 /* What the central directory must repeat about one member. */
 typedef struct npzs_record {
     uint64_t lfh_off;   /* offset of the local header */
-    uint64_t name_off;  /* name bytes in the arena */
+    const uint8_t *name; /* name bytes, in the parser's name blocks */
     uint64_t csize, usize;
     uint32_t crc;
     uint32_t hash[2];   /* name-table hashes of the name and of the key (name without ".npy") */
@@ -102,10 +109,9 @@ struct npzs_parser {
     /* data descriptor */
     int dd_sig;
     /* member records for the central directory check */
-    npzs_record *recs;
-    size_t recs_cap;
-    uint8_t *arena;
-    uint64_t arena_len, arena_cap;
+    npzs_record **recs;         /* in chunks of NPZS_REC_CHUNK that never move: see npzs__rec */
+    size_t recs_chunks, recs_cap; /* chunks allocated, entries of the chunk table */
+    struct npzs_block *names;   /* the recorded names, newest block first; blocks never move */
     uint32_t *hash;             /* open addressing: (member index << 1 | derived) + 1, 0 empty */
     size_t hash_cap;
     uint32_t hash_seed;
@@ -123,6 +129,14 @@ struct npzs_parser {
     uint64_t visited;
     uint32_t cvisited;
 };
+
+/* Member records live in fixed chunks: the table grows without copying them, and memory
+ * follows the member count (no doubled copy while it grows). */
+#define NPZS_REC_SHIFT 9
+#define NPZS_REC_CHUNK (1u << NPZS_REC_SHIFT)
+static inline npzs_record *npzs__rec(const npzs_parser *p, uint32_t i) {
+    return &p->recs[i >> NPZS_REC_SHIFT][i & (NPZS_REC_CHUNK - 1)];
+}
 
 /* ---- shared helpers ---- */
 void *npzs__alloc(npzs_parser *p, size_t n);

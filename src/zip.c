@@ -108,8 +108,8 @@ static uint32_t hash_final(uint32_t h) {
 /* Table entries are (member << 1 | derived) + 1: derived 0 is the raw name, 1 the key np.load
  * resolves (the name without ".npy"). */
 static void entry(const npzs_parser *p, uint32_t v, const uint8_t **s, size_t *n) {
-    const npzs_record *r = &p->recs[(v - 1) >> 1];
-    *s = p->arena + r->name_off;
+    const npzs_record *r = npzs__rec(p, (v - 1) >> 1);
+    *s = r->name;
     *n = r->name_len - (((v - 1) & 1) ? 4u : 0u);
 }
 
@@ -118,7 +118,7 @@ static int hash_put(npzs_parser *p, uint32_t v, uint32_t h) {
     size_t mask = p->hash_cap - 1;
     size_t i = h & mask;
     for (uint32_t w; (w = p->hash[i]) != 0; i = (i + 1) & mask) {
-        if (p->recs[(w - 1) >> 1].hash[(w - 1) & 1] != h) continue;
+        if (npzs__rec(p, (w - 1) >> 1)->hash[(w - 1) & 1] != h) continue;
         const uint8_t *s, *t;
         size_t n, m;
         entry(p, v, &s, &n);
@@ -130,10 +130,10 @@ static int hash_put(npzs_parser *p, uint32_t v, uint32_t h) {
 }
 
 static int hash_insert(npzs_parser *p, uint32_t member, int with_key) {
-    size_t used = (size_t)member * 2 + 2;
-    if (used * 2 > p->hash_cap) {
+    size_t used = (size_t)member * 2 + 2; /* at most 3/4 full: linear probes stay short */
+    if (used * 4 > p->hash_cap * 3) {
         size_t ncap = p->hash_cap ? p->hash_cap : 64;
-        while (used * 2 > ncap) ncap *= 2;
+        while (used * 4 > ncap * 3) ncap *= 2;
         uint32_t *nh = npzs__alloc(p, ncap * sizeof *nh);
         if (!nh) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for the name table");
         memset(nh, 0, ncap * sizeof *nh);
@@ -142,11 +142,11 @@ static int hash_insert(npzs_parser *p, uint32_t member, int with_key) {
         p->hash = nh;
         p->hash_cap = ncap;
         for (size_t i = 0; i < ocap; i++)
-            if (old[i]) hash_put(p, old[i], p->recs[(old[i] - 1) >> 1].hash[(old[i] - 1) & 1]);
+            if (old[i]) hash_put(p, old[i], npzs__rec(p, (old[i] - 1) >> 1)->hash[(old[i] - 1) & 1]);
         npzs__free(p, old);
     }
-    npzs_record *r = &p->recs[member];
-    const uint8_t *s = p->arena + r->name_off;
+    npzs_record *r = npzs__rec(p, member);
+    const uint8_t *s = r->name;
     size_t n = r->name_len;
     uint32_t h = 2166136261u ^ p->hash_seed;
     if (with_key) {
@@ -271,20 +271,32 @@ static int lfh_complete(npzs_parser *p) {
     }
     /* remember it */
     uint32_t m = p->members;
-    if (ensure(p, (void **)&p->recs, &p->recs_cap, (size_t)m + 1, sizeof *p->recs) < 0) return p->err;
-    size_t an = (size_t)p->arena_len + p->l_name_len;
-    size_t acap = (size_t)p->arena_cap;
-    if (ensure(p, (void **)&p->arena, &acap, an, 1) < 0) return p->err;
-    p->arena_cap = acap;
-    npzs_record *r = &p->recs[m];
+    if ((m & (NPZS_REC_CHUNK - 1)) == 0) { /* a new chunk */
+        size_t c = m >> NPZS_REC_SHIFT;
+        if (ensure(p, (void **)&p->recs, &p->recs_cap, c + 1, sizeof *p->recs) < 0) return p->err;
+        p->recs[c] = npzs__alloc(p, NPZS_REC_CHUNK * sizeof **p->recs);
+        if (!p->recs[c]) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for member records");
+        p->recs_chunks = c + 1;
+    }
+    npzs_block *b = p->names;
+    if (!b || b->size - b->used < p->l_name_len) {
+        size_t sz = p->l_name_len > 16384 ? p->l_name_len : 16384;
+        b = npzs__alloc(p, sizeof *b + sz);
+        if (!b) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for member names");
+        b->next = p->names;
+        b->used = 0;
+        b->size = sz;
+        p->names = b;
+    }
+    npzs_record *r = npzs__rec(p, m);
     memset(r, 0, sizeof *r);
     r->lfh_off = p->rec_off;
-    r->name_off = p->arena_len;
+    r->name = b->data + b->used;
     r->name_len = p->l_name_len;
     r->flags = p->l_flags;
     r->method = p->l_method;
-    memcpy(p->arena + p->arena_len, p->name, p->l_name_len);
-    p->arena_len = an;
+    memcpy(b->data + b->used, p->name, p->l_name_len);
+    b->used += p->l_name_len;
     p->members = m + 1;
     int with_key = p->l_name_len > 4 && memcmp(p->name + p->l_name_len - 4, ".npy", 4) == 0;
     if (hash_insert(p, m, with_key) < 0) return p->err;
@@ -329,11 +341,17 @@ void npzs__zip_release(npzs_parser *p) {
     npzs__free(p, p->win);
     npzs__free(p, p->name);
     npzs__free(p, p->extra);
+    for (size_t c = 0; c < p->recs_chunks; c++) npzs__free(p, p->recs[c]);
     npzs__free(p, p->recs);
-    npzs__free(p, p->arena);
+    while (p->names) {
+        npzs_block *b = p->names;
+        p->names = b->next;
+        npzs__free(p, b);
+    }
     npzs__free(p, p->hash);
-    p->win = p->name = p->extra = p->arena = NULL;
+    p->win = p->name = p->extra = NULL;
     p->recs = NULL;
+    p->recs_chunks = p->recs_cap = 0;
     p->hash = NULL;
 }
 
@@ -443,7 +461,7 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             continue;
 
         case NPZS_S_ZIP_MEMBER_BEGIN: {
-            const npzs_record *r = &p->recs[p->cur];
+            const npzs_record *r = npzs__rec(p, p->cur);
             int stored = p->l_method == NPZS_METHOD_STORED;
             p->data_start = p->consumed;
             p->data_in = 0;
@@ -453,7 +471,7 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             ev->type = NPZS_EV_MEMBER_BEGIN;
             ev->member = p->cur;
             ev->offset = r->lfh_off;
-            ev->name = (const char *)p->arena + r->name_off;
+            ev->name = (const char *)r->name;
             ev->name_len = r->name_len;
             ev->method = p->l_method;
             ev->flags = p->l_flags;
@@ -586,7 +604,7 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         }
 
         case NPZS_S_ZIP_MEMBER_END: {
-            npzs_record *r = &p->recs[p->cur];
+            npzs_record *r = npzs__rec(p, p->cur);
             r->crc = member_crc(p);
             r->csize = p->data_in;
             r->usize = p->c.pos;
@@ -603,7 +621,7 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             ev->data_crc32 = p->c.crc_data;
             ev->data_size = p->c.data_len;
             ev->method = r->method;
-            ev->name = (const char *)p->arena + r->name_off;
+            ev->name = (const char *)r->name;
             ev->name_len = r->name_len;
             return NPZS_EVENT;
         }
@@ -613,7 +631,7 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             const uint8_t *b = p->stage;
             if (p->cd_count >= p->members)
                 return bad(p, NPZS_E_CD_MISMATCH, "central directory record without a local header in the stream");
-            const npzs_record *r = &p->recs[p->cd_count];
+            const npzs_record *r = npzs__rec(p, p->cd_count);
             p->c_flags = npzs__le16(b + 8);
             p->c_method = npzs__le16(b + 10);
             p->c_crc = npzs__le32(b + 16);
@@ -638,8 +656,8 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 
         case NPZS_S_ZIP_CDH_NAME: {
             if (!take_var(p, in, p->name, p->c_name_len)) return need_more(p);
-            const npzs_record *r = &p->recs[p->cd_count];
-            if (memcmp(p->name, p->arena + r->name_off, r->name_len) != 0)
+            const npzs_record *r = npzs__rec(p, p->cd_count);
+            if (memcmp(p->name, r->name, r->name_len) != 0)
                 return bad(p, NPZS_E_CD_MISMATCH, "central directory name differs from the local header's");
             p->var_len = 0;
             p->state = NPZS_S_ZIP_CDH_EXTRA;
@@ -648,7 +666,7 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 
         case NPZS_S_ZIP_CDH_EXTRA: {
             if (!take_var(p, in, p->extra, p->c_extra_len)) return need_more(p);
-            const npzs_record *r = &p->recs[p->cd_count];
+            const npzs_record *r = npzs__rec(p, p->cd_count);
             const uint8_t *z;
             size_t zl;
             if (walk_extra(p, p->extra, p->c_extra_len, &z, &zl) < 0) return p->err;

@@ -239,6 +239,66 @@ static void test_file(const char *path) {
     free(buf);
 }
 
+/* An archive of n stored members "m0000.npy"...; member dup (if < n) reuses the name of
+ * member 3, or its key when key_only ("m0003" without .npy). */
+static uint8_t *many_members(size_t n, size_t dup, int key_only, size_t *len) {
+    size_t cn;
+    const uint8_t *content = fz_npy_small(&cn);
+    fz_member *m = calloc(n, sizeof *m);
+    char (*names)[16] = calloc(n, sizeof *names);
+    fz_buf z = {0};
+    for (size_t i = 0; i < n; i++) {
+        snprintf(names[i], sizeof names[i], i == dup ? (key_only ? "m%04u" : "m%04u.npy") : "m%04u.npy",
+                 (unsigned)(i == dup ? 3 : i));
+        fz_member t = {names[i], content, cn, 0, 0, 0, 0, 0};
+        m[i] = t;
+        fz_zip_member(&z, &m[i]);
+    }
+    size_t cd = z.n;
+    for (size_t i = 0; i < n; i++) fz_zip_cdh(&z, &m[i]);
+    fz_zip_eocd(&z, (unsigned)n, (uint32_t)(z.n - cd), (uint32_t)cd);
+    free(m);
+    free(names);
+    *len = z.n;
+    return z.p;
+}
+
+/* More members than one record chunk and one name block hold, with the name table grown
+ * several times: accepted whole and split, duplicates found across chunks, and every
+ * allocation failure a clean NPZS_E_NOMEM without a leak. */
+static void test_many_members(void) {
+    size_t len;
+    uint8_t *buf = many_members(3000, SIZE_MAX, 0, &len);
+    run whole = parse(buf, len, NULL, 0, NULL, NULL);
+    CHECK(whole.verdict == 1, "3000 members: verdict %d", whole.verdict);
+    size_t sched = 97;
+    run r = parse(buf, len, &sched, 1, NULL, NULL);
+    CHECK(same(&whole, &r), "3000 members: 97-byte pushes differ");
+    counting probe = {0, -1, 0};
+    run pr = parse(buf, len, NULL, 0, NULL, &probe);
+    CHECK(same(&whole, &pr) && probe.live == 0, "3000 members: counting allocator");
+    CHECK(probe.n >= 8, "3000 members: only %ld allocations (the record chunks are one each)", probe.n);
+    int ok = 1;
+    for (long i = 0; i < probe.n; i++) {
+        counting c = {0, i, 0};
+        run fr = parse(buf, len, NULL, 0, NULL, &c);
+        if (fr.verdict != NPZS_E_NOMEM || c.live != 0) {
+            ok = 0;
+            printf("  3000 members, alloc fail %ld: verdict %d, %ld blocks live\n", i, fr.verdict, c.live);
+        }
+    }
+    CHECK(ok, "3000 members: allocation failures");
+    free(buf);
+    for (int key_only = 0; key_only < 2; key_only++) {
+        buf = many_members(3000, 2600, key_only, &len);
+        run d = parse(buf, len, NULL, 0, NULL, NULL);
+        CHECK(d.verdict == NPZS_E_DUPLICATE_NAME && d.err_member == 2600,
+              "duplicate %s in member 2600: verdict %d member %ld", key_only ? "key" : "name", d.verdict,
+              d.err_member);
+        free(buf);
+    }
+}
+
 static void test_contract(void) {
     /* error names are the CLI contract */
     static const char *const names[] = {"truncated", "bad_magic", "bad_version", "header_too_large", "bad_header",
@@ -358,6 +418,7 @@ static void test_contract(void) {
 
 int main(int argc, char **argv) {
     test_contract();
+    test_many_members();
     for (int i = 1; i < argc; i++) test_file(argv[i]);
     /* NumPy's own files take the fast header path; every header agreed with the general parser */
     printf("api: %ld headers, %ld through the fast path, all equal to the general parser's results\n",
