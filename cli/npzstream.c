@@ -268,16 +268,20 @@ static void wb_flush(wbuf *w) {
     w->n = 0;
 }
 
-static void wb_put(wbuf *w, const void *s, size_t n) {
-    if (n > sizeof w->b - w->n) {
-        wb_flush(w);
-        if (n > sizeof w->b) { fwrite(s, 1, n, w->f); return; }
-    }
+static void wb_put_slow(wbuf *w, const void *s, size_t n) {
+    wb_flush(w);
+    if (n > sizeof w->b) fwrite(s, 1, n, w->f);
+    else { memcpy(w->b, s, n); w->n = n; }
+}
+
+/* inline: with a literal, strlen and memcpy become a few moves */
+static inline void wb_put(wbuf *w, const void *s, size_t n) {
+    if (n > sizeof w->b - w->n) { wb_put_slow(w, s, n); return; }
     memcpy(w->b + w->n, s, n);
     w->n += n;
 }
 
-static void wb_s(wbuf *w, const char *s) { wb_put(w, s, strlen(s)); }
+static inline void wb_s(wbuf *w, const char *s) { wb_put(w, s, strlen(s)); }
 
 static void wb_c(wbuf *w, int c) {
     if (w->n == sizeof w->b) wb_flush(w);
