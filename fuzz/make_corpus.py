@@ -207,6 +207,24 @@ def seeds_npy_header(real):
             "{'descr': '<i4', 'fortran_order': 0, 'shape': (2,), }",
             "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), '\\x41': 1}"]):
         out.append(("hdr-hand-%02d" % k, bytes([0x10]) + txt.encode() + b" " * 7 + b"\n"))
+    # NumPy's exact text (the parser's fast path) and its near misses, padded as NumPy pads
+    fast = {
+        "exact-f4": "{'descr': '<f4', 'fortran_order': False, 'shape': (16,), }",
+        "exact-3d-fortran": "{'descr': '>c16', 'fortran_order': True, 'shape': (2, 3, 4), }",
+        "exact-0d": "{'descr': '<M8[10s]', 'fortran_order': False, 'shape': (), }",
+        "miss-object": "{'descr': '|O', 'fortran_order': False, 'shape': (3,), }",
+        "miss-not-tuple": "{'descr': '<i8', 'fortran_order': False, 'shape': (16), }",
+        "miss-trailing-comma": "{'descr': '<i8', 'fortran_order': False, 'shape': (2, 3,), }",
+        "miss-leading-zero": "{'descr': '<i8', 'fortran_order': False, 'shape': (016,), }",
+        "miss-overflow": "{'descr': '<i8', 'fortran_order': False, 'shape': (9223372036854775808,), }",
+        "bad-size": "{'descr': '<i8', 'fortran_order': False, 'shape': (4611686018427387904, 2), }",
+        "miss-long": "{'descr': '<i8', 'fortran_order': False, 'shape': (3L,), }",
+        "bad-descr": "{'descr': '<f3', 'fortran_order': False, 'shape': (3,), }",
+    }
+    for name, txt in fast.items():
+        pad = (64 - (10 + len(txt) + 1) % 64) % 64
+        out.append(("fast-" + name, b"\x00" + txt.encode() + b" " * pad + b"\n"))
+    out.append(("fast-miss-tab", b"\x00" + fast["exact-f4"].encode() + b"\t\n"))
     return out
 
 
@@ -380,7 +398,9 @@ def state_prefixes():
     b3 = lfh + cd + eocd_bytes(1, len(cd), len(lfh))
     P.append(("ZIP_CDH_COMMENT", "", b3, len(lfh) + 46 + 5 + 4))
     big = np_bytes(np.arange(3000, dtype="<i4"))
-    b4, L4 = build_zip([Member("a.npy", big, 8, "file")])
+    # written to a pipe (sizes in a descriptor): the parser inflates what each push brings
+    # (a member of known size gathers pushes shorter than 32 KiB before inflating them)
+    b4, L4 = build_zip([Member("a.npy", big, 8, "pipe")])
     P.append(("ZIP_DEFLATED", "C_DATA", b4, (L4.m[0]["data"] + L4.m[0]["data_end"]) // 2))
     return P
 

@@ -103,6 +103,8 @@ struct npzs_parser {
     int zs_init;
     uint8_t *win;
     size_t win_len, win_pos;
+    uint8_t *zin;               /* small pushes of a deflated member, gathered (NPZS_ZIN_SIZE) */
+    size_t zin_pos, zin_len;    /* zin[zin_pos, zin_len): taken from the caller, not yet inflated */
     int z_end;                  /* Z_STREAM_END seen */
     int z_err;                  /* Z_DATA_ERROR seen, raised once the window is consumed */
     const char *z_msg;

@@ -236,6 +236,18 @@ static void test_file(const char *path) {
         }
         CHECK(ok, "%s: allocation failure handling", path);
     }
+    /* the same in 7-byte pushes (what only small pushes allocate: the inflate input) */
+    if (len <= (1u << 14)) {
+        counting probe = {0, -1, 0};
+        run pr = parse(buf, len, &seven, 1, NULL, &probe);
+        int ok = same(&whole, &pr) && probe.live == 0;
+        for (long i = 0; i < probe.n; i++) {
+            counting c = {0, i, 0};
+            run fr = parse(buf, len, &seven, 1, NULL, &c);
+            if ((fr.verdict != NPZS_E_NOMEM && !same(&whole, &fr)) || c.live != 0) ok = 0;
+        }
+        CHECK(ok, "%s: allocation failure handling in 7-byte pushes", path);
+    }
     free(buf);
 }
 
