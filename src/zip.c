@@ -353,7 +353,7 @@ static int zin_take(npzs_parser *p, npzs_in *in, size_t k) {
         p->zin = npzs__alloc(p, NPZS_ZIN_SIZE);
         if (!p->zin) return npzs__fail(p, NPZS_E_NOMEM, p->data_start, "out of memory for the inflate input");
     }
-    if (p->zin_pos) { /* compact */
+    if (p->zin_pos && k > NPZS_ZIN_SIZE - p->zin_len) { /* compact to make room */
         memmove(p->zin, p->zin + p->zin_pos, p->zin_len - p->zin_pos);
         p->zin_len -= p->zin_pos;
         p->zin_pos = 0;
