@@ -13,22 +13,15 @@ import numpy as np
 from numpy.lib import format as npf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from common import Tally  # noqa: E402
 PY = "/usr/bin/python3"
 ERR_LINE = re.compile(r"^npzstream: (.+?): offset (\d+): (?:member (.+?): )?(.+) \((\w+)\)$")
 LIMIT_FLAGS = ["--max-header-size", "--max-ndim", "--max-fields", "--max-depth", "--max-members",
                "--max-name-len", "--max-extra-len", "--max-total-bytes", "--inflate-window"]
 
-passed = failed = 0
-
-
-def ok(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL " + what)
-    return cond
+T = Tally("cli")
+ok = T.ok
 
 
 def run(binary, args, data=b"", **kw):
@@ -380,8 +373,7 @@ def main():
         guarded(test_extract_misc, binary, pipe, tmp)
         guarded(test_help, binary)
         guarded(test_limits, binary, tmp)
-    print("cli: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return T.summary()
 
 
 if __name__ == "__main__":

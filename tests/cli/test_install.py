@@ -13,7 +13,10 @@ import argparse, io, os, re, subprocess, sys, tempfile, zlib
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-passed = failed = 0
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from common import Tally  # noqa: E402
+T = Tally("install")
+ok = T.ok
 
 PROG = r"""
 #include <stdio.h>
@@ -46,16 +49,6 @@ int main(void) {
     return 0;
 }
 """
-
-
-def ok(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL " + what)
-    return cond
 
 
 def sh(cmd, **kw):
@@ -94,8 +87,7 @@ def main():
         pre = os.path.join(tmp, "prefix")
         r = make("install", "PREFIX=" + pre)
         if not ok(r.returncode == 0, "make install: %s" % (r.stdout + r.stderr)[-1500:]):
-            print("install: %d passed, %d failed" % (passed, failed))
-            return 1
+            return T.summary()
         lib = os.path.join(pre, "lib")
         real = os.path.join(lib, "libnpzstream.so." + ver)
         for rel in ["include/npzstream.h", "lib/libnpzstream.a", "lib/libnpzstream.so." + ver,
@@ -195,8 +187,7 @@ def main():
         left += [os.path.join(d, f) for d, ds, _ in os.walk(pre) for f in ds
                  if os.path.islink(os.path.join(d, f))]
         ok(r.returncode == 0 and not left, "make uninstall left: %s" % left)
-    print("install: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return T.summary()
 
 
 if __name__ == "__main__":

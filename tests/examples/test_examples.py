@@ -14,17 +14,10 @@ import ctypes
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-passed = failed = 0
-
-
-def ok(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL " + what)
-    return cond
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from common import Tally  # noqa: E402
+T = Tally("examples")
+ok = T.ok
 
 
 def archives():
@@ -281,8 +274,7 @@ def main():
     exdir = os.path.join(os.path.dirname(os.path.abspath(a.bin)), "examples")
     if not ok(all(os.access(os.path.join(exdir, e), os.X_OK) for e in ("read_stdin", "upload_poll", "copy_array")),
               "examples not built in %s (make examples)" % exdir):
-        print("examples: %d passed, %d failed" % (passed, failed))
-        return 1
+        return T.summary()
     sets = archives()
     steps = [
         lambda: [test_read_stdin(exdir, l, d) for l, d in sets],
@@ -302,8 +294,7 @@ def main():
             step()
         except Exception as e:  # noqa: BLE001
             ok(False, "exception: %s: %s" % (type(e).__name__, e))
-    print("examples: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return T.summary()
 
 
 if __name__ == "__main__":

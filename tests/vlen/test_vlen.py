@@ -18,6 +18,9 @@ import argparse, json, os, random, struct, subprocess, sys, tempfile, zlib
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from common import Tally  # noqa: E402
+
 try:
     if os.environ.get("NPZS_VLEN_NO_NUMCODECS"):  # force the struct encoder (to test the fallback)
         raise ImportError("disabled by NPZS_VLEN_NO_NUMCODECS")
@@ -27,9 +30,8 @@ try:
 except Exception:  # depends on the machine
     HAVE_NUMCODECS = False
 
-PASSED = 0
-FAILED = 0
-VERBOSE = False
+T = Tally("vlen")
+ok = T.ok
 
 DTYPES = {  # name -> (numpy dtype, dtype.str)
     "bool": (np.bool_, "|b1"), "int8": (np.int8, "|i1"), "int16": (np.int16, "<i2"),
@@ -38,18 +40,6 @@ DTYPES = {  # name -> (numpy dtype, dtype.str)
     "float16": (np.float16, "<f2"), "float32": (np.float32, "<f4"), "float64": (np.float64, "<f8"),
     "complex64": (np.complex64, "<c8"), "complex128": (np.complex128, "<c16"),
 }
-
-
-def ok(cond, what, detail=""):
-    global PASSED, FAILED
-    if cond:
-        PASSED += 1
-        if VERBOSE:
-            print("ok   " + what)
-    else:
-        FAILED += 1
-        print("FAIL " + what + (": " + detail if detail else ""))
-    return cond
 
 
 # ---- framing -------------------------------------------------------------------------------
@@ -368,13 +358,12 @@ def test_c_api(binary, quick):
 
 
 def main():
-    global VERBOSE
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="build/npzstream")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("-v", action="store_true")
     a = ap.parse_args()
-    VERBOSE = a.v
+    T.verbose = a.v
     if HAVE_NUMCODECS:
         print("framing: numcodecs %s (VLenBytes, VLenArray)" % numcodecs.__version__)
     else:
@@ -391,8 +380,7 @@ def main():
             test_usage(R)
             test_random_damage(R, a.quick)
         test_c_api(a.bin, a.quick)
-    print("vlen: %d passed, %d failed" % (PASSED, FAILED))
-    return 1 if FAILED else 0
+    return T.summary()
 
 
 if __name__ == "__main__":
