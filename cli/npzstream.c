@@ -19,6 +19,7 @@
 #include <malloc.h>
 #endif
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -602,19 +603,6 @@ static void out_free(out *o) {
     free(o->m);
 }
 
-/* Forget the completed members (the streaming outputs have printed them): the member array
- * and the newest arena block are kept for reuse. */
-static void out_reset(out *o) {
-    o->n = 0;
-    if (!o->arena) return;
-    while (o->arena->next) {
-        block *b = o->arena->next;
-        o->arena->next = b->next;
-        free(b);
-    }
-    o->arena->used = 0;
-}
-
 /* ---- the read loop ------------------------------------------------------------------ */
 
 /* Called for every event; returns 0 to go on, -1 to stop with status 2 (it printed why). */
@@ -712,25 +700,75 @@ static npzs_parser *start(const char *path, const opts *op, const char **label, 
 /* ---- check ------------------------------------------------------------------------------ */
 
 typedef struct check_ctx {
-    out o;
     int json;       /* keep every member for the JSON object; else print each when complete */
+    out o;          /* --json: the members */
     size_t members; /* completed members */
+    /* without --json: the member being read (its name, dtype and shape copied from the events,
+     * whose pointers last only until the next call), printed when it completes */
+    member cur;
+    char *name;
+    size_t name_cap;
+    char dtype[64];
+    uint64_t shape[64];
     wbuf text;
 } check_ctx;
 
+static int check_text(check_ctx *c, const npzs_event *ev) {
+    member *m = &c->cur;
+    switch (ev->type) {
+    case NPZS_EV_MEMBER_BEGIN:
+        memset(m, 0, sizeof *m);
+        m->method = (uint8_t)ev->method;
+        m->kind = NPZS_KIND_BLOB;
+        m->dtype = "";
+        if (ev->name) {
+            if (ev->name_len > c->name_cap) {
+                char *nn = realloc(c->name, ev->name_len);
+                if (!nn) return -1;
+                c->name = nn;
+                c->name_cap = ev->name_len;
+            }
+            memcpy(c->name, ev->name, ev->name_len);
+            m->name = c->name;
+            m->name_len = (uint32_t)ev->name_len;
+        }
+        break;
+    case NPZS_EV_HEADER: {
+        const npzs_array_info *a = ev->array;
+        size_t dl = strlen(a->dtype);
+        if (dl >= sizeof c->dtype) dl = sizeof c->dtype - 1;
+        memcpy(c->dtype, a->dtype, dl);
+        c->dtype[dl] = 0;
+        uint32_t nd = a->ndim < 64 ? a->ndim : 64;
+        memcpy(c->shape, a->shape, nd * sizeof *c->shape);
+        m->kind = NPZS_KIND_ARRAY;
+        m->fortran = (uint8_t)a->fortran_order;
+        m->dtype = c->dtype;
+        m->shape = c->shape;
+        m->ndim = nd;
+        m->nbytes = a->nbytes;
+        break;
+    }
+    case NPZS_EV_MEMBER_END:
+        m->kind = (uint8_t)ev->kind;
+        m->size = ev->size;
+        m->data_crc = ev->data_crc32;
+        text_member(&c->text, m);
+        c->members++;
+        break;
+    default:
+        break;
+    }
+    return 0;
+}
+
 static int check_cb(void *ctx, const npzs_event *ev) {
     check_ctx *c = ctx;
-    if (on_event(&c->o, ev) < 0) {
+    if ((c->json ? on_event(&c->o, ev) : check_text(c, ev)) < 0) {
         fprintf(stderr, "npzstream: out of memory\n");
         return -1;
     }
-    if (ev->type == NPZS_EV_MEMBER_END) {
-        c->members++;
-        if (!c->json) {
-            text_member(&c->text, &c->o.m[c->o.n - 1]);
-            out_reset(&c->o);
-        }
-    }
+    if (c->json && ev->type == NPZS_EV_MEMBER_END) c->members++;
     return 0;
 }
 
@@ -773,9 +811,8 @@ static int cmd_check(int argc, char **argv) {
     npzs_parser *p = start(path, &op, &label, &fd);
     if (!p) return 2;
     check_ctx c;
-    memset(&c.o, 0, sizeof c.o);
+    memset(&c, 0, offsetof(check_ctx, text));
     c.json = json;
-    c.members = 0;
     wb_init(&c.text, stdout);
     int status = drive(p, fd, label, op.feed, check_cb, &c);
     npzs_format fmt = npzs_format_of(p);
@@ -786,6 +823,7 @@ static int cmd_check(int argc, char **argv) {
     }
     wb_flush(&c.text);
     out_free(&c.o);
+    free(c.name);
     npzs_free(p);
     if (fd) close(fd);
     return status;

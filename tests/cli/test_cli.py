@@ -190,6 +190,53 @@ def test_ls_rejected(binary, data):
        and d["error"]["offset"] == len(cut), "ls --json truncated: %s" % r.stdout[-300:])
 
 
+# ---- check (text) --------------------------------------------------------------------------------
+
+def check_line(t):
+    """The line `check` prints for a member, from zipfile + np.load."""
+    if t["kind"] == "array":
+        shape = t["shape"]
+        sh = "(%s)" % (", ".join(map(str, shape)) + ("," if len(shape) == 1 else ""))
+        what = "%s %s%s, %d" % (t["dtype"], sh, " fortran" if t["fortran"] else "", t["nbytes"])
+    else:
+        what = "blob, %d" % t["size"]
+    return "  %s: %s bytes, %s, crc32 %08x" % (t["name"], what, t["method"], t["data_crc32"])
+
+
+def test_check_text(binary, label, data, quick):
+    """One line per member as it completes, then the verdict; the same under small pushes."""
+    want = truth(data)
+    exp = [check_line(t) for t in want.values()] + ["-: ok (npz, %d member%s)" % (len(want), "" if len(want) == 1 else "s")]
+    for feed in ([None] if quick else [None, 7, 4096]):
+        r = run(binary, ["check", "-"] + (["--feed", str(feed)] if feed else []), data)
+        lines = r.stdout.decode("utf-8").splitlines()
+        ok(r.returncode == 0 and r.stderr == b"", "%s: check exit %d, stderr %r" % (label, r.returncode, r.stderr[:200]))
+        ok(lines == exp, "%s: check text (feed %s):\n%s\nwant\n%s" % (label, feed, "\n".join(lines), "\n".join(exp)))
+    # rejected inside the end record: every member line, then REJECTED, and the error on stderr
+    cut = data[:len(data) - 30]
+    r = run(binary, ["check", "-"], cut)
+    lines = r.stdout.decode("utf-8").splitlines()
+    err = r.stderr.decode().splitlines()
+    ok(r.returncode == 1 and lines[:-1] == exp[:-1] and lines[-1].startswith("-: REJECTED: truncated at offset %d"
+                                                                              % len(cut)),
+       "%s: check text of a truncated archive: %r" % (label, lines[-2:]))
+    m = ERR_LINE.match(err[0]) if err else None
+    ok(m is not None and int(m.group(2)) == len(cut) and m.group(5) == "truncated",
+       "%s: check stderr of a truncated archive: %r" % (label, err))
+
+
+def test_check_text_names(binary):
+    """Names reach the terminal escaped: control bytes as \\xHH, a backslash doubled."""
+    for name, shown in (("tab\there.bin", "tab\\x09here.bin"), ("back\\slash.bin", "back\\\\slash.bin")):
+        b = io.BytesIO()
+        with zipfile.ZipFile(b, "w") as zf:
+            zf.writestr(name, b"x" * 3)
+        r = run(binary, ["check", "-"], b.getvalue())
+        lines = r.stdout.decode("utf-8").splitlines()
+        ok(r.returncode == 1 and len(lines) == 1 and lines[0].startswith("-: REJECTED: bad_name")
+           and "(member %s)" % shown in lines[0], "check text of the name %r: %r" % (name, lines))
+
+
 # ---- extract -----------------------------------------------------------------------------------
 
 def test_extract_all(binary, label, data, tmp, quick, exact=True):
@@ -358,6 +405,7 @@ def main():
         if not a.quick:
             inputs.append(("savez-compressed", compressed_archive(), True))
         for label, data, exact in inputs:
+            guarded(test_check_text, binary, label, data, a.quick)
             guarded(test_ls, binary, label, data, a.quick)
             guarded(test_extract_all, binary, label, data, tmp, a.quick, exact)
         # the mixed archive: every member byte-identical except the hand-written header
@@ -368,6 +416,7 @@ def main():
             out = os.path.join(tmp, "m.bin")
             r = run(binary, ["extract", name, "-o", out, "-"], inputs[1][1])
             ok(r.returncode == 0 and open(out, "rb").read() == t["raw"], "mixed: %s not byte-identical" % name)
+        guarded(test_check_text_names, binary)
         guarded(test_ls_npy, binary)
         guarded(test_ls_rejected, binary, pipe)
         guarded(test_extract_misc, binary, pipe, tmp)
