@@ -347,7 +347,10 @@ static int inflate_begin(npzs_parser *p) {
 #define NPZS_ZIN_SIZE (64u * 1024u)
 #define NPZS_ZIN_MIN (32u * 1024u)
 
-/* Gather up to k bytes of the push.  Returns 0 or < 0 (out of memory). */
+/* Gather up to k bytes of the push.  Returns 0 or < 0 (out of memory).  The gathered bytes are
+ * topped up only while fewer than NPZS_ZIN_MIN wait, so a compaction (which moves fewer than
+ * NPZS_ZIN_MIN bytes) happens only after NPZS_ZIN_SIZE - NPZS_ZIN_MIN bytes were inflated from
+ * the buffer since the last one: the copying stays proportional to the input. */
 static int zin_take(npzs_parser *p, npzs_in *in, size_t k) {
     if (!p->zin) {
         p->zin = npzs__alloc(p, NPZS_ZIN_SIZE);
@@ -570,8 +573,9 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
                     if (avail && zin_take(p, in, avail) < 0) return p->err;
                     return NPZS_NEED_INPUT;
                 }
-                if (zin && in_cap) { /* top the gathered bytes up from this push */
-                    size_t k = in_cap > NPZS_ZIN_SIZE ? NPZS_ZIN_SIZE : (size_t)in_cap;
+                if (zin && zin < NPZS_ZIN_MIN && in_cap) { /* top the gathered bytes up to the minimum */
+                    size_t k = NPZS_ZIN_MIN - zin;
+                    if (k > in_cap) k = (size_t)in_cap;
                     if (zin_take(p, in, k) < 0) return p->err;
                     zin = p->zin_len - p->zin_pos;
                 }
