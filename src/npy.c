@@ -131,6 +131,18 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
         NPZS_CVISIT(p, c->state);
         switch (c->state) {
         case NPZS_C_SNIFF:
+            if (c->pre_len == 0 && len - i >= 8 && memcmp(buf + i, npy_magic, 6) == 0) {
+                /* the whole magic and version at once (the loops below take them byte by byte) */
+                memcpy(c->pre, buf + i, 8);
+                c->pre_len = 8;
+                i += 8;
+                c->pos += 8;
+                c->kind = NPZS_KIND_ARRAY;
+                c->pre_need = 8;
+                if (preamble(p) < 0) return p->err;
+                c->state = NPZS_C_PRE;
+                continue;
+            }
             while (i < len && c->pre_len < 6) {
                 uint8_t b = buf[i];
                 if (b != npy_magic[c->pre_len]) {

@@ -42,7 +42,7 @@ typedef struct cur {
 } cur_t;
 
 /* Stage bytes until p->stage holds n.  1 when complete, 0 when input ran out. */
-static int take(npzs_parser *p, npzs_in *in, size_t n) {
+static inline int take(npzs_parser *p, npzs_in *in, size_t n) {
     while (p->stage_len < n) {
         if (!in || in->pos == in->size) return 0;
         size_t k = n - p->stage_len, a = in->size - in->pos;
@@ -56,7 +56,7 @@ static int take(npzs_parser *p, npzs_in *in, size_t n) {
 }
 
 /* Copy into buf until p->var_len == n (buf may be NULL to skip). */
-static int take_var(npzs_parser *p, npzs_in *in, uint8_t *buf, size_t n) {
+static inline int take_var(npzs_parser *p, npzs_in *in, uint8_t *buf, size_t n) {
     while (p->var_len < n) {
         if (!in || in->pos == in->size) return 0;
         size_t k = n - p->var_len, a = in->size - in->pos;
