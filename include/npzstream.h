@@ -238,7 +238,9 @@ const char *npzs_strerror(int code);     /* default message */
 /* The input's format once its first byte was seen (NPZS_FORMAT_UNKNOWN before). */
 npzs_format npzs_format_of(const npzs_parser *p);
 /* Total input bytes consumed so far (taken from the npzs_in buffers: a deflated member's bytes
- * may be taken, and counted, before they are inflated). */
+ * may be taken, and counted, before they are inflated; when such a member's deflate stream ends
+ * before its compressed size, the count steps back to the stream's end and the member is
+ * rejected there). */
 uint64_t npzs_consumed(const npzs_parser *p);
 /* Name of the current state (for diagnostics and tests). */
 const char *npzs_state_name(const npzs_parser *p);
