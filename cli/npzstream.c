@@ -532,6 +532,33 @@ static void error_line(const char *label, const npzs_parser *p) {
 
 /* ---- event bookkeeping -------------------------------------------------------------- */
 
+/* The fields of a member the events give directly (the name, dtype and shape are copied by the
+ * caller, into storage that outlives the event). */
+static void member_begin(member *m, const npzs_event *ev) {
+    memset(m, 0, sizeof *m);
+    m->method = (uint8_t)ev->method;
+    m->offset = ev->offset;
+    m->dtype = "";
+    m->kind = NPZS_KIND_BLOB;
+}
+
+static void member_header(member *m, const npzs_array_info *a) {
+    m->kind = NPZS_KIND_ARRAY;
+    m->vmaj = a->version_major;
+    m->vmin = a->version_minor;
+    m->fortran = (uint8_t)a->fortran_order;
+    m->ndim = a->ndim;
+    m->nbytes = a->nbytes;
+}
+
+static void member_end(member *m, const npzs_event *ev) {
+    m->kind = (uint8_t)ev->kind;
+    m->data_crc = ev->data_crc32;
+    m->size = ev->size;
+    m->csize = ev->csize;
+    m->crc = ev->crc32;
+}
+
 /* Handle one event: keep what the summary needs.  Returns 0, or -1 on out of memory. */
 static int on_event(out *o, const npzs_event *ev) {
     switch (ev->type) {
@@ -544,27 +571,20 @@ static int on_event(out *o, const npzs_event *ev) {
             o->cap = nc;
         }
         member *m = &o->m[o->n];
-        memset(m, 0, sizeof *m);
-        m->method = (uint8_t)ev->method;
-        m->offset = ev->offset;
-        m->dtype = "";
+        member_begin(m, ev);
         if (ev->name) {
             m->name = arena_alloc(o, ev->name_len ? ev->name_len : 1);
             if (!m->name) return -1;
             memcpy(m->name, ev->name, ev->name_len);
             m->name_len = (uint32_t)ev->name_len;
         }
-        m->kind = NPZS_KIND_BLOB;
         o->open = 1;
         break; /* counted (o->n++) only when complete */
     }
     case NPZS_EV_HEADER: {
         member *m = &o->m[o->n];
         const npzs_array_info *a = ev->array;
-        m->kind = NPZS_KIND_ARRAY;
-        m->vmaj = a->version_major;
-        m->vmin = a->version_minor;
-        m->fortran = (uint8_t)a->fortran_order;
+        member_header(m, a);
         size_t dl = strlen(a->dtype) + 1;
         char *dt = arena_alloc(o, dl);
         uint64_t *sh = arena_alloc(o, a->ndim * sizeof *sh);
@@ -572,18 +592,11 @@ static int on_event(out *o, const npzs_event *ev) {
         memcpy(dt, a->dtype, dl);
         memcpy(sh, a->shape, a->ndim * sizeof *sh);
         m->dtype = dt;
-        m->ndim = a->ndim;
         m->shape = sh;
-        m->nbytes = a->nbytes;
         break;
     }
     case NPZS_EV_MEMBER_END: {
-        member *m = &o->m[o->n];
-        m->kind = (uint8_t)ev->kind;
-        m->data_crc = ev->data_crc32;
-        m->size = ev->size;
-        m->csize = ev->csize;
-        m->crc = ev->crc32;
+        member_end(&o->m[o->n], ev);
         o->n++;
         o->open = 0;
         break;
@@ -717,10 +730,7 @@ static int check_text(check_ctx *c, const npzs_event *ev) {
     member *m = &c->cur;
     switch (ev->type) {
     case NPZS_EV_MEMBER_BEGIN:
-        memset(m, 0, sizeof *m);
-        m->method = (uint8_t)ev->method;
-        m->kind = NPZS_KIND_BLOB;
-        m->dtype = "";
+        member_begin(m, ev);
         if (ev->name) {
             if (ev->name_len > c->name_cap) {
                 char *nn = realloc(c->name, ev->name_len);
@@ -739,20 +749,15 @@ static int check_text(check_ctx *c, const npzs_event *ev) {
         if (dl >= sizeof c->dtype) dl = sizeof c->dtype - 1;
         memcpy(c->dtype, a->dtype, dl);
         c->dtype[dl] = 0;
-        uint32_t nd = a->ndim < 64 ? a->ndim : 64;
-        memcpy(c->shape, a->shape, nd * sizeof *c->shape);
-        m->kind = NPZS_KIND_ARRAY;
-        m->fortran = (uint8_t)a->fortran_order;
+        member_header(m, a);
+        if (m->ndim > 64) m->ndim = 64; /* the library's maximum */
+        memcpy(c->shape, a->shape, m->ndim * sizeof *c->shape);
         m->dtype = c->dtype;
         m->shape = c->shape;
-        m->ndim = nd;
-        m->nbytes = a->nbytes;
         break;
     }
     case NPZS_EV_MEMBER_END:
-        m->kind = (uint8_t)ev->kind;
-        m->size = ev->size;
-        m->data_crc = ev->data_crc32;
+        member_end(m, ev);
         text_member(&c->text, m);
         c->members++;
         break;
