@@ -9,7 +9,7 @@ CFLAGS  += $(CSTD) $(OPT) $(WARN) $(WERROR) -Iinclude -fvisibility=hidden
 LDLIBS  += -lz
 SONAME   = libnpzstream.so.0
 
-SRC      = src/npzs.c src/npy.c src/zip.c src/crc.c
+SRC      = src/npzs.c src/npy.c src/zip.c src/names.c src/zlocate.c src/crc.c
 CLI_SRC  = cli/npzstream.c
 HDR      = include/npzstream.h src/internal.h src/states.h
 B        = build
@@ -47,11 +47,11 @@ $(B):
 $(BS)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(SRC) $(HDR)
 	@mkdir -p $(BS)
 	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude $(SAN) -o $@ $(CLI_SRC) $(SRC) $(LDLIBS)
-$(BS)/test_api: tests/test_api.c fuzz/common.c fuzz/common.h $(SRC) $(HDR)
+$(BS)/test_api: tests/test_api.c fuzz/common.c fuzz/zfview.c fuzz/common.h $(SRC) $(HDR)
 	@mkdir -p $(BS)
-	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude -Isrc -Ifuzz $(SAN) -o $@ tests/test_api.c fuzz/common.c $(SRC) $(LDLIBS)
-$(B)/test_api: tests/test_api.c fuzz/common.c fuzz/common.h $(B)/libnpzstream.a
-	$(CC) $(CFLAGS) -Isrc -Ifuzz -o $@ tests/test_api.c fuzz/common.c $(B)/libnpzstream.a $(LDLIBS)
+	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude -Isrc -Ifuzz $(SAN) -o $@ tests/test_api.c fuzz/common.c fuzz/zfview.c $(SRC) $(LDLIBS)
+$(B)/test_api: tests/test_api.c fuzz/common.c fuzz/zfview.c fuzz/common.h $(B)/libnpzstream.a
+	$(CC) $(CFLAGS) -Isrc -Ifuzz -o $@ tests/test_api.c fuzz/common.c fuzz/zfview.c $(B)/libnpzstream.a $(LDLIBS)
 
 # make demo: build, then check two shipped real files (one .npz, one .npy).
 demo: all

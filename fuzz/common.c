@@ -127,7 +127,19 @@ static void log_bytes(FILE *f, const void *s, size_t n) {
     fputc('"', f);
 }
 
+/* What the stream reported of each member, for the zipfile oracle (fz_zipfile_check). */
+typedef struct fz_seen {
+    uint64_t lfh, data, csize, usize;
+    uint32_t crc;
+    int method;
+    unsigned flags;
+    size_t name_len;
+} fz_seen;
+#define FZ_SEEN_MAX 4096
+
 typedef struct fz_track {
+    fz_seen *seen;       /* the first FZ_SEEN_MAX members */
+    size_t nseen, members;
     int in_member;
     uint32_t member;
     uint64_t next_pos; /* expected pos of the next DATA/BLOB chunk */
@@ -147,6 +159,14 @@ static void on_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
         t->next_pos = 0;
         t->chunk_type = 0;
         if (ev->name_len && !ev->name) fz_die("MEMBER_BEGIN name NULL with name_len %zu", ev->name_len);
+        if (t->members++ < FZ_SEEN_MAX) {
+            if (!t->seen && !(t->seen = calloc(FZ_SEEN_MAX, sizeof *t->seen))) fz_die("host calloc failed");
+            fz_seen *s = &t->seen[t->nseen++];
+            s->lfh = ev->offset;
+            s->name_len = ev->name_len;
+            s->method = ev->method;
+            s->flags = ev->flags;
+        }
         mix(d, 1);
         mix(d, ev->member);
         mix(d, ev->offset);
@@ -162,6 +182,7 @@ static void on_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
         break;
     case NPZS_EV_HEADER: {
         const npzs_array_info *a = ev->array;
+        if (t->nseen && t->members == t->nseen) t->seen[t->nseen - 1].data = ev->offset;
         if (!t->in_member || ev->member != t->member) fz_die("HEADER outside its member");
         if (!a) fz_die("HEADER without array info");
         if (!a->dtype || !a->descr) fz_die("HEADER with NULL dtype/descr");
@@ -239,6 +260,12 @@ static void on_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
     case NPZS_EV_MEMBER_END:
         if (!t->in_member || ev->member != t->member) fz_die("MEMBER_END outside its member");
         t->in_member = 0;
+        if (t->nseen && t->members == t->nseen) {
+            fz_seen *s = &t->seen[t->nseen - 1];
+            s->csize = ev->csize;
+            s->usize = ev->size;
+            s->crc = ev->crc32;
+        }
         mix(d, 5);
         mix(d, ev->member);
         mix(d, ev->offset);
@@ -393,6 +420,8 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
         r->accepted = 1;
     }
     if (t.seen_end && r->err) fz_die("END and an error");
+    if (t.seen_end && npzs_format_of(p) == NPZS_FORMAT_NPZ) fz_zipfile_check(data, n, t.seen, t.nseen, t.members);
+    free(t.seen);
     flush_data(&d);
     free(chunk);
     r->digest = d.h;
@@ -409,6 +438,36 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
     (void)calls;
     if (getenv("FZ_VERBOSE")) fz_print_result(stderr, "run", r);
     return 1;
+}
+
+/* An accepted archive: every reading of zipfile (fz_zipfile_read) lists exactly the members the
+ * stream reported, with the same local header, data start, method, flags, sizes and CRC-32. */
+void fz_zipfile_check(const uint8_t *data, size_t n, const void *seen_v, size_t nseen, size_t members) {
+    const fz_seen *seen = seen_v;
+    if (members > nseen) return; /* more members than recorded: not checked */
+    fz_zf_entry *zf = calloc(members + 1, sizeof *zf);
+    if (!zf) fz_die("host calloc failed");
+    for (unsigned v = 0; v < FZ_ZF_VARIANTS; v++) {
+        long c = fz_zipfile_read(data, n, v, zf, members + 1);
+        if (c < 0) fz_die("accepted, but zipfile (variant %u) refuses the archive", v);
+        if ((size_t)c != members) fz_die("accepted %zu members, zipfile (variant %u) lists %ld", members, v, c);
+        for (size_t i = 0; i < members; i++) {
+            const fz_seen *s = &seen[i];
+            const fz_zf_entry *z = &zf[i];
+            if (z->lfh != s->lfh || z->name_len != s->name_len || z->method != (unsigned)s->method ||
+                z->flags != s->flags || z->csize != s->csize || z->usize != s->usize || z->crc != s->crc)
+                fz_die("member %zu: zipfile (variant %u) reads lfh %llu name_len %zu method %u flags %#x csize %llu "
+                       "usize %llu crc %08x; the stream reported lfh %llu name_len %zu method %d flags %#x csize "
+                       "%llu usize %llu crc %08x", i, v, (unsigned long long)z->lfh, z->name_len, z->method,
+                       z->flags, (unsigned long long)z->csize, (unsigned long long)z->usize, (unsigned)z->crc,
+                       (unsigned long long)s->lfh, s->name_len, s->method, s->flags,
+                       (unsigned long long)s->csize, (unsigned long long)s->usize, (unsigned)s->crc);
+            if (s->method == NPZS_METHOD_STORED && s->data && z->data != s->data)
+                fz_die("member %zu: zipfile (variant %u) reads its data at %llu, the stream at %llu", i, v,
+                       (unsigned long long)z->data, (unsigned long long)s->data);
+        }
+    }
+    free(zf);
 }
 
 int fz_same(const fz_result *a, const fz_result *b) {

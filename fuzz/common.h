@@ -96,6 +96,25 @@ void fz_report_mismatch(const uint8_t *data, size_t n, const npzs_limits *lim, c
 #endif
     ;
 
+/* ---- the zipfile oracle (fuzz/zfview.c) ---------------------------------- */
+/* One central directory entry as CPython's zipfile reads it, after ZipFile.open's checks. */
+typedef struct fz_zf_entry {
+    const uint8_t *name;
+    size_t name_len;
+    uint64_t lfh, data, csize, usize;
+    uint32_t crc;
+    unsigned method, flags;
+} fz_zf_entry;
+#define FZ_ZF_FIXED64 1u      /* the CVE-2025-8291 fix: the locator's offset is followed */
+#define FZ_ZF_WIN65557 2u     /* the 65535 + 22 byte search window (3.12.10+, 3.14) */
+#define FZ_ZF_UNICODE_PATH 4u /* 3.12+: the Info-ZIP Unicode path extra renames a member */
+#define FZ_ZF_VARIANTS 8u
+/* The entries zipfile (variant bits) lists, in directory order; -1 when it refuses the archive
+ * (BadZipFile, NotImplementedError, an error reading a member's local header). */
+long fz_zipfile_read(const uint8_t *f, size_t n, unsigned variant, fz_zf_entry *out, size_t cap);
+/* abort() unless every variant lists the members fz_run recorded (called by fz_run). */
+void fz_zipfile_check(const uint8_t *data, size_t n, const void *seen, size_t nseen, size_t members);
+
 /* Compare the .npy header parser's two paths on one header text (abort on any
  * difference); returns 1 when the exact-NumPy-text fast path recognised it. */
 int fz_header_paths(const uint8_t *s, size_t n, int v3);

@@ -17,8 +17,8 @@ FUZZ_AFLDRV   ?= /usr/lib/afl/libAFLDriver.a
 FUZZ_REPLAYCC ?= cc
 SECONDS       ?= 60
 FUZZ_FLAGS    ?=
-FUZZ_SRC       = $(SRC) fuzz/common.c
-FUZZ_DEPS      = $(SRC) $(HDR) fuzz/common.c fuzz/common.h fuzz/state_prefixes.h fuzz/fuzz.mk
+FUZZ_SRC       = $(SRC) fuzz/common.c fuzz/zfview.c
+FUZZ_DEPS      = $(SRC) $(HDR) fuzz/common.c fuzz/zfview.c fuzz/common.h fuzz/state_prefixes.h fuzz/fuzz.mk
 FUZZ_INC       = -Iinclude -Isrc -Ifuzz
 FUZZ_SAN       = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS    = -std=c11 -g -O1 -Wall -Wextra $(FUZZ_INC)

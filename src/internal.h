@@ -12,6 +12,9 @@
 #define NPZS_MAX_NDIM 64        /* hard cap on limits.max_ndim (NumPy 2.x NPY_MAXDIMS) */
 #define NPZS_NPY_MAGIC "\x93NUMPY"
 #define NPZS_NO_OFFSET UINT64_MAX
+/* zipfile's search reads at most the last 64 KiB + 22 bytes, and 76 bytes before the end record
+ * it finds there (locator and ZIP64 end record) */
+#define NPZS_TAIL_MAX (65536u + 22u + 20u + 56u)
 
 /* A block of recorded member names (they are compared with the central directory's). */
 typedef struct npzs_block {
@@ -114,9 +117,9 @@ struct npzs_parser {
     npzs_record **recs;         /* in chunks of NPZS_REC_CHUNK that never move: see npzs__rec */
     size_t recs_chunks, recs_cap; /* chunks allocated, entries of the chunk table */
     struct npzs_block *names;   /* the recorded names, newest block first; blocks never move */
-    uint32_t *hash;             /* open addressing: (member index << 1 | derived) + 1, 0 empty */
+    uint32_t *hash;             /* names.c: open addressing, (member index << 1 | derived) + 1, 0 empty */
     size_t hash_cap;
-    uint32_t hash_seed;
+    uint64_t names_key[2];      /* names.c: SipHash key, random per parser */
     /* central directory */
     uint64_t cd_start, cd_end;
     uint32_t cd_count;
@@ -126,6 +129,14 @@ struct npzs_parser {
     uint64_t z64_off;
     uint64_t z64_count, z64_cd_size, z64_cd_off;
     uint32_t comment_sig;       /* rolling window over the archive comment */
+    uint64_t eocd_off, loc_off; /* the end record and ZIP64 locator parsed */
+    int have_loc;
+    /* the directory region's last bytes (central directory, end records, comment), for
+     * zipfile's end-record search at the end (zlocate.c): a ring once it is full */
+    uint8_t *tail;
+    size_t tail_cap;
+    uint64_t tail_len;          /* bytes of the region seen; the region starts at cd_start */
+    int tail_on;
 
     /* states reached (diagnostics, coverage gate in tests) */
     uint64_t visited;
@@ -180,6 +191,42 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
 
 /* Strict UTF-8 check: 1 if valid (no overlongs, surrogates, > U+10FFFF). */
 int npzs__utf8_valid(const uint8_t *s, size_t n);
+
+/* names.c: the duplicate-name table */
+uint64_t npzs__siphash13(const uint64_t key[2], const uint8_t *m, size_t n);
+void npzs__names_seed(npzs_parser *p);
+/* Enter member's name (and, with_key, its np.load key: the name without ".npy").  0, or < 0
+ * with the error recorded (duplicate_name at p->rec_off, nomem). */
+int npzs__names_add(npzs_parser *p, uint32_t member, int with_key);
+void npzs__names_release(npzs_parser *p);
+
+/* zlocate.c: CPython zipfile's end-record search over a view of the input's last bytes. */
+typedef struct npzs_tailview {
+    const uint8_t *a, *b;   /* the view in (up to) two spans: a[0, alen) then b[0, blen) */
+    size_t alen, blen;
+    uint64_t base;          /* absolute offset of a[0] */
+    uint64_t size;          /* input size: base + alen + blen */
+} npzs_tailview;
+/* variant bits: which CPython releases' reading (zlocate.c lists them) */
+#define NPZS_ZF_FIXED64 1u  /* the CVE-2025-8291 fix (gh-139700): the locator's offset is followed */
+#define NPZS_ZF_WIN65557 2u /* gh-113977: the search window is 65535 + 22 bytes (else 65536 + 22) */
+#define NPZS_ZF_VARIANTS 4u
+enum { NPZS_ZF_NOTZIP = 1,  /* BadZipFile("File is not a zip file") */
+       NPZS_ZF_MULTIDISK,   /* BadZipFile("zipfiles that span multiple disks are not supported") */
+       NPZS_ZF_BAD,         /* another BadZipFile */
+       NPZS_ZF_UNKNOWN };   /* the search needs a byte outside the view */
+typedef struct npzs_zf_end {
+    int status;             /* 0: found; else NPZS_ZF_*, at `at`, with msg */
+    uint64_t at;
+    const char *msg;
+    uint64_t eocd_off;      /* the end record zipfile takes */
+    int loc, z64;           /* a locator was found before it; a ZIP64 end record was used */
+    uint64_t loc_off, z64_off;
+    uint64_t disk, disk_cd, count_disk, count, cd_size, cd_off; /* as zipfile reads them */
+    uint16_t comment_len;
+    uint64_t cd_start;      /* where zipfile reads the directory: cd_off + concat */
+} npzs_zf_end;
+int npzs__zf_locate(const npzs_tailview *v, unsigned variant, npzs_zf_end *e);
 
 /* zip.c.  Returns like npzs_next(), or NPZS__CONTINUE when the state moved on to one the
  * top-level driver handles (END_EMIT). */

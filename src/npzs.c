@@ -150,9 +150,7 @@ API npzs_parser *npzs_new(const npzs_limits *lim, const npzs_allocator *alloc) {
     p->state = NPZS_S_START;
     p->err_member = -1;
     p->err_coff = NPZS_NO_OFFSET;
-    /* per-parser hash seed: only timing depends on it, never a result */
-    uintptr_t a = (uintptr_t)p;
-    p->hash_seed = (uint32_t)(a ^ (a >> 32) ^ 0x9E3779B9u);
+    npzs__names_seed(p);
     return p;
 }
 

@@ -41,16 +41,63 @@ typedef struct cur {
     size_t pos, size;
 } cur_t;
 
+/* ---- the directory region's tail ------------------------------------------------------------
+ * From the first central directory (or end) record on, every byte taken is also kept in
+ * p->tail, the last NPZS_TAIL_MAX of them once the region is longer: at the end of the input
+ * zipfile's own end-record search runs over them (bind_end).  Bytes before the region (member
+ * data) are not kept: the search can only land on them when it does not land on the end record
+ * the stream parsed, and that is already a rejection.  The buffer grows with the region, room
+ * being reserved (tail_reserve) before a record is taken, so keeping bytes never fails. */
+static int tail_reserve(npzs_parser *p, size_t more) {
+    if (p->tail_cap >= NPZS_TAIL_MAX || p->tail_len + more <= p->tail_cap) return 0;
+    uint64_t need = p->tail_len + more;
+    size_t cap = p->tail_cap ? p->tail_cap : 256;
+    while (cap < need && cap < NPZS_TAIL_MAX) cap *= 2;
+    if (cap > NPZS_TAIL_MAX) cap = NPZS_TAIL_MAX;
+    uint8_t *t = npzs__alloc(p, cap);
+    if (!t) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for the end-record search");
+    if (p->tail_len) memcpy(t, p->tail, (size_t)p->tail_len); /* not a ring yet: tail_len <= tail_cap */
+    npzs__free(p, p->tail);
+    p->tail = t;
+    p->tail_cap = cap;
+    return 0;
+}
+
+static void tail_put(npzs_parser *p, const uint8_t *s, size_t n) {
+    if (p->tail_cap < NPZS_TAIL_MAX) { /* reserved: fits */
+        memcpy(p->tail + p->tail_len, s, n);
+        p->tail_len += n;
+        return;
+    }
+    if (n > NPZS_TAIL_MAX) {
+        p->tail_len += n - NPZS_TAIL_MAX;
+        s += n - NPZS_TAIL_MAX;
+        n = NPZS_TAIL_MAX;
+    }
+    size_t at = (size_t)(p->tail_len % NPZS_TAIL_MAX), k = NPZS_TAIL_MAX - at;
+    if (k > n) k = n;
+    memcpy(p->tail + at, s, k);
+    memcpy(p->tail, s + k, n - k);
+    p->tail_len += n;
+}
+
+/* Take k bytes of the push (into buf unless NULL). */
+static inline void eat(npzs_parser *p, npzs_in *in, uint8_t *buf, size_t k) {
+    const uint8_t *s = (const uint8_t *)in->src + in->pos;
+    if (buf) memcpy(buf, s, k);
+    if (p->tail_on) tail_put(p, s, k);
+    in->pos += k;
+    p->consumed += k;
+}
+
 /* Stage bytes until p->stage holds n.  1 when complete, 0 when input ran out. */
 static inline int take(npzs_parser *p, npzs_in *in, size_t n) {
     while (p->stage_len < n) {
         if (!in || in->pos == in->size) return 0;
         size_t k = n - p->stage_len, a = in->size - in->pos;
         if (k > a) k = a;
-        memcpy(p->stage + p->stage_len, (const uint8_t *)in->src + in->pos, k);
+        eat(p, in, p->stage + p->stage_len, k);
         p->stage_len += k;
-        in->pos += k;
-        p->consumed += k;
     }
     return 1;
 }
@@ -61,10 +108,8 @@ static inline int take_var(npzs_parser *p, npzs_in *in, uint8_t *buf, size_t n) 
         if (!in || in->pos == in->size) return 0;
         size_t k = n - p->var_len, a = in->size - in->pos;
         if (k > a) k = a;
-        if (buf) memcpy(buf + p->var_len, (const uint8_t *)in->src + in->pos, k);
+        eat(p, in, buf ? buf + p->var_len : NULL, k);
         p->var_len += k;
-        in->pos += k;
-        p->consumed += k;
     }
     return 1;
 }
@@ -89,77 +134,6 @@ static int ensure(npzs_parser *p, void **buf, size_t *cap, size_t need, size_t e
     npzs__free(p, *buf);
     *buf = nb;
     *cap = n;
-    return 0;
-}
-
-/* FNV-1a from a per-parser basis, then a final mix: the key (name without ".npy") is hashed
- * on the way to the whole name, and both results are kept in the record so that growing
- * the table never reads a name again. */
-static uint32_t fnv(uint32_t h, const uint8_t *s, size_t n) {
-    for (size_t i = 0; i < n; i++) { h ^= s[i]; h *= 16777619u; }
-    return h;
-}
-
-static uint32_t hash_final(uint32_t h) {
-    h ^= h >> 15; h *= 0x2c1b3c6du; h ^= h >> 12;
-    return h;
-}
-
-/* Table entries are (member << 1 | derived) + 1: derived 0 is the raw name, 1 the key np.load
- * resolves (the name without ".npy"). */
-static void entry(const npzs_parser *p, uint32_t v, const uint8_t **s, size_t *n) {
-    const npzs_record *r = npzs__rec(p, (v - 1) >> 1);
-    *s = r->name;
-    *n = r->name_len - (((v - 1) & 1) ? 4u : 0u);
-}
-
-/* Insert v (hash h) unless an equal name or key is there: returns 1 for a duplicate. */
-static int hash_put(npzs_parser *p, uint32_t v, uint32_t h) {
-    size_t mask = p->hash_cap - 1;
-    size_t i = h & mask;
-    for (uint32_t w; (w = p->hash[i]) != 0; i = (i + 1) & mask) {
-        if (npzs__rec(p, (w - 1) >> 1)->hash[(w - 1) & 1] != h) continue;
-        const uint8_t *s, *t;
-        size_t n, m;
-        entry(p, v, &s, &n);
-        entry(p, w, &t, &m);
-        if (m == n && memcmp(s, t, n) == 0) return 1;
-    }
-    p->hash[i] = v;
-    return 0;
-}
-
-static int hash_insert(npzs_parser *p, uint32_t member, int with_key) {
-    size_t used = (size_t)member * 2 + 2; /* at most 3/4 full: linear probes stay short */
-    if (used * 4 > p->hash_cap * 3) {
-        size_t ncap = p->hash_cap ? p->hash_cap : 64;
-        while (used * 4 > ncap * 3) ncap *= 2;
-        uint32_t *nh = npzs__alloc(p, ncap * sizeof *nh);
-        if (!nh) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for the name table");
-        memset(nh, 0, ncap * sizeof *nh);
-        uint32_t *old = p->hash;
-        size_t ocap = p->hash_cap;
-        p->hash = nh;
-        p->hash_cap = ncap;
-        for (size_t i = 0; i < ocap; i++)
-            if (old[i]) hash_put(p, old[i], npzs__rec(p, (old[i] - 1) >> 1)->hash[(old[i] - 1) & 1]);
-        npzs__free(p, old);
-    }
-    npzs_record *r = npzs__rec(p, member);
-    const uint8_t *s = r->name;
-    size_t n = r->name_len;
-    uint32_t h = 2166136261u ^ p->hash_seed;
-    if (with_key) {
-        h = fnv(h, s, n - 4);
-        r->hash[1] = hash_final(h);
-        h = fnv(h, s + n - 4, 4);
-    } else {
-        h = fnv(h, s, n);
-    }
-    r->hash[0] = hash_final(h);
-    if (hash_put(p, (member << 1) + 1, r->hash[0]) || (with_key && hash_put(p, (member << 1) + 2, r->hash[1])))
-        return bad(p, NPZS_E_DUPLICATE_NAME,
-                   "member name or key already used (np.load would return only one of them)");
     return 0;
 }
 
@@ -199,6 +173,8 @@ static int check_name(npzs_parser *p, const uint8_t *s, size_t n, unsigned flags
             return bad(p, NPZS_E_BAD_NAME, "member name has a '..' path component");
     }
     if (s[0] == '/') return bad(p, NPZS_E_BAD_NAME, "member name is an absolute path");
+    if (n == 4 && memcmp(s, ".npy", 4) == 0)
+        return bad(p, NPZS_E_BAD_NAME, "member name '.npy' gives the empty np.load key");
     if (s[n - 1] == '/') return bad(p, NPZS_E_BAD_NAME, "member name ends with '/' (a directory entry)");
     if (!ascii && !(flags & FLAG_UTF8))
         return bad(p, NPZS_E_BAD_NAME, "non-ASCII member name without the UTF-8 flag (bit 11)");
@@ -299,7 +275,7 @@ static int lfh_complete(npzs_parser *p) {
     b->used += p->l_name_len;
     p->members = m + 1;
     int with_key = p->l_name_len > 4 && memcmp(p->name + p->l_name_len - 4, ".npy", 4) == 0;
-    if (hash_insert(p, m, with_key) < 0) return p->err;
+    if (npzs__names_add(p, m, with_key) < 0) return p->err;
     return 0;
 }
 
@@ -384,11 +360,13 @@ void npzs__zip_release(npzs_parser *p) {
         p->names = b->next;
         npzs__free(p, b);
     }
-    npzs__free(p, p->hash);
+    npzs__names_release(p);
+    npzs__free(p, p->tail);
+    p->tail = NULL;
+    p->tail_cap = 0;
     p->win = p->name = p->extra = NULL;
     p->recs = NULL;
     p->recs_chunks = p->recs_cap = 0;
-    p->hash = NULL;
 }
 
 /* ---- member end checks ------------------------------------------------------------ */
@@ -416,12 +394,61 @@ static int check_local(npzs_parser *p, uint64_t off) {
     return 0;
 }
 
+/* ---- binding the verdict to zipfile's reading -------------------------------------------------
+ * The input is complete.  zipfile finds its records from the end of the file (zlocate.c): both
+ * its readings (before and after the gh-139700 fix) must arrive at the end record, locator and
+ * ZIP64 end record this stream parsed, and read the directory where the stream read it. */
+static int bind_end(npzs_parser *p) {
+    npzs_tailview v;
+    uint64_t keep = p->tail_len < NPZS_TAIL_MAX ? p->tail_len : NPZS_TAIL_MAX;
+    size_t start = p->tail_len <= p->tail_cap ? 0 : (size_t)(p->tail_len % NPZS_TAIL_MAX);
+    v.a = p->tail + start;
+    v.alen = (size_t)keep - start;
+    v.b = p->tail;
+    v.blen = start;
+    v.base = p->consumed - keep;
+    v.size = p->consumed;
+    for (unsigned variant = 0; variant < NPZS_ZF_VARIANTS; variant++) {
+        npzs_zf_end e;
+        int st = npzs__zf_locate(&v, variant, &e);
+        if (st == NPZS_ZF_MULTIDISK)
+            return npzs__fail(p, NPZS_E_ZIP_UNSUPPORTED, e.at,
+                              "zipfile reads the bytes before the end record as a ZIP64 locator for several disks");
+        if (st)
+            return npzs__fail(p, NPZS_E_CD_MISMATCH, e.at, (variant & NPZS_ZF_FIXED64)
+                                  ? "zipfile's end-record search (with the gh-139700 fix) fails on this archive"
+                                  : "zipfile's end-record search fails on this archive");
+        if (e.eocd_off != p->eocd_off)
+            return npzs__fail(p, NPZS_E_CD_MISMATCH, e.eocd_off,
+                              "zipfile's end-record search takes another end record (a signature after the real one)");
+        if (e.loc && !p->have_loc)
+            return npzs__fail(p, NPZS_E_CD_MISMATCH, e.loc_off,
+                              "zipfile reads the bytes before the end record as a ZIP64 locator");
+        if (e.z64 != p->have_z64_eocd || (e.z64 && (e.z64_off != p->z64_off || e.loc_off != p->loc_off)))
+            return npzs__fail(p, NPZS_E_CD_MISMATCH, e.z64 ? e.z64_off : p->z64_off,
+                              "zipfile takes another ZIP64 end record");
+        if (e.cd_start != p->cd_start || e.cd_off != p->cd_start || e.cd_size != p->cd_end - p->cd_start)
+            return npzs__fail(p, NPZS_E_CD_MISMATCH, p->eocd_off,
+                              "zipfile reads the central directory elsewhere");
+    }
+    return 0;
+}
+
 /* ---- the step function ------------------------------------------------------------- */
 
 static int sig_first_byte_ok(const npzs_parser *p) {
     /* the first record must be a local header or an (empty archive) end record */
     static const uint8_t a[4] = {'P', 'K', 3, 4}, b[4] = {'P', 'K', 5, 6};
     return memcmp(p->stage, a, p->stage_len) == 0 || memcmp(p->stage, b, p->stage_len) == 0;
+}
+
+/* The first record after the members: from here on every byte is kept for bind_end. */
+static int region_start(npzs_parser *p) {
+    if (p->tail_on) return 0;
+    if (tail_reserve(p, 64) < 0) return p->err;
+    tail_put(p, p->stage, p->stage_len);
+    p->tail_on = 1;
+    return 0;
 }
 
 static int end_of_cd(npzs_parser *p) {
@@ -438,7 +465,11 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         size_t avail = in ? in->size - in->pos : 0;
         switch (p->state) {
         case NPZS_S_ZIP_SIG: {
-            if (p->stage_len == 0) p->rec_off = p->consumed;
+            if (p->stage_len == 0) {
+                p->rec_off = p->consumed;
+                /* room for the signature and the fixed part of any directory record */
+                if (p->tail_on && tail_reserve(p, 64) < 0) return p->err;
+            }
             if (p->rec_off == 0) {
                 /* byte by byte, so that "not a zip" is reported at once */
                 while (p->stage_len < 4) {
@@ -456,13 +487,14 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
                 p->state = NPZS_S_ZIP_LFH;
             } else if ((p->phase == PH_LOCALS || p->phase == PH_CENTRAL) && s == SIG_CDH) {
                 if (p->phase == PH_LOCALS) p->cd_start = p->rec_off;
+                if (region_start(p) < 0) return p->err;
                 p->phase = PH_CENTRAL;
                 p->state = NPZS_S_ZIP_CDH;
             } else if ((p->phase == PH_LOCALS || p->phase == PH_CENTRAL) && s == SIG_Z64_EOCD) {
-                if (end_of_cd(p) < 0) return p->err;
+                if (end_of_cd(p) < 0 || region_start(p) < 0) return p->err;
                 p->state = NPZS_S_ZIP_Z64_EOCD;
             } else if ((p->phase == PH_LOCALS || p->phase == PH_CENTRAL) && s == SIG_EOCD) {
-                if (end_of_cd(p) < 0) return p->err;
+                if (end_of_cd(p) < 0 || region_start(p) < 0) return p->err;
                 p->state = NPZS_S_ZIP_EOCD;
             } else if (p->phase == PH_Z64 && s == SIG_Z64_LOC) {
                 p->state = NPZS_S_ZIP_Z64_LOC;
@@ -713,6 +745,7 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             if (p->c_crc != r->crc) return bad(p, NPZS_E_CD_MISMATCH, "central directory CRC-32 differs from the member's");
             if (p->c_name_len != r->name_len) return bad(p, NPZS_E_CD_MISMATCH, "central directory name differs from the local header's");
             if (p->c_extra_len > p->lim.max_extra_len) return bad(p, NPZS_E_LIMIT, "extra field longer than max_extra_len");
+            if (tail_reserve(p, (size_t)p->c_name_len + p->c_extra_len + p->c_comment_len) < 0) return p->err;
             p->var_len = 0;
             p->state = NPZS_S_ZIP_CDH_NAME;
             continue;
@@ -795,6 +828,8 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
                 return bad(p, NPZS_E_ZIP_UNSUPPORTED, "multi-disk archive");
             if (npzs__le64(b + 8) != p->z64_off)
                 return bad(p, NPZS_E_CD_MISMATCH, "ZIP64 locator does not point at the ZIP64 end record");
+            p->have_loc = 1;
+            p->loc_off = p->rec_off;
             p->phase = PH_LOC;
             p->stage_len = 0;
             p->state = NPZS_S_ZIP_SIG;
@@ -817,6 +852,8 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             if (!(co == p->cd_start || (z && co == 0xFFFFFFFFu)))
                 return bad(p, NPZS_E_CD_MISMATCH, "end record central directory offset is wrong");
             p->c_comment_len = npzs__le16(b + 20);
+            p->eocd_off = p->rec_off;
+            if (tail_reserve(p, p->c_comment_len) < 0) return p->err;
             p->var_len = 0;
             p->comment_sig = 0;
             p->phase = PH_END;
@@ -830,9 +867,9 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
                     return npzs__fail(p, NPZS_E_TRUNCATED, p->consumed,
                                       "input ended inside the archive comment (its length runs past the end)");
                 if (!avail) return NPZS_NEED_INPUT;
-                uint8_t c = ((const uint8_t *)in->src)[in->pos++];
+                uint8_t c = ((const uint8_t *)in->src)[in->pos];
+                eat(p, in, NULL, 1);
                 avail--;
-                p->consumed++;
                 p->var_len++;
                 uint32_t w = p->comment_sig = (p->comment_sig << 8) | c;
                 if (w == 0x504B0102u || w == 0x504B0304u || w == 0x504B0506u || w == 0x504B0606u ||
@@ -845,6 +882,7 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         case NPZS_S_ZIP_TAIL:
             if (avail) return npzs__fail(p, NPZS_E_TRAILING_DATA, p->consumed, "bytes after the end of the archive");
             if (!p->finished) return NPZS_NEED_INPUT;
+            if (bind_end(p) < 0) return p->err;
             p->state = NPZS_S_END_EMIT;
             return NPZS__CONTINUE;
 

@@ -208,12 +208,33 @@ static void test_file(const char *path) {
         run rz = parse(buf, len, withzero, 3, NULL, NULL);
         CHECK(same(&whole, &rz) && rz.progress_ok, "%s: pushes with empty ones differ", path);
     }
+    /* every two-push split of a small input (http-parser's test_scan) */
+    if (len <= 2048) {
+        int ok = 1;
+        for (size_t cut = 1; cut < len && ok; cut++) {
+            size_t two[2] = {cut, len};
+            run rc = parse(buf, len, two, 2, NULL, NULL);
+            if (!same(&whole, &rc) || !rc.progress_ok) {
+                ok = 0;
+                printf("  cut at %zu: verdict %d off %llu\n", cut, rc.verdict, (unsigned long long)rc.err_off);
+            }
+        }
+        CHECK(ok, "%s: a two-push split differs", path);
+    }
     for (int t = 0; t < 4; t++) {
         size_t sched[16];
         for (int i = 0; i < 16; i++) sched[i] = rnd(t < 2 ? 64 : 70000);
         sched[0] = sched[0] ? sched[0] : 1;
         run rr = parse(buf, len, sched, 16, NULL, NULL);
         CHECK(same(&whole, &rr) && rr.progress_ok, "%s: random split %d differs", path, t);
+    }
+    /* the fuzz driver's invariants, and its zipfile oracle on an accepted archive (fz_run aborts
+     * on a violation: what the stream accepted must be what zipfile lists, member by member) */
+    {
+        fz_opts fo;
+        fz_opts_init(&fo);
+        fz_result fr;
+        CHECK(fz_run(buf, len, &fo, &fr) && fr.accepted == (whole.verdict == 1), "%s: fz_run differs", path);
     }
     /* a small inflate window must not change anything either */
     npzs_limits lim;
@@ -475,7 +496,26 @@ static void test_contract(void) {
     for (int i = 0; i < NPZS_NSTATES; i++) CHECK(npzs__state_id(i) && npzs__state_doc(i), "state %d has a name", i);
 }
 
+/* The name table's hash is SipHash-1-3; CPython 3.11+ hashes bytes with the same function, whose
+ * key is all zeros under PYTHONHASHSEED=0: these are hash(b"abc"), hash(bytes(range(15))) and
+ * hash(bytes(range(64))) there (as unsigned 64-bit), an independent implementation's vectors. */
+static void test_siphash(void) {
+    static const uint64_t zero[2] = {0, 0};
+    uint8_t m[64];
+    for (int i = 0; i < 64; i++) m[i] = (uint8_t)i;
+    CHECK(npzs__siphash13(zero, (const uint8_t *)"abc", 3) == UINT64_C(13851880170939887858), "siphash 'abc'");
+    CHECK(npzs__siphash13(zero, m, 15) == UINT64_C(17514137373579004394), "siphash 15 bytes");
+    CHECK(npzs__siphash13(zero, m, 64) == UINT64_C(8493894268803903686), "siphash 64 bytes");
+    /* two parsers draw different keys */
+    npzs_parser *a = npzs_new(NULL, NULL), *b = npzs_new(NULL, NULL);
+    CHECK(a && b && (a->names_key[0] != b->names_key[0] || a->names_key[1] != b->names_key[1]),
+          "two parsers share a name-table key");
+    npzs_free(a);
+    npzs_free(b);
+}
+
 int main(int argc, char **argv) {
+    test_siphash();
     test_contract();
     test_many_members();
     test_gathered_inflate();

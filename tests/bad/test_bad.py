@@ -21,7 +21,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cases import cases, numpy_accepts, numpy_args  # noqa: E402
+from cases import cases, numpy_args, numpy_view  # noqa: E402
 
 FEEDS = (None, 1, 7)
 
@@ -115,8 +115,13 @@ def main():
     warnings = 0
     if not (a.no_numpy or a.quick):
         for c in cs:
-            acc = numpy_accepts(c.data, numpy_args(c.args))
-            if c.code is not None and acc and not c.strict:
+            seen = numpy_view(c.data, numpy_args(c.args))
+            acc = seen is not None
+            if c.sees is not None:
+                if seen != c.sees:
+                    failed += 1
+                    print("FAIL %s: NumPy loads %r, the case says it loads %r" % (c.name, seen, c.sees))
+            elif c.code is not None and acc and not c.strict:
                 warnings += 1
                 failed += 1
                 print("FAIL %s: NumPy accepts but the case expects %s and has no strict-rule mark"

@@ -160,7 +160,7 @@ KNOWN_OVERRIDES = {
     "lfh_name", "cd_name",
     "lfh_crc", "lfh_csize", "lfh_usize", "lfh_extra",
     "dd_crc", "dd_csize", "dd_usize", "dd", "dd_raw",   # dd: None/'64sig'/'32sig'/'64'/'32'
-    "cd_crc", "cd_csize", "cd_usize", "cd_extra", "cd_offset", "cd_disk", "cd_zip64",
+    "cd_crc", "cd_csize", "cd_usize", "cd_extra", "cd_offset", "cd_disk", "cd_zip64", "cd_comment",
     "in_cd",           # False: local header only (hidden member)
     "after_data",      # raw bytes inserted after data and descriptor
 }
@@ -240,7 +240,8 @@ def build_zip(members, prefix=b"", comment=b"", comment_len=None, after=b"", ext
                    version=m.get("cd_version", version), flags=m.get("cd_flags", flags),
                    method=m.get("cd_method", m.method), crc=m.get("cd_crc", crc),
                    csize=m.get("cd_csize", cs), usize=m.get("cd_usize", us),
-                   offset=m.get("cd_offset", lfh_off - len(prefix)), disk=m.get("cd_disk", 0))
+                   offset=m.get("cd_offset", lfh_off - len(prefix)), disk=m.get("cd_disk", 0),
+                   comment=m.get("cd_comment", b""))
         if cd_z64:
             rec["extra"] = z64_extra(rec["usize"], rec["csize"])
             rec["csize"] = rec["usize"] = FF32
@@ -258,7 +259,8 @@ def build_zip(members, prefix=b"", comment=b"", comment_len=None, after=b"", ext
     for r in cd_list:
         L.cd.append(len(out))
         out += cdh_bytes(r["name"], r["made_by"], r["version"], r["flags"], r["method"], r["crc"],
-                         r["csize"], r["usize"], r["offset"], extra=r["extra"], disk=r["disk"])
+                         r["csize"], r["usize"], r["offset"], extra=r["extra"], disk=r["disk"],
+                         comment=r.get("comment", b""))
     L.cd_end = len(out)
     n = len(cd_list)
     cd_size = L.cd_end - L.cd_start

@@ -236,6 +236,7 @@ RULES = [
     ("zip_bad_header", "unexpected record signature", ZIP),
     ("zip_unsupported", "a stored member with a data descriptor must be a .npy", "S-ZIP-DD-BLOB"),
     ("zip_unsupported", "", "S-ZIP-FEATURES"),
+    ("cd_mismatch", "zipfile", "S-ZIP-EOCD-FIND"),
     ("cd_mismatch", "member count", "S-ZIP-COUNT"),
     ("cd_mismatch", "end record central directory", "S-ZIP-LAYOUT"),
     ("cd_mismatch", "ZIP64 end record: central directory", "S-ZIP-LAYOUT"),
@@ -431,6 +432,23 @@ def zip_rules(raw):
     """Documented ZIP rules (SECURITY.md) that an archive NumPy reads breaks, found by comparing
     what Python's zipfile sees (the central directory) with the local records in order."""
     found = set()
+    # S-ZIP-EOCD-FIND: zipfile's end-record search lands on bytes the stream reads as something
+    # else: an end-record signature starting in the 21 bytes before the record zipfile takes (inside
+    # the stream's end record), or a locator before it that does not belong to a ZIP64 end record
+    # right after the central directory
+    try:
+        er = zipfile._EndRecData(io.BytesIO(raw))
+    except Exception:
+        er = None
+    if er:
+        eloc = er[zipfile._ECD_LOCATION]
+        if raw.rfind(b"PK\x05\x06", max(0, eloc - 21), eloc + 3) >= 0:
+            found.add("S-ZIP-EOCD-FIND")
+        if eloc >= 20 and raw[eloc - 20:eloc - 16] == b"PK\x06\x07":
+            reloff = struct.unpack_from("<Q", raw, eloc - 12)[0]
+            if not (eloc >= 76 and reloff == eloc - 76 and raw[eloc - 76:eloc - 72] == b"PK\x06\x06"
+                    and sum(struct.unpack_from("<QQ", raw, eloc - 36)) == eloc - 76):
+                found.add("S-ZIP-EOCD-FIND")
     try:
         zf = zipfile.ZipFile(io.BytesIO(raw))
         infos = zf.infolist()

@@ -1,0 +1,155 @@
+/*
+ * names.c -- the duplicate-name table of an .npz: no two members may share a name, and no
+ * member's np.load key (the name without ".npy") may equal another member's name or key
+ * (np.load would return only one of them).
+ *
+ * Open addressing over 32-bit hashes that are kept in the member records, so that growing the
+ * table never reads a name again.  The hash is SipHash-1-3 under a 128-bit key drawn from the
+ * operating system's random source for every parser (npzs__names_seed): an attacker who
+ * chooses the names cannot predict which of them collide, so probe sequences stay short
+ * whatever the archive holds.  Only timing depends on the key, never a result.
+ */
+#include <string.h>
+#include <time.h>
+
+#if defined(__linux__)
+#include <sys/random.h>
+#elif defined(__APPLE__) || defined(__FreeBSD__) || defined(__OpenBSD__) || defined(__NetBSD__)
+#include <stdlib.h> /* arc4random_buf */
+#endif
+
+#include "internal.h"
+
+/* ---- SipHash-1-3 (Aumasson and Bernstein): one compression round per block, three final ---- */
+
+#define ROTL64(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
+
+typedef struct sip {
+    uint64_t v0, v1, v2, v3;
+} sip;
+
+static inline void sip_round(sip *s) {
+    s->v0 += s->v1; s->v1 = ROTL64(s->v1, 13); s->v1 ^= s->v0; s->v0 = ROTL64(s->v0, 32);
+    s->v2 += s->v3; s->v3 = ROTL64(s->v3, 16); s->v3 ^= s->v2;
+    s->v0 += s->v3; s->v3 = ROTL64(s->v3, 21); s->v3 ^= s->v0;
+    s->v2 += s->v1; s->v1 = ROTL64(s->v1, 17); s->v1 ^= s->v2; s->v2 = ROTL64(s->v2, 32);
+}
+
+uint64_t npzs__siphash13(const uint64_t key[2], const uint8_t *m, size_t n) {
+    sip s = {key[0] ^ UINT64_C(0x736f6d6570736575), key[1] ^ UINT64_C(0x646f72616e646f6d),
+             key[0] ^ UINT64_C(0x6c7967656e657261), key[1] ^ UINT64_C(0x7465646279746573)};
+    size_t i = 0;
+    for (; n - i >= 8; i += 8) {
+        uint64_t w = npzs__le64(m + i);
+        s.v3 ^= w;
+        sip_round(&s);
+        s.v0 ^= w;
+    }
+    uint64_t last = (uint64_t)(n & 0xFF) << 56;
+    for (size_t k = 0; i + k < n; k++) last |= (uint64_t)m[i + k] << (8 * k);
+    s.v3 ^= last;
+    sip_round(&s);
+    s.v0 ^= last;
+    s.v2 ^= 0xFF;
+    sip_round(&s);
+    sip_round(&s);
+    sip_round(&s);
+    return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
+}
+
+/* A fresh key from the system's random source.  Where none answers (a sandbox that forbids the
+ * call), the address of the parser and the clocks are mixed instead: unpredictable enough for a
+ * remote attacker in practice, and a result never depends on it. */
+void npzs__names_seed(npzs_parser *p) {
+    uint64_t k[2] = {0, 0};
+    int got = 0;
+#if defined(__linux__)
+    got = getrandom(k, sizeof k, GRND_NONBLOCK) == (ssize_t)sizeof k;
+#elif defined(__APPLE__) || defined(__FreeBSD__) || defined(__OpenBSD__) || defined(__NetBSD__)
+    arc4random_buf(k, sizeof k);
+    got = 1;
+#endif
+    if (!got) {
+        struct timespec ts = {0, 0};
+        timespec_get(&ts, TIME_UTC);
+        uint64_t a = (uint64_t)(uintptr_t)p, t = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        uint64_t c = (uint64_t)clock();
+        uint8_t b[24];
+        memcpy(b, &a, 8);
+        memcpy(b + 8, &t, 8);
+        memcpy(b + 16, &c, 8);
+        static const uint64_t k0[2] = {UINT64_C(0x0706050403020100), UINT64_C(0x0F0E0D0C0B0A0908)};
+        k[0] = npzs__siphash13(k0, b, sizeof b);
+        b[0] ^= 0x5A;
+        k[1] = npzs__siphash13(k0, b, sizeof b);
+    }
+    p->names_key[0] = k[0];
+    p->names_key[1] = k[1];
+}
+
+/* ---- the table ------------------------------------------------------------------------------- */
+
+/* Entries are (member << 1 | derived) + 1, 0 is empty: derived 0 is the raw name, 1 the key
+ * np.load resolves (the name without ".npy"). */
+static void entry(const npzs_parser *p, uint32_t v, const uint8_t **s, size_t *n) {
+    const npzs_record *r = npzs__rec(p, (v - 1) >> 1);
+    *s = r->name;
+    *n = r->name_len - (((v - 1) & 1) ? 4u : 0u);
+}
+
+static uint32_t entry_hash(const npzs_parser *p, uint32_t v) {
+    return npzs__rec(p, (v - 1) >> 1)->hash[(v - 1) & 1];
+}
+
+/* Insert v (hash h) unless an equal name or key is there: returns 1 for a duplicate. */
+static int put(npzs_parser *p, uint32_t v, uint32_t h) {
+    size_t mask = p->hash_cap - 1;
+    size_t i = h & mask;
+    const uint8_t *s;
+    size_t n;
+    entry(p, v, &s, &n);
+    for (uint32_t w; (w = p->hash[i]) != 0; i = (i + 1) & mask) {
+        if (entry_hash(p, w) != h) continue;
+        const uint8_t *t;
+        size_t m;
+        entry(p, w, &t, &m);
+        if (m == n && memcmp(s, t, n) == 0) return 1;
+    }
+    p->hash[i] = v;
+    return 0;
+}
+
+/* The table holds at most 3/4 of its slots, so linear probes stay short. */
+static int grow(npzs_parser *p, size_t used) {
+    if (used * 4 <= p->hash_cap * 3) return 0;
+    size_t ncap = p->hash_cap ? p->hash_cap : 64;
+    while (used * 4 > ncap * 3) ncap *= 2;
+    uint32_t *nh = npzs__alloc(p, ncap * sizeof *nh);
+    if (!nh) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for the name table");
+    memset(nh, 0, ncap * sizeof *nh);
+    uint32_t *old = p->hash;
+    size_t ocap = p->hash_cap;
+    p->hash = nh;
+    p->hash_cap = ncap;
+    for (size_t i = 0; i < ocap; i++)
+        if (old[i]) put(p, old[i], entry_hash(p, old[i]));
+    npzs__free(p, old);
+    return 0;
+}
+
+int npzs__names_add(npzs_parser *p, uint32_t member, int with_key) {
+    if (grow(p, (size_t)member * 2 + 2) < 0) return p->err;
+    npzs_record *r = npzs__rec(p, member);
+    r->hash[0] = (uint32_t)npzs__siphash13(p->names_key, r->name, r->name_len);
+    r->hash[1] = with_key ? (uint32_t)npzs__siphash13(p->names_key, r->name, r->name_len - 4u) : 0;
+    if (put(p, (member << 1) + 1, r->hash[0]) || (with_key && put(p, (member << 1) + 2, r->hash[1])))
+        return npzs__fail(p, NPZS_E_DUPLICATE_NAME, p->rec_off,
+                          "member name or key already used (np.load would return only one of them)");
+    return 0;
+}
+
+void npzs__names_release(npzs_parser *p) {
+    npzs__free(p, p->hash);
+    p->hash = NULL;
+    p->hash_cap = 0;
+}
