@@ -5,7 +5,10 @@
  * local header or bit 3 + ZIP64 extra + 24-byte descriptor; drop, duplicate or swap
  * members) and writes the archive again with correct CRCs, sizes, offsets and end
  * record, so mutations reach the member-content and central-directory checks instead
- * of dying on a CRC.  One time in 8 it also mutates the rebuilt bytes raw.  Inputs
+ * of dying on a CRC.  One time in 6 the last directory entry gets a comment that ends in
+ * fake end records (a ZIP64 end record and locator, or a locator alone, pointing at the
+ * real directory, into the members or nowhere): the bytes zipfile reads before the end
+ * record (src/zlocate.c).  One time in 8 it also mutates the rebuilt bytes raw.  Inputs
  * that do not parse as such a ZIP are mutated raw (LLVMFuzzerMutate).
  * In the AFL and replay builds LLVMFuzzerMutate is absent (weak) and only the target runs. */
 #include <stdlib.h>
@@ -104,6 +107,35 @@ static size_t mutate_raw(uint8_t *d, size_t n, size_t max) {
     return n;
 }
 
+/* End the last directory entry (at `last`; the directory starts at cd) with a comment holding
+ * fake end records; the end record follows the comment. */
+static void plant(fz_buf *b, size_t last, size_t cd, unsigned *s) {
+    unsigned how = rnd(s) % 3;
+    size_t pad = rnd(s) % 8, clen = pad + (how == 0 ? 56 + 20 : 20);
+    uint64_t eocd = b->n + clen, z64 = eocd - 76;
+    uint64_t targets[4] = {cd, z64, 0, rnd(s) % (b->n + 1)};
+    fz_put(b, "\0\0\0\0\0\0\0", pad);
+    if (how == 0) { /* ZIP64 end record + locator */
+        fz_put32(b, 0x06064B50u);
+        fz_put64(b, rnd(s) % 4 ? 44 : rnd(s) % 64);
+        fz_put16(b, 45);
+        fz_put16(b, 45);
+        fz_put32(b, rnd(s) % 8 ? 0 : 1);
+        fz_put32(b, 0);
+        uint64_t cnt = rnd(s) % 3;
+        fz_put64(b, cnt);
+        fz_put64(b, cnt);
+        fz_put64(b, rnd(s) % 2 ? last - cd : rnd(s) % (b->n + 1)); /* directory size */
+        fz_put64(b, targets[rnd(s) % 4]);                           /* directory offset */
+    }
+    fz_put32(b, 0x07064B50u);
+    fz_put32(b, rnd(s) % 8 ? 0 : 1);
+    fz_put64(b, how == 2 ? targets[rnd(s) % 4] : z64);
+    fz_put32(b, rnd(s) % 8 ? 1 : rnd(s) % 3);
+    b->p[last + 32] = (uint8_t)clen; /* the entry's comment length */
+    b->p[last + 33] = (uint8_t)(clen >> 8);
+}
+
 size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsigned int seed) {
     mem m[MAXM];
     int nm = 0;
@@ -157,8 +189,12 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
         fm[i] = t;
         fz_zip_member(&b, &fm[i]);
     }
-    size_t cd = b.n;
-    for (int i = 0; i < nm; i++) fz_zip_cdh(&b, &fm[i]);
+    size_t cd = b.n, last = cd;
+    for (int i = 0; i < nm; i++) {
+        last = b.n;
+        fz_zip_cdh(&b, &fm[i]);
+    }
+    if (nm && rnd(&s) % 6 == 0) plant(&b, last, cd, &s);
     fz_zip_eocd(&b, (unsigned)nm, (uint32_t)(b.n - cd), (uint32_t)cd);
     for (int i = 0; i < nm; i++) free(m[i].content);
     size_t out = size;
