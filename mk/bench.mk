@@ -23,3 +23,11 @@ $(B)/bench/limit: bench/limit.c $(B)/libnpzstream.a
 
 bench: $(B)/npzstream $(B)/bench/limit
 	$(PYTHON) bench/run.py --bin $(B)/npzstream --limit $(B)/bench/limit --size $(SIZE) $(BENCH_ARGS)
+
+# make bench-hashflood: crafted colliding member names against random ones (bench/hashflood.py)
+$(B)/bench/hashflood: bench/hashflood.c
+	@mkdir -p $(B)/bench
+	$(CC) $(CSTD) -O2 $(WARN) $(WERROR) -o $@ bench/hashflood.c
+.PHONY: bench-hashflood
+bench-hashflood: $(B)/npzstream $(B)/bench/hashflood
+	$(PYTHON) bench/hashflood.py --bin $(B)/npzstream --tool $(B)/bench/hashflood
