@@ -49,9 +49,9 @@ $(BS)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(SRC) $(HDR)
 	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude $(SAN) -o $@ $(CLI_SRC) $(SRC) $(LDLIBS)
 $(BS)/test_api: tests/test_api.c fuzz/common.c fuzz/zfview.c fuzz/common.h $(SRC) $(HDR)
 	@mkdir -p $(BS)
-	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude -Isrc -Ifuzz $(SAN) -o $@ tests/test_api.c fuzz/common.c fuzz/zfview.c $(SRC) $(LDLIBS)
+	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude -Isrc -Ifuzz $(SAN) -o $@ tests/test_api.c fuzz/common.c fuzz/zfview.c $(SRC) $(LDLIBS) -pthread
 $(B)/test_api: tests/test_api.c fuzz/common.c fuzz/zfview.c fuzz/common.h $(B)/libnpzstream.a
-	$(CC) $(CFLAGS) -Isrc -Ifuzz -o $@ tests/test_api.c fuzz/common.c fuzz/zfview.c $(B)/libnpzstream.a $(LDLIBS)
+	$(CC) $(CFLAGS) -Isrc -Ifuzz -o $@ tests/test_api.c fuzz/common.c fuzz/zfview.c $(B)/libnpzstream.a $(LDLIBS) -pthread
 
 # make demo: build, then check two shipped real files (one .npz, one .npy).
 demo: all
@@ -59,7 +59,7 @@ demo: all
 	$(B)/npzstream check --json corpus/peers/ndarray-npy/example_c64_big_endian_fortran.npy
 
 # make test: everything, plain and under ASan+UBSan.
-test: all $(B)/test_api $(BS)/npzstream $(BS)/test_api $(TEST_DEPS)
+test: all $(B)/test_api $(BS)/npzstream $(BS)/test_api $(TEST_DEPS) ref-matrix
 	$(PYTHON) tests/run_all.py --plain $(B) --san $(BS)
 check: test
 

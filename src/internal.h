@@ -57,6 +57,8 @@ typedef struct npzs_content {
     size_t scratch_cap;
     void *names;
     size_t names_cap;
+    void *frames;           /* the descr parser's stack (2 * max_depth + 1 frames) */
+    size_t frames_cap;
 } npzs_content;
 
 struct npzs_parser {

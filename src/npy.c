@@ -45,9 +45,10 @@ void npzs__content_release(npzs_parser *p) {
     npzs__free(p, p->c.hdr);
     npzs__free(p, p->c.scratch);
     npzs__free(p, p->c.names);
+    npzs__free(p, p->c.frames);
     p->c.hdr = p->c.scratch = NULL;
-    p->c.names = NULL;
-    p->c.hdr_cap = p->c.scratch_cap = p->c.names_cap = 0;
+    p->c.names = p->c.frames = NULL;
+    p->c.hdr_cap = p->c.scratch_cap = p->c.names_cap = p->c.frames_cap = 0;
 }
 
 uint64_t npzs__content_want(const npzs_parser *p) {
@@ -505,9 +506,11 @@ static int add_name(hp *h, uint32_t group, uint32_t off, uint32_t len, size_t at
 }
 
 #define ITEMSIZE_MAX UINT64_C(0x7FFFFFFF) /* NumPy keeps itemsize in a C int */
+enum { T_VOID = 1, T_UNSIZED = 2, T_UNICODE = 4 }; /* type_string's *is_void bits */
 
 /* A type string, e.g. '<f8'.  Sets itemsize; writes dtype.str into out (48 bytes) when out != NULL.
- * *is_void set for an unstructured void ('V<n>'), which may serve as padding. */
+ * *is_void gets T_VOID for an unstructured void ('V<n>'), which may serve as padding, plus
+ * T_UNSIZED for a zero-size S, U or V (NumPy reads ('S0', n) as n bytes wide) and T_UNICODE for U. */
 static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *itemsize, int *is_void,
                        char *out) {
     const uint8_t *t = h->sc + off;
@@ -598,7 +601,8 @@ static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *i
     if (!one_byte_ok && (order == '|' || order == '='))
         return hfail(h, NPZS_E_BAD_HEADER, at, "native byte order ('|' or '=') on a multi-byte type");
     *itemsize = isz;
-    *is_void = kind == 'V';
+    *is_void = (kind == 'V' ? T_VOID : 0) | (sz == 0 && (kind == 'S' || kind == 'U' || kind == 'V') ? T_UNSIZED : 0) |
+               (kind == 'U' ? T_UNICODE : 0);
     if (out) {
         char oc = one_byte_ok ? '|' : (order == '>' ? '>' : '<');
         size_t o = 0;
@@ -617,140 +621,239 @@ badsize:
     return hfail(h, NPZS_E_BAD_HEADER, at, "unsupported size for this type code");
 }
 
-static int field_list(hp *h, uint32_t depth, uint64_t *itemsize);
+/* ---- structured descr: an iterative parser ----------------------------------------------
+ * A field list nests field lists and (type, shape) subarrays to any depth up to max_depth; the
+ * nesting lives in an explicit stack of frames (allocated through the hooks, 2 * max_depth + 1
+ * of them: a list and its field per level), never on the C stack, so no limit the API accepts can overflow it.
+ *
+ *   list  := '[' [field (',' field)* [',']] ']'          itemsize: the sum of the fields
+ *   field := '(' name-or-(title, name) ',' type [',' shape] [','] ')'
+ *   type  := string | list | '(' type ',' shape [','] ')'   (a subarray)
+ *   shape := int | '(' int, ... ')'
+ *
+ * A type at nesting depth d (the top-level list is 1; a list or subarray inside a field of a
+ * depth-d list is at d + 1) deeper than max_depth is refused at its first token. */
+enum { F_LIST, F_FIELD, F_SUB };
 
-static int mul_checked(hp *h, uint64_t *acc, uint64_t v, size_t at) {
-    if (v && *acc > ITEMSIZE_MAX / v) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "field size too large");
-    *acc *= v;
+typedef struct dframe {
+    uint8_t kind, stage, titled, first;
+    uint32_t depth, group;
+    uint64_t size;                 /* list: the running sum; field, subarray: the type's itemsize */
+    int tflags;                    /* field, subarray: the type's T_* bits */
+    uint32_t noff, nlen, toff, tlen; /* field: name and title in scratch */
+    size_t at, name_at, title_at;  /* list: the current field's start; subarray: its '(' */
+} dframe;
+
+/* A shape applied to a type, as NumPy's _convert_from_tuple does (descriptor.c, the same in 1.24
+ * and 2.x): a zero-size S/U/V with an integer n is a type n wide (U: n characters), any other
+ * type gets a subarray whose dimensions, element count and byte size must each fit a C int.
+ * bare: the shape was an integer, not a tuple.  A bare 1 is refused: NumPy 1.x reads (type, 1)
+ * as the type itself (with a FutureWarning), 2.x as a (1,) subarray. */
+static int apply_shape(hp *h, uint64_t *isz, int *tflags, const uint64_t *dims, uint32_t nd, int bare, size_t at) {
+    if (*tflags & T_UNSIZED) {
+        if (!bare) return hfail(h, NPZS_E_BAD_HEADER, at, "a zero-size type takes its width as an integer, not a tuple");
+        uint64_t w = dims[0], max = (*tflags & T_UNICODE) ? ITEMSIZE_MAX / 4 : ITEMSIZE_MAX;
+        if (w > max) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "string/void size too large");
+        *isz = (*tflags & T_UNICODE) ? 4 * w : w;
+        *tflags &= ~T_UNSIZED;
+        return 0;
+    }
+    if (bare && dims[0] == 1)
+        return hfail(h, NPZS_E_BAD_HEADER, at, "a field shape of 1 (NumPy 1.x: no subarray, 2.x: shape (1,)); write (1,) or leave it out");
+    uint64_t items = 1;
+    for (uint32_t k = 0; k < nd; k++) {
+        if (dims[k] > ITEMSIZE_MAX) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "a subarray dimension does not fit a C int");
+        if (dims[k] && items > UINT64_C(0x7FFFFFFFFFFFFFFF) / dims[k])
+            return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "subarray element count overflows");
+        items *= dims[k];
+    }
+    if (items > ITEMSIZE_MAX) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "subarray element count does not fit a C int");
+    if (items && *isz > ITEMSIZE_MAX / items) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "field size too large");
+    *isz *= items;
+    *tflags &= ~T_UNSIZED;
     return 0;
 }
 
-/* A field type: string, nested list, or (type, shape) tuple.  *is_void for padding detection. */
-static int field_type(hp *h, uint32_t depth, uint64_t *itemsize, int *is_void) {
+/* A shape: an integer or a tuple of integers (at most max_ndim of them). */
+static int shape_value(hp *h, uint64_t *dims, uint32_t *nd, int *bare) {
+    ws(h);
+    *bare = peek(h) != '(';
+    if (!*bare) return int_tuple(h, NPZS_E_BAD_HEADER, dims, NULL, h->p->lim.max_ndim, nd);
+    *nd = 1;
+    return integer(h, NPZS_E_BAD_HEADER, &dims[0]);
+}
+
+/* A list is refused at its '[' when too deep; a subarray at its base type (begin_type). */
+static int push(hp *h, dframe *fr, uint32_t *sp, int kind, uint32_t depth, uint32_t group) {
+    if (kind == F_LIST && depth > h->p->lim.max_depth)
+        return hfail(h, NPZS_E_LIMIT, h->i, "dtype nesting deeper than max_depth");
+    if (*sp >= 2 * h->p->lim.max_depth + 1) /* cannot happen: depth grows with every second frame */
+        return npzs__fail(h->p, NPZS_E_BAD_CALL, h->p->consumed, "descr parser stack overflow");
+    dframe *f = &fr[(*sp)++];
+    memset(f, 0, sizeof *f);
+    f->kind = (uint8_t)kind;
+    f->depth = depth;
+    f->group = group;
+    f->first = 1;
+    return 0;
+}
+
+/* A type at depth d for the frame on top: a string gives its size now (0), a list or a
+ * subarray pushes a frame whose size arrives when it is popped (1). */
+static int begin_type(hp *h, dframe *fr, uint32_t *sp, uint32_t d, uint64_t *rsize, int *rflags) {
     ws(h);
     int ch = peek(h);
-    *is_void = 0;
-    if (depth > h->p->lim.max_depth) return hfail(h, NPZS_E_LIMIT, h->i, "dtype nesting deeper than max_depth");
+    if (d > h->p->lim.max_depth) return hfail(h, NPZS_E_LIMIT, h->i, "dtype nesting deeper than max_depth");
     if (ch == '\'' || ch == '"') {
         size_t at = h->i;
         uint32_t off, len;
         if (str(h, &off, &len) < 0) return -1;
-        return type_string(h, off, len, at, itemsize, is_void, NULL);
+        if (type_string(h, off, len, at, rsize, rflags, NULL) < 0) return -1;
+        return 0;
     }
-    if (ch == '[') return field_list(h, depth + 1, itemsize);
+    if (ch == '[') return push(h, fr, sp, F_LIST, d + 1, 0) < 0 ? -1 : 1;
     if (ch == '(') {
         size_t at = h->i;
         h->i++;
-        uint64_t base;
-        int v;
-        if (field_type(h, depth + 1, &base, &v) < 0) return -1;
-        if (expect(h, ',', NPZS_E_BAD_HEADER, "expected ',' in a subarray type") < 0) return -1;
-        uint64_t dims[NPZS_MAX_NDIM];
-        uint32_t nd;
-        ws(h);
-        if (peek(h) == '(') {
-            if (int_tuple(h, NPZS_E_BAD_HEADER, dims, NULL, NPZS_MAX_NDIM, &nd) < 0) return -1;
-        } else {
-            if (integer(h, NPZS_E_BAD_HEADER, &dims[0]) < 0) return -1;
-            nd = 1;
-        }
-        ws(h);
-        if (peek(h) == ',') h->i++;
-        if (expect(h, ')', NPZS_E_BAD_HEADER, "expected ')' after a subarray type") < 0) return -1;
-        for (uint32_t k = 0; k < nd; k++)
-            if (mul_checked(h, &base, dims[k], at) < 0) return -1;
-        *itemsize = base;
-        *is_void = v;
-        return 0;
+        if (push(h, fr, sp, F_SUB, d + 1, 0) < 0) return -1;
+        fr[*sp - 1].at = at;
+        return 1;
     }
     return hfail(h, NPZS_E_BAD_HEADER, h->i, "expected a type string, a field list or a subarray tuple");
 }
 
-/* One field: (name, type[, shape]) where name may be (title, name). */
-static int field(hp *h, uint32_t depth, uint32_t group, uint64_t *size) {
-    if (expect(h, '(', NPZS_E_BAD_HEADER, "a field must be a tuple") < 0) return -1;
-    ws(h);
-    size_t name_at = h->i;
-    uint32_t noff, nlen, toff = 0, tlen = 0;
-    int titled = 0;
-    size_t title_at = 0;
-    if (peek(h) == '(') {
-        h->i++;
-        ws(h);
-        title_at = h->i;
-        if (str(h, &toff, &tlen) < 0) return -1;
-        if (expect(h, ',', NPZS_E_BAD_HEADER, "expected ',' between title and name") < 0) return -1;
-        ws(h);
-        name_at = h->i;
-        if (str(h, &noff, &nlen) < 0) return -1;
-        ws(h);
-        if (peek(h) == ',') h->i++;
-        if (expect(h, ')', NPZS_E_BAD_HEADER, "expected ')' after (title, name)") < 0) return -1;
-        titled = 1;
-    } else if (str(h, &noff, &nlen) < 0) {
-        return -1;
+/* The field list at h->i (the descr value); *itemsize the struct's size. */
+static int descr_list(hp *h, uint64_t *itemsize) {
+    npzs_content *c = &h->p->c;
+    /* a list and its field per level: 2 * max_depth frames, and one to spare */
+    size_t need = (2 * (size_t)h->p->lim.max_depth + 1) * sizeof(dframe);
+    if (c->frames_cap < need) {
+        npzs__free(h->p, c->frames);
+        c->frames_cap = 0;
+        if (!(c->frames = npzs__alloc(h->p, need)))
+            return npzs__fail(h->p, NPZS_E_NOMEM, h->p->consumed, "allocating the descr parser's stack failed");
+        c->frames_cap = need;
     }
-    if (expect(h, ',', NPZS_E_BAD_HEADER, "expected ',' after a field name") < 0) return -1;
-    uint64_t isz;
-    int is_void;
-    ws(h);
-    if (field_type(h, depth, &isz, &is_void) < 0) return -1;
-    ws(h);
-    if (peek(h) == ',') {
-        h->i++;
-        ws(h);
-        if (peek(h) != ')') {
-            uint64_t dims[NPZS_MAX_NDIM];
-            uint32_t nd;
-            size_t at = h->i;
-            if (peek(h) == '(') {
-                if (int_tuple(h, NPZS_E_BAD_HEADER, dims, NULL, NPZS_MAX_NDIM, &nd) < 0) return -1;
-            } else {
-                if (integer(h, NPZS_E_BAD_HEADER, &dims[0]) < 0) return -1;
-                nd = 1;
-            }
-            for (uint32_t k = 0; k < nd; k++)
-                if (mul_checked(h, &isz, dims[k], at) < 0) return -1;
-            ws(h);
-            if (peek(h) == ',') h->i++;
-        }
-    }
-    if (expect(h, ')', NPZS_E_BAD_HEADER, "expected ')' at the end of a field") < 0) return -1;
-    if (nlen == 0) {
-        /* padding: its bytes count, it has no name */
-        if (!is_void || titled) return hfail(h, NPZS_E_BAD_HEADER, name_at, "empty field name on a non-padding field");
-    } else {
-        if (add_name(h, group, noff, nlen, name_at) < 0) return -1;
-        if (titled && add_name(h, group, toff, tlen, title_at) < 0) return -1;
-    }
-    *size = isz;
-    return 0;
-}
-
-static int field_list(hp *h, uint32_t depth, uint64_t *itemsize) {
-    if (depth > h->p->lim.max_depth) return hfail(h, NPZS_E_LIMIT, h->i, "dtype nesting deeper than max_depth");
-    if (expect(h, '[', NPZS_E_BAD_HEADER, "expected '['") < 0) return -1;
-    uint32_t group = h->groups++;
-    uint64_t total = 0;
-    int first = 1;
+    dframe *fr = c->frames;
+    uint32_t sp = 0;
+    uint64_t rsize = 0; /* the size (and T_* bits) of the type that was completed last */
+    int rflags = 0;
+    if (push(h, fr, &sp, F_LIST, 1, 0) < 0) return -1;
     for (;;) {
-        ws(h);
-        if (peek(h) == ']') { h->i++; break; }
-        if (!first) {
-            if (peek(h) != ',') return hfail(h, NPZS_E_BAD_HEADER, h->i, "expected ',' or ']' in a field list");
-            h->i++;
+        dframe *f = &fr[sp - 1];
+        int r;
+        switch (f->kind) {
+        case F_LIST:
+            if (f->stage == 0) {
+                if (expect(h, '[', NPZS_E_BAD_HEADER, "expected '['") < 0) return -1;
+                f->group = h->groups++;
+                f->stage = 1;
+            } else if (f->stage == 2) { /* a field was completed */
+                if (rsize > ITEMSIZE_MAX - f->size) return hfail(h, NPZS_E_SIZE_OVERFLOW, f->at, "structured itemsize too large");
+                f->size += rsize;
+                f->stage = 1;
+            }
             ws(h);
-            if (peek(h) == ']') { h->i++; break; }
+            if (!f->first && peek(h) != ']') {
+                if (peek(h) != ',') return hfail(h, NPZS_E_BAD_HEADER, h->i, "expected ',' or ']' in a field list");
+                h->i++;
+                ws(h);
+            }
+            if (peek(h) == ']') {
+                h->i++;
+                rsize = f->size;
+                rflags = 0;
+                if (--sp == 0) { *itemsize = rsize; return 0; }
+                continue;
+            }
+            f->first = 0;
+            f->at = h->i;
+            f->stage = 2;
+            if (push(h, fr, &sp, F_FIELD, f->depth, f->group) < 0) return -1;
+            continue;
+
+        case F_FIELD:
+            if (f->stage == 0) {
+                if (expect(h, '(', NPZS_E_BAD_HEADER, "a field must be a tuple") < 0) return -1;
+                ws(h);
+                f->name_at = h->i;
+                if (peek(h) == '(') {
+                    h->i++;
+                    ws(h);
+                    f->title_at = h->i;
+                    if (str(h, &f->toff, &f->tlen) < 0) return -1;
+                    if (expect(h, ',', NPZS_E_BAD_HEADER, "expected ',' between title and name") < 0) return -1;
+                    ws(h);
+                    f->name_at = h->i;
+                    if (str(h, &f->noff, &f->nlen) < 0) return -1;
+                    ws(h);
+                    if (peek(h) == ',') h->i++;
+                    if (expect(h, ')', NPZS_E_BAD_HEADER, "expected ')' after (title, name)") < 0) return -1;
+                    f->titled = 1;
+                } else if (str(h, &f->noff, &f->nlen) < 0) {
+                    return -1;
+                }
+                if (expect(h, ',', NPZS_E_BAD_HEADER, "expected ',' after a field name") < 0) return -1;
+                f->stage = 1;
+                if ((r = begin_type(h, fr, &sp, f->depth, &rsize, &rflags)) < 0) return -1;
+                if (r) continue;
+            }
+            /* the type is complete: an optional shape, the closing parenthesis */
+            f->size = rsize;
+            f->tflags = rflags;
+            ws(h);
+            if (peek(h) == ',') {
+                h->i++;
+                ws(h);
+                if (peek(h) != ')') {
+                    uint64_t dims[NPZS_MAX_NDIM];
+                    uint32_t nd;
+                    int bare;
+                    size_t at = h->i;
+                    if (shape_value(h, dims, &nd, &bare) < 0) return -1;
+                    if (apply_shape(h, &f->size, &f->tflags, dims, nd, bare, at) < 0) return -1;
+                    ws(h);
+                    if (peek(h) == ',') h->i++;
+                }
+            }
+            if (expect(h, ')', NPZS_E_BAD_HEADER, "expected ')' at the end of a field") < 0) return -1;
+            if (f->nlen == 0) {
+                /* padding: its bytes count, it has no name */
+                if (!(f->tflags & T_VOID) || f->titled)
+                    return hfail(h, NPZS_E_BAD_HEADER, f->name_at, "empty field name on a non-padding field");
+            } else {
+                if (add_name(h, f->group, f->noff, f->nlen, f->name_at) < 0) return -1;
+                if (f->titled && add_name(h, f->group, f->toff, f->tlen, f->title_at) < 0) return -1;
+            }
+            rsize = f->size;
+            rflags = f->tflags;
+            sp--;
+            continue;
+
+        case F_SUB:
+            if (f->stage == 0) { /* '(' was taken: the base type */
+                f->stage = 1;
+                if ((r = begin_type(h, fr, &sp, f->depth, &rsize, &rflags)) < 0) return -1;
+                if (r) continue;
+            }
+            {
+                uint64_t dims[NPZS_MAX_NDIM], isz = rsize;
+                uint32_t nd;
+                int bare, tflags = rflags;
+                if (expect(h, ',', NPZS_E_BAD_HEADER, "expected ',' in a subarray type") < 0) return -1;
+                if (shape_value(h, dims, &nd, &bare) < 0) return -1;
+                ws(h);
+                if (peek(h) == ',') h->i++;
+                if (expect(h, ')', NPZS_E_BAD_HEADER, "expected ')' after a subarray type") < 0) return -1;
+                if (apply_shape(h, &isz, &tflags, dims, nd, bare, f->at) < 0) return -1;
+                rsize = isz;
+                rflags = tflags;
+            }
+            sp--;
+            continue;
         }
-        first = 0;
-        size_t at = h->i;
-        uint64_t fs;
-        if (field(h, depth, group, &fs) < 0) return -1;
-        if (fs > ITEMSIZE_MAX - total) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "structured itemsize too large");
-        total += fs;
+        return npzs__fail(h->p, NPZS_E_BAD_CALL, h->p->consumed, "corrupt descr parser frame");
     }
-    *itemsize = total;
-    return 0;
 }
 
 static int cmp_names(const void *a, const void *b, const uint8_t *sc) {
@@ -1016,7 +1119,7 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
                 if (type_string(&h, off, len, vat, &itemsize, &is_void, c->dtype) < 0) return p->err;
                 c->info.structured = 0;
             } else if (ch == '[') {
-                if (field_list(&h, 1, &itemsize) < 0) return p->err;
+                if (descr_list(&h, &itemsize) < 0) return p->err;
                 c->info.structured = 1;
             } else {
                 return hfail(&h, NPZS_E_BAD_HEADER, vat, "descr must be a type string or a field list");

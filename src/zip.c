@@ -589,12 +589,13 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
              * size (+1 likewise), the total limit */
             uint64_t want = npzs__content_want(p);
             uint64_t cap = want == UINT64_MAX ? p->lim.inflate_window : want + 1;
+            /* cap - 1 < x written so that x + 1 cannot wrap (a limit of 2^64 - 1 is "no limit") */
             if (p->l_known) {
-                uint64_t b = p->l_usize >= p->c.pos ? p->l_usize - p->c.pos + 1 : 1;
-                if (cap > b) cap = b;
+                uint64_t left = p->l_usize >= p->c.pos ? p->l_usize - p->c.pos : 0;
+                if (cap - 1 > left) cap = left + 1;
             }
             uint64_t room = p->lim.max_total_bytes - p->total_out;
-            if (p->c.pos <= room && cap > room - p->c.pos + 1) cap = room - p->c.pos + 1;
+            if (p->c.pos <= room && cap - 1 > room - p->c.pos) cap = room - p->c.pos + 1;
             if (cap > p->lim.inflate_window) cap = p->lim.inflate_window;
             size_t zin = p->zin_len - p->zin_pos;
             uint64_t in_cap = avail;

@@ -8,6 +8,9 @@ import argparse, glob, os, re, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = "/usr/bin/python3"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import readers as READERS  # noqa: E402
+MATRIX_SUITES = ("differential", "real")
 LAST = re.compile(r"^(?:(\w[\w-]*): )?(\d+) passed, (\d+) failed")
 
 
@@ -72,17 +75,29 @@ def main():
             ("api", [os.path.join(a.plain, "test_api")] + files),
             ("api-asan", [os.path.join(a.san, "test_api")] + files),
         ]
-        # every tests/<dir>/test_*.py takes --bin (and --quick for the sanitizer run)
+        # every tests/<dir>/test_*.py takes --bin (and --quick for the sanitizer run); the suites
+        # that compare with np.load run once more for every other reference reader that is set up
+        readers, skipped = READERS.available()
+        for line in skipped:
+            print(line)
+        for rd, path, info in readers:
+            print("reader %s: %s (%s)" % (rd[0], rd[3], info))
         for rel in sorted(glob.glob(os.path.join(ROOT, "tests", "*", "test_*.py"))):
             rel = os.path.relpath(rel, ROOT)
             name = rel.split("/")[1]
             suites.append((name, [PY, rel, "--bin", os.path.join(a.plain, "npzstream")]))
             suites.append((name + "-asan", [PY, rel, "--bin", os.path.join(a.san, "npzstream"), "--quick"]))
+            if name in MATRIX_SUITES:
+                for rd, path, info in readers:
+                    if rd[0] != READERS.DEFAULT:
+                        suites.append((name + "@" + rd[0], [path, rel, "--bin", os.path.join(a.plain, "npzstream")],
+                                       READERS.env_for(rd, env)))
         if os.path.exists(os.path.join(ROOT, "fuzz", "fuzz.mk")):
             suites.append(("regress", ["make", "-s", "regress"]))
             suites.append(("state-gate", ["make", "-s", "state-gate"]))
-        for name, cmd in suites:
-            p, f = run_suite(name, cmd, env)
+        for suite in suites:
+            name, cmd = suite[:2]
+            p, f = run_suite(name, cmd, suite[2] if len(suite) > 2 else env)
             total_p += p
             total_f += f
     print("%d passed, %d failed" % (total_p, total_f))

@@ -16,6 +16,7 @@
  *     the default path (NumPy's exact text first): the results must agree.
  * Usage: test_api FILE...   Last line: "api: N passed, M failed".
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -514,8 +515,70 @@ static void test_siphash(void) {
     npzs_free(b);
 }
 
+/* The descr parser keeps its nesting off the C stack: a descr nested max_depth = 1000 deep (the
+ * largest the API accepts) parses on a thread with a 64 KiB stack, in lists and in subarrays. */
+typedef struct deep_job {
+    int subarrays;
+    int ok;
+} deep_job;
+
+static void *deep_thread(void *arg) {
+    deep_job *j = arg;
+    enum { D = 1000 };
+    size_t cap = 64 * D + 256, n = 0;
+    char *t = malloc(cap);
+    n += (size_t)sprintf(t + n, "{'descr': [");
+    if (j->subarrays) {
+        n += (size_t)sprintf(t + n, "('a', ");
+        for (int i = 1; i < D; i++) t[n++] = '(';
+        n += (size_t)sprintf(t + n, "'<i4'");
+        for (int i = 1; i < D; i++) n += (size_t)sprintf(t + n, ", ())");
+        n += (size_t)sprintf(t + n, ")");
+    } else {
+        for (int i = 1; i < D; i++) n += (size_t)sprintf(t + n, "('a', [");
+        n += (size_t)sprintf(t + n, "('a', '<i4')");
+        for (int i = 1; i < D; i++) n += (size_t)sprintf(t + n, "])");
+    }
+    n += (size_t)sprintf(t + n, "], 'fortran_order': False, 'shape': (1,), }\n");
+    size_t len = 10 + n + 4;
+    uint8_t *f = malloc(len);
+    memcpy(f, "\x93NUMPY\x01\x00", 8);
+    f[8] = (uint8_t)n;
+    f[9] = (uint8_t)(n >> 8);
+    memcpy(f + 10, t, n);
+    memset(f + 10 + n, 7, 4);
+    npzs_limits lim;
+    npzs_limits_default(&lim);
+    lim.max_depth = D;
+    lim.max_header_size = 1u << 20;
+    run r = parse(f, len, NULL, 0, &lim, NULL);
+    lim.max_depth = D - 1; /* one level too deep: refused, not a crash either */
+    run r2 = parse(f, len, NULL, 0, &lim, NULL);
+    j->ok = r.verdict == 1 && r2.verdict == NPZS_E_LIMIT;
+    if (!j->ok) printf("  deep descr (%s): verdicts %d, %d\n", j->subarrays ? "subarrays" : "lists", r.verdict, r2.verdict);
+    free(f);
+    free(t);
+    return NULL;
+}
+
+static void test_deep_descr(void) {
+    for (int sub = 0; sub < 2; sub++) {
+        pthread_attr_t at;
+        pthread_t th;
+        deep_job j = {sub, 0};
+        pthread_attr_init(&at);
+        pthread_attr_setstacksize(&at, 64 * 1024);
+        int rc = pthread_create(&th, &at, deep_thread, &j);
+        CHECK(rc == 0, "pthread_create");
+        if (rc == 0) pthread_join(th, NULL);
+        pthread_attr_destroy(&at);
+        CHECK(j.ok, "a descr nested 1000 deep (%s) on a 64 KiB stack", sub ? "subarrays" : "lists");
+    }
+}
+
 int main(int argc, char **argv) {
     test_siphash();
+    test_deep_descr();
     test_contract();
     test_many_members();
     test_gathered_inflate();

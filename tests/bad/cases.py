@@ -319,6 +319,30 @@ def npy_cases():
               strict="S-HDR-SYNTAX"))
     z = good_npy(b"", shape="(0,)")
     add(C("npy-c2-trailing-after-empty", z + b"x", "trailing_data", len(z), strict="S-ZIP-TRAIL"))
+    # item sizes as NumPy's _convert_from_tuple computes them (descriptor.c, 1.24 and 2.x alike):
+    # a zero-size S/U/V with an integer is a type that many bytes (U: characters) wide
+    add(A("acc-npy-S0-int-is-S3", good_npy(b"abcdef", descr="[('a', '|S0', 3)]")))
+    add(A("acc-npy-U0-int-is-U2", good_npy(bytes(16), descr="[('a', '<U0', 2)]")))
+    add(A("acc-npy-V0-subarray-tuple-is-V4", good_npy(bytes(8), descr="[('a', ('|V0', 4))]")))
+    add(A("acc-npy-V0-int-padding", good_npy(I4x2 * 2, descr="[('a', '<i4'), ('', '|V0', 4)]")))
+    add(hmark(canon(descr="[('a', '|S0', @@(3,))]"), "bad_header", "npy-S0-tuple-width"))
+    add(hmark(canon(descr="[('a', @@('<U0', (2,)))]"), "bad_header", "npy-U0-subarray-tuple-width"))
+    add(hmark(canon(descr="[('a', '|S0', @@2147483648)]"), "size_overflow", "npy-S0-width-too-large"))
+    add(hmark(canon(descr="[('a', '<U0', @@536870912)]"), "size_overflow", "npy-U0-width-too-large", strict="S-DESCR-SIZE",
+              ambig="NumPy <= 2.1 wraps 4 * 536870912 (U0 reads as U0); 2.2+ refuses it"))
+    # subarray dimensions and element counts must each fit a C int, whatever the item size
+    add(hmark(canon(descr="[('a', '<i4', @@(2147483648,))]"), "size_overflow", "npy-subarray-dim-too-large"))
+    add(hmark(canon(descr="[('a', [], @@(2147483648,))]"), "size_overflow", "npy-subarray-dim-too-large-0-bytes"))
+    add(hmark(canon(descr="[('a', [], @@(65536, 65536))]"), "size_overflow", "npy-subarray-count-too-large-0-bytes"))
+    add(A("acc-npy-subarray-0-bytes-2^31-1", good_npy(b"", descr="[('a', [], (2147483647,))]")))
+    # (type, 1): a scalar field in NumPy 1.x (FutureWarning), a (1,) subarray in 2.x
+    add(hmark(canon(descr="[('a', '<i4', @@1)]"), "bad_header", "npy-field-shape-bare-1", strict="S-DESCR-FORM"))
+    add(hmark(canon(descr="[('a', @@('<i4', 1))]"), "bad_header", "npy-subarray-bare-1", strict="S-DESCR-FORM"))
+    add(A("acc-npy-field-shape-tuple-1", good_npy(I4x2, descr="[('a', '<i4', (1,))]", shape="(2,)")))
+    # a field's subarray shape counts against max_ndim (32: NumPy 1.x; 2.x allows 64)
+    d33 = "(" + "1, " * 32 + "@@1)"
+    add(hmark(canon(descr="[('a', '<i4', %s)]" % d33), "bad_header", "npy-field-shape-33-dims", strict="S-NDIM",
+              ambig="NumPy 1.x refuses it; 2.x reads it"))
     return out
 
 
@@ -691,6 +715,10 @@ def npz_cases():
           ambig="sizes unknown at the LFH: found inside deflated content -> compressed data start"))
     add(A("acc-npz-max-total-bytes-equal", Z([Member("a.npy", CBIG), Member("b.npy", CBIG)])[0],
           ["--max-total-bytes", str(2 * len(CBIG))]))
+    # 2^64 - 1 means no limit: the inflate output cap must not wrap (found by fuzz_limits' loosest mode)
+    for st in ("file", "pipe"):
+        add(A("acc-npz-deflate-%s-max-total-bytes-2^64-1" % st, Z([Member("a.npy", CBIG, 8, st)])[0],
+              ["--max-total-bytes", str(2 ** 64 - 1)]))
 
     # ---- blobs whose first bytes look like the npy magic -------------------------------------------
     for nm, blob in [("magic-prefix-4", b"\x93NUM"), ("magic-prefix-6x", b"\x93NUMPX and more"),

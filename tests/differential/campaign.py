@@ -26,7 +26,6 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
-PY = "/usr/bin/python3"
 SEED_MAX = 64 << 10          # files mutated: up to 64 KiB
 REAL_MAX = 8 << 20           # files checked as they are: up to 8 MiB
 
@@ -39,7 +38,7 @@ FAIL = ("FAIL-A", "FAIL-B", "FAIL-ERR")
 
 def real_files(tmp, quick):
     out = os.path.join(tmp, "real")
-    r = subprocess.run([PY, os.path.join(ROOT, "tests", "real", "gen.py"), out] + (["--quick"] if quick else []),
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "real", "gen.py"), out] + (["--quick"] if quick else []),
                        capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit("gen.py failed: " + r.stderr[-2000:])

@@ -34,7 +34,10 @@ import zlib
 from collections import namedtuple
 
 import numpy as np
-from numpy.lib import format as npf
+try:  # NumPy >= 2.3: numpy.lib.format re-exports only the public names
+    from numpy.lib import _format_impl as npf
+except ImportError:
+    from numpy.lib import format as npf
 
 warnings.simplefilter("ignore")
 
@@ -142,7 +145,8 @@ def _numpy_view(path):
             raise ValueError("not an npz")
         zf = z.zip
         for key in z.files:
-            name = key if key in z._files else key + ".npy"
+            # NumPy >= 2.3 maps keys (and names) to names in a dict; before, a list of names
+            name = z._files[key] if isinstance(z._files, dict) else (key if key in z._files else key + ".npy")
             info = zf.getinfo(name)
             with zf.open(name) as f:
                 magic = f.read(6)
@@ -222,6 +226,8 @@ RULES = [
     ("bad_header", "expected a type string, a field list or a subarray tuple", "S-DESCR-FORM"),
     ("size_overflow", "", "S-DESCR-SIZE"),
     ("pickle", "", "S-DESCR-OBJPAD"),
+    ("bad_", "too many dimensions", "S-NDIM"),
+    ("bad_header", "a field shape of 1", "S-DESCR-FORM"),
     ("bad_header", "", HDR),
     ("bad_shape", "", HDR),
     ("zip_bad_header", "the archive comment contains a ZIP record signature", "S-ZIP-COMMENT"),
@@ -308,6 +314,10 @@ def _descr_rules(d, top, found):
             _descr_rules(d[0], False, found)
         if len(d) >= 2 and not isinstance(d[1], (int, tuple)):
             found.add("S-DESCR-FORM")
+        if len(d) >= 2 and type(d[1]) is int and d[1] == 1:
+            found.add("S-DESCR-FORM")  # (type, 1): no subarray in NumPy 1.x, (1,) in 2.x
+        if len(d) >= 2 and isinstance(d[1], tuple) and len(d[1]) > 32:
+            found.add("S-NDIM")
         return
     if isinstance(d, dict):
         found.add("S-DESCR-FORM")
@@ -327,6 +337,10 @@ def _descr_rules(d, top, found):
                 name = name[1] if len(name) == 2 else None
             if len(f) == 3 and not isinstance(f[2], (int, tuple)):
                 found.add("S-DESCR-FORM")
+            if len(f) == 3 and type(f[2]) is int and f[2] == 1:
+                found.add("S-DESCR-FORM")  # a field shape of 1: scalar in NumPy 1.x, (1,) in 2.x
+            if len(f) == 3 and isinstance(f[2], tuple) and len(f[2]) > 32:
+                found.add("S-NDIM")
             t = f[1]
             if name == "":
                 base = t[0] if isinstance(t, tuple) and t else t
@@ -422,6 +436,8 @@ def header_rules(hdr, ver):
             sh = d.get("shape")
             if isinstance(sh, tuple) and any(isinstance(x, int) and x < 0 for x in sh):
                 found.add("S-HDR-INT")
+            if isinstance(sh, tuple) and len(sh) > 32:
+                found.add("S-NDIM")
     except Exception:
         pass
     return found

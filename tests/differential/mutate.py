@@ -13,6 +13,12 @@ mutant(seeds, rng) -> (bytes, [op names]).  Operations:
                   descriptors, versions, disks, reordered/duplicated/dropped/hidden records,
                   ZIP64 end records, prefix/gap/suffix bytes -- on the archive model of
                   ziputil.py, which recomputes every derived field that was not pinned
+  end records     (endrec_op, on the serialized archive) fake end records, ZIP64 locators and
+                  ZIP64 end records planted where the stream does not interpret the bytes and
+                  CPython's zipfile searches for them: the last directory entry's comment, an
+                  unknown extra field of it, its name; stored member data; the archive comment;
+                  signatures straddling the end record's comment-length field; a last-22-bytes
+                  end record with an empty comment
 """
 import ast
 import struct
@@ -151,7 +157,10 @@ def _nbytes_of(items, ver):
     """Declared data size of a header given as items, or None."""
     try:
         import numpy as np
-        from numpy.lib import format as npf
+        try:
+            from numpy.lib import _format_impl as npf
+        except ImportError:
+            from numpy.lib import format as npf
         src = "{" + ", ".join("%s: %s" % kv for kv in items) + "}"
         src = src.encode("latin-1").decode("utf-8" if ver[0] == 3 else "latin-1")
         if len(src) > 20000:
@@ -524,6 +533,118 @@ def zip_op(a, r, seeds_content):
     return "zip." + op
 
 
+# ------------------------------------------------------------------ end records
+def _u16(b, o):
+    return struct.unpack_from("<H", b, o)[0]
+
+
+def _u32(b, o):
+    return struct.unpack_from("<I", b, o)[0]
+
+
+def _last_cd_entry(raw):
+    """(eocd, cd_start, last) offsets of a plain archive whose end record is its last 22 bytes."""
+    e = len(raw) - 22
+    if e < 0 or raw[e:e + 4] != b"PK\x05\x06" or _u16(raw, e + 20) != 0:
+        return None
+    cs, co = _u32(raw, e + 12), _u32(raw, e + 16)
+    if raw[e - 20:e - 16] == b"PK\x06\x07" and e >= 76:  # a real ZIP64 pair: the directory ends before it
+        z = e - 76
+        cs, co = struct.unpack_from("<QQ", raw, z + 40)
+    p, last = co, None
+    while p < co + cs:
+        if raw[p:p + 4] != b"PK\x01\x02":
+            return None
+        last = p
+        p += 46 + _u16(raw, p + 28) + _u16(raw, p + 30) + _u16(raw, p + 32)
+    return (e, co, last) if last is not None and p == co + cs else None
+
+
+def _fake_z64(count, cd_size, cd_off, size=44, disk=0):
+    return struct.pack("<IQHHIIQQQQ", 0x06064B50, size, 45, 45, disk, 0, count, count, cd_size, cd_off)
+
+
+def _fake_loc(off, disk=0, total=1):
+    return struct.pack("<IIQI", 0x07064B50, disk, off, total)
+
+
+def _fake_eocd(count, cd_size, cd_off, clen=0):
+    return struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, count, count, cd_size & 0xFFFFFFFF, cd_off & 0xFFFFFFFF, clen)
+
+
+def endrec_op(raw, r):
+    """Plant fake end records where zipfile reads them and the stream does not."""
+    loc = _last_cd_entry(raw)
+    if loc is None:
+        return raw, "endrec.none"
+    e, cd, last = loc
+    has_z64 = raw[e - 20:e - 16] == b"PK\x06\x07"
+    cd_end = e - 76 if has_z64 else e
+    nl, xl, cl = _u16(raw, last + 28), _u16(raw, last + 30), _u16(raw, last + 32)
+    entry = raw[last:cd_end]
+    how = r.choice(["cd-comment", "cd-extra", "bare-locator", "archive-comment", "straddle", "fast-path"])
+    if how in ("cd-comment", "cd-extra", "bare-locator"):
+        # the planted bytes end the last entry; they are then right before the end record (or the
+        # real ZIP64 pair) -- what zipfile reads as a locator at end - 20 and a record at end - 76
+        k = r.randrange(3)
+        plant_len = (56 + 20) if how != "bare-locator" else 20
+        new_entry_len = len(entry) + plant_len + (4 if how == "cd-extra" else 0)
+        grow = new_entry_len - len(entry)
+        ne = e + grow                    # where the end record lands
+        nz = ne - 76                      # the fake ZIP64 record, right before the fake locator
+        tgt = r.choice([cd, nz, 0, r.randrange(max(1, cd)), cd + 1])
+        if how == "bare-locator":
+            plant = _fake_loc(r.choice([0, r.randrange(max(1, cd)), cd, nz]), *r.choice([(0, 1), (0, 1), (1, 1), (0, 2), (0, 0)]))
+        else:
+            plant = _fake_z64(r.choice([0, 1, 2]), r.choice([nz - cd, max(0, nz - tgt), 46, 0]), tgt,
+                              size=r.choice([44, 44, 45, 52])) + _fake_loc(nz, *r.choice([(0, 1), (0, 1), (1, 1), (0, 0)]))
+        if how == "cd-extra":
+            body = struct.pack("<HH", r.choice([0xCAFE, 0x5455, 0x9901]), len(plant)) + plant
+            entry = entry[:30] + struct.pack("<H", xl + len(body)) + entry[32:46 + nl + xl] + body + entry[46 + nl + xl:]
+            if cl:  # the comment would come after the planted bytes: drop it
+                entry = entry[:32] + b"\0\0" + entry[34:46 + nl + xl + len(body)]
+                grow = len(entry) - (cd_end - last)
+        else:
+            entry = entry[:32] + struct.pack("<H", cl + len(plant)) + entry[34:] + plant
+        out = bytearray(raw[:last] + entry + raw[cd_end:])
+        grow = len(entry) - (cd_end - last)
+        # the real directory size grows; offsets after it move by `grow`
+        ne = e + grow
+        if has_z64:
+            z = ne - 76
+            out[z + 40:z + 48] = struct.pack("<Q", struct.unpack_from("<Q", out, z + 40)[0] + grow)
+            out[ne - 12:ne - 4] = struct.pack("<Q", z)
+        cs = _u32(out, ne + 12)
+        if cs != 0xFFFFFFFF:
+            out[ne + 12:ne + 16] = struct.pack("<I", cs + grow)
+        return bytes(out), "endrec." + how + str(k)
+    if how == "archive-comment":
+        # a comment holding a whole fake end record (and maybe a locator before it)
+        fake = _fake_eocd(r.choice([0, 1]), r.choice([0, e - cd]), r.choice([0, cd]))
+        body = (b"PK\x06\x07" + bytes(16) if r.random() < 0.3 else b"") + fake + bytes(r.choice([0, 0, 3]))
+        out = bytearray(raw)
+        out[e + 20:e + 22] = struct.pack("<H", len(body))
+        return bytes(out) + body, "endrec.comment"
+    if how == "straddle":
+        at = r.choice([19, 20, 21])
+        out = bytearray(raw)
+        if at == 20:
+            clen, head = 0x4B50, b"\x05\x06"
+        elif at == 21:
+            clen, head = 0x504B, b"K\x05\x06"
+        else:  # the offset's high byte would have to be 'P': only the comment part is planted
+            clen, head = 0x054B, b"\x06"
+        out[e + 20:e + 22] = struct.pack("<H", clen)
+        tail = head + bytes(clen - len(head))
+        return bytes(out) + tail, "endrec.straddle%d" % at
+    # the last 22 bytes: an end record with an empty comment after the real one's comment
+    fake = _fake_eocd(r.choice([0, 1]), r.choice([0, e - cd]), r.choice([0, cd]))
+    body = bytes(r.choice([0, 1, 7])) + fake
+    out = bytearray(raw)
+    out[e + 20:e + 22] = struct.pack("<H", len(body))
+    return bytes(out) + body, "endrec.fastpath"
+
+
 # ------------------------------------------------------------------ driver
 class Seed:
     def __init__(self, name, raw):
@@ -552,7 +673,9 @@ def mutant(seeds, r, arrays_pool=()):
             except (struct.error, ValueError, OverflowError):
                 pass
             a = None
-        if raw[:6] == MAGIC and w < 0.75:
+        if raw[:2] == b"PK" and w > 0.9:
+            raw, op = endrec_op(raw, r)
+        elif raw[:6] == MAGIC and w < 0.75:
             try:
                 raw, op = mutate_npy_bytes(raw, r)
             except (ValueError, IndexError, struct.error, UnicodeError):
