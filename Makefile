@@ -11,7 +11,7 @@ SONAME   = libnpzstream.so.0
 
 SRC      = src/npzs.c src/npy.c src/zip.c src/names.c src/zlocate.c src/crc.c
 CLI_SRC  = cli/npzstream.c
-HDR      = include/npzstream.h src/internal.h src/states.h
+HDR      = include/npzstream.h src/internal.h src/states.h src/rules.h
 B        = build
 
 .DEFAULT_GOAL := all

@@ -94,7 +94,11 @@ static const char LIMITS_HELP[] =
     "  --max-extra-len N     bytes of a ZIP extra field block, at most 65535 (65535)\n"
     "  --max-total-bytes N   total uncompressed member bytes (1099511627776)\n"
     "  --inflate-window N    inflate output chunk in bytes (262144)\n"
-    "  --feed N              hand the parser at most N bytes per push (testing)\n";
+    "  --feed N              hand the parser at most N bytes per push (testing)\n"
+    "Lenient flags (off by default; each accepts what the strict rules refuse, see SECURITY.md):\n"
+    "  --lenient-npy-trailing   bytes after a .npy's array are consumed and ignored (as np.load does)\n"
+    "  --lenient-header-newline a header ending \"}\\n\" then spaces (npyjs); NumPy 2.x on\n"
+    "                           Python 3.12+ refuses such files\n";
 
 static const char EXIT_HELP[] =
     "Exit status: 0 accepted, 1 rejected (invalid or unsafe input), 2 usage or I/O error.\n";
@@ -208,6 +212,14 @@ static int set_limit(opts *o, int id, uint64_t v) {
  * advanced past its value), 0 if argv[*i] is not a limit flag, -1 on a bad value. */
 static int parse_limit(opts *o, int argc, char **argv, int *i) {
     const char *a = argv[*i];
+    static const struct { const char *flag; uint32_t bit; } lenient[] = {
+        {"--lenient-npy-trailing", NPZS_LENIENT_NPY_TRAILING},
+        {"--lenient-header-newline", NPZS_LENIENT_HEADER_NEWLINE}};
+    for (size_t k = 0; k < sizeof lenient / sizeof lenient[0]; k++)
+        if (strcmp(a, lenient[k].flag) == 0) {
+            o->lim.lenient |= lenient[k].bit;
+            return 1;
+        }
     for (int id = 0; id < L__N; id++) {
         size_t l = strlen(LIMIT_FLAGS[id]);
         if (strncmp(a, LIMIT_FLAGS[id], l) != 0 || (a[l] != 0 && a[l] != '=')) continue;
@@ -431,6 +443,8 @@ static void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser 
         wb_fmt(f, "\"summary\": {\"members\": %zu, \"data_bytes\": %" PRIu64 ", \"stored_bytes\": %" PRIu64
                    ", \"size\": %" PRIu64 ", \"input_bytes\": %" PRIu64 "}, ",
                 o->n, tdata, tstored, tsize, npzs_consumed(p));
+    if (npzs_ignored_bytes(p)) /* only with --lenient-npy-trailing */
+        wb_fmt(f, "\"ignored_bytes\": %" PRIu64 ", ", npzs_ignored_bytes(p));
     wb_s(f, "\"error\": ");
     if (ok) {
         wb_s(f, "null");
@@ -446,6 +460,8 @@ static void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser 
         json_str(f, msg, strlen(msg));
         uint64_t co = npzs_error_content_offset(p);
         if (co != UINT64_MAX) wb_fmt(f, ", \"content_offset\": %" PRIu64, co);
+        const char *rule = npzs_error_rule(p);
+        if (rule) wb_fmt(f, ", \"rule\": \"%s\"", rule);
         wb_c(f, '}');
     }
     wb_s(f, "}\n");

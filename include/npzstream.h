@@ -46,8 +46,13 @@
 extern "C" {
 #endif
 
-#define NPZS_VERSION "0.1.0"
-#define NPZS_VERSION_NUM 0x000100
+/* The version of this header: major << 16 | minor << 8 | patch.  A major change breaks the ABI:
+ * bump the SONAME with it.  Additions since 0.1.0 are marked "added in". */
+#define NPZS_VERSION "0.2.0"
+#define NPZS_VERSION_NUM 0x000200
+
+/* NPZS_VERSION_NUM of the library actually linked (added in 0.2.0). */
+unsigned long npzs_version(void);
 
 /* ---- return values of npzs_next() ------------------------------------- */
 #define NPZS_NEED_INPUT 0 /* input used up, nothing to emit: push more or finish */
@@ -179,9 +184,26 @@ typedef struct npzs_limits {
                                   default 2^40 (1 TiB); stops zip bombs with the
                                   per-member cap that the npy header declares */
     uint32_t inflate_window;   /* inflate output chunk in bytes (default 256 KiB) */
+    uint32_t lenient;          /* NPZS_LENIENT_* bits: each accepts one thing the strict default
+                                  refuses (SECURITY.md, "Lenient flags"); 0 by default (added in
+                                  0.2.0) */
 } npzs_limits;
 
-void npzs_limits_default(npzs_limits *lim);
+/* Lenient flags, off by default (llhttp-style: each is named, documented and tested).
+ * NPZS_LENIENT_NPY_TRAILING: a plain .npy may be followed by bytes (a writer that overwrote a
+ *   longer file without truncating it); they are consumed, never read, and counted by
+ *   npzs_ignored_bytes().  Gives up: the check that nothing hides after the array (polyglot
+ *   files, a second array).  NumPy ignores such bytes too.
+ * NPZS_LENIENT_HEADER_NEWLINE: the header text may end "}\n" followed by spaces (npyjs writes
+ *   this).  Gives up: loadability by NumPy 2.x on Python 3.12 and later, which refuses these
+ *   headers (NumPy 1.24 and 2.x on Python 3.11 load them). */
+#define NPZS_LENIENT_NPY_TRAILING 0x1u
+#define NPZS_LENIENT_HEADER_NEWLINE 0x2u
+
+/* Fill with the defaults.  The macro passes the struct's size, so a program built against an
+ * older header (a smaller npzs_limits) is never written past its struct. */
+void npzs_limits_default_(npzs_limits *lim, size_t size);
+#define npzs_limits_default(lim) npzs_limits_default_((lim), sizeof(npzs_limits))
 
 /* ---- allocator hooks ------------------------------------------------------
  * alloc returns NULL on failure (reported as NPZS_E_NOMEM); free accepts
@@ -197,8 +219,12 @@ typedef struct npzs_parser npzs_parser;
 
 /* Create a parser.  lim and alloc may be NULL (defaults); both are copied.
  * Returns NULL when the allocation fails or a limit is invalid (0 where a
- * positive number is needed). */
-npzs_parser *npzs_new(const npzs_limits *lim, const npzs_allocator *alloc);
+ * positive number is needed).  The macro passes sizeof(npzs_limits) (added in 0.2.0): a size
+ * from an older header reads the fields it had and takes the defaults of the others; a size
+ * larger than this library knows (a newer header) is refused.  Bindings call npzs_new_ with
+ * the size of the struct they allocate. */
+npzs_parser *npzs_new_(const npzs_limits *lim, size_t lim_size, const npzs_allocator *alloc);
+#define npzs_new(lim, alloc) npzs_new_((lim), sizeof(npzs_limits), (alloc))
 
 /* Release everything; p may be NULL. */
 void npzs_free(npzs_parser *p);
@@ -224,6 +250,11 @@ void npzs_finish(npzs_parser *p);
 int npzs_error(const npzs_parser *p);             /* sticky code, 0 if none */
 uint64_t npzs_error_offset(const npzs_parser *p); /* absolute input offset */
 const char *npzs_error_message(const npzs_parser *p); /* static text, finer than strerror */
+/* The rule the input broke (added in 0.2.0): a stable id "GROUP.check", e.g. "S-HDR-WS.after-dict"
+ * or "ZIP-DEFLATE.unterminated"; NULL when there is no error.  Groups that start with "S-" are
+ * rules stricter than some NumPy (SECURITY.md lists each); LIMIT.* are the limits, NOMEM.* and
+ * CALL.* allocation failures and API misuse.  Lifetime: static text. */
+const char *npzs_error_rule(const npzs_parser *p);
 /* Member the error belongs to: -1 when none (archive structure, central directory). */
 long npzs_error_member(const npzs_parser *p);
 /* Name of that member (raw bytes, not NUL-terminated) or NULL; valid until npzs_free. */
@@ -237,6 +268,8 @@ const char *npzs_strerror(int code);     /* default message */
 
 /* The input's format once its first byte was seen (NPZS_FORMAT_UNKNOWN before). */
 npzs_format npzs_format_of(const npzs_parser *p);
+/* Bytes consumed but never parsed: after a .npy with NPZS_LENIENT_NPY_TRAILING (added in 0.2.0). */
+uint64_t npzs_ignored_bytes(const npzs_parser *p);
 /* Total input bytes consumed so far (taken from the npzs_in buffers: a deflated member's bytes
  * may be taken, and counted, before they are inflated; when such a member's deflate stream ends
  * before its compressed size, the count steps back to the stream's end and the member is

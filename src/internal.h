@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include "npzstream.h"
+#include "rules.h"
 #include "states.h"
 
 #define NPZS_MAX_NDIM 64        /* hard cap on limits.max_ndim (NumPy 2.x NPY_MAXDIMS) */
@@ -69,10 +70,12 @@ struct npzs_parser {
     npzs_format format;
     uint64_t consumed;          /* absolute offset of the next input byte */
     uint64_t total_out;         /* content bytes of all members so far */
+    uint64_t ignored;           /* bytes consumed, never parsed (NPZS_LENIENT_NPY_TRAILING) */
 
     /* sticky error */
     int err;
     const char *err_msg;
+    int err_rule;               /* enum npzs_rule */
     uint64_t err_off;
     long err_member;
     uint64_t err_coff;
@@ -112,7 +115,7 @@ struct npzs_parser {
     size_t zin_pos, zin_len;    /* zin[zin_pos, zin_len): taken from the caller, not yet inflated */
     int z_end;                  /* Z_STREAM_END seen */
     int z_err;                  /* Z_DATA_ERROR seen, raised once the window is consumed */
-    const char *z_msg;
+    int z_rule;                 /* why inflate failed (enum npzs_rule) */
     /* data descriptor */
     int dd_sig;
     /* member records for the central directory check */
@@ -156,8 +159,10 @@ static inline npzs_record *npzs__rec(const npzs_parser *p, uint32_t i) {
 /* ---- shared helpers ---- */
 void *npzs__alloc(npzs_parser *p, size_t n);
 void npzs__free(npzs_parser *p, void *ptr);
-int npzs__fail(npzs_parser *p, int code, uint64_t off, const char *msg);
-int npzs__fail_content(npzs_parser *p, int code, uint64_t coff, const char *msg);
+/* Record the first error: its code, offset and rule (enum npzs_rule, which gives the message). */
+int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule);
+int npzs__fail_content(npzs_parser *p, int code, uint64_t coff, int rule);
+const char *npzs__rule_id(int rule);
 
 static inline uint16_t npzs__le16(const uint8_t *b) { return (uint16_t)(b[0] | (b[1] << 8)); }
 static inline uint32_t npzs__le32(const uint8_t *b) {

@@ -125,7 +125,7 @@ static int grow(npzs_parser *p, size_t used) {
     size_t ncap = p->hash_cap ? p->hash_cap : 64;
     while (used * 4 > ncap * 3) ncap *= 2;
     uint32_t *nh = npzs__alloc(p, ncap * sizeof *nh);
-    if (!nh) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for the name table");
+    if (!nh) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_NAME_TABLE);
     memset(nh, 0, ncap * sizeof *nh);
     uint32_t *old = p->hash;
     size_t ocap = p->hash_cap;
@@ -144,7 +144,7 @@ int npzs__names_add(npzs_parser *p, uint32_t member, int with_key) {
     r->hash[1] = with_key ? (uint32_t)npzs__siphash13(p->names_key, r->name, r->name_len - 4u) : 0;
     if (put(p, (member << 1) + 1, r->hash[0]) || (with_key && put(p, (member << 1) + 2, r->hash[1])))
         return npzs__fail(p, NPZS_E_DUPLICATE_NAME, p->rec_off,
-                          "member name or key already used (np.load would return only one of them)");
+                          NPZS_R_NAME_DUPLICATE);
     return 0;
 }
 

@@ -61,9 +61,10 @@ uint64_t npzs__content_want(const npzs_parser *p) {
 }
 
 /* Error at content position coff. */
-int npzs__fail_content(npzs_parser *p, int code, uint64_t coff, const char *msg) {
+int npzs__fail_content(npzs_parser *p, int code, uint64_t coff, int rule) {
+    if (p->err) return p->err; /* the first error stays, with its content offset */
     uint64_t off = p->c.direct ? p->c.base + coff : p->c.base;
-    int rc = npzs__fail(p, code, off, msg);
+    int rc = npzs__fail(p, code, off, rule);
     p->err_coff = coff;
     return rc;
 }
@@ -73,7 +74,7 @@ static int grow(npzs_parser *p, void **buf, size_t *cap, size_t need) {
     size_t n = *cap ? *cap : 256;
     while (n < need) n = n > SIZE_MAX / 2 ? need : n * 2;
     void *nb = npzs__alloc(p, n);
-    if (!nb) return npzs__fail(p, NPZS_E_NOMEM, p->consumed, "allocating the header buffer failed");
+    if (!nb) return npzs__fail(p, NPZS_E_NOMEM, p->consumed, NPZS_R_NOMEM_HEADER);
     npzs__free(p, *buf);
     *buf = nb;
     *cap = n;
@@ -85,7 +86,7 @@ static int preamble(npzs_parser *p) {
     npzs_content *c = &p->c;
     if (c->pre_len == 8) { /* the magic was checked byte by byte as it arrived */
         if (!((c->pre[6] == 1 || c->pre[6] == 2 || c->pre[6] == 3) && c->pre[7] == 0))
-            return npzs__fail_content(p, NPZS_E_BAD_VERSION, 6, "unsupported .npy version (only 1.0, 2.0, 3.0)");
+            return npzs__fail_content(p, NPZS_E_BAD_VERSION, 6, NPZS_R_NPY_VERSION);
         c->pre_need = c->pre[6] == 1 ? 10 : 12;
         return 0;
     }
@@ -93,7 +94,7 @@ static int preamble(npzs_parser *p) {
     uint64_t maxb = p->lim.max_header_size;
     if (c->pre[6] == 3) maxb = maxb > UINT64_MAX / 4 ? UINT64_MAX : maxb * 4; /* chars counted after decoding */
     if (hlen > maxb)
-        return npzs__fail_content(p, NPZS_E_HEADER_TOO_LARGE, 8, "the .npy header is larger than max_header_size");
+        return npzs__fail_content(p, NPZS_E_HEADER_TOO_LARGE, 8, NPZS_R_HDR_TOO_LARGE_BYTES);
     c->hlen = (size_t)hlen;
     /* hdr holds the preamble and the text: the member's raw bytes up to its data */
     if (grow(p, (void **)&c->hdr, &c->hdr_cap, c->pre_len + c->hlen + 1) < 0) return p->err;
@@ -119,7 +120,7 @@ static int header_complete(npzs_parser *p) {
     uint64_t need = c->head_len + c->info.nbytes;
     if (need > p->lim.max_total_bytes || p->total_out > p->lim.max_total_bytes - need)
         return npzs__fail_content(p, NPZS_E_LIMIT, c->pre_len,
-                                  "the array is larger than max_total_bytes allows");
+                                  NPZS_R_LIMIT_TOTAL_ARRAY);
     c->state = NPZS_C_HEADER_EVENT;
     return 0;
 }
@@ -150,8 +151,7 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
                     /* not npy: a blob; the staged bytes are emitted first */
                     if (c->must_be_npy)
                         return npzs__fail(p, NPZS_E_ZIP_UNSUPPORTED, p->rec_off,
-                                          "a stored member with a data descriptor must be a .npy "
-                                          "(its end cannot be found otherwise)");
+                                          NPZS_R_DD_BLOB);
                     c->kind = NPZS_KIND_BLOB;
                     c->state = c->pre_len ? NPZS_C_BLOB_STAGED : NPZS_C_BLOB;
                     break;
@@ -172,7 +172,7 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
                 /* reject a wrong magic at its first byte, not after 8 */
                 if (c->pre_len < 6 && buf[i] != npy_magic[c->pre_len])
                     return npzs__fail_content(p, NPZS_E_BAD_MAGIC, 0,
-                                              "not a .npy file: the magic is not \\x93NUMPY");
+                                              NPZS_R_MAGIC_NPY);
                 c->pre[c->pre_len++] = buf[i++];
                 c->pos++;
                 if (c->pre_len == 8 || c->pre_len == c->pre_need) {
@@ -219,9 +219,13 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
         }
         case NPZS_C_DONE:
             if (i == len) goto need;
+            if (c->top && (p->lim.lenient & NPZS_LENIENT_NPY_TRAILING)) { /* the driver's tail takes them */
+                *used = i;
+                return NPZS_NEED_INPUT;
+            }
             return npzs__fail_content(p, NPZS_E_TRAILING_DATA, c->pos,
-                                      c->top ? "bytes after the end of the array"
-                                             : "member content continues after the end of the array");
+                                      c->top ? NPZS_R_NPY_TRAIL
+                                             : NPZS_R_ZIP_MEMBER_TRAIL);
         case NPZS_C_BLOB_STAGED:
             c->state = NPZS_C_BLOB;
             ev->type = NPZS_EV_BLOB;
@@ -250,7 +254,7 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
             return NPZS_EVENT;
         }
         default:
-            return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, "corrupt content state");
+            return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_CONTENT_STATE);
         }
     }
 need:
@@ -273,9 +277,9 @@ int npzs__content_end(npzs_parser *p, npzs_event *ev) {
     case NPZS_C_PRE:
     case NPZS_C_HDR:
     case NPZS_C_DATA:
-        if (c->top) return npzs__fail(p, NPZS_E_TRUNCATED, p->consumed, "input ended inside the array");
+        if (c->top) return npzs__fail(p, NPZS_E_TRUNCATED, p->consumed, NPZS_R_TRUNC_ARRAY);
         return npzs__fail(p, NPZS_E_SIZE_MISMATCH, p->consumed,
-                          "member content ends before the array its .npy header declares");
+                          NPZS_R_ZIP_CONTENT_SHORT);
     case NPZS_C_HEADER_EVENT:
     case NPZS_C_BLOB_STAGED: {
         size_t used;
@@ -309,10 +313,34 @@ typedef struct hp {
     uint32_t groups;
     int has_object;
     size_t obj_at;       /* the first object type string */
+    int quiet;           /* failures are not recorded (dup_keys' look-ahead) */
 } hp;
 
-static int hfail(hp *h, int code, size_t at, const char *msg) {
-    return npzs__fail_content(h->p, code, h->text_off + at, msg);
+/* A syntax error at a byte that shows why better than the check that met it: whitespace NumPy
+ * accepts and the grammar does not, a string prefix (u'', b'', r''...), or a second string where
+ * a ',' or ':' was expected (implicit concatenation).  All three are strict rules. */
+static int why(const hp *h, size_t at, int rule) {
+    if (at >= h->n) return rule;
+    uint8_t b = h->s[at];
+    if (b == '\r' || b == '\f' || b == '\v') return NPZS_R_HDR_WS_CHAR;
+    if (b == '#') return NPZS_R_HDR_COMMENT;
+    if (b == '\\' && at + 1 < h->n && (h->s[at + 1] == '\n' || h->s[at + 1] == '\r')) return NPZS_R_HDR_CONTINUATION;
+    if (strchr("uUrRbBfF", b) && b) {
+        size_t j = at + 1;
+        if (j < h->n && strchr("uUrRbBfF", h->s[j]) && h->s[j]) j++;
+        if (j < h->n && (h->s[j] == '\'' || h->s[j] == '"')) return NPZS_R_STR_PREFIX;
+    }
+    if ((b == '\'' || b == '"') &&
+        (rule == NPZS_R_HDR_DICT_COMMA || rule == NPZS_R_HDR_DICT_COLON || rule == NPZS_R_DESCR_LIST_COMMA ||
+         rule == NPZS_R_DESCR_NAME_COMMA || rule == NPZS_R_DESCR_FIELD_CLOSE || rule == NPZS_R_DESCR_TITLE_COMMA ||
+         rule == NPZS_R_DESCR_TITLE_CLOSE || rule == NPZS_R_DESCR_SUB_COMMA))
+        return NPZS_R_STR_CONCAT;
+    return rule;
+}
+
+static int hfail(hp *h, int code, size_t at, int rule) {
+    if (h->quiet) return -1; /* a look-ahead (dup_keys): the parser reports errors where it meets them */
+    return npzs__fail_content(h->p, code, h->text_off + at, why(h, at, rule));
 }
 
 static void ws(hp *h) {
@@ -321,9 +349,9 @@ static void ws(hp *h) {
 
 static int peek(hp *h) { return h->i < h->n ? h->s[h->i] : -1; }
 
-static int expect(hp *h, int ch, int code, const char *msg) {
+static int expect(hp *h, int ch, int code, int rule) {
     ws(h);
-    if (peek(h) != ch) return hfail(h, code, h->i, msg);
+    if (peek(h) != ch) return hfail(h, code, h->i, rule);
     h->i++;
     return 0;
 }
@@ -352,14 +380,14 @@ static void put_utf8(hp *h, uint32_t cp) {
 static int str(hp *h, uint32_t *off, uint32_t *len) {
     ws(h);
     int q = peek(h);
-    if (q != '\'' && q != '"') return hfail(h, NPZS_E_BAD_HEADER, h->i, "expected a quoted string");
+    if (q != '\'' && q != '"') return hfail(h, NPZS_E_BAD_HEADER, h->i, NPZS_R_STR_EXPECTED);
     size_t start = h->i;
     h->i++;
     if (h->i + 1 < h->n && h->s[h->i] == q && h->s[h->i + 1] == q)
-        return hfail(h, NPZS_E_BAD_HEADER, start, "triple-quoted strings are not accepted");
+        return hfail(h, NPZS_E_BAD_HEADER, start, NPZS_R_STR_TRIPLE);
     *off = (uint32_t)h->sc_len;
     for (;;) {
-        if (h->i >= h->n) return hfail(h, NPZS_E_BAD_HEADER, start, "unterminated string");
+        if (h->i >= h->n) return hfail(h, NPZS_E_BAD_HEADER, start, NPZS_R_STR_UNTERMINATED);
         uint8_t b = h->s[h->i];
         if (b == q) { h->i++; break; }
         if (b >= 0x20 && b < 0x7F && b != '\\') { /* a run of plain ASCII: copied at once */
@@ -371,10 +399,10 @@ static int str(hp *h, uint32_t *off, uint32_t *len) {
             continue;
         }
         if (b < 0x20 || b == 0x7F)
-            return hfail(h, NPZS_E_BAD_HEADER, h->i, "control character inside a string");
+            return hfail(h, NPZS_E_BAD_HEADER, h->i, NPZS_R_STR_CONTROL);
         if (b == '\\') {
             size_t at = h->i;
-            if (h->i + 1 >= h->n) return hfail(h, NPZS_E_BAD_HEADER, at, "unterminated string");
+            if (h->i + 1 >= h->n) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_STR_UNTERMINATED);
             int e = h->s[h->i + 1];
             int nd = 0;
             uint32_t cp = 0;
@@ -388,17 +416,17 @@ static int str(hp *h, uint32_t *off, uint32_t *len) {
             case 'x': nd = 2; break;
             case 'u': nd = 4; break;
             case 'U': nd = 8; break;
-            default: return hfail(h, NPZS_E_BAD_HEADER, at, "escape sequence not written by repr()");
+            default: return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_STR_ESCAPE);
             }
             h->i += 2;
             if (nd) {
-                if (h->i + (size_t)nd > h->n) return hfail(h, NPZS_E_BAD_HEADER, at, "truncated escape");
+                if (h->i + (size_t)nd > h->n) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_STR_ESCAPE_SHORT);
                 for (int k = 0; k < nd; k++) {
                     int v = hexval(h->s[h->i + (size_t)k]);
-                    if (v < 0) return hfail(h, NPZS_E_BAD_HEADER, at, "bad hex digit in an escape");
+                    if (v < 0) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_STR_ESCAPE_HEX);
                     cp = cp * 16 + (uint32_t)v;
                 }
-                if (cp > 0x10FFFF) return hfail(h, NPZS_E_BAD_HEADER, at, "escape beyond U+10FFFF");
+                if (cp > 0x10FFFF) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_STR_ESCAPE_RANGE);
                 h->i += (size_t)nd;
             }
             put_utf8(h, cp);
@@ -426,8 +454,8 @@ static int integer(hp *h, int code, uint64_t *v) {
     ws(h);
     size_t at = h->i;
     int ch = peek(h);
-    if (ch == '-' || ch == '+') return hfail(h, code, at, ch == '-' ? "negative number" : "unary plus");
-    if (ch < '0' || ch > '9') return hfail(h, code, at, "expected a decimal integer");
+    if (ch == '-' || ch == '+') return hfail(h, code, at, ch == '-' ? NPZS_R_INT_NEGATIVE : NPZS_R_INT_PLUS);
+    if (ch < '0' || ch > '9') return hfail(h, code, at, NPZS_R_INT_EXPECTED);
     uint64_t x = 0;
     int ovf = 0;
     while (h->i < h->n && h->s[h->i] >= '0' && h->s[h->i] <= '9') {
@@ -436,11 +464,11 @@ static int integer(hp *h, int code, uint64_t *v) {
         else x = x * 10 + d;
         h->i++;
     }
-    if (h->s[at] == '0' && h->i - at > 1) return hfail(h, code, at, "leading zeros in an integer");
+    if (h->s[at] == '0' && h->i - at > 1) return hfail(h, code, at, NPZS_R_INT_LEADING_ZERO);
     ch = peek(h);
     if (ch == 'x' || ch == 'X' || ch == 'o' || ch == 'O' || ch == 'b' || ch == 'B' || ch == '_' ||
         ch == '.' || ch == 'e' || ch == 'E' || ch == 'j' || ch == 'J' || ch == 'l')
-        return hfail(h, code, at, "only plain decimal integers are accepted");
+        return hfail(h, code, at, NPZS_R_INT_NOT_DECIMAL);
     if (!h->v3) { /* Python-2 long suffix, as NumPy's _filter_header removes it */
         size_t j = h->i;
         while (j < h->n && (h->s[j] == ' ' || h->s[j] == '\t')) j++;
@@ -448,27 +476,32 @@ static int integer(hp *h, int code, uint64_t *v) {
     }
     ch = peek(h);
     if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')
-        return hfail(h, code, at, "unexpected characters after an integer");
-    if (ovf) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "integer larger than 2**63-1");
+        return hfail(h, code, at, NPZS_R_INT_SUFFIX);
+    if (ovf) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, NPZS_R_INT_TOO_LARGE);
     *v = x;
     return 0;
 }
 
-/* Tuple of non-negative ints: shape or a subarray shape.  Returns ndim. */
+/* Tuple of non-negative ints: the array's shape (code bad_shape) or a field's or subarray's shape
+ * (code bad_header, where NumPy also takes a bare integer: "(3)" is 3 there, a strict rule). */
 static int int_tuple(hp *h, int code, uint64_t *dims, size_t *dims_at, uint32_t maxdims, uint32_t *ndim) {
-    if (expect(h, '(', code, "expected a tuple") < 0) return -1;
+    int field = code != NPZS_E_BAD_SHAPE;
+    ws(h);
+    h->i++; /* the callers saw the '(' */
     size_t open_at = h->i - 1;
     uint32_t k = 0;
     int comma = 0;
     for (;;) {
         ws(h);
         if (peek(h) == ')') {
-            if (k == 1 && !comma) return hfail(h, code, open_at, "not a tuple: (n) needs a trailing comma");
+            if (k == 1 && !comma)
+                return hfail(h, code, open_at, field ? NPZS_R_FIELD_TUPLE_NO_COMMA : NPZS_R_TUPLE_NO_COMMA);
             h->i++;
             break;
         }
-        if (k > 0 && !comma) return hfail(h, code, h->i, "expected ',' or ')'");
-        if (k == maxdims) return hfail(h, code, h->i, "too many dimensions");
+        if (k > 0 && !comma) return hfail(h, code, h->i, field ? NPZS_R_FIELD_TUPLE_COMMA : NPZS_R_TUPLE_COMMA);
+        if (k == maxdims) /* bad_shape in a field too: max_ndim is the limit of both */
+            return hfail(h, NPZS_E_BAD_SHAPE, h->i, field ? NPZS_R_FIELD_NDIM : NPZS_R_NDIM);
         uint64_t v;
         ws(h);
         if (dims_at) dims_at[k] = h->i;
@@ -485,11 +518,11 @@ static int int_tuple(hp *h, int code, uint64_t *dims, size_t *dims_at, uint32_t 
 static int add_name(hp *h, uint32_t group, uint32_t off, uint32_t len, size_t at) {
     if (h->nnames == h->names_cap) {
         if (h->nnames >= h->p->lim.max_fields)
-            return hfail(h, NPZS_E_LIMIT, at, "too many field names (max_fields)");
+            return hfail(h, NPZS_E_LIMIT, at, NPZS_R_LIMIT_FIELDS);
         size_t ncap = h->names_cap ? h->names_cap * 2 : 64;
         if (ncap > h->p->lim.max_fields) ncap = h->p->lim.max_fields;
         name_ref *nn = npzs__alloc(h->p, ncap * sizeof *nn);
-        if (!nn) return npzs__fail(h->p, NPZS_E_NOMEM, h->p->consumed, "allocating the field list failed");
+        if (!nn) return npzs__fail(h->p, NPZS_E_NOMEM, h->p->consumed, NPZS_R_NOMEM_FIELDS);
         if (h->nnames) memcpy(nn, h->names, h->nnames * sizeof *nn);
         npzs__free(h->p, h->names);
         h->names = nn;
@@ -516,11 +549,11 @@ static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *i
     const uint8_t *t = h->sc + off;
     size_t n = len, i = 0;
     *is_void = 0;
-    if (n == 0) return hfail(h, NPZS_E_BAD_HEADER, at, "empty descr");
+    if (n == 0) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_EMPTY);
     int order = t[0];
     if (order != '<' && order != '>' && order != '|' && order != '=') order = 0;
     else i = 1;
-    if (i >= n) return hfail(h, NPZS_E_BAD_HEADER, at, "descr has no type");
+    if (i >= n) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_NO_TYPE);
     int kind = t[i++];
     /* object arrays first: whatever follows, this is the pickle path */
     if (kind == 'O') {
@@ -531,7 +564,7 @@ static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *i
             if (out) strcpy(out, "|O");
             return 0;
         }
-        return hfail(h, NPZS_E_BAD_HEADER, at, "malformed object type");
+        return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_OBJECT_FORM);
     }
     /* size digits */
     size_t ds = i;
@@ -543,9 +576,9 @@ static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *i
         i++;
     }
     size_t nd = i - ds;
-    if (nd == 0) return hfail(h, NPZS_E_BAD_HEADER, at, "descr needs an explicit size (aliases are refused)");
-    if (nd > 1 && t[ds] == '0') return hfail(h, NPZS_E_BAD_HEADER, at, "leading zero in the descr size");
-    if (!order) return hfail(h, NPZS_E_BAD_HEADER, at, "descr needs a byte-order character");
+    if (nd == 0) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_NO_SIZE);
+    if (nd > 1 && t[ds] == '0') return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_SIZE_ZERO);
+    if (!order) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_NO_ORDER);
     int one_byte_ok = 0; /* byte order irrelevant: written as '|' */
     uint64_t isz = 0;
     switch (kind) {
@@ -556,31 +589,31 @@ static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *i
     case 'f': if (sz != 2 && sz != 4 && sz != 8 && sz != 16) goto badsize; isz = sz; break;
     case 'c': if (sz != 8 && sz != 16 && sz != 32) goto badsize; isz = sz; break;
     case 'S': case 'V':
-        if (ovf || sz > ITEMSIZE_MAX) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "string/void size too large");
+        if (ovf || sz > ITEMSIZE_MAX) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, NPZS_R_DESCR_SV_SIZE);
         isz = sz; one_byte_ok = 1; break;
     case 'U':
-        if (ovf || sz > ITEMSIZE_MAX / 4) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "unicode size too large");
+        if (ovf || sz > ITEMSIZE_MAX / 4) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, NPZS_R_DESCR_U_SIZE);
         isz = sz * 4; break;
     case 'M': case 'm':
         if (sz != 8) goto badsize;
         isz = 8; break;
     default:
-        return hfail(h, NPZS_E_BAD_HEADER, at, "unknown type code in descr");
+        return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_CODE);
     }
     /* datetime unit */
     size_t unit_start = i, unit_end = i;
     if (kind == 'M' || kind == 'm') {
         if (i < n) {
-            if (t[i] != '[' || t[n - 1] != ']') return hfail(h, NPZS_E_BAD_HEADER, at, "malformed datetime unit");
+            if (t[i] != '[' || t[n - 1] != ']') return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_DT_FORM);
             size_t j = i + 1, e = n - 1;
             size_t ms = j;
             uint64_t mult = 0;
             while (j < e && t[j] >= '0' && t[j] <= '9') {
-                if (mult > 100000000) return hfail(h, NPZS_E_BAD_HEADER, at, "datetime multiplier too large");
+                if (mult > 100000000) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_DT_MULT_LARGE);
                 mult = mult * 10 + (uint64_t)(t[j] - '0');
                 j++;
             }
-            if (j > ms && (t[ms] == '0')) return hfail(h, NPZS_E_BAD_HEADER, at, "bad datetime multiplier");
+            if (j > ms && (t[ms] == '0')) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_DT_MULT);
             size_t ul = e - j;
             const char *u = (const char *)t + j;
             static const char *const units[] = {"Y", "M", "W", "D", "h", "m", "s", "ms", "us",
@@ -588,18 +621,18 @@ static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *i
             int ok = 0;
             for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
                 if (strlen(units[k]) == ul && memcmp(units[k], u, ul) == 0) ok = 1 + (int)k;
-            if (!ok) return hfail(h, NPZS_E_BAD_HEADER, at, "unknown datetime unit");
-            if (ok == 14 && j > ms) return hfail(h, NPZS_E_BAD_HEADER, at, "generic unit with a multiplier");
+            if (!ok) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_DT_UNIT);
+            if (ok == 14 && j > ms) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_DT_GENERIC);
             if (ok == 14) { unit_start = unit_end = n; } /* [generic] prints as plain M8 */
             else if (j > ms && mult == 1) { unit_start = j; unit_end = e; } /* [1s] prints as [s] */
             else { unit_start = ms; unit_end = e; }
             i = n;
         }
     }
-    if (i != n) return hfail(h, NPZS_E_BAD_HEADER, at, "unexpected characters in descr");
+    if (i != n) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_TEXT);
     /* byte order: '<' or '>' for multi-byte numbers; '|'/'=' mean "native" there, refused */
     if (!one_byte_ok && (order == '|' || order == '='))
-        return hfail(h, NPZS_E_BAD_HEADER, at, "native byte order ('|' or '=') on a multi-byte type");
+        return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_NATIVE);
     *itemsize = isz;
     *is_void = (kind == 'V' ? T_VOID : 0) | (sz == 0 && (kind == 'S' || kind == 'U' || kind == 'V') ? T_UNSIZED : 0) |
                (kind == 'U' ? T_UNICODE : 0);
@@ -618,7 +651,7 @@ static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *i
     }
     return 0;
 badsize:
-    return hfail(h, NPZS_E_BAD_HEADER, at, "unsupported size for this type code");
+    return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_BAD_SIZE);
 }
 
 /* ---- structured descr: an iterative parser ----------------------------------------------
@@ -651,24 +684,24 @@ typedef struct dframe {
  * as the type itself (with a FutureWarning), 2.x as a (1,) subarray. */
 static int apply_shape(hp *h, uint64_t *isz, int *tflags, const uint64_t *dims, uint32_t nd, int bare, size_t at) {
     if (*tflags & T_UNSIZED) {
-        if (!bare) return hfail(h, NPZS_E_BAD_HEADER, at, "a zero-size type takes its width as an integer, not a tuple");
+        if (!bare) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_WIDTH_TUPLE);
         uint64_t w = dims[0], max = (*tflags & T_UNICODE) ? ITEMSIZE_MAX / 4 : ITEMSIZE_MAX;
-        if (w > max) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "string/void size too large");
+        if (w > max) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, NPZS_R_DESCR_WIDTH_SIZE);
         *isz = (*tflags & T_UNICODE) ? 4 * w : w;
         *tflags &= ~T_UNSIZED;
         return 0;
     }
     if (bare && dims[0] == 1)
-        return hfail(h, NPZS_E_BAD_HEADER, at, "a field shape of 1 (NumPy 1.x: no subarray, 2.x: shape (1,)); write (1,) or leave it out");
+        return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_SHAPE_ONE);
     uint64_t items = 1;
     for (uint32_t k = 0; k < nd; k++) {
-        if (dims[k] > ITEMSIZE_MAX) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "a subarray dimension does not fit a C int");
+        if (dims[k] > ITEMSIZE_MAX) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, NPZS_R_DESCR_DIM);
         if (dims[k] && items > UINT64_C(0x7FFFFFFFFFFFFFFF) / dims[k])
-            return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "subarray element count overflows");
+            return hfail(h, NPZS_E_SIZE_OVERFLOW, at, NPZS_R_DESCR_COUNT_OVF);
         items *= dims[k];
     }
-    if (items > ITEMSIZE_MAX) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "subarray element count does not fit a C int");
-    if (items && *isz > ITEMSIZE_MAX / items) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, "field size too large");
+    if (items > ITEMSIZE_MAX) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, NPZS_R_DESCR_COUNT);
+    if (items && *isz > ITEMSIZE_MAX / items) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, NPZS_R_DESCR_FIELD_SIZE);
     *isz *= items;
     *tflags &= ~T_UNSIZED;
     return 0;
@@ -686,9 +719,9 @@ static int shape_value(hp *h, uint64_t *dims, uint32_t *nd, int *bare) {
 /* A list is refused at its '[' when too deep; a subarray at its base type (begin_type). */
 static int push(hp *h, dframe *fr, uint32_t *sp, int kind, uint32_t depth, uint32_t group) {
     if (kind == F_LIST && depth > h->p->lim.max_depth)
-        return hfail(h, NPZS_E_LIMIT, h->i, "dtype nesting deeper than max_depth");
+        return hfail(h, NPZS_E_LIMIT, h->i, NPZS_R_LIMIT_DEPTH);
     if (*sp >= 2 * h->p->lim.max_depth + 1) /* cannot happen: depth grows with every second frame */
-        return npzs__fail(h->p, NPZS_E_BAD_CALL, h->p->consumed, "descr parser stack overflow");
+        return npzs__fail(h->p, NPZS_E_BAD_CALL, h->p->consumed, NPZS_R_CALL_DESCR_STACK);
     dframe *f = &fr[(*sp)++];
     memset(f, 0, sizeof *f);
     f->kind = (uint8_t)kind;
@@ -703,7 +736,7 @@ static int push(hp *h, dframe *fr, uint32_t *sp, int kind, uint32_t depth, uint3
 static int begin_type(hp *h, dframe *fr, uint32_t *sp, uint32_t d, uint64_t *rsize, int *rflags) {
     ws(h);
     int ch = peek(h);
-    if (d > h->p->lim.max_depth) return hfail(h, NPZS_E_LIMIT, h->i, "dtype nesting deeper than max_depth");
+    if (d > h->p->lim.max_depth) return hfail(h, NPZS_E_LIMIT, h->i, NPZS_R_LIMIT_DEPTH);
     if (ch == '\'' || ch == '"') {
         size_t at = h->i;
         uint32_t off, len;
@@ -719,7 +752,7 @@ static int begin_type(hp *h, dframe *fr, uint32_t *sp, uint32_t d, uint64_t *rsi
         fr[*sp - 1].at = at;
         return 1;
     }
-    return hfail(h, NPZS_E_BAD_HEADER, h->i, "expected a type string, a field list or a subarray tuple");
+    return hfail(h, NPZS_E_BAD_HEADER, h->i, NPZS_R_DESCR_TYPE_FORM);
 }
 
 /* The field list at h->i (the descr value); *itemsize the struct's size. */
@@ -731,7 +764,7 @@ static int descr_list(hp *h, uint64_t *itemsize) {
         npzs__free(h->p, c->frames);
         c->frames_cap = 0;
         if (!(c->frames = npzs__alloc(h->p, need)))
-            return npzs__fail(h->p, NPZS_E_NOMEM, h->p->consumed, "allocating the descr parser's stack failed");
+            return npzs__fail(h->p, NPZS_E_NOMEM, h->p->consumed, NPZS_R_NOMEM_DESCR);
         c->frames_cap = need;
     }
     dframe *fr = c->frames;
@@ -745,17 +778,18 @@ static int descr_list(hp *h, uint64_t *itemsize) {
         switch (f->kind) {
         case F_LIST:
             if (f->stage == 0) {
-                if (expect(h, '[', NPZS_E_BAD_HEADER, "expected '['") < 0) return -1;
+                ws(h);
+                h->i++; /* the '[' that begin_type or the header's dict saw */
                 f->group = h->groups++;
                 f->stage = 1;
             } else if (f->stage == 2) { /* a field was completed */
-                if (rsize > ITEMSIZE_MAX - f->size) return hfail(h, NPZS_E_SIZE_OVERFLOW, f->at, "structured itemsize too large");
+                if (rsize > ITEMSIZE_MAX - f->size) return hfail(h, NPZS_E_SIZE_OVERFLOW, f->at, NPZS_R_DESCR_STRUCT_SIZE);
                 f->size += rsize;
                 f->stage = 1;
             }
             ws(h);
             if (!f->first && peek(h) != ']') {
-                if (peek(h) != ',') return hfail(h, NPZS_E_BAD_HEADER, h->i, "expected ',' or ']' in a field list");
+                if (peek(h) != ',') return hfail(h, NPZS_E_BAD_HEADER, h->i, NPZS_R_DESCR_LIST_COMMA);
                 h->i++;
                 ws(h);
             }
@@ -774,26 +808,28 @@ static int descr_list(hp *h, uint64_t *itemsize) {
 
         case F_FIELD:
             if (f->stage == 0) {
-                if (expect(h, '(', NPZS_E_BAD_HEADER, "a field must be a tuple") < 0) return -1;
+                if (expect(h, '(', NPZS_E_BAD_HEADER, NPZS_R_DESCR_FIELD_TUPLE) < 0) return -1;
                 ws(h);
                 f->name_at = h->i;
                 if (peek(h) == '(') {
                     h->i++;
                     ws(h);
                     f->title_at = h->i;
+                    if (peek(h) != '\'' && peek(h) != '"' && !strchr("uUrRbBfF", peek(h) > 0 ? peek(h) : 'x'))
+                        return hfail(h, NPZS_E_BAD_HEADER, h->i, NPZS_R_DESCR_TITLE_TYPE);
                     if (str(h, &f->toff, &f->tlen) < 0) return -1;
-                    if (expect(h, ',', NPZS_E_BAD_HEADER, "expected ',' between title and name") < 0) return -1;
+                    if (expect(h, ',', NPZS_E_BAD_HEADER, NPZS_R_DESCR_TITLE_COMMA) < 0) return -1;
                     ws(h);
                     f->name_at = h->i;
                     if (str(h, &f->noff, &f->nlen) < 0) return -1;
                     ws(h);
                     if (peek(h) == ',') h->i++;
-                    if (expect(h, ')', NPZS_E_BAD_HEADER, "expected ')' after (title, name)") < 0) return -1;
+                    if (expect(h, ')', NPZS_E_BAD_HEADER, NPZS_R_DESCR_TITLE_CLOSE) < 0) return -1;
                     f->titled = 1;
                 } else if (str(h, &f->noff, &f->nlen) < 0) {
                     return -1;
                 }
-                if (expect(h, ',', NPZS_E_BAD_HEADER, "expected ',' after a field name") < 0) return -1;
+                if (expect(h, ',', NPZS_E_BAD_HEADER, NPZS_R_DESCR_NAME_COMMA) < 0) return -1;
                 f->stage = 1;
                 if ((r = begin_type(h, fr, &sp, f->depth, &rsize, &rflags)) < 0) return -1;
                 if (r) continue;
@@ -816,11 +852,11 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                     if (peek(h) == ',') h->i++;
                 }
             }
-            if (expect(h, ')', NPZS_E_BAD_HEADER, "expected ')' at the end of a field") < 0) return -1;
+            if (expect(h, ')', NPZS_E_BAD_HEADER, NPZS_R_DESCR_FIELD_CLOSE) < 0) return -1;
             if (f->nlen == 0) {
                 /* padding: its bytes count, it has no name */
                 if (!(f->tflags & T_VOID) || f->titled)
-                    return hfail(h, NPZS_E_BAD_HEADER, f->name_at, "empty field name on a non-padding field");
+                    return hfail(h, NPZS_E_BAD_HEADER, f->name_at, NPZS_R_DESCR_EMPTY_NAME);
             } else {
                 if (add_name(h, f->group, f->noff, f->nlen, f->name_at) < 0) return -1;
                 if (f->titled && add_name(h, f->group, f->toff, f->tlen, f->title_at) < 0) return -1;
@@ -840,11 +876,11 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                 uint64_t dims[NPZS_MAX_NDIM], isz = rsize;
                 uint32_t nd;
                 int bare, tflags = rflags;
-                if (expect(h, ',', NPZS_E_BAD_HEADER, "expected ',' in a subarray type") < 0) return -1;
+                if (expect(h, ',', NPZS_E_BAD_HEADER, NPZS_R_DESCR_SUB_COMMA) < 0) return -1;
                 if (shape_value(h, dims, &nd, &bare) < 0) return -1;
                 ws(h);
                 if (peek(h) == ',') h->i++;
-                if (expect(h, ')', NPZS_E_BAD_HEADER, "expected ')' after a subarray type") < 0) return -1;
+                if (expect(h, ')', NPZS_E_BAD_HEADER, NPZS_R_DESCR_SUB_CLOSE) < 0) return -1;
                 if (apply_shape(h, &isz, &tflags, dims, nd, bare, f->at) < 0) return -1;
                 rsize = isz;
                 rflags = tflags;
@@ -852,7 +888,7 @@ static int descr_list(hp *h, uint64_t *itemsize) {
             sp--;
             continue;
         }
-        return npzs__fail(h->p, NPZS_E_BAD_CALL, h->p->consumed, "corrupt descr parser frame");
+        return npzs__fail(h->p, NPZS_E_BAD_CALL, h->p->consumed, NPZS_R_CALL_DESCR_FRAME);
     }
 }
 
@@ -1009,7 +1045,7 @@ static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr
         if (d == 0) { zero = 1; continue; }
         if (acc > UINT64_C(0x7FFFFFFFFFFFFFFF) / d)
             return npzs__fail_content(p, NPZS_E_SIZE_OVERFLOW, h->text_off + dim_at[k],
-                                      "the array size overflows a 64-bit signed integer");
+                                      NPZS_R_HDR_ARRAY_SIZE);
         acc *= d;
     }
     uint64_t count = 1;
@@ -1041,6 +1077,57 @@ static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr
     return 0;
 }
 
+/* Duplicate keys, found before any value is checked: NumPy keeps the last value of a key, so a
+ * bad first value followed by a good one loads there.  A scan of the dict's top level from h->i
+ * (after the '{'): strings followed by ':' are keys, brackets nest, strings are skipped with their
+ * escapes.  A key is decoded by str() as the parser reads it.  Anything the scan does not
+ * understand ends it; the parser then reports the error where it meets it. */
+static int dup_keys(hp *h) {
+    size_t save = h->i, sc = h->sc_len;
+    int depth = 0, seen[3] = {0, 0, 0};
+    h->quiet = 1;
+    static const char *const keys[3] = {"descr", "fortran_order", "shape"};
+    static const int rules[3] = {NPZS_R_HDR_DUP_DESCR, NPZS_R_HDR_DUP_FORTRAN, NPZS_R_HDR_DUP_SHAPE};
+    int rc = 0;
+    while (h->i < h->n) {
+        uint8_t b = h->s[h->i];
+        if (b == '\'' || b == '"') {
+            size_t at = h->i;
+            if (depth > 0) { /* skip a string inside a value */
+                size_t j = h->i + 1;
+                while (j < h->n && h->s[j] != b) j += h->s[j] == '\\' ? 2 : 1;
+                if (j >= h->n) break;
+                h->i = j + 1;
+                continue;
+            }
+            uint32_t off, len;
+            if (str(h, &off, &len) < 0) break;
+            ws(h);
+            if (peek(h) != ':') continue;
+            for (int k = 0; k < 3; k++)
+                if (str_is(h, off, len, keys[k]) && seen[k]++) {
+                    h->quiet = 0;
+                    rc = hfail(h, NPZS_E_BAD_HEADER, at, rules[k]);
+                    goto done;
+                }
+            h->i++;
+            continue;
+        }
+        if (b == '(' || b == '[' || b == '{') depth++;
+        else if (b == ')' || b == ']' || b == '}') {
+            if (depth-- == 0) break;
+        }
+        h->i++;
+    }
+done:
+    h->quiet = 0;
+    if (rc == 0) { /* the parser starts again where the scan started */
+        h->i = save;
+        h->sc_len = sc;
+    }
+    return rc;
+}
+
 int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off) {
     return npzs__parse_header_mode(p, s, n, v3, text_off, NPZS__HDR_AUTO);
 }
@@ -1059,10 +1146,10 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
     if (v3) {
         size_t bad = 0;
         long cps = utf8_count(s, n, &bad);
-        if (cps < 0) return hfail(&h, NPZS_E_BAD_HEADER, bad, "v3.0 header is not valid UTF-8");
+        if (cps < 0) return hfail(&h, NPZS_E_BAD_HEADER, bad, NPZS_R_HDR_UTF8);
         if ((uint64_t)cps > p->lim.max_header_size)
             return npzs__fail_content(p, NPZS_E_HEADER_TOO_LARGE, 8,
-                                      "the .npy header has more characters than max_header_size");
+                                      NPZS_R_HDR_TOO_LARGE_CHARS);
     }
     /* scratch: decoded strings never exceed 2 bytes per header byte; the UTF-8 copy of
      * the descr text (for the HEADER event) needs as much again */
@@ -1086,8 +1173,9 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
     }
 
     while (h.i < n && (s[h.i] == ' ' || s[h.i] == '\t')) h.i++;
-    if (h.i >= n || s[h.i] != '{') return hfail(&h, NPZS_E_BAD_HEADER, h.i, "the header is not a dict literal");
+    if (h.i >= n || s[h.i] != '{') return hfail(&h, NPZS_E_BAD_HEADER, h.i, NPZS_R_HDR_NOT_DICT);
     h.i++;
+    if (dup_keys(&h) < 0) return p->err;
     int seen_descr = 0, seen_fo = 0, seen_shape = 0;
     size_t descr_at = 0, descr_end = 0;
     uint64_t itemsize = 0;
@@ -1096,7 +1184,7 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
         ws(&h);
         if (peek(&h) == '}') break;
         if (!first) {
-            if (peek(&h) != ',') return hfail(&h, NPZS_E_BAD_HEADER, h.i, "expected ',' or '}'");
+            if (peek(&h) != ',') return hfail(&h, NPZS_E_BAD_HEADER, h.i, NPZS_R_HDR_DICT_COMMA);
             h.i++;
             ws(&h);
             if (peek(&h) == '}') break;
@@ -1105,11 +1193,11 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
         size_t key_at = h.i;
         uint32_t koff, klen;
         if (str(&h, &koff, &klen) < 0) return p->err;
-        if (expect(&h, ':', NPZS_E_BAD_HEADER, "expected ':' after a key") < 0) return p->err;
+        if (expect(&h, ':', NPZS_E_BAD_HEADER, NPZS_R_HDR_DICT_COLON) < 0) return p->err;
         ws(&h);
         size_t vat = h.i;
         if (str_is(&h, koff, klen, "descr")) {
-            if (seen_descr++) return hfail(&h, NPZS_E_BAD_HEADER, key_at, "duplicate key 'descr'");
+            if (seen_descr++) return hfail(&h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_DUP_DESCR);
             descr_at = vat;
             int ch = peek(&h);
             if (ch == '\'' || ch == '"') {
@@ -1122,32 +1210,36 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
                 if (descr_list(&h, &itemsize) < 0) return p->err;
                 c->info.structured = 1;
             } else {
-                return hfail(&h, NPZS_E_BAD_HEADER, vat, "descr must be a type string or a field list");
+                return hfail(&h, NPZS_E_BAD_HEADER, vat, NPZS_R_HDR_DESCR_FORM);
             }
             descr_end = h.i;
         } else if (str_is(&h, koff, klen, "fortran_order")) {
-            if (seen_fo++) return hfail(&h, NPZS_E_BAD_HEADER, key_at, "duplicate key 'fortran_order'");
+            if (seen_fo++) return hfail(&h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_DUP_FORTRAN);
             if (h.i + 4 <= n && memcmp(s + h.i, "True", 4) == 0) { c->info.fortran_order = 1; h.i += 4; }
             else if (h.i + 5 <= n && memcmp(s + h.i, "False", 5) == 0) { c->info.fortran_order = 0; h.i += 5; }
-            else return hfail(&h, NPZS_E_BAD_HEADER, vat, "fortran_order must be True or False");
+            else return hfail(&h, NPZS_E_BAD_HEADER, vat, peek(&h) == '(' ? NPZS_R_HDR_PAREN : NPZS_R_HDR_FORTRAN);
             int ch = peek(&h);
             if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')
-                return hfail(&h, NPZS_E_BAD_HEADER, vat, "fortran_order must be True or False");
+                return hfail(&h, NPZS_E_BAD_HEADER, vat, NPZS_R_HDR_FORTRAN);
         } else if (str_is(&h, koff, klen, "shape")) {
-            if (seen_shape++) return hfail(&h, NPZS_E_BAD_HEADER, key_at, "duplicate key 'shape'");
-            if (peek(&h) != '(') return hfail(&h, NPZS_E_BAD_SHAPE, vat, "shape must be a tuple");
+            if (seen_shape++) return hfail(&h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_DUP_SHAPE);
+            if (peek(&h) != '(') return hfail(&h, NPZS_E_BAD_SHAPE, vat, NPZS_R_HDR_SHAPE_TUPLE);
             if (int_tuple(&h, NPZS_E_BAD_SHAPE, c->shape, dim_at, p->lim.max_ndim, &c->info.ndim) < 0) return p->err;
         } else {
-            return hfail(&h, NPZS_E_BAD_HEADER, key_at, "unknown key (only descr, fortran_order, shape)");
+            return hfail(&h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_KEY);
         }
     }
     size_t close_at = h.i;
     h.i++;
     if (!seen_descr || !seen_fo || !seen_shape)
-        return hfail(&h, NPZS_E_BAD_HEADER, close_at, "the header lacks one of descr, fortran_order, shape");
+        return hfail(&h, NPZS_E_BAD_HEADER, close_at, NPZS_R_HDR_MISSING_KEY);
     while (h.i < n && (s[h.i] == ' ' || s[h.i] == '\t')) h.i++;
-    if (h.i < n && s[h.i] == '\n') h.i++;
-    if (h.i != n) return hfail(&h, NPZS_E_BAD_HEADER, h.i, "unexpected text after the header dict");
+    if (h.i < n && s[h.i] == '\n') {
+        h.i++;
+        if (p->lim.lenient & NPZS_LENIENT_HEADER_NEWLINE) /* "}\n" then the padding (npyjs) */
+            while (h.i < n && s[h.i] == ' ') h.i++;
+    }
+    if (h.i != n) return hfail(&h, NPZS_E_BAD_HEADER, h.i, NPZS_R_HDR_AFTER_DICT);
 
     /* duplicate field names or titles within one field list */
     if (h.nnames > 1) {
@@ -1156,11 +1248,11 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
             name_ref *a = &h.names[k - 1], *b = &h.names[k];
             if (a->group == b->group && a->len == b->len && memcmp(h.sc + a->off, h.sc + b->off, a->len) == 0)
                 return hfail(&h, NPZS_E_BAD_HEADER, a->at > b->at ? a->at : b->at,
-                             "duplicate field name or title");
+                             NPZS_R_DESCR_DUP_NAME);
         }
     }
     if (h.has_object)
-        return hfail(&h, NPZS_E_PICKLE, h.obj_at, "object arrays are refused (they need pickle)");
+        return hfail(&h, NPZS_E_PICKLE, h.obj_at, NPZS_R_PICKLE);
     return header_finish(&h, itemsize, descr_at, descr_end, dim_at);
 }
 

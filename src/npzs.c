@@ -1,4 +1,5 @@
 /* npzs.c -- public API, errors, allocation, and the top-level driver. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,11 +31,27 @@ API const char *npzs_strerror(int code) {
     }
 }
 
-int npzs__fail(npzs_parser *p, int code, uint64_t off, const char *msg) {
+static const char *const rule_ids[] = {
+    NULL,
+#define X(name, id, msg) id,
+    NPZS_RULE_MAP(X)
+#undef X
+};
+static const char *const rule_msgs[] = {
+    NULL,
+#define X(name, id, msg) msg,
+    NPZS_RULE_MAP(X)
+#undef X
+};
+
+const char *npzs__rule_id(int rule) { return rule > 0 && rule < NPZS_R__END ? rule_ids[rule] : NULL; }
+
+int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule) {
     if (p->err) return p->err; /* the first error stays */
     p->err = code;
     p->err_off = off;
-    p->err_msg = msg ? msg : npzs_strerror(code);
+    p->err_rule = rule;
+    p->err_msg = rule > 0 && rule < NPZS_R__END ? rule_msgs[rule] : npzs_strerror(code);
     p->err_coff = NPZS_NO_OFFSET;
     p->err_member = (p->format == NPZS_FORMAT_NPY) ? 0 : -1;
     if (p->format == NPZS_FORMAT_NPZ && p->state >= NPZS_S_ZIP_LFH && p->state <= NPZS_S_ZIP_MEMBER_END)
@@ -52,6 +69,7 @@ API uint64_t npzs_error_offset(const npzs_parser *p) { return p ? p->err_off : 0
 API const char *npzs_error_message(const npzs_parser *p) {
     return p && p->err ? p->err_msg : "no error";
 }
+API const char *npzs_error_rule(const npzs_parser *p) { return p && p->err ? npzs__rule_id(p->err_rule) : NULL; }
 API long npzs_error_member(const npzs_parser *p) { return p && p->err ? p->err_member : -1; }
 API uint64_t npzs_error_content_offset(const npzs_parser *p) {
     return p && p->err ? p->err_coff : NPZS_NO_OFFSET;
@@ -75,6 +93,7 @@ API const char *npzs_error_member_name(const npzs_parser *p, size_t *len) {
 
 API npzs_format npzs_format_of(const npzs_parser *p) { return p ? p->format : NPZS_FORMAT_UNKNOWN; }
 API uint64_t npzs_consumed(const npzs_parser *p) { return p ? p->consumed : 0; }
+API uint64_t npzs_ignored_bytes(const npzs_parser *p) { return p ? p->ignored : 0; }
 
 static const char *const state_ids[] = {
 #define X(name, doc) #name,
@@ -114,8 +133,7 @@ void npzs__free(npzs_parser *p, void *ptr) {
 static void *def_alloc(void *o, size_t n) { (void)o; return malloc(n); }
 static void def_free(void *o, void *ptr) { (void)o; free(ptr); }
 
-API void npzs_limits_default(npzs_limits *lim) {
-    if (!lim) return;
+static void limits_default(npzs_limits *lim) {
     memset(lim, 0, sizeof *lim);
     lim->max_header_size = 10000;
     lim->max_ndim = 32;
@@ -128,19 +146,39 @@ API void npzs_limits_default(npzs_limits *lim) {
     lim->inflate_window = 256 * 1024;
 }
 
-API npzs_parser *npzs_new(const npzs_limits *lim, const npzs_allocator *alloc) {
+/* The size of npzs_limits in 0.1.0 (up to inflate_window), which the unversioned entry points
+ * npzs_new and npzs_limits_default of 0.1.0 binaries read and write. */
+#define LIMITS_V010 (offsetof(npzs_limits, inflate_window) + sizeof(uint32_t))
+
+API unsigned long npzs_version(void) { return NPZS_VERSION_NUM; }
+
+API void npzs_limits_default_(npzs_limits *lim, size_t size) {
+    if (!lim || size < LIMITS_V010) return;
+    npzs_limits d;
+    limits_default(&d);
+    memcpy(lim, &d, size < sizeof d ? size : sizeof d);
+}
+
+#undef npzs_limits_default
+API void npzs_limits_default(npzs_limits *lim) { npzs_limits_default_(lim, LIMITS_V010); }
+
+API npzs_parser *npzs_new_(const npzs_limits *lim, size_t lim_size, const npzs_allocator *alloc) {
     npzs_allocator al = {def_alloc, def_free, NULL};
     if (alloc) {
         if (!alloc->alloc || !alloc->free) return NULL;
         al = *alloc;
     }
     npzs_limits l;
-    if (lim) l = *lim;
-    else npzs_limits_default(&l);
+    limits_default(&l);
+    if (lim) {
+        if (lim_size < LIMITS_V010 || lim_size > sizeof l) return NULL;
+        memcpy(&l, lim, lim_size);
+    }
     if (l.max_header_size == 0 || l.max_header_size > (UINT64_C(1) << 30) || l.max_ndim > NPZS_MAX_NDIM ||
         l.max_fields == 0 || l.max_depth == 0 || l.max_depth > 1000 || l.max_members == 0 ||
         l.max_members > UINT32_C(0x7FFFFFFF) || l.max_name_len == 0 || l.max_name_len > 65535 ||
-        l.max_extra_len > 65535 || l.inflate_window == 0)
+        l.max_extra_len > 65535 || l.inflate_window == 0 ||
+        (l.lenient & ~(uint32_t)(NPZS_LENIENT_NPY_TRAILING | NPZS_LENIENT_HEADER_NEWLINE)))
         return NULL;
     npzs_parser *p = al.alloc(al.opaque, sizeof *p);
     if (!p) return NULL;
@@ -152,6 +190,11 @@ API npzs_parser *npzs_new(const npzs_limits *lim, const npzs_allocator *alloc) {
     p->err_coff = NPZS_NO_OFFSET;
     npzs__names_seed(p);
     return p;
+}
+
+#undef npzs_new
+API npzs_parser *npzs_new(const npzs_limits *lim, const npzs_allocator *alloc) {
+    return npzs_new_(lim, LIMITS_V010, alloc);
 }
 
 API void npzs_free(npzs_parser *p) {
@@ -207,20 +250,30 @@ static int npy_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             ev->crc32 = npzs__crc32_combine(p->c.crc_head, p->c.crc_data, p->c.data_len);
             return NPZS_EVENT;
         case NPZS_S_NPY_TAIL:
+            if (avail && (p->lim.lenient & NPZS_LENIENT_NPY_TRAILING)) { /* consumed, never read */
+                in->pos += avail;
+                p->consumed += avail;
+                p->ignored += avail;
+                avail = 0;
+            }
             if (avail)
-                return npzs__fail(p, NPZS_E_TRAILING_DATA, p->consumed, "bytes after the end of the array");
+                return npzs__fail(p, NPZS_E_TRAILING_DATA, p->consumed, NPZS_R_NPY_TRAIL);
             if (!p->finished) return NPZS_NEED_INPUT;
             p->state = NPZS_S_END_EMIT;
             return NPZS__CONTINUE;
         default:
-            return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, "corrupt parser state");
+            return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_STATE);
         }
     }
 }
 
+static int trail_rule(const npzs_parser *p) {
+    return p->format == NPZS_FORMAT_NPY ? NPZS_R_NPY_TRAIL_AFTER_END : NPZS_R_ZIP_TRAIL_AFTER_END;
+}
+
 API int npzs_next(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     if (!p || !ev || (in && (in->pos > in->size || (!in->src && in->size))))
-        return p ? npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, "bad argument") : NPZS_E_BAD_CALL;
+        return p ? npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_ARG) : NPZS_E_BAD_CALL;
     if (p->state <= NPZS_S__BASE || p->state >= NPZS_S__END) return NPZS_E_BAD_CALL;
     if (p->err) return p->err;
     memset(ev, 0, sizeof *ev);
@@ -231,7 +284,7 @@ API int npzs_next(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         case NPZS_S_START:
             if (!avail) {
                 if (!p->finished) return NPZS_NEED_INPUT;
-                return npzs__fail(p, NPZS_E_TRUNCATED, 0, "empty input");
+                return npzs__fail(p, NPZS_E_TRUNCATED, 0, NPZS_R_TRUNC_EMPTY);
             }
             {
                 uint8_t b = ((const uint8_t *)in->src)[in->pos];
@@ -250,7 +303,7 @@ API int npzs_next(npzs_parser *p, npzs_in *in, npzs_event *ev) {
                     p->state = NPZS_S_ZIP_SIG;
                     continue;
                 }
-                return npzs__fail(p, NPZS_E_BAD_MAGIC, 0, "not a .npy or .npz file");
+                return npzs__fail(p, NPZS_E_BAD_MAGIC, 0, NPZS_R_MAGIC_FIRST);
             }
         case NPZS_S_NPY_CONTENT:
         case NPZS_S_NPY_MEMBER_END:
@@ -261,7 +314,7 @@ API int npzs_next(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         }
         case NPZS_S_END_EMIT:
             if (in && in->pos < in->size)
-                return npzs__fail(p, NPZS_E_TRAILING_DATA, p->consumed, "bytes after the end");
+                return npzs__fail(p, NPZS_E_TRAILING_DATA, p->consumed, trail_rule(p));
             p->state = NPZS_S_DONE;
             ev->type = NPZS_EV_END;
             ev->offset = p->consumed;
@@ -270,7 +323,7 @@ API int npzs_next(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             return NPZS_EVENT;
         case NPZS_S_DONE:
             if (in && in->pos < in->size)
-                return npzs__fail(p, NPZS_E_TRAILING_DATA, p->consumed, "bytes after the end");
+                return npzs__fail(p, NPZS_E_TRAILING_DATA, p->consumed, trail_rule(p));
             return NPZS_DONE;
         case NPZS_S_FAILED:
             return p->err;

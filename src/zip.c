@@ -55,7 +55,7 @@ static int tail_reserve(npzs_parser *p, size_t more) {
     while (cap < need && cap < NPZS_TAIL_MAX) cap *= 2;
     if (cap > NPZS_TAIL_MAX) cap = NPZS_TAIL_MAX;
     uint8_t *t = npzs__alloc(p, cap);
-    if (!t) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for the end-record search");
+    if (!t) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_TAIL);
     if (p->tail_len) memcpy(t, p->tail, (size_t)p->tail_len); /* not a ring yet: tail_len <= tail_cap */
     npzs__free(p, p->tail);
     p->tail = t;
@@ -115,11 +115,11 @@ static inline int take_var(npzs_parser *p, npzs_in *in, uint8_t *buf, size_t n) 
 }
 
 static int need_more(npzs_parser *p) {
-    if (p->finished) return npzs__fail(p, NPZS_E_TRUNCATED, p->consumed, "input ended inside the archive");
+    if (p->finished) return npzs__fail(p, NPZS_E_TRUNCATED, p->consumed, NPZS_R_TRUNC_ARCHIVE);
     return NPZS_NEED_INPUT;
 }
 
-static int bad(npzs_parser *p, int code, const char *msg) { return npzs__fail(p, code, p->rec_off, msg); }
+static int bad(npzs_parser *p, int code, int rule) { return npzs__fail(p, code, p->rec_off, rule); }
 
 /* ---- member records, names ---------------------------------------------------- */
 
@@ -127,9 +127,9 @@ static int ensure(npzs_parser *p, void **buf, size_t *cap, size_t need, size_t e
     if (*cap >= need) return 0;
     size_t n = *cap ? *cap : 16;
     while (n < need) n *= 2;
-    if (n > SIZE_MAX / elem) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "allocation too large");
+    if (n > SIZE_MAX / elem) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_RECORDS_SIZE);
     void *nb = npzs__alloc(p, n * elem);
-    if (!nb) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for member records");
+    if (!nb) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_RECORDS);
     if (*cap) memcpy(nb, *buf, *cap * elem);
     npzs__free(p, *buf);
     *buf = nb;
@@ -139,22 +139,30 @@ static int ensure(npzs_parser *p, void **buf, size_t *cap, size_t need, size_t e
 
 /* ---- extra fields ---------------------------------------------------------------- */
 
-/* Strict TLV walk.  Sets z64 and z64_len to the ZIP64 field when there is one. */
-static int walk_extra(npzs_parser *p, const uint8_t *x, size_t n, const uint8_t **z64, size_t *z64_len) {
+/* Strict TLV walk of a local (local != 0) or central extra field block.  Sets z64 and z64_len to
+ * the ZIP64 field when there is one.  1-3 bytes after the last field are accepted when they are
+ * zero (writers that align member data pad with zero bytes: 4 of them read as an empty field with
+ * id 0; zipfile's _decodeExtra stops at fewer than 4 bytes whatever they hold). */
+static int walk_extra(npzs_parser *p, const uint8_t *x, size_t n, int local, const uint8_t **z64, size_t *z64_len) {
     size_t i = 0;
     *z64 = NULL;
     *z64_len = 0;
     while (i < n) {
-        if (n - i < 4) return bad(p, NPZS_E_ZIP_BAD_HEADER, "extra field: leftover bytes after the last field");
+        if (n - i < 4) {
+            for (; i < n; i++)
+                if (x[i]) return bad(p, NPZS_E_ZIP_BAD_HEADER, NPZS_R_EXTRA_LEFTOVER);
+            break;
+        }
         uint16_t id = npzs__le16(x + i), len = npzs__le16(x + i + 2);
-        if (len > n - i - 4) return bad(p, NPZS_E_ZIP_BAD_HEADER, "extra field: a field runs past the block");
+        if (len > n - i - 4) /* zipfile reads central extra fields only */
+            return bad(p, NPZS_E_ZIP_BAD_HEADER, local ? NPZS_R_EXTRA_OVERRUN_LOCAL : NPZS_R_EXTRA_OVERRUN);
         if (id == 0x0001) {
-            if (*z64) return bad(p, NPZS_E_ZIP_BAD_HEADER, "extra field: two ZIP64 fields");
+            if (*z64) return bad(p, NPZS_E_ZIP_BAD_HEADER, NPZS_R_EXTRA_TWO_ZIP64);
             *z64 = x + i + 4;
             *z64_len = len;
         } else if (id == 0x7075 || id == 0x6375) {
             return bad(p, NPZS_E_ZIP_UNSUPPORTED,
-                       "Info-ZIP Unicode path/comment extra field (readers disagree on which name wins)");
+                       NPZS_R_EXTRA_UNICODE);
         }
         i += 4u + len;
     }
@@ -164,21 +172,21 @@ static int walk_extra(npzs_parser *p, const uint8_t *x, size_t n, const uint8_t 
 static int check_name(npzs_parser *p, const uint8_t *s, size_t n, unsigned flags) {
     int ascii = 1;
     for (size_t i = 0; i < n; i++) {
-        if (s[i] == 0) return bad(p, NPZS_E_BAD_NAME, "member name contains a NUL byte");
-        if (s[i] < 0x20 || s[i] == 0x7F) return bad(p, NPZS_E_BAD_NAME, "member name contains a control character");
-        if (s[i] == '\\') return bad(p, NPZS_E_BAD_NAME, "member name contains a backslash");
+        if (s[i] == 0) return bad(p, NPZS_E_BAD_NAME, NPZS_R_NAME_NUL);
+        if (s[i] < 0x20 || s[i] == 0x7F) return bad(p, NPZS_E_BAD_NAME, NPZS_R_NAME_CONTROL);
+        if (s[i] == '\\') return bad(p, NPZS_E_BAD_NAME, NPZS_R_NAME_BACKSLASH);
         if (s[i] >= 0x80) ascii = 0;
         /* a ".." path component */
         if (s[i] == '.' && i + 1 < n && s[i + 1] == '.' && (i == 0 || s[i - 1] == '/') && (i + 2 == n || s[i + 2] == '/'))
-            return bad(p, NPZS_E_BAD_NAME, "member name has a '..' path component");
+            return bad(p, NPZS_E_BAD_NAME, NPZS_R_NAME_DOTDOT);
     }
-    if (s[0] == '/') return bad(p, NPZS_E_BAD_NAME, "member name is an absolute path");
+    if (s[0] == '/') return bad(p, NPZS_E_BAD_NAME, NPZS_R_NAME_ABSOLUTE);
     if (n == 4 && memcmp(s, ".npy", 4) == 0)
-        return bad(p, NPZS_E_BAD_NAME, "member name '.npy' gives the empty np.load key");
-    if (s[n - 1] == '/') return bad(p, NPZS_E_BAD_NAME, "member name ends with '/' (a directory entry)");
+        return bad(p, NPZS_E_BAD_NAME, NPZS_R_NAME_EMPTY_KEY);
+    if (s[n - 1] == '/') return bad(p, NPZS_E_BAD_NAME, NPZS_R_NAME_DIRECTORY);
     if (!ascii && !(flags & FLAG_UTF8))
-        return bad(p, NPZS_E_BAD_NAME, "non-ASCII member name without the UTF-8 flag (bit 11)");
-    if (!ascii && !npzs__utf8_valid(s, n)) return bad(p, NPZS_E_BAD_NAME, "member name is not valid UTF-8");
+        return bad(p, NPZS_E_BAD_NAME, NPZS_R_NAME_CP437);
+    if (!ascii && !npzs__utf8_valid(s, n)) return bad(p, NPZS_E_BAD_NAME, NPZS_R_NAME_UTF8);
     return 0;
 }
 
@@ -194,25 +202,25 @@ static int lfh_fixed(npzs_parser *p) {
     p->l_usize32 = npzs__le32(b + 22);
     p->l_name_len = npzs__le16(b + 26);
     p->l_extra_len = npzs__le16(b + 28);
-    if (p->members >= p->lim.max_members) return bad(p, NPZS_E_LIMIT, "more members than max_members");
-    if ((ver & 0xFF) > 63) return bad(p, NPZS_E_ZIP_UNSUPPORTED, "local header needs a ZIP version above 6.3");
+    if (p->members >= p->lim.max_members) return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_MEMBERS);
+    if ((ver & 0xFF) > 63) return bad(p, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_ZIP_LFH_VERSION);
     if (p->l_flags & (FLAG_ENCRYPTED | FLAG_STRONG | FLAG_MASKED))
-        return bad(p, NPZS_E_ZIP_UNSUPPORTED, "encrypted member");
-    if (p->l_flags & FLAG_PATCHED) return bad(p, NPZS_E_ZIP_UNSUPPORTED, "patched data (flag bit 5)");
+        return bad(p, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_ZIP_ENCRYPTED);
+    if (p->l_flags & FLAG_PATCHED) return bad(p, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_ZIP_PATCHED);
     if (p->l_method != NPZS_METHOD_STORED && p->l_method != NPZS_METHOD_DEFLATED)
-        return bad(p, NPZS_E_ZIP_UNSUPPORTED, "compression method other than stored or deflate");
+        return bad(p, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_ZIP_METHOD);
     unsigned allowed = FLAG_DD | FLAG_UTF8 | (p->l_method == NPZS_METHOD_DEFLATED ? 0x0006u : 0u);
-    if (p->l_flags & ~allowed) return bad(p, NPZS_E_ZIP_UNSUPPORTED, "unknown general purpose flag bits");
-    if (p->l_name_len == 0) return bad(p, NPZS_E_BAD_NAME, "empty member name");
-    if (p->l_name_len > p->lim.max_name_len) return bad(p, NPZS_E_LIMIT, "member name longer than max_name_len");
-    if (p->l_extra_len > p->lim.max_extra_len) return bad(p, NPZS_E_LIMIT, "extra field longer than max_extra_len");
+    if (p->l_flags & ~allowed) return bad(p, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_ZIP_FLAGS);
+    if (p->l_name_len == 0) return bad(p, NPZS_E_BAD_NAME, NPZS_R_NAME_EMPTY);
+    if (p->l_name_len > p->lim.max_name_len) return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_NAME);
+    if (p->l_extra_len > p->lim.max_extra_len) return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_EXTRA);
     if (!p->name) {
         p->name = npzs__alloc(p, p->lim.max_name_len);
-        if (!p->name) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for the name buffer");
+        if (!p->name) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_NAME);
     }
     if (!p->extra && p->lim.max_extra_len) {
         p->extra = npzs__alloc(p, p->lim.max_extra_len);
-        if (!p->extra) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for the extra buffer");
+        if (!p->extra) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_EXTRA);
     }
     return 0;
 }
@@ -222,13 +230,13 @@ static int lfh_complete(npzs_parser *p) {
     if (check_name(p, p->name, p->l_name_len, p->l_flags) < 0) return p->err;
     const uint8_t *z;
     size_t zl;
-    if (walk_extra(p, p->extra, p->l_extra_len, &z, &zl) < 0) return p->err;
+    if (walk_extra(p, p->extra, p->l_extra_len, 1, &z, &zl) < 0) return p->err;
     p->l_z64 = z != NULL;
     p->l_z64_usize = p->l_z64_csize = 0;
     if (z) {
         if (zl != 16)
             return bad(p, NPZS_E_ZIP_BAD_HEADER,
-                       "local ZIP64 extra field must hold both sizes (16 bytes)");
+                       NPZS_R_EXTRA_ZIP64_LOCAL);
         p->l_z64_usize = npzs__le64(z);
         p->l_z64_csize = npzs__le64(z + 8);
     }
@@ -239,11 +247,11 @@ static int lfh_complete(npzs_parser *p) {
         p->l_usize = (p->l_usize32 == 0xFFFFFFFFu && z) ? p->l_z64_usize : p->l_usize32;
         if (z && ((p->l_z64_csize && p->l_z64_csize != p->l_csize) ||
                   (p->l_z64_usize && p->l_z64_usize != p->l_usize)))
-            return bad(p, NPZS_E_ZIP_BAD_HEADER, "local header sizes disagree with its ZIP64 extra field");
+            return bad(p, NPZS_E_ZIP_BAD_HEADER, NPZS_R_LFH_ZIP64_SIZES);
         if (p->l_method == NPZS_METHOD_STORED && p->l_csize != p->l_usize)
-            return bad(p, NPZS_E_ZIP_BAD_HEADER, "stored member with different compressed and uncompressed sizes");
+            return bad(p, NPZS_E_ZIP_BAD_HEADER, NPZS_R_LFH_STORED_SIZES);
         if (p->l_usize > p->lim.max_total_bytes || p->total_out > p->lim.max_total_bytes - p->l_usize)
-            return bad(p, NPZS_E_LIMIT, "member larger than max_total_bytes allows");
+            return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_TOTAL_MEMBER);
     }
     /* remember it */
     uint32_t m = p->members;
@@ -251,14 +259,14 @@ static int lfh_complete(npzs_parser *p) {
         size_t c = m >> NPZS_REC_SHIFT;
         if (ensure(p, (void **)&p->recs, &p->recs_cap, c + 1, sizeof *p->recs) < 0) return p->err;
         p->recs[c] = npzs__alloc(p, NPZS_REC_CHUNK * sizeof **p->recs);
-        if (!p->recs[c]) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for member records");
+        if (!p->recs[c]) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_RECORDS);
         p->recs_chunks = c + 1;
     }
     npzs_block *b = p->names;
     if (!b || b->size - b->used < p->l_name_len) {
         size_t sz = p->l_name_len > 16384 ? p->l_name_len : 16384;
         b = npzs__alloc(p, sizeof *b + sz);
-        if (!b) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for member names");
+        if (!b) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_NAMES);
         b->next = p->names;
         b->used = 0;
         b->size = sz;
@@ -291,7 +299,7 @@ static void z_free(voidpf opaque, voidpf ptr) { npzs__free((npzs_parser *)opaque
 static int inflate_begin(npzs_parser *p) {
     if (!p->win) {
         p->win = npzs__alloc(p, p->lim.inflate_window);
-        if (!p->win) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, "out of memory for the inflate window");
+        if (!p->win) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_WINDOW);
     }
     if (!p->zs_init) {
         memset(&p->zs, 0, sizeof p->zs);
@@ -300,11 +308,11 @@ static int inflate_begin(npzs_parser *p) {
         p->zs.opaque = p;
         int rc = inflateInit2(&p->zs, -15);
         if (rc != Z_OK)
-            return npzs__fail(p, rc == Z_MEM_ERROR ? NPZS_E_NOMEM : NPZS_E_INFLATE, p->rec_off,
-                              "inflateInit2 failed");
+            return npzs__fail(p, rc == Z_MEM_ERROR ? NPZS_E_NOMEM : NPZS_E_BAD_CALL, p->rec_off,
+                              rc == Z_MEM_ERROR ? NPZS_R_NOMEM_INFLATE : NPZS_R_CALL_ZLIB);
         p->zs_init = 1;
     } else if (inflateReset(&p->zs) != Z_OK) {
-        return npzs__fail(p, NPZS_E_INFLATE, p->rec_off, "inflateReset failed");
+        return npzs__fail(p, NPZS_E_BAD_CALL, p->rec_off, NPZS_R_CALL_ZLIB);
     }
     p->win_len = p->win_pos = 0;
     p->zin_pos = p->zin_len = 0;
@@ -330,7 +338,7 @@ static int inflate_begin(npzs_parser *p) {
 static int zin_take(npzs_parser *p, npzs_in *in, size_t k) {
     if (!p->zin) {
         p->zin = npzs__alloc(p, NPZS_ZIN_SIZE);
-        if (!p->zin) return npzs__fail(p, NPZS_E_NOMEM, p->data_start, "out of memory for the inflate input");
+        if (!p->zin) return npzs__fail(p, NPZS_E_NOMEM, p->data_start, NPZS_R_NOMEM_ZIN);
     }
     if (p->zin_pos && k > NPZS_ZIN_SIZE - p->zin_len) { /* compact to make room */
         memmove(p->zin, p->zin + p->zin_pos, p->zin_len - p->zin_pos);
@@ -381,15 +389,15 @@ static int check_local(npzs_parser *p, uint64_t off) {
     uint32_t crc = member_crc(p);
     uint64_t us = p->c.pos, cs = p->data_in;
     if ((!p->l_dd || p->l_crc) && p->l_crc != crc)
-        return npzs__fail(p, NPZS_E_CRC_MISMATCH, off, "CRC-32 differs from the local header's");
+        return npzs__fail(p, NPZS_E_CRC_MISMATCH, off, NPZS_R_CRC_LOCAL);
     if (p->l_dd) {
         /* deferred sizes: 0, or 0xFFFFFFFF with a ZIP64 field, or the real value */
         if (p->l_csize32 && !(p->l_csize32 == 0xFFFFFFFFu && p->l_z64) && p->l_csize32 != cs)
-            return npzs__fail(p, NPZS_E_SIZE_MISMATCH, off, "compressed size differs from the local header's");
+            return npzs__fail(p, NPZS_E_SIZE_MISMATCH, off, NPZS_R_SIZE_LOCAL_C);
         if (p->l_usize32 && !(p->l_usize32 == 0xFFFFFFFFu && p->l_z64) && p->l_usize32 != us)
-            return npzs__fail(p, NPZS_E_SIZE_MISMATCH, off, "size differs from the local header's");
+            return npzs__fail(p, NPZS_E_SIZE_MISMATCH, off, NPZS_R_SIZE_LOCAL_U);
         if (p->l_z64 && ((p->l_z64_csize && p->l_z64_csize != cs) || (p->l_z64_usize && p->l_z64_usize != us)))
-            return npzs__fail(p, NPZS_E_SIZE_MISMATCH, off, "sizes differ from the local ZIP64 extra field");
+            return npzs__fail(p, NPZS_E_SIZE_MISMATCH, off, NPZS_R_SIZE_LOCAL_Z64);
     }
     return 0;
 }
@@ -413,23 +421,23 @@ static int bind_end(npzs_parser *p) {
         int st = npzs__zf_locate(&v, variant, &e);
         if (st == NPZS_ZF_MULTIDISK)
             return npzs__fail(p, NPZS_E_ZIP_UNSUPPORTED, e.at,
-                              "zipfile reads the bytes before the end record as a ZIP64 locator for several disks");
+                              NPZS_R_EOCD_FIND_MULTIDISK);
         if (st)
             return npzs__fail(p, NPZS_E_CD_MISMATCH, e.at, (variant & NPZS_ZF_FIXED64)
-                                  ? "zipfile's end-record search (with the gh-139700 fix) fails on this archive"
-                                  : "zipfile's end-record search fails on this archive");
+                                  ? NPZS_R_EOCD_FIND_FAILS_FIXED
+                                  : NPZS_R_EOCD_FIND_FAILS);
         if (e.eocd_off != p->eocd_off)
             return npzs__fail(p, NPZS_E_CD_MISMATCH, e.eocd_off,
-                              "zipfile's end-record search takes another end record (a signature after the real one)");
+                              NPZS_R_EOCD_FIND_OTHER);
         if (e.loc && !p->have_loc)
             return npzs__fail(p, NPZS_E_CD_MISMATCH, e.loc_off,
-                              "zipfile reads the bytes before the end record as a ZIP64 locator");
+                              NPZS_R_EOCD_FIND_LOCATOR);
         if (e.z64 != p->have_z64_eocd || (e.z64 && (e.z64_off != p->z64_off || e.loc_off != p->loc_off)))
             return npzs__fail(p, NPZS_E_CD_MISMATCH, e.z64 ? e.z64_off : p->z64_off,
-                              "zipfile takes another ZIP64 end record");
+                              NPZS_R_EOCD_FIND_Z64);
         if (e.cd_start != p->cd_start || e.cd_off != p->cd_start || e.cd_size != p->cd_end - p->cd_start)
             return npzs__fail(p, NPZS_E_CD_MISMATCH, p->eocd_off,
-                              "zipfile reads the central directory elsewhere");
+                              NPZS_R_EOCD_FIND_CD);
     }
     return 0;
 }
@@ -455,7 +463,7 @@ static int end_of_cd(npzs_parser *p) {
     if (p->phase == PH_LOCALS) p->cd_start = p->rec_off;
     p->cd_end = p->rec_off;
     if (p->cd_count != p->members)
-        return bad(p, NPZS_E_CD_MISMATCH, "the central directory lists fewer members than the stream holds");
+        return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_FEWER);
     return 0;
 }
 
@@ -474,7 +482,7 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
                 /* byte by byte, so that "not a zip" is reported at once */
                 while (p->stage_len < 4) {
                     if (!take(p, in, p->stage_len + 1)) return need_more(p);
-                    if (!sig_first_byte_ok(p)) return npzs__fail(p, NPZS_E_BAD_MAGIC, 0, "not a .npy or .npz file");
+                    if (!sig_first_byte_ok(p)) return npzs__fail(p, NPZS_E_BAD_MAGIC, 0, NPZS_R_MAGIC_FIRST);
                 }
             } else if (!take(p, in, 4)) {
                 return need_more(p);
@@ -502,8 +510,8 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
                 p->state = NPZS_S_ZIP_EOCD;
             } else {
                 return bad(p, NPZS_E_ZIP_BAD_HEADER,
-                           s == SIG_LFH ? "local header after the central directory"
-                                        : "unexpected record signature");
+                           s == SIG_LFH ? NPZS_R_LFH_AFTER_CD
+                                        : NPZS_R_SIG_UNEXPECTED);
             }
             continue;
         }
@@ -567,13 +575,13 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
                 size_t n = p->win_len - p->win_pos, used = 0;
                 uint64_t room = p->lim.max_total_bytes - p->total_out; /* total_out <= limit always */
                 if (p->c.pos >= room)
-                    return npzs__fail(p, NPZS_E_LIMIT, p->data_start, "inflated output exceeds max_total_bytes");
+                    return npzs__fail(p, NPZS_E_LIMIT, p->data_start, NPZS_R_LIMIT_TOTAL_INFLATE);
                 if (n > room - p->c.pos) n = (size_t)(room - p->c.pos);
                 /* content of a known size gets exactly that many bytes, whatever the window holds */
                 if (p->l_known) {
                     if (p->c.pos >= p->l_usize)
                         return npzs__fail(p, NPZS_E_SIZE_MISMATCH, p->data_start,
-                                          "inflated member is larger than the local header says");
+                                          NPZS_R_INFLATE_LONGER);
                     if (n > p->l_usize - p->c.pos) n = (size_t)(p->l_usize - p->c.pos);
                 }
                 int rc = npzs__content_feed(p, p->win + p->win_pos, n, 0, &used, ev);
@@ -583,7 +591,7 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
                 continue;
             }
             if (p->z_err)
-                return npzs__fail(p, NPZS_E_INFLATE, p->data_start, p->z_msg ? p->z_msg : "invalid deflate data");
+                return npzs__fail(p, NPZS_E_INFLATE, p->data_start, p->z_rule);
             if (p->z_end) { p->state = NPZS_S_ZIP_CONTENT_END; continue; }
             /* output cap: what the content can take (+1 to see an overrun), the declared
              * size (+1 likewise), the total limit */
@@ -645,15 +653,15 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
                 p->consumed -= p->zin_len - p->zin_pos;
                 p->zin_pos = p->zin_len = 0;
             } else if (zr == Z_MEM_ERROR) {
-                return npzs__fail(p, NPZS_E_NOMEM, p->data_start, "out of memory inside inflate");
+                return npzs__fail(p, NPZS_E_NOMEM, p->data_start, NPZS_R_NOMEM_INFLATE);
             } else if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT || zr == Z_STREAM_ERROR) {
                 p->z_err = 1;
-                p->z_msg = zr == Z_NEED_DICT ? "deflate stream needs a preset dictionary" : "invalid deflate data";
+                p->z_rule = NPZS_R_INFLATE_DATA; /* Z_NEED_DICT too: a raw deflate stream has no dictionary */
             } else if (!took && !made) {
                 /* no progress: inflate needs input */
                 if (p->l_known && p->data_in == p->l_csize)
                     return npzs__fail(p, NPZS_E_SIZE_MISMATCH, p->consumed,
-                                      "the deflate stream does not end at the member's compressed size");
+                                      NPZS_R_DEFLATE_SHORT);
                 return need_more(p);
             }
             continue;
@@ -665,10 +673,10 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             if (rc < 0) return rc;
             if (p->l_method == NPZS_METHOD_DEFLATED && p->l_known && p->data_in != p->l_csize)
                 return npzs__fail(p, NPZS_E_SIZE_MISMATCH, p->consumed,
-                                  "the deflate stream ends before the member's compressed size");
+                                  NPZS_R_DEFLATE_END_EARLY);
             if (p->l_known && p->c.pos != p->l_usize)
                 return npzs__fail(p, NPZS_E_SIZE_MISMATCH, p->consumed,
-                                  "inflated size differs from the local header's");
+                                  NPZS_R_INFLATE_SIZE);
             if (p->l_dd) {
                 p->stage_len = 0;
                 p->rec_off = p->consumed;
@@ -692,9 +700,9 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             uint32_t dcrc = npzs__le32(d);
             uint64_t dcs = w == 8 ? npzs__le64(d + 4) : npzs__le32(d + 4);
             uint64_t dus = w == 8 ? npzs__le64(d + 12) : npzs__le32(d + 8);
-            if (dcrc != crc) return bad(p, NPZS_E_CRC_MISMATCH, "CRC-32 differs from the data descriptor's");
+            if (dcrc != crc) return bad(p, NPZS_E_CRC_MISMATCH, NPZS_R_CRC_DD);
             if (dcs != p->data_in || dus != p->c.pos)
-                return bad(p, NPZS_E_SIZE_MISMATCH, "sizes differ from the data descriptor's");
+                return bad(p, NPZS_E_SIZE_MISMATCH, NPZS_R_SIZE_DD);
             if (check_local(p, p->rec_off) < 0) return p->err;
             p->state = NPZS_S_ZIP_MEMBER_END;
             continue;
@@ -727,7 +735,7 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             if (!take(p, in, CDH_SIZE)) return need_more(p);
             const uint8_t *b = p->stage;
             if (p->cd_count >= p->members)
-                return bad(p, NPZS_E_CD_MISMATCH, "central directory record without a local header in the stream");
+                return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_EXTRA_ENTRY);
             const npzs_record *r = npzs__rec(p, p->cd_count);
             p->c_flags = npzs__le16(b + 8);
             p->c_method = npzs__le16(b + 10);
@@ -740,12 +748,12 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             p->c_disk = npzs__le16(b + 34);
             p->c_off32 = npzs__le32(b + 42);
             if ((npzs__le16(b + 6) & 0xFF) > 63)
-                return bad(p, NPZS_E_ZIP_UNSUPPORTED, "central directory needs a ZIP version above 6.3");
-            if (p->c_flags != r->flags) return bad(p, NPZS_E_CD_MISMATCH, "central directory flags differ from the local header's");
-            if (p->c_method != r->method) return bad(p, NPZS_E_CD_MISMATCH, "central directory method differs from the local header's");
-            if (p->c_crc != r->crc) return bad(p, NPZS_E_CD_MISMATCH, "central directory CRC-32 differs from the member's");
-            if (p->c_name_len != r->name_len) return bad(p, NPZS_E_CD_MISMATCH, "central directory name differs from the local header's");
-            if (p->c_extra_len > p->lim.max_extra_len) return bad(p, NPZS_E_LIMIT, "extra field longer than max_extra_len");
+                return bad(p, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_ZIP_CD_VERSION);
+            if (p->c_flags != r->flags) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_FLAGS);
+            if (p->c_method != r->method) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_METHOD);
+            if (p->c_crc != r->crc) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_CRC);
+            if (p->c_name_len != r->name_len) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_NAME_LEN);
+            if (p->c_extra_len > p->lim.max_extra_len) return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_EXTRA_CD);
             if (tail_reserve(p, (size_t)p->c_name_len + p->c_extra_len + p->c_comment_len) < 0) return p->err;
             p->var_len = 0;
             p->state = NPZS_S_ZIP_CDH_NAME;
@@ -756,7 +764,7 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             if (!take_var(p, in, p->name, p->c_name_len)) return need_more(p);
             const npzs_record *r = npzs__rec(p, p->cd_count);
             if (memcmp(p->name, r->name, r->name_len) != 0)
-                return bad(p, NPZS_E_CD_MISMATCH, "central directory name differs from the local header's");
+                return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_NAME);
             p->var_len = 0;
             p->state = NPZS_S_ZIP_CDH_EXTRA;
             continue;
@@ -767,7 +775,7 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             const npzs_record *r = npzs__rec(p, p->cd_count);
             const uint8_t *z;
             size_t zl;
-            if (walk_extra(p, p->extra, p->c_extra_len, &z, &zl) < 0) return p->err;
+            if (walk_extra(p, p->extra, p->c_extra_len, 0, &z, &zl) < 0) return p->err;
             int su = p->c_usize32 == 0xFFFFFFFFu, sc = p->c_csize32 == 0xFFFFFFFFu;
             int so = p->c_off32 == 0xFFFFFFFFu, sd = p->c_disk == 0xFFFFu;
             size_t implied = 8u * (size_t)(su + sc + so) + 4u * (size_t)sd;
@@ -775,18 +783,18 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             if (z) {
                 if (zl != implied)
                     return bad(p, NPZS_E_ZIP_BAD_HEADER,
-                               "central ZIP64 extra field length differs from what its sentinels imply");
+                               NPZS_R_EXTRA_ZIP64_CENTRAL);
                 size_t k = 0;
                 if (su) { us = npzs__le64(z + k); k += 8; }
                 if (sc) { cs = npzs__le64(z + k); k += 8; }
                 if (so) { off = npzs__le64(z + k); k += 8; }
                 if (sd) { disk = npzs__le32(z + k); }
             }
-            if (disk != 0) return bad(p, NPZS_E_ZIP_UNSUPPORTED, "multi-disk archive");
+            if (disk != 0) return bad(p, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_DISK_CD);
             if (off != r->lfh_off)
-                return bad(p, NPZS_E_CD_MISMATCH, "central directory offset does not point at the member's local header");
+                return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_OFFSET);
             if (cs != r->csize || us != r->usize)
-                return bad(p, NPZS_E_CD_MISMATCH, "central directory sizes differ from the member's");
+                return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_SIZES);
             p->var_len = 0;
             p->state = NPZS_S_ZIP_CDH_COMMENT;
             continue;
@@ -802,18 +810,18 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         case NPZS_S_ZIP_Z64_EOCD: {
             if (!take(p, in, Z64_EOCD_SIZE)) return need_more(p);
             const uint8_t *b = p->stage;
-            if (npzs__le64(b + 4) < 44) return bad(p, NPZS_E_ZIP_BAD_HEADER, "ZIP64 end record too short");
+            if (npzs__le64(b + 4) < 44) return bad(p, NPZS_E_ZIP_BAD_HEADER, NPZS_R_Z64_SHORT);
             if (npzs__le64(b + 4) != 44)
-                return bad(p, NPZS_E_ZIP_UNSUPPORTED, "ZIP64 end record with extensible data");
+                return bad(p, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_Z64_EXTENSIBLE);
             if (npzs__le32(b + 16) != 0 || npzs__le32(b + 20) != 0)
-                return bad(p, NPZS_E_ZIP_UNSUPPORTED, "multi-disk archive");
+                return bad(p, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_DISK_Z64);
             p->z64_count = npzs__le64(b + 32);
             p->z64_cd_size = npzs__le64(b + 40);
             p->z64_cd_off = npzs__le64(b + 48);
             if (npzs__le64(b + 24) != p->members || p->z64_count != p->members)
-                return bad(p, NPZS_E_CD_MISMATCH, "ZIP64 end record member count differs from the stream");
+                return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_Z64_COUNT);
             if (p->z64_cd_size != p->cd_end - p->cd_start || p->z64_cd_off != p->cd_start)
-                return bad(p, NPZS_E_CD_MISMATCH, "ZIP64 end record: central directory size or offset is wrong");
+                return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_Z64_CD);
             p->have_z64_eocd = 1;
             p->z64_off = p->rec_off;
             p->phase = PH_Z64;
@@ -826,9 +834,9 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             if (!take(p, in, Z64_LOC_SIZE)) return need_more(p);
             const uint8_t *b = p->stage;
             if (npzs__le32(b + 4) != 0 || npzs__le32(b + 16) != 1)
-                return bad(p, NPZS_E_ZIP_UNSUPPORTED, "multi-disk archive");
+                return bad(p, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_DISK_LOC);
             if (npzs__le64(b + 8) != p->z64_off)
-                return bad(p, NPZS_E_CD_MISMATCH, "ZIP64 locator does not point at the ZIP64 end record");
+                return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_LOC_OFFSET);
             p->have_loc = 1;
             p->loc_off = p->rec_off;
             p->phase = PH_LOC;
@@ -845,13 +853,13 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             uint16_t nd = npzs__le16(b + 8), nt = npzs__le16(b + 10);
             uint32_t cs = npzs__le32(b + 12), co = npzs__le32(b + 16);
             if (!((disk == 0 || (z && disk == 0xFFFF)) && (cdisk == 0 || (z && cdisk == 0xFFFF))))
-                return bad(p, NPZS_E_ZIP_UNSUPPORTED, "multi-disk archive");
+                return bad(p, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_DISK_EOCD);
             if (!((nd == p->members || (z && nd == 0xFFFF)) && (nt == p->members || (z && nt == 0xFFFF))))
-                return bad(p, NPZS_E_CD_MISMATCH, "end record member count differs from the stream");
+                return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_EOCD_COUNT);
             if (!(cs == p->cd_end - p->cd_start || (z && cs == 0xFFFFFFFFu)))
-                return bad(p, NPZS_E_CD_MISMATCH, "end record central directory size is wrong");
+                return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_EOCD_CD_SIZE);
             if (!(co == p->cd_start || (z && co == 0xFFFFFFFFu)))
-                return bad(p, NPZS_E_CD_MISMATCH, "end record central directory offset is wrong");
+                return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_EOCD_CD_OFFSET);
             p->c_comment_len = npzs__le16(b + 20);
             p->eocd_off = p->rec_off;
             if (tail_reserve(p, p->c_comment_len) < 0) return p->err;
@@ -866,7 +874,7 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             while (p->var_len < p->c_comment_len) {
                 if (!avail && p->finished)
                     return npzs__fail(p, NPZS_E_TRUNCATED, p->consumed,
-                                      "input ended inside the archive comment (its length runs past the end)");
+                                      NPZS_R_COMMENT_PAST_END);
                 if (!avail) return NPZS_NEED_INPUT;
                 uint8_t c = ((const uint8_t *)in->src)[in->pos];
                 eat(p, in, NULL, 1);
@@ -875,20 +883,20 @@ int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
                 uint32_t w = p->comment_sig = (p->comment_sig << 8) | c;
                 if (w == 0x504B0102u || w == 0x504B0304u || w == 0x504B0506u || w == 0x504B0606u ||
                     w == 0x504B0607u || w == 0x504B0708u)
-                    return bad(p, NPZS_E_ZIP_BAD_HEADER, "the archive comment contains a ZIP record signature");
+                    return bad(p, NPZS_E_ZIP_BAD_HEADER, NPZS_R_COMMENT_SIG);
             }
             p->state = NPZS_S_ZIP_TAIL;
             continue;
 
         case NPZS_S_ZIP_TAIL:
-            if (avail) return npzs__fail(p, NPZS_E_TRAILING_DATA, p->consumed, "bytes after the end of the archive");
+            if (avail) return npzs__fail(p, NPZS_E_TRAILING_DATA, p->consumed, NPZS_R_ZIP_TRAIL);
             if (!p->finished) return NPZS_NEED_INPUT;
             if (bind_end(p) < 0) return p->err;
             p->state = NPZS_S_END_EMIT;
             return NPZS__CONTINUE;
 
         default:
-            return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, "corrupt parser state");
+            return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_STATE);
         }
     }
 }

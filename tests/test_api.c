@@ -17,6 +17,7 @@
  * Usage: test_api FILE...   Last line: "api: N passed, M failed".
  */
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -424,9 +425,50 @@ static void test_contract(void) {
     CHECK(npzs_next(p, NULL, &ev) == NPZS_DONE, "DONE after END");
     uint8_t extra = 0;
     npzs_in more = {&extra, 1, 0};
+    CHECK(npzs_error_rule(p) == NULL, "no rule before an error");
     CHECK(npzs_next(p, &more, &ev) == NPZS_E_TRAILING_DATA, "a byte after END is trailing data");
+    CHECK(npzs_error_rule(p) && strcmp(npzs_error_rule(p), "S-NPY-TRAIL.after-end") == 0, "rule %s",
+          npzs_error_rule(p) ? npzs_error_rule(p) : "(null)");
     CHECK(npzs_next(p, NULL, &ev) == NPZS_E_TRAILING_DATA, "errors are sticky");
     npzs_free(p);
+    /* the same after an archive's END (an empty archive: its end record alone) */
+    {
+        static const uint8_t empty[22] = {'P', 'K', 5, 6};
+        npzs_parser *q = npzs_new(NULL, NULL);
+        npzs_in e = {empty, sizeof empty, 0};
+        while (npzs_next(q, &e, &ev) == NPZS_EVENT) {}
+        npzs_finish(q);
+        rc = npzs_next(q, NULL, &ev);
+        CHECK(rc == NPZS_EVENT && ev.type == NPZS_EV_END && ev.format == NPZS_FORMAT_NPZ, "empty archive END");
+        npzs_in m2 = {&extra, 1, 0};
+        CHECK(npzs_next(q, &m2, &ev) == NPZS_E_TRAILING_DATA && npzs_error_rule(q) &&
+                  strcmp(npzs_error_rule(q), "S-ZIP-TRAIL.after-end") == 0, "a byte after an archive's END: %s",
+              npzs_error_rule(q) ? npzs_error_rule(q) : "(null)");
+        npzs_free(q);
+    }
+
+    /* versions and struct sizes: the header's macros pass sizeof(npzs_limits); a 0.1.0 binary's
+     * struct (up to inflate_window) is read and written only that far */
+    CHECK(npzs_version() == NPZS_VERSION_NUM, "npzs_version %#lx", npzs_version());
+    {
+        size_t v010 = offsetof(npzs_limits, inflate_window) + sizeof(uint32_t);
+        npzs_limits big[2];
+        memset(big, 0xAB, sizeof big);
+        npzs_limits_default_(&big[0], v010);
+        const uint8_t *b = (const uint8_t *)&big[0];
+        int untouched = 1;
+        for (size_t k = v010; k < sizeof big; k++) untouched &= b[k] == 0xAB;
+        CHECK(untouched && big[0].max_ndim == 32, "limits_default with a 0.1.0 size writes past it");
+        big[0].lenient = 0xFFFFFFFFu; /* beyond a 0.1.0 struct: must not be read */
+        npzs_parser *q = npzs_new_(&big[0], v010, NULL);
+        CHECK(q != NULL, "a 0.1.0-sized npzs_limits is accepted");
+        npzs_free(q);
+        CHECK(npzs_new_(&big[0], sizeof(npzs_limits) + 8, NULL) == NULL, "a larger npzs_limits than the library knows is refused");
+        CHECK(npzs_new_(&big[0], v010 - 4, NULL) == NULL, "a npzs_limits smaller than 0.1.0's is refused");
+        npzs_limits_default(&lim);
+        lim.lenient = 0x80;
+        CHECK(npzs_new(&lim, NULL) == NULL, "an unknown lenient bit is refused");
+    }
 
     /* trailing byte before finish */
     p = npzs_new(NULL, NULL);

@@ -266,7 +266,7 @@ def npy_cases():
     for nm, d in [("S-2p31", "'|S2147483648'"), ("V-2p31", "'|V2147483648'"), ("U-2p29", "'<U536870912'"),
                   ("S-huge", "'|S99999999999999999999'"), ("S-minus1", "'|S-1'")]:
         add(hmark(canon(descr="@@" + d, shape="(0,)"), "bad_header" if nm == "S-minus1" else "size_overflow",
-                  "npy-d1-size-" + nm, b"", strict="S-DESCR-SIZE"))
+                  "npy-d1-size-" + nm, b"", strict="S-DESCR-ALIAS" if nm == "S-minus1" else "S-DESCR-SIZE"))
     add(hmark(canon(descr="@@'<U1073741824'", shape="(0,)"), "size_overflow", "npy-d1-size-U-2p30", b"",
               strict="S-DESCR-SIZE"))
 
@@ -299,8 +299,8 @@ def npy_cases():
     add(C("npy-e1-data-truncated", g[:-1], "truncated", len(g) - 1))
     add(C("npy-e1-data-missing", g[:-8], "truncated", len(g) - 8))
     add(C("npy-e1-header-truncated", g[:40], "truncated", 40))
-    add(C("npy-c2-trailing-byte", g + b"\x00", "trailing_data", len(g), strict="S-ZIP-TRAIL"))
-    add(C("npy-c2-second-array", g + g, "trailing_data", len(g), strict="S-ZIP-TRAIL"))
+    add(C("npy-c2-trailing-byte", g + b"\x00", "trailing_data", len(g), strict="S-NPY-TRAIL"))
+    add(C("npy-c2-second-array", g + g, "trailing_data", len(g), strict="S-NPY-TRAIL"))
     # escapes repr() writes, in field names (decoded before names are compared)
     esc = r"""[('a\\b\'c\"d', '<i4'), ('\n\r\t', '<i4'), ('\u6574\U0001f600', '<i4')]"""
     add(A("acc-npy-escapes-in-names", good_npy(I4x2 * 3, descr=esc)))
@@ -318,7 +318,7 @@ def npy_cases():
     add(hmark("{@@('descr'): '<i4', 'fortran_order': False, 'shape': (2,), }", "bad_header", "npy-paren-key",
               strict="S-HDR-SYNTAX"))
     z = good_npy(b"", shape="(0,)")
-    add(C("npy-c2-trailing-after-empty", z + b"x", "trailing_data", len(z), strict="S-ZIP-TRAIL"))
+    add(C("npy-c2-trailing-after-empty", z + b"x", "trailing_data", len(z), strict="S-NPY-TRAIL"))
     # item sizes as NumPy's _convert_from_tuple computes them (descriptor.c, 1.24 and 2.x alike):
     # a zero-size S/U/V with an integer is a type that many bytes (U: characters) wide
     add(A("acc-npy-S0-int-is-S3", good_npy(b"abcdef", descr="[('a', '|S0', 3)]")))
@@ -341,7 +341,7 @@ def npy_cases():
     add(A("acc-npy-field-shape-tuple-1", good_npy(I4x2, descr="[('a', '<i4', (1,))]", shape="(2,)")))
     # a field's subarray shape counts against max_ndim (32: NumPy 1.x; 2.x allows 64)
     d33 = "(" + "1, " * 32 + "@@1)"
-    add(hmark(canon(descr="[('a', '<i4', %s)]" % d33), "bad_header", "npy-field-shape-33-dims", strict="S-NDIM",
+    add(hmark(canon(descr="[('a', '<i4', %s)]" % d33), "bad_shape", "npy-field-shape-33-dims", strict="S-NDIM",
               ambig="NumPy 1.x refuses it; 2.x reads it"))
     return out
 
@@ -405,7 +405,7 @@ def npz_cases():
     b, L = Z([Member("a.npy", CA, lfh_flags=1)])
     add(C("npz-a5-encrypted-lfh-only", b, "zip_unsupported", L.m[0]["lfh"], strict="S-ZIP-FEATURES"))
     b, L = Z([Member("a.npy", CA, cd_flags=0x800)])
-    add(C("npz-a3-bit11-cd-only", b, "cd_mismatch", L.cd[0], strict="S-ZIP-NAME"))
+    add(C("npz-a3-bit11-cd-only", b, "cd_mismatch", L.cd[0], strict="S-ZIP-CD"))
     b, L = Z([Member("a.npy", CA, 0, "pipe", cd_flags=0)])
     add(C("npz-a1-bit3-lfh-only", b, "cd_mismatch", L.cd[0], strict="S-ZIP-CD"))
 
@@ -414,7 +414,7 @@ def npz_cases():
         b, L = Z([Member("a.npy", CA, meth, data=CA)])
         add(C("npz-method-%d" % meth, b, "zip_unsupported", L.m[0]["lfh"]))
     b, L = Z([Member("a.npy", b"\xff" * 40, 0, lfh_method=8)])
-    add(C("npz-a1-method-lfh8-cd0", b, "inflate", L.m[0]["data"], strict="S-ZIP-CD"))
+    add(C("npz-a1-method-lfh8-cd0", b, "inflate", L.m[0]["data"], strict="S-ZIP-LOCAL"))
     b, L = Z([Member("a.npy", CA, 0, cd_method=8)])
     add(C("npz-a1-method-lfh0-cd8", b, "cd_mismatch", L.cd[0]))
     b, L = Z([Member("a.npy", CBIG, 8, cd_method=0)])
@@ -434,8 +434,29 @@ def npz_cases():
 
     # ---- extra field TLV (D6) -----------------------------------------------------------------
     x = z64_extra(len(CA), len(CA))
-    b, L = Z([Member("a.npy", CA, lfh_extra=x + b"\x00\x00")])
-    add(C("npz-extra-leftover-2", b, "zip_bad_header", L.m[0]["lfh"], strict="S-ZIP-EXTRA"))
+    # 1-3 zero bytes after the last field: padding (writers align member data so); anything else is not
+    for k in (1, 2, 3):
+        add(A("acc-npz-extra-zero-pad-%d" % k, Z([Member("a.npy", CA, lfh_extra=x + bytes(k))])[0]))
+        add(A("acc-npz-extra-zero-pad-%d-central" % k, Z([Member("a.npy", CA, cd_extra=bytes(k))])[0]))
+    # zipalign-style: local extra fields padded with zero bytes so that every member's data starts
+    # at a multiple of 64 (4 zero bytes read as an empty field with id 0)
+    def aligned(members, align=64):
+        out = []
+        off = 0
+        for nm, content in members:
+            zx = z64_extra(len(content), len(content))
+            base = off + 30 + len(nm) + len(zx)
+            pad = (-base) % align
+            out.append(Member(nm, content, lfh_extra=zx + bytes(pad)))
+            off = base + pad + len(content)
+        return Z(out)
+    b, L = aligned([("a.npy", CA), ("b.npy", CB), ("c.npy", CBIG)])
+    assert all(m["data"] % 64 == 0 for m in L.m)
+    add(A("acc-npz-extra-zero-pad-aligned-64", b))
+    b, L = Z([Member("a.npy", CA, lfh_extra=x + b"\x00\x01")])
+    add(C("npz-extra-leftover-nonzero", b, "zip_bad_header", L.m[0]["lfh"], strict="S-ZIP-EXTRA"))
+    b, L = Z([Member("a.npy", CA, cd_extra=b"\x00\x00\x07")])
+    add(C("npz-extra-leftover-nonzero-central", b, "zip_bad_header", L.cd[0], strict="S-ZIP-EXTRA"))
     b, L = Z([Member("a.npy", CA, lfh_extra=x + b"\x09\x00\x05\x00ab")])
     add(C("npz-extra-overrun", b, "zip_bad_header", L.m[0]["lfh"], strict="S-ZIP-EXTRA"))
     b, L = Z([Member("a.npy", CA, lfh_extra=x + x)])
@@ -479,10 +500,10 @@ def npz_cases():
           ambig="content ends inside the array data: size_mismatch just past the member data"))
     b, L = Z([Member("a.npy", CA, lfh_csize=len(CA) + 4, lfh_usize=len(CA) + 4, lfh_extra=z64_extra(len(CA) + 4, len(CA) + 4),
                      after_data=b"JUNK")])
-    add(C("npz-lfh-sizes-larger-than-npy", b, "trailing_data", L.m[0]["data_end"], strict="S-ZIP-CRC",
+    add(C("npz-lfh-sizes-larger-than-npy", b, "trailing_data", L.m[0]["data_end"], strict="S-ZIP-MEMBER-TRAIL",
           ambig="LFH promises 4 more bytes than the npy needs: trailing_data at first byte after array"))
     b, L = Z([Member("a.npy", CA, 0, "legacy", lfh_csize=len(CA) - 4, lfh_usize=len(CA) - 4)])
-    add(C("npz-lfh-sizes-smaller-than-npy", b, "size_mismatch", L.m[0]["data"] + len(CA) - 4, strict="S-ZIP-CRC",
+    add(C("npz-lfh-sizes-smaller-than-npy", b, "size_mismatch", L.m[0]["data"] + len(CA) - 4, strict="S-ZIP-LOCAL",
           ambig="size_mismatch at data start + LFH csize (where the LFH says the data ends)"))
     b, L = Z([Member("a.npy", CA, 0, "legacy", lfh_usize=len(CA) + 1)])
     add(C("npz-lfh-usize-wrong-stored", b, "zip_bad_header", L.m[0]["lfh"], strict="S-ZIP-CRC",
@@ -644,7 +665,7 @@ def npz_cases():
 
     # ---- end record (C2, D1) ------------------------------------------------------------------------------
     b, L = Z([Member("a.npy", CA)], after=eocd_bytes(1, 0, 0))
-    add(C("npz-c2-two-eocd", b, "trailing_data", L.comment_end, strict="S-NPY-TRAIL"))
+    add(C("npz-c2-two-eocd", b, "trailing_data", L.comment_end, strict="S-ZIP-TRAIL"))
     b, L = Z([Member("a.npy", CA)], comment=b"hi PK\x05\x06 there")
     add(C("npz-c2-comment-with-eocd-sig", b, "zip_bad_header", L.eocd,
           ambig="comment holding PK\\x05\\x06: zip_bad_header at the end record"))
@@ -654,14 +675,14 @@ def npz_cases():
     b, L = Z([Member("a.npy", CA)], comment=b"abc", comment_len=10)
     add(C("npz-c2-comment-past-end", b, "truncated", len(b), strict="S-ZIP-LAYOUT"))
     b, L = Z([Member("a.npy", CA)], after=b"X")
-    add(C("npz-d1-trailing-byte", b, "trailing_data", L.comment_end, strict="S-NPY-TRAIL"))
+    add(C("npz-d1-trailing-byte", b, "trailing_data", L.comment_end, strict="S-ZIP-TRAIL"))
     b, L = Z([Member("a.npy", CA)], comment=b"ok", after=b"\x00" * 100)
-    add(C("npz-d1-trailing-after-comment", b, "trailing_data", L.comment_end, strict="S-NPY-TRAIL"))
+    add(C("npz-d1-trailing-after-comment", b, "trailing_data", L.comment_end, strict="S-ZIP-TRAIL"))
     z1, _ = Z([Member("a.npy", CA)])
     b, L = Z([Member("b.npy", CB)], after=z1)
-    add(C("npz-d1-concatenated-zips", b, "trailing_data", L.comment_end, strict="S-NPY-TRAIL"))
+    add(C("npz-d1-concatenated-zips", b, "trailing_data", L.comment_end, strict="S-ZIP-TRAIL"))
     b = eocd_bytes(0, 0, 0) + b"x"
-    add(C("npz-d1-empty-archive-trailing", b, "trailing_data", 22, strict="S-NPY-TRAIL"))
+    add(C("npz-d1-empty-archive-trailing", b, "trailing_data", 22, strict="S-ZIP-TRAIL"))
     add(C("npz-empty-archive-count-1", eocd_bytes(1, 0, 0), "cd_mismatch", 0, strict="S-ZIP-COUNT"))
     add(C("npz-empty-archive-cd-size", eocd_bytes(0, 46, 0), "cd_mismatch", 0))
 
@@ -673,7 +694,7 @@ def npz_cases():
     add(C("npz-c5-z64eocd-size-56", b, "zip_unsupported", L.z64eocd,
           ambig="size > 44 = extensible data (an APPNOTE feature): zip_unsupported"))
     b, L = Z([Member("a.npy", CA)], z64=dict(size=45))
-    add(C("npz-c5-z64eocd-size-45", b, "zip_unsupported", L.z64eocd, strict="S-ZIP-LAYOUT",
+    add(C("npz-c5-z64eocd-size-45", b, "zip_unsupported", L.z64eocd, strict="S-ZIP-FEATURES",
           ambig="as npz-c5-z64eocd-size-56"))
     b, L = Z([Member("a.npy", CA)], z64=dict(size=40))
     add(C("npz-c5-z64eocd-size-40", b, "zip_bad_header", L.z64eocd, strict="S-ZIP-LAYOUT",
@@ -853,8 +874,85 @@ def eocd_cases():
     return out
 
 
+def rule_cases():
+    """One case for every check the other sections do not reach (test_bad.py's rule gate)."""
+    out = []
+    add = out.append
+    H = "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), "
+    # header strings
+    add(hmark("{'descr': '<i4' @@: 'fortran_order': False, 'shape': (2,), }", "bad_header", "rule-dict-expected-comma"))
+    add(hmark(H + "@@'abc", "bad_header", "rule-str-unterminated", pad=False))
+    add(hmark(H + "'a@@\\x4", "bad_header", "rule-str-escape-truncated", pad=False))
+    add(hmark(canon(descr="[('@@\\U00110000', '<i4')]"), "bad_header", "rule-str-escape-range"))
+    # shapes
+    add(hmark(H + "@@'shape': (2,), }", "bad_header", "rule-dupkey-shape", strict="S-HDR-DUPKEY"))
+    add(hmark(canon(shape="(2 @@3)"), "bad_shape", "rule-shape-expected-comma"))
+    add(hmark(canon(descr="[('a', '<i4', @@(3))]"), "bad_header", "rule-field-shape-parenthesized-int", I4x2 * 6,
+              strict="S-HDR-SYNTAX"))
+    add(hmark(canon(descr="[('a', '<i4', (2 @@3))]"), "bad_header", "rule-field-shape-expected-comma"))
+    # type strings
+    add(hmark(canon(descr="@@'<'"), "bad_header", "rule-descr-no-type"))
+    add(hmark(canon(descr="@@'<i04'"), "bad_header", "rule-descr-leading-zero", strict="S-DESCR-ALIAS"))
+    add(hmark(canon(descr="@@'<M8[s'"), "bad_header", "rule-descr-datetime-form", bytes(16)))
+    add(hmark(canon(descr="@@'<M8[99999999999s]'"), "bad_header", "rule-descr-datetime-multiplier", bytes(16),
+              strict="S-DESCR-ALIAS"))
+    add(hmark(canon(descr="@@'<M8[0s]'"), "bad_header", "rule-descr-datetime-multiplier-zero", bytes(16),
+              strict="S-DESCR-ALIAS"))
+    add(hmark(canon(descr="@@'<M8[2generic]'"), "bad_header", "rule-descr-datetime-generic", bytes(16),
+              strict="S-DESCR-ALIAS"))
+    add(hmark(canon(descr="@@'<i4x'"), "bad_header", "rule-descr-text"))
+    # field lists
+    add(hmark(canon(descr="[('a', '<i4') @@('b', '<i4')]"), "bad_header", "rule-list-comma", I4x2 * 2))
+    add(hmark(canon(descr="[(('t' @@x 'a'), '<i4')]"), "bad_header", "rule-title-comma"))
+    add(hmark(canon(descr="[(('t', 'a' @@x), '<i4')]"), "bad_header", "rule-title-close"))
+    add(hmark(canon(descr="[('a' @@x '<i4')]"), "bad_header", "rule-name-comma"))
+    add(hmark(canon(descr="[('a', '<i4' @@x)]"), "bad_header", "rule-field-close"))
+    add(hmark(canon(descr="[('a', ('<i4' @@x (2,)))]"), "bad_header", "rule-subarray-comma"))
+    add(hmark(canon(descr="[('a', ('<i4', (2,) @@x))]"), "bad_header", "rule-subarray-close"))
+    # sizes
+    add(hmark(canon(descr="[('a', '<i1', @@(2147483647, 2147483647, 2147483647))]"), "size_overflow",
+              "rule-subarray-count-overflow"))
+    add(hmark(canon(descr="[('a', '<i8', @@(268435456,))]"), "size_overflow", "rule-field-size"))
+    add(hmark(canon(descr="[('a', '|S2147483647'), @@('b', '|S1')]"), "size_overflow", "rule-struct-size"))
+    # ZIP records
+    b, L = Z([Member("a.npy", CA)])
+    extra_lfh = lfh_bytes(b"b.npy", 20, 0, 0, 0, 0, 0, b"")
+    add(C("rule-local-after-directory", b[:L.cd_end] + extra_lfh + b[L.cd_end:], "zip_bad_header", L.cd_end))
+    b, L = Z([Member("a.npy", CA, cd_name=b"ab.npy")])
+    add(C("rule-cd-name-length", b, "cd_mismatch", L.cd[0]))
+    # lenient flags: each accepts exactly its one thing
+    g = good_npy()
+    LT, LH = ["--lenient-npy-trailing"], ["--lenient-header-newline"]
+    add(A("acc-npy-lenient-trailing", g + b"stale bytes of a longer file", LT))
+    add(A("acc-npy-lenient-trailing-second-array", g + g, LT))
+    add(A("acc-npy-lenient-trailing-empty-array", good_npy(b"", shape="(0,)") + b"x" * 100, LT))
+    add(C("npy-lenient-trailing-not-in-npz", Z([Member("a.npy", CA + b"xx")])[0], "trailing_data",
+          Z([Member("a.npy", CA + b"xx")])[1].m[0]["data"] + len(CA), LT, strict="S-ZIP-MEMBER-TRAIL"))
+    b, L = Z([Member("a.npy", CA)], after=b"x")
+    add(C("npz-lenient-trailing-not-after-archive", b, "trailing_data", L.comment_end, LT, strict="S-ZIP-TRAIL"))
+    nl = npy(BASE + "\n" + " " * (118 - len(BASE) - 1), I4x2, pad=False)  # data at 128, as npyjs aligns it
+    add(A("acc-npy-lenient-header-newline", nl, LH))
+    add(C("npy-header-newline-strict", nl, "bad_header", 10 + len(BASE) + 1, strict="S-HDR-WS",
+          ambig="NumPy 1.24 and 2.x on Python 3.11 load it; 2.x on Python 3.12 refuses it"))
+    add(hmark(BASE + "\n  @@x", "bad_header", "npy-lenient-header-newline-only-spaces", pad=False, args=LH))
+    add(hmark(BASE + "\n@@\t", "bad_header", "npy-lenient-header-newline-no-tab", pad=False, args=LH,
+              strict="S-HDR-WS"))
+    # limits
+    add(C("rule-limit-total-bytes-array", g, "limit", 10, ["--max-total-bytes", "10"], strict="L-max-total-bytes"))
+    add(hmark(canon(descr="[('a', '<i4'), (@@'b', '<i4')]"), "limit", "rule-limit-fields", I4x2 * 2,
+              args=["--max-fields", "1"], strict="L-max-fields"))
+    add(hmark(canon(descr="[('a', @@[('b', '<i4')])]"), "limit", "rule-limit-depth", args=["--max-depth", "1"],
+              strict="L-max-depth"))
+    b, L = Z([Member("a.npy", CA)])
+    add(C("rule-limit-name-len", b, "limit", 0, ["--max-name-len", "3"], strict="L-max-name-len"))
+    add(C("rule-limit-extra-len", b, "limit", 0, ["--max-extra-len", "8"], strict="L-max-extra-len"))
+    b, L = Z([Member("a.npy", CA, 0, "legacy", cd_extra=tlv(0xCAFE, bytes(12)))])
+    add(C("rule-limit-extra-len-central", b, "limit", L.cd[0], ["--max-extra-len", "8"], strict="L-max-extra-len"))
+    return out
+
+
 def cases():
-    out = npy_cases() + npz_cases() + eocd_cases()
+    out = npy_cases() + npz_cases() + eocd_cases() + rule_cases()
     names = [c.name for c in out]
     assert len(names) == len(set(names)), [n for n in names if names.count(n) > 1]
     return out

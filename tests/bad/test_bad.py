@@ -9,6 +9,12 @@ For each case the bytes are piped into `BIN check --json [ARGS] -` three times: 
 whose error code and offset equal the expected ones (error null and ok true for accept cases),
 and the three JSON objects must be identical.
 
+Each rejection must name the rule tests/bad/rules.tsv expects for the case (the library's rule
+ids, src/rules.h); a case with a strict mark must be rejected by a rule of that SECURITY.md group;
+and every rule of src/rules.h must be the expected rule of some case (CALL.* and NOMEM.* are
+covered by tests/test_api.c).  --update-rules rewrites rules.tsv from what the CLI reports (read
+the diff before committing it).
+
 For every rejected case NumPy 1.24 (allow_pickle=False, every member touched) is run on the
 same bytes; a case NumPy accepts must carry a strict-rule mark in cases.py, else a WARNING is
 printed.  Last line: `bad: N passed, M failed`; exit status 1 if M > 0.
@@ -24,6 +30,40 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cases import cases, numpy_args, numpy_view  # noqa: E402
 
 FEEDS = (None, 1, 7)
+HERE = os.path.dirname(os.path.abspath(__file__))
+RULES_TSV = os.path.join(HERE, "rules.tsv")
+RULES_H = os.path.join(HERE, "..", "..", "src", "rules.h")
+# strict marks of cases.py that name a limit rather than a SECURITY.md rule
+LIMIT_MARKS = {"L-max-members": "LIMIT.max_members", "L-max-total-bytes": "LIMIT.max_total_bytes",
+               "L-max-fields": "LIMIT.max_fields", "L-max-depth": "LIMIT.max_depth",
+               "L-max-name-len": "LIMIT.max_name_len", "L-max-extra-len": "LIMIT.max_extra_len"}
+# rules no input to the CLI reaches, with where they are tested instead
+NOT_FROM_CLI = {
+    "S-NPY-TRAIL.after-end": "tests/test_api.c: bytes pushed after END",
+    "S-ZIP-TRAIL.after-end": "tests/test_api.c: bytes pushed after END",
+    # defence in depth behind the stream's own end-record checks (the fuzz oracle, fuzz/zfview.c,
+    # checks the same property from the other side on every accepted archive)
+    "S-ZIP-EOCD-FIND.fails": "unreachable: the stream's end record is in zipfile's window",
+    "S-ZIP-EOCD-FIND.fails-fixed": "unreachable: a locator the stream parsed satisfies the fixed reading",
+    "S-ZIP-EOCD-FIND.zip64-end-record": "unreachable: a ZIP64 end record must sit right before the locator",
+    "S-ZIP-EOCD-FIND.directory": "unreachable: the end records' directory offset and size are checked first",
+}
+
+
+def library_rules():
+    import re
+    return re.findall(r'^\s*X\(\w+, "([^"]+)"', open(RULES_H).read(), re.M)
+
+
+def expected_rules():
+    if not os.path.exists(RULES_TSV):
+        return {}
+    out = {}
+    for line in open(RULES_TSV):
+        if line.strip() and not line.startswith("#"):
+            name, rule = line.rstrip("\n").split("\t")
+            out[name] = rule
+    return out
 
 
 def run(binary, case, feed):
@@ -46,8 +86,8 @@ def hexdump(data, limit=512):
     return "\n".join(out)
 
 
-def check(binary, case):
-    """Returns (problems, results) where results = [(feed, rc, stdout, stderr)]."""
+def check(binary, case, want_rule=None):
+    """Returns (problems, results, rule) where results = [(feed, rc, stdout, stderr)]."""
     problems = []
     results = []
     parsed = []
@@ -81,11 +121,18 @@ def check(binary, case):
             elif e.get("code") != case.code or e.get("offset") != case.offset:
                 problems.append("%s: want %s@%s, got %s@%s (%s)" % (tag, case.code, case.offset, e.get("code"),
                                                                     e.get("offset"), e.get("message")))
+            elif want_rule is not None and e.get("rule") != want_rule:
+                problems.append("%s: want rule %s, got %s (%s)" % (tag, want_rule, e.get("rule"), e.get("message")))
     base = parsed[0]
     for feed, d in zip(FEEDS[1:], parsed[1:]):
         if base is not None and d is not None and d != base:
             problems.append("feed %d: JSON differs from the whole-input run" % feed)
-    return problems, results
+    rule = ((base or {}).get("error") or {}).get("rule") if isinstance(base, dict) else None
+    if case.code is not None and case.strict:
+        group = LIMIT_MARKS.get(case.strict, case.strict)
+        if not rule or not (rule == group or rule.startswith(group + ".")):
+            problems.append("marked strict %s, but the rule is %s" % (case.strict, rule))
+    return problems, results, rule
 
 
 def main():
@@ -96,6 +143,7 @@ def main():
     ap.add_argument("--no-numpy", action="store_true", help="skip the NumPy differential")
     ap.add_argument("--quick", action="store_true", help="same as --no-numpy (sanitizer runs)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every case")
+    ap.add_argument("--update-rules", action="store_true", help="rewrite rules.tsv from the CLI's rules")
     a = ap.parse_args()
     if not os.access(a.bin, os.X_OK):
         print("test_bad: %s is not an executable" % a.bin, file=sys.stderr)
@@ -130,10 +178,15 @@ def main():
                 failed += 1
                 print("FAIL %s: accept case that NumPy 1.24 rejects" % c.name)
 
+    want = expected_rules()
+    got_rules = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
-        futs = [(c, ex.submit(check, a.bin, c)) for c in cs]
+        futs = [(c, ex.submit(check, a.bin, c, None if a.update_rules or c.code is None else want.get(c.name, "(none in rules.tsv)")))
+                for c in cs]
         for c, f in futs:
-            problems, results = f.result()
+            problems, results, rule = f.result()
+            if c.code is not None:
+                got_rules[c.name] = rule
             if problems:
                 failed += 1
                 print("FAIL %s  (expect %s%s%s)" % (c.name, c.code or "ACCEPT",
@@ -151,6 +204,26 @@ def main():
                 passed += 1
                 if a.verbose:
                     print("ok   %s" % c.name)
+    if a.update_rules:
+        if a.only:
+            merged = dict(want)
+            merged.update(got_rules)
+            got_rules = merged
+        with open(RULES_TSV, "w") as f:
+            f.write("# case\texpected rule (src/rules.h); written by test_bad.py --update-rules, read by test_bad.py\n")
+            for name in sorted(got_rules):
+                f.write("%s\t%s\n" % (name, got_rules[name]))
+        print("wrote %s (%d cases)" % (RULES_TSV, len(got_rules)))
+    # every rule of the library is the expected rule of some case (C-only paths aside)
+    if not a.only:
+        covered = set(got_rules.values()) | set(want.values())
+        missing = [r for r in library_rules()
+                   if r not in covered and r not in NOT_FROM_CLI and not r.startswith(("CALL.", "NOMEM."))]
+        if missing:
+            failed += 1
+            print("FAIL rules no case expects (add a case for each): %s" % ", ".join(missing))
+        else:
+            passed += 1
     if warnings:
         print("%d unmarked case(s) where NumPy accepts but we reject" % warnings)
     print("bad: %d passed, %d failed" % (passed, failed))

@@ -190,75 +190,10 @@ def compare(ours, theirs):
 
 
 # ----------------------------------------------------------------------------- rules
-# (code, message substring) -> SECURITY.md rule id, or None where the rule is decided by the re-check
-# of the header (HDR) or of the ZIP structure (ZIP).  First match wins.
-HDR, ZIP = "HDR", "ZIP"
-RULES = [
-    ("trailing_data", "bytes after the end of the array", "S-NPY-TRAIL"),
-    ("trailing_data", "member content continues after the end of the array", "S-ZIP-MEMBER-TRAIL"),
-    ("trailing_data", "bytes after the end of the archive", "S-ZIP-TRAIL"),
-    ("trailing_data", "bytes after the end", "TRAIL-BY-FORMAT"),
-    ("bad_header", "unexpected text after the header dict", "S-HDR-WS"),
-    ("bad_header", "the header is not a dict literal", "S-HDR-WS"),
-    ("bad_header", "triple-quoted", "S-HDR-SYNTAX"),
-    ("bad_header", "escape", "S-HDR-SYNTAX"),
-    ("bad_header", "control character inside a string", "S-HDR-SYNTAX"),
-    ("bad_header", "unterminated string", "S-HDR-SYNTAX"),
-    ("bad_", "negative number", "S-HDR-INT"),
-    ("bad_", "unary plus", "S-HDR-INT"),
-    ("bad_", "leading zeros in an integer", "S-HDR-INT"),
-    ("bad_", "only plain decimal integers", "S-HDR-INT"),
-    ("bad_", "unexpected characters after an integer", "S-HDR-INT"),
-    ("bad_header", "duplicate key", "S-HDR-DUPKEY"),
-    ("bad_header", "descr needs", "S-DESCR-ALIAS"),
-    ("bad_header", "native byte order", "S-DESCR-ALIAS"),
-    ("bad_header", "type code", "S-DESCR-ALIAS"),
-    ("bad_header", "datetime", "S-DESCR-ALIAS"),
-    ("bad_header", "generic unit", "S-DESCR-ALIAS"),
-    ("bad_header", "unexpected characters in descr", "S-DESCR-ALIAS"),
-    ("bad_header", "leading zero in the descr size", "S-DESCR-ALIAS"),
-    ("bad_header", "empty descr", "S-DESCR-ALIAS"),
-    ("bad_header", "descr has no type", "S-DESCR-ALIAS"),
-    ("bad_header", "malformed object type", "S-DESCR-ALIAS"),
-    ("bad_header", "descr must be a type string or a field list", "S-DESCR-FORM"),
-    ("bad_header", "a field must be a tuple", "S-DESCR-FORM"),
-    ("bad_header", "empty field name on a non-padding field", "S-DESCR-FORM"),
-    ("bad_header", "expected a type string, a field list or a subarray tuple", "S-DESCR-FORM"),
-    ("size_overflow", "", "S-DESCR-SIZE"),
-    ("pickle", "", "S-DESCR-OBJPAD"),
-    ("bad_", "too many dimensions", "S-NDIM"),
-    ("bad_header", "a field shape of 1", "S-DESCR-FORM"),
-    ("bad_header", "", HDR),
-    ("bad_shape", "", HDR),
-    ("zip_bad_header", "the archive comment contains a ZIP record signature", "S-ZIP-COMMENT"),
-    ("zip_bad_header", "extra field:", "S-ZIP-EXTRA"),
-    ("zip_unsupported", "Info-ZIP Unicode", "S-ZIP-EXTRA"),
-    ("zip_bad_header", "local ZIP64 extra field", "S-ZIP-EXTRA"),
-    ("zip_bad_header", "central ZIP64 extra field", "S-ZIP-EXTRA"),
-    ("zip_bad_header", "local header sizes disagree with its ZIP64 extra field", "S-ZIP-CRC"),
-    ("zip_bad_header", "stored member with different compressed and uncompressed sizes", "S-ZIP-CRC"),
-    ("zip_bad_header", "ZIP64 end record too short", "S-ZIP-LAYOUT"),
-    ("zip_bad_header", "local header after the central directory", "S-ZIP-LAYOUT"),
-    ("zip_bad_header", "unexpected record signature", ZIP),
-    ("zip_unsupported", "a stored member with a data descriptor must be a .npy", "S-ZIP-DD-BLOB"),
-    ("zip_unsupported", "", "S-ZIP-FEATURES"),
-    ("cd_mismatch", "zipfile", "S-ZIP-EOCD-FIND"),
-    ("cd_mismatch", "member count", "S-ZIP-COUNT"),
-    ("cd_mismatch", "end record central directory", "S-ZIP-LAYOUT"),
-    ("cd_mismatch", "ZIP64 end record: central directory", "S-ZIP-LAYOUT"),
-    ("cd_mismatch", "ZIP64 locator", "S-ZIP-LAYOUT"),
-    ("cd_mismatch", "", "S-ZIP-CD"),
-    ("crc_mismatch", "", "S-ZIP-CRC"),
-    ("size_mismatch", "the deflate stream ends before", "S-ZIP-DEFLATE-END"),
-    ("size_mismatch", "member content ends before the array", ZIP),
-    ("size_mismatch", "the deflate stream does not end at", ZIP),
-    ("size_mismatch", "", "S-ZIP-CRC"),
-    ("duplicate_name", "", "S-ZIP-DUP"),
-    ("bad_name", "", "S-ZIP-NAME"),
-    ("bad_magic", "", ZIP),
-    ("truncated", "", ZIP),
-    ("inflate", "", ZIP),
-]
+# Every rejection names its rule ("GROUP.check", src/rules.h).  A rejection of a file NumPy loads
+# is allowed only under a strict group (S-...) that SECURITY.md lists, or a limit (LIMIT.*).
+def library_rules(path):
+    return re.findall(r'^\s*X\(\w+, "([^"]+)"', open(path, encoding="utf-8").read(), re.M)
 
 
 def security_rule_ids(path):
@@ -683,36 +618,37 @@ def npy_header(content):
 
 
 # ----------------------------------------------------------------------------- classify
+# re-check groups that mean "zipfile's view of the archive is not the stream's"
+DIVERGENCE = {"S-ZIP-EOCD-FIND", "S-ZIP-LAYOUT", "S-ZIP-CD", "S-ZIP-TRAIL", "S-ZIP-COMMENT", "S-ZIP-COUNT"}
+
+
 def strict_rule(ours, raw, known_ids):
-    """The confirmed SECURITY.md rule for a rejection NumPy does not share, or None."""
+    """(SECURITY.md group, how) for a rejection NumPy does not share: the group of the rule the
+    library names, when it is a strict group SECURITY.md lists; else (None, why).  The re-check
+    (header_rules, zip_rules: is the feature the group forbids present?) confirms it or not."""
     e = ours["error"]
-    code, msg = e["code"], e.get("message", "")
-    rule = table_rule(code, msg)
-    if rule == "TRAIL-BY-FORMAT":
-        rule = "S-NPY-TRAIL" if raw[:1] == b"\x93" else "S-ZIP-TRAIL"
-    hdr_codes = ("bad_header", "bad_shape", "size_overflow", "pickle")
+    code, rule = e["code"], e.get("rule") or ""
+    group = rule.split(".")[0]
+    if not group.startswith("S-"):
+        # the stream stopped at a plain check, but zipfile reads another archive than the local
+        # records (a steered end record, a directory that skips members...): the rejection is
+        # required whichever check the stream met first
+        other = sorted(zip_rules(raw) & DIVERGENCE) if raw[:2] == b"PK" else []
+        if other and other[0] in known_ids:
+            return other[0], "zipfile reads another archive (%s); the stream stopped at %s" % (",".join(other), rule)
+        return None, "rule %s is not a strict rule" % (rule or "(none)")
+    if group not in known_ids:
+        return None, "rule %s: group not in SECURITY.md" % rule
     found = set()
-    if code in hdr_codes:
+    if code in ("bad_header", "bad_shape", "size_overflow", "pickle"):
         h = npy_header(raw) if raw[:6] == MAGIC else member_header(raw, e.get("member"))
         if h is not None:
             found = header_rules(*h)
-        if raw[:2] == b"PK":
-            found |= zip_rules(raw)
-    else:
-        found = zip_rules(raw) if raw[:2] == b"PK" else set()
-        if raw[:1] == b"\x93" and code == "trailing_data":
-            found.add("S-NPY-TRAIL")
-    if rule in (HDR, ZIP, None):
-        cands = sorted(found)
-        return (cands[0] if cands else None), "re-check: %s" % ",".join(cands)
-    if rule in found:
-        return rule, "table+re-check"
-    if rule not in known_ids:
-        return None, "table rule %s not in SECURITY.md" % rule
-    # the table names a rule the re-check could not see: confirmed only if the re-check found
-    # another documented rule that the input breaks
-    cands = sorted(found)
-    return (cands[0] if cands else None), "table %s unconfirmed; re-check: %s" % (rule, ",".join(cands))
+    if raw[:2] == b"PK":
+        found |= zip_rules(raw)
+    if raw[:1] == b"\x93" and code == "trailing_data":
+        found.add("S-NPY-TRAIL")
+    return group, ("confirmed" if group in found else "unconfirmed (re-check: %s)" % ",".join(sorted(found)))
 
 
 def classify(binary, data, path, known_ids):

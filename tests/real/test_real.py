@@ -61,8 +61,16 @@ SMALL = 64 * 1024
 METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflated"}
 
 # Peer-corpus files where NumPy accepts and npzstream is stricter on purpose: {relpath: code}.
-# (None at the moment: every peer file NumPy accepts must be accepted.)
-PEER_STRICT = {}
+# Their lenient run (PEER_LENIENT) must then accept them as NumPy loads them.
+NPYJS = ["npyjs/4a47c45_out.npy", "npyjs/f246c60_out.npy", "npyjs/cfa67c0_out.npy"]
+PEER_STRICT = dict([(f, "bad_header") for f in NPYJS] + [("NPY-for-Fortran/vec.npy", "trailing_data")])
+# {relpath: (CLI args, np.load keywords)} of extra runs, and the readers that refuse the file
+# (the lenient flag's documented cost: such a reader cannot load what the flag accepts)
+PEER_EXTRA = dict([(f, (["--lenient-header-newline"], {})) for f in NPYJS] +
+                  [("NPY-for-Fortran/vec.npy", (["--lenient-npy-trailing"], {})),
+                   ("NumSharp/version2_large_header.npy", (["--max-header-size", "100000"], {"max_header_size": 100000}))])
+READERS_REFUSING = {f: ("np2-py3.12",) for f in NPYJS}
+READER = os.environ.get("NPZS_READER", "np1.24")
 
 
 # ---------------------------------------------------------------------------- NumPy truth
@@ -352,6 +360,10 @@ def check_case(binary, case, quick):
             probs.append("rejected with %s (%s), expected the deliberate strict code %s" % (
                 d["error"]["code"], d["error"]["message"], strict))
         probs += members_prefix_check(d["members"], len(truth["members"]))
+    elif case.get("lenient_refused"):
+        # a lenient flag accepts what this reader refuses: the flag's documented cost
+        if not d["ok"]:
+            probs.append("rejected under %s: %s" % (" ".join(case["args"]), d["error"]["message"]))
     else:
         if strict:
             probs.append("test table stale: listed as strict (%s) but NumPy rejects too (%s)" % (strict, truth["error"]))
@@ -433,9 +445,17 @@ def main():
             for fn in sorted(files):
                 if fn.endswith((".npy", ".npz")):
                     rel = os.path.relpath(os.path.join(root, fn), PEERS)
+                    refused = READER in READERS_REFUSING.get(rel, ())
                     cases.append({"path": os.path.join(root, fn), "file": rel, "args": [], "load": {},
-                                  "expect_code": None, "strict_code": PEER_STRICT.get(rel), "big": False,
+                                  "expect_code": PEER_STRICT.get(rel) if refused else None,
+                                  "strict_code": None if refused else PEER_STRICT.get(rel), "big": False,
                                   "group": "peers", "label": "peers/" + rel, "note": "peer corpus"})
+                    if rel in PEER_EXTRA:
+                        args, load = PEER_EXTRA[rel]
+                        cases.append({"path": os.path.join(root, fn), "file": rel, "args": args, "load": load,
+                                      "expect_code": None, "strict_code": None, "big": False,
+                                      "lenient_refused": refused, "group": "peers",
+                                      "label": "peers/%s [%s]" % (rel, " ".join(args)), "note": "peer corpus"})
         if a.only:
             cases = [c for c in cases if a.only in c["label"]]
         groups = {}
