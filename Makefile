@@ -1,70 +1,94 @@
 # npzstream -- see README.md.  `make` builds the library and CLI, `make test` runs every test.
+# CC, CFLAGS, LDFLAGS and LDLIBS are the caller's (make CFLAGS=-O0 works); the flags the build
+# needs are in NPZS_FLAGS.  mk/*.mk hold the optional targets (install, examples, bench, cover,
+# the differential campaign, the reference matrix), fuzz/fuzz.mk the fuzzing targets.
 CC      ?= cc
 PYTHON  ?= /usr/bin/python3
+CFLAGS  ?= -O2 -g
 WARN     = -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Wimplicit-fallthrough -Wstrict-prototypes
 CSTD     = -std=c11
-OPT     ?= -O2 -g
 WERROR  ?= $(if $(CI),-Werror,)
-CFLAGS  += $(CSTD) $(OPT) $(WARN) $(WERROR) -Iinclude -fvisibility=hidden
+INC      = -Iinclude
+NPZS_FLAGS = $(CSTD) $(WARN) $(WERROR) $(INC) -fvisibility=hidden
 LDLIBS  += -lz
 SONAME   = libnpzstream.so.0
 
-SRC      = src/npzs.c src/npy.c src/zip.c src/names.c src/zlocate.c src/crc.c
-CLI_SRC  = cli/npzstream.c
-HDR      = include/npzstream.h src/internal.h src/states.h src/rules.h
+# the library: one concern per file (README.md, "Layout")
+SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflate.c src/names.c \
+           src/zlocate.c src/crc.c src/vlen.c
+HDR      = include/npzstream.h include/npzstream_vlen.h src/internal.h src/states.h src/rules.h
+CLI_SRC  = cli/npzstream.c cli/cmd_vlen.c
 B        = build
 
 .DEFAULT_GOAL := all
 
-# Feature fragments: each mk/*.mk may add sources (SRC += ...), targets and test prerequisites
-# (TEST_DEPS += ...).  Included before any rule so that their variables count everywhere.
+# The sanitizer build: the library compiled once with ASan and UBSan (build/san/libnpzstream.a),
+# every sanitizer binary linked against it.
+SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_FLAGS = $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(SAN)
+BS       = $(B)/san
+SAN_OBJ  = $(SRC:src/%.c=$(BS)/%.o)
+SAN_LIB  = $(BS)/libnpzstream.a
+
 TEST_DEPS =
 include $(sort $(wildcard mk/*.mk))
 OBJ      = $(SRC:src/%.c=$(B)/%.o)
 PIC_OBJ  = $(SRC:src/%.c=$(B)/pic/%.o)
 
-SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-BS       = build/san
 
 .PHONY: all test check demo clean
 all: $(B)/libnpzstream.a $(B)/libnpzstream.so $(B)/npzstream
 
 $(B)/%.o: src/%.c $(HDR) | $(B)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) -c $< -o $@
 $(B)/pic/%.o: src/%.c $(HDR) | $(B)
 	@mkdir -p $(B)/pic
-	$(CC) $(CFLAGS) -fPIC -c $< -o $@
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) -fPIC -c $< -o $@
 $(B)/libnpzstream.a: $(OBJ)
 	rm -f $@ && ar rcs $@ $^
 $(B)/libnpzstream.so: $(PIC_OBJ)
-	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS)
 $(B)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(B)/libnpzstream.a $(HDR)
-	$(CC) $(CFLAGS) -o $@ $(CLI_SRC) $(B)/libnpzstream.a $(LDLIBS)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_SRC) $(B)/libnpzstream.a $(LDLIBS)
 $(B):
 	@mkdir -p $(B)
 
-# Sanitizer build: library + CLI + C tests compiled with ASan and UBSan.
-$(BS)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(SRC) $(HDR)
+$(BS)/%.o: src/%.c $(HDR)
 	@mkdir -p $(BS)
-	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude $(SAN) -o $@ $(CLI_SRC) $(SRC) $(LDLIBS)
-$(BS)/test_api: tests/test_api.c fuzz/common.c fuzz/zfview.c fuzz/common.h $(SRC) $(HDR)
-	@mkdir -p $(BS)
-	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude -Isrc -Ifuzz $(SAN) -o $@ tests/test_api.c fuzz/common.c fuzz/zfview.c $(SRC) $(LDLIBS) -pthread
-$(B)/test_api: tests/test_api.c fuzz/common.c fuzz/zfview.c fuzz/common.h $(B)/libnpzstream.a
-	$(CC) $(CFLAGS) -Isrc -Ifuzz -o $@ tests/test_api.c fuzz/common.c fuzz/zfview.c $(B)/libnpzstream.a $(LDLIBS) -pthread
+	$(CC) $(SAN_FLAGS) -c $< -o $@
+$(SAN_LIB): $(SAN_OBJ)
+	rm -f $@ && ar rcs $@ $^
+$(BS)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(SAN_LIB) $(HDR)
+	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SRC) $(SAN_LIB) $(LDLIBS)
+
+# C tests: the API suite (tests/test_api.c, with the fuzz driver's oracles) and the vlen API suite
+TEST_API_SRC = tests/test_api.c fuzz/common.c fuzz/zfview.c
+$(B)/test_api: $(TEST_API_SRC) fuzz/common.h $(B)/libnpzstream.a $(HDR)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) -Isrc -Ifuzz -o $@ $(TEST_API_SRC) $(B)/libnpzstream.a $(LDLIBS) -pthread
+$(BS)/test_api: $(TEST_API_SRC) fuzz/common.h $(SAN_LIB) $(HDR)
+	$(CC) $(SAN_FLAGS) -Isrc -Ifuzz -o $@ $(TEST_API_SRC) $(SAN_LIB) $(LDLIBS) -pthread
+$(B)/test_vlen_api: tests/vlen/test_vlen_api.c $(B)/libnpzstream.a $(HDR)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) -o $@ tests/vlen/test_vlen_api.c $(B)/libnpzstream.a $(LDLIBS)
+$(BS)/test_vlen_api: tests/vlen/test_vlen_api.c $(SAN_LIB) $(HDR)
+	$(CC) $(SAN_FLAGS) -o $@ tests/vlen/test_vlen_api.c $(SAN_LIB) $(LDLIBS)
+TEST_DEPS += $(B)/test_vlen_api $(BS)/test_vlen_api
 
 # make demo: build, then check two shipped real files (one .npz, one .npy).
 demo: all
 	$(B)/npzstream check corpus/peers/whisper/mel_filters.npz
 	$(B)/npzstream check --json corpus/peers/ndarray-npy/example_c64_big_endian_fortran.npy
 
-# make test: everything, plain and under ASan+UBSan.
+# make test: everything, plain and under ASan+UBSan, against every reference reader set up.
 test: all $(B)/test_api $(BS)/npzstream $(BS)/test_api $(TEST_DEPS) ref-matrix
 	$(PYTHON) tests/run_all.py --plain $(B) --san $(BS)
 check: test
 
+# Regenerate the fuzz seeds corpus/fuzz_vlen/ (numcodecs VLenBytes when importable).
+.PHONY: vlen-seeds
+vlen-seeds:
+	$(PYTHON) tests/vlen/gen_seeds.py corpus/fuzz_vlen
+
 clean:
 	rm -rf build
 
-# Fuzzing targets (make fuzz, make afl, make fuzz-run SECONDS=N, make regress) live beside the harnesses.
 -include fuzz/fuzz.mk

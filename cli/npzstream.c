@@ -94,6 +94,7 @@ static const char LIMITS_HELP[] =
     "  --max-extra-len N     bytes of a ZIP extra field block, at most 65535 (65535)\n"
     "  --max-total-bytes N   total uncompressed member bytes (1099511627776)\n"
     "  --inflate-window N    inflate output chunk in bytes (262144)\n"
+    "  --max-memory N        bytes the parser may hold, 0 for no cap (268435456)\n"
     "  --feed N              hand the parser at most N bytes per push (testing)\n"
     "Lenient flags (off by default; each accepts what the strict rules refuse, see SECURITY.md):\n"
     "  --lenient-npy-trailing   bytes after a .npy's array are consumed and ignored (as np.load does)\n"
@@ -167,10 +168,10 @@ static int parse_u64(const char *s, uint64_t *v) {
     return 0;
 }
 
-enum { L_HEADER, L_NDIM, L_FIELDS, L_DEPTH, L_MEMBERS, L_NAME, L_EXTRA, L_TOTAL, L_WINDOW, L_FEED, L__N };
+enum { L_HEADER, L_NDIM, L_FIELDS, L_DEPTH, L_MEMBERS, L_NAME, L_EXTRA, L_TOTAL, L_WINDOW, L_MEMORY, L_FEED, L__N };
 static const char *const LIMIT_FLAGS[L__N] = {
-    "--max-header-size", "--max-ndim",     "--max-fields",      "--max-depth",      "--max-members",
-    "--max-name-len",    "--max-extra-len", "--max-total-bytes", "--inflate-window", "--feed"};
+    "--max-header-size", "--max-ndim",       "--max-fields",      "--max-depth",  "--max-members", "--max-name-len",
+    "--max-extra-len",   "--max-total-bytes", "--inflate-window", "--max-memory", "--feed"};
 
 typedef struct opts {
     npzs_limits lim;
@@ -186,7 +187,7 @@ static void opts_init(opts *o) {
 
 static int set_limit(opts *o, int id, uint64_t v) {
     uint32_t v32 = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-    if (id != L_HEADER && id != L_TOTAL && id != L_FEED && id != L_MEMBERS && v > UINT32_MAX) {
+    if (id != L_HEADER && id != L_TOTAL && id != L_FEED && id != L_MEMBERS && id != L_MEMORY && v > UINT32_MAX) {
         fprintf(stderr, "npzstream: %s %" PRIu64 ": too large (at most %" PRIu32 ")\n", LIMIT_FLAGS[id], v,
                 UINT32_MAX);
         return -1;
@@ -203,6 +204,7 @@ static int set_limit(opts *o, int id, uint64_t v) {
     case L_EXTRA: o->lim.max_extra_len = v32; break;
     case L_TOTAL: o->lim.max_total_bytes = v; break;
     case L_WINDOW: o->lim.inflate_window = v32; break;
+    case L_MEMORY: o->lim.max_memory = v; break;
     default: o->feed = v; break;
     }
     return 0;
@@ -235,29 +237,26 @@ static int parse_limit(opts *o, int argc, char **argv, int *i) {
     return 0;
 }
 
-/* npzs_new() failed: say which limit the library refused, trying each given one alone. */
-static void diagnose_limits(const opts *o) {
-    for (int id = 0; id < L_FEED; id++) {
-        if (!(o->set & (1u << id))) continue;
-        opts one;
-        opts_init(&one);
-        (void)set_limit(&one, id, o->given[id]);
-        npzs_parser *p = npzs_new(&one.lim, NULL);
-        if (!p) {
-            fprintf(stderr, "npzstream: %s %" PRIu64 ": out of the range the library accepts\n",
-                    LIMIT_FLAGS[id], o->given[id]);
-            return;
-        }
-        npzs_free(p);
-    }
+/* The flag that sets a field of npzs_limits, for the diagnostics. */
+static const char *flag_of(const char *field) {
+    static const char *const f[][2] = {{"max_header_size", "--max-header-size"}, {"max_ndim", "--max-ndim"},
+                                       {"max_fields", "--max-fields"},           {"max_depth", "--max-depth"},
+                                       {"max_members", "--max-members"},         {"max_name_len", "--max-name-len"},
+                                       {"max_extra_len", "--max-extra-len"},     {"inflate_window", "--inflate-window"},
+                                       {"max_memory", "--max-memory"}};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (!strcmp(f[i][0], field)) return f[i][1];
+    return field;
 }
 
 static npzs_parser *new_parser(const opts *o) {
-    npzs_parser *p = npzs_new(&o->lim, NULL);
-    if (!p) {
-        fprintf(stderr, "npzstream: invalid limits or out of memory\n");
-        diagnose_limits(o);
+    const char *bad = npzs_limits_check(&o->lim);
+    if (bad) {
+        fprintf(stderr, "npzstream: %s: out of the range the library accepts\n", flag_of(bad));
+        return NULL;
     }
+    npzs_parser *p = npzs_new(&o->lim, NULL);
+    if (!p) fprintf(stderr, "npzstream: out of memory (or --max-memory below the parser's own size)\n");
     return p;
 }
 
@@ -455,6 +454,8 @@ static void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser 
         wb_fmt(f, "{\"code\": \"%s\", \"offset\": %" PRIu64 ", \"member\": ", npzs_error_name(code),
                 npzs_error_offset(p));
         if (nm) json_str(f, nm, nl); else wb_s(f, "null");
+        long mi = npzs_error_member(p);
+        if (mi >= 0) wb_fmt(f, ", \"member_index\": %ld", mi);
         wb_s(f, ", \"message\": ");
         const char *msg = npzs_error_message(p);
         json_str(f, msg, strlen(msg));

@@ -109,6 +109,32 @@ typedef enum npzs_kind { NPZS_KIND_ARRAY = 1, NPZS_KIND_BLOB = 2 } npzs_kind;
 #define NPZS_METHOD_STORED 0
 #define NPZS_METHOD_DEFLATED 8
 
+/* A structured dtype, parsed (added in 0.2.0): a tree of type nodes.  Node 0 is the array's
+ * dtype (a STRUCT).  A STRUCT's fields are fields[first .. first + count), in the descr's order,
+ * padding left out (its bytes are the room between offsets and the struct's itemsize); a
+ * SUBARRAY is `shape` elements of node `base` (a subarray of a subarray is two nodes, as NumPy
+ * keeps it: build the tree bottom up and you get NumPy's dtype); a SCALAR is a type string as
+ * dtype.str spells it ("<f8", "|S3", "<M8[us]").  A subarray's base comes before it, a field's
+ * type after its struct.  Everything is valid until the next call, like the HEADER event. */
+typedef enum npzs_dtkind { NPZS_DT_SCALAR = 1, NPZS_DT_STRUCT = 2, NPZS_DT_SUBARRAY = 3 } npzs_dtkind;
+typedef struct npzs_dtnode {
+    npzs_dtkind kind;
+    uint64_t itemsize;     /* bytes of one element of this type */
+    const char *dtype;     /* SCALAR: NUL-terminated; else NULL */
+    uint32_t first, count; /* STRUCT: its fields */
+    uint32_t base;         /* SUBARRAY: the element type */
+    uint32_t ndim;         /* SUBARRAY */
+    const uint64_t *shape;
+} npzs_dtnode;
+typedef struct npzs_dtfield {
+    const char *name;      /* UTF-8, name_len bytes (not NUL-terminated) */
+    size_t name_len;
+    const char *title;     /* NULL when the field has no title; else UTF-8, title_len bytes */
+    size_t title_len;
+    uint64_t offset;       /* in the enclosing struct */
+    uint32_t type;         /* its node */
+} npzs_dtfield;
+
 /* The validated .npy header (HEADER event; valid until the next call). */
 typedef struct npzs_array_info {
     uint8_t version_major, version_minor; /* 1.0, 2.0 or 3.0 */
@@ -127,6 +153,10 @@ typedef struct npzs_array_info {
     uint64_t count;        /* product of shape (1 for a 0-d array) */
     uint64_t nbytes;       /* count * itemsize: exactly this many DATA bytes follow */
     uint64_t header_len;   /* bytes of magic+preamble+header = offset of the data in the member */
+    /* structured: the dtype as a tree (added in 0.2.0; NULL and 0 otherwise) */
+    const npzs_dtnode *dt_nodes;
+    uint32_t dt_nnodes, dt_nfields;
+    const npzs_dtfield *dt_fields;
 } npzs_array_info;
 
 typedef struct npzs_event {
@@ -187,6 +217,10 @@ typedef struct npzs_limits {
     uint32_t lenient;          /* NPZS_LENIENT_* bits: each accepts one thing the strict default
                                   refuses (SECURITY.md, "Lenient flags"); 0 by default (added in
                                   0.2.0) */
+    uint64_t max_memory;       /* bytes the parser may hold through the allocator hooks at once,
+                                  itself included (default 256 MiB; 0: no cap but the other
+                                  limits); more is refused as limit, rule LIMIT.max_memory
+                                  (added in 0.2.0) */
 } npzs_limits;
 
 /* Lenient flags, off by default (llhttp-style: each is named, documented and tested).
@@ -199,6 +233,11 @@ typedef struct npzs_limits {
  *   headers (NumPy 1.24 and 2.x on Python 3.11 load them). */
 #define NPZS_LENIENT_NPY_TRAILING 0x1u
 #define NPZS_LENIENT_HEADER_NEWLINE 0x2u
+
+/* The name of the first field of lim that npzs_new() would refuse ("max_ndim", ...; "size" for
+ * a struct size this library cannot read), or NULL when all are valid (added in 0.2.0). */
+const char *npzs_limits_check_(const npzs_limits *lim, size_t size);
+#define npzs_limits_check(lim) npzs_limits_check_((lim), sizeof(npzs_limits))
 
 /* Fill with the defaults.  The macro passes the struct's size, so a program built against an
  * older header (a smaller npzs_limits) is never written past its struct. */
@@ -229,6 +268,11 @@ npzs_parser *npzs_new_(const npzs_limits *lim, size_t lim_size, const npzs_alloc
 /* Release everything; p may be NULL. */
 void npzs_free(npzs_parser *p);
 
+/* Start a new input with the same parser, limits and hooks, keeping the buffers that do not
+ * depend on an input (added in 0.2.0).  Everything about the previous input, its error
+ * included, is forgotten. */
+void npzs_reset(npzs_parser *p);
+
 /* Input window.  npzs_next() reads src[pos..size) and advances pos. */
 typedef struct npzs_in {
     const void *src;
@@ -241,6 +285,12 @@ typedef struct npzs_in {
  * (END already delivered), or a negative npzs_error (sticky).  in may be NULL
  * after npzs_finish().  Bytes given after END are trailing_data. */
 int npzs_next(npzs_parser *p, npzs_in *in, npzs_event *ev);
+/* What the npzs_next macro calls with sizeof(npzs_event) (added in 0.2.0): the library writes
+ * only a layout it knows, and refuses any other size (NPZS_E_BAD_CALL, rule CALL.event-size), so
+ * a program built against another header can never be written past its struct.  Bindings call
+ * it with the size of the struct they allocate. */
+int npzs_next_(npzs_parser *p, npzs_in *in, npzs_event *ev, size_t ev_size);
+#define npzs_next(p, in, ev) npzs_next_((p), (in), (ev), sizeof(npzs_event))
 
 /* Declare the end of the input.  Later npzs_next() calls emit the remaining
  * events and END, or fail with truncated. */
@@ -270,6 +320,8 @@ const char *npzs_strerror(int code);     /* default message */
 npzs_format npzs_format_of(const npzs_parser *p);
 /* Bytes consumed but never parsed: after a .npy with NPZS_LENIENT_NPY_TRAILING (added in 0.2.0). */
 uint64_t npzs_ignored_bytes(const npzs_parser *p);
+/* Bytes the parser holds through the allocator hooks now, itself included (added in 0.2.0). */
+uint64_t npzs_memory(const npzs_parser *p);
 /* Total input bytes consumed so far (taken from the npzs_in buffers: a deflated member's bytes
  * may be taken, and counted, before they are inflated; when such a member's deflate stream ends
  * before its compressed size, the count steps back to the stream's end and the member is

@@ -7,7 +7,7 @@
 .DEFAULT_GOAL := all
 
 ifdef NPZS_CRC_PORTABLE
-CFLAGS += -DNPZS_CRC_PORTABLE
+NPZS_FLAGS += -DNPZS_CRC_PORTABLE
 endif
 
 SIZE ?= 512
@@ -19,7 +19,7 @@ BENCH_LDLIBS := $(if $(BENCH_LD),-ldeflate,)
 .PHONY: bench
 $(B)/bench/limit: bench/limit.c $(B)/libnpzstream.a
 	@mkdir -p $(B)/bench
-	$(CC) $(CSTD) -O2 -g $(WARN) $(WERROR) $(BENCH_LD) -o $@ bench/limit.c $(B)/libnpzstream.a $(LDLIBS) $(BENCH_LDLIBS)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(BENCH_LD) -o $@ bench/limit.c $(B)/libnpzstream.a $(LDLIBS) $(BENCH_LDLIBS)
 
 bench: $(B)/npzstream $(B)/bench/limit
 	$(PYTHON) bench/run.py --bin $(B)/npzstream --limit $(B)/bench/limit --size $(SIZE) $(BENCH_ARGS)
@@ -27,7 +27,7 @@ bench: $(B)/npzstream $(B)/bench/limit
 # make bench-hashflood: crafted colliding member names against random ones (bench/hashflood.py)
 $(B)/bench/hashflood: bench/hashflood.c
 	@mkdir -p $(B)/bench
-	$(CC) $(CSTD) -O2 $(WARN) $(WERROR) -o $@ bench/hashflood.c
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) -o $@ bench/hashflood.c
 .PHONY: bench-hashflood
 bench-hashflood: $(B)/npzstream $(B)/bench/hashflood
 	$(PYTHON) bench/hashflood.py --bin $(B)/npzstream --tool $(B)/bench/hashflood

@@ -4,7 +4,6 @@
 .DEFAULT_GOAL := all
 EXAMPLES     = read_stdin upload_poll copy_array
 EXAMPLE_BINS = $(EXAMPLES:%=$(B)/examples/%) $(EXAMPLES:%=$(B)/san/examples/%)
-EX_SAN       = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TEST_DEPS   += examples
 
 .PHONY: examples
@@ -12,7 +11,7 @@ examples: $(EXAMPLE_BINS)
 
 $(B)/examples/%: examples/%.c $(B)/libnpzstream.a include/npzstream.h
 	@mkdir -p $(B)/examples
-	$(CC) $(CFLAGS) -o $@ $< $(B)/libnpzstream.a $(LDLIBS)
-$(B)/san/examples/%: examples/%.c $(SRC) $(HDR)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) -o $@ $< $(B)/libnpzstream.a $(LDLIBS)
+$(B)/san/examples/%: examples/%.c $(SAN_LIB) $(HDR)
 	@mkdir -p $(B)/san/examples
-	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) -Iinclude $(EX_SAN) -o $@ $< $(SRC) $(LDLIBS)
+	$(CC) $(SAN_FLAGS) -o $@ $< $(SAN_LIB) $(LDLIBS)

@@ -8,7 +8,8 @@
 # A step that cannot be done (no network, no such Python) says so and is skipped; the suites
 # then skip that reader with a message.  The virtual environments stay out of git (.gitignore).
 REF_PY      ?= python3
-REF_PY312   ?= python3.12
+# python3.12 on PATH, or pyenv's (whose shim answers `command -v` without running)
+REF_PY312   ?= $(firstword $(foreach c,python3.12 $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12),$(if $(shell $(c) -c 'import sys' 2>/dev/null && echo y),$(c))) python3.12)
 REF_ZIPFIX   = build/ref/zipfile-gh139700/zipfile.py
 REF_ZIPDEB  ?= libpython3.11-minimal=3.11.2-6+deb12u9
 
@@ -17,7 +18,7 @@ ref-matrix:
 	@set -u; \
 	mk() { d=$$1; py=$$2; spec=$$3; \
 	  if [ -x $$d/bin/python ] && $$d/bin/python -c 'import numpy' 2>/dev/null; then echo "ref-matrix: $$d: $$($$d/bin/python -c 'import numpy,sys; print("NumPy", numpy.__version__, "on", sys.version.split()[0])')"; return; fi; \
-	  command -v $$py >/dev/null 2>&1 || { echo "ref-matrix: $$d skipped: no $$py"; return; }; \
+	  $$py -c 'import sys' >/dev/null 2>&1 || { echo "ref-matrix: $$d skipped: no working $$py"; return; }; \
 	  $$py -m venv $$d && $$d/bin/pip install -q "$$spec" || { echo "ref-matrix: $$d skipped: pip could not install $$spec (offline?)"; rm -rf $$d; return; }; \
 	  echo "ref-matrix: $$d: $$($$d/bin/python -c 'import numpy,sys; print("NumPy", numpy.__version__, "on", sys.version.split()[0])')"; }; \
 	mk .venv-np2 $(REF_PY) 'numpy>=2'; \

@@ -38,7 +38,22 @@ class NpzsLimits(ctypes.Structure):
                 ("max_fields", ctypes.c_uint32), ("max_depth", ctypes.c_uint32),
                 ("max_members", ctypes.c_uint32), ("max_name_len", ctypes.c_uint32),
                 ("max_extra_len", ctypes.c_uint32), ("max_total_bytes", ctypes.c_uint64),
-                ("inflate_window", ctypes.c_uint32)]
+                ("inflate_window", ctypes.c_uint32), ("lenient", ctypes.c_uint32),
+                ("max_memory", ctypes.c_uint64)]
+
+
+DT_SCALAR, DT_STRUCT, DT_SUBARRAY = 1, 2, 3
+
+
+class NpzsDtNode(ctypes.Structure):
+    _fields_ = [("kind", ctypes.c_int), ("itemsize", ctypes.c_uint64), ("dtype", ctypes.c_char_p),
+                ("first", ctypes.c_uint32), ("count", ctypes.c_uint32), ("base", ctypes.c_uint32),
+                ("ndim", ctypes.c_uint32), ("shape", ctypes.POINTER(ctypes.c_uint64))]
+
+
+class NpzsDtField(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_void_p), ("name_len", ctypes.c_size_t), ("title", ctypes.c_void_p),
+                ("title_len", ctypes.c_size_t), ("offset", ctypes.c_uint64), ("type", ctypes.c_uint32)]
 
 
 class NpzsArrayInfo(ctypes.Structure):
@@ -48,7 +63,9 @@ class NpzsArrayInfo(ctypes.Structure):
                 ("header", ctypes.c_void_p), ("header_size", ctypes.c_size_t),
                 ("ndim", ctypes.c_uint32), ("shape", ctypes.POINTER(ctypes.c_uint64)),
                 ("itemsize", ctypes.c_uint64), ("count", ctypes.c_uint64), ("nbytes", ctypes.c_uint64),
-                ("header_len", ctypes.c_uint64)]
+                ("header_len", ctypes.c_uint64),
+                ("dt_nodes", ctypes.POINTER(NpzsDtNode)), ("dt_nnodes", ctypes.c_uint32),
+                ("dt_nfields", ctypes.c_uint32), ("dt_fields", ctypes.POINTER(NpzsDtField))]
 
 
 class NpzsEvent(ctypes.Structure):
@@ -101,14 +118,14 @@ def load_library(path=None):
     else:
         raise NpzstreamError("libnpzstream not found (set NPZSTREAM_LIB): " + "; ".join(errors))
     P = ctypes.c_void_p
-    lib.npzs_limits_default.argtypes = [ctypes.POINTER(NpzsLimits)]
-    lib.npzs_limits_default.restype = None
-    lib.npzs_new.argtypes = [ctypes.POINTER(NpzsLimits), P]
-    lib.npzs_new.restype = P
+    lib.npzs_limits_default_.argtypes = [ctypes.POINTER(NpzsLimits), ctypes.c_size_t]
+    lib.npzs_limits_default_.restype = None
+    lib.npzs_new_.argtypes = [ctypes.POINTER(NpzsLimits), ctypes.c_size_t, P]
+    lib.npzs_new_.restype = P
     lib.npzs_free.argtypes = [P]
     lib.npzs_free.restype = None
-    lib.npzs_next.argtypes = [P, ctypes.POINTER(NpzsIn), ctypes.POINTER(NpzsEvent)]
-    lib.npzs_next.restype = ctypes.c_int
+    lib.npzs_next_.argtypes = [P, ctypes.POINTER(NpzsIn), ctypes.POINTER(NpzsEvent), ctypes.c_size_t]
+    lib.npzs_next_.restype = ctypes.c_int
     lib.npzs_finish.argtypes = [P]
     lib.npzs_finish.restype = None
     lib.npzs_error.argtypes = [P]
@@ -179,12 +196,12 @@ class Validator:
     def __init__(self, lib=None, on_data=None, **limits):
         self._lib = lib or load_library()
         lim = NpzsLimits()
-        self._lib.npzs_limits_default(ctypes.byref(lim))
+        self._lib.npzs_limits_default_(ctypes.byref(lim), ctypes.sizeof(lim))
         for k, v in limits.items():
             if k not in dict(NpzsLimits._fields_):
                 raise TypeError("unknown limit %r" % k)
             setattr(lim, k, int(v))
-        self._p = self._lib.npzs_new(ctypes.byref(lim), None)
+        self._p = self._lib.npzs_new_(ctypes.byref(lim), ctypes.sizeof(lim), None)
         if not self._p:
             raise NpzstreamError("npzs_new failed: a limit is out of range, or out of memory")
         self._ev = NpzsEvent()
@@ -217,7 +234,7 @@ class Validator:
         lib, ev, inp = self._lib, self._ev, self._in
         inp.src, inp.size, inp.pos = buf, n, 0
         while self._rc >= 0 and self._verdict is None:
-            rc = lib.npzs_next(self._p, ctypes.byref(inp), ctypes.byref(ev))
+            rc = lib.npzs_next_(self._p, ctypes.byref(inp), ctypes.byref(ev), ctypes.sizeof(NpzsEvent))
             if rc == NEED_INPUT:
                 return
             if rc == DONE:

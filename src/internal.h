@@ -60,7 +60,114 @@ typedef struct npzs_content {
     size_t names_cap;
     void *frames;           /* the descr parser's stack (2 * max_depth + 1 frames) */
     size_t frames_cap;
+    /* the structured dtype's tree, built while parsing (npyhdr.c), published at the end */
+    void *tnodes, *tfields, *tdims, *tstrs, *dt;
+    size_t tnodes_cap, tfields_cap, tdims_cap, tstrs_cap, dt_cap;
 } npzs_content;
+
+/* ---- zrec.c: the ZIP record decoders (pure functions over a staged record) ---- */
+typedef struct npzs_zerr {
+    int code;               /* NPZS_E_* */
+    int rule;               /* enum npzs_rule */
+} npzs_zerr;
+
+/* A local header, and what its extra field and flags say about the member's delimiting. */
+/* The fields a local header and a central directory header share, in the same order (APPNOTE
+ * 4.3.7 and 4.3.12, from the general purpose flags to the extra field's length). */
+typedef struct npzs_zfixed {
+    uint16_t flags, method, name_len, extra_len;
+    uint32_t crc, csize32, usize32;
+} npzs_zfixed;
+
+typedef struct npzs_zlfh {
+    npzs_zfixed f;
+    int dd;                 /* flag bit 3: sizes and CRC in a data descriptor after the data */
+    int z64;                /* a ZIP64 extra field */
+    uint64_t z64_usize, z64_csize;
+    int known;              /* sizes known from the header (no bit 3) */
+    uint64_t csize, usize;  /* when known */
+} npzs_zlfh;
+
+typedef struct npzs_zcdh {
+    npzs_zfixed f;
+    uint16_t comment_len, disk;
+    uint32_t off32;
+} npzs_zcdh;
+
+typedef struct npzs_zcdh_sizes {
+    uint64_t usize, csize, off; /* after the ZIP64 extra field */
+} npzs_zcdh_sizes;
+
+/* An end record or a ZIP64 end record, as written. */
+typedef struct npzs_zend {
+    uint64_t disk, disk_cd, count_disk, count, cd_size, cd_off;
+    uint16_t comment_len;
+} npzs_zend;
+
+typedef struct npzs_zdd {
+    uint32_t crc;
+    uint64_t csize, usize;
+} npzs_zdd;
+
+/* Each returns 0, or -1 with *e set. */
+int npzs__zr_lfh(const uint8_t *b, const npzs_limits *lim, npzs_zlfh *o, npzs_zerr *e); /* 30 bytes */
+int npzs__zr_name(const uint8_t *s, size_t n, unsigned flags, npzs_zerr *e);
+int npzs__zr_extra(const uint8_t *x, size_t n, int local, const uint8_t **z64, size_t *z64_len, npzs_zerr *e);
+int npzs__zr_lfh_sizes(npzs_zlfh *o, const uint8_t *z64, size_t z64_len, npzs_zerr *e);
+/* What a local header states, against the member as measured (CRC, compressed, uncompressed). */
+int npzs__zr_lfh_deferred(const npzs_zlfh *o, uint32_t crc, uint64_t cs, uint64_t us, npzs_zerr *e);
+void npzs__zr_dd(const uint8_t *d, int wide, npzs_zdd *o);                              /* after the signature */
+int npzs__zr_cdh(const uint8_t *b, npzs_zcdh *o, npzs_zerr *e);                          /* 46 bytes */
+int npzs__zr_cdh_zip64(const npzs_zcdh *c, const uint8_t *z64, size_t z64_len, npzs_zcdh_sizes *o, npzs_zerr *e);
+void npzs__zr_z64_fields(const uint8_t *b, npzs_zend *o); /* a ZIP64 end record's fields, unchecked */
+int npzs__zr_z64_eocd(const uint8_t *b, npzs_zend *o, npzs_zerr *e);                     /* 56 bytes */
+int npzs__zr_z64_loc(const uint8_t *b, uint64_t *z64_off, npzs_zerr *e);                 /* 20 bytes */
+void npzs__zr_eocd(const uint8_t *b, npzs_zend *o);                                      /* 22 bytes */
+
+/* ---- the parser's parts ---- */
+
+/* The local header being read. */
+typedef struct npzs_lfh {
+    npzs_zlfh h;
+    int name_ready;         /* its name is staged (for error messages) */
+} npzs_lfh;
+
+/* The end of an archive: the directory's extent, the end records parsed, and the directory
+ * region's last bytes for zipfile's end-record search (zip.c, zlocate.c). */
+typedef struct npzs_end {
+    uint64_t cd_start, cd_end;
+    uint32_t cd_count;          /* directory entries read */
+    int have_z64, have_loc;
+    uint64_t z64_off, loc_off, eocd_off;
+    uint16_t comment_len;
+    uint32_t comment_sig;       /* rolling window over the archive comment */
+    uint8_t *tail;              /* a ring once it is full (NPZS_TAIL_MAX) */
+    size_t tail_cap;
+    uint64_t tail_len;          /* bytes of the region seen; the region starts at cd_start */
+    int tail_on;
+} npzs_end;
+
+/* Inflate (inflate.c). */
+typedef struct npzs_inflate {
+    z_stream zs;
+    int zs_init;
+    uint8_t *win;               /* the output window, up to inflate_window bytes */
+    size_t win_cap, win_len, win_pos;
+    uint8_t *zin;               /* small pushes of a deflated member, gathered */
+    size_t zin_pos, zin_len;    /* zin[zin_pos, zin_len): taken from the caller, not yet inflated */
+    int end;                    /* the deflate stream ended */
+    int bad;                    /* invalid data, raised once the window is used */
+    uint64_t orphan;            /* gathered bytes after a stream's early end: handed back */
+} npzs_inflate;
+
+typedef struct npzs_inf_io {
+    const uint8_t *in;
+    size_t in_len;
+    uint8_t *out;
+    size_t out_len;
+    size_t took, made;
+} npzs_inf_io;
+enum { NPZS__INF_OK, NPZS__INF_END, NPZS__INF_BAD, NPZS__INF_NOMEM };
 
 struct npzs_parser {
     int state;                  /* enum npzs_state */
@@ -68,9 +175,13 @@ struct npzs_parser {
     npzs_allocator al;
     int finished;
     npzs_format format;
-    uint64_t consumed;          /* absolute offset of the next input byte */
+    uint64_t consumed;          /* input bytes taken before this call (npzs_next adds each call's) */
+    const npzs_in *in;          /* during a call: the push (NULL between calls) */
+    size_t pos0;                /* during a call: in->pos at its start */
     uint64_t total_out;         /* content bytes of all members so far */
     uint64_t ignored;           /* bytes consumed, never parsed (NPZS_LENIENT_NPY_TRAILING) */
+    uint64_t mem_used, mem_peak; /* bytes held through the hooks (the parser included) */
+    int mem_capped;             /* an allocation was refused by max_memory */
 
     /* sticky error */
     int err;
@@ -88,36 +199,18 @@ struct npzs_parser {
     npzs_content c;
 
     /* ---- ZIP ---- */
-    int phase;                  /* 0 locals, 1 central directory, 2 after ZIP64 EOCD, 3 after locator, 4 end */
-    uint32_t sig;
+    int phase;                  /* zip.c: locals, central directory, after the ZIP64 end record, after the locator, end */
     uint32_t members;           /* local headers seen */
     uint32_t cur;               /* current member index */
-    /* current local header */
-    uint16_t l_flags, l_method, l_name_len, l_extra_len;
-    uint32_t l_crc, l_csize32, l_usize32;
-    int l_z64;
-    uint64_t l_z64_usize, l_z64_csize;
-    int l_dd;                   /* flag bit 3 */
-    int l_known;                /* sizes known from the header (no bit 3) */
-    uint64_t l_csize, l_usize;  /* when known */
+    npzs_lfh lfh;
+    npzs_zcdh cdh;              /* the central directory header being read */
     uint64_t data_start;        /* offset of the member data */
-    uint64_t data_in;           /* compressed bytes consumed */
-    uint8_t *name;              /* staging: max_name_len */
-    uint8_t *extra;             /* staging: max_extra_len */
-    size_t var_len;             /* progress staging name / extra / comment */
-    int name_ready;             /* the current local header's name is staged */
-    /* inflate */
-    z_stream zs;
-    int zs_init;
-    uint8_t *win;
-    size_t win_len, win_pos;
-    uint8_t *zin;               /* small pushes of a deflated member, gathered (NPZS_ZIN_SIZE) */
-    size_t zin_pos, zin_len;    /* zin[zin_pos, zin_len): taken from the caller, not yet inflated */
-    int z_end;                  /* Z_STREAM_END seen */
-    int z_err;                  /* Z_DATA_ERROR seen, raised once the window is consumed */
-    int z_rule;                 /* why inflate failed (enum npzs_rule) */
-    /* data descriptor */
-    int dd_sig;
+    uint64_t data_in;           /* its compressed bytes consumed */
+    uint8_t *name, *extra;      /* staging of names and extra fields, sized to the longest yet */
+    size_t name_cap, extra_cap;
+    size_t var_len;             /* progress staging a name / extra / comment */
+    npzs_inflate inf;
+    npzs_end end;
     /* member records for the central directory check */
     npzs_record **recs;         /* in chunks of NPZS_REC_CHUNK that never move: see npzs__rec */
     size_t recs_chunks, recs_cap; /* chunks allocated, entries of the chunk table */
@@ -125,23 +218,6 @@ struct npzs_parser {
     uint32_t *hash;             /* names.c: open addressing, (member index << 1 | derived) + 1, 0 empty */
     size_t hash_cap;
     uint64_t names_key[2];      /* names.c: SipHash key, random per parser */
-    /* central directory */
-    uint64_t cd_start, cd_end;
-    uint32_t cd_count;
-    uint16_t c_flags, c_method, c_name_len, c_extra_len, c_comment_len, c_disk;
-    uint32_t c_crc, c_csize32, c_usize32, c_off32;
-    int have_z64_eocd;
-    uint64_t z64_off;
-    uint64_t z64_count, z64_cd_size, z64_cd_off;
-    uint32_t comment_sig;       /* rolling window over the archive comment */
-    uint64_t eocd_off, loc_off; /* the end record and ZIP64 locator parsed */
-    int have_loc;
-    /* the directory region's last bytes (central directory, end records, comment), for
-     * zipfile's end-record search at the end (zlocate.c): a ring once it is full */
-    uint8_t *tail;
-    size_t tail_cap;
-    uint64_t tail_len;          /* bytes of the region seen; the region starts at cd_start */
-    int tail_on;
 
     /* states reached (diagnostics, coverage gate in tests) */
     uint64_t visited;
@@ -157,8 +233,27 @@ static inline npzs_record *npzs__rec(const npzs_parser *p, uint32_t i) {
 }
 
 /* ---- shared helpers ---- */
+#if defined(__GNUC__)
+#define NPZS__API __attribute__((visibility("default")))
+#else
+#define NPZS__API
+#endif
+
+/* A step function's result besides the public ones: the state moved on, dispatch again. */
+#define NPZS__STEP 3
+
+/* The absolute offset of the next byte of the push (during a call). */
+static inline uint64_t npzs__here(const npzs_parser *p) {
+    return p->consumed + (p->in ? p->in->pos - p->pos0 : 0) - p->inf.orphan;
+}
+
+extern const npzs_allocator npzs__malloc; /* malloc and free */
+
 void *npzs__alloc(npzs_parser *p, size_t n);
 void npzs__free(npzs_parser *p, void *ptr);
+/* A buffer that holds at least `need` bytes (grown by doubling, its contents not kept): 0, or
+ * < 0 with nomem recorded at off with rule. */
+int npzs__buffer(npzs_parser *p, void **buf, size_t *cap, size_t need, uint64_t off, int rule);
 /* Record the first error: its code, offset and rule (enum npzs_rule, which gives the message). */
 int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule);
 int npzs__fail_content(npzs_parser *p, int code, uint64_t coff, int rule);
@@ -176,7 +271,7 @@ static inline uint64_t npzs__le64(const uint8_t *b) {
 uint32_t npzs__crc32(uint32_t crc, const uint8_t *buf, size_t len);
 uint32_t npzs__crc32_combine(uint32_t a, uint32_t b, uint64_t blen);
 
-/* npy.c: the content machine */
+/* content.c: the content machine, and the plain .npy states */
 void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, uint64_t base);
 /* Feed content bytes.  Returns NPZS_EVENT (*used bytes taken), NPZS_NEED_INPUT (all taken) or < 0. */
 int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_copy, size_t *used,
@@ -186,7 +281,11 @@ int npzs__content_end(npzs_parser *p, npzs_event *ev);
 /* Most content bytes the machine can take now without failing (for inflate's output cap). */
 uint64_t npzs__content_want(const npzs_parser *p);
 void npzs__content_release(npzs_parser *p);
-/* Parse a staged header; fills p->c.info.  Returns 0 or < 0 (error already recorded). */
+int npzs__npy_content(npzs_parser *p, npzs_in *in, npzs_event *ev);
+int npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev);
+int npzs__npy_tail(npzs_parser *p, npzs_in *in, npzs_event *ev);
+
+/* npyhdr.c: the header parser.  Parse a staged header; fills p->c.info.  Returns 0 or < 0 (error already recorded). */
 int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off);
 /* The same with the path chosen (the tests compare the two): NPZS__HDR_AUTO is what
  * npzs__parse_header does (the exact-NumPy-text fast path, else the general parser);
@@ -229,17 +328,28 @@ typedef struct npzs_zf_end {
     uint64_t eocd_off;      /* the end record zipfile takes */
     int loc, z64;           /* a locator was found before it; a ZIP64 end record was used */
     uint64_t loc_off, z64_off;
-    uint64_t disk, disk_cd, count_disk, count, cd_size, cd_off; /* as zipfile reads them */
-    uint16_t comment_len;
+    npzs_zend rec;          /* the end record's fields as zipfile reads them (ZIP64's when used) */
     uint64_t cd_start;      /* where zipfile reads the directory: cd_off + concat */
 } npzs_zf_end;
 int npzs__zf_locate(const npzs_tailview *v, unsigned variant, npzs_zf_end *e);
 
-/* zip.c.  Returns like npzs_next(), or NPZS__CONTINUE when the state moved on to one the
- * top-level driver handles (END_EMIT). */
-#define NPZS__CONTINUE 100
-int npzs__zip_step(npzs_parser *p, npzs_in *in, npzs_event *ev);
+/* zip.c: the ZIP states, one step function each (the contract is in npzs.c) */
+#define NPZS__ZIP_STATES(X)                                                                   \
+    X(sig) X(lfh) X(lfh_name) X(lfh_extra) X(member_begin) X(stored) X(deflated) X(content_end) \
+    X(dd) X(member_end) X(cdh) X(cdh_name) X(cdh_extra) X(cdh_comment) X(z64_eocd) X(z64_loc)  \
+    X(eocd) X(eocd_comment) X(tail)
+#define NPZS__ZIP_STEP(name) int npzs__zip_##name(npzs_parser *p, npzs_in *in, npzs_event *ev);
+NPZS__ZIP_STATES(NPZS__ZIP_STEP)
+#undef NPZS__ZIP_STEP
+/* More input is needed: NPZS_NEED_INPUT, or truncated after npzs_finish(). */
+int npzs__need(npzs_parser *p);
 void npzs__zip_release(npzs_parser *p);
+
+/* inflate.c: the inflate back end (zlib) */
+int npzs__inf_begin(npzs_parser *p);
+/* The window is used up: inflate more.  NPZS__STEP, NPZS_NEED_INPUT or < 0. */
+int npzs__inf_fill(npzs_parser *p, npzs_in *in);
+void npzs__inf_release(npzs_parser *p);
 
 #define NPZS_VISIT(p, s) ((p)->visited |= (uint64_t)1 << ((s) - NPZS_S__BASE - 1))
 #define NPZS_CVISIT(p, s) ((p)->cvisited |= (uint32_t)1 << ((s) - NPZS_C__BASE - 1))

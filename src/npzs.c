@@ -1,18 +1,24 @@
-/* npzs.c -- public API, errors, allocation, and the top-level driver. */
+/*
+ * npzs.c -- the public API: creation, limits, allocation, errors, and the one dispatcher.
+ *
+ * npzs_next() is the only entry into the machine.  Its loop switches on every top-level state
+ * of states.h and hands each to its step function (the plain .npy states in content.c, the ZIP
+ * states in zip.c), with one contract for all of them:
+ *   - a step reads from *in (advancing in->pos, never past in->size) and moves p->state;
+ *   - it returns NPZS__STEP (the state moved on: dispatch again), NPZS_EVENT (*ev was filled),
+ *     NPZS_NEED_INPUT (the push is used up and nothing can be emitted) or an error (< 0, already
+ *     recorded by npzs__fail);
+ *   - offsets are absolute: npzs__here(p) is the offset of the next byte of the push.
+ * The loop has one exit, where the bytes taken from the push are added to p->consumed.
+ */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-#if defined(__GNUC__)
-#define API __attribute__((visibility("default")))
-#else
-#define API
-#endif
-
-/* ---- errors -------------------------------------------------------------- */
-API const char *npzs_error_name(int code) {
+/* ---- errors ------------------------------------------------------------------------------ */
+NPZS__API const char *npzs_error_name(int code) {
     switch (code) {
 #define X(id, num, name, msg) case num: return name;
         NPZS_ERROR_MAP(X)
@@ -21,7 +27,7 @@ API const char *npzs_error_name(int code) {
     }
 }
 
-API const char *npzs_strerror(int code) {
+NPZS__API const char *npzs_strerror(int code) {
     switch (code) {
 #define X(id, num, name, msg) case num: return msg;
         NPZS_ERROR_MAP(X)
@@ -48,6 +54,10 @@ const char *npzs__rule_id(int rule) { return rule > 0 && rule < NPZS_R__END ? ru
 
 int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule) {
     if (p->err) return p->err; /* the first error stays */
+    if (code == NPZS_E_NOMEM && p->mem_capped) { /* not the hooks: max_memory refused it */
+        code = NPZS_E_LIMIT;
+        rule = NPZS_R_LIMIT_MEMORY;
+    }
     p->err = code;
     p->err_off = off;
     p->err_rule = rule;
@@ -57,24 +67,20 @@ int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule) {
     if (p->format == NPZS_FORMAT_NPZ && p->state >= NPZS_S_ZIP_LFH && p->state <= NPZS_S_ZIP_MEMBER_END)
         p->err_member = (long)p->cur;
     if (p->format == NPZS_FORMAT_NPZ && p->state >= NPZS_S_ZIP_CDH && p->state <= NPZS_S_ZIP_CDH_COMMENT &&
-        p->cd_count < p->members)
-        p->err_member = (long)p->cd_count;
+        p->end.cd_count < p->members)
+        p->err_member = (long)p->end.cd_count;
     p->state = NPZS_S_FAILED;
     NPZS_VISIT(p, NPZS_S_FAILED);
     return code;
 }
 
-API int npzs_error(const npzs_parser *p) { return p ? p->err : NPZS_E_BAD_CALL; }
-API uint64_t npzs_error_offset(const npzs_parser *p) { return p ? p->err_off : 0; }
-API const char *npzs_error_message(const npzs_parser *p) {
-    return p && p->err ? p->err_msg : "no error";
-}
-API const char *npzs_error_rule(const npzs_parser *p) { return p && p->err ? npzs__rule_id(p->err_rule) : NULL; }
-API long npzs_error_member(const npzs_parser *p) { return p && p->err ? p->err_member : -1; }
-API uint64_t npzs_error_content_offset(const npzs_parser *p) {
-    return p && p->err ? p->err_coff : NPZS_NO_OFFSET;
-}
-API const char *npzs_error_member_name(const npzs_parser *p, size_t *len) {
+NPZS__API int npzs_error(const npzs_parser *p) { return p ? p->err : NPZS_E_BAD_CALL; }
+NPZS__API uint64_t npzs_error_offset(const npzs_parser *p) { return p ? p->err_off : 0; }
+NPZS__API const char *npzs_error_message(const npzs_parser *p) { return p && p->err ? p->err_msg : "no error"; }
+NPZS__API const char *npzs_error_rule(const npzs_parser *p) { return p && p->err ? npzs__rule_id(p->err_rule) : NULL; }
+NPZS__API long npzs_error_member(const npzs_parser *p) { return p && p->err ? p->err_member : -1; }
+NPZS__API uint64_t npzs_error_content_offset(const npzs_parser *p) { return p && p->err ? p->err_coff : NPZS_NO_OFFSET; }
+NPZS__API const char *npzs_error_member_name(const npzs_parser *p, size_t *len) {
     if (len) *len = 0;
     if (!p || !p->err || p->err_member < 0 || p->format != NPZS_FORMAT_NPZ) return NULL;
     uint32_t m = (uint32_t)p->err_member;
@@ -83,17 +89,18 @@ API const char *npzs_error_member_name(const npzs_parser *p, size_t *len) {
         if (len) *len = r->name_len;
         return (const char *)r->name;
     }
-    if (m == p->members && p->name_ready) {
+    if (m == p->members && p->lfh.name_ready) {
         /* the member whose local header was being read: its name if complete */
-        if (len) *len = p->l_name_len;
+        if (len) *len = p->lfh.h.f.name_len;
         return (const char *)p->name;
     }
     return NULL;
 }
 
-API npzs_format npzs_format_of(const npzs_parser *p) { return p ? p->format : NPZS_FORMAT_UNKNOWN; }
-API uint64_t npzs_consumed(const npzs_parser *p) { return p ? p->consumed : 0; }
-API uint64_t npzs_ignored_bytes(const npzs_parser *p) { return p ? p->ignored : 0; }
+NPZS__API npzs_format npzs_format_of(const npzs_parser *p) { return p ? p->format : NPZS_FORMAT_UNKNOWN; }
+NPZS__API uint64_t npzs_consumed(const npzs_parser *p) { return p ? p->consumed - p->inf.orphan : 0; }
+NPZS__API uint64_t npzs_ignored_bytes(const npzs_parser *p) { return p ? p->ignored : 0; }
+NPZS__API uint64_t npzs_memory(const npzs_parser *p) { return p ? p->mem_used : 0; }
 
 static const char *const state_ids[] = {
 #define X(name, doc) #name,
@@ -117,22 +124,59 @@ const char *npzs__cstate_id(int i) { return i >= 0 && i < NPZS_NCSTATES ? cstate
 uint64_t npzs__visited(const npzs_parser *p) { return p->visited; }
 uint32_t npzs__cvisited(const npzs_parser *p) { return p->cvisited; }
 
-API const char *npzs_state_name(const npzs_parser *p) {
+NPZS__API const char *npzs_state_name(const npzs_parser *p) {
     if (!p || p->state <= NPZS_S__BASE || p->state >= NPZS_S__END) return "INVALID";
     return state_ids[p->state - NPZS_S__BASE - 1];
 }
 
-/* ---- allocation ------------------------------------------------------------ */
+/* ---- allocation ----------------------------------------------------------------------------
+ * Every allocation goes through the caller's hooks with a small header that remembers its size,
+ * so that what the parser holds is known at every moment (npzs_memory) and capped by
+ * max_memory; a refusal by the cap is reported as limit (LIMIT.max_memory), one by the hooks as
+ * nomem. */
+#define AHDR 16 /* the size header in front of every allocation: keeps the hook's alignment (>= 8) */
+
 void *npzs__alloc(npzs_parser *p, size_t n) {
     if (n == 0) n = 1;
-    return p->al.alloc(p->al.opaque, n);
+    if (n > SIZE_MAX - AHDR) return NULL;
+    if (p->lim.max_memory && (n > p->lim.max_memory || p->mem_used > p->lim.max_memory - n)) {
+        p->mem_capped = 1;
+        return NULL;
+    }
+    uint8_t *h = p->al.alloc(p->al.opaque, AHDR + n);
+    if (!h) return NULL;
+    memcpy(h, &n, sizeof n); /* the hook's alignment may be less than a max_align_t's */
+    p->mem_used += n;
+    if (p->mem_used > p->mem_peak) p->mem_peak = p->mem_used;
+    return h + AHDR;
 }
+
 void npzs__free(npzs_parser *p, void *ptr) {
-    if (ptr) p->al.free(p->al.opaque, ptr);
+    if (!ptr) return;
+    uint8_t *h = (uint8_t *)ptr - AHDR;
+    size_t n;
+    memcpy(&n, h, sizeof n);
+    p->mem_used -= n;
+    p->al.free(p->al.opaque, h);
 }
+
+int npzs__buffer(npzs_parser *p, void **buf, size_t *cap, size_t need, uint64_t off, int rule) {
+    if (*cap >= need) return 0;
+    size_t n = *cap ? *cap : 64;
+    while (n < need) n = n > SIZE_MAX / 2 ? need : n * 2;
+    void *nb = npzs__alloc(p, n);
+    if (!nb) return npzs__fail(p, NPZS_E_NOMEM, off, rule);
+    npzs__free(p, *buf);
+    *buf = nb;
+    *cap = n;
+    return 0;
+}
+
 static void *def_alloc(void *o, size_t n) { (void)o; return malloc(n); }
 static void def_free(void *o, void *ptr) { (void)o; free(ptr); }
+const npzs_allocator npzs__malloc = {def_alloc, def_free, NULL};
 
+/* ---- limits --------------------------------------------------------------------------------- */
 static void limits_default(npzs_limits *lim) {
     memset(lim, 0, sizeof *lim);
     lim->max_header_size = 10000;
@@ -144,15 +188,16 @@ static void limits_default(npzs_limits *lim) {
     lim->max_extra_len = 65535;
     lim->max_total_bytes = UINT64_C(1) << 40;
     lim->inflate_window = 256 * 1024;
+    lim->max_memory = UINT64_C(256) << 20;
 }
 
 /* The size of npzs_limits in 0.1.0 (up to inflate_window), which the unversioned entry points
  * npzs_new and npzs_limits_default of 0.1.0 binaries read and write. */
 #define LIMITS_V010 (offsetof(npzs_limits, inflate_window) + sizeof(uint32_t))
 
-API unsigned long npzs_version(void) { return NPZS_VERSION_NUM; }
+NPZS__API unsigned long npzs_version(void) { return NPZS_VERSION_NUM; }
 
-API void npzs_limits_default_(npzs_limits *lim, size_t size) {
+NPZS__API void npzs_limits_default_(npzs_limits *lim, size_t size) {
     if (!lim || size < LIMITS_V010) return;
     npzs_limits d;
     limits_default(&d);
@@ -160,31 +205,51 @@ API void npzs_limits_default_(npzs_limits *lim, size_t size) {
 }
 
 #undef npzs_limits_default
-API void npzs_limits_default(npzs_limits *lim) { npzs_limits_default_(lim, LIMITS_V010); }
+NPZS__API void npzs_limits_default(npzs_limits *lim) { npzs_limits_default_(lim, LIMITS_V010); }
 
-API npzs_parser *npzs_new_(const npzs_limits *lim, size_t lim_size, const npzs_allocator *alloc) {
-    npzs_allocator al = {def_alloc, def_free, NULL};
+/* The caller's limits of `size` bytes over the defaults; NULL when the size is not one this
+ * library can read. */
+static const npzs_limits *limits_read(const npzs_limits *lim, size_t size, npzs_limits *out) {
+    limits_default(out);
+    if (!lim) return out;
+    if (size < LIMITS_V010 || size > sizeof *out) return NULL;
+    memcpy(out, lim, size);
+    return out;
+}
+
+NPZS__API const char *npzs_limits_check_(const npzs_limits *lim, size_t size) {
+    npzs_limits l;
+    if (!limits_read(lim, size, &l)) return "size";
+    if (l.max_header_size == 0 || l.max_header_size > (UINT64_C(1) << 30)) return "max_header_size";
+    if (l.max_ndim > NPZS_MAX_NDIM) return "max_ndim";
+    if (l.max_fields == 0) return "max_fields";
+    if (l.max_depth == 0 || l.max_depth > 1000) return "max_depth";
+    if (l.max_members == 0 || l.max_members > UINT32_C(0x7FFFFFFF)) return "max_members";
+    if (l.max_name_len == 0 || l.max_name_len > 65535) return "max_name_len";
+    if (l.max_extra_len > 65535) return "max_extra_len";
+    if (l.inflate_window == 0) return "inflate_window";
+    if (l.lenient & ~(uint32_t)(NPZS_LENIENT_NPY_TRAILING | NPZS_LENIENT_HEADER_NEWLINE)) return "lenient";
+    if (l.max_memory && l.max_memory < sizeof(npzs_parser)) return "max_memory"; /* not even the parser fits */
+    return NULL;
+}
+
+#undef npzs_limits_check
+NPZS__API const char *npzs_limits_check(const npzs_limits *lim) { return npzs_limits_check_(lim, sizeof *lim); }
+
+NPZS__API npzs_parser *npzs_new_(const npzs_limits *lim, size_t lim_size, const npzs_allocator *alloc) {
+    npzs_allocator al = npzs__malloc;
     if (alloc) {
         if (!alloc->alloc || !alloc->free) return NULL;
         al = *alloc;
     }
     npzs_limits l;
-    limits_default(&l);
-    if (lim) {
-        if (lim_size < LIMITS_V010 || lim_size > sizeof l) return NULL;
-        memcpy(&l, lim, lim_size);
-    }
-    if (l.max_header_size == 0 || l.max_header_size > (UINT64_C(1) << 30) || l.max_ndim > NPZS_MAX_NDIM ||
-        l.max_fields == 0 || l.max_depth == 0 || l.max_depth > 1000 || l.max_members == 0 ||
-        l.max_members > UINT32_C(0x7FFFFFFF) || l.max_name_len == 0 || l.max_name_len > 65535 ||
-        l.max_extra_len > 65535 || l.inflate_window == 0 ||
-        (l.lenient & ~(uint32_t)(NPZS_LENIENT_NPY_TRAILING | NPZS_LENIENT_HEADER_NEWLINE)))
-        return NULL;
+    if (!limits_read(lim, lim_size, &l) || npzs_limits_check_(&l, sizeof l)) return NULL;
     npzs_parser *p = al.alloc(al.opaque, sizeof *p);
     if (!p) return NULL;
     memset(p, 0, sizeof *p);
     p->al = al;
     p->lim = l;
+    p->mem_used = p->mem_peak = sizeof *p;
     p->state = NPZS_S_START;
     p->err_member = -1;
     p->err_coff = NPZS_NO_OFFSET;
@@ -193,145 +258,176 @@ API npzs_parser *npzs_new_(const npzs_limits *lim, size_t lim_size, const npzs_a
 }
 
 #undef npzs_new
-API npzs_parser *npzs_new(const npzs_limits *lim, const npzs_allocator *alloc) {
+NPZS__API npzs_parser *npzs_new(const npzs_limits *lim, const npzs_allocator *alloc) {
     return npzs_new_(lim, LIMITS_V010, alloc);
 }
 
-API void npzs_free(npzs_parser *p) {
+NPZS__API void npzs_free(npzs_parser *p) {
     if (!p) return;
     npzs__content_release(p);
     npzs__zip_release(p);
     p->al.free(p->al.opaque, p);
 }
 
-API void npzs_finish(npzs_parser *p) {
+/* Back to the start of an input, keeping the buffers that do not depend on one (header staging
+ * and the parser's scratch, the inflate state and window, the staging of names and extra fields,
+ * the end-record tail); the member records and the name table of the last input are freed. */
+NPZS__API void npzs_reset(npzs_parser *p) {
+    if (!p) return;
+    for (size_t c = 0; c < p->recs_chunks; c++) npzs__free(p, p->recs[c]);
+    npzs__free(p, p->recs);
+    while (p->names) {
+        npzs_block *b = p->names;
+        p->names = b->next;
+        npzs__free(p, b);
+    }
+    npzs__names_release(p);
+    npzs_parser keep = *p;
+    memset(p, 0, sizeof *p);
+    p->al = keep.al;
+    p->lim = keep.lim;
+    p->names_key[0] = keep.names_key[0];
+    p->names_key[1] = keep.names_key[1];
+    p->mem_used = keep.mem_used;
+    p->mem_peak = keep.mem_peak;
+    p->c.hdr = keep.c.hdr;
+    p->c.hdr_cap = keep.c.hdr_cap;
+    p->c.scratch = keep.c.scratch;
+    p->c.scratch_cap = keep.c.scratch_cap;
+    p->c.names = keep.c.names;
+    p->c.names_cap = keep.c.names_cap;
+    p->c.frames = keep.c.frames;
+    p->c.frames_cap = keep.c.frames_cap;
+    p->c.tnodes = keep.c.tnodes;
+    p->c.tnodes_cap = keep.c.tnodes_cap;
+    p->c.tfields = keep.c.tfields;
+    p->c.tfields_cap = keep.c.tfields_cap;
+    p->c.tdims = keep.c.tdims;
+    p->c.tdims_cap = keep.c.tdims_cap;
+    p->c.tstrs = keep.c.tstrs;
+    p->c.tstrs_cap = keep.c.tstrs_cap;
+    p->c.dt = keep.c.dt;
+    p->c.dt_cap = keep.c.dt_cap;
+    p->inf.zs = keep.inf.zs;
+    p->inf.zs_init = keep.inf.zs_init;
+    p->inf.win = keep.inf.win;
+    p->inf.win_cap = keep.inf.win_cap;
+    p->inf.zin = keep.inf.zin;
+    p->name = keep.name;
+    p->name_cap = keep.name_cap;
+    p->extra = keep.extra;
+    p->extra_cap = keep.extra_cap;
+    p->end.tail = keep.end.tail;
+    p->end.tail_cap = keep.end.tail_cap;
+    p->state = NPZS_S_START;
+    p->err_member = -1;
+    p->err_coff = NPZS_NO_OFFSET;
+}
+
+NPZS__API void npzs_finish(npzs_parser *p) {
     if (p) p->finished = 1;
 }
 
-/* ---- driver ------------------------------------------------------------------ */
+/* ---- the dispatcher ------------------------------------------------------------------------- */
 
-static int npy_step(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    const uint8_t *src = in ? (const uint8_t *)in->src : NULL;
-    size_t avail = in ? in->size - in->pos : 0;
-    for (;;) {
-        NPZS_VISIT(p, p->state);
-        switch (p->state) {
-        case NPZS_S_NPY_CONTENT: {
-            if (p->c.state == NPZS_C_DONE) { p->state = NPZS_S_NPY_MEMBER_END; continue; }
-            if (!avail) {
-                if (!p->finished) return NPZS_NEED_INPUT;
-                int rc = npzs__content_end(p, ev);
-                if (rc == NPZS_EVENT) { ev->member = 0; return rc; }
-                if (rc < 0) return rc;
-                continue;
-            }
-            size_t used = 0;
-            int rc = npzs__content_feed(p, src + in->pos, avail, 1, &used, ev);
-            in->pos += used;
-            avail -= used;
-            p->consumed += used;
-            if (rc == NPZS_EVENT) {
-                ev->member = 0;
-                return rc;
-            }
-            if (rc < 0) return rc;
-            continue;
-        }
-        case NPZS_S_NPY_MEMBER_END:
-            p->total_out += p->c.head_len + p->c.data_len;
-            p->state = NPZS_S_NPY_TAIL;
-            ev->type = NPZS_EV_MEMBER_END;
-            ev->member = 0;
-            ev->offset = p->consumed;
-            ev->kind = NPZS_KIND_ARRAY;
-            ev->size = ev->csize = p->c.head_len + p->c.data_len;
-            ev->data_size = p->c.data_len;
-            ev->data_crc32 = p->c.crc_data;
-            ev->crc32 = npzs__crc32_combine(p->c.crc_head, p->c.crc_data, p->c.data_len);
-            return NPZS_EVENT;
-        case NPZS_S_NPY_TAIL:
-            if (avail && (p->lim.lenient & NPZS_LENIENT_NPY_TRAILING)) { /* consumed, never read */
-                in->pos += avail;
-                p->consumed += avail;
-                p->ignored += avail;
-                avail = 0;
-            }
-            if (avail)
-                return npzs__fail(p, NPZS_E_TRAILING_DATA, p->consumed, NPZS_R_NPY_TRAIL);
-            if (!p->finished) return NPZS_NEED_INPUT;
-            p->state = NPZS_S_END_EMIT;
-            return NPZS__CONTINUE;
-        default:
-            return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_STATE);
-        }
+/* START: the first byte decides the format. */
+static int st_start(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+    if (!in || in->pos == in->size) {
+        if (!p->finished) return NPZS_NEED_INPUT;
+        return npzs__fail(p, NPZS_E_TRUNCATED, 0, NPZS_R_TRUNC_EMPTY);
     }
+    uint8_t b = ((const uint8_t *)in->src)[in->pos];
+    if (b == 0x93) {
+        p->format = NPZS_FORMAT_NPY;
+        npzs__content_start(p, 1, 1, 0, 0);
+        p->state = NPZS_S_NPY_CONTENT;
+        ev->type = NPZS_EV_MEMBER_BEGIN;
+        ev->member = 0;
+        ev->offset = 0;
+        ev->method = NPZS_METHOD_STORED;
+        return NPZS_EVENT;
+    }
+    if (b == 'P') {
+        p->format = NPZS_FORMAT_NPZ;
+        p->state = NPZS_S_ZIP_SIG;
+        return NPZS__STEP;
+    }
+    return npzs__fail(p, NPZS_E_BAD_MAGIC, 0, NPZS_R_MAGIC_FIRST);
 }
 
 static int trail_rule(const npzs_parser *p) {
     return p->format == NPZS_FORMAT_NPY ? NPZS_R_NPY_TRAIL_AFTER_END : NPZS_R_ZIP_TRAIL_AFTER_END;
 }
 
-API int npzs_next(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+/* END_EMIT: the verdict. */
+static int st_end_emit(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+    if (in && in->pos < in->size) return npzs__fail(p, NPZS_E_TRAILING_DATA, npzs__here(p), trail_rule(p));
+    p->state = NPZS_S_DONE;
+    ev->type = NPZS_EV_END;
+    ev->offset = npzs__here(p);
+    ev->format = p->format;
+    ev->members = p->format == NPZS_FORMAT_NPY ? 1 : p->members;
+    return NPZS_EVENT;
+}
+
+/* DONE: END was delivered; only the end of input may follow. */
+static int st_done(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+    (void)ev;
+    if (in && in->pos < in->size) return npzs__fail(p, NPZS_E_TRAILING_DATA, npzs__here(p), trail_rule(p));
+    return NPZS_DONE;
+}
+
+/* The npzs_event layouts this library can fill: one so far (0.1.0's, unchanged in 0.2.0).  When
+ * the struct grows, the older sizes are filled through a full-size copy cut to their length. */
+#define EVENT_V010 sizeof(npzs_event)
+
+#undef npzs_next
+NPZS__API int npzs_next(npzs_parser *p, npzs_in *in, npzs_event *ev) { return npzs_next_(p, in, ev, EVENT_V010); }
+
+NPZS__API int npzs_next_(npzs_parser *p, npzs_in *in, npzs_event *ev, size_t ev_size) {
     if (!p || !ev || (in && (in->pos > in->size || (!in->src && in->size))))
         return p ? npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_ARG) : NPZS_E_BAD_CALL;
+    if (ev_size != EVENT_V010) return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_EVENT_SIZE);
     if (p->state <= NPZS_S__BASE || p->state >= NPZS_S__END) return NPZS_E_BAD_CALL;
     if (p->err) return p->err;
     memset(ev, 0, sizeof *ev);
-    size_t avail = in ? in->size - in->pos : 0;
-    for (;;) {
+    p->in = in;
+    p->pos0 = in ? in->pos : 0;
+    int rc;
+    do {
         NPZS_VISIT(p, p->state);
         switch (p->state) {
-        case NPZS_S_START:
-            if (!avail) {
-                if (!p->finished) return NPZS_NEED_INPUT;
-                return npzs__fail(p, NPZS_E_TRUNCATED, 0, NPZS_R_TRUNC_EMPTY);
-            }
-            {
-                uint8_t b = ((const uint8_t *)in->src)[in->pos];
-                if (b == 0x93) {
-                    p->format = NPZS_FORMAT_NPY;
-                    npzs__content_start(p, 1, 1, 0, 0);
-                    p->state = NPZS_S_NPY_CONTENT;
-                    ev->type = NPZS_EV_MEMBER_BEGIN;
-                    ev->member = 0;
-                    ev->offset = 0;
-                    ev->method = NPZS_METHOD_STORED;
-                    return NPZS_EVENT;
-                }
-                if (b == 'P') {
-                    p->format = NPZS_FORMAT_NPZ;
-                    p->state = NPZS_S_ZIP_SIG;
-                    continue;
-                }
-                return npzs__fail(p, NPZS_E_BAD_MAGIC, 0, NPZS_R_MAGIC_FIRST);
-            }
-        case NPZS_S_NPY_CONTENT:
-        case NPZS_S_NPY_MEMBER_END:
-        case NPZS_S_NPY_TAIL: {
-            int rc = npy_step(p, in, ev);
-            if (rc != NPZS__CONTINUE) return rc;
-            continue;
+        case NPZS_S_START: rc = st_start(p, in, ev); break;
+        case NPZS_S_NPY_CONTENT: rc = npzs__npy_content(p, in, ev); break;
+        case NPZS_S_NPY_MEMBER_END: rc = npzs__npy_member_end(p, in, ev); break;
+        case NPZS_S_NPY_TAIL: rc = npzs__npy_tail(p, in, ev); break;
+        case NPZS_S_ZIP_SIG: rc = npzs__zip_sig(p, in, ev); break;
+        case NPZS_S_ZIP_LFH: rc = npzs__zip_lfh(p, in, ev); break;
+        case NPZS_S_ZIP_LFH_NAME: rc = npzs__zip_lfh_name(p, in, ev); break;
+        case NPZS_S_ZIP_LFH_EXTRA: rc = npzs__zip_lfh_extra(p, in, ev); break;
+        case NPZS_S_ZIP_MEMBER_BEGIN: rc = npzs__zip_member_begin(p, in, ev); break;
+        case NPZS_S_ZIP_STORED: rc = npzs__zip_stored(p, in, ev); break;
+        case NPZS_S_ZIP_DEFLATED: rc = npzs__zip_deflated(p, in, ev); break;
+        case NPZS_S_ZIP_CONTENT_END: rc = npzs__zip_content_end(p, in, ev); break;
+        case NPZS_S_ZIP_DD: rc = npzs__zip_dd(p, in, ev); break;
+        case NPZS_S_ZIP_MEMBER_END: rc = npzs__zip_member_end(p, in, ev); break;
+        case NPZS_S_ZIP_CDH: rc = npzs__zip_cdh(p, in, ev); break;
+        case NPZS_S_ZIP_CDH_NAME: rc = npzs__zip_cdh_name(p, in, ev); break;
+        case NPZS_S_ZIP_CDH_EXTRA: rc = npzs__zip_cdh_extra(p, in, ev); break;
+        case NPZS_S_ZIP_CDH_COMMENT: rc = npzs__zip_cdh_comment(p, in, ev); break;
+        case NPZS_S_ZIP_Z64_EOCD: rc = npzs__zip_z64_eocd(p, in, ev); break;
+        case NPZS_S_ZIP_Z64_LOC: rc = npzs__zip_z64_loc(p, in, ev); break;
+        case NPZS_S_ZIP_EOCD: rc = npzs__zip_eocd(p, in, ev); break;
+        case NPZS_S_ZIP_EOCD_COMMENT: rc = npzs__zip_eocd_comment(p, in, ev); break;
+        case NPZS_S_ZIP_TAIL: rc = npzs__zip_tail(p, in, ev); break;
+        case NPZS_S_END_EMIT: rc = st_end_emit(p, in, ev); break;
+        case NPZS_S_DONE: rc = st_done(p, in, ev); break;
+        case NPZS_S_FAILED: rc = p->err; break;
+        default: rc = npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_STATE); break;
         }
-        case NPZS_S_END_EMIT:
-            if (in && in->pos < in->size)
-                return npzs__fail(p, NPZS_E_TRAILING_DATA, p->consumed, trail_rule(p));
-            p->state = NPZS_S_DONE;
-            ev->type = NPZS_EV_END;
-            ev->offset = p->consumed;
-            ev->format = p->format;
-            ev->members = p->format == NPZS_FORMAT_NPY ? 1 : p->members;
-            return NPZS_EVENT;
-        case NPZS_S_DONE:
-            if (in && in->pos < in->size)
-                return npzs__fail(p, NPZS_E_TRAILING_DATA, p->consumed, trail_rule(p));
-            return NPZS_DONE;
-        case NPZS_S_FAILED:
-            return p->err;
-        default: {
-            int rc = npzs__zip_step(p, in, ev);
-            if (rc != NPZS__CONTINUE) return rc;
-            continue;
-        }
-        }
-    }
+    } while (rc == NPZS__STEP);
+    /* the one exit: what the steps took from the push is consumed; no pointer into it stays */
+    p->consumed += in ? in->pos - p->pos0 : 0;
+    p->in = NULL;
+    return rc;
 }

@@ -179,6 +179,7 @@
     X(LIMIT_FIELDS, "LIMIT.max_fields", "too many field names (max_fields)") \
     X(LIMIT_DEPTH, "LIMIT.max_depth", "dtype nesting deeper than max_depth") \
     X(LIMIT_MEMBERS, "LIMIT.max_members", "more members than max_members") \
+    X(LIMIT_MEMORY, "LIMIT.max_memory", "the parser would hold more memory than max_memory") \
     X(LIMIT_NAME, "LIMIT.max_name_len", "member name longer than max_name_len") \
     X(LIMIT_EXTRA, "LIMIT.max_extra_len", "extra field longer than max_extra_len") \
     X(LIMIT_EXTRA_CD, "LIMIT.max_extra_len.central", "extra field longer than max_extra_len") \
@@ -200,6 +201,7 @@
     X(CALL_STATE, "CALL.state", "corrupt parser state") \
     X(CALL_ZLIB, "CALL.zlib", "zlib refused to start or reset inflate") \
     X(CALL_ARG, "CALL.argument", "bad argument") \
+    X(CALL_EVENT_SIZE, "CALL.event-size", "npzs_event of a size this library does not know") \
     X(CALL_CONTENT_STATE, "CALL.content-state", "corrupt content state") \
     X(CALL_DESCR_STACK, "CALL.descr-stack", "descr parser stack overflow") \
     X(CALL_DESCR_FRAME, "CALL.descr-frame", "corrupt descr parser frame")

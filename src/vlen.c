@@ -14,11 +14,7 @@
 #include "internal.h"
 #include "npzstream_vlen.h"
 
-#if defined(__GNUC__)
-#define API __attribute__((visibility("default")))
-#else
-#define API
-#endif
+#define API NPZS__API
 
 /* The states, in one list: (name, what it waits for). */
 #define VLEN_STATE_MAP(X)                                           \
@@ -260,8 +256,6 @@ API void npzs_vlen_limits_default(npzs_vlen_limits *lim) {
     lim->max_total_bytes = UINT64_C(1) << 40;
 }
 
-static void *def_alloc(void *o, size_t n) { (void)o; return malloc(n); }
-static void def_free(void *o, void *ptr) { (void)o; free(ptr); }
 
 API void npzs_vlen_reset(npzs_vlen_parser *p) {
     if (!p) return;
@@ -281,7 +275,7 @@ API void npzs_vlen_reset(npzs_vlen_parser *p) {
 
 API npzs_vlen_parser *npzs_vlen_new(const npzs_vlen_spec *spec, const npzs_vlen_limits *lim,
                                     const npzs_allocator *alloc) {
-    npzs_allocator al = {def_alloc, def_free, NULL};
+    npzs_allocator al = npzs__malloc;
     if (!spec || !spec_valid(spec)) return NULL;
     if (alloc) {
         if (!alloc->alloc || !alloc->free) return NULL;
@@ -309,9 +303,6 @@ API void npzs_vlen_finish(npzs_vlen_parser *p) {
     if (p) p->finished = 1;
 }
 
-static uint32_t le32(const uint8_t *b) {
-    return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) | ((uint32_t)b[3] << 24);
-}
 
 /* Stage up to 4 bytes of a field.  Returns 1 when complete. */
 static int stage(npzs_vlen_parser *p, const uint8_t *src, npzs_in *in, size_t *avail) {
@@ -325,7 +316,7 @@ static int stage(npzs_vlen_parser *p, const uint8_t *src, npzs_in *in, size_t *a
 
 /* The count is complete: check it, emit CHUNK_BEGIN. */
 static int on_count(npzs_vlen_parser *p, npzs_vlen_event *ev) {
-    p->count = le32(p->stage);
+    p->count = npzs__le32(p->stage);
     p->stage_len = 0;
     if (p->count > p->lim.max_elements)
         return vfail(p, NPZS_E_LIMIT, 0, -1, "element count larger than max_elements");
@@ -342,7 +333,7 @@ static int on_count(npzs_vlen_parser *p, npzs_vlen_event *ev) {
 
 /* Element idx's length is complete: check it, emit ELEMENT_BEGIN. */
 static int on_length(npzs_vlen_parser *p, npzs_vlen_event *ev) {
-    uint32_t len = le32(p->stage);
+    uint32_t len = npzs__le32(p->stage);
     uint64_t f = p->field_off;
     long ix = (long)p->idx;
     p->stage_len = 0;

@@ -86,13 +86,7 @@ int npzs__zf_locate(const npzs_tailview *v, unsigned variant, npzs_zf_end *e) {
         get(v, pos, 22, r);
     }
     e->eocd_off = pos;
-    e->disk = npzs__le16(r + 4);
-    e->disk_cd = npzs__le16(r + 6);
-    e->count_disk = npzs__le16(r + 8);
-    e->count = npzs__le16(r + 10);
-    e->cd_size = npzs__le32(r + 12);
-    e->cd_off = npzs__le32(r + 16);
-    e->comment_len = npzs__le16(r + 20);
+    npzs__zr_eocd(r, &e->rec);
     uint64_t dir_end = pos; /* where zipfile takes the directory to end */
     /* 3. a ZIP64 locator right before it */
     if (pos >= 20) {
@@ -130,18 +124,15 @@ int npzs__zf_locate(const npzs_tailview *v, unsigned variant, npzs_zf_end *e) {
             if (z != UINT64_MAX) {
                 e->z64 = 1;
                 e->z64_off = z;
-                e->disk = npzs__le32(r + 16);
-                e->disk_cd = npzs__le32(r + 20);
-                e->count_disk = npzs__le64(r + 24);
-                e->count = npzs__le64(r + 32);
-                e->cd_size = npzs__le64(r + 40);
-                e->cd_off = npzs__le64(r + 48);
+                uint16_t comment_len = e->rec.comment_len;
+                npzs__zr_z64_fields(r, &e->rec);
+                e->rec.comment_len = comment_len;
                 dir_end = (variant & NPZS_ZF_FIXED64) ? z : pos - 76;
             }
         }
     }
     /* 4. where the directory is read */
-    if (e->cd_size > dir_end) return fail(e, NPZS_ZF_BAD, pos, "zipfile finds a bad offset for the central directory");
-    e->cd_start = dir_end - e->cd_size;
+    if (e->rec.cd_size > dir_end) return fail(e, NPZS_ZF_BAD, pos, "zipfile finds a bad offset for the central directory");
+    e->cd_start = dir_end - e->rec.cd_size;
     return 0;
 }

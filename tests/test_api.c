@@ -71,15 +71,59 @@ static void c_free(void *o, void *p) {
 }
 
 /* Parse buf with pushes of the sizes produced by next_size(); 0-size pushes allowed. */
-static run parse(const uint8_t *buf, size_t len, const size_t *sched, size_t nsched, const npzs_limits *lim,
-                 counting *cnt) {
+/* ---- the structured dtype's tree ---- */
+
+/* The tree's invariants, checked on every header met: node 0 is the top-level struct and has
+ * the array's itemsize; a subarray's element type comes before it and the product of its shape
+ * times that type's size is its size; a field's type comes after its struct and lies inside it;
+ * every field of every struct is listed once; a scalar's type string is NumPy's dtype.str.
+ * 0 when they hold (the digest of the tree in *h), else a line saying which does not. */
+static const char *tree_check(const npzs_array_info *a, uint64_t *h) {
+    if (!a->structured) return a->dt_nodes || a->dt_nnodes || a->dt_nfields ? "tree on a plain dtype" : NULL;
+    const npzs_dtnode *n = a->dt_nodes;
+    if (!n || a->dt_nnodes == 0) return "no tree";
+    if (n[0].kind != NPZS_DT_STRUCT || n[0].itemsize != a->itemsize) return "node 0 is not the array's struct";
+    uint64_t listed = 0;
+    for (uint32_t k = 0; k < a->dt_nnodes; k++) {
+        const npzs_dtnode *t = &n[k];
+        MIXV(*h, t->kind);
+        MIXV(*h, t->itemsize);
+        if (t->kind == NPZS_DT_SCALAR) {
+            if (!t->dtype || strlen(t->dtype) < 3) return "scalar without a type string";
+            *h = mix(*h, t->dtype, strlen(t->dtype));
+            char c = t->dtype[1];
+            uint64_t w = strtoull(t->dtype + 2, NULL, 10);
+            if (c == 'U') w *= 4;
+            if (strchr("SUV", c) && w != t->itemsize) return "a string's width is not its size";
+        } else if (t->kind == NPZS_DT_SUBARRAY) {
+            if (t->base >= k || t->ndim == 0 || !t->shape) return "subarray base not before it";
+            uint64_t sz = n[t->base].itemsize;
+            for (uint32_t d = 0; d < t->ndim; d++) { sz *= t->shape[d]; MIXV(*h, t->shape[d]); }
+            if (sz != t->itemsize) return "subarray size is not shape times base";
+        } else if (t->kind == NPZS_DT_STRUCT) {
+            if ((uint64_t)t->first + t->count > a->dt_nfields) return "struct's fields out of range";
+            for (uint32_t f = t->first; f < t->first + t->count; f++) {
+                const npzs_dtfield *fd = &a->dt_fields[f];
+                if (fd->type <= k || fd->type >= a->dt_nnodes) return "field type not after its struct";
+                if (fd->offset + n[fd->type].itemsize > t->itemsize) return "field outside its struct";
+                if (!fd->name || (!fd->title && fd->title_len)) return "a field's name or title";
+                *h = mix(*h, fd->name, fd->name_len);
+                if (fd->title) *h = mix(*h, fd->title, fd->title_len);
+                MIXV(*h, fd->offset);
+                MIXV(*h, fd->type);
+            }
+            listed += t->count;
+        } else return "unknown node kind";
+    }
+    return listed == a->dt_nfields ? NULL : "a field listed twice or never";
+}
+
+/* One input through parser p, pushed as sched says; the parser is left as the input left it. */
+static run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *sched, size_t nsched) {
     run r;
     memset(&r, 0, sizeof r);
     r.h = 0xcbf29ce484222325ULL;
     r.progress_ok = r.zero_copy_ok = 1;
-    npzs_allocator al = {c_alloc, c_free, cnt};
-    npzs_parser *p = npzs_new(lim, cnt ? &al : NULL);
-    if (!p) { r.verdict = NPZS_E_NOMEM; return r; }
     size_t off = 0, k = 0;
     int data_stream_member = -1;
     uint64_t data_h = 0x84222325ULL;
@@ -130,6 +174,8 @@ static run parse(const uint8_t *buf, size_t len, const size_t *sched, size_t nsc
                     MIXV(r.h, a->fortran_order);
                     MIXV(r.h, a->version_major);
                     MIXV(r.h, a->header_len);
+                    const char *why = tree_check(a, &r.h);
+                    if (why) { r.progress_ok = 0; printf("  dtype tree: %s\n", why); }
                 } else if (ev.type == NPZS_EV_MEMBER_END) {
                     MIXV(r.h, ev.size);
                     MIXV(r.h, ev.csize);
@@ -158,6 +204,20 @@ static run parse(const uint8_t *buf, size_t len, const size_t *sched, size_t nsc
         free(copy);
         if (stop) break;
     }
+    return r;
+}
+
+static run parse(const uint8_t *buf, size_t len, const size_t *sched, size_t nsched, const npzs_limits *lim,
+                 counting *cnt) {
+    npzs_allocator al = {c_alloc, c_free, cnt};
+    npzs_parser *p = npzs_new(lim, cnt ? &al : NULL);
+    if (!p) {
+        run r;
+        memset(&r, 0, sizeof r);
+        r.verdict = NPZS_E_NOMEM;
+        return r;
+    }
+    run r = drive(p, buf, len, sched, nsched);
     npzs_free(p);
     return r;
 }
@@ -237,6 +297,40 @@ static void test_file(const char *path) {
         fz_opts_init(&fo);
         fz_result fr;
         CHECK(fz_run(buf, len, &fo, &fr) && fr.accepted == (whole.verdict == 1), "%s: fz_run differs", path);
+    }
+    /* npzs_reset: the same parser, reset after the input (accepted or refused), reads it again
+     * exactly as a new one does, and after another input too */
+    {
+        npzs_parser *p = npzs_new(NULL, NULL);
+        run a = drive(p, buf, len, NULL, 0);
+        uint64_t peak = p->mem_peak, held = npzs_memory(p);
+        npzs_reset(p);
+        CHECK(npzs_error(p) == 0 && npzs_memory(p) <= held && strcmp(npzs_state_name(p), "START") == 0,
+              "%s: reset leaves the error, memory or state of the input", path);
+        run b = drive(p, buf, len, &seven, 1);
+        npzs_reset(p);
+        static const uint8_t junk[] = "PK\3\4 not an archive";
+        (void)drive(p, junk, sizeof junk - 1, NULL, 0);
+        npzs_reset(p);
+        run c = drive(p, buf, len, NULL, 0);
+        CHECK(same(&whole, &a) && same(&whole, &b) && same(&whole, &c), "%s: a reset parser reads it differently", path);
+        npzs_free(p);
+        /* max_memory: the peak of this input is enough, one byte less is refused as LIMIT.max_memory,
+         * and npzs_memory never passes the cap */
+        npzs_limits ml;
+        npzs_limits_default(&ml);
+        ml.max_memory = peak;
+        run at = parse(buf, len, NULL, 0, &ml, NULL);
+        CHECK(same(&whole, &at), "%s: max_memory = its peak (%llu) changes the result", path, (unsigned long long)peak);
+        ml.max_memory = peak - 1;
+        p = npzs_new(&ml, NULL);
+        if (p) {
+            run under = drive(p, buf, len, NULL, 0);
+            const char *rule = npzs_error_rule(p);
+            CHECK(under.verdict == NPZS_E_LIMIT && rule && strcmp(rule, "LIMIT.max_memory") == 0 && p->mem_peak < peak,
+                  "%s: max_memory one below the peak: verdict %d rule %s", path, under.verdict, rule ? rule : "NULL");
+            npzs_free(p);
+        }
     }
     /* a small inflate window must not change anything either */
     npzs_limits lim;
@@ -470,6 +564,61 @@ static void test_contract(void) {
         CHECK(npzs_new(&lim, NULL) == NULL, "an unknown lenient bit is refused");
     }
 
+    /* npzs_limits_check names the first field npzs_new refuses, one bad field at a time */
+    {
+        npzs_limits_default(&lim);
+        CHECK(npzs_limits_check(&lim) == NULL, "the defaults are valid");
+        static const struct { const char *field; int which; uint64_t v; } bad[] = {
+            {"max_header_size", 0, 0}, {"max_header_size", 0, (UINT64_C(1) << 30) + 1}, {"max_ndim", 1, 65},
+            {"max_fields", 2, 0}, {"max_depth", 3, 0}, {"max_depth", 3, 1001}, {"max_members", 4, 0},
+            {"max_name_len", 5, 0}, {"max_name_len", 5, 65536}, {"max_extra_len", 6, 65536},
+            {"inflate_window", 7, 0}, {"lenient", 8, 0x4}, {"max_memory", 9, 100},
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+            npzs_limits l;
+            npzs_limits_default(&l);
+            uint64_t v = bad[i].v;
+            switch (bad[i].which) {
+            case 0: l.max_header_size = v; break;
+            case 1: l.max_ndim = (uint32_t)v; break;
+            case 2: l.max_fields = (uint32_t)v; break;
+            case 3: l.max_depth = (uint32_t)v; break;
+            case 4: l.max_members = (uint32_t)v; break;
+            case 5: l.max_name_len = (uint32_t)v; break;
+            case 6: l.max_extra_len = (uint32_t)v; break;
+            case 7: l.inflate_window = (uint32_t)v; break;
+            case 8: l.lenient = (uint32_t)v; break;
+            default: l.max_memory = v; break;
+            }
+            const char *got = npzs_limits_check(&l);
+            CHECK(got && strcmp(got, bad[i].field) == 0, "limits_check of a bad %s: %s", bad[i].field, got ? got : "NULL");
+            npzs_parser *q = npzs_new(&l, NULL);
+            CHECK(q == NULL, "npzs_new accepts a bad %s", bad[i].field);
+            npzs_free(q);
+        }
+        CHECK(strcmp(npzs_limits_check_(&lim, sizeof lim + 8) ? npzs_limits_check_(&lim, sizeof lim + 8) : "", "size") == 0,
+              "a struct size the library does not know is 'size'");
+    }
+
+    /* the event's size: the macro passes sizeof(npzs_event); another size is refused, never written */
+    {
+        npzs_parser *q = npzs_new(NULL, NULL);
+        npzs_event evs[2];
+        memset(evs, 0x5A, sizeof evs);
+        npzs_in e0 = {f, flen, 0};
+        rc = npzs_next_(q, &e0, &evs[0], sizeof(npzs_event) - 8);
+        const uint8_t *eb = (const uint8_t *)evs;
+        int untouched = 1;
+        for (size_t k = 0; k < sizeof evs; k++) untouched &= eb[k] == 0x5A;
+        CHECK(rc == NPZS_E_BAD_CALL && untouched && e0.pos == 0 && npzs_error_rule(q) &&
+                  strcmp(npzs_error_rule(q), "CALL.event-size") == 0,
+              "a smaller npzs_event: rc %d, rule %s", rc, npzs_error_rule(q) ? npzs_error_rule(q) : "NULL");
+        npzs_free(q);
+        q = npzs_new(NULL, NULL);
+        CHECK(npzs_next_(q, &e0, &evs[0], sizeof(npzs_event) + 8) == NPZS_E_BAD_CALL, "a larger npzs_event is refused");
+        npzs_free(q);
+    }
+
     /* trailing byte before finish */
     p = npzs_new(NULL, NULL);
     f[flen] = 0;
@@ -618,9 +767,92 @@ static void test_deep_descr(void) {
     }
 }
 
+/* A v1.0 .npy of the header text `t` (padded as NumPy pads) and `data` zero bytes; free() it. */
+static uint8_t *npy_of(const char *t, size_t data, size_t *len) {
+    size_t n = strlen(t), pad = (64 - (10 + n + 1) % 64) % 64, hl = n + pad + 1;
+    uint8_t *f = calloc(1, 10 + hl + data);
+    memcpy(f, "\x93NUMPY\x01\x00", 8);
+    f[8] = (uint8_t)hl;
+    f[9] = (uint8_t)(hl >> 8);
+    memcpy(f + 10, t, n);
+    memset(f + 10 + n, ' ', pad);
+    f[10 + n + pad] = '\n';
+    *len = 10 + hl + data;
+    return f;
+}
+
+static int field_is(const npzs_array_info *a, uint32_t f, const char *name, const char *title, uint64_t off) {
+    const npzs_dtfield *d = &a->dt_fields[f];
+    if (d->name_len != strlen(name) || memcmp(d->name, name, d->name_len)) return 0;
+    if (title ? !d->title || d->title_len != strlen(title) || memcmp(d->title, title, d->title_len) : d->title != NULL)
+        return 0;
+    return d->offset == off;
+}
+
+/* The tree of one structured descr, against what NumPy 1.24 and 2.x make of it
+ * (np.load(...).dtype.fields): the padding field ('', '|V4') is dropped, the titled field keeps
+ * its title, ('|S0', 3) is S3, and a subarray of a subarray stays two nodes. */
+static void test_dtype_tree(void) {
+    size_t len;
+    uint8_t *f = npy_of("{'descr': [('a', '<i4'), ('', '|V4'), (('t', 'b'), [('c', '<f8', (2,)), ('d', ('|S0', 3))]), "
+                        "('e', ('<u2', (2, 3)), (4,))], 'fortran_order': False, 'shape': (2,), }", 150, &len);
+    npzs_parser *p = npzs_new(NULL, NULL);
+    npzs_in in = {f, len, 0};
+    npzs_finish(p);
+    npzs_event ev;
+    int rc;
+    while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT && ev.type != NPZS_EV_HEADER) {}
+    CHECK(rc == NPZS_EVENT, "no header event: %d", rc);
+    if (rc == NPZS_EVENT) {
+        const npzs_array_info *a = ev.array;
+        uint64_t h = 0;
+        const char *why = tree_check(a, &h);
+        CHECK(!why, "tree: %s", why ? why : "");
+        const npzs_dtnode *n = a->dt_nodes;
+        CHECK(a->structured && a->itemsize == 75 && n[0].count == 3 && a->dt_nfields == 5, "top level: %d %llu %u %u",
+              a->structured, (unsigned long long)a->itemsize, n[0].count, a->dt_nfields);
+        if (!why && n[0].count == 3) {
+            uint32_t f0 = n[0].first;
+            CHECK(field_is(a, f0, "a", NULL, 0) && field_is(a, f0 + 1, "b", "t", 8) && field_is(a, f0 + 2, "e", NULL, 27),
+                  "top-level fields");
+            const npzs_dtnode *ta = &n[a->dt_fields[f0].type], *tb = &n[a->dt_fields[f0 + 1].type],
+                              *te = &n[a->dt_fields[f0 + 2].type];
+            CHECK(ta->kind == NPZS_DT_SCALAR && !strcmp(ta->dtype, "<i4") && ta->itemsize == 4, "a: <i4");
+            CHECK(tb->kind == NPZS_DT_STRUCT && tb->itemsize == 19 && tb->count == 2, "b: a struct of 19 bytes");
+            if (tb->kind == NPZS_DT_STRUCT && tb->count == 2) {
+                CHECK(field_is(a, tb->first, "c", NULL, 0) && field_is(a, tb->first + 1, "d", NULL, 16), "b's fields");
+                const npzs_dtnode *tc = &n[a->dt_fields[tb->first].type], *td = &n[a->dt_fields[tb->first + 1].type];
+                CHECK(tc->kind == NPZS_DT_SUBARRAY && tc->ndim == 1 && tc->shape[0] == 2 && tc->itemsize == 16 &&
+                          !strcmp(n[tc->base].dtype ? n[tc->base].dtype : "", "<f8"),
+                      "c: <f8 (2,)");
+                CHECK(td->kind == NPZS_DT_SCALAR && !strcmp(td->dtype, "|S3") && td->itemsize == 3, "d: |S3");
+            }
+            CHECK(te->kind == NPZS_DT_SUBARRAY && te->ndim == 1 && te->shape[0] == 4 && te->itemsize == 48, "e: (4,) of");
+            if (te->kind == NPZS_DT_SUBARRAY) {
+                const npzs_dtnode *tb2 = &n[te->base];
+                CHECK(tb2->kind == NPZS_DT_SUBARRAY && tb2->ndim == 2 && tb2->shape[0] == 2 && tb2->shape[1] == 3 &&
+                          tb2->itemsize == 12 && !strcmp(n[tb2->base].dtype ? n[tb2->base].dtype : "", "<u2"),
+                      "e: (<u2, (2, 3))");
+            }
+        }
+    }
+    npzs_free(p);
+    free(f);
+    /* a plain dtype has no tree */
+    f = npy_of("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", 4, &len);
+    p = npzs_new(NULL, NULL);
+    in = (npzs_in){f, len, 0};
+    npzs_finish(p);
+    while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT && ev.type != NPZS_EV_HEADER) {}
+    CHECK(rc == NPZS_EVENT && !ev.array->structured && !ev.array->dt_nodes && !ev.array->dt_nnodes, "plain dtype tree");
+    npzs_free(p);
+    free(f);
+}
+
 int main(int argc, char **argv) {
     test_siphash();
     test_deep_descr();
+    test_dtype_tree();
     test_contract();
     test_many_members();
     test_gathered_inflate();

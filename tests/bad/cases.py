@@ -946,6 +946,9 @@ def rule_cases():
     b, L = Z([Member("a.npy", CA)])
     add(C("rule-limit-name-len", b, "limit", 0, ["--max-name-len", "3"], strict="L-max-name-len"))
     add(C("rule-limit-extra-len", b, "limit", 0, ["--max-extra-len", "8"], strict="L-max-extra-len"))
+    b, L = Z([Member("a.npy", CBIG, 8)])
+    add(C("rule-limit-memory", b, "limit", 0, ["--max-memory", "30000"], strict="L-max-memory",
+          ambig="zlib's state and window (~40 KiB) do not fit: limit at the member's local header"))
     b, L = Z([Member("a.npy", CA, 0, "legacy", cd_extra=tlv(0xCAFE, bytes(12)))])
     add(C("rule-limit-extra-len-central", b, "limit", L.cd[0], ["--max-extra-len", "8"], strict="L-max-extra-len"))
     return out

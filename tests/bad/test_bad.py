@@ -36,7 +36,8 @@ RULES_H = os.path.join(HERE, "..", "..", "src", "rules.h")
 # strict marks of cases.py that name a limit rather than a SECURITY.md rule
 LIMIT_MARKS = {"L-max-members": "LIMIT.max_members", "L-max-total-bytes": "LIMIT.max_total_bytes",
                "L-max-fields": "LIMIT.max_fields", "L-max-depth": "LIMIT.max_depth",
-               "L-max-name-len": "LIMIT.max_name_len", "L-max-extra-len": "LIMIT.max_extra_len"}
+               "L-max-name-len": "LIMIT.max_name_len", "L-max-extra-len": "LIMIT.max_extra_len",
+               "L-max-memory": "LIMIT.max_memory"}
 # rules no input to the CLI reaches, with where they are tested instead
 NOT_FROM_CLI = {
     "S-NPY-TRAIL.after-end": "tests/test_api.c: bytes pushed after END",

@@ -190,7 +190,10 @@ int main(void) {
     F(npzs_event, size) F(npzs_event, data_crc32) F(npzs_event, data_size) F(npzs_event, format)
     F(npzs_event, members) F(npzs_array_info, dtype) F(npzs_array_info, ndim) F(npzs_array_info, shape)
     F(npzs_array_info, nbytes) F(npzs_array_info, header_len) F(npzs_limits, max_total_bytes)
-    F(npzs_limits, inflate_window)
+    F(npzs_limits, inflate_window) F(npzs_limits, max_memory) F(npzs_array_info, dt_nodes)
+    F(npzs_array_info, dt_nfields) F(npzs_array_info, dt_fields) F(npzs_dtnode, dtype) F(npzs_dtnode, base)
+    F(npzs_dtnode, shape) F(npzs_dtfield, title) F(npzs_dtfield, offset) F(npzs_dtfield, type)
+    printf("npzs_dtnode sizeof %zu\nnpzs_dtfield sizeof %zu\n", sizeof(npzs_dtnode), sizeof(npzs_dtfield));
     return 0;
 }
 """
@@ -209,7 +212,7 @@ def test_python(datasets, quick):
     lib = nz.load_library()
     ok(os.path.realpath(lib._name) == os.path.realpath(so), "python module loaded %s, not %s" % (lib._name, so))
     types = {"npzs_event": nz.NpzsEvent, "npzs_array_info": nz.NpzsArrayInfo, "npzs_limits": nz.NpzsLimits,
-             "npzs_in": nz.NpzsIn}
+             "npzs_in": nz.NpzsIn, "npzs_dtnode": nz.NpzsDtNode, "npzs_dtfield": nz.NpzsDtField}
     for t, field, value in c_layout():
         got = ctypes.sizeof(types[t]) if field == "sizeof" else getattr(types[t], field).offset
         ok(got == int(value), "ctypes layout %s.%s = %d, C says %s" % (t, field, got, value))

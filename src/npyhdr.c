@@ -1,10 +1,7 @@
 /*
- * npy.c -- the member content machine (.npy preamble, header, data; blobs)
- * and the .npy header parser.
- *
- * The header grammar is the one NumPy's writers emit plus the historical
- * variants found in real files (see SECURITY.md for each rule we enforce
- * where NumPy is more lenient):
+ * npyhdr.c -- the .npy header parser: the dict text NumPy's writers emit, plus the historical
+ * variants found in real files (SECURITY.md names each rule where NumPy is more lenient), and
+ * the descr grammar of structured dtypes (an iterative parser: its nesting is a stack of frames).
  *
  *   header  := [ \t]* '{' ws item (ws ',' ws item)* [ws ','] ws '}' [ \t]* ['\n']
  *   item    := string ws ':' ws value          keys: descr, fortran_order, shape
@@ -16,279 +13,6 @@
 #include <string.h>
 
 #include "internal.h"
-
-static const uint8_t npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-
-/* ------------------------------------------------------------------------ */
-/* content machine                                                          */
-/* ------------------------------------------------------------------------ */
-
-void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, uint64_t base) {
-    npzs_content *c = &p->c;
-    c->state = top ? NPZS_C_PRE : NPZS_C_SNIFF;
-    c->top = top;
-    c->direct = direct;
-    c->must_be_npy = must_be_npy;
-    c->base = base;
-    c->pos = 0;
-    c->pre_len = 0;
-    c->pre_need = top ? 8 : 6;
-    c->hdr_len = c->hlen = 0;
-    c->kind = top ? NPZS_KIND_ARRAY : NPZS_KIND_BLOB;
-    c->data_left = 0;
-    c->crc_head = c->crc_data = 0;
-    c->head_len = c->data_len = 0;
-    memset(&c->info, 0, sizeof c->info);
-}
-
-void npzs__content_release(npzs_parser *p) {
-    npzs__free(p, p->c.hdr);
-    npzs__free(p, p->c.scratch);
-    npzs__free(p, p->c.names);
-    npzs__free(p, p->c.frames);
-    p->c.hdr = p->c.scratch = NULL;
-    p->c.names = p->c.frames = NULL;
-    p->c.hdr_cap = p->c.scratch_cap = p->c.names_cap = p->c.frames_cap = 0;
-}
-
-uint64_t npzs__content_want(const npzs_parser *p) {
-    const npzs_content *c = &p->c;
-    switch (c->state) {
-    case NPZS_C_DATA: return c->data_left;
-    case NPZS_C_DONE: return 0;
-    default: return UINT64_MAX;
-    }
-}
-
-/* Error at content position coff. */
-int npzs__fail_content(npzs_parser *p, int code, uint64_t coff, int rule) {
-    if (p->err) return p->err; /* the first error stays, with its content offset */
-    uint64_t off = p->c.direct ? p->c.base + coff : p->c.base;
-    int rc = npzs__fail(p, code, off, rule);
-    p->err_coff = coff;
-    return rc;
-}
-
-static int grow(npzs_parser *p, void **buf, size_t *cap, size_t need) {
-    if (*cap >= need) return 0;
-    size_t n = *cap ? *cap : 256;
-    while (n < need) n = n > SIZE_MAX / 2 ? need : n * 2;
-    void *nb = npzs__alloc(p, n);
-    if (!nb) return npzs__fail(p, NPZS_E_NOMEM, p->consumed, NPZS_R_NOMEM_HEADER);
-    npzs__free(p, *buf);
-    *buf = nb;
-    *cap = n;
-    return 0;
-}
-
-/* Preamble complete up to pre_len: check it and decide what comes next. */
-static int preamble(npzs_parser *p) {
-    npzs_content *c = &p->c;
-    if (c->pre_len == 8) { /* the magic was checked byte by byte as it arrived */
-        if (!((c->pre[6] == 1 || c->pre[6] == 2 || c->pre[6] == 3) && c->pre[7] == 0))
-            return npzs__fail_content(p, NPZS_E_BAD_VERSION, 6, NPZS_R_NPY_VERSION);
-        c->pre_need = c->pre[6] == 1 ? 10 : 12;
-        return 0;
-    }
-    uint64_t hlen = c->pre[6] == 1 ? npzs__le16(c->pre + 8) : npzs__le32(c->pre + 8);
-    uint64_t maxb = p->lim.max_header_size;
-    if (c->pre[6] == 3) maxb = maxb > UINT64_MAX / 4 ? UINT64_MAX : maxb * 4; /* chars counted after decoding */
-    if (hlen > maxb)
-        return npzs__fail_content(p, NPZS_E_HEADER_TOO_LARGE, 8, NPZS_R_HDR_TOO_LARGE_BYTES);
-    c->hlen = (size_t)hlen;
-    /* hdr holds the preamble and the text: the member's raw bytes up to its data */
-    if (grow(p, (void **)&c->hdr, &c->hdr_cap, c->pre_len + c->hlen + 1) < 0) return p->err;
-    memcpy(c->hdr, c->pre, c->pre_len);
-    c->hdr_len = 0;
-    c->info.version_major = c->pre[6];
-    c->info.version_minor = 0;
-    c->state = NPZS_C_HDR;
-    return 0;
-}
-
-static int header_complete(npzs_parser *p) {
-    npzs_content *c = &p->c;
-    int v3 = c->pre[6] == 3;
-    c->crc_head = npzs__crc32(0, c->hdr, c->pre_len + c->hlen);
-    if (npzs__parse_header(p, c->hdr + c->pre_len, c->hlen, v3, c->pre_len) < 0) return p->err;
-    c->info.header = c->hdr;
-    c->info.header_size = c->pre_len + c->hlen;
-    c->head_len = c->pre_len + c->hlen;
-    c->info.header_len = c->head_len;
-    c->data_left = c->info.nbytes;
-    /* total output limit, checked as soon as the size is declared */
-    uint64_t need = c->head_len + c->info.nbytes;
-    if (need > p->lim.max_total_bytes || p->total_out > p->lim.max_total_bytes - need)
-        return npzs__fail_content(p, NPZS_E_LIMIT, c->pre_len,
-                                  NPZS_R_LIMIT_TOTAL_ARRAY);
-    c->state = NPZS_C_HEADER_EVENT;
-    return 0;
-}
-
-int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_copy, size_t *used,
-                       npzs_event *ev) {
-    npzs_content *c = &p->c;
-    size_t i = 0;
-    for (;;) {
-        NPZS_CVISIT(p, c->state);
-        switch (c->state) {
-        case NPZS_C_SNIFF:
-            if (c->pre_len == 0 && len - i >= 8 && memcmp(buf + i, npy_magic, 6) == 0) {
-                /* the whole magic and version at once (the loops below take them byte by byte) */
-                memcpy(c->pre, buf + i, 8);
-                c->pre_len = 8;
-                i += 8;
-                c->pos += 8;
-                c->kind = NPZS_KIND_ARRAY;
-                c->pre_need = 8;
-                if (preamble(p) < 0) return p->err;
-                c->state = NPZS_C_PRE;
-                continue;
-            }
-            while (i < len && c->pre_len < 6) {
-                uint8_t b = buf[i];
-                if (b != npy_magic[c->pre_len]) {
-                    /* not npy: a blob; the staged bytes are emitted first */
-                    if (c->must_be_npy)
-                        return npzs__fail(p, NPZS_E_ZIP_UNSUPPORTED, p->rec_off,
-                                          NPZS_R_DD_BLOB);
-                    c->kind = NPZS_KIND_BLOB;
-                    c->state = c->pre_len ? NPZS_C_BLOB_STAGED : NPZS_C_BLOB;
-                    break;
-                }
-                c->pre[c->pre_len++] = b;
-                i++;
-                c->pos++;
-            }
-            if (c->state != NPZS_C_SNIFF) continue;
-            if (c->pre_len < 6) goto need;
-            c->kind = NPZS_KIND_ARRAY;
-            c->pre_need = 8;
-            c->state = NPZS_C_PRE;
-            continue;
-        case NPZS_C_PRE:
-            while (c->pre_len < c->pre_need) {
-                if (i == len) goto need;
-                /* reject a wrong magic at its first byte, not after 8 */
-                if (c->pre_len < 6 && buf[i] != npy_magic[c->pre_len])
-                    return npzs__fail_content(p, NPZS_E_BAD_MAGIC, 0,
-                                              NPZS_R_MAGIC_NPY);
-                c->pre[c->pre_len++] = buf[i++];
-                c->pos++;
-                if (c->pre_len == 8 || c->pre_len == c->pre_need) {
-                    if (preamble(p) < 0) return p->err;
-                    if (c->state == NPZS_C_HDR) break;
-                }
-            }
-            continue;
-        case NPZS_C_HDR: {
-            size_t n = c->hlen - c->hdr_len;
-            if (n > len - i) n = len - i;
-            memcpy(c->hdr + c->pre_len + c->hdr_len, buf + i, n);
-            c->hdr_len += n;
-            i += n;
-            c->pos += n;
-            if (c->hdr_len < c->hlen) goto need;
-            if (header_complete(p) < 0) return p->err;
-            continue;
-        }
-        case NPZS_C_HEADER_EVENT:
-            c->state = c->data_left ? NPZS_C_DATA : NPZS_C_DONE;
-            ev->type = NPZS_EV_HEADER;
-            ev->array = &c->info;
-            ev->offset = c->base;
-            *used = i;
-            return NPZS_EVENT;
-        case NPZS_C_DATA: {
-            if (i == len) goto need;
-            size_t n = len - i;
-            if (n > c->data_left) n = (size_t)c->data_left;
-            ev->type = NPZS_EV_DATA;
-            ev->data = buf + i;
-            ev->len = n;
-            ev->pos = c->data_len;
-            ev->zero_copy = zero_copy;
-            ev->offset = c->direct ? c->base + c->pos : c->base;
-            c->crc_data = npzs__crc32(c->crc_data, buf + i, n);
-            c->data_len += n;
-            c->data_left -= n;
-            c->pos += n;
-            if (!c->data_left) c->state = NPZS_C_DONE;
-            *used = i + n;
-            return NPZS_EVENT;
-        }
-        case NPZS_C_DONE:
-            if (i == len) goto need;
-            if (c->top && (p->lim.lenient & NPZS_LENIENT_NPY_TRAILING)) { /* the driver's tail takes them */
-                *used = i;
-                return NPZS_NEED_INPUT;
-            }
-            return npzs__fail_content(p, NPZS_E_TRAILING_DATA, c->pos,
-                                      c->top ? NPZS_R_NPY_TRAIL
-                                             : NPZS_R_ZIP_MEMBER_TRAIL);
-        case NPZS_C_BLOB_STAGED:
-            c->state = NPZS_C_BLOB;
-            ev->type = NPZS_EV_BLOB;
-            ev->data = c->pre;
-            ev->len = c->pre_len;
-            ev->pos = 0;
-            ev->zero_copy = 0;
-            ev->offset = c->base;
-            c->crc_data = npzs__crc32(0, c->pre, c->pre_len);
-            c->data_len = c->pre_len;
-            *used = i;
-            return NPZS_EVENT;
-        case NPZS_C_BLOB: {
-            if (i == len) goto need;
-            size_t n = len - i;
-            ev->type = NPZS_EV_BLOB;
-            ev->data = buf + i;
-            ev->len = n;
-            ev->pos = c->data_len;
-            ev->zero_copy = zero_copy;
-            ev->offset = c->direct ? c->base + c->pos : c->base;
-            c->crc_data = npzs__crc32(c->crc_data, buf + i, n);
-            c->data_len += n;
-            c->pos += n;
-            *used = len;
-            return NPZS_EVENT;
-        }
-        default:
-            return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_CONTENT_STATE);
-        }
-    }
-need:
-    *used = len;
-    return NPZS_NEED_INPUT;
-}
-
-int npzs__content_end(npzs_parser *p, npzs_event *ev) {
-    npzs_content *c = &p->c;
-    switch (c->state) {
-    case NPZS_C_SNIFF:
-        c->kind = NPZS_KIND_BLOB;
-        if (c->pre_len) {
-            c->state = NPZS_C_BLOB_STAGED;
-            size_t used;
-            return npzs__content_feed(p, NULL, 0, 0, &used, ev);
-        }
-        c->state = NPZS_C_BLOB;
-        return NPZS_NEED_INPUT;
-    case NPZS_C_PRE:
-    case NPZS_C_HDR:
-    case NPZS_C_DATA:
-        if (c->top) return npzs__fail(p, NPZS_E_TRUNCATED, p->consumed, NPZS_R_TRUNC_ARRAY);
-        return npzs__fail(p, NPZS_E_SIZE_MISMATCH, p->consumed,
-                          NPZS_R_ZIP_CONTENT_SHORT);
-    case NPZS_C_HEADER_EVENT:
-    case NPZS_C_BLOB_STAGED: {
-        size_t used;
-        return npzs__content_feed(p, NULL, 0, 0, &used, ev);
-    }
-    default:
-        return NPZS_NEED_INPUT;
-    }
-}
 
 /* ------------------------------------------------------------------------ */
 /* header parser                                                            */
@@ -314,6 +38,8 @@ typedef struct hp {
     int has_object;
     size_t obj_at;       /* the first object type string */
     int quiet;           /* failures are not recorded (dup_keys' look-ahead) */
+    uint32_t ntn, ntf;   /* the dtype tree: nodes and fields so far */
+    size_t ntdims, ntstrs; /* shape values and dtype string bytes so far */
 } hp;
 
 /* A syntax error at a byte that shows why better than the check that met it: whitespace NumPy
@@ -522,7 +248,7 @@ static int add_name(hp *h, uint32_t group, uint32_t off, uint32_t len, size_t at
         size_t ncap = h->names_cap ? h->names_cap * 2 : 64;
         if (ncap > h->p->lim.max_fields) ncap = h->p->lim.max_fields;
         name_ref *nn = npzs__alloc(h->p, ncap * sizeof *nn);
-        if (!nn) return npzs__fail(h->p, NPZS_E_NOMEM, h->p->consumed, NPZS_R_NOMEM_FIELDS);
+        if (!nn) return npzs__fail(h->p, NPZS_E_NOMEM, npzs__here(h->p), NPZS_R_NOMEM_FIELDS);
         if (h->nnames) memcpy(nn, h->names, h->nnames * sizeof *nn);
         npzs__free(h->p, h->names);
         h->names = nn;
@@ -539,7 +265,8 @@ static int add_name(hp *h, uint32_t group, uint32_t off, uint32_t len, size_t at
 }
 
 #define ITEMSIZE_MAX UINT64_C(0x7FFFFFFF) /* NumPy keeps itemsize in a C int */
-enum { T_VOID = 1, T_UNSIZED = 2, T_UNICODE = 4 }; /* type_string's *is_void bits */
+enum { T_VOID = 1, T_UNSIZED = 2, T_UNICODE = 4, /* type_string's *is_void bits */
+       T_NAMED = 8 };                             /* a completed field that has a name (not padding) */
 
 /* A type string, e.g. '<f8'.  Sets itemsize; writes dtype.str into out (48 bytes) when out != NULL.
  * *is_void gets T_VOID for an unstructured void ('V<n>'), which may serve as padding, plus
@@ -654,6 +381,156 @@ badsize:
     return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_BAD_SIZE);
 }
 
+/* ---- the structured dtype's tree ------------------------------------------------------------
+ * Built while the descr is parsed: a node for every type (a struct's list, a subarray, a type
+ * string), a record for every named field; nodes hold offsets into the shape and string pools,
+ * which may move while they grow, and are published as npzs_dtnode / npzs_dtfield (with
+ * pointers) once the header is accepted (tree_publish). */
+typedef struct tnode {
+    npzs_dtkind kind;
+    uint64_t itemsize;
+    uint32_t base, ndim;
+    size_t str_off, dims_off;
+} tnode;
+
+typedef struct tfield {
+    uint32_t owner, type;  /* the struct node it belongs to; its type's node */
+    uint32_t noff, nlen, toff, tlen;
+    int titled;
+    uint64_t offset;
+} tfield;
+
+/* buf holds `used` bytes worth keeping; make room for `need`. */
+static int tgrow(hp *h, void **buf, size_t *cap, size_t used, size_t need) {
+    if (*cap >= need) return 0;
+    size_t n = *cap ? *cap : 256;
+    while (n < need) n *= 2;
+    void *nb = npzs__alloc(h->p, n);
+    if (!nb) return npzs__fail(h->p, NPZS_E_NOMEM, npzs__here(h->p), NPZS_R_NOMEM_DESCR);
+    if (used) memcpy(nb, *buf, used);
+    npzs__free(h->p, *buf);
+    *buf = nb;
+    *cap = n;
+    return 0;
+}
+
+/* A new node; its index, or -1 (out of memory, recorded). */
+static long tnode_new(hp *h, npzs_dtkind kind, uint64_t itemsize) {
+    npzs_content *c = &h->p->c;
+    if (tgrow(h, &c->tnodes, &c->tnodes_cap, h->ntn * sizeof(tnode), (h->ntn + 1) * sizeof(tnode)) < 0) return -1;
+    tnode *t = (tnode *)c->tnodes + h->ntn;
+    memset(t, 0, sizeof *t);
+    t->kind = kind;
+    t->itemsize = itemsize;
+    return (long)h->ntn++;
+}
+
+static long tnode_scalar(hp *h, const char *dtype, uint64_t itemsize) {
+    npzs_content *c = &h->p->c;
+    size_t l = strlen(dtype) + 1;
+    if (tgrow(h, &c->tstrs, &c->tstrs_cap, h->ntstrs, h->ntstrs + l) < 0) return -1;
+    long k = tnode_new(h, NPZS_DT_SCALAR, itemsize);
+    if (k < 0) return -1;
+    memcpy((char *)c->tstrs + h->ntstrs, dtype, l);
+    ((tnode *)c->tnodes)[k].str_off = h->ntstrs;
+    h->ntstrs += l;
+    return k;
+}
+
+/* A shape applied to node `base`: the node of the result (base itself for a shape of ()). */
+static long tnode_shaped(hp *h, uint32_t base, const uint64_t *dims, uint32_t nd, uint64_t itemsize) {
+    npzs_content *c = &h->p->c;
+    if (nd == 0) return base;
+    if (tgrow(h, &c->tdims, &c->tdims_cap, h->ntdims * 8, (h->ntdims + nd) * 8) < 0) return -1;
+    long k = tnode_new(h, NPZS_DT_SUBARRAY, itemsize);
+    if (k < 0) return -1;
+    tnode *t = (tnode *)c->tnodes + k;
+    memcpy((uint64_t *)c->tdims + h->ntdims, dims, nd * sizeof *dims);
+    t->base = base;
+    t->ndim = nd;
+    t->dims_off = h->ntdims;
+    h->ntdims += nd;
+    return k;
+}
+
+/* ('S0', n) and its kind: the scalar n bytes (U: n characters) wide that NumPy makes of it. */
+static long tnode_widened(hp *h, uint32_t base, uint64_t itemsize) {
+    const npzs_content *c = &h->p->c;
+    const char *d = (const char *)c->tstrs + ((const tnode *)c->tnodes)[base].str_off;
+    char w[48];
+    uint64_t v = d[1] == 'U' ? itemsize / 4 : itemsize;
+    char digits[24];
+    int l = 0;
+    do { digits[l++] = (char)('0' + v % 10); v /= 10; } while (v);
+    w[0] = d[0];
+    w[1] = d[1];
+    for (int k = 0; k < l; k++) w[2 + k] = digits[l - 1 - k];
+    w[2 + l] = 0;
+    return tnode_scalar(h, w, itemsize);
+}
+
+static int tfield_add(hp *h, uint32_t owner, uint32_t type, uint64_t offset, uint32_t noff, uint32_t nlen, int titled,
+                      uint32_t toff, uint32_t tlen) {
+    npzs_content *c = &h->p->c;
+    if (tgrow(h, &c->tfields, &c->tfields_cap, h->ntf * sizeof(tfield), (h->ntf + 1) * sizeof(tfield)) < 0) return -1;
+    tfield *f = (tfield *)c->tfields + h->ntf++;
+    f->owner = owner;
+    f->type = type;
+    f->offset = offset;
+    f->noff = noff;
+    f->nlen = nlen;
+    f->titled = titled;
+    f->toff = toff;
+    f->tlen = tlen;
+    return 0;
+}
+
+/* The accepted header's tree, with pointers: a struct's fields made contiguous (in order). */
+static int tree_publish(hp *h) {
+    npzs_content *c = &h->p->c;
+    size_t bytes = h->ntn * sizeof(npzs_dtnode) + h->ntf * sizeof(npzs_dtfield) + h->ntn * sizeof(uint32_t);
+    if (npzs__buffer(h->p, &c->dt, &c->dt_cap, bytes, npzs__here(h->p), NPZS_R_NOMEM_DESCR) < 0) return -1;
+    npzs_dtnode *nodes = c->dt;
+    npzs_dtfield *fields = (npzs_dtfield *)(nodes + h->ntn);
+    uint32_t *fill = (uint32_t *)(fields + h->ntf);
+    const tnode *tn = c->tnodes;
+    const tfield *tf = c->tfields;
+    for (uint32_t k = 0; k < h->ntn; k++) {
+        npzs_dtnode *o = &nodes[k];
+        memset(o, 0, sizeof *o);
+        o->kind = tn[k].kind;
+        o->itemsize = tn[k].itemsize;
+        if (o->kind == NPZS_DT_SCALAR) o->dtype = (const char *)c->tstrs + tn[k].str_off;
+        if (o->kind == NPZS_DT_SUBARRAY) {
+            o->base = tn[k].base;
+            o->ndim = tn[k].ndim;
+            o->shape = (const uint64_t *)c->tdims + tn[k].dims_off;
+        }
+        fill[k] = 0;
+    }
+    for (uint32_t f = 0; f < h->ntf; f++) nodes[tf[f].owner].count++;
+    uint32_t at = 0;
+    for (uint32_t k = 0; k < h->ntn; k++) {
+        nodes[k].first = at;
+        at += nodes[k].count;
+    }
+    for (uint32_t f = 0; f < h->ntf; f++) {
+        const tfield *t = &tf[f];
+        npzs_dtfield *o = &fields[nodes[t->owner].first + fill[t->owner]++];
+        o->name = (const char *)h->sc + t->noff;
+        o->name_len = t->nlen;
+        o->title = t->titled ? (const char *)h->sc + t->toff : NULL;
+        o->title_len = t->titled ? t->tlen : 0;
+        o->offset = t->offset;
+        o->type = t->type;
+    }
+    c->info.dt_nodes = nodes;
+    c->info.dt_nnodes = h->ntn;
+    c->info.dt_fields = fields;
+    c->info.dt_nfields = h->ntf;
+    return 0;
+}
+
 /* ---- structured descr: an iterative parser ----------------------------------------------
  * A field list nests field lists and (type, shape) subarrays to any depth up to max_depth; the
  * nesting lives in an explicit stack of frames (allocated through the hooks, 2 * max_depth + 1
@@ -673,6 +550,7 @@ typedef struct dframe {
     uint32_t depth, group;
     uint64_t size;                 /* list: the running sum; field, subarray: the type's itemsize */
     int tflags;                    /* field, subarray: the type's T_* bits */
+    uint32_t node;                 /* list: its struct node; field: its type's node */
     uint32_t noff, nlen, toff, tlen; /* field: name and title in scratch */
     size_t at, name_at, title_at;  /* list: the current field's start; subarray: its '(' */
 } dframe;
@@ -721,7 +599,7 @@ static int push(hp *h, dframe *fr, uint32_t *sp, int kind, uint32_t depth, uint3
     if (kind == F_LIST && depth > h->p->lim.max_depth)
         return hfail(h, NPZS_E_LIMIT, h->i, NPZS_R_LIMIT_DEPTH);
     if (*sp >= 2 * h->p->lim.max_depth + 1) /* cannot happen: depth grows with every second frame */
-        return npzs__fail(h->p, NPZS_E_BAD_CALL, h->p->consumed, NPZS_R_CALL_DESCR_STACK);
+        return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_DESCR_STACK);
     dframe *f = &fr[(*sp)++];
     memset(f, 0, sizeof *f);
     f->kind = (uint8_t)kind;
@@ -733,18 +611,28 @@ static int push(hp *h, dframe *fr, uint32_t *sp, int kind, uint32_t depth, uint3
 
 /* A type at depth d for the frame on top: a string gives its size now (0), a list or a
  * subarray pushes a frame whose size arrives when it is popped (1). */
-static int begin_type(hp *h, dframe *fr, uint32_t *sp, uint32_t d, uint64_t *rsize, int *rflags) {
+static int begin_type(hp *h, dframe *fr, uint32_t *sp, uint32_t d, uint64_t *rsize, int *rflags, uint32_t *rnode) {
     ws(h);
     int ch = peek(h);
     if (d > h->p->lim.max_depth) return hfail(h, NPZS_E_LIMIT, h->i, NPZS_R_LIMIT_DEPTH);
     if (ch == '\'' || ch == '"') {
         size_t at = h->i;
         uint32_t off, len;
+        char dtype[48];
         if (str(h, &off, &len) < 0) return -1;
-        if (type_string(h, off, len, at, rsize, rflags, NULL) < 0) return -1;
+        if (type_string(h, off, len, at, rsize, rflags, dtype) < 0) return -1;
+        long k = tnode_scalar(h, dtype, *rsize);
+        if (k < 0) return -1;
+        *rnode = (uint32_t)k;
         return 0;
     }
-    if (ch == '[') return push(h, fr, sp, F_LIST, d + 1, 0) < 0 ? -1 : 1;
+    if (ch == '[') {
+        if (push(h, fr, sp, F_LIST, d + 1, 0) < 0) return -1;
+        long k = tnode_new(h, NPZS_DT_STRUCT, 0);
+        if (k < 0) return -1;
+        fr[*sp - 1].node = (uint32_t)k;
+        return 1;
+    }
     if (ch == '(') {
         size_t at = h->i;
         h->i++;
@@ -764,14 +652,17 @@ static int descr_list(hp *h, uint64_t *itemsize) {
         npzs__free(h->p, c->frames);
         c->frames_cap = 0;
         if (!(c->frames = npzs__alloc(h->p, need)))
-            return npzs__fail(h->p, NPZS_E_NOMEM, h->p->consumed, NPZS_R_NOMEM_DESCR);
+            return npzs__fail(h->p, NPZS_E_NOMEM, npzs__here(h->p), NPZS_R_NOMEM_DESCR);
         c->frames_cap = need;
     }
     dframe *fr = c->frames;
     uint32_t sp = 0;
-    uint64_t rsize = 0; /* the size (and T_* bits) of the type that was completed last */
+    uint64_t rsize = 0; /* the size (and T_* bits, node) of the type that was completed last */
     int rflags = 0;
-    if (push(h, fr, &sp, F_LIST, 1, 0) < 0) return -1;
+    uint32_t rnode = 0;
+    h->ntn = h->ntf = 0;
+    h->ntdims = h->ntstrs = 0;
+    if (push(h, fr, &sp, F_LIST, 1, 0) < 0 || tnode_new(h, NPZS_DT_STRUCT, 0) < 0) return -1; /* node 0 */
     for (;;) {
         dframe *f = &fr[sp - 1];
         int r;
@@ -782,8 +673,13 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                 h->i++; /* the '[' that begin_type or the header's dict saw */
                 f->group = h->groups++;
                 f->stage = 1;
-            } else if (f->stage == 2) { /* a field was completed */
+            } else if (f->stage == 2) { /* a field was completed (its offset: the size so far) */
                 if (rsize > ITEMSIZE_MAX - f->size) return hfail(h, NPZS_E_SIZE_OVERFLOW, f->at, NPZS_R_DESCR_STRUCT_SIZE);
+                if (rflags & T_NAMED) {
+                    tfield *tf = (tfield *)h->p->c.tfields + h->ntf - 1;
+                    tf->owner = f->node;
+                    tf->offset = f->size;
+                }
                 f->size += rsize;
                 f->stage = 1;
             }
@@ -797,6 +693,8 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                 h->i++;
                 rsize = f->size;
                 rflags = 0;
+                rnode = f->node;
+                ((tnode *)h->p->c.tnodes)[rnode].itemsize = rsize;
                 if (--sp == 0) { *itemsize = rsize; return 0; }
                 continue;
             }
@@ -831,12 +729,13 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                 }
                 if (expect(h, ',', NPZS_E_BAD_HEADER, NPZS_R_DESCR_NAME_COMMA) < 0) return -1;
                 f->stage = 1;
-                if ((r = begin_type(h, fr, &sp, f->depth, &rsize, &rflags)) < 0) return -1;
+                if ((r = begin_type(h, fr, &sp, f->depth, &rsize, &rflags, &rnode)) < 0) return -1;
                 if (r) continue;
             }
             /* the type is complete: an optional shape, the closing parenthesis */
             f->size = rsize;
             f->tflags = rflags;
+            f->node = rnode;
             ws(h);
             if (peek(h) == ',') {
                 h->i++;
@@ -847,7 +746,11 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                     int bare;
                     size_t at = h->i;
                     if (shape_value(h, dims, &nd, &bare) < 0) return -1;
+                    int widen = (f->tflags & T_UNSIZED) != 0;
                     if (apply_shape(h, &f->size, &f->tflags, dims, nd, bare, at) < 0) return -1;
+                    long k = widen ? tnode_widened(h, f->node, f->size) : tnode_shaped(h, f->node, dims, nd, f->size);
+                    if (k < 0) return -1;
+                    f->node = (uint32_t)k;
                     ws(h);
                     if (peek(h) == ',') h->i++;
                 }
@@ -860,35 +763,41 @@ static int descr_list(hp *h, uint64_t *itemsize) {
             } else {
                 if (add_name(h, f->group, f->noff, f->nlen, f->name_at) < 0) return -1;
                 if (f->titled && add_name(h, f->group, f->toff, f->tlen, f->title_at) < 0) return -1;
+                /* owner and offset are the list's to give (stage 2 above) */
+                if (tfield_add(h, 0, f->node, 0, f->noff, f->nlen, f->titled, f->toff, f->tlen) < 0) return -1;
             }
             rsize = f->size;
-            rflags = f->tflags;
+            rflags = f->tflags | (f->nlen ? T_NAMED : 0);
             sp--;
             continue;
 
         case F_SUB:
             if (f->stage == 0) { /* '(' was taken: the base type */
                 f->stage = 1;
-                if ((r = begin_type(h, fr, &sp, f->depth, &rsize, &rflags)) < 0) return -1;
+                if ((r = begin_type(h, fr, &sp, f->depth, &rsize, &rflags, &rnode)) < 0) return -1;
                 if (r) continue;
             }
             {
                 uint64_t dims[NPZS_MAX_NDIM], isz = rsize;
-                uint32_t nd;
+                uint32_t nd, base = rnode;
                 int bare, tflags = rflags;
                 if (expect(h, ',', NPZS_E_BAD_HEADER, NPZS_R_DESCR_SUB_COMMA) < 0) return -1;
                 if (shape_value(h, dims, &nd, &bare) < 0) return -1;
                 ws(h);
                 if (peek(h) == ',') h->i++;
                 if (expect(h, ')', NPZS_E_BAD_HEADER, NPZS_R_DESCR_SUB_CLOSE) < 0) return -1;
+                int widen = (tflags & T_UNSIZED) != 0;
                 if (apply_shape(h, &isz, &tflags, dims, nd, bare, f->at) < 0) return -1;
+                long k = widen ? tnode_widened(h, base, isz) : tnode_shaped(h, base, dims, nd, isz);
+                if (k < 0) return -1;
                 rsize = isz;
                 rflags = tflags;
+                rnode = (uint32_t)k;
             }
             sp--;
             continue;
         }
-        return npzs__fail(h->p, NPZS_E_BAD_CALL, h->p->consumed, NPZS_R_CALL_DESCR_FRAME);
+        return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_DESCR_FRAME);
     }
 }
 
@@ -903,30 +812,23 @@ static int cmp_names(const void *a, const void *b, const uint8_t *sc) {
 }
 
 /* Heap sort: O(n log n) whatever the input, no recursion, no allocation. */
+static void sift_down(name_ref *v, size_t r, size_t n, const uint8_t *sc) {
+    for (;;) {
+        size_t c = 2 * r + 1;
+        if (c >= n) return;
+        if (c + 1 < n && cmp_names(&v[c], &v[c + 1], sc) < 0) c++;
+        if (cmp_names(&v[r], &v[c], sc) >= 0) return;
+        name_ref t = v[r]; v[r] = v[c]; v[c] = t;
+        r = c;
+    }
+}
+
 static void sort_names(name_ref *v, size_t n, const uint8_t *sc) {
     if (n < 2) return;
-    for (size_t start = n / 2; start-- > 0;) {
-        size_t r = start;
-        for (;;) {
-            size_t c = 2 * r + 1;
-            if (c >= n) break;
-            if (c + 1 < n && cmp_names(&v[c], &v[c + 1], sc) < 0) c++;
-            if (cmp_names(&v[r], &v[c], sc) >= 0) break;
-            name_ref t = v[r]; v[r] = v[c]; v[c] = t;
-            r = c;
-        }
-    }
+    for (size_t start = n / 2; start-- > 0;) sift_down(v, start, n, sc);
     for (size_t end = n - 1; end > 0; end--) {
         name_ref t = v[0]; v[0] = v[end]; v[end] = t;
-        size_t r = 0;
-        for (;;) {
-            size_t c = 2 * r + 1;
-            if (c >= end) break;
-            if (c + 1 < end && cmp_names(&v[c], &v[c + 1], sc) < 0) c++;
-            if (cmp_names(&v[r], &v[c], sc) >= 0) break;
-            name_ref t2 = v[r]; v[r] = v[c]; v[c] = t2;
-            r = c;
-        }
+        sift_down(v, 0, end, sc);
     }
 }
 
@@ -1153,7 +1055,8 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
     }
     /* scratch: decoded strings never exceed 2 bytes per header byte; the UTF-8 copy of
      * the descr text (for the HEADER event) needs as much again */
-    if (grow(p, (void **)&c->scratch, &c->scratch_cap, 4 * n + 16) < 0) return p->err;
+    if (npzs__buffer(p, (void **)&c->scratch, &c->scratch_cap, 4 * n + 16, npzs__here(p), NPZS_R_NOMEM_HEADER) < 0)
+        return p->err;
     h.sc = c->scratch;
     h.sc_cap = c->scratch_cap;
     h.names = c->names;
@@ -1253,6 +1156,8 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
     }
     if (h.has_object)
         return hfail(&h, NPZS_E_PICKLE, h.obj_at, NPZS_R_PICKLE);
+    if (c->info.structured && tree_publish(&h) < 0) return p->err;
     return header_finish(&h, itemsize, descr_at, descr_end, dim_at);
 }
+
 

@@ -1,0 +1,321 @@
+/*
+ * content.c -- the member content machine: a .npy's preamble, header and data, or a blob (a
+ * member that is not a .npy), fed content bytes by the plain .npy states below or by the ZIP
+ * member states (zip.c).  Its states are the content states of states.h.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static const uint8_t npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+
+/* ------------------------------------------------------------------------ */
+/* content machine                                                          */
+/* ------------------------------------------------------------------------ */
+
+void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, uint64_t base) {
+    npzs_content *c = &p->c;
+    c->state = top ? NPZS_C_PRE : NPZS_C_SNIFF;
+    c->top = top;
+    c->direct = direct;
+    c->must_be_npy = must_be_npy;
+    c->base = base;
+    c->pos = 0;
+    c->pre_len = 0;
+    c->pre_need = top ? 8 : 6;
+    c->hdr_len = c->hlen = 0;
+    c->kind = top ? NPZS_KIND_ARRAY : NPZS_KIND_BLOB;
+    c->data_left = 0;
+    c->crc_head = c->crc_data = 0;
+    c->head_len = c->data_len = 0;
+    memset(&c->info, 0, sizeof c->info);
+}
+
+void npzs__content_release(npzs_parser *p) {
+    npzs__free(p, p->c.hdr);
+    npzs__free(p, p->c.scratch);
+    npzs__free(p, p->c.names);
+    npzs__free(p, p->c.frames);
+    npzs__free(p, p->c.tnodes);
+    npzs__free(p, p->c.tfields);
+    npzs__free(p, p->c.tdims);
+    npzs__free(p, p->c.tstrs);
+    npzs__free(p, p->c.dt);
+    p->c.hdr = p->c.scratch = NULL;
+    p->c.names = p->c.frames = p->c.tnodes = p->c.tfields = p->c.tdims = p->c.tstrs = p->c.dt = NULL;
+    p->c.hdr_cap = p->c.scratch_cap = p->c.names_cap = p->c.frames_cap = 0;
+    p->c.tnodes_cap = p->c.tfields_cap = p->c.tdims_cap = p->c.tstrs_cap = p->c.dt_cap = 0;
+}
+
+uint64_t npzs__content_want(const npzs_parser *p) {
+    const npzs_content *c = &p->c;
+    switch (c->state) {
+    case NPZS_C_DATA: return c->data_left;
+    case NPZS_C_DONE: return 0;
+    default: return UINT64_MAX;
+    }
+}
+
+/* Error at content position coff. */
+int npzs__fail_content(npzs_parser *p, int code, uint64_t coff, int rule) {
+    if (p->err) return p->err; /* the first error stays, with its content offset */
+    uint64_t off = p->c.direct ? p->c.base + coff : p->c.base;
+    int rc = npzs__fail(p, code, off, rule);
+    p->err_coff = coff;
+    return rc;
+}
+
+/* Preamble complete up to pre_len: check it and decide what comes next. */
+static int preamble(npzs_parser *p) {
+    npzs_content *c = &p->c;
+    if (c->pre_len == 8) { /* the magic was checked byte by byte as it arrived */
+        if (!((c->pre[6] == 1 || c->pre[6] == 2 || c->pre[6] == 3) && c->pre[7] == 0))
+            return npzs__fail_content(p, NPZS_E_BAD_VERSION, 6, NPZS_R_NPY_VERSION);
+        c->pre_need = c->pre[6] == 1 ? 10 : 12;
+        return 0;
+    }
+    uint64_t hlen = c->pre[6] == 1 ? npzs__le16(c->pre + 8) : npzs__le32(c->pre + 8);
+    uint64_t maxb = p->lim.max_header_size;
+    if (c->pre[6] == 3) maxb = maxb > UINT64_MAX / 4 ? UINT64_MAX : maxb * 4; /* chars counted after decoding */
+    if (hlen > maxb)
+        return npzs__fail_content(p, NPZS_E_HEADER_TOO_LARGE, 8, NPZS_R_HDR_TOO_LARGE_BYTES);
+    c->hlen = (size_t)hlen;
+    /* hdr holds the preamble and the text: the member's raw bytes up to its data */
+    if (npzs__buffer(p, (void **)&c->hdr, &c->hdr_cap, c->pre_len + c->hlen + 1, npzs__here(p), NPZS_R_NOMEM_HEADER) < 0)
+        return p->err;
+    memcpy(c->hdr, c->pre, c->pre_len);
+    c->hdr_len = 0;
+    c->info.version_major = c->pre[6];
+    c->info.version_minor = 0;
+    c->state = NPZS_C_HDR;
+    return 0;
+}
+
+static int header_complete(npzs_parser *p) {
+    npzs_content *c = &p->c;
+    int v3 = c->pre[6] == 3;
+    c->crc_head = npzs__crc32(0, c->hdr, c->pre_len + c->hlen);
+    if (npzs__parse_header(p, c->hdr + c->pre_len, c->hlen, v3, c->pre_len) < 0) return p->err;
+    c->info.header = c->hdr;
+    c->info.header_size = c->pre_len + c->hlen;
+    c->head_len = c->pre_len + c->hlen;
+    c->info.header_len = c->head_len;
+    c->data_left = c->info.nbytes;
+    /* total output limit, checked as soon as the size is declared */
+    uint64_t need = c->head_len + c->info.nbytes;
+    if (need > p->lim.max_total_bytes || p->total_out > p->lim.max_total_bytes - need)
+        return npzs__fail_content(p, NPZS_E_LIMIT, c->pre_len,
+                                  NPZS_R_LIMIT_TOTAL_ARRAY);
+    c->state = NPZS_C_HEADER_EVENT;
+    return 0;
+}
+
+/* A DATA or BLOB chunk of n content bytes at buf: the event, the CRC, the counts. */
+static void chunk(npzs_content *c, npzs_event *ev, npzs_event_type type, const uint8_t *buf, size_t n, int zero_copy) {
+    ev->type = type;
+    ev->data = buf;
+    ev->len = n;
+    ev->pos = c->data_len;
+    ev->zero_copy = zero_copy;
+    ev->offset = c->direct ? c->base + c->pos : c->base;
+    c->crc_data = npzs__crc32(c->crc_data, buf, n);
+    c->data_len += n;
+    c->pos += n;
+}
+
+int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_copy, size_t *used,
+                       npzs_event *ev) {
+    npzs_content *c = &p->c;
+    size_t i = 0;
+    for (;;) {
+        NPZS_CVISIT(p, c->state);
+        switch (c->state) {
+        case NPZS_C_SNIFF:
+            if (c->pre_len == 0 && len - i >= 8 && memcmp(buf + i, npy_magic, 6) == 0) {
+                /* the whole magic and version at once (the loops below take them byte by byte) */
+                memcpy(c->pre, buf + i, 8);
+                c->pre_len = 8;
+                i += 8;
+                c->pos += 8;
+                c->kind = NPZS_KIND_ARRAY;
+                c->pre_need = 8;
+                if (preamble(p) < 0) return p->err;
+                c->state = NPZS_C_PRE;
+                continue;
+            }
+            while (i < len && c->pre_len < 6) {
+                uint8_t b = buf[i];
+                if (b != npy_magic[c->pre_len]) {
+                    /* not npy: a blob; the staged bytes are emitted first */
+                    if (c->must_be_npy)
+                        return npzs__fail(p, NPZS_E_ZIP_UNSUPPORTED, p->rec_off,
+                                          NPZS_R_DD_BLOB);
+                    c->kind = NPZS_KIND_BLOB;
+                    c->state = c->pre_len ? NPZS_C_BLOB_STAGED : NPZS_C_BLOB;
+                    break;
+                }
+                c->pre[c->pre_len++] = b;
+                i++;
+                c->pos++;
+            }
+            if (c->state != NPZS_C_SNIFF) continue;
+            if (c->pre_len < 6) goto need;
+            c->kind = NPZS_KIND_ARRAY;
+            c->pre_need = 8;
+            c->state = NPZS_C_PRE;
+            continue;
+        case NPZS_C_PRE:
+            while (c->pre_len < c->pre_need) {
+                if (i == len) goto need;
+                /* reject a wrong magic at its first byte, not after 8 */
+                if (c->pre_len < 6 && buf[i] != npy_magic[c->pre_len])
+                    return npzs__fail_content(p, NPZS_E_BAD_MAGIC, 0,
+                                              NPZS_R_MAGIC_NPY);
+                c->pre[c->pre_len++] = buf[i++];
+                c->pos++;
+                if (c->pre_len == 8 || c->pre_len == c->pre_need) {
+                    if (preamble(p) < 0) return p->err;
+                    if (c->state == NPZS_C_HDR) break;
+                }
+            }
+            continue;
+        case NPZS_C_HDR: {
+            size_t n = c->hlen - c->hdr_len;
+            if (n > len - i) n = len - i;
+            memcpy(c->hdr + c->pre_len + c->hdr_len, buf + i, n);
+            c->hdr_len += n;
+            i += n;
+            c->pos += n;
+            if (c->hdr_len < c->hlen) goto need;
+            if (header_complete(p) < 0) return p->err;
+            continue;
+        }
+        case NPZS_C_HEADER_EVENT:
+            c->state = c->data_left ? NPZS_C_DATA : NPZS_C_DONE;
+            ev->type = NPZS_EV_HEADER;
+            ev->array = &c->info;
+            ev->offset = c->base;
+            *used = i;
+            return NPZS_EVENT;
+        case NPZS_C_DATA: {
+            if (i == len) goto need;
+            size_t n = len - i;
+            if (n > c->data_left) n = (size_t)c->data_left;
+            chunk(c, ev, NPZS_EV_DATA, buf + i, n, zero_copy);
+            c->data_left -= n;
+            if (!c->data_left) c->state = NPZS_C_DONE;
+            *used = i + n;
+            return NPZS_EVENT;
+        }
+        case NPZS_C_DONE:
+            if (i == len) goto need;
+            if (c->top && (p->lim.lenient & NPZS_LENIENT_NPY_TRAILING)) { /* the driver's tail takes them */
+                *used = i;
+                return NPZS_NEED_INPUT;
+            }
+            return npzs__fail_content(p, NPZS_E_TRAILING_DATA, c->pos,
+                                      c->top ? NPZS_R_NPY_TRAIL
+                                             : NPZS_R_ZIP_MEMBER_TRAIL);
+        case NPZS_C_BLOB_STAGED: /* the sniffed bytes, counted in pos already: the blob's first chunk */
+            c->state = NPZS_C_BLOB;
+            c->pos -= c->pre_len;
+            chunk(c, ev, NPZS_EV_BLOB, c->pre, c->pre_len, 0);
+            *used = i;
+            return NPZS_EVENT;
+        case NPZS_C_BLOB:
+            if (i == len) goto need;
+            chunk(c, ev, NPZS_EV_BLOB, buf + i, len - i, zero_copy);
+            *used = len;
+            return NPZS_EVENT;
+        default:
+            return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_CONTENT_STATE);
+        }
+    }
+need:
+    *used = len;
+    return NPZS_NEED_INPUT;
+}
+
+int npzs__content_end(npzs_parser *p, npzs_event *ev) {
+    npzs_content *c = &p->c;
+    switch (c->state) {
+    case NPZS_C_SNIFF:
+        c->kind = NPZS_KIND_BLOB;
+        if (c->pre_len) {
+            c->state = NPZS_C_BLOB_STAGED;
+            size_t used;
+            return npzs__content_feed(p, NULL, 0, 0, &used, ev);
+        }
+        c->state = NPZS_C_BLOB;
+        return NPZS_NEED_INPUT;
+    case NPZS_C_PRE:
+    case NPZS_C_HDR:
+    case NPZS_C_DATA:
+        if (c->top) return npzs__fail(p, NPZS_E_TRUNCATED, npzs__here(p), NPZS_R_TRUNC_ARRAY);
+        return npzs__fail(p, NPZS_E_SIZE_MISMATCH, npzs__here(p),
+                          NPZS_R_ZIP_CONTENT_SHORT);
+    case NPZS_C_HEADER_EVENT:
+    case NPZS_C_BLOB_STAGED: {
+        size_t used;
+        return npzs__content_feed(p, NULL, 0, 0, &used, ev);
+    }
+    default:
+        return NPZS_NEED_INPUT;
+    }
+}
+
+/* ---- the plain .npy file: the content machine fed straight from the input ------------------ */
+
+/* NPY_CONTENT: the input is the content. */
+int npzs__npy_content(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+    if (p->c.state == NPZS_C_DONE) {
+        p->state = NPZS_S_NPY_MEMBER_END;
+        return NPZS__STEP;
+    }
+    size_t avail = in ? in->size - in->pos : 0;
+    if (!avail) {
+        if (!p->finished) return NPZS_NEED_INPUT;
+        int rc = npzs__content_end(p, ev);
+        if (rc == NPZS_EVENT) ev->member = 0;
+        return rc == NPZS_NEED_INPUT ? NPZS__STEP : rc;
+    }
+    size_t used = 0;
+    int rc = npzs__content_feed(p, (const uint8_t *)in->src + in->pos, avail, 1, &used, ev);
+    in->pos += used;
+    if (rc == NPZS_EVENT) ev->member = 0;
+    return rc == NPZS_NEED_INPUT ? NPZS__STEP : rc;
+}
+
+/* NPY_MEMBER_END: emit MEMBER_END for the array. */
+int npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+    (void)in;
+    p->total_out += p->c.head_len + p->c.data_len;
+    p->state = NPZS_S_NPY_TAIL;
+    ev->type = NPZS_EV_MEMBER_END;
+    ev->member = 0;
+    ev->offset = npzs__here(p);
+    ev->kind = NPZS_KIND_ARRAY;
+    ev->size = ev->csize = p->c.head_len + p->c.data_len;
+    ev->data_size = p->c.data_len;
+    ev->data_crc32 = p->c.crc_data;
+    ev->crc32 = npzs__crc32_combine(p->c.crc_head, p->c.crc_data, p->c.data_len);
+    return NPZS_EVENT;
+}
+
+/* NPY_TAIL: the array is complete; only the end of input may follow (or, with
+ * NPZS_LENIENT_NPY_TRAILING, any bytes, consumed and never read). */
+int npzs__npy_tail(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+    (void)ev;
+    size_t avail = in ? in->size - in->pos : 0;
+    if (avail && (p->lim.lenient & NPZS_LENIENT_NPY_TRAILING)) {
+        in->pos += avail;
+        p->ignored += avail;
+        avail = 0;
+    }
+    if (avail) return npzs__fail(p, NPZS_E_TRAILING_DATA, npzs__here(p), NPZS_R_NPY_TRAIL);
+    if (!p->finished) return NPZS_NEED_INPUT;
+    p->state = NPZS_S_END_EMIT;
+    return NPZS__STEP;
+}
+

@@ -1,0 +1,209 @@
+/*
+ * inflate.c -- the inflate back end of deflated members.
+ *
+ * One small contract (npzs_inflater below: start, run, end) stands between the ZIP machine and
+ * the library that inflates; zlib is the back end, the reference whose verdict np.load shares.
+ * npzs__inf_fill() refills the parser's output window from the push: it sizes the output to what
+ * the member's content can still take (so a bomb is stopped at the first byte too many), gathers
+ * small pushes, and records the end of the stream or an error for the machine to act on once
+ * the window's bytes are used.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- the back end contract --------------------------------------------------------------------
+ * start: begin a raw deflate stream (allocate on first use, reset after); 0 or < 0 recorded.
+ * run:   inflate io->in[0, in_len) into io->out[0, out_len); sets io->took and io->made and
+ *        returns NPZS__INF_OK (more to come), NPZS__INF_END (the stream ended), NPZS__INF_BAD
+ *        (invalid data) or NPZS__INF_NOMEM.
+ * end:   release everything. */
+typedef struct npzs_inflater {
+    int (*start)(npzs_parser *p);
+    int (*run)(npzs_parser *p, npzs_inf_io *io);
+    void (*end)(npzs_parser *p);
+} npzs_inflater;
+
+static voidpf z_alloc(voidpf opaque, uInt items, uInt size) {
+    npzs_parser *p = opaque;
+    if (size && items > SIZE_MAX / size) return Z_NULL;
+    return npzs__alloc(p, (size_t)items * size);
+}
+static void z_free(voidpf opaque, voidpf ptr) { npzs__free((npzs_parser *)opaque, ptr); }
+
+static int zlib_start(npzs_parser *p) {
+    npzs_inflate *f = &p->inf;
+    if (!f->zs_init) {
+        memset(&f->zs, 0, sizeof f->zs);
+        f->zs.zalloc = z_alloc;
+        f->zs.zfree = z_free;
+        f->zs.opaque = p;
+        int rc = inflateInit2(&f->zs, -15);
+        if (rc != Z_OK)
+            return npzs__fail(p, rc == Z_MEM_ERROR ? NPZS_E_NOMEM : NPZS_E_BAD_CALL, p->rec_off,
+                              rc == Z_MEM_ERROR ? NPZS_R_NOMEM_INFLATE : NPZS_R_CALL_ZLIB);
+        f->zs_init = 1;
+    } else if (inflateReset(&f->zs) != Z_OK) {
+        return npzs__fail(p, NPZS_E_BAD_CALL, p->rec_off, NPZS_R_CALL_ZLIB);
+    }
+    return 0;
+}
+
+static int zlib_run(npzs_parser *p, npzs_inf_io *io) {
+    z_stream *zs = &p->inf.zs;
+    zs->next_in = io->in_len ? (Bytef *)(uintptr_t)io->in : io->out; /* zlib wants a pointer */
+    zs->avail_in = (uInt)io->in_len;
+    zs->next_out = io->out;
+    zs->avail_out = (uInt)io->out_len;
+    int zr = inflate(zs, Z_NO_FLUSH);
+    io->took = io->in_len - zs->avail_in;
+    io->made = io->out_len - zs->avail_out;
+    if (zr == Z_STREAM_END) return NPZS__INF_END;
+    if (zr == Z_MEM_ERROR) return NPZS__INF_NOMEM;
+    if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT || zr == Z_STREAM_ERROR) return NPZS__INF_BAD; /* raw: no dictionary */
+    return NPZS__INF_OK;
+}
+
+static void zlib_end(npzs_parser *p) {
+    if (p->inf.zs_init) inflateEnd(&p->inf.zs);
+    p->inf.zs_init = 0;
+}
+
+static const npzs_inflater zlib_inflater = {zlib_start, zlib_run, zlib_end};
+#define BACKEND (&zlib_inflater)
+
+/* ---- members -------------------------------------------------------------------------------- */
+
+int npzs__inf_begin(npzs_parser *p) {
+    npzs_inflate *f = &p->inf;
+    /* the window holds what the member can produce (its declared size + 1 to see an overrun),
+     * at most inflate_window: a small archive never allocates the whole window */
+    const npzs_zlfh *h = &p->lfh.h;
+    size_t need = p->lim.inflate_window;
+    if (h->known && h->usize < need) need = (size_t)h->usize + 1;
+    if (npzs__buffer(p, (void **)&f->win, &f->win_cap, need, p->rec_off, NPZS_R_NOMEM_WINDOW) < 0) return p->err;
+    if (BACKEND->start(p) < 0) return p->err;
+    f->win_len = f->win_pos = 0;
+    f->zin_pos = f->zin_len = 0;
+    f->end = 0;
+    f->bad = 0;
+    return 0;
+}
+
+void npzs__inf_release(npzs_parser *p) {
+    npzs_inflate *f = &p->inf;
+    BACKEND->end(p);
+    npzs__free(p, f->win);
+    npzs__free(p, f->zin);
+    f->win = f->zin = NULL;
+    f->win_cap = 0;
+}
+
+/* Small pushes of a deflated member.  zlib's cost per inflate() call (it copies each call's
+ * output into its own window and leaves its fast loop near the end of the input) makes
+ * 4 KiB calls ~15% slower than large ones, so when a push ends inside a member of known
+ * compressed size with less than NPZS_ZIN_MIN bytes to inflate, the bytes are gathered in
+ * zin and inflated together with the next pushes.  Gathered bytes are taken from the caller;
+ * since they never extend past the member's compressed size and are inflated before anything
+ * that follows, every event and every verdict is the one the large push gives (the one
+ * exception, a stream that ends early, hands its leftover back: inf.orphan). */
+#define NPZS_ZIN_SIZE (64u * 1024u)
+#define NPZS_ZIN_MIN (32u * 1024u)
+
+/* Gather up to k bytes of the push.  Returns 0 or < 0 (out of memory).  The gathered bytes are
+ * topped up only while fewer than NPZS_ZIN_MIN wait, so a compaction (which moves fewer than
+ * NPZS_ZIN_MIN bytes) happens only after NPZS_ZIN_SIZE - NPZS_ZIN_MIN bytes were inflated from
+ * the buffer since the last one: the copying stays proportional to the input. */
+static int zin_take(npzs_parser *p, npzs_in *in, size_t k) {
+    npzs_inflate *f = &p->inf;
+    if (!f->zin) {
+        f->zin = npzs__alloc(p, NPZS_ZIN_SIZE);
+        if (!f->zin) return npzs__fail(p, NPZS_E_NOMEM, p->data_start, NPZS_R_NOMEM_ZIN);
+    }
+    if (f->zin_pos && k > NPZS_ZIN_SIZE - f->zin_len) { /* compact to make room */
+        memmove(f->zin, f->zin + f->zin_pos, f->zin_len - f->zin_pos);
+        f->zin_len -= f->zin_pos;
+        f->zin_pos = 0;
+    }
+    if (k > NPZS_ZIN_SIZE - f->zin_len) k = NPZS_ZIN_SIZE - f->zin_len;
+    memcpy(f->zin + f->zin_len, (const uint8_t *)in->src + in->pos, k);
+    f->zin_len += k;
+    in->pos += k;
+    return 0;
+}
+
+/* The window is empty: inflate more into it.  Returns NPZS__STEP (the window has bytes, or the
+ * stream's end or error was recorded in inf.end / inf.bad), NPZS_NEED_INPUT, or < 0. */
+int npzs__inf_fill(npzs_parser *p, npzs_in *in) {
+    npzs_inflate *f = &p->inf;
+    const npzs_zlfh *l = &p->lfh.h;
+    size_t avail = in ? in->size - in->pos : 0;
+    /* output cap: what the content can take (+1 to see an overrun), the declared size (+1
+     * likewise), the total limit; cap - 1 < x is written so that x + 1 cannot wrap (a limit of
+     * 2^64 - 1 is "no limit") */
+    uint64_t want = npzs__content_want(p);
+    uint64_t cap = want == UINT64_MAX ? p->lim.inflate_window : want + 1;
+    if (l->known) {
+        uint64_t left = l->usize >= p->c.pos ? l->usize - p->c.pos : 0;
+        if (cap - 1 > left) cap = left + 1;
+    }
+    uint64_t room = p->lim.max_total_bytes - p->total_out;
+    if (p->c.pos <= room && cap - 1 > room - p->c.pos) cap = room - p->c.pos + 1;
+    if (cap > f->win_cap) cap = f->win_cap;
+    size_t zin = f->zin_len - f->zin_pos;
+    uint64_t in_cap = avail;
+    if (l->known) {
+        uint64_t rest = l->csize - p->data_in - zin; /* member bytes not taken yet */
+        if (in_cap > rest) in_cap = rest;
+        if (!p->finished && zin + avail < NPZS_ZIN_MIN && rest > avail) { /* gather, wait */
+            if (avail && zin_take(p, in, avail) < 0) return p->err;
+            return NPZS_NEED_INPUT;
+        }
+        if (zin && zin < NPZS_ZIN_MIN && in_cap) { /* top the gathered bytes up to the minimum */
+            size_t k = NPZS_ZIN_MIN - zin;
+            if (k > in_cap) k = (size_t)in_cap;
+            if (zin_take(p, in, k) < 0) return p->err;
+            zin = f->zin_len - f->zin_pos;
+        }
+    }
+    npzs_inf_io io;
+    if (zin) {
+        io.in = f->zin + f->zin_pos;
+        io.in_len = zin;
+    } else {
+        io.in = in_cap ? (const uint8_t *)in->src + in->pos : NULL;
+        io.in_len = (size_t)(in_cap > 0x40000000u ? 0x40000000u : in_cap);
+    }
+    io.out = f->win;
+    io.out_len = (size_t)cap;
+    int zr = BACKEND->run(p, &io);
+    if (io.took) {
+        if (zin) {
+            f->zin_pos += io.took;
+            if (f->zin_pos == f->zin_len) f->zin_pos = f->zin_len = 0;
+        } else {
+            in->pos += io.took;
+        }
+        p->data_in += io.took;
+    }
+    f->win_pos = 0;
+    f->win_len = io.made;
+    if (zr == NPZS__INF_END) {
+        f->end = 1;
+        /* gathered bytes after the stream's end: the member is about to be rejected (its
+         * compressed size is not reached); they are given back so that the input count is the
+         * one a large push gives */
+        f->orphan += f->zin_len - f->zin_pos;
+        f->zin_pos = f->zin_len = 0;
+    } else if (zr == NPZS__INF_NOMEM) {
+        return npzs__fail(p, NPZS_E_NOMEM, p->data_start, NPZS_R_NOMEM_INFLATE);
+    } else if (zr == NPZS__INF_BAD) {
+        f->bad = 1; /* raised once the window's bytes are used */
+    } else if (!io.took && !io.made) {
+        /* no progress: inflate needs input */
+        if (l->known && p->data_in == l->csize)
+            return npzs__fail(p, NPZS_E_SIZE_MISMATCH, npzs__here(p), NPZS_R_DEFLATE_SHORT);
+        return npzs__need(p);
+    }
+    return NPZS__STEP;
+}
