@@ -72,6 +72,12 @@ $(B)/test_vlen_api: tests/vlen/test_vlen_api.c $(B)/libnpzstream.a $(HDR)
 $(BS)/test_vlen_api: tests/vlen/test_vlen_api.c $(SAN_LIB) $(HDR)
 	$(CC) $(SAN_FLAGS) -o $@ tests/vlen/test_vlen_api.c $(SAN_LIB) $(LDLIBS)
 TEST_DEPS += $(B)/test_vlen_api $(BS)/test_vlen_api
+# the C-only vector runner (tests/vectors: every hand-built case, at every push size)
+$(B)/run_vectors: tests/vectors/run_vectors.c $(B)/libnpzstream.a $(HDR)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) -o $@ tests/vectors/run_vectors.c $(B)/libnpzstream.a $(LDLIBS)
+$(BS)/run_vectors: tests/vectors/run_vectors.c $(SAN_LIB) $(HDR)
+	$(CC) $(SAN_FLAGS) -o $@ tests/vectors/run_vectors.c $(SAN_LIB) $(LDLIBS)
+TEST_DEPS += $(B)/run_vectors $(BS)/run_vectors
 
 # make demo: build, then check two shipped real files (one .npz, one .npy).
 demo: all
@@ -81,7 +87,14 @@ demo: all
 # make test: everything, plain and under ASan+UBSan, against every reference reader set up.
 test: all $(B)/test_api $(BS)/npzstream $(BS)/test_api $(TEST_DEPS) ref-matrix
 	$(PYTHON) tests/run_all.py --plain $(B) --san $(BS)
-check: test
+
+# make check: what needs nothing but a C compiler and zlib (no Python): the API suite and the
+# vectors, plain and under ASan+UBSan.
+check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors
+	$(B)/test_api
+	$(BS)/test_api
+	$(B)/run_vectors
+	$(BS)/run_vectors
 
 # Regenerate the fuzz seeds corpus/fuzz_vlen/ (numcodecs VLenBytes when importable).
 .PHONY: vlen-seeds

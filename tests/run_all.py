@@ -74,6 +74,10 @@ def main():
         suites = [
             ("api", [os.path.join(a.plain, "test_api")] + files),
             ("api-asan", [os.path.join(a.san, "test_api")] + files),
+            # the C-only vectors at every push size, and that they are those of tests/bad/cases.py
+            ("vectors", [os.path.join(a.plain, "run_vectors")]),
+            ("vectors-asan", [os.path.join(a.san, "run_vectors")]),
+            ("vectors-current", [PY, "tests/vectors/gen.py", "--bin", os.path.join(a.plain, "npzstream"), "--check"]),
         ]
         # every tests/<dir>/test_*.py takes --bin (and --quick for the sanitizer run); the suites
         # that compare with np.load run once more for every other reference reader that is set up

@@ -1,0 +1,297 @@
+/*
+ * run_vectors.c -- the test vectors with nothing but a C compiler and zlib.
+ *
+ * Reads tests/vectors/MANIFEST.tsv (written by gen.py from tests/bad/cases.py) and feeds every
+ * vector to the library whole and then at every push size from 1 byte to its length, each push
+ * copied so that it ends against an inaccessible page (and, for the whole and 1-byte runs, once
+ * more starting right after one): a read past either end of a pushed buffer is a SIGSEGV.  Every
+ * run must give the manifest's verdict, error code, offset, rule and member, and the same events
+ * (data merged) as the whole run.
+ *
+ * usage: run_vectors [--dir DIR] [--only SUBSTR] [-v]
+ *   --only runs the vectors whose name contains SUBSTR and fails when there is none.
+ * Last line: "vectors: N passed, M failed"; exit 1 when M > 0.
+ */
+#define _DEFAULT_SOURCE /* mmap MAP_ANONYMOUS, strtok_r */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "npzstream.h"
+
+static int passed, failed, verbose;
+
+/* ---- a buffer with an inaccessible page on each side ---------------------------------------- */
+typedef struct guarded {
+    uint8_t *base; /* the mapping: guard page, cap bytes, guard page */
+    size_t cap, page;
+} guarded;
+
+static int guarded_init(guarded *g, size_t need) {
+    g->page = (size_t)sysconf(_SC_PAGESIZE);
+    g->cap = (need + g->page - 1) / g->page * g->page;
+    if (g->cap == 0) g->cap = g->page;
+    void *m = mmap(NULL, g->cap + 2 * g->page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return -1;
+    g->base = m;
+    if (mprotect(g->base, g->page, PROT_NONE) || mprotect(g->base + g->page + g->cap, g->page, PROT_NONE)) return -1;
+    return 0;
+}
+
+static void guarded_free(guarded *g) { munmap(g->base, g->cap + 2 * g->page); }
+
+/* n bytes of src placed against the upper guard page (right) or the lower one */
+static const uint8_t *guarded_put(guarded *g, const uint8_t *src, size_t n, int right) {
+    uint8_t *dst = g->base + g->page + (right ? g->cap - n : 0);
+    if (n) memcpy(dst, src, n);
+    return dst;
+}
+
+/* ---- one run -------------------------------------------------------------------------------- */
+typedef struct outcome {
+    int rc;            /* 1: END; else the error code */
+    uint64_t off;
+    const char *rule;  /* static text */
+    long member;
+    uint64_t digest;   /* events, data merged */
+} outcome;
+
+static uint64_t mix(uint64_t h, const void *p, size_t n) {
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * UINT64_C(0x100000001b3);
+    return h;
+}
+#define MIXV(h, v) ((h) = mix((h), &(v), sizeof(v)))
+
+static outcome run(const npzs_limits *lim, const uint8_t *buf, size_t len, size_t step, guarded *g, int right) {
+    outcome o = {0, 0, NULL, -1, UINT64_C(0xcbf29ce484222325)};
+    npzs_parser *p = npzs_new(lim, NULL);
+    if (!p) { o.rc = NPZS_E_NOMEM; return o; }
+    uint64_t data = UINT64_C(0x84222325);
+    size_t off = 0;
+    for (;;) {
+        size_t n = len - off < step ? len - off : step;
+        npzs_in in = {guarded_put(g, buf + off, n, right), n, 0};
+        if (off + n == len) npzs_finish(p);
+        npzs_event ev;
+        int rc;
+        while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {
+            if (ev.type == NPZS_EV_DATA || ev.type == NPZS_EV_BLOB) { data = mix(data, ev.data, ev.len); continue; }
+            MIXV(o.digest, ev.type);
+            MIXV(o.digest, ev.member);
+            MIXV(o.digest, ev.offset);
+            if (ev.type == NPZS_EV_MEMBER_BEGIN && ev.name) o.digest = mix(o.digest, ev.name, ev.name_len);
+            if (ev.type == NPZS_EV_HEADER) {
+                o.digest = mix(o.digest, ev.array->dtype, strlen(ev.array->dtype));
+                o.digest = mix(o.digest, ev.array->shape, ev.array->ndim * sizeof *ev.array->shape);
+                MIXV(o.digest, ev.array->nbytes);
+                MIXV(o.digest, ev.array->fortran_order);
+            }
+            if (ev.type == NPZS_EV_MEMBER_END) {
+                MIXV(o.digest, data);
+                MIXV(o.digest, ev.size);
+                MIXV(o.digest, ev.crc32);
+                data = UINT64_C(0x84222325);
+            }
+            if (ev.type == NPZS_EV_END) { o.rc = 1; break; }
+        }
+        off += in.pos;
+        if (o.rc == 1) break;
+        if (rc < 0) {
+            o.rc = rc;
+            o.off = npzs_error_offset(p);
+            o.rule = npzs_error_rule(p);
+            o.member = npzs_error_member(p);
+            break;
+        }
+        if (rc != NPZS_NEED_INPUT || in.pos != in.size || off == len) { /* progress invariant broken */
+            o.rc = 99;
+            break;
+        }
+    }
+    npzs_free(p);
+    return o;
+}
+
+/* ---- the manifest --------------------------------------------------------------------------- */
+typedef struct vec {
+    char name[256], verdict[64], rule[128], args[256];
+    uint64_t off;
+    long member;
+} vec;
+
+static int parse_u64(const char *s, uint64_t *v) {
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (errno || end == s || *end) return -1;
+    *v = x;
+    return 0;
+}
+
+/* the check options a vector may carry, as limits */
+static int limits_of(const char *args, npzs_limits *lim) {
+    npzs_limits_default(lim);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", args);
+    for (char *save = NULL, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        if (!strcmp(t, "--lenient-npy-trailing")) { lim->lenient |= NPZS_LENIENT_NPY_TRAILING; continue; }
+        if (!strcmp(t, "--lenient-header-newline")) { lim->lenient |= NPZS_LENIENT_HEADER_NEWLINE; continue; }
+        char *v = strtok_r(NULL, " ", &save);
+        uint64_t x;
+        if (!v || parse_u64(v, &x)) return -1;
+        if (!strcmp(t, "--max-header-size")) lim->max_header_size = x;
+        else if (!strcmp(t, "--max-total-bytes")) lim->max_total_bytes = x;
+        else if (!strcmp(t, "--max-memory")) lim->max_memory = x;
+        else if (x > UINT32_MAX) return -1;
+        else if (!strcmp(t, "--max-members")) lim->max_members = (uint32_t)x;
+        else if (!strcmp(t, "--max-extra-len")) lim->max_extra_len = (uint32_t)x;
+        else if (!strcmp(t, "--max-fields")) lim->max_fields = (uint32_t)x;
+        else if (!strcmp(t, "--max-depth")) lim->max_depth = (uint32_t)x;
+        else if (!strcmp(t, "--max-name-len")) lim->max_name_len = (uint32_t)x;
+        else return -1;
+    }
+    return 0;
+}
+
+static uint8_t *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    uint8_t *b = malloc(cap);
+    for (size_t r; b && (r = fread(b + n, 1, cap - n, f)) > 0;) {
+        n += r;
+        if (n == cap) {
+            uint8_t *nb = realloc(b, cap *= 2);
+            if (!nb) { free(b); b = NULL; }
+            else b = nb;
+        }
+    }
+    fclose(f);
+    *len = n;
+    return b;
+}
+
+#define FAIL(...)                                \
+    do {                                         \
+        failed++;                                \
+        printf("FAIL %s: ", v->name);            \
+        printf(__VA_ARGS__);                     \
+        printf("\n");                            \
+        return;                                  \
+    } while (0)
+
+static int matches(const vec *v, const outcome *o) {
+    if (!strcmp(v->verdict, "ok")) return o->rc == 1;
+    return o->rc < 0 && !strcmp(npzs_error_name(o->rc), v->verdict) && o->off == v->off && o->rule &&
+           !strcmp(o->rule, v->rule) && o->member == v->member;
+}
+
+static void check_vector(const char *dir, const vec *v) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.bin", dir, v->name);
+    size_t len;
+    uint8_t *buf = slurp(path, &len);
+    if (!buf) FAIL("cannot read %s", path);
+    npzs_limits lim;
+    guarded g;
+    if (limits_of(v->args, &lim)) { free(buf); FAIL("options this runner does not know: %s", v->args); }
+    if (guarded_init(&g, len)) { free(buf); FAIL("mmap"); }
+    outcome whole = run(&lim, buf, len, len ? len : 1, &g, 1);
+    if (!matches(v, &whole)) {
+        printf("FAIL %s: got %s@%" PRIu64 " rule %s member %ld, want %s@%" PRIu64 " rule %s member %ld\n", v->name,
+               whole.rc == 1 ? "ok" : npzs_error_name(whole.rc), whole.off, whole.rule ? whole.rule : "-", whole.member,
+               v->verdict, v->off, v->rule, v->member);
+        failed++;
+    } else {
+        passed++;
+        int ok = 1;
+        for (size_t step = 1; step <= len && ok; step++) {
+            for (int right = 1; right >= (step == 1 ? 0 : 1) && ok; right--) {
+                outcome o = run(&lim, buf, len, step, &g, right);
+                if (!matches(v, &o) || o.digest != whole.digest) {
+                    ok = 0;
+                    printf("FAIL %s: pushes of %zu bytes (%s guard) give %s@%" PRIu64 "%s\n", v->name, step,
+                           right ? "upper" : "lower", o.rc == 1 ? "ok" : npzs_error_name(o.rc), o.off,
+                           o.digest != whole.digest ? ", other events" : "");
+                }
+            }
+        }
+        if (ok) {
+            outcome low = run(&lim, buf, len, len ? len : 1, &g, 0);
+            ok = matches(v, &low) && low.digest == whole.digest;
+            if (!ok) printf("FAIL %s: the whole input against the lower guard page differs\n", v->name);
+        }
+        if (ok) passed++;
+        else failed++;
+        if (verbose) printf("ok %s (%zu bytes, %zu split sizes)\n", v->name, len, len);
+    }
+    guarded_free(&g);
+    free(buf);
+}
+
+int main(int argc, char **argv) {
+    const char *dir = "tests/vectors", *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "-v")) verbose = 1;
+        else { fprintf(stderr, "usage: run_vectors [--dir DIR] [--only SUBSTR] [-v]\n"); return 2; }
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/MANIFEST.tsv", dir);
+    FILE *m = fopen(path, "r");
+    if (!m) { fprintf(stderr, "run_vectors: cannot open %s\n", path); return 2; }
+    char line[1024];
+    long lineno = 0, selected = 0;
+    while (fgets(line, sizeof line, m)) {
+        lineno++;
+        if (line[0] == '#' || line[0] == '\n') continue;
+        line[strcspn(line, "\n")] = 0;
+        char *col[6] = {0};
+        int nc = 0;
+        for (char *s = line; nc < 6; nc++) {
+            col[nc] = s;
+            char *tab = strchr(s, '\t');
+            if (!tab) { nc++; break; }
+            *tab = 0;
+            s = tab + 1;
+        }
+        vec v;
+        memset(&v, 0, sizeof v);
+        uint64_t mem;
+        int ok_row = nc == 6 && strlen(col[0]) < sizeof v.name && strlen(col[1]) < sizeof v.verdict &&
+                     strlen(col[3]) < sizeof v.rule && strlen(col[5]) < sizeof v.args;
+        if (ok_row) {
+            strcpy(v.name, col[0]);
+            strcpy(v.verdict, col[1]);
+            strcpy(v.rule, col[3]);
+            strcpy(v.args, col[5]);
+            if (strcmp(v.verdict, "ok")) {
+                ok_row = !parse_u64(col[2], &v.off);
+                if (!strcmp(col[4], "-1")) v.member = -1;
+                else if (!parse_u64(col[4], &mem)) v.member = (long)mem;
+                else ok_row = 0;
+            }
+        }
+        if (!ok_row) {
+            printf("FAIL %s:%ld: a malformed manifest line\n", path, lineno);
+            failed++;
+            continue;
+        }
+        if (only && !strstr(v.name, only)) continue;
+        selected++;
+        check_vector(dir, &v);
+    }
+    fclose(m);
+    if (only && selected == 0) {
+        printf("FAIL --only %s: no vector matches\n", only);
+        failed++;
+    }
+    printf("vectors: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
