@@ -1,10 +1,121 @@
-/* cli.h -- what the npzstream subcommands share (cli/npzstream.c). */
+/* cli.h -- what the npzstream commands share: options (opts.c), output (output.c), input (io.c). */
 #ifndef NPZS_CLI_H
 #define NPZS_CLI_H
 
 #include <stdint.h>
 
 #include "npzstream.h"
+
+#include <stdio.h>
+#include <string.h>
+
+
+/* What the summary keeps of a member: a few words, with the name, dtype and shape in the
+ * output's arena, so that memory grows by about 100 bytes per member and never by the data. */
+typedef struct member {
+    char *name;                /* NULL for a plain .npy */
+    const char *dtype;
+    const uint64_t *shape;
+    uint64_t nbytes, size;
+    uint64_t offset, csize;    /* kept for `ls` */
+    uint32_t name_len, ndim, data_crc, crc;
+    uint8_t kind, method, vmaj, vmin, fortran;
+} member;
+
+/* Array data bytes, or the blob's size; the preamble+header length of an array. */
+#define DATA_SIZE(m) ((m)->kind == NPZS_KIND_ARRAY ? (m)->nbytes : (m)->size)
+#define HEADER_LEN(m) ((m)->size - (m)->nbytes)
+
+/* Blocks that never move, freed together: pointers into them stay valid. */
+typedef struct block {
+    struct block *next;
+    size_t used, size;
+    _Alignas(8) unsigned char data[];
+} block;
+
+typedef struct out {
+    member *m;
+    size_t n, cap;
+    int open; /* m[n] was begun and not completed */
+    block *arena;
+} out;
+
+enum { L_HEADER, L_NDIM, L_FIELDS, L_DEPTH, L_MEMBERS, L_NAME, L_EXTRA, L_TOTAL, L_WINDOW, L_MEMORY, L_FEED, L__N };
+
+typedef struct opts {
+    npzs_limits lim;
+    uint64_t feed;
+    uint64_t given[L__N]; /* values as given, for diagnostics */
+    unsigned set;         /* bit i: LIMIT_FLAGS[i] was given */
+} opts;
+
+extern const char LIMITS_HELP[], EXIT_HELP[];
+/* A decimal number, digits only (no sign, no space); 0 or -1. */
+int cli_parse_u64(const char *s, uint64_t *v);
+void opts_init(opts *o);
+/* A limit or lenient flag at argv[*i] ("--flag N" or "--flag=N").  Returns 1 if it was one (and
+ * *i advanced past its value), 0 if argv[*i] is not one, -1 on a bad value (message printed). */
+int parse_limit(opts *o, int argc, char **argv, int *i);
+/* A parser with the options' limits; NULL with the reason on stderr. */
+npzs_parser *new_parser(const opts *o);
+/* Options of check and ls: --json, the limits, --help, one FILE.  Returns -1 to go on, or the
+ * exit status (0 after --help, 2 on a usage error). */
+int parse_args(int argc, char **argv, opts *op, int *json, const char **path, void (*help)(FILE *),
+               void (*bad_usage)(FILE *));
+
+/* The member loops write through a buffer of their own: stdio's per-call locking and
+ * bookkeeping cost more than parsing a small member does. */
+typedef struct wbuf {
+    FILE *f;
+    size_t n;
+    char b[1 << 14];
+} wbuf;
+
+void wb_put_slow(wbuf *w, const void *s, size_t n);
+
+/* inline: with a literal, strlen and memcpy become a few moves */
+static inline void wb_put(wbuf *w, const void *s, size_t n) {
+    if (n > sizeof w->b - w->n) { wb_put_slow(w, s, n); return; }
+    memcpy(w->b + w->n, s, n);
+    w->n += n;
+}
+
+static inline void wb_s(wbuf *w, const char *s) { wb_put(w, s, strlen(s)); }
+
+void wb_init(wbuf *w, FILE *f);
+void wb_flush(wbuf *w);
+void wb_c(wbuf *w, int c);
+void wb_fmt(wbuf *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void json_str(wbuf *f, const char *s, size_t n);   /* a JSON string literal */
+void safe_str(wbuf *f, const char *s, size_t n);   /* bytes made printable for a terminal */
+void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext);
+void text_member(wbuf *f, const member *m);
+void text_verdict(wbuf *f, size_t members, int ok, npzs_format fmt, const npzs_parser *p, const char *label);
+void error_line(const char *label, const npzs_parser *p);
+void member_begin(member *m, const npzs_event *ev);
+void member_header(member *m, const npzs_array_info *a);
+void member_end(member *m, const npzs_event *ev);
+int on_event(out *o, const npzs_event *ev); /* keep what the summary needs; -1: out of memory */
+void out_free(out *o);
+
+/* Called for every event; returns 0 to go on, -1 to stop with status 2 (it printed why). */
+typedef int (*event_fn)(void *ctx, const npzs_event *ev);
+/* Reads fd to the verdict, pushing at most feed bytes per call (0: no limit).
+ * Returns 0 accepted, 1 rejected, 2 I/O error, out of memory or fn() stopped. */
+int drive(npzs_parser *p, int fd, const char *label, uint64_t feed, event_fn fn, void *ctx);
+/* Open FILE (or stdin) and make a parser with the options' limits; NULL (all released, the reason
+ * said on stderr) when either fails. */
+npzs_parser *start(const char *path, const opts *op, const char **label, int *fd);
+
+/* the commands: argc/argv are the arguments after the command's name */
+void usage(FILE *f);
+void usage_check(FILE *f);
+void usage_ls(FILE *f);
+void usage_extract(FILE *f);
+int cmd_check(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_extract(int argc, char **argv);
+int cmd_vlen(int argc, char **argv);
 
 /* Hand the parser one slice of input.  Returns -1 when the slice was used up and more input is
  * needed, else the final status: 0 accepted, 1 rejected, 2 error. */

@@ -22,7 +22,7 @@
 #include "npzstream_vlen.h"
 
 
-int cmd_vlen(int argc, char **argv);
+
 
 typedef struct vl_elem {
     uint32_t nbytes, crc;
@@ -46,86 +46,71 @@ static void vl_usage(FILE *f) {
             "Exit status: 0 accepted, 1 rejected, 2 usage or I/O error.\n");
 }
 
-static int vl_parse_u64(const char *s, uint64_t *v) {
-    char *end;
-    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return -1;
-    errno = 0;
-    unsigned long long x = strtoull(s, &end, 10);
-    if (errno || *end) return -1;
-    *v = x;
-    return 0;
-}
-
-/* JSON string of ASCII-ish text: quotes, backslashes and control bytes escaped. */
-static void vl_json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *u = (const unsigned char *)s; *u; u++) {
-        if (*u == '"' || *u == '\\') { fputc('\\', f); fputc(*u, f); }
-        else if (*u < 0x20 || *u >= 0x7F) fprintf(f, "\\u%04x", *u);
-        else fputc(*u, f);
-    }
-    fputc('"', f);
-}
-
-static void vl_shape(FILE *f, const npzs_vlen_spec *sp, uint64_t lead, int pattern) {
-    fputc(pattern ? '[' : '(', f);
+static void vl_shape(wbuf *f, const npzs_vlen_spec *sp, uint64_t lead, int pattern) {
+    wb_c(f, pattern ? '[' : '(');
     for (uint32_t k = 0; k < sp->ndim; k++) {
-        if (k) fputs(", ", f);
-        if (k == 0 && pattern == 1) fputs("null", f);
-        else fprintf(f, "%" PRIu64, k ? sp->dims[k] : lead);
+        if (k) wb_s(f, ", ");
+        if (k == 0 && pattern == 1) wb_s(f, "null");
+        else wb_fmt(f, "%" PRIu64, k ? sp->dims[k] : lead);
     }
-    if (!pattern && sp->ndim == 1) fputc(',', f);
-    fputc(pattern ? ']' : ')', f);
+    if (!pattern && sp->ndim == 1) wb_c(f, ',');
+    wb_c(f, pattern ? ']' : ')');
 }
 
 /* where: "input", "dtype" or "shape" */
 static void vl_print_json(const vl_out *o, const npzs_vlen_spec *sp, int ok, int code, uint64_t off, long elem,
                           const char *where, const char *msg) {
-    FILE *f = stdout;
-    fprintf(f, "{\"ok\": %s, \"dtype\": ", ok ? "true" : "false");
-    if (sp) vl_json_str(f, sp->dtype); else fputs("null", f);
-    fputs(", \"pattern\": ", f);
-    if (sp) vl_shape(f, sp, 0, 1); else fputs("null", f);
-    fputs(", \"count\": ", f);
-    if (o->have_count) fprintf(f, "%" PRIu32, o->count); else fputs("null", f);
-    fputs(", \"elements\": [", f);
+    wbuf w, *f = &w;
+    wb_init(f, stdout);
+    wb_fmt(f, "{\"ok\": %s, \"dtype\": ", ok ? "true" : "false");
+    if (sp) json_str(f, sp->dtype, strlen(sp->dtype)); else wb_s(f, "null");
+    wb_s(f, ", \"pattern\": ");
+    if (sp) vl_shape(f, sp, 0, 1); else wb_s(f, "null");
+    wb_s(f, ", \"count\": ");
+    if (o->have_count) wb_fmt(f, "%" PRIu32, o->count); else wb_s(f, "null");
+    wb_s(f, ", \"elements\": [");
     for (size_t i = 0; i < o->n; i++) {
-        fputs(i ? ", {\"shape\": " : "{\"shape\": ", f);
+        wb_s(f, i ? ", {\"shape\": " : "{\"shape\": ");
         vl_shape(f, sp, o->e[i].nbytes / sp->row_bytes, 2);
-        fprintf(f, ", \"nbytes\": %" PRIu32 ", \"crc32\": %" PRIu32 "}", o->e[i].nbytes, o->e[i].crc);
+        wb_fmt(f, ", \"nbytes\": %" PRIu32 ", \"crc32\": %" PRIu32 "}", o->e[i].nbytes, o->e[i].crc);
     }
-    fputs("], \"error\": ", f);
+    wb_s(f, "], \"error\": ");
     if (ok) {
-        fputs("null", f);
+        wb_s(f, "null");
     } else {
-        fputs("{\"code\": ", f);
-        vl_json_str(f, npzs_vlen_error_name(code));
-        fprintf(f, ", \"offset\": %" PRIu64 ", \"where\": \"%s\", \"element\": ", off, where);
-        if (elem >= 0) fprintf(f, "%ld", elem); else fputs("null", f);
-        fputs(", \"message\": ", f);
-        vl_json_str(f, msg);
-        fputc('}', f);
+        const char *name = npzs_vlen_error_name(code);
+        wb_s(f, "{\"code\": ");
+        json_str(f, name, strlen(name));
+        wb_fmt(f, ", \"offset\": %" PRIu64 ", \"where\": \"%s\", \"element\": ", off, where);
+        if (elem >= 0) wb_fmt(f, "%ld", elem); else wb_s(f, "null");
+        wb_s(f, ", \"message\": ");
+        json_str(f, msg, strlen(msg));
+        wb_c(f, '}');
     }
-    fputs("}\n", f);
+    wb_s(f, "}\n");
+    wb_flush(f);
 }
 
 static void vl_print_text(const vl_out *o, const npzs_vlen_spec *sp, int ok, int code, uint64_t off, long elem,
                           const char *where, const char *msg, const char *label) {
+    wbuf w, *f = &w;
+    wb_init(f, stdout);
     for (size_t i = 0; i < o->n; i++) {
-        printf("  [%zu] ", i);
-        vl_shape(stdout, sp, o->e[i].nbytes / sp->row_bytes, 0);
-        printf(" %" PRIu32 " bytes, crc32 %08" PRIx32 "\n", o->e[i].nbytes, o->e[i].crc);
+        wb_fmt(f, "  [%zu] ", i);
+        vl_shape(f, sp, o->e[i].nbytes / sp->row_bytes, 0);
+        wb_fmt(f, " %" PRIu32 " bytes, crc32 %08" PRIx32 "\n", o->e[i].nbytes, o->e[i].crc);
     }
     if (ok) {
-        printf("%s: ok (vlen %s ", label, sp->dtype);
-        vl_shape(stdout, sp, 0, 1);
-        printf(", %zu element%s)\n", o->n, o->n == 1 ? "" : "s");
-        return;
+        wb_fmt(f, "%s: ok (vlen %s ", label, sp->dtype);
+        vl_shape(f, sp, 0, 1);
+        wb_fmt(f, ", %zu element%s)\n", o->n, o->n == 1 ? "" : "s");
+    } else {
+        wb_fmt(f, "%s: REJECTED: %s at offset %" PRIu64, label, npzs_vlen_error_name(code), off);
+        if (strcmp(where, "input") != 0) wb_fmt(f, " of --%s", where);
+        if (elem >= 0) wb_fmt(f, " (element %ld)", elem);
+        wb_fmt(f, ": %s\n", msg);
     }
-    printf("%s: REJECTED: %s at offset %" PRIu64, label, npzs_vlen_error_name(code), off);
-    if (strcmp(where, "input") != 0) printf(" of --%s", where);
-    if (elem >= 0) printf(" (element %ld)", elem);
-    printf(": %s\n", msg);
+    wb_flush(f);
 }
 
 static int vl_push(vl_out *o, const npzs_vlen_event *ev) {
@@ -189,7 +174,7 @@ int cmd_vlen(int argc, char **argv) {
             else pattern = argv[++i];
         } else if (!strcmp(a, "--feed") || !strcmp(a, "--max-elements") || !strcmp(a, "--max-element-bytes") ||
                    !strcmp(a, "--max-total-bytes")) {
-            if (i + 1 >= argc || vl_parse_u64(argv[i + 1], &v) < 0) {
+            if (i + 1 >= argc || cli_parse_u64(argv[i + 1], &v) < 0) {
                 fprintf(stderr, "npzstream vlen: %s needs a non-negative integer\n", a);
                 return 2;
             }

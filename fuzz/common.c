@@ -298,6 +298,23 @@ static void on_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
 }
 
 /* ---- the driver ------------------------------------------------------------------- */
+
+/* fz_opts.into: the destination of the current array, named at its HEADER */
+static void into_event(npzs_parser *p, const npzs_event *ev, uint8_t **dst) {
+    if (ev->type == NPZS_EV_HEADER && ev->array->nbytes <= (16u << 20)) {
+        size_t nb = (size_t)ev->array->nbytes;
+        *dst = malloc(nb ? nb : 1);
+        if (!*dst) fz_die("host malloc failed");
+        if (npzs_data_into(p, *dst, nb) != 0) fz_die("npzs_data_into refused right after HEADER");
+        if (!nb) { free(*dst); *dst = NULL; }
+    } else if (ev->type == NPZS_EV_DATA && *dst) {
+        if (ev->data != *dst + ev->pos || ev->zero_copy) fz_die("DATA chunk at pos %llu not in the npzs_data_into destination",
+                                                              (unsigned long long)ev->pos);
+    } else if (ev->type == NPZS_EV_MEMBER_END) {
+        free(*dst);
+        *dst = NULL;
+    }
+}
 static size_t sched_size(const fz_opts *o, size_t k, int *last_zero) {
     if (!o->sched) return SIZE_MAX;
     if (o->sched_n == 0) return 1;
@@ -342,6 +359,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
     npzs_in *inp = &in;
     int have_chunk = 0, last_zero = 0;
     uint64_t calls = 0;
+    uint8_t *dst = NULL;
     for (;;) {
         if (!finished && (!have_chunk || in.pos == in.size)) {
             free(chunk);
@@ -374,6 +392,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
             r->events++;
             if (inp && inp->pos < before) fz_die("npzs_next moved in.pos backwards");
             on_event(&d, &t, &ev);
+            if (o->into) into_event(p, &ev, &dst);
             continue;
         }
         if (rc == NPZS_NEED_INPUT) {
@@ -424,6 +443,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
     free(t.seen);
     flush_data(&d);
     free(chunk);
+    free(dst);
     r->digest = d.h;
     r->visited = npzs__visited(p);
     r->cvisited = npzs__cvisited(p);

@@ -54,6 +54,8 @@ typedef struct fz_opts {
     size_t sched_n;
     int finish_null;         /* after finish pass in == NULL (else an empty npzs_in) */
     FILE *log;               /* non-NULL: print the normalized events */
+    int into;                /* name a destination (npzs_data_into) for every array of at most
+                                16 MiB; its DATA chunks must be there; the digest is unchanged */
 } fz_opts;
 
 typedef struct fz_result {

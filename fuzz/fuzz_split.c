@@ -2,7 +2,8 @@
  * Input: [ctl][sched bytes (ctl & 15 of them)][file bytes]
  *   ctl bit 4: pass in == NULL after npzs_finish in the split run
  *   ctl bits 5-7: 0 -> the schedule bytes as given (see common.h; 0 = 0-byte push),
- *                 1 -> 1-byte pushes, 2 -> alternate 0- and 1-byte pushes, other -> as given
+ *                 1 -> 1-byte pushes, 2 -> alternate 0- and 1-byte pushes, other -> as given;
+ *                 4 and more: every array's data into a destination (npzs_data_into)
  * The file is parsed whole (one push) and under the schedule; abort unless the
  * normalized event digests, verdicts, error codes and offsets are identical. */
 #include "common.h"
@@ -37,6 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     o.sched = sched;
     o.sched_n = sn;
     o.finish_null = (ctl >> 4) & 1;
+    o.into = (ctl >> 5) >= 4;
     fz_run(file, fn, &o, &split);
     if (!fz_same(&whole, &split)) fz_report_mismatch(file, fn, NULL, sched, sn, &whole, &split);
     return 0;

@@ -292,6 +292,15 @@ int npzs_next(npzs_parser *p, npzs_in *in, npzs_event *ev);
 int npzs_next_(npzs_parser *p, npzs_in *in, npzs_event *ev, size_t ev_size);
 #define npzs_next(p, in, ev) npzs_next_((p), (in), (ev), sizeof(npzs_event))
 
+/* Direct output (added in 0.2.0): right after an array's HEADER event, before its first DATA
+ * event, name where its data goes: dst, at least ev.array->nbytes bytes.  The array's bytes are
+ * then written there (a deflated member is inflated straight into it, a stored one copied once)
+ * and its DATA events point into dst (data == dst + pos, zero_copy 0).  dst must stay valid until
+ * the member's MEMBER_END, an error, npzs_reset() or npzs_free().  Like the events, what it
+ * holds is provisional until END.  Returns 0, or NPZS_E_BAD_CALL (sticky, rule CALL.data-into)
+ * when called anywhere else or with a destination smaller than the array. */
+int npzs_data_into(npzs_parser *p, void *dst, size_t cap);
+
 /* Declare the end of the input.  Later npzs_next() calls emit the remaining
  * events and END, or fail with truncated. */
 void npzs_finish(npzs_parser *p);

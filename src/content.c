@@ -27,6 +27,7 @@ void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, u
     c->hdr_len = c->hlen = 0;
     c->kind = top ? NPZS_KIND_ARRAY : NPZS_KIND_BLOB;
     c->data_left = 0;
+    c->out = NULL;
     c->crc_head = c->crc_data = 0;
     c->head_len = c->data_len = 0;
     memset(&c->info, 0, sizeof c->info);
@@ -202,6 +203,15 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
             if (i == len) goto need;
             size_t n = len - i;
             if (n > c->data_left) n = (size_t)c->data_left;
+            if (c->out) { /* into the caller's destination, unless inflate wrote them there */
+                uint8_t *at = c->out + c->data_len;
+                if (buf + i != at) memcpy(at, buf + i, n);
+                chunk(c, ev, NPZS_EV_DATA, at, n, 0);
+                c->data_left -= n;
+                if (!c->data_left) c->state = NPZS_C_DONE;
+                *used = i + n;
+                return NPZS_EVENT;
+            }
             chunk(c, ev, NPZS_EV_DATA, buf + i, n, zero_copy);
             c->data_left -= n;
             if (!c->data_left) c->state = NPZS_C_DONE;
@@ -263,6 +273,19 @@ int npzs__content_end(npzs_parser *p, npzs_event *ev) {
     default:
         return NPZS_NEED_INPUT;
     }
+}
+
+/* npzs_data_into: valid right after a HEADER event, before the array's first data byte. */
+NPZS__API int npzs_data_into(npzs_parser *p, void *dst, size_t cap) {
+    if (!p) return NPZS_E_BAD_CALL;
+    if (p->err) return p->err;
+    npzs_content *c = &p->c;
+    int inside = p->state == NPZS_S_NPY_CONTENT || p->state == NPZS_S_ZIP_STORED || p->state == NPZS_S_ZIP_DEFLATED;
+    int before_data = c->state == NPZS_C_DATA || (c->state == NPZS_C_DONE && c->info.nbytes == 0);
+    if (!inside || c->kind != NPZS_KIND_ARRAY || !before_data || c->data_len != 0 || !dst || cap < c->info.nbytes)
+        return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_DATA_INTO);
+    if (c->info.nbytes) c->out = dst; /* an empty array has nothing to write */
+    return 0;
 }
 
 /* ---- the plain .npy file: the content machine fed straight from the input ------------------ */

@@ -84,6 +84,7 @@ int npzs__inf_begin(npzs_parser *p) {
     if (npzs__buffer(p, (void **)&f->win, &f->win_cap, need, p->rec_off, NPZS_R_NOMEM_WINDOW) < 0) return p->err;
     if (BACKEND->start(p) < 0) return p->err;
     f->win_len = f->win_pos = 0;
+    f->made = f->win;
     f->zin_pos = f->zin_len = 0;
     f->end = 0;
     f->bad = 0;
@@ -149,6 +150,7 @@ int npzs__inf_fill(npzs_parser *p, npzs_in *in) {
     }
     uint64_t room = p->lim.max_total_bytes - p->total_out;
     if (p->c.pos <= room && cap - 1 > room - p->c.pos) cap = room - p->c.pos + 1;
+    uint64_t any = cap; /* the cap but for the window's size */
     if (cap > f->win_cap) cap = f->win_cap;
     size_t zin = f->zin_len - f->zin_pos;
     uint64_t in_cap = avail;
@@ -174,9 +176,19 @@ int npzs__inf_fill(npzs_parser *p, npzs_in *in) {
         io.in = in_cap ? (const uint8_t *)in->src + in->pos : NULL;
         io.in_len = (size_t)(in_cap > 0x40000000u ? 0x40000000u : in_cap);
     }
-    io.out = f->win;
+    io.out = f->made = f->win;
     io.out_len = (size_t)cap;
+    /* the caller named the data's destination: inflate writes the array's bytes straight into
+     * it, as many as the content still takes (the window is left for what comes after, where a
+     * byte too many is seen) */
+    const npzs_content *c = &p->c;
+    if (c->out && c->state == NPZS_C_DATA && any > 1) {
+        uint64_t d = any - 1 > 0x40000000u ? 0x40000000u : any - 1;
+        io.out = f->made = c->out + c->data_len;
+        io.out_len = (size_t)d;
+    }
     int zr = BACKEND->run(p, &io);
+    if (f->made != f->win) p->c.out_direct += io.made;
     if (io.took) {
         if (zin) {
             f->zin_pos += io.took;

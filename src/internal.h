@@ -48,6 +48,8 @@ typedef struct npzs_content {
     size_t hdr_cap, hdr_len, hlen;
     npzs_kind kind;
     uint64_t data_left;
+    uint8_t *out;           /* npzs_data_into: the caller's destination of the data (NULL: none) */
+    uint64_t out_direct;    /* data bytes inflated straight into it (for tests) */
     uint32_t crc_head, crc_data; /* CRC of the npy preamble+header, of the data */
     uint64_t head_len, data_len;
     npzs_array_info info;
@@ -153,6 +155,8 @@ typedef struct npzs_inflate {
     int zs_init;
     uint8_t *win;               /* the output window, up to inflate_window bytes */
     size_t win_cap, win_len, win_pos;
+    uint8_t *made;              /* where the bytes [win_pos, win_len) are: win, or the caller's
+                                   destination (npzs_data_into) */
     uint8_t *zin;               /* small pushes of a deflated member, gathered */
     size_t zin_pos, zin_len;    /* zin[zin_pos, zin_len): taken from the caller, not yet inflated */
     int end;                    /* the deflate stream ended */

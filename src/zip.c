@@ -401,7 +401,7 @@ int npzs__zip_deflated(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             if (p->c.pos >= h->usize) return npzs__fail(p, NPZS_E_SIZE_MISMATCH, p->data_start, NPZS_R_INFLATE_LONGER);
             if (n > h->usize - p->c.pos) n = (size_t)(h->usize - p->c.pos);
         }
-        int rc = npzs__content_feed(p, f->win + f->win_pos, n, 0, &used, ev);
+        int rc = npzs__content_feed(p, f->made + f->win_pos, n, 0, &used, ev);
         f->win_pos += used;
         if (rc == NPZS_EVENT) ev->member = p->cur;
         return rc == NPZS_NEED_INPUT ? NPZS__STEP : rc;

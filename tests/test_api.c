@@ -30,6 +30,10 @@ static int passed, failed;
 /* headers compared between the fast and the general parser path, and how many took the fast one */
 static int check_paths;
 static long headers_seen, headers_fast;
+/* into_mode: every array's data goes to a destination named with npzs_data_into; the events
+ * must be the same, every DATA chunk at dst + pos; direct_bytes counts what inflate wrote there */
+static int into_mode;
+static uint64_t direct_bytes, into_bad;
 #define CHECK(cond, ...)                                                      \
     do {                                                                      \
         if (cond) passed++;                                                   \
@@ -127,6 +131,8 @@ static run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *s
     size_t off = 0, k = 0;
     int data_stream_member = -1;
     uint64_t data_h = 0x84222325ULL;
+    uint8_t *dst = NULL;
+    uint64_t dst_len = 0;
     for (;;) {
         size_t n = len - off;
         if (nsched) { size_t s = sched[k++ % nsched]; if (n > s) n = s; }
@@ -147,11 +153,21 @@ static run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *s
                 r.events++;
                 if (ev.type == NPZS_EV_DATA || ev.type == NPZS_EV_BLOB) {
                     if (ev.zero_copy && !(ev.data >= copy && ev.data + ev.len <= copy + n)) r.zero_copy_ok = 0;
+                    if (dst && (ev.type != NPZS_EV_DATA || ev.data != dst + ev.pos || ev.pos + ev.len > dst_len ||
+                                ev.zero_copy))
+                        into_bad++;
                     for (size_t i = 0; i < ev.len; i++) data_h = (data_h ^ ev.data[i]) * 0x100000001b3ULL;
                     if (data_stream_member != (int)ev.member) data_stream_member = (int)ev.member;
                     continue;
                 }
-                if (ev.type == NPZS_EV_MEMBER_END) { MIXV(r.h, data_h); data_h = 0; data_stream_member = -1; }
+                if (ev.type == NPZS_EV_MEMBER_END) {
+                    MIXV(r.h, data_h);
+                    data_h = 0;
+                    data_stream_member = -1;
+                    if (dst) direct_bytes += p->c.out_direct;
+                    free(dst);
+                    dst = NULL;
+                }
                 MIXV(r.h, ev.type);
                 MIXV(r.h, ev.member);
                 if (ev.type == NPZS_EV_MEMBER_BEGIN) {
@@ -176,6 +192,12 @@ static run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *s
                     MIXV(r.h, a->header_len);
                     const char *why = tree_check(a, &r.h);
                     if (why) { r.progress_ok = 0; printf("  dtype tree: %s\n", why); }
+                    if (into_mode && a->nbytes <= (UINT64_C(1) << 28)) {
+                        dst_len = a->nbytes;
+                        dst = malloc(a->nbytes ? (size_t)a->nbytes : 1);
+                        if (npzs_data_into(p, dst, (size_t)a->nbytes) != 0) into_bad++;
+                        if (!a->nbytes) { free(dst); dst = NULL; }
+                    }
                 } else if (ev.type == NPZS_EV_MEMBER_END) {
                     MIXV(r.h, ev.size);
                     MIXV(r.h, ev.csize);
@@ -204,6 +226,7 @@ static run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *s
         free(copy);
         if (stop) break;
     }
+    free(dst);
     return r;
 }
 
@@ -297,6 +320,16 @@ static void test_file(const char *path) {
         fz_opts_init(&fo);
         fz_result fr;
         CHECK(fz_run(buf, len, &fo, &fr) && fr.accepted == (whole.verdict == 1), "%s: fz_run differs", path);
+    }
+    /* direct output: the same events, whatever the split, with every array's data written into
+     * the caller's buffer */
+    {
+        into_mode = 1;
+        run d0 = parse(buf, len, NULL, 0, NULL, NULL);
+        run d7 = parse(buf, len, &seven, 1, NULL, NULL);
+        run d1 = len <= (1u << 18) ? parse(buf, len, &one, 1, NULL, NULL) : d0;
+        into_mode = 0;
+        CHECK(same(&whole, &d0) && same(&whole, &d7) && same(&whole, &d1), "%s: npzs_data_into changes the events", path);
     }
     /* npzs_reset: the same parser, reset after the input (accepted or refused), reads it again
      * exactly as a new one does, and after another input too */
@@ -619,6 +652,35 @@ static void test_contract(void) {
         npzs_free(q);
     }
 
+    /* npzs_data_into: only right after an array's HEADER, with room for all of it */
+    {
+        uint8_t dst[4];
+        for (int when = 0; when < 4; when++) { /* 0 before HEADER, 1 too small, 2 after a DATA, 3 right */
+            npzs_parser *q = npzs_new(NULL, NULL);
+            npzs_in qi = {f, flen, 0};
+            npzs_finish(q);
+            int r2 = 0, into = -99, datas = 0, at_dst = 0;
+            if (when == 0) into = npzs_data_into(q, dst, sizeof dst);
+            while ((r2 = npzs_next(q, &qi, &ev)) == NPZS_EVENT) {
+                if (ev.type == NPZS_EV_HEADER && (when == 1 || when == 3))
+                    into = npzs_data_into(q, dst, when == 1 ? sizeof dst - 1 : sizeof dst);
+                if (ev.type == NPZS_EV_DATA) {
+                    datas++;
+                    at_dst += ev.data == dst + ev.pos;
+                    if (when == 2) into = npzs_data_into(q, dst, sizeof dst);
+                }
+            }
+            const char *rule = npzs_error_rule(q);
+            if (when == 3)
+                CHECK(into == 0 && r2 == NPZS_DONE && datas && at_dst == datas && memcmp(dst, f + flen - 4, 4) == 0,
+                      "data_into: data not in the destination");
+            else
+                CHECK(into == NPZS_E_BAD_CALL && r2 == NPZS_E_BAD_CALL && rule && strcmp(rule, "CALL.data-into") == 0,
+                      "data_into misuse %d: %d %d %s", when, into, r2, rule ? rule : "NULL");
+            npzs_free(q);
+        }
+    }
+
     /* trailing byte before finish */
     p = npzs_new(NULL, NULL);
     f[flen] = 0;
@@ -861,6 +923,9 @@ int main(int argc, char **argv) {
     printf("api: %ld headers, %ld through the fast path, all equal to the general parser's results\n",
            headers_seen, headers_fast);
     CHECK(argc < 2 || headers_fast > 0, "no header took the fast path");
+    CHECK(into_bad == 0, "%llu DATA chunks outside the npzs_data_into destination", (unsigned long long)into_bad);
+    printf("api: %llu data bytes inflated straight into npzs_data_into destinations\n", (unsigned long long)direct_bytes);
+    CHECK(argc < 2 || direct_bytes > 0, "inflate never wrote into a destination");
     printf("api: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

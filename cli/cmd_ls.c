@@ -1,0 +1,102 @@
+/* cmd_ls.c -- `npzstream ls`: the members as they stream past, then the verdict. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+void usage_ls(FILE *f) {
+    fprintf(f,
+            "usage: npzstream ls [--json] [OPTIONS] [FILE|-]\n"
+            "Lists the members of an .npz (or the array of an .npy) as they stream past: data and\n"
+            "stored sizes, kind, method, dtype, shape, order and name, then a summary line with\n"
+            "the verdict.  Rows are provisional until the summary says ok.\n"
+            "  --json                one JSON object: check's fields plus offset, size,\n"
+            "                        stored_size, data_size, crc32 per member and a summary\n"
+            "%s%s", LIMITS_HELP, EXIT_HELP);
+}
+
+
+typedef struct ls_ctx {
+    out o;
+    int json;
+} ls_ctx;
+
+static void ls_row(const member *m) {
+    char shape[64 * 22 + 8];
+    size_t k = 0;
+    if (m->kind == NPZS_KIND_ARRAY) {
+        shape[k++] = '(';
+        for (uint32_t d = 0; d < m->ndim; d++)
+            k += (size_t)snprintf(shape + k, sizeof shape - k, d ? ", %" PRIu64 : "%" PRIu64, m->shape[d]);
+        k += (size_t)snprintf(shape + k, sizeof shape - k, "%s)", m->ndim == 1 ? "," : "");
+    } else {
+        k += (size_t)snprintf(shape, sizeof shape, "-");
+    }
+    int arr = m->kind == NPZS_KIND_ARRAY;
+    printf("%12" PRIu64 " %12" PRIu64 "  %-5s  %-8s  %-10s %-16s %-5s  ", DATA_SIZE(m), m->csize,
+           arr ? "array" : "blob", m->method == NPZS_METHOD_DEFLATED ? "deflated" : "stored", arr ? m->dtype : "-",
+           shape, arr ? (m->fortran ? "F" : "C") : "-");
+    wbuf w;
+    wb_init(&w, stdout);
+    if (m->name) safe_str(&w, m->name, m->name_len);
+    else wb_c(&w, '-');
+    wb_c(&w, '\n');
+    wb_flush(&w);
+}
+
+static int ls_cb(void *ctx, const npzs_event *ev) {
+    ls_ctx *c = ctx;
+    if (on_event(&c->o, ev) < 0) {
+        fprintf(stderr, "npzstream: out of memory\n");
+        return -1;
+    }
+    if (ev->type == NPZS_EV_MEMBER_END && !c->json) ls_row(&c->o.m[c->o.n - 1]);
+    return 0;
+}
+
+int cmd_ls(int argc, char **argv) {
+    const char *path = NULL;
+    ls_ctx c;
+    memset(&c, 0, sizeof c);
+    opts op;
+    opts_init(&op);
+    int pr = parse_args(argc, argv, &op, &c.json, &path, usage_ls, usage_ls);
+    if (pr >= 0) return pr;
+    const char *label;
+    int fd;
+    npzs_parser *p = start(path, &op, &label, &fd);
+    if (!p) return 2;
+    if (!c.json)
+        printf("%12s %12s  %-5s  %-8s  %-10s %-16s %-5s  %s\n"
+               "------------ ------------  -----  --------  ---------- ---------------- -----  ----\n",
+               "Data", "Stored", "Kind", "Method", "DType", "Shape", "Order", "Name");
+    int status = drive(p, fd, label, op.feed, ls_cb, &c);
+    npzs_format fmt = npzs_format_of(p);
+    if (status == 0 || npzs_error(p)) {
+        if (c.json) {
+            print_json(&c.o, status == 0, fmt, p, 1);
+        } else {
+            uint64_t td = 0, ts = 0;
+            for (size_t i = 0; i < c.o.n; i++) { td += DATA_SIZE(&c.o.m[i]); ts += c.o.m[i].csize; }
+            printf("------------ ------------\n");
+            if (status == 0)
+                printf("%12" PRIu64 " %12" PRIu64 "  %s, %zu member%s, %" PRIu64 " bytes read: ok\n", td, ts,
+                       fmt == NPZS_FORMAT_NPY ? "npy" : "npz", c.o.n, c.o.n == 1 ? "" : "s", npzs_consumed(p));
+            else
+                printf("%12" PRIu64 " %12" PRIu64 "  %zu member%s before the error: REJECTED (%s)\n", td, ts, c.o.n,
+                       c.o.n == 1 ? "" : "s", npzs_error_name(npzs_error(p)));
+        }
+        if (status == 1) error_line(label, p);
+    }
+    fflush(stdout);
+    out_free(&c.o);
+    npzs_free(p);
+    if (fd) close(fd);
+    return status;
+}

@@ -1,0 +1,82 @@
+/*
+ * main.c -- the npzstream command line: which command runs.
+ *
+ *   npzstream check [--json] [--feed N] [LIMITS] [FILE|-]
+ *   npzstream ls [--json] [--feed N] [LIMITS] [FILE|-]
+ *   npzstream extract KEY [-o OUT] [--feed N] [LIMITS] [FILE|-]
+ *   npzstream vlen ...                       (cli/cmd_vlen.c)
+ *   npzstream help [COMMAND] | --help | --version
+ *
+ * Every command reads FILE or stdin sequentially (never seeks).  Exit 0:
+ * accepted, 1: rejected, 2: usage, I/O or out-of-memory error.  The output of
+ * `check` (text and --json) is a fixed contract: it is only ever extended.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+#include "cli.h"
+
+static void usage_all(FILE *f) {
+    fprintf(f,
+            "usage: npzstream check [--json] [OPTIONS] [FILE|-]           validate\n"
+            "       npzstream ls [--json] [OPTIONS] [FILE|-]              list members (like unzip -l)\n"
+            "       npzstream extract KEY [-o OUT] [OPTIONS] [FILE|-]     stream one member out\n"
+            "       npzstream vlen ...                                   (npzstream vlen --help)\n"
+            "       npzstream help [COMMAND] | --help | --version\n"
+            "Reads a NumPy .npy or .npz file as a stream (FILE, or stdin for '-' or none);\n"
+            "never seeks, so pipes and sockets work.  OPTIONS are the limits below and --feed.\n"
+            "An .npz is valid only once its central directory was checked at the very end.\n\n"
+            "%s%s", LIMITS_HELP, EXIT_HELP);
+}
+
+
+static int help(const char *cmd) {
+    if (!cmd) usage_all(stdout);
+    else if (!strcmp(cmd, "check")) usage_check(stdout);
+    else if (!strcmp(cmd, "ls")) usage_ls(stdout);
+    else if (!strcmp(cmd, "extract")) usage_extract(stdout);
+    else if (!strcmp(cmd, "vlen")) {
+        char h[] = "--help";
+        char *args[] = {h, NULL};
+        return cmd_vlen(1, args);
+    } else {
+        fprintf(stderr, "npzstream: no command %s\n", cmd);
+        usage_all(stderr);
+        return 2;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+#ifdef __GLIBC__
+    /* Blocks from 64 KiB up (the parser's member table, the read buffer) come from mmap and go
+     * back to the system when freed.  glibc would otherwise raise that threshold after the
+     * first such free, and the old copies of a growing table would stay resident. */
+    mallopt(M_MMAP_THRESHOLD, 64 * 1024);
+#endif
+    if (argc >= 2 && !strcmp(argv[1], "--version")) {
+        printf("npzstream %s\n", NPZS_VERSION);
+        return 0;
+    }
+    if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        usage_all(stdout);
+        return 0;
+    }
+    if (argc >= 2 && !strcmp(argv[1], "help")) return help(argc >= 3 ? argv[2] : NULL);
+    if (argc >= 2 && !strcmp(argv[1], "ls")) return cmd_ls(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "extract")) return cmd_extract(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "vlen")) return cmd_vlen(argc - 2, argv + 2);
+    if (argc < 2 || strcmp(argv[1], "check") != 0) {
+        usage(stderr);
+        return 2;
+    }
+    return cmd_check(argc - 2, argv + 2);
+}

@@ -1,0 +1,386 @@
+/* output.c -- what the commands print: a buffered writer, JSON and text escaping, the fixed
+ * `check` contract (JSON and text), the error line; and the member list kept from the events. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdarg.h>
+
+#include "cli.h"
+
+static void *arena_alloc(out *o, size_t n) {
+    n = (n + 7) & ~(size_t)7;
+    block *b = o->arena;
+    if (!b || b->size - b->used < n) {
+        size_t sz = n > 65536 ? n : 65536;
+        b = malloc(sizeof *b + sz);
+        if (!b) return NULL;
+        b->next = o->arena;
+        b->used = 0;
+        b->size = sz;
+        o->arena = b;
+    }
+    void *p = b->data + b->used;
+    b->used += n;
+    return p;
+}
+
+
+
+void wb_init(wbuf *w, FILE *f) {
+    w->f = f;
+    w->n = 0;
+}
+
+void wb_flush(wbuf *w) {
+    if (w->n) fwrite(w->b, 1, w->n, w->f);
+    w->n = 0;
+}
+
+void wb_put_slow(wbuf *w, const void *s, size_t n) {
+    wb_flush(w);
+    if (n > sizeof w->b) fwrite(s, 1, n, w->f);
+    else { memcpy(w->b, s, n); w->n = n; }
+}
+
+
+void wb_c(wbuf *w, int c) {
+    if (w->n == sizeof w->b) wb_flush(w);
+    w->b[w->n++] = (char)c;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void wb_fmt(wbuf *w, const char *fmt, ...) {
+    char t[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(t, sizeof t, fmt, ap);
+    va_end(ap);
+    if (k > 0) wb_put(w, t, (size_t)k < sizeof t ? (size_t)k : sizeof t - 1);
+}
+
+/* JSON string from raw bytes: valid UTF-8 passes through, anything else is \u00XX. */
+/* Length of the strict UTF-8 sequence starting at u[i] (no overlongs, no surrogates,
+ * nothing above U+10FFFF), or 0 when the bytes there are not one. */
+static size_t utf8_seq(const unsigned char *u, size_t i, size_t n) {
+    unsigned char c = u[i];
+    size_t k = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : 0;
+    if (!k || k >= n - i) return 0;
+    for (size_t j = 1; j <= k; j++)
+        if ((u[i + j] & 0xC0) != 0x80) return 0;
+    unsigned char d = u[i + 1];
+    if ((c == 0xE0 && d < 0xA0) || (c == 0xED && d > 0x9F) || (c == 0xF0 && d < 0x90) || (c == 0xF4 && d > 0x8F))
+        return 0;
+    return k + 1;
+}
+
+/* Decimal without printf's format parsing (the member loops print many numbers). */
+static void put_u64(wbuf *f, uint64_t v) {
+    char b[24];
+    int l = 24;
+    do { b[--l] = (char)('0' + v % 10); v /= 10; } while (v);
+    wb_put(f, b + l, (size_t)(24 - l));
+}
+
+void json_str(wbuf *f, const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    wb_c(f, '"');
+    for (size_t i = 0; i < n; i++) {
+        size_t run = i; /* plain ASCII goes out in one piece */
+        while (run < n && u[run] >= 0x20 && u[run] < 0x7F && u[run] != '"' && u[run] != '\\') run++;
+        if (run > i) {
+            wb_put(f, u + i, run - i);
+            i = run - 1;
+            continue;
+        }
+        unsigned char c = u[i];
+        if (c == '"' || c == '\\') { wb_c(f, '\\'); wb_c(f, c); }
+        else if (c < 0x20 || c == 0x7F) wb_fmt(f, "\\u%04x", c);
+        else if (c < 0x80) wb_c(f, c);
+        else {
+            size_t k = utf8_seq(u, i, n);
+            if (k) { wb_put(f, u + i, k); i += k - 1; }
+            else wb_fmt(f, "\\u%04x", c); /* a byte that is not UTF-8: as the code point of that byte */
+        }
+    }
+    wb_c(f, '"');
+}
+
+/* Raw bytes for a terminal: printable ASCII and valid UTF-8 pass, the rest is \xHH. */
+void safe_str(wbuf *f, const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n; i++) {
+        size_t run = i; /* printable ASCII goes out in one piece */
+        while (run < n && u[run] >= 0x20 && u[run] < 0x7F && u[run] != '\\') run++;
+        if (run > i) {
+            wb_put(f, u + i, run - i);
+            i = run - 1;
+            continue;
+        }
+        unsigned char c = u[i];
+        if (c == '\\') wb_s(f, "\\\\");
+        else if (c < 0x20 || c == 0x7F) wb_fmt(f, "\\x%02x", c);
+        else if (c < 0x80) wb_c(f, c);
+        else {
+            size_t k = utf8_seq(u, i, n);
+            if (k) { wb_put(f, u + i, k); i += k - 1; }
+            else wb_fmt(f, "\\x%02x", c);
+        }
+    }
+}
+
+static void json_key(wbuf *f, const member *m) {
+    size_t n = m->name_len;
+    if (n > 4 && memcmp(m->name + n - 4, ".npy", 4) == 0) n -= 4;
+    json_str(f, m->name, n);
+}
+
+/* ext = 0: exactly the `check --json` contract.  ext = 1 (`ls --json`): the same object with
+ * more keys per member and a "summary" object. */
+void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext) {
+    wbuf w, *f = &w;
+    wb_init(f, stdout);
+    wb_fmt(f, "{\"ok\": %s, \"format\": %s, \"members\": [", ok ? "true" : "false",
+            fmt == NPZS_FORMAT_NPY ? "\"npy\"" : fmt == NPZS_FORMAT_NPZ ? "\"npz\"" : "null");
+    uint64_t tdata = 0, tstored = 0, tsize = 0;
+    for (size_t i = 0; i < o->n; i++) {
+        const member *m = &o->m[i];
+        wb_s(f, i ? ", {" : "{");
+        wb_s(f, "\"name\": ");
+        if (m->name) json_str(f, m->name, m->name_len); else wb_s(f, "null");
+        wb_s(f, ", \"key\": ");
+        if (m->name) json_key(f, m); else wb_s(f, "null");
+        wb_s(f, m->kind == NPZS_KIND_ARRAY ? ", \"kind\": \"array\"" : ", \"kind\": \"blob\"");
+        wb_s(f, m->method == NPZS_METHOD_DEFLATED ? ", \"method\": \"deflated\"" : ", \"method\": \"stored\"");
+        if (m->kind == NPZS_KIND_ARRAY) {
+            wb_s(f, ", \"version\": [");
+            put_u64(f, (uint64_t)m->vmaj);
+            wb_s(f, ", ");
+            put_u64(f, (uint64_t)m->vmin);
+            wb_s(f, "], \"dtype\": ");
+            json_str(f, m->dtype, strlen(m->dtype));
+            wb_s(f, ", \"shape\": [");
+            for (uint32_t k = 0; k < m->ndim; k++) {
+                if (k) wb_s(f, ", ");
+                put_u64(f, m->shape[k]);
+            }
+            wb_s(f, m->fortran ? "], \"fortran_order\": true, \"nbytes\": " : "], \"fortran_order\": false, \"nbytes\": ");
+            put_u64(f, m->nbytes);
+            wb_s(f, ", \"data_crc32\": ");
+            put_u64(f, m->data_crc);
+            if (ext) wb_fmt(f, ", \"size\": %" PRIu64 ", \"header_len\": %" PRIu64, m->size, HEADER_LEN(m));
+        } else {
+            wb_s(f, ", \"size\": ");
+            put_u64(f, m->size);
+            wb_s(f, ", \"data_crc32\": ");
+            put_u64(f, m->data_crc);
+        }
+        if (ext) {
+            wb_fmt(f, ", \"offset\": %" PRIu64 ", \"stored_size\": %" PRIu64 ", \"data_size\": %" PRIu64
+                       ", \"crc32\": %" PRIu32, m->offset, m->csize, DATA_SIZE(m), m->crc);
+            tdata += DATA_SIZE(m);
+            tstored += m->csize;
+            tsize += m->size;
+        }
+        wb_c(f, '}');
+    }
+    wb_s(f, "], ");
+    if (ext)
+        wb_fmt(f, "\"summary\": {\"members\": %zu, \"data_bytes\": %" PRIu64 ", \"stored_bytes\": %" PRIu64
+                   ", \"size\": %" PRIu64 ", \"input_bytes\": %" PRIu64 "}, ",
+                o->n, tdata, tstored, tsize, npzs_consumed(p));
+    if (npzs_ignored_bytes(p)) /* only with --lenient-npy-trailing */
+        wb_fmt(f, "\"ignored_bytes\": %" PRIu64 ", ", npzs_ignored_bytes(p));
+    wb_s(f, "\"error\": ");
+    if (ok) {
+        wb_s(f, "null");
+    } else {
+        int code = npzs_error(p);
+        size_t nl;
+        const char *nm = npzs_error_member_name(p, &nl);
+        wb_fmt(f, "{\"code\": \"%s\", \"offset\": %" PRIu64 ", \"member\": ", npzs_error_name(code),
+                npzs_error_offset(p));
+        if (nm) json_str(f, nm, nl); else wb_s(f, "null");
+        long mi = npzs_error_member(p);
+        if (mi >= 0) wb_fmt(f, ", \"member_index\": %ld", mi);
+        wb_s(f, ", \"message\": ");
+        const char *msg = npzs_error_message(p);
+        json_str(f, msg, strlen(msg));
+        uint64_t co = npzs_error_content_offset(p);
+        if (co != UINT64_MAX) wb_fmt(f, ", \"content_offset\": %" PRIu64, co);
+        const char *rule = npzs_error_rule(p);
+        if (rule) wb_fmt(f, ", \"rule\": \"%s\"", rule);
+        wb_c(f, '}');
+    }
+    wb_s(f, "}\n");
+    wb_flush(f);
+}
+
+static void put_hex32(wbuf *f, uint32_t v) {
+    char b[8];
+    for (int i = 7; i >= 0; i--, v >>= 4) b[i] = "0123456789abcdef"[v & 15];
+    wb_put(f, b, 8);
+}
+
+/* `check` without --json: one line per member as soon as it is complete (nothing is kept), then
+ * the verdict.  Names go through safe_str: a rejected archive's names were never validated
+ * and must not reach a terminal raw. */
+void text_member(wbuf *f, const member *m) {
+    wb_s(f, "  ");
+    if (m->name) {
+        safe_str(f, m->name, m->name_len);
+        wb_s(f, ": ");
+    }
+    if (m->kind == NPZS_KIND_ARRAY) {
+        wb_s(f, m->dtype);
+        wb_s(f, " (");
+        for (uint32_t k = 0; k < m->ndim; k++) {
+            if (k) wb_s(f, ", ");
+            put_u64(f, m->shape[k]);
+        }
+        wb_s(f, m->ndim == 1 ? ",)" : ")");
+        if (m->fortran) wb_s(f, " fortran");
+        wb_s(f, ", ");
+        put_u64(f, m->nbytes);
+    } else {
+        wb_s(f, "blob, ");
+        put_u64(f, m->size);
+    }
+    wb_s(f, m->method == NPZS_METHOD_DEFLATED ? " bytes, deflated, crc32 " : " bytes, stored, crc32 ");
+    put_hex32(f, m->data_crc);
+    wb_c(f, '\n');
+}
+
+void text_verdict(wbuf *f, size_t members, int ok, npzs_format fmt, const npzs_parser *p,
+                         const char *path) {
+    if (ok) {
+        wb_s(f, path);
+        wb_fmt(f, ": ok (%s, %zu member%s)\n", fmt == NPZS_FORMAT_NPY ? "npy" : "npz", members,
+               members == 1 ? "" : "s");
+    } else {
+        size_t nl;
+        const char *nm = npzs_error_member_name(p, &nl);
+        wb_s(f, path);
+        wb_fmt(f, ": REJECTED: %s at offset %" PRIu64, npzs_error_name(npzs_error(p)), npzs_error_offset(p));
+        if (nm) {
+            wb_s(f, " (member ");
+            safe_str(f, nm, nl);
+            wb_c(f, ')');
+        }
+        wb_s(f, ": ");
+        wb_s(f, npzs_error_message(p));
+        wb_c(f, '\n');
+    }
+    wb_flush(f);
+}
+
+/* The rejection, on stderr: npzstream: FILE: offset N: member M: message (code).
+ * "member M: " is left out when the error belongs to no member (archive structure). */
+void error_line(const char *label, const npzs_parser *p) {
+    size_t nl;
+    const char *nm = npzs_error_member_name(p, &nl);
+    wbuf w, *f = &w;
+    wb_init(f, stderr);
+    wb_s(f, "npzstream: ");
+    wb_s(f, label);
+    wb_fmt(f, ": offset %" PRIu64 ": ", npzs_error_offset(p));
+    if (nm) {
+        wb_s(f, "member ");
+        safe_str(f, nm, nl);
+        wb_s(f, ": ");
+    }
+    wb_s(f, npzs_error_message(p));
+    wb_fmt(f, " (%s)\n", npzs_error_name(npzs_error(p)));
+    wb_flush(f);
+}
+
+
+
+/* The fields of a member the events give directly (the name, dtype and shape are copied by the
+ * caller, into storage that outlives the event). */
+void member_begin(member *m, const npzs_event *ev) {
+    memset(m, 0, sizeof *m);
+    m->method = (uint8_t)ev->method;
+    m->offset = ev->offset;
+    m->dtype = "";
+    m->kind = NPZS_KIND_BLOB;
+}
+
+void member_header(member *m, const npzs_array_info *a) {
+    m->kind = NPZS_KIND_ARRAY;
+    m->vmaj = a->version_major;
+    m->vmin = a->version_minor;
+    m->fortran = (uint8_t)a->fortran_order;
+    m->ndim = a->ndim;
+    m->nbytes = a->nbytes;
+}
+
+void member_end(member *m, const npzs_event *ev) {
+    m->kind = (uint8_t)ev->kind;
+    m->data_crc = ev->data_crc32;
+    m->size = ev->size;
+    m->csize = ev->csize;
+    m->crc = ev->crc32;
+}
+
+/* Handle one event: keep what the summary needs.  Returns 0, or -1 on out of memory. */
+int on_event(out *o, const npzs_event *ev) {
+    switch (ev->type) {
+    case NPZS_EV_MEMBER_BEGIN: {
+        if (o->n == o->cap) {
+            size_t nc = o->cap ? o->cap * 2 : 16;
+            member *nm = realloc(o->m, nc * sizeof *nm);
+            if (!nm) return -1;
+            o->m = nm;
+            o->cap = nc;
+        }
+        member *m = &o->m[o->n];
+        member_begin(m, ev);
+        if (ev->name) {
+            m->name = arena_alloc(o, ev->name_len ? ev->name_len : 1);
+            if (!m->name) return -1;
+            memcpy(m->name, ev->name, ev->name_len);
+            m->name_len = (uint32_t)ev->name_len;
+        }
+        o->open = 1;
+        break; /* counted (o->n++) only when complete */
+    }
+    case NPZS_EV_HEADER: {
+        member *m = &o->m[o->n];
+        const npzs_array_info *a = ev->array;
+        member_header(m, a);
+        size_t dl = strlen(a->dtype) + 1;
+        char *dt = arena_alloc(o, dl);
+        uint64_t *sh = arena_alloc(o, a->ndim * sizeof *sh);
+        if (!dt || !sh) return -1;
+        memcpy(dt, a->dtype, dl);
+        memcpy(sh, a->shape, a->ndim * sizeof *sh);
+        m->dtype = dt;
+        m->shape = sh;
+        break;
+    }
+    case NPZS_EV_MEMBER_END: {
+        member_end(&o->m[o->n], ev);
+        o->n++;
+        o->open = 0;
+        break;
+    }
+    default:
+        break;
+    }
+    return 0;
+}
+
+void out_free(out *o) {
+    while (o->arena) {
+        block *b = o->arena;
+        o->arena = b->next;
+        free(b);
+    }
+    free(o->m);
+}
