@@ -85,7 +85,7 @@ demo: all
 	$(B)/npzstream check --json corpus/peers/ndarray-npy/example_c64_big_endian_fortran.npy
 
 # make test: everything, plain and under ASan+UBSan, against every reference reader set up.
-test: all $(B)/test_api $(BS)/npzstream $(BS)/test_api $(TEST_DEPS) ref-matrix
+test: all $(B)/test_api $(BS)/npzstream $(BS)/test_api $(TEST_DEPS) ref-matrix python-env
 	$(PYTHON) tests/run_all.py --plain $(B) --san $(BS)
 
 # make check: what needs nothing but a C compiler and zlib (no Python): the API suite and the

@@ -606,6 +606,24 @@ def member_header(raw, member):
         return None
 
 
+def shadowed(raw, index, name):
+    """Is member `index` (named `name`; the stream's order, which must be the directory's) one
+    that np.load does not read, because a later directory entry has the same name or key?"""
+    if index is None or name is None:
+        return False
+    try:
+        infos = zipfile.ZipFile(io.BytesIO(raw)).infolist()
+    except Exception:
+        return False
+    if index >= len(infos):
+        return False
+    key = lambda n: n[:-4] if n.endswith(".npy") else n  # noqa: E731
+    mine = infos[index].filename
+    if mine != name:
+        return False
+    return any(i.filename == mine or key(i.filename) == key(mine) for i in infos[index + 1:])
+
+
 def npy_header(content):
     if content[:6] != MAGIC or len(content) < 10:
         return None
@@ -636,6 +654,12 @@ def strict_rule(ours, raw, known_ids):
         other = sorted(zip_rules(raw) & DIVERGENCE) if raw[:2] == b"PK" else []
         if other and other[0] in known_ids:
             return other[0], "zipfile reads another archive (%s); the stream stopped at %s" % (",".join(other), rule)
+        # the failing member is one np.load never reads: a later entry has its name or key
+        # (zipfile keeps the last), a shadowing the archive is refused for anyway (S-ZIP-DUP);
+        # the stream meets the shadowed member's own fault first
+        if raw[:2] == b"PK" and shadowed(raw, e.get("member_index"), e.get("member")) and "S-ZIP-DUP" in known_ids:
+            return "S-ZIP-DUP", "member %d is shadowed by a later one of its name; the stream stopped at %s" % (
+                e["member_index"], rule)
         return None, "rule %s is not a strict rule" % (rule or "(none)")
     if group not in known_ids:
         return None, "rule %s: group not in SECURITY.md" % rule

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Run the examples/ programs and the ctypes module python/npzstream.py.
+"""Run the examples/ C programs (the Python package and its example: tests/python).
 
 usage: /usr/bin/python3 tests/examples/test_examples.py --bin build/npzstream [--quick]
 
@@ -10,7 +10,6 @@ socketpair (as its stdin) and over loopback TCP by writers that send random-size
 pauses.  Last line: `examples: N passed, M failed`.
 """
 import argparse, io, os, random, re, select, socket, subprocess, sys, tempfile, threading, time, zipfile, zlib
-import ctypes
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -174,101 +173,6 @@ def test_upload_listen(exdir, uploads, seed):
     ok(len(out.decode().splitlines()) == len(uploads), "upload_poll printed %r" % out)
 
 
-# ---- python/npzstream.py ---------------------------------------------------------------------------
-
-def c_layout():
-    """sizeof/offsetof of the public structs as the C compiler sees them."""
-    src = r"""
-#include <stddef.h>
-#include <stdio.h>
-#include <npzstream.h>
-#define F(T, m) printf(#T " " #m " %zu\n", offsetof(T, m));
-int main(void) {
-    printf("npzs_event sizeof %zu\nnpzs_array_info sizeof %zu\nnpzs_limits sizeof %zu\nnpzs_in sizeof %zu\n",
-           sizeof(npzs_event), sizeof(npzs_array_info), sizeof(npzs_limits), sizeof(npzs_in));
-    F(npzs_event, name) F(npzs_event, array) F(npzs_event, data) F(npzs_event, pos) F(npzs_event, kind)
-    F(npzs_event, size) F(npzs_event, data_crc32) F(npzs_event, data_size) F(npzs_event, format)
-    F(npzs_event, members) F(npzs_array_info, dtype) F(npzs_array_info, ndim) F(npzs_array_info, shape)
-    F(npzs_array_info, nbytes) F(npzs_array_info, header_len) F(npzs_limits, max_total_bytes)
-    F(npzs_limits, inflate_window) F(npzs_limits, max_memory) F(npzs_array_info, dt_nodes)
-    F(npzs_array_info, dt_nfields) F(npzs_array_info, dt_fields) F(npzs_dtnode, dtype) F(npzs_dtnode, base)
-    F(npzs_dtnode, shape) F(npzs_dtfield, title) F(npzs_dtfield, offset) F(npzs_dtfield, type)
-    printf("npzs_dtnode sizeof %zu\nnpzs_dtfield sizeof %zu\n", sizeof(npzs_dtnode), sizeof(npzs_dtfield));
-    return 0;
-}
-"""
-    with tempfile.TemporaryDirectory() as d:
-        open(os.path.join(d, "l.c"), "w").write(src)
-        subprocess.run(["cc", "-I" + os.path.join(ROOT, "include"), "-o", os.path.join(d, "l"),
-                        os.path.join(d, "l.c")], check=True)
-        out = subprocess.run([os.path.join(d, "l")], capture_output=True, text=True).stdout
-    return [l.split() for l in out.splitlines()]
-
-
-def test_python(datasets, quick):
-    sys.path.insert(0, os.path.join(ROOT, "python"))
-    import npzstream as nz
-    so = os.path.join(ROOT, "build", "libnpzstream.so")
-    lib = nz.load_library()
-    ok(os.path.realpath(lib._name) == os.path.realpath(so), "python module loaded %s, not %s" % (lib._name, so))
-    types = {"npzs_event": nz.NpzsEvent, "npzs_array_info": nz.NpzsArrayInfo, "npzs_limits": nz.NpzsLimits,
-             "npzs_in": nz.NpzsIn, "npzs_dtnode": nz.NpzsDtNode, "npzs_dtfield": nz.NpzsDtField}
-    for t, field, value in c_layout():
-        got = ctypes.sizeof(types[t]) if field == "sizeof" else getattr(types[t], field).offset
-        ok(got == int(value), "ctypes layout %s.%s = %d, C says %s" % (t, field, got, value))
-
-    for label, data in datasets:
-        want = truth(data)
-        rng = random.Random(len(data))
-        sizes = [1, 7, 4096, None] if not quick else [4096, None]
-        for size in sizes:
-            data_seen = {}
-
-            def on_data(m, pos, b, data_seen=data_seen):
-                data_seen.setdefault(m.name, bytearray()).extend(b)
-            v = nz.Validator(on_data=on_data)
-            i = 0
-            while i < len(data):  # a request body in chunks: fixed size, or random with empty ones
-                n = size if size else rng.choice([0, 1, 3, 500, 65536])
-                ok_so_far = v.feed(data[i:i + n])
-                i += n
-                if not ok_so_far:
-                    break
-            verdict = v.finish()
-            ok(verdict.ok and verdict.format == "npz" and verdict.bytes == len(data)
-               and [m.key for m in verdict.members] == [k for k, _ in want],
-               "python %s chunks %s: %r" % (label, size, verdict))
-            for m, (key, arr) in zip(verdict.members, want):
-                ok(m.kind == "array" and m.dtype == arr.dtype.str and m.shape == arr.shape
-                   and m.nbytes == arr.nbytes and m.data_crc32 == zlib.crc32(arr.tobytes(order="A"))
-                   and bytes(data_seen.get(m.name, b"")) == arr.tobytes(order="A"),
-                   "python %s chunks %s member %s: %r" % (label, size, key, m))
-            v.close()
-        # rejections: truncated, corrupted, an early stop
-        v = nz.Validator()
-        for j in range(0, len(data) - 3, 1000):
-            v.feed(data[j:min(j + 1000, len(data) - 3)])
-        r = v.finish()
-        ok(not r.ok and r.code == "truncated" and r.offset == len(data) - 3, "python truncated: %r" % r)
-        bad = corrupt_crc(data)
-        if bad:
-            r = nz.validate(io.BytesIO(bad), chunk=333)
-            ok(not r.ok and r.code in ("crc_mismatch", "inflate", "size_mismatch") and r.member == want[0][0] + ".npy",
-               "python corrupted: %r" % r)
-    v = nz.Validator()
-    ok(v.feed(b"GIF89a....") is False, "python: bad magic not seen at once")
-    r = v.finish()
-    ok(r.code == "bad_magic" and r.offset == 0 and not r, "python bad magic: %r" % r)
-    v = nz.Validator(max_members=1)
-    r = (v.feed(datasets[0][1]), v.finish())[1]
-    ok(r.code == "limit", "python max_members=1: %r" % r)
-    try:
-        nz.Validator(max_ndim=1000)
-        ok(False, "python: an out-of-range limit was accepted")
-    except nz.NpzstreamError:
-        ok(True, "")
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "npzstream"))
@@ -290,7 +194,6 @@ def main():
             ("corrupted", corrupt_crc(sets[0][1]), "crc_mismatch", False),
             ("not-npz", b"GIF89a" + os.urandom(500000), "bad_magic", True),
         ], 7),
-        lambda: test_python(sets, a.quick),
     ]
     for step in steps:
         try:

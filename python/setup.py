@@ -1,0 +1,31 @@
+"""Build of the npzstream extension: the module (src/npzstream/_npzstream.c) compiled together
+with the C library's sources, so there is no shared library to find at run time and no struct
+layout copied by hand.  In a source checkout the library is taken from ../src and ../include
+(copied into csrc/, which an sdist then carries); zlib's headers are needed (zlib1g-dev)."""
+import glob
+import os
+import shutil
+
+from setuptools import Extension, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CSRC = os.path.join(HERE, "csrc")
+TREE = os.path.dirname(HERE)
+LIB_SOURCES = ["npzs.c", "content.c", "npyhdr.c", "zip.c", "zrec.c", "inflate.c", "names.c", "zlocate.c", "crc.c"]
+
+if os.path.exists(os.path.join(TREE, "src", "npzs.c")) and os.path.exists(os.path.join(TREE, "include", "npzstream.h")):
+    os.makedirs(CSRC, exist_ok=True)
+    for f in glob.glob(os.path.join(TREE, "src", "*.[ch]")) + glob.glob(os.path.join(TREE, "include", "*.h")):
+        shutil.copy2(f, CSRC)
+if not os.path.exists(os.path.join(CSRC, "npzs.c")):
+    raise SystemExit("npzstream: the C library's sources are missing (build from the npzstream source tree)")
+
+ext = Extension(
+    "npzstream._npzstream",
+    sources=["src/npzstream/_npzstream.c"] + [os.path.join("csrc", f) for f in LIB_SOURCES],
+    include_dirs=["csrc"],
+    libraries=["z"],
+    extra_compile_args=["-O2", "-fvisibility=hidden"],
+)
+
+setup(ext_modules=[ext])
