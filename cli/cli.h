@@ -58,10 +58,25 @@ void opts_init(opts *o);
 int parse_limit(opts *o, int argc, char **argv, int *i);
 /* A parser with the options' limits; NULL with the reason on stderr. */
 npzs_parser *new_parser(const opts *o);
-/* Options of check and ls: --json, the limits, --help, one FILE.  Returns -1 to go on, or the
- * exit status (0 after --help, 2 on a usage error). */
-int parse_args(int argc, char **argv, opts *op, int *json, const char **path, void (*help)(FILE *),
-               void (*bad_usage)(FILE *));
+int cli_parse_size(const char *s, uint64_t *v); /* digits and an SI or IEC suffix (K, Mi, ...) */
+
+/* What check and ls run over: FILEs and --files-from, with the output mode. */
+typedef struct batch {
+    opts op;
+    int json, jsonl, quiet, null_sep, sequence;
+    const char *files_from;  /* a list of names (one a line, or NUL-separated with -0); "-": stdin */
+    const char **paths;
+    size_t npaths;
+} batch;
+/* Options of check and ls.  Returns -1 to go on, or the exit status (0 after --help, 2 on a
+ * usage error, the message printed). */
+int batch_parse(int argc, char **argv, batch *b, void (*help)(FILE *), void (*bad_usage)(FILE *));
+void batch_free(batch *b);
+/* One file: path is a name, or "-"/NULL for stdin.  Returns 0 accepted, 1 rejected, 2 error. */
+typedef int (*file_fn)(const char *path, const batch *b, void *ctx);
+/* Every FILE, then every name of --files-from (stdin alone when there is neither); the worst
+ * status of all (2 > 1 > 0). */
+int batch_run(const batch *b, file_fn fn, void *ctx);
 
 /* The member loops write through a buffer of their own: stdio's per-call locking and
  * bookkeeping cost more than parsing a small member does. */
@@ -88,7 +103,10 @@ void wb_c(wbuf *w, int c);
 void wb_fmt(wbuf *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void json_str(wbuf *f, const char *s, size_t n);   /* a JSON string literal */
 void safe_str(wbuf *f, const char *s, size_t n);   /* bytes made printable for a terminal */
-void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext);
+/* The JSON object of an input (ext: ls's extra fields; file: a "file" key first, for JSON Lines) */
+void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext, const char *file);
+/* The object of an input that could not be opened or read: error.code "io" */
+void print_io_json(const char *file, const char *why);
 void text_member(wbuf *f, const member *m);
 void text_verdict(wbuf *f, size_t members, int ok, npzs_format fmt, const npzs_parser *p, const char *label);
 void error_line(const char *label, const npzs_parser *p);
@@ -100,9 +118,13 @@ void out_free(out *o);
 
 /* Called for every event; returns 0 to go on, -1 to stop with status 2 (it printed why). */
 typedef int (*event_fn)(void *ctx, const npzs_event *ev);
-/* Reads fd to the verdict, pushing at most feed bytes per call (0: no limit).
- * Returns 0 accepted, 1 rejected, 2 I/O error, out of memory or fn() stopped. */
-int drive(npzs_parser *p, int fd, const char *label, uint64_t feed, event_fn fn, void *ctx);
+/* Opens FILE, or stdin for NULL or "-" (label "-").  Returns the fd (0 for stdin) or -1 with
+ * the reason in err. */
+int cli_open(const char *path, const char **label, char *err, size_t errlen);
+/* Reads fd to the verdict, pushing at most feed bytes per call (0: no limit).  Returns 0
+ * accepted, 1 rejected, 2 I/O error (its text in err when err is given, else on stderr), out of
+ * memory or fn() stopped. */
+int drive(npzs_parser *p, int fd, const char *label, uint64_t feed, event_fn fn, void *ctx, char *err, size_t errlen);
 /* Open FILE (or stdin) and make a parser with the options' limits; NULL (all released, the reason
  * said on stderr) when either fails. */
 npzs_parser *start(const char *path, const opts *op, const char **label, int *fd);
@@ -128,5 +150,8 @@ typedef void (*cli_eof_fn)(void *ctx);
  * prog names the command in messages ("npzstream", "npzstream vlen"). */
 int cli_read_loop(int fd, const char *prog, const char *label, uint64_t feed, cli_push_fn push,
                   cli_eof_fn at_eof, void *ctx);
+/* The same; a read error's text goes to err (when not NULL) instead of stderr. */
+int cli_read_loop_err(int fd, const char *prog, const char *label, uint64_t feed, cli_push_fn push,
+                      cli_eof_fn at_eof, void *ctx, char *err, size_t errlen);
 
 #endif

@@ -12,16 +12,26 @@
 
 void usage(FILE *f) {
     fprintf(f,
-            "usage: npzstream check [--json] [--feed N] [--max-header-size N] [--max-members N]\n"
-            "                       [--max-total-bytes N] [FILE|-]\n"
+            "usage: npzstream check [--json | --jsonl | -q] [--feed N] [--max-header-size N] [--max-members N]\n"
+            "                       [--max-total-bytes N] [--sequence] [--files-from F [-0]] [FILE|-]...\n"
             "       npzstream --version\n"
-            "Validates a NumPy .npy or .npz file read as a stream (FILE, or stdin for '-').\n"
-            "Exit status: 0 accepted, 1 rejected (invalid or unsafe input), 2 usage or I/O error.\n");
+            "Validates NumPy .npy or .npz files read as a stream (FILEs, or stdin for '-' or none).\n"
+            "Exit status: 0 accepted, 1 rejected (invalid or unsafe input), 2 usage or I/O error;\n"
+            "with several files the worst of them.\n");
 }
 
 void usage_check(FILE *f) {
     usage(f);
-    fprintf(f, "\n  --json                print one JSON object (the fixed contract of README.md)\n%s",
+    fprintf(f, "\n"
+               "  --json                print one JSON object (the fixed contract of README.md; one FILE)\n"
+               "  --jsonl               JSON Lines: one object per file, with a \"file\" key, flushed per file;\n"
+               "                        a file that cannot be opened or read gets error.code \"io\"\n"
+               "  -q, --quiet           print nothing: the exit status only\n"
+               "  --files-from F        check the files named in F, one a line ('-': stdin), after the FILEs\n"
+               "  -0, --null            the names in F are NUL-separated (find -print0)\n"
+               "  --sequence            the input is .npy arrays back to back (repeated np.save to one\n"
+               "                        stream): each is a member; the end must fall between two arrays\n"
+               "Sizes take a suffix: K M G T P E (powers of 1000), Ki Mi Gi Ti Pi Ei (powers of 1024).\n%s",
             LIMITS_HELP);
 }
 
@@ -37,6 +47,7 @@ typedef struct check_ctx {
     size_t name_cap;
     char dtype[64];
     uint64_t shape[64];
+    int quiet;
     wbuf text;
 } check_ctx;
 
@@ -72,7 +83,7 @@ static int check_text(check_ctx *c, const npzs_event *ev) {
     }
     case NPZS_EV_MEMBER_END:
         member_end(m, ev);
-        text_member(&c->text, m);
+        if (!c->quiet) text_member(&c->text, m);
         c->members++;
         break;
     default:
@@ -92,32 +103,57 @@ static int check_cb(void *ctx, const npzs_event *ev) {
 }
 
 
-int cmd_check(int argc, char **argv) {
-    int json = 0;
-    const char *path = NULL;
-    opts op;
-    opts_init(&op);
-    int pr = parse_args(argc, argv, &op, &json, &path, usage_check, usage);
-    if (pr >= 0) return pr;
+/* An input that could not be opened or read. */
+static int io_failure(const batch *b, const char *label, const char *why) {
+    if (b->quiet) return 2;
+    if (b->json || b->jsonl) print_io_json(b->jsonl ? label : NULL, why);
+    else fprintf(stderr, "npzstream: %s: %s\n", label, why);
+    return 2;
+}
+
+static int check_file(const char *path, const batch *b, void *unused) {
+    (void)unused;
+    char err[256] = "";
     const char *label;
-    int fd;
-    npzs_parser *p = start(path, &op, &label, &fd);
-    if (!p) return 2;
+    int fd = cli_open(path, &label, err, sizeof err);
+    if (fd < 0) return io_failure(b, label, err);
+    npzs_parser *p = new_parser(&b->op);
+    if (!p) {
+        if (fd) close(fd);
+        return 2;
+    }
+    if (b->sequence) npzs_npy_sequence(p);
     check_ctx c;
     memset(&c, 0, offsetof(check_ctx, text));
-    c.json = json;
+    c.json = b->json || b->jsonl;
+    c.quiet = b->quiet;
     wb_init(&c.text, stdout);
-    int status = drive(p, fd, label, op.feed, check_cb, &c);
+    int status = drive(p, fd, label, b->op.feed, check_cb, &c, err, sizeof err);
     npzs_format fmt = npzs_format_of(p);
-    if (status == 0 || npzs_error(p)) { /* a verdict (I/O errors have none) */
-        if (json) print_json(&c.o, status == 0, fmt, p, 0);
-        else text_verdict(&c.text, c.members, status == 0, fmt, p, label);
-        if (status != 0) error_line(label, p);
+    if (status == 0 || npzs_error(p)) { /* a verdict */
+        if (b->quiet) {
+        } else if (c.json) {
+            print_json(&c.o, status == 0, fmt, p, 0, b->jsonl ? label : NULL);
+        } else {
+            text_verdict(&c.text, c.members, status == 0, fmt, p, label);
+        }
+        if (status != 0 && !b->quiet) error_line(label, p);
+    } else if (err[0]) {
+        io_failure(b, label, err);
     }
     wb_flush(&c.text);
+    fflush(stdout);
     out_free(&c.o);
     free(c.name);
     npzs_free(p);
     if (fd) close(fd);
     return status;
+}
+
+int cmd_check(int argc, char **argv) {
+    batch b;
+    int pr = batch_parse(argc, argv, &b, usage_check, usage);
+    if (pr < 0) pr = batch_run(&b, check_file, NULL);
+    batch_free(&b);
+    return pr;
 }

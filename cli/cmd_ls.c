@@ -12,19 +12,23 @@
 
 void usage_ls(FILE *f) {
     fprintf(f,
-            "usage: npzstream ls [--json] [OPTIONS] [FILE|-]\n"
+            "usage: npzstream ls [--json | --jsonl | -q] [OPTIONS] [--files-from F [-0]] [FILE|-]...\n"
             "Lists the members of an .npz (or the array of an .npy) as they stream past: data and\n"
             "stored sizes, kind, method, dtype, shape, order and name, then a summary line with\n"
-            "the verdict.  Rows are provisional until the summary says ok.\n"
+            "the verdict.  Rows are provisional until the summary says ok.  Several files: a\n"
+            "table each, under its name.\n"
             "  --json                one JSON object: check's fields plus offset, size,\n"
             "                        stored_size, data_size, crc32 per member and a summary\n"
+            "                        (input_bytes only when the input is accepted)\n"
+            "  --jsonl               one such object per file, with a \"file\" key\n"
+            "  -q, --files-from, -0, --sequence: as for check\n"
             "%s%s", LIMITS_HELP, EXIT_HELP);
 }
 
 
 typedef struct ls_ctx {
     out o;
-    int json;
+    int json, quiet;
 } ls_ctx;
 
 static void ls_row(const member *m) {
@@ -56,31 +60,41 @@ static int ls_cb(void *ctx, const npzs_event *ev) {
         fprintf(stderr, "npzstream: out of memory\n");
         return -1;
     }
-    if (ev->type == NPZS_EV_MEMBER_END && !c->json) ls_row(&c->o.m[c->o.n - 1]);
+    if (ev->type == NPZS_EV_MEMBER_END && !c->json && !c->quiet) ls_row(&c->o.m[c->o.n - 1]);
     return 0;
 }
 
-int cmd_ls(int argc, char **argv) {
-    const char *path = NULL;
+static int ls_file(const char *path, const batch *b, void *vmany) {
+    int many = *(int *)vmany;
+    char err[256] = "";
+    const char *label;
+    int fd = cli_open(path, &label, err, sizeof err);
+    if (fd < 0) {
+        if (b->jsonl) print_io_json(label, err);
+        else if (!b->quiet) fprintf(stderr, "npzstream: %s: %s\n", label, err);
+        return 2;
+    }
+    npzs_parser *p = new_parser(&b->op);
+    if (!p) {
+        if (fd) close(fd);
+        return 2;
+    }
+    if (b->sequence) npzs_npy_sequence(p);
     ls_ctx c;
     memset(&c, 0, sizeof c);
-    opts op;
-    opts_init(&op);
-    int pr = parse_args(argc, argv, &op, &c.json, &path, usage_ls, usage_ls);
-    if (pr >= 0) return pr;
-    const char *label;
-    int fd;
-    npzs_parser *p = start(path, &op, &label, &fd);
-    if (!p) return 2;
-    if (!c.json)
+    c.json = b->json || b->jsonl;
+    c.quiet = b->quiet;
+    if (!c.json && !c.quiet) {
+        if (many) printf("%s:\n", label);
         printf("%12s %12s  %-5s  %-8s  %-10s %-16s %-5s  %s\n"
                "------------ ------------  -----  --------  ---------- ---------------- -----  ----\n",
                "Data", "Stored", "Kind", "Method", "DType", "Shape", "Order", "Name");
-    int status = drive(p, fd, label, op.feed, ls_cb, &c);
+    }
+    int status = drive(p, fd, label, b->op.feed, ls_cb, &c, err, sizeof err);
     npzs_format fmt = npzs_format_of(p);
-    if (status == 0 || npzs_error(p)) {
+    if ((status == 0 || npzs_error(p)) && !b->quiet) {
         if (c.json) {
-            print_json(&c.o, status == 0, fmt, p, 1);
+            print_json(&c.o, status == 0, fmt, p, 1, b->jsonl ? label : NULL);
         } else {
             uint64_t td = 0, ts = 0;
             for (size_t i = 0; i < c.o.n; i++) { td += DATA_SIZE(&c.o.m[i]); ts += c.o.m[i].csize; }
@@ -91,12 +105,27 @@ int cmd_ls(int argc, char **argv) {
             else
                 printf("%12" PRIu64 " %12" PRIu64 "  %zu member%s before the error: REJECTED (%s)\n", td, ts, c.o.n,
                        c.o.n == 1 ? "" : "s", npzs_error_name(npzs_error(p)));
+            if (many) printf("\n");
         }
         if (status == 1) error_line(label, p);
+    } else if (status == 2 && err[0] && !b->quiet) {
+        if (c.json) print_io_json(b->jsonl ? label : NULL, err);
+        else fprintf(stderr, "npzstream: %s: %s\n", label, err);
     }
     fflush(stdout);
     out_free(&c.o);
     npzs_free(p);
     if (fd) close(fd);
     return status;
+}
+
+int cmd_ls(int argc, char **argv) {
+    batch b;
+    int pr = batch_parse(argc, argv, &b, usage_ls, usage_ls);
+    if (pr < 0) {
+        int many = b.npaths > 1 || b.files_from != NULL;
+        pr = batch_run(&b, ls_file, &many);
+    }
+    batch_free(&b);
+    return pr;
 }

@@ -29,10 +29,12 @@ typedef struct vl_elem {
 } vl_elem;
 
 typedef struct vl_out {
-    vl_elem *e;
+    vl_elem *e;             /* --json: every element (the object lists them before the verdict) */
     size_t n, cap;
     int have_count;
     uint32_t count;
+    const npzs_vlen_spec *text; /* text mode: each element's line is printed as it completes */
+    wbuf w;
 } vl_out;
 
 static void vl_usage(FILE *f) {
@@ -94,12 +96,7 @@ static void vl_print_json(const vl_out *o, const npzs_vlen_spec *sp, int ok, int
 static void vl_print_text(const vl_out *o, const npzs_vlen_spec *sp, int ok, int code, uint64_t off, long elem,
                           const char *where, const char *msg, const char *label) {
     wbuf w, *f = &w;
-    wb_init(f, stdout);
-    for (size_t i = 0; i < o->n; i++) {
-        wb_fmt(f, "  [%zu] ", i);
-        vl_shape(f, sp, o->e[i].nbytes / sp->row_bytes, 0);
-        wb_fmt(f, " %" PRIu32 " bytes, crc32 %08" PRIx32 "\n", o->e[i].nbytes, o->e[i].crc);
-    }
+    wb_init(f, stdout); /* the element lines went out as they came (vl_push) */
     if (ok) {
         wb_fmt(f, "%s: ok (vlen %s ", label, sp->dtype);
         vl_shape(f, sp, 0, 1);
@@ -117,6 +114,11 @@ static int vl_push(vl_out *o, const npzs_vlen_event *ev) {
     if (ev->type == NPZS_VLEN_EV_CHUNK_BEGIN) {
         o->have_count = 1;
         o->count = ev->count;
+    } else if (ev->type == NPZS_VLEN_EV_ELEMENT_END && o->text) { /* memory stays flat */
+        wb_fmt(&o->w, "  [%zu] ", o->n);
+        vl_shape(&o->w, o->text, ev->nbytes / o->text->row_bytes, 0);
+        wb_fmt(&o->w, " %" PRIu32 " bytes, crc32 %08" PRIx32 "\n", ev->nbytes, ev->crc32);
+        o->n++;
     } else if (ev->type == NPZS_VLEN_EV_ELEMENT_END) {
         if (o->n == o->cap) {
             size_t nc = o->cap ? o->cap * 2 : 64;
@@ -208,7 +210,8 @@ int cmd_vlen(int argc, char **argv) {
         return 2;
     }
     const char *label = path && strcmp(path, "-") != 0 ? path : "-";
-    vl_out o = {0};
+    vl_out o;
+    memset(&o, 0, sizeof o);
 
     /* the dtype and pattern come from array metadata: a bad one is a rejection */
     npzs_vlen_spec spec;
@@ -236,8 +239,13 @@ int cmd_vlen(int argc, char **argv) {
         if (fd) close(fd);
         return 2;
     }
+    if (!json) {
+        o.text = &spec;
+        wb_init(&o.w, stdout);
+    }
     vl_drive d = {p, &o};
     int status = cli_read_loop(fd, "npzstream vlen", label, feed, vl_push_input, vl_eof, &d);
+    if (!json) wb_flush(&o.w);
     if (status == 0 || npzs_vlen_error(p)) {
         int code = npzs_vlen_error(p);
         if (json)

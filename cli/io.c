@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,24 +17,38 @@
 #define READ_SIZE (1u << 20)
 
 
-/* Called for every event; returns 0 to go on, -1 to stop with status 2 (it printed why). */
-typedef int (*event_fn)(void *ctx, const npzs_event *ev);
-
-/* Opens FILE, or stdin for NULL or "-".  Returns the fd (0 for stdin) or -1 (message printed). */
-static int open_input(const char *path, const char **label) {
+int cli_open(const char *path, const char **label, char *err, size_t errlen) {
     *label = "-";
     if (!path || !strcmp(path, "-")) return 0;
-    int fd = open(path, O_RDONLY);
+    *label = path;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        fprintf(stderr, "npzstream: %s: %s\n", path, strerror(errno));
+        snprintf(err, errlen, "%s", strerror(errno));
         return -1;
     }
-    *label = path;
     return fd;
+}
+
+/* A non-blocking input (event-loop runtimes hand their children such pipes and sockets) is
+ * waited for, not failed. */
+static ssize_t read_some(int fd, void *buf, size_t n) {
+    for (;;) {
+        ssize_t r = read(fd, buf, n);
+        if (r >= 0) return r;
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+        struct pollfd pf = {fd, POLLIN, 0};
+        if (poll(&pf, 1, -1) < 0 && errno != EINTR) return -1;
+    }
 }
 
 int cli_read_loop(int fd, const char *prog, const char *label, uint64_t feed, cli_push_fn push,
                   cli_eof_fn at_eof, void *ctx) {
+    return cli_read_loop_err(fd, prog, label, feed, push, at_eof, ctx, NULL, 0);
+}
+
+int cli_read_loop_err(int fd, const char *prog, const char *label, uint64_t feed, cli_push_fn push,
+                      cli_eof_fn at_eof, void *ctx, char *err, size_t errlen) {
 #ifdef F_SETPIPE_SZ
     (void)fcntl(fd, F_SETPIPE_SZ, (int)READ_SIZE); /* a larger pipe where it is one; ignored otherwise */
 #endif
@@ -43,10 +58,10 @@ int cli_read_loop(int fd, const char *prog, const char *label, uint64_t feed, cl
     while (status < 0) {
         ssize_t r = 0;
         if (!eof) {
-            r = read(fd, buf, READ_SIZE);
+            r = read_some(fd, buf, READ_SIZE);
             if (r < 0) {
-                if (errno == EINTR) continue;
-                fprintf(stderr, "%s: %s: read: %s\n", prog, label, strerror(errno));
+                if (err) snprintf(err, errlen, "read: %s", strerror(errno));
+                else fprintf(stderr, "%s: %s: read: %s\n", prog, label, strerror(errno));
                 status = 2;
                 break;
             }
@@ -91,19 +106,54 @@ static int drive_push(void *vc, npzs_in *in) {
 
 static void drive_eof(void *vc) { npzs_finish(((drive_ctx *)vc)->p); }
 
-/* Reads fd to the verdict, pushing at most feed bytes per call (0: no limit).
- * Returns 0 accepted, 1 rejected, 2 I/O error, out of memory or fn() stopped. */
-int drive(npzs_parser *p, int fd, const char *label, uint64_t feed, event_fn fn, void *ctx) {
+int drive(npzs_parser *p, int fd, const char *label, uint64_t feed, event_fn fn, void *ctx, char *err, size_t errlen) {
     drive_ctx d = {p, fn, ctx};
-    return cli_read_loop(fd, "npzstream", label, feed, drive_push, drive_eof, &d);
+    return cli_read_loop_err(fd, "npzstream", label, feed, drive_push, drive_eof, &d, err, errlen);
 }
 
-/* Open FILE (or stdin) and make a parser with the options' limits; NULL (all released, the reason
- * said on stderr) when either fails. */
 npzs_parser *start(const char *path, const opts *op, const char **label, int *fd) {
-    *fd = open_input(path, label);
-    if (*fd < 0) return NULL;
+    char err[256];
+    *fd = cli_open(path, label, err, sizeof err);
+    if (*fd < 0) {
+        fprintf(stderr, "npzstream: %s: %s\n", *label, err);
+        return NULL;
+    }
     npzs_parser *p = new_parser(op);
     if (!p && *fd) close(*fd);
     return p;
+}
+
+/* ---- many files --------------------------------------------------------------------------- */
+
+static int worse(int a, int b) { return a > b ? a : b; }
+
+int batch_run(const batch *b, file_fn fn, void *ctx) {
+    int status = 0;
+    for (size_t i = 0; i < b->npaths; i++) status = worse(status, fn(b->paths[i], b, ctx));
+    if (b->files_from) {
+        FILE *list = strcmp(b->files_from, "-") ? fopen(b->files_from, "r") : stdin;
+        if (!list) {
+            fprintf(stderr, "npzstream: --files-from %s: %s\n", b->files_from, strerror(errno));
+            return 2;
+        }
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t n;
+        int sep = b->null_sep ? 0 : '\n';
+        while ((n = getdelim(&line, &cap, sep, list)) > 0) {
+            if (line[n - 1] == sep) line[--n] = 0;
+            if (!b->null_sep && n && line[n - 1] == '\r') line[--n] = 0; /* a list written on Windows */
+            if (n == 0) continue;                                         /* empty lines */
+            status = worse(status, fn(line, b, ctx));
+        }
+        if (ferror(list)) {
+            fprintf(stderr, "npzstream: --files-from %s: read error\n", b->files_from);
+            status = 2;
+        }
+        free(line);
+        if (list != stdin) fclose(list);
+    } else if (b->npaths == 0) {
+        status = fn(NULL, b, ctx);
+    }
+    return status;
 }

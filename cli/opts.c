@@ -47,6 +47,32 @@ int cli_parse_u64(const char *s, uint64_t *v) {
 }
 
 
+/* A size: digits, then nothing or one suffix of SI (K M G T P E: powers of 1000) or IEC (Ki Mi Gi
+ * Ti Pi Ei: powers of 1024); no sign, no space, no fraction; 0 or -1 (also on overflow). */
+int cli_parse_size(const char *s, uint64_t *v) {
+    if (!s || *s < '0' || *s > '9') return -1;
+    uint64_t x = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (x > (UINT64_MAX - d) / 10) return -1;
+        x = x * 10 + d;
+    }
+    if (*s) {
+        static const char units[] = "KMGTPE";
+        const char *u = strchr(units, *s);
+        if (!u || !*u) return -1;
+        int iec = s[1] == 'i';
+        if (s[1 + iec] != 0) return -1;
+        uint64_t base = iec ? 1024 : 1000;
+        for (long k = 0; k <= u - units; k++) {
+            if (x > UINT64_MAX / base) return -1;
+            x *= base;
+        }
+    }
+    *v = x;
+    return 0;
+}
+
 void opts_init(opts *o) {
     memset(o, 0, sizeof *o);
     npzs_limits_default(&o->lim);
@@ -94,8 +120,9 @@ int parse_limit(opts *o, int argc, char **argv, int *i) {
         if (strncmp(a, LIMIT_FLAGS[id], l) != 0 || (a[l] != 0 && a[l] != '=')) continue;
         const char *val = a[l] == '=' ? a + l + 1 : (*i + 1 < argc ? argv[*i + 1] : NULL);
         uint64_t v;
-        if (cli_parse_u64(val, &v) < 0) {
-            fprintf(stderr, "npzstream: %s needs a non-negative integer\n", LIMIT_FLAGS[id]);
+        if (cli_parse_size(val, &v) < 0) {
+            fprintf(stderr, "npzstream: %s needs a non-negative integer, optionally with a suffix "
+                            "(K M G T P E, or Ki Mi Gi Ti Pi Ei)\n", LIMIT_FLAGS[id]);
             return -1;
         }
         if (a[l] != '=') (*i)++;
@@ -128,29 +155,61 @@ npzs_parser *new_parser(const opts *o) {
 }
 
 
-/* Options of check and ls: --json, the limits, --help, one FILE.  Returns -1 to go on, or the
- * exit status (0 after --help, 2 on a usage error). */
-int parse_args(int argc, char **argv, opts *op, int *json, const char **path, void (*help)(FILE *),
-                      void (*bad_usage)(FILE *)) {
+/* Options of check and ls: the output mode, the limits, --help, FILEs and --files-from.
+ * Returns -1 to go on, or the exit status (0 after --help, 2 on a usage error). */
+int batch_parse(int argc, char **argv, batch *b, void (*help)(FILE *), void (*bad_usage)(FILE *)) {
+    memset(b, 0, sizeof *b);
+    opts_init(&b->op);
+    b->paths = calloc((size_t)argc + 1, sizeof *b->paths);
+    if (!b->paths) { fprintf(stderr, "npzstream: out of memory\n"); return 2; }
+    int only_files = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int r;
-        if (!strcmp(a, "--json")) *json = 1;
-        else if ((r = parse_limit(op, argc, argv, &i)) != 0) {
+        if (only_files || a[0] != '-' || !a[1]) b->paths[b->npaths++] = a;
+        else if (!strcmp(a, "--")) only_files = 1;
+        else if (!strcmp(a, "--json")) b->json = 1;
+        else if (!strcmp(a, "--jsonl")) b->jsonl = 1;
+        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) b->quiet = 1;
+        else if (!strcmp(a, "-0") || !strcmp(a, "--null")) b->null_sep = 1;
+        else if (!strcmp(a, "--sequence")) b->sequence = 1;
+        else if (!strcmp(a, "--files-from") || !strncmp(a, "--files-from=", 13)) {
+            const char *v = a[12] == '=' ? a + 13 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!v || !*v) { fprintf(stderr, "npzstream: --files-from needs a file name ('-' for stdin)\n"); return 2; }
+            b->files_from = v;
+        } else if ((r = parse_limit(&b->op, argc, argv, &i)) != 0) {
             if (r < 0) return 2;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             help(stdout);
             return 0;
-        } else if (a[0] == '-' && a[1]) {
+        } else {
             fprintf(stderr, "npzstream: unknown option %s\n", a);
             bad_usage(stderr);
             return 2;
-        } else if (*path) {
-            fprintf(stderr, "npzstream: only one FILE\n");
-            return 2;
-        } else {
-            *path = a;
         }
+    }
+    if (b->json + b->jsonl + b->quiet > 1) {
+        fprintf(stderr, "npzstream: --json, --jsonl and -q exclude each other\n");
+        return 2;
+    }
+    if (b->json && (b->npaths > 1 || b->files_from)) {
+        fprintf(stderr, "npzstream: --json is for one FILE (its object is the fixed contract); use --jsonl, one "
+                        "object per file\n");
+        return 2;
+    }
+    if (b->null_sep && !b->files_from) { fprintf(stderr, "npzstream: -0 goes with --files-from\n"); return 2; }
+    if (b->files_from && !strcmp(b->files_from, "-"))
+        for (size_t k = 0; k < b->npaths; k++)
+            if (!strcmp(b->paths[k], "-")) {
+                fprintf(stderr, "npzstream: stdin cannot be both the list of files and a FILE\n");
+                return 2;
+            }
+    const char *bad = npzs_limits_check(&b->op.lim);
+    if (bad) {
+        fprintf(stderr, "npzstream: %s: out of the range the library accepts\n", flag_of(bad));
+        return 2;
     }
     return -1;
 }
+
+void batch_free(batch *b) { free(b->paths); }

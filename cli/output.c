@@ -142,10 +142,16 @@ static void json_key(wbuf *f, const member *m) {
 
 /* ext = 0: exactly the `check --json` contract.  ext = 1 (`ls --json`): the same object with
  * more keys per member and a "summary" object. */
-void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext) {
+void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext, const char *file) {
     wbuf w, *f = &w;
     wb_init(f, stdout);
-    wb_fmt(f, "{\"ok\": %s, \"format\": %s, \"members\": [", ok ? "true" : "false",
+    wb_c(f, '{');
+    if (file) { /* JSON Lines: which file */
+        wb_s(f, "\"file\": ");
+        json_str(f, file, strlen(file));
+        wb_s(f, ", ");
+    }
+    wb_fmt(f, "\"ok\": %s, \"format\": %s, \"members\": [", ok ? "true" : "false",
             fmt == NPZS_FORMAT_NPY ? "\"npy\"" : fmt == NPZS_FORMAT_NPZ ? "\"npz\"" : "null");
     uint64_t tdata = 0, tstored = 0, tsize = 0;
     for (size_t i = 0; i < o->n; i++) {
@@ -190,10 +196,14 @@ void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int
         wb_c(f, '}');
     }
     wb_s(f, "], ");
-    if (ext)
+    if (ext) {
         wb_fmt(f, "\"summary\": {\"members\": %zu, \"data_bytes\": %" PRIu64 ", \"stored_bytes\": %" PRIu64
-                   ", \"size\": %" PRIu64 ", \"input_bytes\": %" PRIu64 "}, ",
-                o->n, tdata, tstored, tsize, npzs_consumed(p));
+                   ", \"size\": %" PRIu64, o->n, tdata, tstored, tsize);
+        /* the bytes read: only for an accepted input (a rejected one may have had more taken in,
+         * gathered for inflating, than it was read up to, depending on how it arrived) */
+        if (ok) wb_fmt(f, ", \"input_bytes\": %" PRIu64, npzs_consumed(p));
+        wb_s(f, "}, ");
+    }
     if (npzs_ignored_bytes(p)) /* only with --lenient-npy-trailing */
         wb_fmt(f, "\"ignored_bytes\": %" PRIu64 ", ", npzs_ignored_bytes(p));
     wb_s(f, "\"error\": ");
@@ -281,6 +291,23 @@ void text_verdict(wbuf *f, size_t members, int ok, npzs_format fmt, const npzs_p
 
 /* The rejection, on stderr: npzstream: FILE: offset N: member M: message (code).
  * "member M: " is left out when the error belongs to no member (archive structure). */
+void print_io_json(const char *file, const char *why) {
+    wbuf w, *f = &w;
+    wb_init(f, stdout);
+    wb_c(f, '{');
+    if (file) {
+        wb_s(f, "\"file\": ");
+        json_str(f, file, strlen(file));
+        wb_s(f, ", ");
+    }
+    wb_s(f, "\"ok\": false, \"format\": null, \"members\": [], \"error\": {\"code\": \"io\", \"offset\": 0, "
+            "\"member\": null, \"message\": ");
+    json_str(f, why, strlen(why));
+    wb_s(f, "}}\n");
+    wb_flush(f);
+    fflush(stdout);
+}
+
 void error_line(const char *label, const npzs_parser *p) {
     size_t nl;
     const char *nm = npzs_error_member_name(p, &nl);

@@ -301,6 +301,16 @@ int npzs_next_(npzs_parser *p, npzs_in *in, npzs_event *ev, size_t ev_size);
  * when called anywhere else or with a destination smaller than the array. */
 int npzs_data_into(npzs_parser *p, void *dst, size_t cap);
 
+/* A sequence of .npy arrays on one stream (added in 0.2.0), as repeated np.save calls to one
+ * file, pipe or socket write them: call before the first byte.  A plain .npy input then goes on
+ * after each array's MEMBER_END with the next array (MEMBER_BEGIN with the next member index,
+ * offset = its first byte); END comes when the input ends between two arrays (ev.members = how
+ * many); an input ending inside an array is truncated, anything else the usual errors (a byte
+ * that starts no array is bad_magic).  max_members bounds the arrays.  An .npz input is read as
+ * usual.  Returns 0, or NPZS_E_BAD_CALL (sticky, rule CALL.sequence) after the first byte or
+ * with NPZS_LENIENT_NPY_TRAILING. */
+int npzs_npy_sequence(npzs_parser *p);
+
 /* Declare the end of the input.  Later npzs_next() calls emit the remaining
  * events and END, or fail with truncated. */
 void npzs_finish(npzs_parser *p);

@@ -300,13 +300,13 @@ int npzs__npy_content(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     if (!avail) {
         if (!p->finished) return NPZS_NEED_INPUT;
         int rc = npzs__content_end(p, ev);
-        if (rc == NPZS_EVENT) ev->member = 0;
+        if (rc == NPZS_EVENT) ev->member = p->cur;
         return rc == NPZS_NEED_INPUT ? NPZS__STEP : rc;
     }
     size_t used = 0;
     int rc = npzs__content_feed(p, (const uint8_t *)in->src + in->pos, avail, 1, &used, ev);
     in->pos += used;
-    if (rc == NPZS_EVENT) ev->member = 0;
+    if (rc == NPZS_EVENT) ev->member = p->cur;
     return rc == NPZS_NEED_INPUT ? NPZS__STEP : rc;
 }
 
@@ -316,7 +316,7 @@ int npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     p->total_out += p->c.head_len + p->c.data_len;
     p->state = NPZS_S_NPY_TAIL;
     ev->type = NPZS_EV_MEMBER_END;
-    ev->member = 0;
+    ev->member = p->cur;
     ev->offset = npzs__here(p);
     ev->kind = NPZS_KIND_ARRAY;
     ev->size = ev->csize = p->c.head_len + p->c.data_len;
@@ -329,8 +329,20 @@ int npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 /* NPY_TAIL: the array is complete; only the end of input may follow (or, with
  * NPZS_LENIENT_NPY_TRAILING, any bytes, consumed and never read). */
 int npzs__npy_tail(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    (void)ev;
     size_t avail = in ? in->size - in->pos : 0;
+    if (avail && p->sequence) { /* the next array of a sequence (npzs_npy_sequence) */
+        if (p->members >= p->lim.max_members)
+            return npzs__fail(p, NPZS_E_LIMIT, npzs__here(p), NPZS_R_LIMIT_MEMBERS);
+        uint64_t at = npzs__here(p);
+        npzs__content_start(p, 1, 1, 0, at);
+        p->cur = p->members++;
+        p->state = NPZS_S_NPY_CONTENT;
+        ev->type = NPZS_EV_MEMBER_BEGIN;
+        ev->member = p->cur;
+        ev->offset = at;
+        ev->method = NPZS_METHOD_STORED;
+        return NPZS_EVENT;
+    }
     if (avail && (p->lim.lenient & NPZS_LENIENT_NPY_TRAILING)) {
         in->pos += avail;
         p->ignored += avail;

@@ -178,6 +178,7 @@ struct npzs_parser {
     npzs_limits lim;
     npzs_allocator al;
     int finished;
+    int sequence;               /* npzs_npy_sequence: .npy arrays back to back */
     npzs_format format;
     uint64_t consumed;          /* input bytes taken before this call (npzs_next adds each call's) */
     const npzs_in *in;          /* during a call: the push (NULL between calls) */

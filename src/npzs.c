@@ -63,7 +63,7 @@ int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule) {
     p->err_rule = rule;
     p->err_msg = rule > 0 && rule < NPZS_R__END ? rule_msgs[rule] : npzs_strerror(code);
     p->err_coff = NPZS_NO_OFFSET;
-    p->err_member = (p->format == NPZS_FORMAT_NPY) ? 0 : -1;
+    p->err_member = (p->format == NPZS_FORMAT_NPY) ? (long)p->cur : -1;
     if (p->format == NPZS_FORMAT_NPZ && p->state >= NPZS_S_ZIP_LFH && p->state <= NPZS_S_ZIP_MEMBER_END)
         p->err_member = (long)p->cur;
     if (p->format == NPZS_FORMAT_NPZ && p->state >= NPZS_S_ZIP_CDH && p->state <= NPZS_S_ZIP_CDH_COMMENT &&
@@ -324,6 +324,15 @@ NPZS__API void npzs_reset(npzs_parser *p) {
     p->err_coff = NPZS_NO_OFFSET;
 }
 
+NPZS__API int npzs_npy_sequence(npzs_parser *p) {
+    if (!p) return NPZS_E_BAD_CALL;
+    if (p->err) return p->err;
+    if (p->state != NPZS_S_START || p->consumed || (p->lim.lenient & NPZS_LENIENT_NPY_TRAILING))
+        return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_SEQUENCE);
+    p->sequence = 1;
+    return 0;
+}
+
 NPZS__API void npzs_finish(npzs_parser *p) {
     if (p) p->finished = 1;
 }
@@ -341,6 +350,8 @@ static int st_start(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         p->format = NPZS_FORMAT_NPY;
         npzs__content_start(p, 1, 1, 0, 0);
         p->state = NPZS_S_NPY_CONTENT;
+        p->cur = 0;
+        p->members = 1;
         ev->type = NPZS_EV_MEMBER_BEGIN;
         ev->member = 0;
         ev->offset = 0;
@@ -366,7 +377,7 @@ static int st_end_emit(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     ev->type = NPZS_EV_END;
     ev->offset = npzs__here(p);
     ev->format = p->format;
-    ev->members = p->format == NPZS_FORMAT_NPY ? 1 : p->members;
+    ev->members = p->members;
     return NPZS_EVENT;
 }
 

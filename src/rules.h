@@ -202,6 +202,7 @@
     X(CALL_ZLIB, "CALL.zlib", "zlib refused to start or reset inflate") \
     X(CALL_ARG, "CALL.argument", "bad argument") \
     X(CALL_DATA_INTO, "CALL.data-into", "npzs_data_into outside an array's data, or a destination too small") \
+    X(CALL_SEQUENCE, "CALL.sequence", "npzs_npy_sequence after the first byte, or with NPZS_LENIENT_NPY_TRAILING") \
     X(CALL_EVENT_SIZE, "CALL.event-size", "npzs_event of a size this library does not know") \
     X(CALL_CONTENT_STATE, "CALL.content-state", "corrupt content state") \
     X(CALL_DESCR_STACK, "CALL.descr-stack", "descr parser stack overflow") \

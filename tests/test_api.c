@@ -33,6 +33,7 @@ static long headers_seen, headers_fast;
 /* into_mode: every array's data goes to a destination named with npzs_data_into; the events
  * must be the same, every DATA chunk at dst + pos; direct_bytes counts what inflate wrote there */
 static int into_mode;
+static int seq_mode; /* parse() calls npzs_npy_sequence */
 static uint64_t direct_bytes, into_bad;
 #define CHECK(cond, ...)                                                      \
     do {                                                                      \
@@ -234,6 +235,10 @@ static run parse(const uint8_t *buf, size_t len, const size_t *sched, size_t nsc
                  counting *cnt) {
     npzs_allocator al = {c_alloc, c_free, cnt};
     npzs_parser *p = npzs_new(lim, cnt ? &al : NULL);
+    if (p && seq_mode && npzs_npy_sequence(p) != 0) {
+        npzs_free(p);
+        p = NULL;
+    }
     if (!p) {
         run r;
         memset(&r, 0, sizeof r);
@@ -911,10 +916,67 @@ static void test_dtype_tree(void) {
     free(f);
 }
 
+/* npzs_npy_sequence: three arrays back to back give three members at every split; cut inside
+ * any of them, truncated at the cut; and the call is refused after the first byte. */
+static void test_sequence(void) {
+    size_t la, lb, lc;
+    uint8_t *a = npy_of("{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", 8, &la);
+    uint8_t *b = npy_of("{'descr': '<f8', 'fortran_order': True, 'shape': (2, 1), }", 16, &lb);
+    uint8_t *c = npy_of("{'descr': '|u1', 'fortran_order': False, 'shape': (), }", 1, &lc);
+    size_t n = la + lb + lc;
+    uint8_t *s = malloc(n);
+    memcpy(s, a, la);
+    memcpy(s + la, b, lb);
+    memcpy(s + la + lb, c, lc);
+    s[la + lb - 16 + 3] = 0x5A; /* a data byte of b: the events must carry it */
+    seq_mode = 1;
+    run whole = parse(s, n, NULL, 0, NULL, NULL);
+    CHECK(whole.verdict == 1 && whole.events == 3 * 4 + 1, "sequence: verdict %d, %d events", whole.verdict, whole.events);
+    size_t one = 1;
+    run r1 = parse(s, n, &one, 1, NULL, NULL);
+    CHECK(same(&whole, &r1) && r1.progress_ok, "sequence: 1-byte pushes differ");
+    int ok = 1;
+    for (size_t cut = 1; cut < n && ok; cut++) {
+        size_t two[2] = {cut, n};
+        run rc = parse(s, n, two, 2, NULL, NULL);
+        if (!same(&whole, &rc) || !rc.progress_ok) { ok = 0; printf("  sequence cut at %zu differs\n", cut); }
+        run t = parse(s, cut, NULL, 0, NULL, NULL); /* the input ends at the cut */
+        int between = cut == la || cut == la + lb;
+        if (between ? t.verdict != 1 : (t.verdict != NPZS_E_TRUNCATED || t.err_off != cut)) {
+            ok = 0;
+            printf("  sequence ending at %zu: verdict %d off %llu\n", cut, t.verdict, (unsigned long long)t.err_off);
+        }
+    }
+    CHECK(ok, "sequence: a split or a cut differs");
+    seq_mode = 0;
+    run plain = parse(s, n, NULL, 0, NULL, NULL);
+    CHECK(plain.verdict == NPZS_E_TRAILING_DATA && plain.err_off == la, "without the mode: trailing data at %zu", la);
+    /* misuse: after the first byte, and with the lenient trailing flag */
+    npzs_parser *p = npzs_new(NULL, NULL);
+    npzs_in in = {s, 1, 0};
+    npzs_event ev;
+    (void)npzs_next(p, &in, &ev);
+    int rc = npzs_npy_sequence(p);
+    CHECK(rc == NPZS_E_BAD_CALL && npzs_error_rule(p) && !strcmp(npzs_error_rule(p), "CALL.sequence"),
+          "npzs_npy_sequence after the first byte: %d", rc);
+    npzs_free(p);
+    npzs_limits lim;
+    npzs_limits_default(&lim);
+    lim.lenient = NPZS_LENIENT_NPY_TRAILING;
+    p = npzs_new(&lim, NULL);
+    CHECK(npzs_npy_sequence(p) == NPZS_E_BAD_CALL, "npzs_npy_sequence with NPZS_LENIENT_NPY_TRAILING");
+    npzs_free(p);
+    free(a);
+    free(b);
+    free(c);
+    free(s);
+}
+
 int main(int argc, char **argv) {
     test_siphash();
     test_deep_descr();
     test_dtype_tree();
+    test_sequence();
     test_contract();
     test_many_members();
     test_gathered_inflate();

@@ -954,8 +954,30 @@ def rule_cases():
     return out
 
 
+def sequence_cases():
+    """--sequence (npzs_npy_sequence): .npy arrays back to back on one stream.  np.load has no
+    such mode (it reads the first array and ignores the rest), so these are not compared with
+    NumPy; tests/cli compares each array of a sequence with np.load of that array."""
+    a = good_npy()
+    b = npy(canon(descr="'<f8'", shape="(3,)"), bytes(24))
+    c = npy(canon(descr="'|u1'", shape="()"), b"\x07", version=(2, 0))
+    s = ["--sequence"]
+    return [
+        A("acc-npy-sequence-three", a + b + c, args=s),
+        A("acc-npy-sequence-one", a, args=s),
+        C("npy-sequence-empty", b"", "truncated", 0, args=s),
+        C("npy-sequence-truncated-second", a + b[:-5], "truncated", len(a + b) - 5, args=s),
+        C("npy-sequence-cut-in-second-magic", a + b[:3], "truncated", len(a) + 3, args=s),
+        C("npy-sequence-garbage-after-first", a + b"x" + b, "bad_magic", len(a), args=s),
+        C("npy-sequence-zip-after-first", a + b"PK\x03\x04", "bad_magic", len(a), args=s),
+        C("npy-sequence-bad-version-second", a + b[:6] + b"\x09\x00" + b[8:], "bad_version", len(a) + 6, args=s),
+        C("npy-sequence-max-members", a + b + c, "limit", len(a + b), args=s + ["--max-members", "2"]),
+        C("npy-sequence-header-of-second", a + npy(canon(descr="'<i5'"), I4x2), "bad_header", len(a) + 20, args=s),
+    ]
+
+
 def cases():
-    out = npy_cases() + npz_cases() + eocd_cases() + rule_cases()
+    out = npy_cases() + npz_cases() + eocd_cases() + rule_cases() + sequence_cases()
     names = [c.name for c in out]
     assert len(names) == len(set(names)), [n for n in names if names.count(n) > 1]
     return out

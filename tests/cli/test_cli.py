@@ -8,7 +8,7 @@ versions 1.0/2.0/3.0) or by Python's zipfile; every expected value comes from np
 zipfile, never from a previous run of npzstream.  Input always reaches the CLI through a pipe.
 Last line: `cli: N passed, M failed`.
 """
-import argparse, io, json, os, re, struct, subprocess, sys, tempfile, zipfile, zlib
+import argparse, io, json, os, re, shutil, struct, subprocess, sys, tempfile, time, zipfile, zlib
 import numpy as np
 from numpy.lib import format as npf
 
@@ -302,7 +302,7 @@ def test_extract_misc(binary, data, tmp):
     ok(not os.path.exists(out), "rejected after write: OUT was not removed")
     ok(m is not None and m.group(1) == "-" and m.group(5) == "cd_mismatch" and int(m.group(2)) >= cd,
        "rejected after write: stderr %r" % err)
-    ok(any("removed" in l and out in l for l in err), "rejected after write: no 'removed' message: %r" % err)
+    ok(any("not written" in l and out in l for l in err), "rejected after write: no 'not written' message: %r" % err)
     r = run(binary, ["extract", first["key"], "-"], bad)
     err = r.stderr.decode()
     ok(r.returncode == 1 and r.stdout == first["raw"] and "must be discarded" in err
@@ -384,6 +384,257 @@ def test_limits(binary, tmp):
     ok(b"--max-ndim" in r.stderr, "an out-of-range limit is not named: %r" % r.stderr)
 
 
+# ---- many files, JSON Lines, -q, sizes, non-blocking input (issue 17) ------------------------------
+
+def peak_kb(cmd, path):
+    """exit status and peak RSS (KiB) of cmd reading path on stdin, from /usr/bin/time (a small
+    program: a child's peak counts the image it was forked from, and this process is big)."""
+    if not os.access("/usr/bin/time", os.X_OK):
+        return None, None
+    with open(path, "rb") as f:
+        r = subprocess.run(["/usr/bin/time", "-f", "@@npzs-rss %x %M"] + cmd, stdin=f, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, timeout=300)
+    m = re.search(rb"@@npzs-rss (\d+) (\d+)", r.stderr)
+    return (int(m.group(1)), int(m.group(2))) if m else (None, None)
+
+
+def mixed_dir(tmp, good):
+    """A directory of files of every verdict, with what each must give: (path, ok, code)."""
+    d = os.path.join(tmp, "batch")
+    os.makedirs(d, exist_ok=True)
+    files = []
+
+    def put(name, data, want_ok, code=None):
+        p = os.path.join(d, name)
+        with open(p, "wb") as f:
+            f.write(data)
+        files.append((p, want_ok, code))
+    put("good.npz", good, True)
+    put("good.npy", npy_bytes(np.arange(5)), True)
+    put("name with space.npy", npy_bytes(np.eye(2)), True)
+    put("truncated.npz", good[:-7], False, "truncated")
+    put("trailing.npy", npy_bytes(np.arange(3)) + b"x", False, "trailing_data")
+    put("empty.npy", b"", False, "truncated")
+    put("pickle.npy", npy_bytes(np.array([None], dtype=object)), False, "pickle")
+    files.append((os.path.join(d, "missing.npz"), False, "io"))  # never created
+    os.makedirs(os.path.join(d, "adir.npz"), exist_ok=True)
+    files.append((os.path.join(d, "adir.npz"), False, "io"))    # a directory: read fails
+    return d, files
+
+
+def check_lines(out, files, label):
+    lines = [json.loads(l) for l in out.decode().splitlines()]
+    ok(len(lines) == len(files), "%s: %d JSON lines for %d files" % (label, len(lines), len(files)))
+    got = {l["file"]: l for l in lines}
+    for path, want_ok, code in files:
+        l = got.get(path)
+        ok(l is not None and l["ok"] is want_ok and (want_ok or l["error"]["code"] == code),
+           "%s: %s: %r" % (label, os.path.basename(path), l and (l["ok"], l["error"])))
+    return lines
+
+
+def test_batch(binary, tmp, good):
+    d, files = mixed_dir(tmp, good)
+    paths = [f[0] for f in files]
+    worst = 2  # an io failure is in the set
+    r = run(binary, ["check", "--jsonl"] + paths)
+    ok(r.returncode == worst, "check --jsonl of mixed files: exit %d" % r.returncode)
+    check_lines(r.stdout, files, "check --jsonl")
+    r = run(binary, ["ls", "--jsonl"] + paths)
+    ok(r.returncode == worst, "ls --jsonl: exit %d" % r.returncode)
+    check_lines(r.stdout, files, "ls --jsonl")
+    # only the readable ones: the worst is 1; only the good ones: 0
+    readable = [f for f in files if f[2] != "io"]
+    r = run(binary, ["check", "-q"] + [f[0] for f in readable])
+    ok(r.returncode == 1 and r.stdout == b"" and r.stderr == b"", "check -q: exit %d, output %r %r" % (
+        r.returncode, r.stdout[:80], r.stderr[:80]))
+    r = run(binary, ["check", "-q"] + [f[0] for f in files if f[1]])
+    ok(r.returncode == 0 and r.stdout == b"" and r.stderr == b"", "check -q of good files: exit %d" % r.returncode)
+    # text mode: one verdict line per file, each naming it
+    r = run(binary, ["check"] + [f[0] for f in readable])
+    text = r.stdout.decode()
+    ok(r.returncode == 1 and all((f[0] + ": ok" in text) == f[1] for f in readable), "check text of many: %r" % text[-500:])
+    # --files-from: newline- and NUL-separated, from a file and from stdin
+    lst = os.path.join(tmp, "list.txt")
+    with open(lst, "w") as f:
+        f.write("\n".join(paths) + "\n\n")
+    r = run(binary, ["check", "--jsonl", "--files-from", lst])
+    ok(r.returncode == worst, "--files-from: exit %d" % r.returncode)
+    check_lines(r.stdout, files, "--files-from")
+    r = run(binary, ["check", "--jsonl", "--files-from", "-", "-0"], b"\0".join(p.encode() for p in paths) + b"\0")
+    check_lines(r.stdout, files, "--files-from - -0")
+    r = run(binary, ["check", "--jsonl", "--files-from", "-", "-"], b"")
+    ok(r.returncode == 2, "stdin as both list and FILE: exit %d" % r.returncode)
+    # --json: one file only, and an unreadable one still gets its object
+    r = run(binary, ["check", "--json", paths[0], paths[1]])
+    ok(r.returncode == 2 and b"--jsonl" in r.stderr and r.stdout == b"", "--json with two files: exit %d" % r.returncode)
+    r = run(binary, ["check", "--json", os.path.join(d, "missing.npz")])
+    j = json.loads(r.stdout) if r.stdout else {}
+    ok(r.returncode == 2 and j.get("ok") is False and j["error"]["code"] == "io" and "file" not in j,
+       "check --json of a missing file: exit %d %r" % (r.returncode, r.stdout))
+    # batch use: find -print0 | xargs -0 -P 2, and GNU parallel where installed
+    sh = "find %s -name '*.np[yz]' -type f -print0 | xargs -0 -P 2 -n 2 %s check --jsonl" % (d, binary)
+    r = subprocess.run(["sh", "-c", sh], capture_output=True, timeout=120)
+    check_lines(r.stdout, [f for f in files if os.path.isfile(f[0])], "xargs -P 2")
+    ok(r.returncode == 123, "xargs: some file rejected, exit 123 (xargs' own), got %d" % r.returncode)
+    if shutil.which("parallel"):
+        sh = "find %s -name '*.np[yz]' -type f | parallel -j 2 %s check --jsonl {}" % (d, binary)
+        r = subprocess.run(["sh", "-c", sh], capture_output=True, timeout=120)
+        check_lines(r.stdout, [f for f in files if os.path.isfile(f[0])], "parallel")
+    else:
+        print("cli: GNU parallel not installed: its batch run is skipped (xargs -P ran)")
+
+
+def test_sizes(binary, good):
+    for v, want in (("1G", 10**9), ("1Gi", 2**30), ("10K", 10000), ("2Ki", 2048), ("7", 7), ("1E", 10**18),
+                    ("3M", 3 * 10**6), ("5Ti", 5 * 2**40)):
+        r = run(binary, ["check", "--json", "--max-total-bytes", v, "-"], good)
+        r2 = run(binary, ["check", "--json", "--max-total-bytes", str(want), "-"], good)
+        ok(r.returncode == r2.returncode and r.stdout == r2.stdout, "--max-total-bytes %s is not %d" % (v, want))
+    r = run(binary, ["check", "--json", "--max-total-bytes", "1K", "-"], good)
+    ok(r.returncode == 1 and json.loads(r.stdout)["error"]["rule"].startswith("LIMIT.max_total_bytes"),
+       "--max-total-bytes 1K: %r" % r.stdout[-200:])
+    for bad in ("1.5G", "1g", "-1", "1GiB", "", "G", "1 G", "+1", "20E", "0x10", "1Gi2"):
+        r = run(binary, ["check", "--max-total-bytes", bad, "-"], good)
+        ok(r.returncode == 2 and b"suffix" in r.stderr, "--max-total-bytes %r accepted (exit %d)" % (bad, r.returncode))
+
+
+def test_nonblocking_stdin(binary, good):
+    """A non-blocking pipe on stdin (what event-loop runtimes hand their children) is waited on."""
+    rfd, wfd = os.pipe()
+    os.set_blocking(rfd, False)
+    p = subprocess.Popen([binary, "check", "--json", "-"], stdin=rfd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.close(rfd)
+    for i in range(0, len(good), 700):  # slowly: the CLI reads an empty non-blocking pipe often
+        os.write(wfd, good[i:i + 700])
+        time.sleep(0.002)
+    os.close(wfd)
+    out, err = p.communicate(timeout=60)
+    ok(p.returncode == 0 and json.loads(out)["ok"], "non-blocking stdin: exit %d %r" % (p.returncode, err[-200:]))
+
+
+def test_ls_feed_invariant(binary):
+    """ls --json is the same at every feed size, also when a deflated member is invalid."""
+    raw = io.BytesIO()
+    np.save(raw, np.arange(20000, dtype="<i4"))
+    content = raw.getvalue()
+    comp = bytearray(zlib.compressobj(6, zlib.DEFLATED, -15).compress(content) + b"")
+    co = zlib.compressobj(6, zlib.DEFLATED, -15)
+    comp = bytearray(co.compress(content) + co.flush())
+    comp[len(comp) // 2] ^= 0x55  # corrupt the stream in its middle
+    bio = io.BytesIO()
+    with zipfile.ZipFile(bio, "w") as z:
+        zi = zipfile.ZipInfo("a.npy")
+        zi.compress_type = zipfile.ZIP_DEFLATED
+        z.writestr(zi, content)
+    good = bio.getvalue()
+    # splice the corrupted stream in place of the good one (same length)
+    start = good.index(b"a.npy") + 5 + struct.unpack_from("<H", good, 28)[0]
+    n = struct.unpack_from("<I", good, 18)[0]
+    bad = good[:start] + bytes(comp[:n]).ljust(n, b"\0") + good[start + n:]
+    outs = set()
+    for feed in (None, 1, 7, 4096):
+        r = run(binary, ["ls", "--json", "-"] + (["--feed", str(feed)] if feed else []), bad)
+        outs.add(r.stdout)
+        ok(r.returncode == 1 and b"input_bytes" not in r.stdout, "ls --json of a bad deflated member, feed %s" % feed)
+    ok(len(outs) == 1, "ls --json differs between feed sizes: %d outputs" % len(outs))
+    r = run(binary, ["ls", "--json", "-"], good)
+    ok(r.returncode == 0 and json.loads(r.stdout)["summary"]["input_bytes"] == len(good), "ls --json input_bytes")
+
+
+def test_sequence(binary, tmp):
+    """np.save three times into one pipe: check --sequence sees three arrays, as np.load does one by one."""
+    code = ("import sys, numpy as np\n"
+            "for a in (np.arange(6).reshape(2, 3), np.array(['x', 'yz']), np.eye(3, dtype='>f4')):\n"
+            "    np.save(sys.stdout.buffer, a)\n")
+    data = subprocess.run([PY, "-c", code], stdout=subprocess.PIPE, check=True).stdout
+    f = io.BytesIO(data)
+    want = []
+    while f.tell() < len(data):
+        want.append(np.load(f))
+    for feed in (None, 1, 7, 333):
+        r = run(binary, ["check", "--json", "--sequence", "-"] + (["--feed", str(feed)] if feed else []), data)
+        j = json.loads(r.stdout)
+        ok(r.returncode == 0 and len(j["members"]) == 3 and
+           [(m["dtype"], tuple(m["shape"])) for m in j["members"]] == [(a.dtype.str, a.shape) for a in want],
+           "check --sequence (feed %s): %r" % (feed, r.stdout[:300]))
+    r = run(binary, ["check", "--json", "-"], data)
+    ok(r.returncode == 1 and json.loads(r.stdout)["error"]["code"] == "trailing_data", "without --sequence: trailing data")
+    r = run(binary, ["check", "--json", "--sequence", "-"], data[:-4])
+    j = json.loads(r.stdout)
+    ok(r.returncode == 1 and j["error"]["code"] == "truncated" and j["error"]["offset"] == len(data) - 4
+       and len(j["members"]) == 2, "--sequence cut in the third array: %r" % r.stdout[-300:])
+
+
+def test_extract_atomic(binary, tmp, good):
+    want = truth(good)
+    first = list(want)[0]
+    d = os.path.join(tmp, "atomic")
+    os.makedirs(d, exist_ok=True)
+    # a symlink at OUT is replaced, never followed; its target keeps its bytes
+    target = os.path.join(tmp, "target.txt")
+    with open(target, "w") as f:
+        f.write("keep me")
+    out = os.path.join(d, "out.npy")
+    os.symlink(target, out)
+    r = run(binary, ["extract", want[first]["key"], "-o", out, "-"], good)
+    ok(r.returncode == 0 and not os.path.islink(out) and open(out, "rb").read() == want[first]["raw"]
+       and open(target).read() == "keep me", "extract over a symlink: exit %d" % r.returncode)
+    # rejected after the member: OUT keeps its old bytes, no temporary file is left
+    with open(out, "wb") as f:
+        f.write(b"old")
+    bad = good[:-3]
+    r = run(binary, ["extract", want[first]["key"], "-o", out, "-"], bad)
+    ok(r.returncode == 1 and open(out, "rb").read() == b"old" and sorted(os.listdir(d)) == ["out.npy"],
+       "rejected: OUT changed or files left: %r" % os.listdir(d))
+    # killed before the verdict: no OUT
+    out2 = os.path.join(d, "killed.npy")
+    p = subprocess.Popen([binary, "extract", want[first]["key"], "-o", out2, "-"], stdin=subprocess.PIPE)
+    p.stdin.write(good[:len(good) // 2 + len(want[first]["raw"])])
+    p.stdin.flush()
+    time.sleep(0.3)
+    p.kill()
+    p.wait()
+    ok(not os.path.exists(out2) and sorted(os.listdir(d)) == ["out.npy"], "killed: %r" % os.listdir(d))
+    # --all -d DIR: every member in one pass, or nothing
+    alld = os.path.join(tmp, "all")
+    os.makedirs(alld, exist_ok=True)
+    r = run(binary, ["extract", "--all", "-d", alld, "-"], good)
+    names = sorted(os.listdir(alld))
+    ok(r.returncode == 0 and names == sorted(t["name"].replace("%", "%25").replace("/", "%2F") for t in want.values()),
+       "--all: exit %d, files %r" % (r.returncode, names))
+    for t in want.values():
+        p2 = os.path.join(alld, t["name"].replace("%", "%25").replace("/", "%2F"))
+        ok(os.path.exists(p2) and open(p2, "rb").read() == t["raw"], "--all: %s differs" % t["name"])
+    empty = os.path.join(tmp, "all-bad")
+    os.makedirs(empty, exist_ok=True)
+    r = run(binary, ["extract", "--all", "-d", empty, "-"], bad)
+    ok(r.returncode == 1 and os.listdir(empty) == [], "--all rejected: left %r" % os.listdir(empty))
+    r = run(binary, ["extract", "--all", "-"], good)
+    ok(r.returncode == 2, "--all without -d: exit %d" % r.returncode)
+
+
+def test_vlen_text_flat(binary, tmp):
+    """vlen text mode prints each element as it completes: memory does not grow with the chunk
+    (a million elements peak where ten thousand do)."""
+    import struct as st
+    peaks = []
+    for n in (10_000, 1_000_000):
+        path = os.path.join(tmp, "big.vlen")
+        with open(path, "wb") as f:
+            f.write(st.pack("<I", n))
+            item = st.pack("<I", 8) + bytes(8)
+            for _ in range(n // 10000):
+                f.write(item * 10000)
+        rc, kb = peak_kb([binary, "vlen", "--dtype", "<f8", "--shape", "null", "-"], path)
+        if kb is None:
+            print("cli: /usr/bin/time missing (apt-get install time): the vlen memory test is skipped")
+            return
+        ok(rc == 0, "vlen text of %d elements: exit %s" % (n, rc))
+        peaks.append(kb or 0)
+    ok(peaks[1] - peaks[0] < 1024, "vlen text: peak %d KiB for 10k elements, %d KiB for 1M" % tuple(peaks))
+
+
 def guarded(fn, *args):
     """Run one test function; an exception is a failure, not the end of the suite."""
     try:
@@ -422,6 +673,14 @@ def main():
         guarded(test_extract_misc, binary, pipe, tmp)
         guarded(test_help, binary)
         guarded(test_limits, binary, tmp)
+        guarded(test_batch, binary, tmp, pipe)
+        guarded(test_sizes, binary, pipe)
+        guarded(test_nonblocking_stdin, binary, pipe)
+        guarded(test_ls_feed_invariant, binary)
+        guarded(test_sequence, binary, tmp)
+        guarded(test_extract_atomic, binary, tmp, inputs[0][1])
+        if not a.quick:
+            guarded(test_vlen_text_flat, binary, tmp)
     return T.summary()
 
 

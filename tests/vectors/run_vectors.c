@@ -67,10 +67,13 @@ static uint64_t mix(uint64_t h, const void *p, size_t n) {
 }
 #define MIXV(h, v) ((h) = mix((h), &(v), sizeof(v)))
 
+static int sequence; /* the vector's options include --sequence */
+
 static outcome run(const npzs_limits *lim, const uint8_t *buf, size_t len, size_t step, guarded *g, int right) {
     outcome o = {0, 0, NULL, -1, UINT64_C(0xcbf29ce484222325)};
     npzs_parser *p = npzs_new(lim, NULL);
     if (!p) { o.rc = NPZS_E_NOMEM; return o; }
+    if (sequence && npzs_npy_sequence(p) != 0) { o.rc = 98; npzs_free(p); return o; }
     uint64_t data = UINT64_C(0x84222325);
     size_t off = 0;
     for (;;) {
@@ -136,11 +139,13 @@ static int parse_u64(const char *s, uint64_t *v) {
 /* the check options a vector may carry, as limits */
 static int limits_of(const char *args, npzs_limits *lim) {
     npzs_limits_default(lim);
+    sequence = 0;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", args);
     for (char *save = NULL, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
         if (!strcmp(t, "--lenient-npy-trailing")) { lim->lenient |= NPZS_LENIENT_NPY_TRAILING; continue; }
         if (!strcmp(t, "--lenient-header-newline")) { lim->lenient |= NPZS_LENIENT_HEADER_NEWLINE; continue; }
+        if (!strcmp(t, "--sequence")) { sequence = 1; continue; }
         char *v = strtok_r(NULL, " ", &save);
         uint64_t x;
         if (!v || parse_u64(v, &x)) return -1;
