@@ -17,7 +17,7 @@ SONAME   = libnpzstream.so.0
 SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflate.c src/names.c \
            src/zlocate.c src/crc.c src/vlen.c
 HDR      = include/npzstream.h include/npzstream_vlen.h src/internal.h src/states.h src/rules.h
-CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/output.c cli/cmd_check.c cli/cmd_ls.c cli/cmd_extract.c cli/cmd_vlen.c
+CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/output.c cli/cmd_check.c cli/cmd_ls.c cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c
 B        = build
 
 .DEFAULT_GOAL := all

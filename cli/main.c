@@ -4,6 +4,7 @@
  *   npzstream check [--json] [--feed N] [LIMITS] [FILE|-]
  *   npzstream ls [--json] [--feed N] [LIMITS] [FILE|-]
  *   npzstream extract KEY [-o OUT] [--feed N] [LIMITS] [FILE|-]
+ *   npzstream trace [LIMITS] [FILE|-]
  *   npzstream vlen ...                       (cli/cmd_vlen.c)
  *   npzstream help [COMMAND] | --help | --version
  *
@@ -26,10 +27,12 @@
 
 static void usage_all(FILE *f) {
     fprintf(f,
-            "usage: npzstream check [--json] [OPTIONS] [FILE|-]           validate\n"
-            "       npzstream ls [--json] [OPTIONS] [FILE|-]              list members (like unzip -l)\n"
-            "       npzstream extract KEY [-o OUT] [OPTIONS] [FILE|-]     stream one member out\n"
-            "       npzstream vlen ...                                   (npzstream vlen --help)\n"
+            "usage: npzstream check [--json|--jsonl|-q] [OPTIONS] [FILE|-]...   validate\n"
+            "       npzstream ls [--json|--jsonl|-q] [OPTIONS] [FILE|-]...      list members (like unzip -l)\n"
+            "       npzstream extract KEY [-o OUT] [OPTIONS] [FILE|-]           one member out, after the verdict\n"
+            "       npzstream extract --all -d DIR [OPTIONS] [FILE|-]           every member, all or nothing\n"
+            "       npzstream trace [OPTIONS] [FILE|-]                          the parse, record by record\n"
+            "       npzstream vlen ...                                         (npzstream vlen --help)\n"
             "       npzstream help [COMMAND] | --help | --version\n"
             "Reads a NumPy .npy or .npz file as a stream (FILE, or stdin for '-' or none);\n"
             "never seeks, so pipes and sockets work.  OPTIONS are the limits below and --feed.\n"
@@ -43,6 +46,7 @@ static int help(const char *cmd) {
     else if (!strcmp(cmd, "check")) usage_check(stdout);
     else if (!strcmp(cmd, "ls")) usage_ls(stdout);
     else if (!strcmp(cmd, "extract")) usage_extract(stdout);
+    else if (!strcmp(cmd, "trace")) usage_trace(stdout);
     else if (!strcmp(cmd, "vlen")) {
         char h[] = "--help";
         char *args[] = {h, NULL};
@@ -74,6 +78,7 @@ int main(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "ls")) return cmd_ls(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "extract")) return cmd_extract(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "vlen")) return cmd_vlen(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "trace")) return cmd_trace(argc - 2, argv + 2);
     if (argc < 2 || strcmp(argv[1], "check") != 0) {
         usage(stderr);
         return 2;

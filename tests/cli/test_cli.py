@@ -635,6 +635,58 @@ def test_vlen_text_flat(binary, tmp):
     ok(peaks[1] - peaks[0] < 1024, "vlen text: peak %d KiB for 10k elements, %d KiB for 1M" % tuple(peaks))
 
 
+# ---- trace ------------------------------------------------------------------------------------------
+
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+TRACED = ["corpus/peers/whisper/mel_filters.npz", "corpus/peers/numpy/py3-arr-savez.npz",
+          "corpus/peers/numpy/py3-objarr.npz", "corpus/peers/ndarray-npy/example_c64_big_endian_fortran.npy",
+          "corpus/peers/npy-out/uncompressed.npz"]
+
+
+def golden_name(rel):
+    return rel.replace("corpus/peers/", "").replace("/", "__") + ".trace"
+
+
+def test_trace(binary, update=False):
+    """Golden output for a few shipped files; and on every file of a set, the properties: the
+    offsets never go back, the verdict is check's, each member begins where zipfile finds its
+    local header, each local header and central entry is decoded."""
+    for rel in TRACED:
+        r = run(binary, ["trace", os.path.join(ROOT, rel)])
+        g = os.path.join(GOLDEN, golden_name(rel))
+        if update:
+            with open(g, "wb") as f:
+                f.write(r.stdout)
+        ok(os.path.exists(g) and r.stdout == open(g, "rb").read(),
+           "trace %s differs from %s (make the change, then tests/cli/test_cli.py --update-golden)" % (rel, g))
+    pipe = savez_via_pipe(PIPE_CODE)
+    sets = [("pipe", pipe), ("compressed", compressed_archive()), ("npy", npy_bytes(np.arange(4))),
+            ("truncated", pipe[:-9]), ("crc", pipe[:100] + bytes([pipe[100] ^ 1]) + pipe[101:])]
+    for label, data in sets:
+        r = run(binary, ["trace", "-"], data)
+        c = run(binary, ["check", "--json", "-"], data)
+        lines = r.stdout.decode().splitlines()
+        offs = [int(l.split()[0]) for l in lines if l[:10].strip().isdigit() and "event" not in l]
+        ok(offs == sorted(offs) and r.returncode == c.returncode, "trace %s: offsets go back, or exit %d vs %d" % (
+            label, r.returncode, c.returncode))
+        j = json.loads(c.stdout)
+        if j["ok"]:
+            ok(lines[-1].endswith("event END: %s, %d member%s" % (j["format"], len(j["members"]),
+                                                                  "" if len(j["members"]) == 1 else "s")),
+               "trace %s: last line %r" % (label, lines[-1]))
+            if j["format"] == "npz":
+                zi = zipfile.ZipFile(io.BytesIO(data)).infolist()
+                begins = [int(l.split()[0]) for l in lines if "event MEMBER_BEGIN" in l]
+                ok(begins == [i.header_offset for i in zi], "trace %s: members begin at %r, zipfile %r" % (
+                    label, begins, [i.header_offset for i in zi]))
+                ok(sum("local header:" in l for l in lines) == len(zi) and
+                   sum("central entry:" in l for l in lines) == len(zi), "trace %s: records not all decoded" % label)
+        else:
+            e = j["error"]
+            ok("REJECTED" in lines[-1] and (" %d  REJECTED" % e["offset"]) in lines[-1] and e["code"] in lines[-1]
+               and e["rule"] in lines[-1], "trace %s: last line %r vs %r" % (label, lines[-1], e))
+
+
 def guarded(fn, *args):
     """Run one test function; an exception is a failure, not the end of the suite."""
     try:
@@ -647,8 +699,12 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "npzstream"))
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--update-golden", action="store_true", help="rewrite tests/cli/golden from this binary")
     a = ap.parse_args()
     binary = os.path.abspath(a.bin)
+    if a.update_golden:
+        test_trace(binary, update=True)
+        return T.summary()
     pipe = savez_via_pipe(PIPE_CODE)
     with tempfile.TemporaryDirectory(prefix="npzs-cli-") as tmp:
         ok(b"PK\x07\x08" in pipe, "test setup: np.savez to a pipe wrote no data descriptors")
@@ -679,6 +735,7 @@ def main():
         guarded(test_ls_feed_invariant, binary)
         guarded(test_sequence, binary, tmp)
         guarded(test_extract_atomic, binary, tmp, inputs[0][1])
+        guarded(test_trace, binary)
         if not a.quick:
             guarded(test_vlen_text_flat, binary, tmp)
     return T.summary()
