@@ -115,3 +115,13 @@ fuzz-smoke: fuzz
 	  else fail=$$((fail+1)); echo "FAIL $$h: see build/fuzz-smoke/$$h.log"; tail -n 20 build/fuzz-smoke/$$h.log; fi; \
 	done; \
 	echo "fuzz-smoke: $$n passed, $$fail failed"; [ $$fail -eq 0 ]
+
+# make fuzz-isal: fuzz_inflate_diff, ISA-L's inflate against zlib's (built where isa-l is
+# installed: Debian's libisal-dev); make fuzz-isal-seeds writes corpus/fuzz_inflate_diff/.
+.PHONY: fuzz-isal fuzz-isal-seeds
+fuzz-isal: $(FB)/fuzz_inflate_diff
+$(FB)/fuzz_inflate_diff: fuzz/fuzz_inflate_diff.c fuzz/fuzz.mk
+	@mkdir -p $(FB)
+	$(FUZZ_CLANG) -std=c11 -g -O1 -Wall -Wextra -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< -lisal -lz
+fuzz-isal-seeds:
+	$(PYTHON) fuzz/gen_inflate_seeds.py corpus/fuzz_inflate_diff
