@@ -9,8 +9,14 @@ WARN     = -Wall -Wextra -Wpedantic -Wconversion -Wshadow -Wimplicit-fallthrough
 CSTD     = -std=c11
 WERROR  ?= $(if $(CI),-Werror,)
 INC      = -Iinclude
-NPZS_FLAGS = $(CSTD) $(WARN) $(WERROR) $(INC) -fvisibility=hidden
-LDLIBS  += -lz
+# ISA-L (Debian: libisal-dev) is used where it is installed, only for NPZS_LENIENT_FAST_INFLATE
+# (an opt-in: zlib stays the inflater); make ISAL=0 builds without it.
+ifeq ($(origin ISAL),undefined)
+ISAL    := $(shell printf '\043include <isa-l/igzip_lib.h>\nint main(void) { struct inflate_state s; isal_inflate_init(&s); return 0; }\n' | $(CC) -x c - -o /dev/null -lisal 2>/dev/null && echo 1)
+endif
+ISAL_DEF = $(if $(filter 1,$(ISAL)),-DNPZS_HAVE_ISAL,)
+NPZS_FLAGS = $(CSTD) $(WARN) $(WERROR) $(INC) -fvisibility=hidden $(ISAL_DEF)
+LDLIBS  += $(if $(filter 1,$(ISAL)),-lisal,) -lz
 SONAME   = libnpzstream.so.0
 
 # the library: one concern per file (README.md, "Layout")
@@ -25,7 +31,7 @@ B        = build
 # The sanitizer build: the library compiled once with ASan and UBSan (build/san/libnpzstream.a),
 # every sanitizer binary linked against it.
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-SAN_FLAGS = $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(SAN)
+SAN_FLAGS = $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(ISAL_DEF) $(SAN)
 BS       = $(B)/san
 SAN_OBJ  = $(SRC:src/%.c=$(BS)/%.o)
 SAN_LIB  = $(BS)/libnpzstream.a

@@ -30,7 +30,9 @@ const char LIMITS_HELP[] =
     "Lenient flags (off by default; each accepts what the strict rules refuse, see SECURITY.md):\n"
     "  --lenient-npy-trailing   bytes after a .npy's array are consumed and ignored (as np.load does)\n"
     "  --lenient-header-newline a header ending \"}\\n\" then spaces (npyjs); NumPy 2.x on\n"
-    "                           Python 3.12+ refuses such files\n";
+    "                           Python 3.12+ refuses such files\n"
+    "  --lenient-fast-inflate   inflate with ISA-L (about 2x zlib; where the build has it): may\n"
+    "                           accept deflate data zlib, and so np.load, refuses (SECURITY.md)\n";
 
 const char EXIT_HELP[] =
     "Exit status: 0 accepted, 1 rejected (invalid or unsafe input), 2 usage or I/O error.\n";
@@ -109,7 +111,8 @@ int parse_limit(opts *o, int argc, char **argv, int *i) {
     const char *a = argv[*i];
     static const struct { const char *flag; uint32_t bit; } lenient[] = {
         {"--lenient-npy-trailing", NPZS_LENIENT_NPY_TRAILING},
-        {"--lenient-header-newline", NPZS_LENIENT_HEADER_NEWLINE}};
+        {"--lenient-header-newline", NPZS_LENIENT_HEADER_NEWLINE},
+        {"--lenient-fast-inflate", NPZS_LENIENT_FAST_INFLATE}};
     for (size_t k = 0; k < sizeof lenient / sizeof lenient[0]; k++)
         if (strcmp(a, lenient[k].flag) == 0) {
             o->lim.lenient |= lenient[k].bit;

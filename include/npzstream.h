@@ -233,6 +233,17 @@ typedef struct npzs_limits {
  *   headers (NumPy 1.24 and 2.x on Python 3.11 load them). */
 #define NPZS_LENIENT_NPY_TRAILING 0x1u
 #define NPZS_LENIENT_HEADER_NEWLINE 0x2u
+/* NPZS_LENIENT_FAST_INFLATE (added in 0.2.0; only in a library built with ISA-L, else refused as
+ *   an invalid limit): deflated members whose compressed size the local header gives are
+ *   inflated with ISA-L (about 2x zlib).  Gives up: zlib's verdict on invalid deflate data.  ISA-L
+ *   accepts some streams zlib refuses (incomplete or over-subscribed Huffman code sets) and
+ *   decides some invalid or cut streams at another point (inflate vs size_mismatch), so an
+ *   archive np.load cannot load may be accepted; where both accept, the bytes are the same
+ *   (SECURITY.md has the measured rates).  npzs_fast_inflate() says whether it is built in. */
+#define NPZS_LENIENT_FAST_INFLATE 0x4u
+/* 1 when this library was built with ISA-L (NPZS_LENIENT_FAST_INFLATE is available), else 0
+ * (added in 0.2.0). */
+int npzs_fast_inflate(void);
 
 /* The name of the first field of lim that npzs_new() would refuse ("max_ndim", ...; "size" for
  * a struct size this library cannot read), or NULL when all are valid (added in 0.2.0). */

@@ -20,11 +20,17 @@ if os.path.exists(os.path.join(TREE, "src", "npzs.c")) and os.path.exists(os.pat
 if not os.path.exists(os.path.join(CSRC, "npzs.c")):
     raise SystemExit("npzstream: the C library's sources are missing (build from the npzstream source tree)")
 
+# ISA-L (libisal-dev) where it is installed, for lenient_fast_inflate=True only (zlib stays the
+# inflater); NPZSTREAM_ISAL=0 builds without it.
+ISAL = os.environ.get("NPZSTREAM_ISAL", "auto") != "0" and any(
+    os.path.exists(os.path.join(d, "isa-l", "igzip_lib.h")) for d in ("/usr/include", "/usr/local/include"))
+
 ext = Extension(
     "npzstream._npzstream",
     sources=["src/npzstream/_npzstream.c"] + [os.path.join("csrc", f) for f in LIB_SOURCES],
     include_dirs=["csrc"],
-    libraries=["z"],
+    libraries=(["isal"] if ISAL else []) + ["z"],
+    define_macros=[("NPZS_HAVE_ISAL", "1")] if ISAL else [],
     extra_compile_args=["-O2", "-fvisibility=hidden"],
 )
 

@@ -15,8 +15,8 @@
 /* ---- the back end contract --------------------------------------------------------------------
  * start: begin a raw deflate stream (allocate on first use, reset after); 0 or < 0 recorded.
  * run:   inflate io->in[0, in_len) into io->out[0, out_len); sets io->took and io->made and
- *        returns NPZS__INF_OK (more to come), NPZS__INF_END (the stream ended), NPZS__INF_BAD
- *        (invalid data) or NPZS__INF_NOMEM.
+ *        returns NPZS__INF_OK (more to come), NPZS__INF_END (the stream ended; io->back of the
+ *        bytes taken lie past its end), NPZS__INF_BAD (invalid data) or NPZS__INF_NOMEM.
  * end:   release everything. */
 typedef struct npzs_inflater {
     int (*start)(npzs_parser *p);
@@ -58,6 +58,7 @@ static int zlib_run(npzs_parser *p, npzs_inf_io *io) {
     int zr = inflate(zs, Z_NO_FLUSH);
     io->took = io->in_len - zs->avail_in;
     io->made = io->out_len - zs->avail_out;
+    io->back = 0; /* zlib stops at the stream's last byte */
     if (zr == Z_STREAM_END) return NPZS__INF_END;
     if (zr == Z_MEM_ERROR) return NPZS__INF_NOMEM;
     if (zr == Z_DATA_ERROR || zr == Z_NEED_DICT || zr == Z_STREAM_ERROR) return NPZS__INF_BAD; /* raw: no dictionary */
@@ -70,7 +71,75 @@ static void zlib_end(npzs_parser *p) {
 }
 
 static const npzs_inflater zlib_inflater = {zlib_start, zlib_run, zlib_end};
-#define BACKEND (&zlib_inflater)
+
+#ifdef NPZS_HAVE_ISAL
+/* ISA-L's inflate (NPZS_LENIENT_FAST_INFLATE): faster, and not zlib: it accepts some deflate
+ * streams zlib refuses (incomplete or over-subscribed Huffman code sets) and decides some
+ * invalid or cut streams at another point (SECURITY.md, "Lenient flags"; fuzz_inflate_diff
+ * measures it).  Used only for members whose compressed size the local header gives: its
+ * input is then bounded by the member, and the bytes it reads ahead past the stream's end
+ * (at most the 8 of its bit buffer) are given back through io->back. */
+#include <isa-l/igzip_lib.h>
+
+static int isal_start(npzs_parser *p) {
+    npzs_inflate *f = &p->inf;
+    if (!f->isal) {
+        f->isal = npzs__alloc(p, sizeof(struct inflate_state));
+        if (!f->isal) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_INFLATE);
+    }
+    struct inflate_state *st = f->isal;
+    isal_inflate_init(st);
+    st->crc_flag = ISAL_DEFLATE;
+    st->hist_bits = 15;
+    return 0;
+}
+
+static int isal_run(npzs_parser *p, npzs_inf_io *io) {
+    struct inflate_state *st = p->inf.isal;
+    st->next_in = (uint8_t *)(uintptr_t)io->in;
+    st->avail_in = (uint32_t)io->in_len;
+    st->next_out = io->out;
+    st->avail_out = (uint32_t)(io->out_len > UINT32_MAX ? UINT32_MAX : io->out_len);
+    uint32_t out0 = st->avail_out;
+    int rc = isal_inflate(st);
+    io->took = io->in_len - st->avail_in;
+    io->made = out0 - st->avail_out;
+    io->back = 0;
+    if (rc < 0) return NPZS__INF_BAD;
+    if (st->block_state == ISAL_BLOCK_FINISH) {
+        size_t ahead = (size_t)(st->read_in_length > 0 ? st->read_in_length / 8 : 0);
+        io->back = ahead < io->took ? ahead : io->took;
+        return NPZS__INF_END;
+    }
+    return NPZS__INF_OK;
+}
+
+static void isal_end(npzs_parser *p) {
+    npzs__free(p, p->inf.isal);
+    p->inf.isal = NULL;
+}
+
+static const npzs_inflater isal_inflater = {isal_start, isal_run, isal_end};
+#endif
+
+/* The back end of a member: zlib, or ISA-L when built in, asked for, and the member's
+ * compressed size is known. */
+static const npzs_inflater *backend_for(const npzs_parser *p) {
+#ifdef NPZS_HAVE_ISAL
+    if ((p->lim.lenient & NPZS_LENIENT_FAST_INFLATE) && p->lfh.h.known) return &isal_inflater;
+#else
+    (void)p;
+#endif
+    return &zlib_inflater;
+}
+
+int npzs__fast_inflate_built(void) {
+#ifdef NPZS_HAVE_ISAL
+    return 1;
+#else
+    return 0;
+#endif
+}
 
 /* ---- members -------------------------------------------------------------------------------- */
 
@@ -82,7 +151,8 @@ int npzs__inf_begin(npzs_parser *p) {
     size_t need = p->lim.inflate_window;
     if (h->known && h->usize < need) need = (size_t)h->usize + 1;
     if (npzs__buffer(p, (void **)&f->win, &f->win_cap, need, p->rec_off, NPZS_R_NOMEM_WINDOW) < 0) return p->err;
-    if (BACKEND->start(p) < 0) return p->err;
+    f->be = backend_for(p);
+    if (f->be->start(p) < 0) return p->err;
     f->win_len = f->win_pos = 0;
     f->made = f->win;
     f->zin_pos = f->zin_len = 0;
@@ -93,7 +163,10 @@ int npzs__inf_begin(npzs_parser *p) {
 
 void npzs__inf_release(npzs_parser *p) {
     npzs_inflate *f = &p->inf;
-    BACKEND->end(p);
+    zlib_end(p);
+#ifdef NPZS_HAVE_ISAL
+    isal_end(p);
+#endif
     npzs__free(p, f->win);
     npzs__free(p, f->zin);
     f->win = f->zin = NULL;
@@ -187,7 +260,7 @@ int npzs__inf_fill(npzs_parser *p, npzs_in *in) {
         io.out = f->made = c->out + c->data_len;
         io.out_len = (size_t)d;
     }
-    int zr = BACKEND->run(p, &io);
+    int zr = f->be->run(p, &io);
     if (f->made != f->win) p->c.out_direct += io.made;
     if (io.took) {
         if (zin) {
@@ -202,6 +275,10 @@ int npzs__inf_fill(npzs_parser *p, npzs_in *in) {
     f->win_len = io.made;
     if (zr == NPZS__INF_END) {
         f->end = 1;
+        if (io.back) { /* read past the stream's end: not the member's content, given back */
+            p->data_in -= io.back;
+            f->orphan += io.back;
+        }
         /* gathered bytes after the stream's end: the member is about to be rejected (its
          * compressed size is not reached); they are given back so that the input count is the
          * one a large push gives */

@@ -162,6 +162,9 @@ typedef struct npzs_inflate {
     int end;                    /* the deflate stream ended */
     int bad;                    /* invalid data, raised once the window is used */
     uint64_t orphan;            /* gathered bytes after a stream's early end: handed back */
+    const struct npzs_inflater *be; /* the back end of the current member (inflate.c) */
+    void *isal;                 /* ISA-L's state, when it is built in and asked for */
+    size_t back;                /* bytes the back end took past the stream's end (given back) */
 } npzs_inflate;
 
 typedef struct npzs_inf_io {
@@ -170,6 +173,8 @@ typedef struct npzs_inf_io {
     uint8_t *out;
     size_t out_len;
     size_t took, made;
+    size_t back; /* NPZS__INF_END: of `took`, the bytes past the stream's end (a back end that
+                    reads ahead), which the caller gives back */
 } npzs_inf_io;
 enum { NPZS__INF_OK, NPZS__INF_END, NPZS__INF_BAD, NPZS__INF_NOMEM };
 
@@ -351,6 +356,7 @@ int npzs__need(npzs_parser *p);
 void npzs__zip_release(npzs_parser *p);
 
 /* inflate.c: the inflate back end (zlib) */
+int npzs__fast_inflate_built(void); /* inflate.c: ISA-L compiled in */
 int npzs__inf_begin(npzs_parser *p);
 /* The window is used up: inflate more.  NPZS__STEP, NPZS_NEED_INPUT or < 0. */
 int npzs__inf_fill(npzs_parser *p, npzs_in *in);

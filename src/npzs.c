@@ -228,7 +228,9 @@ NPZS__API const char *npzs_limits_check_(const npzs_limits *lim, size_t size) {
     if (l.max_name_len == 0 || l.max_name_len > 65535) return "max_name_len";
     if (l.max_extra_len > 65535) return "max_extra_len";
     if (l.inflate_window == 0) return "inflate_window";
-    if (l.lenient & ~(uint32_t)(NPZS_LENIENT_NPY_TRAILING | NPZS_LENIENT_HEADER_NEWLINE)) return "lenient";
+    uint32_t known = NPZS_LENIENT_NPY_TRAILING | NPZS_LENIENT_HEADER_NEWLINE |
+                     (npzs__fast_inflate_built() ? NPZS_LENIENT_FAST_INFLATE : 0);
+    if (l.lenient & ~known) return "lenient";
     if (l.max_memory && l.max_memory < sizeof(npzs_parser)) return "max_memory"; /* not even the parser fits */
     return NULL;
 }
@@ -323,6 +325,8 @@ NPZS__API void npzs_reset(npzs_parser *p) {
     p->err_member = -1;
     p->err_coff = NPZS_NO_OFFSET;
 }
+
+NPZS__API int npzs_fast_inflate(void) { return npzs__fast_inflate_built(); }
 
 NPZS__API int npzs_npy_sequence(npzs_parser *p) {
     if (!p) return NPZS_E_BAD_CALL;

@@ -384,6 +384,15 @@ def test_limits_range_checked_never_wrapped():
     assert e.value.code == "limit" and e.value.rule == "LIMIT.max_members"
 
 
+def test_fast_inflate_loads_the_same():
+    if not npzstream.FAST_INFLATE:
+        with pytest.raises(ValueError):
+            npzstream.load(SAMPLE, lenient_fast_inflate=True)
+        pytest.skip("this build has no ISA-L")
+    same_result(npzstream.load(SAMPLE, lenient_fast_inflate=True), REF)
+    same_result(npzstream.load([SAMPLE[i:i + 999] for i in range(0, len(SAMPLE), 999)], lenient_fast_inflate=True), REF)
+
+
 def test_validate_report():
     rep = npzstream.validate(SAMPLE)
     assert rep.ok and rep.format == "npz" and rep.error is None and rep.consumed == len(SAMPLE)

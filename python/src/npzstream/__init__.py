@@ -23,7 +23,7 @@ import numpy
 from . import _npzstream
 
 __all__ = ["load", "aload", "validate", "avalidate", "Loader", "Report", "Member", "RejectedError",
-           "DEFAULT_MAX_BYTES", "LIMITS", "library_version"]
+           "DEFAULT_MAX_BYTES", "LIMITS", "FAST_INFLATE", "library_version"]
 
 #: What `load` keeps at most (array data and blobs), unless max_bytes says otherwise: an upload
 #: cannot make the server allocate more than this, whatever its headers declare.
@@ -31,7 +31,10 @@ DEFAULT_MAX_BYTES = 1 << 30
 #: The library's limits, as keyword arguments (see SECURITY.md), with the lenient flags.
 LIMITS = ("max_header_size", "max_ndim", "max_fields", "max_depth", "max_members", "max_name_len",
           "max_extra_len", "max_total_bytes", "inflate_window", "max_memory",
-          "lenient_npy_trailing", "lenient_header_newline")
+          "lenient_npy_trailing", "lenient_header_newline", "lenient_fast_inflate")
+#: lenient_fast_inflate=True is available: the module was built with ISA-L.  It inflates about
+#: twice as fast as zlib and may accept deflate data zlib (and so np.load) refuses (SECURITY.md).
+FAST_INFLATE = bool(_npzstream.FAST_INFLATE)
 READ_SIZE = 1 << 20
 # chunks this large are fed from a worker thread in aload() (the parser releases the GIL)
 _THREAD_CHUNK = 1 << 18
@@ -87,12 +90,15 @@ def _limits(kw: Dict[str, Any]) -> Dict[str, int]:
     out: Dict[str, int] = {}
     lenient = 0
     for k, v in kw.items():
-        if k in ("lenient_npy_trailing", "lenient_header_newline"):
+        if k in ("lenient_npy_trailing", "lenient_header_newline", "lenient_fast_inflate"):
             if not isinstance(v, bool):
                 raise TypeError("%s must be a bool" % k)
+            if k == "lenient_fast_inflate" and v and not FAST_INFLATE:
+                raise ValueError("lenient_fast_inflate: this build of npzstream has no ISA-L")
             if v:
-                lenient |= (_npzstream.LENIENT_NPY_TRAILING if k == "lenient_npy_trailing"
-                            else _npzstream.LENIENT_HEADER_NEWLINE)
+                lenient |= {"lenient_npy_trailing": _npzstream.LENIENT_NPY_TRAILING,
+                            "lenient_header_newline": _npzstream.LENIENT_HEADER_NEWLINE,
+                            "lenient_fast_inflate": _npzstream.LENIENT_FAST_INFLATE}[k]
         elif k in LIMITS:
             if isinstance(v, bool) or not isinstance(v, int):
                 raise TypeError("%s must be an int" % k)

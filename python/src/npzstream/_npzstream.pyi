@@ -2,6 +2,8 @@ from typing import Any, Callable, Dict, List, Optional
 
 LENIENT_NPY_TRAILING: int
 LENIENT_HEADER_NEWLINE: int
+LENIENT_FAST_INFLATE: int
+FAST_INFLATE: int
 
 class Stream:
     def __init__(self, limits: Optional[Dict[str, int]] = ..., on_header: Optional[Callable[[Dict[str, Any]], Any]] = ...,
