@@ -8,6 +8,8 @@
  *     crc-libdeflate  the same, plus libdeflate_crc32() (only when built with -DHAVE_LIBDEFLATE)
  *     inflate         walk the ZIP local headers, raw-inflate every deflated member into a 256 KiB
  *                     window (npzstream's default) and CRC the output with npzs__crc32; no checks
+ *     inflate-isal    the same walk with ISA-L's streaming isal_inflate (built with ISA-L)
+ *     crc-isal        read-discard plus ISA-L's crc32_gzip_refl (built with ISA-L)
  *
  * Prints a checksum so that nothing is optimised away.  Exit 2 on I/O errors.
  */
@@ -21,6 +23,10 @@
 #include <zlib.h>
 #ifdef HAVE_LIBDEFLATE
 #include <libdeflate.h>
+#endif
+#ifdef NPZS_HAVE_ISAL
+#include <isa-l/crc.h>
+#include <isa-l/igzip_lib.h>
 #endif
 
 #define READ_SIZE (1u << 20)
@@ -60,9 +66,51 @@ static uint16_t le16(const uint8_t *b) { return (uint16_t)(b[0] | b[1] << 8); }
 static uint32_t le32(const uint8_t *b) { return (uint32_t)le16(b) | (uint32_t)le16(b + 2) << 16; }
 static uint64_t le64(const uint8_t *b) { return (uint64_t)le32(b) | (uint64_t)le32(b + 4) << 32; }
 
-static uint32_t walk_inflate(void) {
+/* one deflated member's stream from buf+pos on, into win: its CRC-32 (zlib or ISA-L) */
+static z_stream zs;
+#ifdef NPZS_HAVE_ISAL
+static struct inflate_state ist;
+#endif
+static uint32_t inflate_member(uint8_t *win, int isal) {
+    uint32_t crc = 0;
+#ifdef NPZS_HAVE_ISAL
+    if (isal) {
+        isal_inflate_init(&ist);
+        ist.crc_flag = ISAL_DEFLATE;
+        while (ist.block_state != ISAL_BLOCK_FINISH) {
+            if (pos == len) { pos = len = 0; if (!need(1)) exit(2); }
+            ist.next_in = buf + pos;
+            ist.avail_in = (uint32_t)(len - pos);
+            ist.next_out = win;
+            ist.avail_out = WINDOW;
+            if (isal_inflate(&ist) < 0) exit(1);
+            pos = len - ist.avail_in;
+            crc = npzs__crc32(crc, win, WINDOW - ist.avail_out);
+        }
+        pos -= (size_t)(ist.read_in_length / 8); /* bytes its bit buffer read past the stream */
+        return crc;
+    }
+#else
+    (void)isal;
+#endif
+    inflateReset(&zs);
+    int zr = Z_OK;
+    while (zr != Z_STREAM_END) {
+        if (pos == len) { pos = len = 0; if (!need(1)) exit(2); }
+        zs.next_in = buf + pos;
+        zs.avail_in = (uInt)(len - pos);
+        zs.next_out = win;
+        zs.avail_out = WINDOW;
+        zr = inflate(&zs, Z_NO_FLUSH);
+        if (zr != Z_OK && zr != Z_STREAM_END) exit(1);
+        pos = len - zs.avail_in;
+        crc = npzs__crc32(crc, win, WINDOW - zs.avail_out);
+    }
+    return crc;
+}
+
+static uint32_t walk_inflate(int isal) {
     uint8_t *win = malloc(WINDOW);
-    z_stream zs;
     memset(&zs, 0, sizeof zs);
     if (!win || inflateInit2(&zs, -15) != Z_OK) exit(2);
     uint32_t all = 0, members = 0;
@@ -80,19 +128,7 @@ static uint32_t walk_inflate(void) {
         pos += 30u + nl + el;
         uint32_t crc = 0;
         if (method == 8) {
-            inflateReset(&zs);
-            int zr = Z_OK;
-            while (zr != Z_STREAM_END) {
-                if (pos == len) { pos = len = 0; if (!need(1)) exit(2); }
-                zs.next_in = buf + pos;
-                zs.avail_in = (uInt)(len - pos);
-                zs.next_out = win;
-                zs.avail_out = WINDOW;
-                zr = inflate(&zs, Z_NO_FLUSH);
-                if (zr != Z_OK && zr != Z_STREAM_END) exit(1);
-                pos = len - zs.avail_in;
-                crc = npzs__crc32(crc, win, WINDOW - zs.avail_out);
-            }
+            crc = inflate_member(win, isal);
         } else {
             while (size) {
                 if (pos == len) { pos = len = 0; if (!need(1)) exit(2); }
@@ -132,13 +168,17 @@ int main(int argc, char **argv) {
     uint32_t crc = 0;
     uint64_t total = 0;
     int m = !strcmp(mode, "read") ? 0 : !strcmp(mode, "crc-zlib") ? 1 : !strcmp(mode, "crc-fast") ? 2
-          : !strcmp(mode, "crc-libdeflate") ? 3 : !strcmp(mode, "inflate") ? 4 : -1;
+          : !strcmp(mode, "crc-libdeflate") ? 3 : !strcmp(mode, "inflate") ? 4 : !strcmp(mode, "inflate-isal") ? 5
+          : !strcmp(mode, "crc-isal") ? 6 : -1;
 #ifndef HAVE_LIBDEFLATE
     if (m == 3) m = -1;
 #endif
+#ifndef NPZS_HAVE_ISAL
+    if (m == 5 || m == 6) m = -1;
+#endif
     if (m < 0) { fprintf(stderr, "limit: unknown or unavailable mode %s\n", mode); return 2; }
-    if (m == 4) {
-        crc = walk_inflate();
+    if (m == 4 || m == 5) {
+        crc = walk_inflate(m == 5);
     } else {
         for (;;) {
             ssize_t r = fill(buf, READ_SIZE);
@@ -148,6 +188,9 @@ int main(int argc, char **argv) {
             if (m == 0) crc ^= buf[0];
             else if (m == 1) crc = (uint32_t)crc32(crc, buf, (uInt)n);
             else if (m == 2) crc = npzs__crc32(crc, buf, n);
+#ifdef NPZS_HAVE_ISAL
+            else if (m == 6) crc = crc32_gzip_refl(crc, buf, n);
+#endif
 #ifdef HAVE_LIBDEFLATE
             else crc = libdeflate_crc32(crc, buf, n);
 #endif

@@ -114,11 +114,16 @@ def run(a, npzs, lim, have_ld, tmp):
         return [("np.load", "%s %s" % (npload, f)), ("bsdtar -xOf FILE", "bsdtar -xOf %s > /dev/null" % f),
                 ("unzip -tq", "unzip -tq %s > /dev/null" % f)]
 
+    have_isal = subprocess.run([lim, "crc-isal", "/dev/null"], capture_output=True).returncode == 0
     crcs = [("limit: read-discard", "%s read %s" % (lim, F["stored.npz"])),
             ("limit: zlib crc32", "%s crc-zlib %s" % (lim, F["stored.npz"])),
             ("limit: fastest crc32", "%s crc-fast %s" % (lim, F["stored.npz"]))]
     if have_ld:
         crcs.append(("limit: libdeflate crc32", "%s crc-libdeflate %s" % (lim, F["stored.npz"])))
+    if have_isal:
+        crcs.append(("limit: ISA-L crc32", "%s crc-isal %s" % (lim, F["stored.npz"])))
+    fast = ([("npzstream --lenient-fast-inflate", "%s --lenient-fast-inflate %s" % (ck, F["deflated.npz"])),
+             ("limit: ISA-L inflate+crc", "%s inflate-isal %s" % (lim, F["deflated.npz"]))] if have_isal else [])
     groups = [
         ("stored.npz (file)", "stored.npz", "limit: fastest crc32",
          [("npzstream", "%s %s" % (ck, F["stored.npz"])),
@@ -146,7 +151,7 @@ def run(a, npzs, lim, have_ld, tmp):
          [("npzstream", "%s %s" % (ck, F["deflated.npz"])),
           ("npzstream --feed 4096", "%s --feed 4096 %s" % (ck, F["deflated.npz"])),
           ("cat | npzstream", "cat %s | %s -" % (F["deflated.npz"], ck)),
-          ("limit: inflate+crc", "%s inflate %s" % (lim, F["deflated.npz"]))] + zipcmds(F["deflated.npz"])),
+          ("limit: inflate+crc", "%s inflate %s" % (lim, F["deflated.npz"]))] + fast + zipcmds(F["deflated.npz"])),
         ("many.npz (20,000 members)", "many.npz", None,
          [("npzstream", "%s %s" % (ck, F["many.npz"])),
           ("cat | npzstream", "cat %s | %s -" % (F["many.npz"], ck)),
