@@ -478,7 +478,7 @@ def test_batch(binary, tmp, good):
     check_lines(r.stdout, [f for f in files if os.path.isfile(f[0])], "xargs -P 2")
     ok(r.returncode == 123, "xargs: some file rejected, exit 123 (xargs' own), got %d" % r.returncode)
     if shutil.which("parallel"):
-        sh = "find %s -name '*.np[yz]' -type f | parallel -j 2 %s check --jsonl {}" % (d, binary)
+        sh = "find %s -name '*.np[yz]' -type f | parallel --will-cite -j 2 %s check --jsonl {}" % (d, binary)
         r = subprocess.run(["sh", "-c", sh], capture_output=True, timeout=120)
         check_lines(r.stdout, [f for f in files if os.path.isfile(f[0])], "parallel")
     else:
