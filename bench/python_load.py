@@ -37,19 +37,20 @@ def arrays(mib):
     }
 
 
-def best(f, repeat):
-    ts = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        f()
-        ts.append(time.perf_counter() - t0)
+def best(stmt, setup, repeat):
+    """Best of `repeat` runs of stmt, each measurement in a fresh process (the allocator's state
+    after one large load changes the next one's page faults)."""
+    code = ("import time, numpy as np, npzstream\n" + setup + "\n"
+            "t0 = time.perf_counter()\n" + stmt + "\n"
+            "print(time.perf_counter() - t0)\n")
+    ts = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+          for _ in range(repeat)]
     return min(ts)
 
 
-def np_touch(path):
-    with np.load(path, allow_pickle=False) as z:
-        for k in z.files:
-            z[k]
+NP_TOUCH = ("with np.load(PATH, allow_pickle=False) as z:\n"
+            "    for k in z.files:\n"
+            "        z[k]")
 
 
 def peak_rss(path, how):
@@ -73,6 +74,7 @@ def main():
     ap.add_argument("--dir", default=None)
     a = ap.parse_args()
     d = a.dir or tempfile.mkdtemp(prefix="npzs-bench-")
+    os.makedirs(d, exist_ok=True)
     stored, deflated = os.path.join(d, "stored.npz"), os.path.join(d, "deflated.npz")
     arrs = arrays(a.mib)
     total = sum(x.nbytes for x in arrs.values())
@@ -90,20 +92,18 @@ def main():
                 pass
     rows = []
     for label, path in (("stored (np.savez)", stored), ("deflated (np.savez_compressed)", deflated)):
-        ours = best(lambda: npzstream.load(path, max_bytes=1 << 40), a.repeat)
-        theirs = best(lambda: np_touch(path), a.repeat)
+        setup = "PATH = %r" % path
+        ours = best("npzstream.load(PATH, max_bytes=1 << 40)", setup, a.repeat)
+        theirs = best(NP_TOUCH, setup, a.repeat)
         rows.append((label, ours, theirs))
         print("%-32s npzstream.load %7.3f s (%6.0f MiB/s)   np.load + touch %7.3f s   ratio %.2fx"
               % (label, ours, total / 2**20 / ours, theirs, theirs / ours))
-    data = open(stored, "rb").read()
-    mv = memoryview(data)
-    c4k = [mv[i:i + 4096] for i in range(0, len(mv), 4096)]  # the chunks as a server has them
-    c1m = [mv[i:i + (1 << 20)] for i in range(0, len(mv), 1 << 20)]
-    t4k = best(lambda: npzstream.load(c4k, max_bytes=1 << 40), a.repeat)
-    t1m = best(lambda: npzstream.load(c1m, max_bytes=1 << 40), a.repeat)
+    chunks = ("data = open(%r, 'rb').read()\nmv = memoryview(data)\n"
+              "ch = [mv[i:i + N] for i in range(0, len(mv), N)]  # the chunks as a server has them") % stored
+    t4k = best("npzstream.load(ch, max_bytes=1 << 40)", "N = 4096\n" + chunks, a.repeat)
+    t1m = best("npzstream.load(ch, max_bytes=1 << 40)", "N = 1 << 20\n" + chunks, a.repeat)
     print("%-32s 4 KiB chunks %7.3f s   1 MiB chunks %7.3f s   ratio %.2fx" % ("chunks (stored, from memory)",
                                                                              t4k, t1m, t1m / t4k))
-    del data, mv, c4k, c1m
     for label, path in (("stored", stored), ("deflated", deflated)):
         extra, n = peak_rss(path, "npzstream.load(__import__('sys').argv[1], max_bytes=1 << 40)")
         print("%-32s peak RSS of load above the imports %.1f MiB for %.1f MiB of arrays: +%.1f MiB"

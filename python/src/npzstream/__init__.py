@@ -277,10 +277,7 @@ def _chunks(source: Source) -> Iterable[Any]:
     except TypeError:
         raise TypeError("npzstream: the source must be bytes, a path, a binary file, a socket or an iterable "
                         "of byte chunks, not %s" % type(source).__name__) from None
-    for chunk in it:
-        if isinstance(chunk, str):
-            raise TypeError("npzstream: chunks must be bytes-like, not str")
-        yield chunk
+    yield from it  # a chunk that is not bytes-like (a str, say) is a TypeError of feed()
 
 
 async def _achunks(source: Any):
@@ -320,8 +317,13 @@ def load(source: Source, *, max_bytes: int = DEFAULT_MAX_BYTES, **limits: Any) -
     blob bytes kept (default 1 GiB): a header declaring more is a rejection (LIMIT.max_bytes)
     before anything is allocated. The other keywords are the library's limits (LIMITS)."""
     ld = Loader(max_bytes=max_bytes, **limits)
-    for chunk in _chunks(source):
-        ld.feed(chunk)
+    feed = ld.feed
+    if isinstance(source, (list, tuple)):  # chunks in hand: no generator in between
+        for chunk in source:
+            feed(chunk)
+    else:
+        for chunk in _chunks(source):
+            feed(chunk)
     return ld.finish()
 
 
