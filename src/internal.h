@@ -164,7 +164,6 @@ typedef struct npzs_inflate {
     uint64_t orphan;            /* gathered bytes after a stream's early end: handed back */
     const struct npzs_inflater *be; /* the back end of the current member (inflate.c) */
     void *isal;                 /* ISA-L's state, when it is built in and asked for */
-    size_t back;                /* bytes the back end took past the stream's end (given back) */
 } npzs_inflate;
 
 typedef struct npzs_inf_io {

@@ -315,6 +315,7 @@ NPZS__API void npzs_reset(npzs_parser *p) {
     p->inf.win = keep.inf.win;
     p->inf.win_cap = keep.inf.win_cap;
     p->inf.zin = keep.inf.zin;
+    p->inf.isal = keep.inf.isal;
     p->name = keep.name;
     p->name_cap = keep.name_cap;
     p->extra = keep.extra;
