@@ -6,7 +6,7 @@
  * once the parser leaves it, its fields decoded for display from the bytes the parser consumed;
  * the events follow as they come, and at the end the verdict, with the rule on a rejection.
  * Nothing here decides anything: the verdict is the library's.  For debugging a refused
- * upload, not for speed (about 20 MB/s).
+ * upload, not for speed (10 to 20 MB/s).
  */
 #define _GNU_SOURCE
 #include <errno.h>
