@@ -107,8 +107,9 @@ static int isal_run(npzs_parser *p, npzs_inf_io *io) {
     io->back = 0;
     if (rc < 0) return NPZS__INF_BAD;
     if (st->block_state == ISAL_BLOCK_FINISH) {
-        size_t ahead = (size_t)(st->read_in_length > 0 ? st->read_in_length / 8 : 0);
-        io->back = ahead < io->took ? ahead : io->took;
+        /* whole bytes still in its bit buffer: read past the stream's end, in this call or an
+         * earlier one (with a full output window it may have taken the input calls ago) */
+        io->back = (size_t)(st->read_in_length > 0 ? st->read_in_length / 8 : 0);
         return NPZS__INF_END;
     }
     return NPZS__INF_OK;

@@ -172,8 +172,8 @@ typedef struct npzs_inf_io {
     uint8_t *out;
     size_t out_len;
     size_t took, made;
-    size_t back; /* NPZS__INF_END: of `took`, the bytes past the stream's end (a back end that
-                    reads ahead), which the caller gives back */
+    size_t back; /* NPZS__INF_END: bytes taken (in this call or earlier ones) that lie past the
+                    stream's end (a back end that reads ahead), which the caller gives back */
 } npzs_inf_io;
 enum { NPZS__INF_OK, NPZS__INF_END, NPZS__INF_BAD, NPZS__INF_NOMEM };
 
