@@ -16,12 +16,12 @@ ISAL    := $(shell printf '\043include <isa-l/igzip_lib.h>\nint main(void) { str
 endif
 ISAL_DEF = $(if $(filter 1,$(ISAL)),-DNPZS_HAVE_ISAL,)
 NPZS_FLAGS = $(CSTD) $(WARN) $(WERROR) $(INC) -fvisibility=hidden $(ISAL_DEF)
-LDLIBS  += $(if $(filter 1,$(ISAL)),-lisal,) -lz
+LDLIBS  += $(if $(filter 1,$(ISAL)),-lisal,) -lz -pthread
 SONAME   = libnpzstream.so.0
 
 # the library: one concern per file (README.md, "Layout")
 SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflate.c src/names.c \
-           src/zlocate.c src/crc.c src/vlen.c
+           src/zlocate.c src/crc.c src/vlen.c src/par.c
 HDR      = include/npzstream.h include/npzstream_vlen.h src/internal.h src/states.h src/rules.h
 CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/output.c cli/cmd_check.c cli/cmd_ls.c cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c
 B        = build
@@ -84,6 +84,13 @@ $(B)/run_vectors: tests/vectors/run_vectors.c $(B)/libnpzstream.a $(HDR)
 $(BS)/run_vectors: tests/vectors/run_vectors.c $(SAN_LIB) $(HDR)
 	$(CC) $(SAN_FLAGS) -o $@ tests/vectors/run_vectors.c $(SAN_LIB) $(LDLIBS)
 TEST_DEPS += $(B)/run_vectors $(BS)/run_vectors
+# the thread sanitizer on the parallel-inflate helper (its workers, queue and hand-over): the
+# vectors through the helper, under gcc's -fsanitize=thread
+BT       = $(B)/tsan
+$(BT)/run_vectors: tests/vectors/run_vectors.c $(SRC) $(HDR)
+	@mkdir -p $(BT)
+	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(ISAL_DEF) -fsanitize=thread -o $@ tests/vectors/run_vectors.c $(SRC) $(LDLIBS)
+TEST_DEPS += $(BT)/run_vectors
 
 # make demo: build, then check two shipped real files (one .npz, one .npy).
 demo: all
@@ -99,8 +106,9 @@ test: all $(B)/test_api $(BS)/npzstream $(BS)/test_api $(TEST_DEPS) ref-matrix p
 check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors
 	$(B)/test_api
 	$(BS)/test_api
-	$(B)/run_vectors
+	$(B)/run_vectors --par
 	$(BS)/run_vectors
+	$(BS)/run_vectors --par-only
 
 # Regenerate the fuzz seeds corpus/fuzz_vlen/ (numcodecs VLenBytes when importable).
 .PHONY: vlen-seeds

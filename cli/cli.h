@@ -45,6 +45,8 @@ enum { L_HEADER, L_NDIM, L_FIELDS, L_DEPTH, L_MEMBERS, L_NAME, L_EXTRA, L_TOTAL,
 typedef struct opts {
     npzs_limits lim;
     uint64_t feed;
+    unsigned jobs;        /* -j N: deflated members inflated by N worker threads (0, 1: none) */
+    uint64_t jobs_memory; /* --jobs-memory: what the helper may hold (0: 128 MiB a worker) */
     uint64_t given[L__N]; /* values as given, for diagnostics */
     unsigned set;         /* bit i: LIMIT_FLAGS[i] was given */
 } opts;
@@ -124,7 +126,7 @@ int cli_open(const char *path, const char **label, char *err, size_t errlen);
 /* Reads fd to the verdict, pushing at most feed bytes per call (0: no limit).  Returns 0
  * accepted, 1 rejected, 2 I/O error (its text in err when err is given, else on stderr), out of
  * memory or fn() stopped. */
-int drive(npzs_parser *p, int fd, const char *label, uint64_t feed, event_fn fn, void *ctx, char *err, size_t errlen);
+int drive(npzs_parser *p, int fd, const char *label, const opts *op, event_fn fn, void *ctx, char *err, size_t errlen);
 /* Open FILE (or stdin) and make a parser with the options' limits; NULL (all released, the reason
  * said on stderr) when either fails. */
 npzs_parser *start(const char *path, const opts *op, const char **label, int *fd);

@@ -87,6 +87,7 @@ int cli_read_loop_err(int fd, const char *prog, const char *label, uint64_t feed
 
 typedef struct drive_ctx {
     npzs_parser *p;
+    npzs_par *q; /* -j N: the parallel-inflate helper over p */
     event_fn fn;
     void *ctx;
 } drive_ctx;
@@ -95,7 +96,7 @@ static int drive_push(void *vc, npzs_in *in) {
     drive_ctx *d = vc;
     for (;;) {
         npzs_event ev;
-        int rc = npzs_next(d->p, in, &ev);
+        int rc = d->q ? npzs_par_next(d->q, in, &ev) : npzs_next(d->p, in, &ev);
         if (rc == NPZS_NEED_INPUT) return -1;
         if (rc == NPZS_DONE) return 0;
         if (rc < 0) return rc == NPZS_E_NOMEM ? 2 : 1;
@@ -104,11 +105,25 @@ static int drive_push(void *vc, npzs_in *in) {
     }
 }
 
-static void drive_eof(void *vc) { npzs_finish(((drive_ctx *)vc)->p); }
+static void drive_eof(void *vc) {
+    drive_ctx *d = vc;
+    if (d->q) npzs_par_finish(d->q);
+    else npzs_finish(d->p);
+}
 
-int drive(npzs_parser *p, int fd, const char *label, uint64_t feed, event_fn fn, void *ctx, char *err, size_t errlen) {
-    drive_ctx d = {p, fn, ctx};
-    return cli_read_loop_err(fd, "npzstream", label, feed, drive_push, drive_eof, &d, err, errlen);
+int drive(npzs_parser *p, int fd, const char *label, const opts *op, event_fn fn, void *ctx, char *err, size_t errlen) {
+    drive_ctx d = {p, NULL, fn, ctx};
+    if (op->jobs > 1) {
+        uint64_t held = op->jobs_memory ? op->jobs_memory : (uint64_t)op->jobs << 27;
+        d.q = npzs_par_new(p, op->jobs, held);
+        if (!d.q) {
+            fprintf(stderr, "npzstream: -j %u: cannot start the workers (out of memory)\n", op->jobs);
+            return 2;
+        }
+    }
+    int status = cli_read_loop_err(fd, "npzstream", label, op->feed, drive_push, drive_eof, &d, err, errlen);
+    npzs_par_free(d.q);
+    return status;
 }
 
 npzs_parser *start(const char *path, const opts *op, const char **label, int *fd) {

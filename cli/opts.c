@@ -27,6 +27,9 @@ const char LIMITS_HELP[] =
     "  --inflate-window N    inflate output chunk in bytes (262144)\n"
     "  --max-memory N        bytes the parser may hold, 0 for no cap (268435456)\n"
     "  --feed N              hand the parser at most N bytes per push (testing)\n"
+    "  -j N, --jobs N        inflate deflated members on N worker threads while the stream goes on\n"
+    "                        (at most 64; 1: none); the verdict is the same as without\n"
+    "  --jobs-memory N       bytes the workers' members may hold at once (128 MiB a worker)\n"
     "Lenient flags (off by default; each accepts what the strict rules refuse, see SECURITY.md):\n"
     "  --lenient-npy-trailing   bytes after a .npy's array are consumed and ignored (as np.load does)\n"
     "  --lenient-header-newline a header ending \"}\\n\" then spaces (npyjs); NumPy 2.x on\n"
@@ -118,6 +121,22 @@ int parse_limit(opts *o, int argc, char **argv, int *i) {
             o->lim.lenient |= lenient[k].bit;
             return 1;
         }
+    if (!strcmp(a, "-j") || !strncmp(a, "--jobs", 6) || (a[1] == 'j' && a[0] == '-' && a[2] >= '0' && a[2] <= '9')) {
+        int mem = !strncmp(a, "--jobs-memory", 13);
+        size_t l = a[1] == 'j' ? 2 : mem ? 13 : 6;
+        if (l > 2 && a[l] != 0 && a[l] != '=') return 0; /* --jobsfoo: not ours */
+        const char *val = l == 2 && a[2] ? a + 2 : a[l] == '=' ? a + l + 1 : (*i + 1 < argc ? argv[*i + 1] : NULL);
+        uint64_t v;
+        if (mem ? cli_parse_size(val, &v) < 0 : cli_parse_u64(val, &v) < 0 || v > 64) {
+            fprintf(stderr, mem ? "npzstream: --jobs-memory needs a size (digits, optionally K M G or Ki Mi Gi ...)\n"
+                                : "npzstream: -j needs a number of workers from 0 to 64\n");
+            return -1;
+        }
+        if (!(l == 2 && a[2]) && a[l] != '=') (*i)++;
+        if (mem) o->jobs_memory = v;
+        else o->jobs = (unsigned)v;
+        return 1;
+    }
     for (int id = 0; id < L__N; id++) {
         size_t l = strlen(LIMIT_FLAGS[id]);
         if (strncmp(a, LIMIT_FLAGS[id], l) != 0 || (a[l] != 0 && a[l] != '=')) continue;

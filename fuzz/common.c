@@ -329,6 +329,19 @@ static size_t sched_size(const fz_opts *o, size_t k, int *last_zero) {
     return (size_t)1 << (b - 0xE0 + 8);
 }
 
+int fz_split_input(const uint8_t *data, size_t size, fz_split_in *s) {
+    if (size == 0) return 0;
+    s->ctl = data[0];
+    s->sched_n = s->ctl & 15u;
+    if (s->sched_n > size - 1) s->sched_n = size - 1;
+    s->sched = data + 1;
+    s->file = data + 1 + s->sched_n;
+    s->file_n = size - 1 - s->sched_n;
+    return 1;
+}
+
+void npzs__par_min_csize(npzs_par *q, uint64_t n); /* the library's, for tests */
+
 int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
     memset(r, 0, sizeof *r);
     r->err_member = -1;
@@ -345,6 +358,13 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
         return 0;
     }
     r->created = 1;
+    npzs_par *q = NULL;
+    if (o->par) {
+        q = npzs_par_new(p, o->par_threads, o->par_held);
+        if (!q) fz_die("npzs_par_new failed");
+        npzs__par_min_csize(q, 1);
+    }
+#define FZ_NEXT(in_, ev_) (q ? npzs_par_next(q, (in_), (ev_)) : npzs_next(p, (in_), (ev_)))
 
     fz_dig d;
     memset(&d, 0, sizeof d);
@@ -365,7 +385,8 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
             free(chunk);
             chunk = NULL;
             if (have_chunk && off == n) {
-                npzs_finish(p);
+                if (q) npzs_par_finish(q);
+                else npzs_finish(p);
                 finished = 1;
                 in.src = NULL;
                 in.size = in.pos = 0;
@@ -386,7 +407,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
         }
         size_t before = inp ? inp->pos : 0;
         npzs_event ev;
-        int rc = npzs_next(p, inp, &ev);
+        int rc = FZ_NEXT(inp, &ev);
         calls++;
         if (rc == NPZS_EVENT) {
             r->events++;
@@ -411,7 +432,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
             if (npzs_error(p) != rc) fz_die("npzs_next returned %d but npzs_error() is %d", rc, npzs_error(p));
             if (!strcmp(npzs_error_name(rc), "unknown")) fz_die("unknown error code %d", rc);
             npzs_event ev2;
-            int rc2 = npzs_next(p, inp, &ev2);
+            int rc2 = FZ_NEXT(inp, &ev2);
             if (rc2 != rc) fz_die("error not sticky: %d then %d", rc, rc2);
             r->err = rc;
             r->err_off = npzs_error_offset(p);
@@ -434,7 +455,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
     if (t.seen_end) {
         /* one more call: must be NPZS_DONE and leave the input alone */
         npzs_event ev;
-        int rc = npzs_next(p, inp, &ev);
+        int rc = FZ_NEXT(inp, &ev);
         if (rc != NPZS_DONE) fz_die("call after END returned %d, not NPZS_DONE", rc);
         r->accepted = 1;
     }
@@ -450,6 +471,11 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
     fz_visited_all |= r->visited;
     fz_cvisited_all |= r->cvisited;
     if (r->err) fz_errors_seen |= 1u << ((unsigned)-r->err & 31u);
+    if (q) {
+        ((fz_opts *)(uintptr_t)o)->par_used += npzs_par_used(q);
+        npzs_par_free(q);
+    }
+#undef FZ_NEXT
     npzs_free(p);
     r->allocs = as.count;
     r->alloc_failed = as.failed;

@@ -56,6 +56,11 @@ typedef struct fz_opts {
     FILE *log;               /* non-NULL: print the normalized events */
     int into;                /* name a destination (npzs_data_into) for every array of at most
                                 16 MiB; its DATA chunks must be there; the digest is unchanged */
+    int par;                 /* run through the parallel-inflate helper (npzs_par_*), every
+                                deflated member of known size inflated ahead */
+    unsigned par_threads;
+    uint64_t par_held;
+    uint64_t par_used;       /* out: members whose output came from a worker */
 } fz_opts;
 
 typedef struct fz_result {
@@ -87,6 +92,15 @@ void fz_die(const char *fmt, ...)
     __attribute__((noreturn, format(printf, 1, 2)))
 #endif
     ;
+
+/* The layout of the split harnesses (fuzz_split, fuzz_par): [ctl][ctl & 15 schedule bytes][file].
+ * Returns 0 for an empty input. */
+typedef struct fz_split_in {
+    unsigned ctl;
+    const uint8_t *sched, *file;
+    size_t sched_n, file_n;
+} fz_split_in;
+int fz_split_input(const uint8_t *data, size_t size, fz_split_in *s);
 
 /* Parse whole and under a fixed split schedule with 0- and 1-byte pushes;
  * abort (with both event logs) unless fz_same().  Returns the whole-run result. */

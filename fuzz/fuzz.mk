@@ -10,7 +10,7 @@
 # See fuzz/README.md.
 
 FUZZ_HARNESSES = fuzz_stream fuzz_split fuzz_npy_header fuzz_descr fuzz_zip_lfh fuzz_dd fuzz_cd \
-                 fuzz_deflate fuzz_state fuzz_limits fuzz_npz_mut fuzz_vlen
+                 fuzz_deflate fuzz_state fuzz_limits fuzz_npz_mut fuzz_vlen fuzz_par
 FUZZ_CLANG    ?= clang
 FUZZ_AFLCC    ?= afl-clang-fast
 FUZZ_AFLDRV   ?= /usr/lib/afl/libAFLDriver.a
@@ -34,19 +34,19 @@ fuzz-replay: $(FUZZ_HARNESSES:%=$(RB)/%) $(RB)/state_gate
 
 $(FB)/%: fuzz/%.c $(FUZZ_DEPS)
 	@mkdir -p $(FB)
-	$(FUZZ_CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(FUZZ_SRC) -lz
+	$(FUZZ_CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(FUZZ_SRC) -lz -pthread
 
 $(AB)/%: fuzz/%.c $(FUZZ_DEPS)
 	@mkdir -p $(AB)
-	$(FUZZ_AFLCC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< $(FUZZ_SRC) $(FUZZ_AFLDRV) -lz
+	$(FUZZ_AFLCC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< $(FUZZ_SRC) $(FUZZ_AFLDRV) -lz -pthread
 
 $(RB)/%: fuzz/%.c fuzz/replay_main.c $(FUZZ_DEPS)
 	@mkdir -p $(RB)
-	$(FUZZ_REPLAYCC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< fuzz/replay_main.c $(FUZZ_SRC) -lz
+	$(FUZZ_REPLAYCC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< fuzz/replay_main.c $(FUZZ_SRC) -lz -pthread
 
 $(RB)/state_gate: fuzz/state_gate.c $(SRC) $(HDR)
 	@mkdir -p $(RB)
-	$(FUZZ_REPLAYCC) $(FUZZ_CFLAGS) -o $@ fuzz/state_gate.c $(SRC) -lz
+	$(FUZZ_REPLAYCC) $(FUZZ_CFLAGS) -o $@ fuzz/state_gate.c $(SRC) -lz -pthread
 
 # Every corpus file through every harness (a crash in one file is counted, the rest still run).
 regress: $(FUZZ_HARNESSES:%=$(RB)/%)
@@ -74,7 +74,7 @@ fuzz-run: fuzz
 	@mkdir -p build/fuzz-work build/fuzz-artifacts build/fuzz-logs; \
 	for h in $(FUZZ_HARNESSES); do \
 	  mkdir -p build/fuzz-work/$$h; \
-	  case $$h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut) ml=8192;; *) ml=2048;; esac; \
+	  case $$h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut|fuzz_par) ml=8192;; *) ml=2048;; esac; \
 	  extra=; [ $$h = fuzz_stream ] && extra=corpus/peers; \
 	  echo "== $$h ($(SECONDS) s, -max_len=$$ml)"; \
 	  $(FB)/$$h -max_total_time=$(SECONDS) -max_len=$$ml -timeout=10 -rss_limit_mb=2048 \
@@ -107,7 +107,7 @@ fuzz-smoke: fuzz
 	@rm -rf build/fuzz-smoke; mkdir -p build/fuzz-smoke; fail=0; n=0; \
 	for h in $(FUZZ_HARNESSES); do \
 	  mkdir -p build/fuzz-smoke/$$h; \
-	  case $$h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut) ml=8192;; *) ml=2048;; esac; \
+	  case $$h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut|fuzz_par) ml=8192;; *) ml=2048;; esac; \
 	  $(FB)/$$h -max_total_time=$(SMOKE_SECONDS) -max_len=$$ml -timeout=10 -rss_limit_mb=2048 \
 	    -dict=fuzz/npzstream.dict -print_final_stats=1 -artifact_prefix=build/fuzz-smoke/$$h- \
 	    build/fuzz-smoke/$$h corpus/$$h >build/fuzz-smoke/$$h.log 2>&1; \

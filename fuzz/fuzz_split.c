@@ -11,13 +11,11 @@
 static const uint8_t sched_01[] = {0, 1};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (size == 0) return 0;
-    unsigned ctl = data[0];
-    size_t sn = ctl & 15u;
-    if (sn > size - 1) sn = size - 1;
-    const uint8_t *sched = data + 1;
-    const uint8_t *file = data + 1 + sn;
-    size_t fn = size - 1 - sn;
+    fz_split_in in;
+    if (!fz_split_input(data, size, &in)) return 0;
+    unsigned ctl = in.ctl;
+    size_t sn = in.sched_n, fn = in.file_n;
+    const uint8_t *sched = in.sched, *file = in.file;
 
     fz_opts o;
     fz_opts_init(&o);

@@ -33,7 +33,7 @@ from zipbuild import (FF32, Member, build_zip, cdh_bytes, dd_bytes, deflate,  # 
 import numpy as np  # noqa: E402
 
 HARNESSES = ("fuzz_stream", "fuzz_split", "fuzz_npy_header", "fuzz_descr", "fuzz_zip_lfh", "fuzz_dd",
-             "fuzz_cd", "fuzz_deflate", "fuzz_state", "fuzz_limits", "fuzz_npz_mut")
+             "fuzz_cd", "fuzz_deflate", "fuzz_state", "fuzz_limits", "fuzz_npz_mut", "fuzz_par")
 MAX_SEED = 4096
 
 # ----------------------------------------------------------------------------- helpers
@@ -448,6 +448,7 @@ def main():
     sets = {
         "fuzz_stream": seeds_stream(real, cases),
         "fuzz_split": seeds_split(real, cases),
+        "fuzz_par": seeds_split(real, cases),  # the same layout: [ctl][schedule][file]
         "fuzz_npy_header": seeds_npy_header(real),
         "fuzz_descr": seeds_descr(),
         "fuzz_zip_lfh": seeds_zip_lfh(),

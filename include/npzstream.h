@@ -48,8 +48,8 @@ extern "C" {
 
 /* The version of this header: major << 16 | minor << 8 | patch.  A major change breaks the ABI:
  * bump the SONAME with it.  Additions since 0.1.0 are marked "added in". */
-#define NPZS_VERSION "0.2.0"
-#define NPZS_VERSION_NUM 0x000200
+#define NPZS_VERSION "0.3.0"
+#define NPZS_VERSION_NUM 0x000300
 
 /* NPZS_VERSION_NUM of the library actually linked (added in 0.2.0). */
 unsigned long npzs_version(void);
@@ -359,6 +359,48 @@ uint64_t npzs_memory(const npzs_parser *p);
 uint64_t npzs_consumed(const npzs_parser *p);
 /* Name of the current state (for diagnostics and tests). */
 const char *npzs_state_name(const npzs_parser *p);
+
+/* ---- parallel inflate (added in 0.3.0) --------------------------------------
+ * A helper over one parser that inflates deflated members on worker threads while the stream
+ * goes on, for archives written by np.savez_compressed (one deflate stream per array).  The
+ * parser itself stays single-threaded and decides everything: the helper takes input ahead of
+ * it, copies the compressed bytes of each deflated member whose local header gives its size
+ * (64 KiB or more) into a job, and a worker inflates the job with zlib.  When the parser reaches
+ * the member it takes the job's output instead of inflating, only when zlib ended the stream
+ * exactly at the member's last compressed byte within the size the header declares; anything
+ * else (invalid data, early or late ends, a member too large for max_held, members written to
+ * a pipe with their sizes in a data descriptor) the parser inflates itself.  The events, the
+ * verdict, every error code, rule and offset are those of npzs_next() on the same parser, at
+ * any split of the input (tests/api/test_par.c and fuzz_par compare the two).
+ *
+ * threads: worker threads (at most 64; 0 runs no worker: the helper only passes bytes on).
+ * max_held: bytes the helper may hold for the parser at once (its raw bytes behind a member
+ * being inflated, the jobs' compressed bytes and outputs): a member needs its compressed size
+ * + uncompressed size + 1; a local header being read is held whatever the bound.  Memory is
+ * taken through the parser's hooks, only on the thread that calls these functions (the
+ * workers never allocate); it is not counted in the parser's npzs_memory() or max_memory.
+ * Returns NULL when p is NULL or has a helper, threads > 64, or memory runs out.  Fewer threads
+ * than asked may start (npzs_par_threads()).  Without NPZS_LENIENT_FAST_INFLATE only: with it,
+ * ISA-L inflates in the parser and the helper only passes bytes on. */
+typedef struct npzs_par npzs_par;
+npzs_par *npzs_par_new(npzs_parser *p, unsigned threads, uint64_t max_held);
+/* npzs_next() through the helper: same arguments, results and events.  It may take bytes from
+ * in ahead of the parser (copied: in's buffer is not kept) and return NPZS_NEED_INPUT once in is
+ * used up, also when events are still to come from bytes it holds: push more, or call
+ * npzs_par_finish() at the end of the input; DATA events of stored members may point into the
+ * helper's copy (valid until the next call, like a push's). */
+int npzs_par_next_(npzs_par *q, npzs_in *in, npzs_event *ev, size_t ev_size);
+#define npzs_par_next(q, in, ev) npzs_par_next_((q), (in), (ev), sizeof(npzs_event))
+/* The end of the input (instead of npzs_finish() on the parser). */
+void npzs_par_finish(npzs_par *q);
+/* A new input: npzs_reset() of the parser, every job dropped; the threads stay.  Reset the
+ * parser only through this while a helper is attached. */
+void npzs_par_reset(npzs_par *q);
+/* Stop the workers and release the helper; the parser is left as it is, without a helper. */
+void npzs_par_free(npzs_par *q);
+uint64_t npzs_par_memory(const npzs_par *q);  /* bytes the helper holds now */
+uint64_t npzs_par_used(const npzs_par *q);    /* members whose output came from a worker */
+unsigned npzs_par_threads(const npzs_par *q); /* worker threads running */
 
 #ifdef __cplusplus
 }

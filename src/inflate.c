@@ -123,6 +123,32 @@ static void isal_end(npzs_parser *p) {
 static const npzs_inflater isal_inflater = {isal_start, isal_run, isal_end};
 #endif
 
+/* A member inflated ahead by zlib on a worker (par.c): its output, given as the window takes it.
+ * It is used only when zlib ended the stream exactly at the member's last compressed byte, so the
+ * bytes, their order and the end are those zlib gives here.  The member's zlib state is started
+ * all the same, and its window allocated where zlib's first output would allocate it: the
+ * parser's memory and its max_memory verdicts are those of a parser without the helper. */
+static int pre_run(npzs_parser *p, npzs_inf_io *io) {
+    npzs_inflate *f = &p->inf;
+    npzs__pre *j = f->pre;
+    uint64_t left = j->len - j->given;
+    size_t give = io->out_len < left ? io->out_len : (size_t)left;
+    if (give && !j->given) {
+        static const Bytef none[1] = {0};
+        if (inflateSetDictionary(&f->zs, none, 0) == Z_MEM_ERROR) return NPZS__INF_NOMEM;
+    }
+    if (io->out == f->win) io->ext = j->out + j->given;
+    else memcpy(io->out, j->out + j->given, give);
+    j->given += give;
+    io->took = io->in_len;
+    io->made = give;
+    io->back = 0;
+    if (j->given == j->len && p->data_in + io->took == p->lfh.h.csize) return NPZS__INF_END;
+    return NPZS__INF_OK;
+}
+
+static const npzs_inflater pre_inflater = {zlib_start, pre_run, zlib_end};
+
 /* The back end of a member: zlib, or ISA-L when built in, asked for, and the member's
  * compressed size is known. */
 static const npzs_inflater *backend_for(const npzs_parser *p) {
@@ -153,6 +179,11 @@ int npzs__inf_begin(npzs_parser *p) {
     if (h->known && h->usize < need) need = (size_t)h->usize + 1;
     if (npzs__buffer(p, (void **)&f->win, &f->win_cap, need, p->rec_off, NPZS_R_NOMEM_WINDOW) < 0) return p->err;
     f->be = backend_for(p);
+    f->pre = NULL;
+    if (p->pre_take && h->known && f->be == &zlib_inflater) {
+        f->pre = p->pre_take(p->pre_ctx, p->data_start, h->csize);
+        if (f->pre) f->be = &pre_inflater;
+    }
     if (f->be->start(p) < 0) return p->err;
     f->win_len = f->win_pos = 0;
     f->made = f->win;
@@ -228,7 +259,7 @@ int npzs__inf_fill(npzs_parser *p, npzs_in *in) {
     if (cap > f->win_cap) cap = f->win_cap;
     size_t zin = f->zin_len - f->zin_pos;
     uint64_t in_cap = avail;
-    if (l->known) {
+    if (l->known && !f->pre) {
         uint64_t rest = l->csize - p->data_in - zin; /* member bytes not taken yet */
         if (in_cap > rest) in_cap = rest;
         if (!p->finished && zin + avail < NPZS_ZIN_MIN && rest > avail) { /* gather, wait */
@@ -247,9 +278,11 @@ int npzs__inf_fill(npzs_parser *p, npzs_in *in) {
         io.in = f->zin + f->zin_pos;
         io.in_len = zin;
     } else {
+        if (l->known && in_cap > l->csize - p->data_in) in_cap = l->csize - p->data_in;
         io.in = in_cap ? (const uint8_t *)in->src + in->pos : NULL;
         io.in_len = (size_t)(in_cap > 0x40000000u ? 0x40000000u : in_cap);
     }
+    io.ext = NULL;
     io.out = f->made = f->win;
     io.out_len = (size_t)cap;
     /* the caller named the data's destination: inflate writes the array's bytes straight into
@@ -263,6 +296,7 @@ int npzs__inf_fill(npzs_parser *p, npzs_in *in) {
     }
     int zr = f->be->run(p, &io);
     if (f->made != f->win) p->c.out_direct += io.made;
+    if (io.ext) f->made = (uint8_t *)(uintptr_t)io.ext;
     if (io.took) {
         if (zin) {
             f->zin_pos += io.took;

@@ -149,6 +149,15 @@ typedef struct npzs_end {
     int tail_on;
 } npzs_end;
 
+/* A member's output inflated ahead of the parser (par.c): the bytes zlib gives for the member's
+ * compressed bytes, its stream ending exactly at the last of them. */
+typedef struct npzs__pre {
+    const uint8_t *out;
+    uint64_t len, given;
+} npzs__pre;
+/* The job of the member whose compressed data starts at `start`, csize bytes; NULL: inflate it. */
+typedef npzs__pre *(*npzs__pre_take_fn)(void *ctx, uint64_t start, uint64_t csize);
+
 /* Inflate (inflate.c). */
 typedef struct npzs_inflate {
     z_stream zs;
@@ -164,6 +173,7 @@ typedef struct npzs_inflate {
     uint64_t orphan;            /* gathered bytes after a stream's early end: handed back */
     const struct npzs_inflater *be; /* the back end of the current member (inflate.c) */
     void *isal;                 /* ISA-L's state, when it is built in and asked for */
+    npzs__pre *pre;             /* the member's output, inflated ahead (par.c), or NULL */
 } npzs_inflate;
 
 typedef struct npzs_inf_io {
@@ -174,6 +184,7 @@ typedef struct npzs_inf_io {
     size_t took, made;
     size_t back; /* NPZS__INF_END: bytes taken (in this call or earlier ones) that lie past the
                     stream's end (a back end that reads ahead), which the caller gives back */
+    const uint8_t *ext; /* out was the window, and the made bytes are here instead (no copy) */
 } npzs_inf_io;
 enum { NPZS__INF_OK, NPZS__INF_END, NPZS__INF_BAD, NPZS__INF_NOMEM };
 
@@ -227,6 +238,8 @@ struct npzs_parser {
     uint32_t *hash;             /* names.c: open addressing, (member index << 1 | derived) + 1, 0 empty */
     size_t hash_cap;
     uint64_t names_key[2];      /* names.c: SipHash key, random per parser */
+    npzs__pre_take_fn pre_take; /* par.c: members inflated ahead (NULL: none) */
+    void *pre_ctx;
 
     /* states reached (diagnostics, coverage gate in tests) */
     uint64_t visited;
@@ -353,6 +366,9 @@ NPZS__ZIP_STATES(NPZS__ZIP_STEP)
 /* More input is needed: NPZS_NEED_INPUT, or truncated after npzs_finish(). */
 int npzs__need(npzs_parser *p);
 void npzs__zip_release(npzs_parser *p);
+
+/* par.c, for tests: members of n compressed bytes and more are inflated ahead (default 64 KiB). */
+void npzs__par_min_csize(struct npzs_par *q, uint64_t n);
 
 /* inflate.c: the inflate back end (zlib) */
 int npzs__fast_inflate_built(void); /* inflate.c: ISA-L compiled in */

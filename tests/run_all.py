@@ -75,8 +75,11 @@ def main():
             ("api", [os.path.join(a.plain, "test_api")] + files),
             ("api-asan", [os.path.join(a.san, "test_api")] + files),
             # the C-only vectors at every push size, and that they are those of tests/bad/cases.py
-            ("vectors", [os.path.join(a.plain, "run_vectors")]),
+            ("vectors", [os.path.join(a.plain, "run_vectors"), "--par"]),
             ("vectors-asan", [os.path.join(a.san, "run_vectors")]),
+            # the parallel-inflate helper under ASan+UBSan and under the thread sanitizer
+            ("vectors-par-asan", [os.path.join(a.san, "run_vectors"), "--par-only"]),
+            ("vectors-par-tsan", [os.path.join(a.plain, "tsan", "run_vectors"), "--par-only"]),
             ("vectors-current", [PY, "tests/vectors/gen.py", "--bin", os.path.join(a.plain, "npzstream"), "--check"]),
         ]
         # every tests/<dir>/test_*.py takes --bin (and --quick for the sanitizer run); the suites

@@ -277,6 +277,8 @@ static size_t rnd(size_t n) {
     return n ? (size_t)(rng % n) : 0;
 }
 
+static uint64_t par_used_total; /* members the helper's workers inflated, over every file */
+
 static void test_file(const char *path) {
     size_t len;
     uint8_t *buf = slurp(path, &len);
@@ -326,6 +328,31 @@ static void test_file(const char *path) {
         fz_opts_init(&fo);
         fz_result fr;
         CHECK(fz_run(buf, len, &fo, &fr) && fr.accepted == (whole.verdict == 1), "%s: fz_run differs", path);
+    }
+    /* the parallel-inflate helper (npzs_par_*, every deflated member of known size inflated ahead by
+     * a worker): the same events, verdict and error as the parser alone, whatever the split, the
+     * workers and the bound */
+    {
+        fz_opts fo;
+        fz_opts_init(&fo);
+        fz_result alone, pr;
+        fz_run(buf, len, &fo, &alone);
+        static const uint8_t s7[] = {7}, s4k[] = {0xE4}, smix[] = {1, 0xE5, 3, 0, 0xE0};
+        const struct { const uint8_t *s; size_t n; unsigned th; uint64_t held; int into; } runs[] = {
+            {NULL, 0, 2, UINT64_C(1) << 30, 0}, {s4k, 1, 2, UINT64_C(1) << 30, 0}, {s4k, 1, 1, 4096, 0},
+            {smix, 5, 2, UINT64_C(1) << 30, 1}, {s7, 1, 2, UINT64_C(1) << 30, 0}};
+        for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
+            if (runs[k].s == s7 && len > (1u << 20)) continue;
+            fo.sched = runs[k].s;
+            fo.sched_n = runs[k].n;
+            fo.par = 1;
+            fo.par_threads = runs[k].th;
+            fo.par_held = runs[k].held;
+            fo.into = runs[k].into;
+            fz_run(buf, len, &fo, &pr);
+            CHECK(fz_same(&alone, &pr), "%s: through the helper (run %zu) the result differs", path, k);
+        }
+        par_used_total += fo.par_used;
     }
     /* direct output: the same events, whatever the split, with every array's data written into
      * the caller's buffer */
@@ -539,6 +566,143 @@ static void test_gathered_inflate(void) {
           tw.verdict, t7.verdict);
     free(d);
     fz_free_buf(&npy);
+    fz_free_buf(&z);
+}
+
+/* One run through the parallel-inflate helper (q) or the parser alone (q NULL): pushes of `feed`
+ * bytes; the events but DATA and BLOB (their chunks follow the pushes), with MEMBER_END's CRC and
+ * size, and the verdict folded into a digest. */
+typedef struct par_run {
+    int verdict; /* 1 END, else the error code */
+    uint64_t err_off, digest;
+    const char *rule;
+    long member;
+} par_run;
+
+static par_run par_parse(npzs_parser *p, npzs_par *q, const uint8_t *b, size_t n, size_t feed) {
+    par_run r = {0, 0, UINT64_C(1469598103934665603), NULL, -1};
+    size_t off = 0;
+    for (int guard = 0; guard < 1 << 24; guard++) {
+        size_t k = n - off < feed ? n - off : feed;
+        npzs_in in = {b + off, k, 0};
+        if (off + k == n) { if (q) npzs_par_finish(q); else npzs_finish(p); }
+        npzs_event ev;
+        int rc;
+        while ((rc = q ? npzs_par_next(q, &in, &ev) : npzs_next(p, &in, &ev)) == NPZS_EVENT) {
+            if (ev.type == NPZS_EV_DATA || ev.type == NPZS_EV_BLOB) continue; /* chunks follow the pushes */
+            uint64_t v = (uint64_t)ev.type << 56 ^ ev.offset ^ (ev.type == NPZS_EV_MEMBER_END ? (uint64_t)ev.crc32 << 20 ^ ev.size : 0);
+            r.digest = (r.digest ^ v) * UINT64_C(1099511628211);
+            if (ev.type == NPZS_EV_END) { r.verdict = 1; return r; }
+        }
+        off += in.pos;
+        if (rc < 0) {
+            r.verdict = rc;
+            r.err_off = npzs_error_offset(p);
+            r.rule = npzs_error_rule(p);
+            r.member = npzs_error_member(p);
+            return r;
+        }
+        if (rc != NPZS_NEED_INPUT || off == n) { r.verdict = 99; return r; }
+    }
+    r.verdict = 98;
+    return r;
+}
+
+static int par_same(const par_run *a, const par_run *b) {
+    return a->verdict == b->verdict && a->err_off == b->err_off && a->digest == b->digest && a->member == b->member &&
+           (a->rule == b->rule || (a->rule && b->rule && !strcmp(a->rule, b->rule)));
+}
+
+/* The helper on an archive like np.savez_compressed's (members of 64 KiB and more are inflated
+ * ahead at the default threshold), on a damaged copy, at small bounds, and its API's edges. */
+static void test_par(void) {
+    size_t dn = 600000;
+    uint8_t *d = malloc(dn);
+    uint64_t x = 88172645463325252ULL;
+    for (size_t i = 0; i < dn; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        d[i] = (i / 64) % 2 ? (uint8_t)x : (uint8_t)(i / 4096);
+    }
+    fz_buf npy = {0}, z = {0};
+    fz_npy(&npy, "{'descr': '|u1', 'fortran_order': False, 'shape': (600000,), }", d, dn);
+    fz_member m[4] = {{"a.npy", npy.p, npy.n, 8, 0, 0, 0, 0}, {"b.npy", npy.p, 200, 0, 0, 0, 0, 0},
+                      {"c.npy", npy.p, npy.n, 8, 0, 0, 0, 0}, {"d.npy", npy.p, npy.n, 8, 0, 0, 0, 0}};
+    fz_buf small = {0};
+    fz_npy(&small, "{'descr': '|u1', 'fortran_order': False, 'shape': (100,), }", d, 100);
+    m[1].content = small.p;
+    m[1].content_n = small.n;
+    for (int i = 0; i < 4; i++) fz_zip_member(&z, &m[i]);
+    size_t cd = z.n;
+    for (int i = 0; i < 4; i++) fz_zip_cdh(&z, &m[i]);
+    fz_zip_eocd(&z, 4, (uint32_t)(z.n - cd), (uint32_t)cd);
+    npzs_parser *p = npzs_new(NULL, NULL);
+    par_run alone = par_parse(p, NULL, z.p, z.n, z.n);
+    CHECK(alone.verdict == 1, "par: the archive is refused alone (%d)", alone.verdict);
+    static const size_t feeds[] = {SIZE_MAX, 1u << 20, 4096, 1000};
+    for (size_t f = 0; f < sizeof feeds / sizeof *feeds; f++) {
+        for (unsigned th = 0; th <= 3; th++) {
+            npzs_reset(p);
+            npzs_par *q = npzs_par_new(p, th, UINT64_C(1) << 30);
+            CHECK(q && npzs_par_threads(q) == th, "par: %u workers did not start", th);
+            if (!q) continue;
+            par_run r = par_parse(p, q, z.p, z.n, feeds[f]);
+            CHECK(par_same(&alone, &r), "par: %u workers, pushes of %zu: the result differs", th, feeds[f]);
+            CHECK(npzs_par_used(q) == (th ? 3u : 0u), "par: %u workers, pushes of %zu: %llu members from the workers",
+                  th, feeds[f], (unsigned long long)npzs_par_used(q));
+            /* reset: the same input again, through the same threads */
+            npzs_par_reset(q);
+            par_run r2 = par_parse(p, q, z.p, z.n, feeds[f]);
+            CHECK(par_same(&alone, &r2) && npzs_par_used(q) == (th ? 3u : 0u), "par: after npzs_par_reset the result differs");
+            CHECK(npzs_par_memory(q) <= UINT64_C(1) << 30, "par: held more than its bound");
+            npzs_par_free(q);
+        }
+    }
+    /* a bound smaller than a member: the parser inflates every member itself, with the same result */
+    npzs_reset(p);
+    npzs_par *q = npzs_par_new(p, 2, 500000);
+    par_run tight = par_parse(p, q, z.p, z.n, 4096);
+    CHECK(par_same(&alone, &tight) && npzs_par_used(q) == 0, "par: a bound below a member's size (used %llu)",
+          (unsigned long long)npzs_par_used(q));
+    CHECK(npzs_par_memory(q) <= 500000 + 4096 + 131070, "par: held %llu bytes with a bound of 500000",
+          (unsigned long long)npzs_par_memory(q));
+    npzs_par_free(q);
+    /* damaged deflate data in the third member, and a cut archive: the parser's own errors */
+    for (int k = 0; k < 2; k++) {
+        fz_buf bad = {0};
+        fz_put(&bad, z.p, k == 0 ? z.n : (size_t)m[3].lfh_off + 30 + 5 + 1000);
+        if (k == 0) bad.p[m[2].lfh_off + 30 + 5 + 20 + m[2].csize / 3] ^= 0x55;
+        npzs_reset(p);
+        par_run a = par_parse(p, NULL, bad.p, bad.n, bad.n);
+        CHECK(a.verdict < 0, "par: the damaged archive %d is accepted", k);
+        for (size_t f = 0; f < sizeof feeds / sizeof *feeds; f++) {
+            npzs_reset(p);
+            q = npzs_par_new(p, 2, UINT64_C(1) << 30);
+            par_run r = par_parse(p, q, bad.p, bad.n, feeds[f]);
+            CHECK(par_same(&a, &r), "par: damaged archive %d, pushes of %zu: %d@%llu %s, alone %d@%llu %s", k, feeds[f],
+                  r.verdict, (unsigned long long)r.err_off, r.rule ? r.rule : "-", a.verdict,
+                  (unsigned long long)a.err_off, a.rule ? a.rule : "-");
+            npzs_par_free(q);
+        }
+        fz_free_buf(&bad);
+    }
+    /* the API's edges */
+    npzs_reset(p);
+    q = npzs_par_new(p, 1, 1u << 20);
+    CHECK(q && !npzs_par_new(p, 1, 1u << 20), "par: a second helper on one parser");
+    npzs_par_free(q);
+    CHECK(!npzs_par_new(NULL, 1, 1u << 20) && !npzs_par_new(p, 65, 1u << 20), "par: NULL parser or 65 workers accepted");
+    q = npzs_par_new(p, 1, 1u << 20);
+    CHECK(q != NULL, "par: a helper after the first was freed");
+    npzs_event ev;
+    npzs_in in = {z.p, 10, 0};
+    CHECK(npzs_par_next_(q, &in, &ev, sizeof ev - 8) == NPZS_E_BAD_CALL && !strcmp(npzs_error_rule(p), "CALL.event-size"),
+          "par: a wrong event size");
+    npzs_par_free(q);
+    npzs_par_free(NULL);
+    npzs_free(p);
+    free(d);
+    fz_free_buf(&npy);
+    fz_free_buf(&small);
     fz_free_buf(&z);
 }
 
@@ -1009,6 +1173,7 @@ int main(int argc, char **argv) {
     test_contract();
     test_many_members();
     test_gathered_inflate();
+    test_par();
     for (int i = 1; i < argc; i++) test_file(argv[i]);
     /* NumPy's own files take the fast header path; every header agreed with the general parser */
     printf("api: %ld headers, %ld through the fast path, all equal to the general parser's results\n",
@@ -1025,6 +1190,9 @@ int main(int argc, char **argv) {
     CHECK(into_bad == 0, "%llu DATA chunks outside the npzs_data_into destination", (unsigned long long)into_bad);
     printf("api: %llu data bytes inflated straight into npzs_data_into destinations\n", (unsigned long long)direct_bytes);
     CHECK(argc < 2 || direct_bytes > 0, "inflate never wrote into a destination");
+    printf("api: %llu members inflated by the helper's workers, every run equal to the parser's alone\n",
+           (unsigned long long)par_used_total);
+    CHECK(argc < 2 || par_used_total > 0, "no member of the files came from a helper's worker");
     printf("api: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -8,7 +8,15 @@
  * run must give the manifest's verdict, error code, offset, rule and member, and the same events
  * (data merged) as the whole run.
  *
- * usage: run_vectors [--dir DIR] [--only SUBSTR] [-v]
+ * With --par, every vector also goes through the parallel-inflate helper (npzs_par_*, every
+ * deflated member of known size inflated ahead, whatever its size) with 1 and 2 workers, a
+ * bound that holds everything and one that holds almost nothing, at pushes of 1, 2, 3, 7, 64
+ * and 4096 bytes and whole: each run must give the same verdict, error and events as the
+ * parser alone, and some runs must have taken members from the workers.
+ *
+ * --par-only runs the whole input alone and then only the helper's runs (for the thread sanitizer).
+ *
+ * usage: run_vectors [--dir DIR] [--only SUBSTR] [--par | --par-only] [-v]
  *   --only runs the vectors whose name contains SUBSTR and fails when there is none.
  * Last line: "vectors: N passed, M failed"; exit 1 when M > 0.
  */
@@ -69,20 +77,39 @@ static uint64_t mix(uint64_t h, const void *p, size_t n) {
 
 static int sequence; /* the vector's options include --sequence */
 
-static outcome run(const npzs_limits *lim, const uint8_t *buf, size_t len, size_t step, guarded *g, int right) {
+/* the helper of a run: workers (-1: none, the parser alone) and its bound */
+typedef struct par_cfg {
+    int threads;
+    uint64_t held;
+} par_cfg;
+static const par_cfg ALONE = {-1, 0};
+static uint64_t par_used, par_runs;
+void npzs__par_min_csize(npzs_par *q, uint64_t n); /* the library's, for tests */
+
+static outcome run_par(const npzs_limits *lim, const uint8_t *buf, size_t len, size_t step, guarded *g, int right,
+                       par_cfg pc) {
     outcome o = {0, 0, NULL, -1, UINT64_C(0xcbf29ce484222325)};
     npzs_parser *p = npzs_new(lim, NULL);
     if (!p) { o.rc = NPZS_E_NOMEM; return o; }
     if (sequence && npzs_npy_sequence(p) != 0) { o.rc = 98; npzs_free(p); return o; }
+    npzs_par *q = NULL;
+    if (pc.threads >= 0) {
+        q = npzs_par_new(p, (unsigned)pc.threads, pc.held);
+        if (!q) { o.rc = 97; npzs_free(p); return o; }
+        npzs__par_min_csize(q, 1);
+    }
     uint64_t data = UINT64_C(0x84222325);
     size_t off = 0;
     for (;;) {
         size_t n = len - off < step ? len - off : step;
         npzs_in in = {guarded_put(g, buf + off, n, right), n, 0};
-        if (off + n == len) npzs_finish(p);
+        if (off + n == len) {
+            if (q) npzs_par_finish(q);
+            else npzs_finish(p);
+        }
         npzs_event ev;
         int rc;
-        while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {
+        while ((rc = q ? npzs_par_next(q, &in, &ev) : npzs_next(p, &in, &ev)) == NPZS_EVENT) {
             if (ev.type == NPZS_EV_DATA || ev.type == NPZS_EV_BLOB) { data = mix(data, ev.data, ev.len); continue; }
             MIXV(o.digest, ev.type);
             MIXV(o.digest, ev.member);
@@ -116,9 +143,20 @@ static outcome run(const npzs_limits *lim, const uint8_t *buf, size_t len, size_
             break;
         }
     }
+    if (q) {
+        par_used += npzs_par_used(q);
+        par_runs++;
+        npzs_par_free(q);
+    }
     npzs_free(p);
     return o;
 }
+
+static outcome run(const npzs_limits *lim, const uint8_t *buf, size_t len, size_t step, guarded *g, int right) {
+    return run_par(lim, buf, len, step, g, right, ALONE);
+}
+
+static int par_mode;
 
 /* ---- the manifest --------------------------------------------------------------------------- */
 typedef struct vec {
@@ -215,7 +253,7 @@ static void check_vector(const char *dir, const vec *v) {
     } else {
         passed++;
         int ok = 1;
-        for (size_t step = 1; step <= len && ok; step++) {
+        for (size_t step = 1; step <= len && ok && par_mode < 2; step++) {
             for (int right = 1; right >= (step == 1 ? 0 : 1) && ok; right--) {
                 outcome o = run(&lim, buf, len, step, &g, right);
                 if (!matches(v, &o) || o.digest != whole.digest) {
@@ -226,10 +264,25 @@ static void check_vector(const char *dir, const vec *v) {
                 }
             }
         }
-        if (ok) {
+        if (ok && par_mode < 2) {
             outcome low = run(&lim, buf, len, len ? len : 1, &g, 0);
             ok = matches(v, &low) && low.digest == whole.digest;
             if (!ok) printf("FAIL %s: the whole input against the lower guard page differs\n", v->name);
+        }
+        static const size_t steps[] = {1, 2, 3, 7, 64, 4096, 0};
+        static const par_cfg cfgs[] = {{1, UINT64_C(1) << 30}, {2, UINT64_C(1) << 30}, {2, 4096}, {0, UINT64_C(1) << 30}};
+        for (size_t c = 0; par_mode && ok && c < sizeof cfgs / sizeof *cfgs; c++) {
+            for (size_t k = 0; ok && k < sizeof steps / sizeof *steps; k++) {
+                size_t step = steps[k] ? steps[k] : (len ? len : 1);
+                outcome o = run_par(&lim, buf, len, step, &g, 1, cfgs[c]);
+                if (!matches(v, &o) || o.digest != whole.digest) {
+                    ok = 0;
+                    printf("FAIL %s: through the helper (%d workers, bound %" PRIu64 "), pushes of %zu bytes give "
+                           "%s@%" PRIu64 " rule %s%s\n", v->name, cfgs[c].threads, cfgs[c].held, step,
+                           o.rc == 1 ? "ok" : npzs_error_name(o.rc), o.off, o.rule ? o.rule : "-",
+                           o.digest != whole.digest ? ", other events" : "");
+                }
+            }
         }
         if (ok) passed++;
         else failed++;
@@ -245,7 +298,9 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "-v")) verbose = 1;
-        else { fprintf(stderr, "usage: run_vectors [--dir DIR] [--only SUBSTR] [-v]\n"); return 2; }
+        else if (!strcmp(argv[i], "--par")) par_mode = 1;
+        else if (!strcmp(argv[i], "--par-only")) par_mode = 2;
+        else { fprintf(stderr, "usage: run_vectors [--dir DIR] [--only SUBSTR] [--par | --par-only] [-v]\n"); return 2; }
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/MANIFEST.tsv", dir);
@@ -296,6 +351,13 @@ int main(int argc, char **argv) {
     if (only && selected == 0) {
         printf("FAIL --only %s: no vector matches\n", only);
         failed++;
+    }
+    if (par_mode) {
+        printf("helper: %" PRIu64 " runs, %" PRIu64 " members taken from the workers\n", par_runs, par_used);
+        if (!only && par_used == 0) {
+            printf("FAIL --par: no member came from a worker\n");
+            failed++;
+        }
     }
     printf("vectors: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

@@ -1,0 +1,30 @@
+/* fuzz_par: the parallel-inflate helper (npzs_par_*) against the parser alone.
+ * Input: [ctl][sched bytes (ctl & 15 of them)][file bytes]
+ *   ctl bit 4: 2 workers (else 1)
+ *   ctl bit 5: a bound of 4 KiB (the helper must feed the parser through its holds) instead of 1 GiB
+ *   ctl bits 6-7: 0 -> the schedule as given (common.h), 1 -> 1-byte pushes, 2 -> one push,
+ *                 3 -> as given with every array's data into a destination (npzs_data_into)
+ * The file is parsed whole by the parser alone, then through the helper (every deflated member
+ * of known size inflated ahead by a worker, whatever its size) under the schedule; abort unless
+ * the normalized event digests, verdicts, error codes and offsets are identical. */
+#include "common.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    fz_split_in in;
+    if (!fz_split_input(data, size, &in)) return 0;
+    fz_opts o;
+    fz_opts_init(&o);
+    fz_result alone, par;
+    if (!fz_run(in.file, in.file_n, &o, &alone)) fz_die("npzs_new failed");
+    o.par = 1;
+    o.par_threads = (in.ctl >> 4) & 1 ? 2 : 1;
+    o.par_held = (in.ctl >> 5) & 1 ? 4096 : (uint64_t)1 << 30;
+    switch (in.ctl >> 6) {
+    case 1: o.sched = in.file; o.sched_n = 0; break; /* 1-byte pushes */
+    case 2: o.sched = NULL; break;
+    default: o.sched = in.sched; o.sched_n = in.sched_n; o.into = (in.ctl >> 6) == 3; break;
+    }
+    fz_run(in.file, in.file_n, &o, &par);
+    if (!fz_same(&alone, &par)) fz_report_mismatch(in.file, in.file_n, NULL, o.sched, o.sched_n, &alone, &par);
+    return 0;
+}
