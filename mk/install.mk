@@ -34,7 +34,7 @@ install: $(B)/libnpzstream.a $(B)/libnpzstream.so $(B)/npzstream
 	    'Version: $(NPZS_VER)' \
 	    'Cflags: -I$${includedir}' \
 	    'Libs: -L$${libdir} -lnpzstream' \
-	    'Libs.private: $(if $(filter 1,$(ISAL)),-lisal,) -lz' > $(DESTDIR)$(PKGCONFIGDIR)/npzstream.pc
+	    'Libs.private: $(if $(filter 1,$(ISAL)),-lisal,) -lz -pthread' > $(DESTDIR)$(PKGCONFIGDIR)/npzstream.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/npzstream.pc
 
 uninstall:

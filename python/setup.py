@@ -11,7 +11,7 @@ from setuptools import Extension, setup
 HERE = os.path.dirname(os.path.abspath(__file__))
 CSRC = os.path.join(HERE, "csrc")
 TREE = os.path.dirname(HERE)
-LIB_SOURCES = ["npzs.c", "content.c", "npyhdr.c", "zip.c", "zrec.c", "inflate.c", "names.c", "zlocate.c", "crc.c"]
+LIB_SOURCES = ["npzs.c", "content.c", "npyhdr.c", "zip.c", "zrec.c", "inflate.c", "names.c", "zlocate.c", "crc.c", "par.c"]
 
 if os.path.exists(os.path.join(TREE, "src", "npzs.c")) and os.path.exists(os.path.join(TREE, "include", "npzstream.h")):
     os.makedirs(CSRC, exist_ok=True)
@@ -31,7 +31,8 @@ ext = Extension(
     include_dirs=["csrc"],
     libraries=(["isal"] if ISAL else []) + ["z"],
     define_macros=[("NPZS_HAVE_ISAL", "1")] if ISAL else [],
-    extra_compile_args=["-O2", "-fvisibility=hidden"],
+    extra_compile_args=["-O2", "-fvisibility=hidden", "-pthread"],
+    extra_link_args=["-pthread"],
 )
 
 setup(ext_modules=[ext])

@@ -499,6 +499,42 @@ def test_sizes(binary, good):
         ok(r.returncode == 2 and b"suffix" in r.stderr, "--max-total-bytes %r accepted (exit %d)" % (bad, r.returncode))
 
 
+def test_jobs(binary, tmp):
+    """-j N: deflated members inflated by worker threads give exactly the output of one thread
+    (check --json, ls --json, extract), for good and damaged archives, from a file and a pipe,
+    in small pushes and with a bound too small for any member; bad values are usage errors."""
+    rng = np.random.default_rng(3)
+    bio = io.BytesIO()
+    np.savez_compressed(bio, a=rng.integers(0, 9, 300_000).astype("<f4"), b=np.arange(5), c=rng.random(60_000),
+                        d=rng.integers(0, 200, 250_000).astype("u1"))
+    good = bio.getvalue()
+    bad = bytearray(good)
+    bad[len(good) // 2] ^= 0x21
+    path = os.path.join(tmp, "jobs.npz")
+    for label, data in (("good", good), ("damaged", bytes(bad)), ("cut", good[:len(good) * 3 // 4])):
+        open(path, "wb").write(data)
+        for cmd in (["check", "--json"], ["ls", "--json"]):
+            one = run(binary, cmd + [path])
+            for extra in (["-j", "2"], ["-j3"], ["--jobs=2", "--feed", "4096"], ["-j", "2", "--jobs-memory", "64Ki"],
+                          ["--jobs", "2", "-"]):
+                src = extra[-1] == "-"
+                r = run(binary, cmd + extra + ([] if src else [path]), data if src else b"")
+                ok(r.returncode == one.returncode and r.stdout == one.stdout,
+                   "%s %s %s: exit %d, differs from one thread" % (label, " ".join(cmd), " ".join(extra), r.returncode))
+    out1, out2 = os.path.join(tmp, "j1"), os.path.join(tmp, "j2")
+    os.mkdir(out1)
+    os.mkdir(out2)
+    open(path, "wb").write(good)
+    r1 = run(binary, ["extract", "--all", "-d", out1, path])
+    r2 = run(binary, ["extract", "-j", "2", "--all", "-d", out2, path])
+    ok(r1.returncode == 0 and r2.returncode == 0 and sorted(os.listdir(out1)) == sorted(os.listdir(out2)) and
+       all(open(os.path.join(out1, n), "rb").read() == open(os.path.join(out2, n), "rb").read() for n in os.listdir(out1)),
+       "extract -j 2 differs")
+    for v in (["-j", "65"], ["-j", "x"], ["-j"], ["--jobs", "-1"], ["--jobs-memory", "1.5G"]):
+        r = run(binary, ["check"] + v + [path])
+        ok(r.returncode == 2, "%s accepted (exit %d)" % (" ".join(v), r.returncode))
+
+
 def test_nonblocking_stdin(binary, good):
     """A non-blocking pipe on stdin (what event-loop runtimes hand their children) is waited on."""
     rfd, wfd = os.pipe()
@@ -732,6 +768,7 @@ def main():
         guarded(test_batch, binary, tmp, pipe)
         guarded(test_sizes, binary, pipe)
         guarded(test_nonblocking_stdin, binary, pipe)
+        guarded(test_jobs, binary, tmp)
         guarded(test_ls_feed_invariant, binary)
         guarded(test_sequence, binary, tmp)
         guarded(test_extract_atomic, binary, tmp, inputs[0][1])

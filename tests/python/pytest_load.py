@@ -393,6 +393,60 @@ def test_fast_inflate_loads_the_same():
     same_result(npzstream.load([SAMPLE[i:i + 999] for i in range(0, len(SAMPLE), 999)], lenient_fast_inflate=True), REF)
 
 
+def outcome(data, **kw):
+    """The arrays load gives, or the rejection's code, offset and rule."""
+    try:
+        return "ok", npzstream.load(data, **kw)
+    except npzstream.RejectedError as e:
+        return "rejected", (e.code, e.offset, e.rule, e.member)
+
+
+def test_threads_load_the_same(real_files):
+    """threads > 1 (deflated members inflated by workers while the stream goes on): the same
+    arrays, the same rejections, whatever the split and the file."""
+    rng = np.random.default_rng(7)
+    b = io.BytesIO()
+    np.savez_compressed(b, a=rng.integers(0, 9, 400_000).astype("<f4"), s=np.arange(10), c=rng.random(90_000),
+                        d=rng.integers(0, 3, (300, 700)).astype("u1"))
+    big = b.getvalue()
+    ref = truth(big, {})[1]
+    ld = npzstream.Loader(threads=2)
+    ld.feed(big)
+    same_result(ld.finish(), ref)
+    # every deflated member of 64 KiB or more compressed is handed over (s is too small)
+    ahead = sum(m.method == "deflated" and m.csize >= 65536 for m in npzstream.validate(big).members)
+    assert ahead >= 2 and ld.inflated_ahead == ahead, (ld.inflated_ahead, ahead)
+    for data, r in ((big, ref), (SAMPLE, REF)):
+        for n in (None, 1 << 20, 4096, 777):
+            src = data if n is None else [data[i:i + n] for i in range(0, len(data), n)]
+            same_result(npzstream.load(src, threads=2), r)
+            same_result(npzstream.load(src, threads=3, lenient_fast_inflate=False), r)
+    # a damaged deflate stream inside the third member, a cut archive, a bad CRC: the same verdicts
+    members = npzstream.validate(big).members
+    names = [m.name for m in members]
+    bad = bytearray(big)
+    bad[members[3].offset - members[2].csize // 2] ^= 0x5A  # inside the third member's data
+    for data in (bytes(bad), big[:len(big) * 2 // 3], big[:-10]):
+        a = outcome(data)
+        assert a[0] == "rejected", names
+        for n in (None, 4096, 100_000):
+            src = data if n is None else [data[i:i + n] for i in range(0, len(data), n)]
+            assert outcome(src, threads=2) == a
+    # every real file: what threads=2 gives is what one thread gives
+    for path, case in real_files:
+        data = open(path, "rb").read()
+        kw = kw_of(case.get("args", []))
+        a, b2 = outcome(data, max_bytes=1 << 40, **kw), outcome(data, max_bytes=1 << 40, threads=2, **kw)
+        assert a[0] == b2[0], case["file"]
+        if a[0] == "ok":
+            same_result(b2[1], a[1])
+        else:
+            assert a[1] == b2[1], case["file"]
+    for bad_threads in (0, 65, True, 2.0):
+        with pytest.raises(ValueError):
+            npzstream.load(big, threads=bad_threads)
+
+
 def test_validate_report():
     rep = npzstream.validate(SAMPLE)
     assert rep.ok and rep.format == "npz" and rep.error is None and rep.consumed == len(SAMPLE)

@@ -86,6 +86,12 @@ def library_version() -> str:
     return _npzstream.library_version()
 
 
+def _check_threads(threads: Any) -> int:
+    if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 64:
+        raise ValueError("threads must be an int from 1 to 64")
+    return threads
+
+
 def _limits(kw: Dict[str, Any]) -> Dict[str, int]:
     out: Dict[str, int] = {}
     lenient = 0
@@ -146,9 +152,10 @@ class Loader:
     data is written straight into them (a deflated member is inflated into the array). They
     are handed out only by finish(), after the verdict."""
 
-    def __init__(self, *, max_bytes: int = DEFAULT_MAX_BYTES, **limits: Any) -> None:
+    def __init__(self, *, max_bytes: int = DEFAULT_MAX_BYTES, threads: int = 1, **limits: Any) -> None:
         self._arrays: Dict[int, numpy.ndarray] = {}
-        self._s = _npzstream.Stream(_limits(limits), self._alloc, True, _check_max_bytes(max_bytes))
+        self._s = _npzstream.Stream(_limits(limits), self._alloc, True, _check_max_bytes(max_bytes),
+                                    _check_threads(threads))
         self._result: Optional[Loaded] = None
         self.feed = self._s.feed  # type: ignore[method-assign]  # no Python frame per chunk
 
@@ -188,6 +195,11 @@ class Loader:
     def consumed(self) -> int:
         """Input bytes consumed so far."""
         return self._s.consumed
+
+    @property
+    def inflated_ahead(self) -> int:
+        """Members inflated by the worker threads (threads > 1) so far."""
+        return int(self._s.inflated_ahead)
 
 
 @dataclass(frozen=True)
@@ -306,7 +318,7 @@ async def _afeed(target: Any, chunk: Any) -> None:
 
 # ---- the entry points ---------------------------------------------------------------------------
 
-def load(source: Source, *, max_bytes: int = DEFAULT_MAX_BYTES, **limits: Any) -> Loaded:
+def load(source: Source, *, max_bytes: int = DEFAULT_MAX_BYTES, threads: int = 1, **limits: Any) -> Loaded:
     """Load a .npy or .npz from source (bytes-like, a path, a binary file object, a socket, or an
     iterable of byte chunks; pipes and sockets are fine: nothing seeks).
 
@@ -315,8 +327,11 @@ def load(source: Source, *, max_bytes: int = DEFAULT_MAX_BYTES, **limits: Any) -
     Raises RejectedError for invalid input (nothing is returned before the END verdict),
     OSError for I/O errors, ValueError/TypeError for a bad limit. max_bytes caps the array and
     blob bytes kept (default 1 GiB): a header declaring more is a rejection (LIMIT.max_bytes)
-    before anything is allocated. The other keywords are the library's limits (LIMITS)."""
-    ld = Loader(max_bytes=max_bytes, **limits)
+    before anything is allocated. threads > 1 inflates deflated members (np.savez_compressed) on
+    that many worker threads, with the GIL released, while the stream goes on: the same arrays
+    and verdicts (the parser still decides), about 128 MiB more memory a thread at most. The
+    other keywords are the library's limits (LIMITS)."""
+    ld = Loader(max_bytes=max_bytes, threads=threads, **limits)
     feed = ld.feed
     if isinstance(source, (list, tuple)):  # chunks in hand: no generator in between
         for chunk in source:
@@ -327,11 +342,11 @@ def load(source: Source, *, max_bytes: int = DEFAULT_MAX_BYTES, **limits: Any) -
     return ld.finish()
 
 
-async def aload(source: Any, *, max_bytes: int = DEFAULT_MAX_BYTES, **limits: Any) -> Loaded:
+async def aload(source: Any, *, max_bytes: int = DEFAULT_MAX_BYTES, threads: int = 1, **limits: Any) -> Loaded:
     """load() for async code: source is an async iterable of byte chunks, or an object with an
     async read(n) (aiohttp's StreamReader, ...). Large chunks are parsed in a worker thread (the
     parser releases the GIL), small ones inline; the event loop is never blocked for long."""
-    ld = Loader(max_bytes=max_bytes, **limits)
+    ld = Loader(max_bytes=max_bytes, threads=threads, **limits)
     async for chunk in _achunks(source):
         await _afeed(ld, chunk)
     return ld.finish()

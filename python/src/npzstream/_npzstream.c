@@ -37,6 +37,7 @@ static inline PyObject *Py_NewRef(PyObject *o) { Py_INCREF(o); return o; }
 typedef struct {
     PyObject_HEAD
     npzs_parser *p;
+    npzs_par *q; /* threads > 1: the parallel-inflate helper over p */
     PyObject *on_header;  /* callable(member dict) -> writable buffer or None; or NULL */
     int keep_blobs;
     uint64_t max_keep, kept;
@@ -238,12 +239,13 @@ static int on_event(Stream *s, const npzs_event *ev) {
 #define GIL_FREE_MIN (64u << 10) /* smaller pushes keep the GIL: releasing it costs more than they do */
 
 static int run(Stream *s, npzs_in *in) {
-    int release = !in || in->size - in->pos >= GIL_FREE_MIN;
+    /* with workers, a call may wait for one: the GIL is always let go */
+    int release = s->q || !in || in->size - in->pos >= GIL_FREE_MIN;
     PyThreadState *ts = release ? PyEval_SaveThread() : NULL;
     int rc, r = 0;
     for (;;) {
         npzs_event ev;
-        rc = npzs_next(s->p, in, &ev);
+        rc = s->q ? npzs_par_next(s->q, in, &ev) : npzs_next(s->p, in, &ev);
         if (rc != NPZS_EVENT) break;
         if (ev.type == NPZS_EV_DATA || (ev.type == NPZS_EV_BLOB && !s->keep_blobs)) continue; /* nothing to do here */
         if (release) PyEval_RestoreThread(ts);
@@ -337,7 +339,8 @@ static PyObject *Stream_finish(Stream *s, PyObject *unused) {
     if (enter(s) < 0) return NULL;
     if (s->own_code || npzs_error(s->p)) return after(s, -2);
     s->finished = 1;
-    npzs_finish(s->p);
+    if (s->q) npzs_par_finish(s->q);
+    else npzs_finish(s->p);
     int r = run(s, NULL);
     if (r == 0 && !s->done) {
         s->busy = 0;
@@ -393,11 +396,15 @@ static int read_limits(PyObject *d, npzs_limits *lim) {
 }
 
 static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"limits", "on_header", "keep_blobs", "max_keep", NULL};
+    static char *kwlist[] = {"limits", "on_header", "keep_blobs", "max_keep", "threads", NULL};
     PyObject *limits = NULL, *cb = NULL;
-    int keep = 0;
+    int keep = 0, threads = 1;
     unsigned long long max_keep = UINT64_MAX;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOpK", kwlist, &limits, &cb, &keep, &max_keep)) return -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOpKi", kwlist, &limits, &cb, &keep, &max_keep, &threads)) return -1;
+    if (threads < 1 || threads > 64) {
+        PyErr_SetString(PyExc_ValueError, "threads must be between 1 and 64");
+        return -1;
+    }
     npzs_limits lim;
     if (read_limits(limits, &lim) < 0) return -1;
     if (cb == Py_None) cb = NULL;
@@ -405,6 +412,10 @@ static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
     if (s->p) { PyErr_SetString(PyExc_RuntimeError, "Stream.__init__ called twice"); return -1; }
     s->p = npzs_new(&lim, NULL);
     if (!s->p) { PyErr_NoMemory(); return -1; }
+    if (threads > 1) { /* 128 MiB of members held a worker, as the command line's -j */
+        s->q = npzs_par_new(s->p, (unsigned)threads, (uint64_t)threads << 27);
+        if (!s->q) { PyErr_NoMemory(); return -1; }
+    }
     s->on_header = cb ? Py_NewRef(cb) : NULL;
     s->keep_blobs = keep;
     s->max_keep = max_keep;
@@ -434,6 +445,7 @@ static int Stream_clear(Stream *s) {
 static void Stream_dealloc(Stream *s) {
     PyObject_GC_UnTrack(s);
     Stream_clear(s);
+    npzs_par_free(s->q);
     npzs_free(s->p);
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
@@ -448,6 +460,7 @@ static PyObject *Stream_get_format(Stream *s, void *c) {
     Py_RETURN_NONE;
 }
 static PyObject *Stream_get_consumed(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(s->p ? npzs_consumed(s->p) : 0); }
+static PyObject *Stream_get_ahead(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(npzs_par_used(s->q)); }
 static PyObject *Stream_get_memory(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(s->p ? npzs_memory(s->p) : 0); }
 static PyObject *Stream_get_kept(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(s->kept); }
 
@@ -456,6 +469,7 @@ static PyGetSetDef Stream_getset[] = {
     {"done", (getter)Stream_get_done, NULL, "the END verdict was reached: the input is valid", NULL},
     {"format", (getter)Stream_get_format, NULL, "'npy', 'npz', or None before the first byte", NULL},
     {"consumed", (getter)Stream_get_consumed, NULL, "input bytes consumed", NULL},
+    {"inflated_ahead", (getter)Stream_get_ahead, NULL, "members inflated by the worker threads", NULL},
     {"memory", (getter)Stream_get_memory, NULL, "bytes the parser holds now", NULL},
     {"kept", (getter)Stream_get_kept, NULL, "array and blob bytes kept so far", NULL},
     {NULL, NULL, NULL, NULL, NULL},
