@@ -150,6 +150,7 @@ def run(a, npzs, lim, have_ld, tmp):
         ("deflated.npz", "deflated.npz", "limit: inflate+crc",
          [("npzstream", "%s %s" % (ck, F["deflated.npz"])),
           ("npzstream --feed 4096", "%s --feed 4096 %s" % (ck, F["deflated.npz"])),
+          ("npzstream -j 2", "%s -j 2 %s" % (ck, F["deflated.npz"])),
           ("cat | npzstream", "cat %s | %s -" % (F["deflated.npz"], ck)),
           ("limit: inflate+crc", "%s inflate %s" % (lim, F["deflated.npz"]))] + fast + zipcmds(F["deflated.npz"])),
         ("many.npz (20,000 members)", "many.npz", None,
@@ -262,6 +263,7 @@ def report(R):
     v = g["stored.npz|pipe"]["cat | npzstream"]["ratio"]; tgt("stored .npz through a pipe >= 0.9x cat | read-discard", v, v >= 0.9, "%.2f")
     v = g["pipe.npz"]["cat | npzstream"]["ratio"]; tgt("pipe.npz through a pipe >= 0.9x cat | read-discard", v, v >= 0.9, "%.2f")
     v = g["deflated.npz"]["npzstream"]["ratio"]; tgt("deflated .npz >= 0.95x inflate+crc", v, v >= 0.95, "%.2f")
+    v = g["deflated.npz"]["npzstream -j 2"]["ratio"]; tgt("deflated .npz -j 2 >= 1.8x inflate+crc", v, v >= 1.8, "%.2f")
     pm = R["per_member_us"]
     tgt("20,000 members <= 0.5 µs per member", pm["npzstream"], pm["npzstream"] <= 0.5, "%.2f µs")
     v = pm["np.load"] / pm["npzstream"] if pm["npzstream"] > 0 else float("inf")

@@ -126,7 +126,10 @@ int cli_open(const char *path, const char **label, char *err, size_t errlen);
 /* Reads fd to the verdict, pushing at most feed bytes per call (0: no limit).  Returns 0
  * accepted, 1 rejected, 2 I/O error (its text in err when err is given, else on stderr), out of
  * memory or fn() stopped. */
-int drive(npzs_parser *p, int fd, const char *label, const opts *op, event_fn fn, void *ctx, char *err, size_t errlen);
+/* data: 0 when the command reads no DATA or BLOB bytes (check, ls): with -j the workers then keep
+ * only each member's header (npzs_par_skip_data) and no DATA or BLOB event comes. */
+int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, event_fn fn, void *ctx, char *err,
+          size_t errlen);
 /* Open FILE (or stdin) and make a parser with the options' limits; NULL (all released, the reason
  * said on stderr) when either fails. */
 npzs_parser *start(const char *path, const opts *op, const char **label, int *fd);

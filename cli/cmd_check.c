@@ -128,7 +128,7 @@ static int check_file(const char *path, const batch *b, void *unused) {
     c.json = b->json || b->jsonl;
     c.quiet = b->quiet;
     wb_init(&c.text, stdout);
-    int status = drive(p, fd, label, &b->op, check_cb, &c, err, sizeof err);
+    int status = drive(p, fd, label, &b->op, 0, check_cb, &c, err, sizeof err);
     npzs_format fmt = npzs_format_of(p);
     if (status == 0 || npzs_error(p)) { /* a verdict */
         if (b->quiet) {

@@ -340,7 +340,7 @@ int cmd_extract(int argc, char **argv) {
     int fd;
     npzs_parser *p = start(path, &op, &label, &fd);
     int status = 2;
-    if (p) status = drive(p, fd, label, &op, ex_cb, &c, NULL, 0);
+    if (p) status = drive(p, fd, label, &op, 1, ex_cb, &c, NULL, 0);
     if (status == 0 && !c.all && c.state != 2) {
         if (npzs_format_of(p) == NPZS_FORMAT_NPY)
             fprintf(stderr, "npzstream: %s: a plain .npy has no members: nothing to extract\n", label);

@@ -90,7 +90,7 @@ static int ls_file(const char *path, const batch *b, void *vmany) {
                "------------ ------------  -----  --------  ---------- ---------------- -----  ----\n",
                "Data", "Stored", "Kind", "Method", "DType", "Shape", "Order", "Name");
     }
-    int status = drive(p, fd, label, &b->op, ls_cb, &c, err, sizeof err);
+    int status = drive(p, fd, label, &b->op, 0, ls_cb, &c, err, sizeof err);
     npzs_format fmt = npzs_format_of(p);
     if ((status == 0 || npzs_error(p)) && !b->quiet) {
         if (c.json) {

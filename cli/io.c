@@ -111,11 +111,16 @@ static void drive_eof(void *vc) {
     else npzs_finish(d->p);
 }
 
-int drive(npzs_parser *p, int fd, const char *label, const opts *op, event_fn fn, void *ctx, char *err, size_t errlen) {
+int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, event_fn fn, void *ctx, char *err,
+          size_t errlen) {
     drive_ctx d = {p, NULL, fn, ctx};
     if (op->jobs > 1) {
         uint64_t held = op->jobs_memory ? op->jobs_memory : (uint64_t)op->jobs << 27;
         d.q = npzs_par_new(p, op->jobs, held);
+        if (d.q && !data && npzs_par_skip_data(d.q) != 0) {
+            npzs_par_free(d.q);
+            d.q = NULL;
+        }
         if (!d.q) {
             fprintf(stderr, "npzstream: -j %u: cannot start the workers (out of memory)\n", op->jobs);
             return 2;

@@ -341,6 +341,7 @@ int fz_split_input(const uint8_t *data, size_t size, fz_split_in *s) {
 }
 
 void npzs__par_min_csize(npzs_par *q, uint64_t n); /* the library's, for tests */
+void npzs__par_keep(npzs_par *q, uint64_t n);
 
 int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
     memset(r, 0, sizeof *r);
@@ -363,6 +364,8 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
         q = npzs_par_new(p, o->par_threads, o->par_held);
         if (!q) fz_die("npzs_par_new failed");
         npzs__par_min_csize(q, 1);
+        if (o->par_skip && npzs_par_skip_data(q) != 0) fz_die("npzs_par_skip_data failed");
+        if (o->par_skip && o->par_skip != UINT64_MAX) npzs__par_keep(q, o->par_skip);
     }
 #define FZ_NEXT(in_, ev_) (q ? npzs_par_next(q, (in_), (ev_)) : npzs_next(p, (in_), (ev_)))
 
@@ -410,8 +413,12 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
         int rc = FZ_NEXT(inp, &ev);
         calls++;
         if (rc == NPZS_EVENT) {
-            r->events++;
             if (inp && inp->pos < before) fz_die("npzs_next moved in.pos backwards");
+            if (ev.type == NPZS_EV_DATA || ev.type == NPZS_EV_BLOB) {
+                if (q && o->par_skip) fz_die("a DATA or BLOB event with npzs_par_skip_data");
+                if (o->no_data) continue;
+            }
+            r->events++;
             on_event(&d, &t, &ev);
             if (o->into) into_event(p, &ev, &dst);
             continue;

@@ -61,6 +61,9 @@ typedef struct fz_opts {
     unsigned par_threads;
     uint64_t par_held;
     uint64_t par_used;       /* out: members whose output came from a worker */
+    int no_data;             /* leave DATA and BLOB events out of the digest (their checks too) */
+    uint64_t par_skip;       /* with par: npzs_par_skip_data, a job keeping this many bytes
+                                (UINT64_MAX: the default; 0: not skipping); needs no_data */
 } fz_opts;
 
 typedef struct fz_result {

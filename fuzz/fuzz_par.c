@@ -4,6 +4,9 @@
  *   ctl bit 5: a bound of 4 KiB (the helper must feed the parser through its holds) instead of 1 GiB
  *   ctl bits 6-7: 0 -> the schedule as given (common.h), 1 -> 1-byte pushes, 2 -> one push,
  *                 3 -> as given with every array's data into a destination (npzs_data_into)
+ *   ctl bits 4-5 both set and the file's last byte odd: npzs_par_skip_data instead of the
+ *                 small bound, a job keeping (last byte >> 1) + 1 bytes of a member (DATA and
+ *                 BLOB events then left out of both digests)
  * The file is parsed whole by the parser alone, then through the helper (every deflated member
  * of known size inflated ahead by a worker, whatever its size) under the schedule; abort unless
  * the normalized event digests, verdicts, error codes and offsets are identical. */
@@ -19,6 +22,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     o.par = 1;
     o.par_threads = (in.ctl >> 4) & 1 ? 2 : 1;
     o.par_held = (in.ctl >> 5) & 1 ? 4096 : (uint64_t)1 << 30;
+    if ((in.ctl & 0x30) == 0x30 && in.file_n && (in.file[in.file_n - 1] & 1)) {
+        o.no_data = 1;
+        o.par_skip = (uint64_t)(in.file[in.file_n - 1] >> 1) + 1;
+        o.par_held = (uint64_t)1 << 30;
+        fz_opts a0;
+        fz_opts_init(&a0);
+        a0.no_data = 1;
+        fz_run(in.file, in.file_n, &a0, &alone);
+    }
     switch (in.ctl >> 6) {
     case 1: o.sched = in.file; o.sched_n = 0; break; /* 1-byte pushes */
     case 2: o.sched = NULL; break;

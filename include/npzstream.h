@@ -391,6 +391,13 @@ npzs_par *npzs_par_new(npzs_parser *p, unsigned threads, uint64_t max_held);
  * helper's copy (valid until the next call, like a push's). */
 int npzs_par_next_(npzs_par *q, npzs_in *in, npzs_event *ev, size_t ev_size);
 #define npzs_par_next(q, in, ev) npzs_par_next_((q), (in), (ev), sizeof(npzs_event))
+/* For validation, where the array bytes are not read (check, ls): DATA and BLOB events are not
+ * delivered, and a worker keeps only a member's first bytes (preamble and header) and the CRC-32
+ * of the rest, so a member costs the helper its compressed size and a few KiB, not its size.
+ * Every other event, the verdict and every error stay those of the parser alone (a member whose
+ * rest the parser cannot take as a whole is inflated again by the parser).  Call before the
+ * first byte.  Returns 0, NPZS_E_BAD_CALL after the first byte, or NPZS_E_NOMEM. */
+int npzs_par_skip_data(npzs_par *q);
 /* The end of the input (instead of npzs_finish() on the parser). */
 void npzs_par_finish(npzs_par *q);
 /* A new input: npzs_reset() of the parser, every job dropped; the threads stay.  Reset the

@@ -58,6 +58,16 @@ uint64_t npzs__content_want(const npzs_parser *p) {
     }
 }
 
+int npzs__content_skip(npzs_parser *p, uint64_t n, uint32_t crc) {
+    npzs_content *c = &p->c;
+    if (c->out || !(c->state == NPZS_C_BLOB || (c->state == NPZS_C_DATA && n <= c->data_left))) return 0;
+    c->crc_data = npzs__crc32_combine(c->crc_data, crc, n);
+    c->data_len += n;
+    c->pos += n;
+    if (c->state == NPZS_C_DATA && !(c->data_left -= n)) c->state = NPZS_C_DONE;
+    return 1;
+}
+
 /* Error at content position coff. */
 int npzs__fail_content(npzs_parser *p, int code, uint64_t coff, int rule) {
     if (p->err) return p->err; /* the first error stays, with its content offset */

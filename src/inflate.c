@@ -131,8 +131,9 @@ static const npzs_inflater isal_inflater = {isal_start, isal_run, isal_end};
 static int pre_run(npzs_parser *p, npzs_inf_io *io) {
     npzs_inflate *f = &p->inf;
     npzs__pre *j = f->pre;
-    uint64_t left = j->len - j->given;
+    uint64_t left = (j->given < j->keep ? j->keep : j->len) - j->given;
     size_t give = io->out_len < left ? io->out_len : (size_t)left;
+    if (j->given >= j->keep) give = 0; /* the rest was skipped (npzs__content_skip) */
     if (give && !j->given) {
         static const Bytef none[1] = {0};
         if (inflateSetDictionary(&f->zs, none, 0) == Z_MEM_ERROR) return NPZS__INF_NOMEM;
@@ -147,7 +148,49 @@ static int pre_run(npzs_parser *p, npzs_inf_io *io) {
     return NPZS__INF_OK;
 }
 
-static const npzs_inflater pre_inflater = {zlib_start, pre_run, zlib_end};
+/* A member inflated ahead without the bytes after its first ones (npzs_par_skip_data) whose rest
+ * the content machine could not take at once (npzs__content_skip: a header that ends with the
+ * kept bytes, a member longer than its array, the total limit): it is inflated again, here, by the
+ * parser's zlib from the member's compressed bytes; the bytes already given are made again and
+ * dropped.  The job was clean, so the stream ends exactly at its last compressed byte. */
+static int pre_zlib(npzs_parser *p, npzs_inf_io *io) {
+    npzs__pre *j = p->inf.pre;
+    z_stream *zs = &p->inf.zs;
+    for (;;) {
+        size_t room = io->out_len;
+        int drop = j->zout < j->given;
+        if (drop && j->given - j->zout < room) room = (size_t)(j->given - j->zout);
+        uint64_t left = j->csize - j->zpos;
+        uInt ai = (uInt)(left > 0x40000000u ? 0x40000000u : left);
+        zs->next_in = ai ? (Bytef *)(uintptr_t)(j->in + j->zpos) : io->out;
+        zs->avail_in = ai;
+        zs->next_out = io->out;
+        zs->avail_out = (uInt)room;
+        int zr = inflate(zs, Z_NO_FLUSH);
+        j->zpos += ai - zs->avail_in;
+        size_t made = room - zs->avail_out;
+        j->zout += made;
+        if (zr == Z_MEM_ERROR) return NPZS__INF_NOMEM;
+        if (zr != Z_OK && zr != Z_STREAM_END) return NPZS__INF_BAD; /* cannot happen: zlib ended it before */
+        if (drop) {
+            if (zr == Z_STREAM_END && j->zout < j->given) return NPZS__INF_BAD;
+            continue;
+        }
+        j->given += made;
+        io->took = io->in_len;
+        io->made = made;
+        io->back = 0;
+        if (zr == Z_STREAM_END && p->data_in + io->took == p->lfh.h.csize) return NPZS__INF_END;
+        if (zr == Z_STREAM_END) j->len = j->given;
+        return NPZS__INF_OK;
+    }
+}
+
+static int pre_any(npzs_parser *p, npzs_inf_io *io) {
+    return p->inf.pre->z ? pre_zlib(p, io) : pre_run(p, io);
+}
+
+static const npzs_inflater pre_inflater = {zlib_start, pre_any, zlib_end};
 
 /* The back end of a member: zlib, or ISA-L when built in, asked for, and the member's
  * compressed size is known. */
@@ -243,6 +286,21 @@ static int zin_take(npzs_parser *p, npzs_in *in, size_t k) {
 int npzs__inf_fill(npzs_parser *p, npzs_in *in) {
     npzs_inflate *f = &p->inf;
     const npzs_zlfh *l = &p->lfh.h;
+    npzs__pre *j = f->pre;
+    if (j && !j->z && j->given == j->keep && j->keep < j->len) {
+        /* the kept bytes are used: the rest at once, as its CRC, if the content machine takes it
+         * as it would take the bytes (within every size and the total limit); else inflate the
+         * member again (pre_zlib) */
+        uint64_t n = j->len - j->given, room = p->lim.max_total_bytes - p->total_out;
+        int fits = p->c.pos <= room && n <= room - p->c.pos && (!l->known || (p->c.pos <= l->usize && n <= l->usize - p->c.pos));
+        if (fits && npzs__content_skip(p, n, j->crc_rest)) {
+            j->given = j->len;
+            j->keep = j->len;
+            f->win_pos = f->win_len = 0;
+            return NPZS__STEP;
+        }
+        j->z = 1;
+    }
     size_t avail = in ? in->size - in->pos : 0;
     /* output cap: what the content can take (+1 to see an overrun), the declared size (+1
      * likewise), the total limit; cap - 1 < x is written so that x + 1 cannot wrap (a limit of

@@ -152,8 +152,14 @@ typedef struct npzs_end {
 /* A member's output inflated ahead of the parser (par.c): the bytes zlib gives for the member's
  * compressed bytes, its stream ending exactly at the last of them. */
 typedef struct npzs__pre {
-    const uint8_t *out;
-    uint64_t len, given;
+    const uint8_t *out;     /* the first `keep` bytes of the output (all of it unless skipping) */
+    uint64_t len, given;    /* output bytes in all; given to the content machine so far */
+    uint64_t keep;          /* == len, or fewer: the rest was not kept, only its CRC-32 */
+    uint32_t crc_rest;      /* CRC-32 of the output bytes after `keep` */
+    /* the member's compressed bytes, for re-inflating it when the rest cannot be skipped */
+    const uint8_t *in;
+    uint64_t csize, zpos, zout;
+    int z;                  /* re-inflating with the parser's zlib (pre_zlib) */
 } npzs__pre;
 /* The job of the member whose compressed data starts at `start`, csize bytes; NULL: inflate it. */
 typedef npzs__pre *(*npzs__pre_take_fn)(void *ctx, uint64_t start, uint64_t csize);
@@ -302,6 +308,10 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
 int npzs__content_end(npzs_parser *p, npzs_event *ev);
 /* Most content bytes the machine can take now without failing (for inflate's output cap). */
 uint64_t npzs__content_want(const npzs_parser *p);
+/* n content bytes that are not at hand, their CRC-32 given (a member inflated ahead without its
+ * bytes, par.c): 1 when the machine took them as it would take the bytes (array data or blob,
+ * within its size), else 0 and nothing changed. */
+int npzs__content_skip(npzs_parser *p, uint64_t n, uint32_t crc);
 void npzs__content_release(npzs_parser *p);
 int npzs__npy_content(npzs_parser *p, npzs_in *in, npzs_event *ev);
 int npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev);
@@ -369,6 +379,7 @@ void npzs__zip_release(npzs_parser *p);
 
 /* par.c, for tests: members of n compressed bytes and more are inflated ahead (default 64 KiB). */
 void npzs__par_min_csize(struct npzs_par *q, uint64_t n);
+void npzs__par_keep(struct npzs_par *q, uint64_t n); /* skip_data: bytes a job keeps */
 
 /* inflate.c: the inflate back end (zlib) */
 int npzs__fast_inflate_built(void); /* inflate.c: ISA-L compiled in */

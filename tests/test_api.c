@@ -335,12 +335,15 @@ static void test_file(const char *path) {
     {
         fz_opts fo;
         fz_opts_init(&fo);
-        fz_result alone, pr;
+        fz_result alone, alone_nd, pr;
         fz_run(buf, len, &fo, &alone);
+        fo.no_data = 1;
+        fz_run(buf, len, &fo, &alone_nd);
         static const uint8_t s7[] = {7}, s4k[] = {0xE4}, smix[] = {1, 0xE5, 3, 0, 0xE0};
-        const struct { const uint8_t *s; size_t n; unsigned th; uint64_t held; int into; } runs[] = {
-            {NULL, 0, 2, UINT64_C(1) << 30, 0}, {s4k, 1, 2, UINT64_C(1) << 30, 0}, {s4k, 1, 1, 4096, 0},
-            {smix, 5, 2, UINT64_C(1) << 30, 1}, {s7, 1, 2, UINT64_C(1) << 30, 0}};
+        const struct { const uint8_t *s; size_t n; unsigned th; uint64_t held; int into; uint64_t skip; } runs[] = {
+            {NULL, 0, 2, UINT64_C(1) << 30, 0, 0}, {s4k, 1, 2, UINT64_C(1) << 30, 0, 0}, {s4k, 1, 1, 4096, 0, 0},
+            {smix, 5, 2, UINT64_C(1) << 30, 1, 0}, {s7, 1, 2, UINT64_C(1) << 30, 0, 0},
+            {NULL, 0, 2, UINT64_C(1) << 30, 0, UINT64_MAX}, {s4k, 1, 2, UINT64_C(1) << 30, 0, 64}, {smix, 5, 1, 1u << 20, 0, 700}};
         for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
             if (runs[k].s == s7 && len > (1u << 20)) continue;
             fo.sched = runs[k].s;
@@ -349,8 +352,10 @@ static void test_file(const char *path) {
             fo.par_threads = runs[k].th;
             fo.par_held = runs[k].held;
             fo.into = runs[k].into;
+            fo.par_skip = runs[k].skip;
+            fo.no_data = runs[k].skip != 0;
             fz_run(buf, len, &fo, &pr);
-            CHECK(fz_same(&alone, &pr), "%s: through the helper (run %zu) the result differs", path, k);
+            CHECK(fz_same(runs[k].skip ? &alone_nd : &alone, &pr), "%s: through the helper (run %zu) the result differs", path, k);
         }
         par_used_total += fo.par_used;
     }
@@ -579,6 +584,8 @@ typedef struct par_run {
     long member;
 } par_run;
 
+void npzs__par_keep(npzs_par *q, uint64_t n); /* the library's, for tests */
+
 static par_run par_parse(npzs_parser *p, npzs_par *q, const uint8_t *b, size_t n, size_t feed) {
     par_run r = {0, 0, UINT64_C(1469598103934665603), NULL, -1};
     size_t off = 0;
@@ -657,6 +664,30 @@ static void test_par(void) {
             npzs_par_free(q);
         }
     }
+    /* npzs_par_skip_data: the workers keep a member's first bytes (all the header, or fewer: the
+     * parser then inflates it again), the parser skips the rest as its CRC-32 */
+    static const uint64_t keeps[] = {UINT64_MAX, 1, 100, 5000};
+    for (size_t k = 0; k < sizeof keeps / sizeof *keeps; k++)
+        for (size_t f = 0; f < sizeof feeds / sizeof *feeds; f++) {
+            npzs_reset(p);
+            npzs_par *qs = npzs_par_new(p, 2, UINT64_C(1) << 30);
+            CHECK(qs && npzs_par_skip_data(qs) == 0, "par: skip_data refused");
+            if (keeps[k] != UINT64_MAX) npzs__par_keep(qs, keeps[k]);
+            par_run r = par_parse(p, qs, z.p, z.n, feeds[f]);
+            CHECK(par_same(&alone, &r) && npzs_par_used(qs) == 3, "par: skip_data keeping %llu, pushes of %zu: differs (used %llu)",
+                  (unsigned long long)keeps[k], feeds[f], (unsigned long long)npzs_par_used(qs));
+            CHECK(npzs_par_skip_data(qs) == 0 || npzs_error(p), "par: skip_data again");
+            npzs_par_free(qs);
+        }
+    npzs_reset(p);
+    {
+        npzs_par *qs = npzs_par_new(p, 1, 1u << 20);
+        npzs_event e0;
+        npzs_in i0 = {z.p, 100, 0};
+        (void)npzs_par_next(qs, &i0, &e0);
+        CHECK(npzs_par_skip_data(qs) == NPZS_E_BAD_CALL, "par: skip_data after the first byte");
+        npzs_par_free(qs);
+    }
     /* a bound smaller than a member: the parser inflates every member itself, with the same result */
     npzs_reset(p);
     npzs_par *q = npzs_par_new(p, 2, 500000);
@@ -677,6 +708,7 @@ static void test_par(void) {
         for (size_t f = 0; f < sizeof feeds / sizeof *feeds; f++) {
             npzs_reset(p);
             q = npzs_par_new(p, 2, UINT64_C(1) << 30);
+            if (f & 1) npzs_par_skip_data(q);
             par_run r = par_parse(p, q, bad.p, bad.n, feeds[f]);
             CHECK(par_same(&a, &r), "par: damaged archive %d, pushes of %zu: %d@%llu %s, alone %d@%llu %s", k, feeds[f],
                   r.verdict, (unsigned long long)r.err_off, r.rule ? r.rule : "-", a.verdict,
