@@ -747,6 +747,10 @@ static int tail(npzs_par *q, npzs_in *in, npzs_event *ev, size_t ev_size) {
     return after(q, rc, ev);
 }
 
+/* The npzs_par_next macro's function, for bindings that cannot expand a macro (as npzs_next). */
+#undef npzs_par_next
+NPZS__API int npzs_par_next(npzs_par *q, npzs_in *in, npzs_event *ev) { return npzs_par_next_(q, in, ev, sizeof(npzs_event)); }
+
 NPZS__API int npzs_par_next_(npzs_par *q, npzs_in *in, npzs_event *ev, size_t ev_size) {
     if (!q) return NPZS_E_BAD_CALL;
     npzs_parser *p = q->p;

@@ -442,9 +442,16 @@ def test_threads_load_the_same(real_files):
             same_result(b2[1], a[1])
         else:
             assert a[1] == b2[1], case["file"]
+    # validate with workers (they keep only each member's header): the same report
+    for data in (big, bytes(bad), big[:len(big) * 2 // 3]):
+        a, b3 = npzstream.validate(data), npzstream.validate(data, threads=2)
+        err = lambda r: (r.error.code, r.error.offset, r.error.rule, r.error.member) if r.error else None  # noqa: E731
+        assert (a.ok, a.members, err(a)) == (b3.ok, b3.members, err(b3))
     for bad_threads in (0, 65, True, 2.0):
         with pytest.raises(ValueError):
             npzstream.load(big, threads=bad_threads)
+        with pytest.raises(ValueError):
+            npzstream.validate(big, threads=bad_threads)
 
 
 def test_validate_report():

@@ -353,8 +353,8 @@ async def aload(source: Any, *, max_bytes: int = DEFAULT_MAX_BYTES, threads: int
 
 
 class _Validator:
-    def __init__(self, limits: Dict[str, Any]) -> None:
-        self._s = _npzstream.Stream(_limits(limits), None, False)
+    def __init__(self, limits: Dict[str, Any], threads: int = 1) -> None:
+        self._s = _npzstream.Stream(_limits(limits), None, False, (1 << 64) - 1, _check_threads(threads))
         self.error: Optional[RejectedError] = None
 
     def feed(self, chunk: Any) -> None:
@@ -375,11 +375,12 @@ class _Validator:
                       consumed=self._s.consumed)
 
 
-def validate(source: Source, **limits: Any) -> Report:
+def validate(source: Source, *, threads: int = 1, **limits: Any) -> Report:
     """Check source without keeping any data: a Report with the verdict, the members (key,
     dtype, shape, order, sizes, CRC-32s) and, when rejected, the error (code, offset, member,
-    rule, message). Reading stops at the first error."""
-    v = _Validator(limits)
+    rule, message). Reading stops at the first error. threads > 1 inflates deflated members on
+    worker threads, which keep only each member's header (the same report)."""
+    v = _Validator(limits, threads)
     for chunk in _chunks(source):
         v.feed(chunk)
         if v.error is not None:
@@ -387,9 +388,9 @@ def validate(source: Source, **limits: Any) -> Report:
     return v.report()
 
 
-async def avalidate(source: Any, **limits: Any) -> Report:
+async def avalidate(source: Any, *, threads: int = 1, **limits: Any) -> Report:
     """validate() for async sources (as aload)."""
-    v = _Validator(limits)
+    v = _Validator(limits, threads)
     async for chunk in _achunks(source):
         await _afeed(v, chunk)
         if v.error is not None:

@@ -415,6 +415,8 @@ static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
     if (threads > 1) { /* 128 MiB of members held a worker, as the command line's -j */
         s->q = npzs_par_new(s->p, (unsigned)threads, (uint64_t)threads << 27);
         if (!s->q) { PyErr_NoMemory(); return -1; }
+        /* a validator (no arrays, no blobs kept): the workers keep only each member's header */
+        if (!cb && !keep && npzs_par_skip_data(s->q) != 0) { PyErr_NoMemory(); return -1; }
     }
     s->on_header = cb ? Py_NewRef(cb) : NULL;
     s->keep_blobs = keep;
