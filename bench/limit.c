@@ -4,7 +4,7 @@
  *   limit MODE [FILE|-]
  *     read            read() 1 MiB at a time and discard (F_SETPIPE_SZ 1 MiB on a pipe, as the CLI)
  *     crc-zlib        the same, plus zlib's crc32() over every byte
- *     crc-fast        the same, plus the fastest CRC-32 here (npzs__crc32: VPCLMULQDQ/PCLMULQDQ)
+ *     crc-fast        the same, plus the library's CRC-32 (npzs__crc32: ISA-L's where built in)
  *     crc-libdeflate  the same, plus libdeflate_crc32() (only when built with -DHAVE_LIBDEFLATE)
  *     inflate         walk the ZIP local headers, raw-inflate every deflated member into a 256 KiB
  *                     window (npzstream's default) and CRC the output with npzs__crc32; no checks

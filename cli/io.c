@@ -14,7 +14,7 @@
 
 #include "cli.h"
 
-#define READ_SIZE (1u << 20)
+#define READ_SIZE (256u << 10)
 
 
 int cli_open(const char *path, const char **label, char *err, size_t errlen) {

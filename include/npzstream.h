@@ -376,7 +376,8 @@ const char *npzs_state_name(const npzs_parser *p);
  * threads: worker threads (at most 64; 0 runs no worker: the helper only passes bytes on).
  * max_held: bytes the helper may hold for the parser at once (its raw bytes behind a member
  * being inflated, the jobs' compressed bytes and outputs): a member needs its compressed size
- * + uncompressed size + 1; a local header being read is held whatever the bound.  Memory is
+ * + uncompressed size + 1; a local header being read is held whatever the bound (and, with
+ * npzs_par_skip_data, a 256 KiB scratch a worker).  Memory is
  * taken through the parser's hooks, only on the thread that calls these functions (the
  * workers never allocate); it is not counted in the parser's npzs_memory() or max_memory.
  * Returns NULL when p is NULL or has a helper, threads > 64, or memory runs out.  Fewer threads
@@ -403,7 +404,10 @@ void npzs_par_finish(npzs_par *q);
 /* A new input: npzs_reset() of the parser, every job dropped; the threads stay.  Reset the
  * parser only through this while a helper is attached. */
 void npzs_par_reset(npzs_par *q);
-/* Stop the workers and release the helper; the parser is left as it is, without a helper. */
+/* Stop the workers and release the helper; the input it took beyond npzs_consumed(p) goes with it.
+ * The parser is left as it is, without a helper, except
+ * when it was inside a member a worker inflated: it then fails (NPZS_E_BAD_CALL, rule
+ * CALL.par-free), since that member's bytes went with the helper. */
 void npzs_par_free(npzs_par *q);
 uint64_t npzs_par_memory(const npzs_par *q);  /* bytes the helper holds now */
 uint64_t npzs_par_used(const npzs_par *q);    /* members whose output came from a worker */

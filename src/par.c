@@ -451,7 +451,8 @@ static void scout_retry(npzs_par *q) {
     q->sc_left = q->sc_h.csize;
 }
 
-/* Bytes of a local header as they arrive (held already).  Returns 0, or -1 when the scout stops. */
+/* Bytes of a local header as they arrive (held already); the scout stops (SC_OFF) at anything
+ * that is not a local header it can read. */
 static void scout_header(npzs_par *q, const uint8_t *b, size_t n) {
     size_t i = 0;
     while (i < n && (q->sc == SC_HDR || q->sc == SC_VAR) && !q->sc_paused) {
@@ -525,7 +526,7 @@ static void take_input(npzs_par *q, npzs_in *in) {
             k = hold_raw(q, b, avail < k ? avail : k, 1);
             in->pos += k;
             scout_header(q, b, k);
-            if (!k) return;
+            if (!k) q->sc = SC_OFF; /* no memory for a header: the parser reads it alone */
             break;
         case SC_SKIP:
         case SC_OFF:
@@ -669,9 +670,12 @@ NPZS__API void npzs_par_free(npzs_par *q) {
     pthread_cond_destroy(&q->cv_done);
     pthread_cond_destroy(&q->cv_work);
     pthread_mutex_destroy(&q->mu);
-    q->p->pre_take = NULL;
-    q->p->pre_ctx = NULL;
-    if (q->p->inf.pre) q->p->inf.pre = NULL;
+    npzs_parser *p = q->p;
+    p->pre_take = NULL;
+    p->pre_ctx = NULL;
+    if (p->inf.pre && p->state == NPZS_S_ZIP_DEFLATED) /* its bytes were the job's: gone now */
+        npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_PAR_FREE);
+    p->inf.pre = NULL;
     npzs_allocator al = q->al;
     al.free(al.opaque, q);
 }

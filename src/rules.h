@@ -206,7 +206,8 @@
     X(CALL_EVENT_SIZE, "CALL.event-size", "npzs_event of a size this library does not know") \
     X(CALL_CONTENT_STATE, "CALL.content-state", "corrupt content state") \
     X(CALL_DESCR_STACK, "CALL.descr-stack", "descr parser stack overflow") \
-    X(CALL_DESCR_FRAME, "CALL.descr-frame", "corrupt descr parser frame")
+    X(CALL_DESCR_FRAME, "CALL.descr-frame", "corrupt descr parser frame") \
+    X(CALL_PAR_FREE, "CALL.par-free", "npzs_par_free inside a member its helper inflated: the input cannot go on without it")
 
 enum npzs_rule {
     NPZS_R_NONE = 0,

@@ -586,6 +586,22 @@ typedef struct par_run {
 
 void npzs__par_keep(npzs_par *q, uint64_t n); /* the library's, for tests */
 
+/* An allocator whose fail-th call (counted from count = 0) fails; live counts what is held. */
+typedef struct par_alloc_state {
+    long count, fail, live;
+} par_alloc_state;
+static void *par_fail_alloc(void *opaque, size_t n) {
+    par_alloc_state *st = opaque;
+    if (st->count++ == st->fail) return NULL;
+    void *r = malloc(n);
+    if (r) st->live++;
+    return r;
+}
+static void par_fail_free(void *opaque, void *ptr) {
+    par_alloc_state *st = opaque;
+    if (ptr) { st->live--; free(ptr); }
+}
+
 static par_run par_parse(npzs_parser *p, npzs_par *q, const uint8_t *b, size_t n, size_t feed) {
     par_run r = {0, 0, UINT64_C(1469598103934665603), NULL, -1};
     size_t off = 0;
@@ -717,6 +733,25 @@ static void test_par(void) {
         }
         fz_free_buf(&bad);
     }
+    /* the helper's allocations failing one by one (the k-th after the parser's own first ones):
+     * the parser's verdict, or its own out-of-memory error; nothing leaks, nothing hangs */
+    for (long k = 0; k < 40; k++) {
+        par_alloc_state st = {0, k, 0};
+        npzs_allocator al = {par_fail_alloc, par_fail_free, &st};
+        npzs_parser *pf = npzs_new(NULL, &al);
+        if (!pf) continue;
+        st.count = 0;
+        npzs_par *qf = npzs_par_new(pf, 2, UINT64_C(1) << 30);
+        if (qf) {
+            if (k & 1) npzs_par_skip_data(qf);
+            par_run r = par_parse(pf, qf, z.p, z.n, k % 3 ? 4096 : z.n);
+            CHECK(par_same(&alone, &r) || r.verdict == NPZS_E_NOMEM, "par: allocation %ld failing gives %d@%llu %s", k,
+                  r.verdict, (unsigned long long)r.err_off, r.rule ? r.rule : "-");
+            npzs_par_free(qf);
+        }
+        npzs_free(pf);
+        CHECK(st.live == 0, "par: allocation %ld failing leaks %ld blocks", k, st.live);
+    }
     /* the API's edges */
     npzs_reset(p);
     q = npzs_par_new(p, 1, 1u << 20);
@@ -731,6 +766,31 @@ static void test_par(void) {
           "par: a wrong event size");
     npzs_par_free(q);
     npzs_par_free(NULL);
+    /* freed inside a member a worker inflated: the parser cannot go on, and says so */
+    npzs_reset(p);
+    q = npzs_par_new(p, 1, UINT64_C(1) << 30);
+    in = (npzs_in){z.p, z.n, 0};
+    int rc = NPZS_NEED_INPUT;
+    npzs_par_finish(q); /* else the helper asks for more input while its worker runs */
+    while ((rc = npzs_par_next(q, &in, &ev)) == NPZS_EVENT && ev.type != NPZS_EV_HEADER) {}
+    CHECK(rc == NPZS_EVENT && npzs_par_used(q) == 1, "par: no HEADER of a member from a worker (%d)", rc);
+    npzs_par_free(q);
+    npzs_in rest = {z.p + npzs_consumed(p), z.n - npzs_consumed(p), 0};
+    CHECK(npzs_next(p, &rest, &ev) == NPZS_E_BAD_CALL && !strcmp(npzs_error_rule(p), "CALL.par-free"),
+          "par: the parser went on inside a member after its helper was freed");
+    /* freed before the parser reached a worker's member: it goes on alone from what it consumed
+     * (the bytes the helper took beyond that went with it) to the same verdict */
+    npzs_reset(p);
+    q = npzs_par_new(p, 1, UINT64_C(1) << 30);
+    in = (npzs_in){z.p, (size_t)m[1].lfh_off, 0};
+    while ((rc = npzs_par_next(q, &in, &ev)) == NPZS_EVENT) {}
+    npzs_par_free(q);
+    {
+        npzs_in tail_in = {z.p + npzs_consumed(p), z.n - npzs_consumed(p), 0};
+        npzs_finish(p);
+        while ((rc = npzs_next(p, &tail_in, &ev)) == NPZS_EVENT && ev.type != NPZS_EV_END) {}
+        CHECK(rc == NPZS_EVENT && ev.type == NPZS_EV_END, "par: freed between members, the parser alone gives %d", rc);
+    }
     npzs_free(p);
     free(d);
     fz_free_buf(&npy);

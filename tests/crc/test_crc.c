@@ -40,9 +40,9 @@ int main(int argc, char **argv) {
     if (!buf) return 2;
     for (size_t i = 0; i < big + 64; i++) buf[i] = (uint8_t)rnd();
     int impls = npzs__crc32_impls();
-    printf("implementations here: portable%s%s\n", impls & 2 ? " pclmul" : "", impls & 4 ? " vpclmul" : "");
+    printf("implementations here: portable (zlib)%s\n", impls & 2 ? " isa-l" : "");
     size_t maxlen = quick ? 700 : 2100;
-    for (int impl = 0; impl < 3; impl++) {
+    for (int impl = 0; impl < 2; impl++) {
         for (size_t align = 0; align < 64; align += quick ? 7 : 1)
             for (size_t len = 0; len <= maxlen; len++) {
                 uint32_t init = len & 1 ? rnd() : 0;
