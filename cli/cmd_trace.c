@@ -231,6 +231,11 @@ int cmd_trace(int argc, char **argv) {
         batch_free(&b);
         return 2;
     }
+    if (b.op.jobs > 1) { /* the states it prints are the parser's, one member after the other */
+        fprintf(stderr, "npzstream: trace runs the parser alone (no -j)\n");
+        batch_free(&b);
+        return 2;
+    }
     char err[256];
     const char *label;
     int fd = cli_open(b.npaths ? b.paths[0] : NULL, &label, err, sizeof err);

@@ -533,6 +533,8 @@ def test_jobs(binary, tmp):
     for v in (["-j", "65"], ["-j", "x"], ["-j"], ["--jobs", "-1"], ["--jobs-memory", "1.5G"]):
         r = run(binary, ["check"] + v + [path])
         ok(r.returncode == 2, "%s accepted (exit %d)" % (" ".join(v), r.returncode))
+    r = run(binary, ["trace", "-j", "2", path])
+    ok(r.returncode == 2 and b"no -j" in r.stderr, "trace -j 2 accepted (exit %d)" % r.returncode)
 
 
 def test_nonblocking_stdin(binary, good):
