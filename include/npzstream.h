@@ -371,7 +371,8 @@ const char *npzs_state_name(const npzs_parser *p);
  * else (invalid data, early or late ends, a member too large for max_held, members written to
  * a pipe with their sizes in a data descriptor) the parser inflates itself.  The events, the
  * verdict, every error code, rule and offset are those of npzs_next() on the same parser, at
- * any split of the input (tests/api/test_par.c and fuzz_par compare the two).
+ * any split of the input (tests/test_api.c, tests/vectors/run_vectors.c --par and fuzz_par
+ * compare the two).
  *
  * threads: worker threads (at most 64; 0 runs no worker: the helper only passes bytes on).
  * max_held: bytes the helper may hold for the parser at once (its raw bytes behind a member
