@@ -643,8 +643,12 @@ static void par_clear(npzs_par *q) {
     for (;;) {
         reap(q);
         if (!q->jobs) break;
+        /* a running job stops at its next slice; whether one still runs is asked under the lock
+         * the worker signals under, so its end cannot pass unseen */
         pthread_mutex_lock(&q->mu);
-        pthread_cond_wait(&q->cv_done, &q->mu); /* a running job stops at its next slice */
+        int running = 0;
+        for (par_job *j = q->jobs; j; j = j->next) running |= j->state == J_RUNNING;
+        if (running) pthread_cond_wait(&q->cv_done, &q->mu);
         pthread_mutex_unlock(&q->mu);
     }
     q->taken = 0;
