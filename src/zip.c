@@ -260,9 +260,15 @@ static int end_of_cd(npzs_parser *p) {
     return 0;
 }
 
+static int lfh_whole(npzs_parser *p, npzs_in *in, npzs_event *ev);
+static int cdh_whole(npzs_parser *p, npzs_in *in);
+
 /* ZIP_SIG: the 4-byte signature of the next record; which ones may come depends on the phase. */
 int npzs__zip_sig(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    (void)ev;
+    if (p->stage_len == 0 && in) { /* a whole record in the push: read in place */
+        int rc = p->phase == PH_LOCALS ? lfh_whole(p, in, ev) : p->phase == PH_CENTRAL ? cdh_whole(p, in) : 0;
+        if (rc) return rc;
+    }
     if (p->stage_len == 0) {
         p->rec_off = npzs__here(p);
         /* room for the signature and the fixed part of any directory record */
@@ -304,16 +310,86 @@ int npzs__zip_sig(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     return NPZS__STEP;
 }
 
+/* ---- the local header: its checks, shared by the states below and by lfh_whole ---------------- */
+
+/* The 30 fixed bytes of a local header at b (its signature included). */
+static int lfh_fixed(npzs_parser *p, const uint8_t *b) {
+    npzs_zerr e;
+    if (p->members >= p->lim.max_members) return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_MEMBERS);
+    if (npzs__zr_lfh(b, &p->lim, &p->lfh.h, &e) < 0) return bad_e(p, &e);
+    if (npzs__buffer(p, (void **)&p->name, &p->name_cap, p->lfh.h.f.name_len, p->rec_off, NPZS_R_NOMEM_NAME) < 0 ||
+        npzs__buffer(p, (void **)&p->extra, &p->extra_cap, p->lfh.h.f.extra_len, p->rec_off, NPZS_R_NOMEM_EXTRA) < 0)
+        return p->err;
+    return 0;
+}
+
+/* The name (staged in p->name) and the extra field at x: the member is checked, delimited and
+ * remembered. */
+static int lfh_vars(npzs_parser *p, const uint8_t *x) {
+    npzs_zlfh *h = &p->lfh.h;
+    npzs_zerr e;
+    const uint8_t *z;
+    size_t zl;
+    if (npzs__zr_name(p->name, h->f.name_len, h->f.flags, &e) < 0 || npzs__zr_extra(x, h->f.extra_len, 1, &z, &zl, &e) < 0 ||
+        npzs__zr_lfh_sizes(h, z, zl, &e) < 0)
+        return bad_e(p, &e);
+    if (h->known && (h->usize > p->lim.max_total_bytes || p->total_out > p->lim.max_total_bytes - h->usize))
+        return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_TOTAL_MEMBER);
+    return remember(p);
+}
+
+/* MEMBER_BEGIN: start the content machine (and inflate) and emit the event. */
+static int member_begin(npzs_parser *p, npzs_event *ev) {
+    const npzs_record *r = npzs__rec(p, p->cur);
+    const npzs_zlfh *h = &p->lfh.h;
+    int stored = h->f.method == NPZS_METHOD_STORED;
+    p->data_start = npzs__here(p);
+    p->data_in = 0;
+    npzs__content_start(p, 0, stored, stored && h->dd, p->data_start);
+    if (!stored && npzs__inf_begin(p) < 0) return p->err;
+    p->state = stored ? NPZS_S_ZIP_STORED : NPZS_S_ZIP_DEFLATED;
+    ev->type = NPZS_EV_MEMBER_BEGIN;
+    ev->member = p->cur;
+    ev->offset = r->lfh_off;
+    ev->name = (const char *)r->name;
+    ev->name_len = r->name_len;
+    ev->method = h->f.method;
+    ev->flags = h->f.flags;
+    return NPZS_EVENT;
+}
+
+#define VISIT_BIT(s) ((uint64_t)1 << ((s) - NPZS_S__BASE - 1))
+
+/* A local header whose 30 bytes, name and extra field are all in the push (the common case): the
+ * states from ZIP_LFH to ZIP_MEMBER_BEGIN in one step, with their checks in their order, the push
+ * taken as far as they take it, and the bytes read where they are (no staging).  0 when the
+ * record is not whole in the push (the states then take it piece by piece). */
+static int lfh_whole(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+    const uint8_t *b = (const uint8_t *)in->src + in->pos;
+    size_t avail = in->size - in->pos;
+    if (avail < LFH_SIZE || npzs__le32(b) != SIG_LFH) return 0;
+    size_t n = npzs__le16(b + 26), x = npzs__le16(b + 28);
+    if (avail - LFH_SIZE < n + x) return 0;
+    p->rec_off = npzs__here(p);
+    p->cur = p->members;
+    p->lfh.name_ready = 0;
+    p->state = NPZS_S_ZIP_LFH;
+    p->visited |= VISIT_BIT(NPZS_S_ZIP_LFH) | VISIT_BIT(NPZS_S_ZIP_LFH_NAME) | VISIT_BIT(NPZS_S_ZIP_LFH_EXTRA) |
+                  VISIT_BIT(NPZS_S_ZIP_MEMBER_BEGIN);
+    in->pos += LFH_SIZE;
+    if (lfh_fixed(p, b) < 0) return p->err;
+    memcpy(p->name, b + LFH_SIZE, n); /* staged: error messages name the member */
+    p->lfh.name_ready = 1;
+    in->pos += n + x;
+    if (lfh_vars(p, b + LFH_SIZE + n) < 0) return p->err;
+    return member_begin(p, ev);
+}
+
 /* ZIP_LFH: the 26 fixed bytes after a local header's signature. */
 int npzs__zip_lfh(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
     if (!take(p, in, LFH_SIZE)) return npzs__need(p);
-    npzs_zerr e;
-    if (p->members >= p->lim.max_members) return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_MEMBERS);
-    if (npzs__zr_lfh(p->stage, &p->lim, &p->lfh.h, &e) < 0) return bad_e(p, &e);
-    if (npzs__buffer(p, (void **)&p->name, &p->name_cap, p->lfh.h.f.name_len, p->rec_off, NPZS_R_NOMEM_NAME) < 0 ||
-        npzs__buffer(p, (void **)&p->extra, &p->extra_cap, p->lfh.h.f.extra_len, p->rec_off, NPZS_R_NOMEM_EXTRA) < 0)
-        return p->err;
+    if (lfh_fixed(p, p->stage) < 0) return p->err;
     p->var_len = 0;
     p->state = NPZS_S_ZIP_LFH_NAME;
     return NPZS__STEP;
@@ -332,17 +408,8 @@ int npzs__zip_lfh_name(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 /* ZIP_LFH_EXTRA: the local extra fields; then the member is checked, delimited and remembered. */
 int npzs__zip_lfh_extra(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
-    npzs_zlfh *h = &p->lfh.h;
-    if (!take_var(p, in, p->extra, h->f.extra_len)) return npzs__need(p);
-    npzs_zerr e;
-    const uint8_t *z;
-    size_t zl;
-    if (npzs__zr_name(p->name, h->f.name_len, h->f.flags, &e) < 0 || npzs__zr_extra(p->extra, h->f.extra_len, 1, &z, &zl, &e) < 0 ||
-        npzs__zr_lfh_sizes(h, z, zl, &e) < 0)
-        return bad_e(p, &e);
-    if (h->known && (h->usize > p->lim.max_total_bytes || p->total_out > p->lim.max_total_bytes - h->usize))
-        return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_TOTAL_MEMBER);
-    if (remember(p) < 0) return p->err;
+    if (!take_var(p, in, p->extra, p->lfh.h.f.extra_len)) return npzs__need(p);
+    if (lfh_vars(p, p->extra) < 0) return p->err;
     p->state = NPZS_S_ZIP_MEMBER_BEGIN;
     return NPZS__STEP;
 }
@@ -350,22 +417,7 @@ int npzs__zip_lfh_extra(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 /* ZIP_MEMBER_BEGIN: emit MEMBER_BEGIN, start the content machine (and inflate). */
 int npzs__zip_member_begin(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)in;
-    const npzs_record *r = npzs__rec(p, p->cur);
-    const npzs_zlfh *h = &p->lfh.h;
-    int stored = h->f.method == NPZS_METHOD_STORED;
-    p->data_start = npzs__here(p);
-    p->data_in = 0;
-    npzs__content_start(p, 0, stored, stored && h->dd, p->data_start);
-    if (!stored && npzs__inf_begin(p) < 0) return p->err;
-    p->state = stored ? NPZS_S_ZIP_STORED : NPZS_S_ZIP_DEFLATED;
-    ev->type = NPZS_EV_MEMBER_BEGIN;
-    ev->member = p->cur;
-    ev->offset = r->lfh_off;
-    ev->name = (const char *)r->name;
-    ev->name_len = r->name_len;
-    ev->method = h->f.method;
-    ev->flags = h->f.flags;
-    return NPZS_EVENT;
+    return member_begin(p, ev);
 }
 
 /* ZIP_STORED: stored data straight from the push (zero copy); a stored member with a data
@@ -483,15 +535,15 @@ int npzs__zip_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     return NPZS_EVENT;
 }
 
-/* ZIP_CDH: the fixed part of a central directory header, against the member it must repeat. */
-int npzs__zip_cdh(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    (void)ev;
-    if (!take(p, in, CDH_SIZE)) return npzs__need(p);
+/* ---- the central directory header: its checks, shared by the states below and by cdh_whole ---- */
+
+/* The 46 fixed bytes at b, against the member the entry must repeat. */
+static int cdh_fixed(npzs_parser *p, const uint8_t *b) {
     npzs_zcdh *c = &p->cdh;
     npzs_zerr e;
     if (p->end.cd_count >= p->members) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_EXTRA_ENTRY);
     const npzs_record *r = npzs__rec(p, p->end.cd_count);
-    if (npzs__zr_cdh(p->stage, c, &e) < 0) return bad_e(p, &e);
+    if (npzs__zr_cdh(b, c, &e) < 0) return bad_e(p, &e);
     if (c->f.flags != r->flags) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_FLAGS);
     if (c->f.method != r->method) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_METHOD);
     if (c->f.crc != r->crc) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_CRC);
@@ -500,6 +552,62 @@ int npzs__zip_cdh(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     if (npzs__buffer(p, (void **)&p->extra, &p->extra_cap, c->f.extra_len, p->rec_off, NPZS_R_NOMEM_EXTRA) < 0 ||
         tail_reserve(p, (size_t)c->f.name_len + c->f.extra_len + c->comment_len) < 0)
         return p->err;
+    return 0;
+}
+
+/* The name at s: byte for byte the local header's. */
+static int cdh_name(npzs_parser *p, const uint8_t *s) {
+    const npzs_record *r = npzs__rec(p, p->end.cd_count);
+    if (memcmp(s, r->name, r->name_len) != 0) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_NAME);
+    return 0;
+}
+
+/* The extra field at x (ZIP64 sizes and offset), against the member. */
+static int cdh_extra(npzs_parser *p, const uint8_t *x) {
+    const npzs_zcdh *c = &p->cdh;
+    const npzs_record *r = npzs__rec(p, p->end.cd_count);
+    npzs_zerr e;
+    const uint8_t *z;
+    size_t zl;
+    npzs_zcdh_sizes s;
+    if (npzs__zr_extra(x, c->f.extra_len, 0, &z, &zl, &e) < 0 || npzs__zr_cdh_zip64(c, z, zl, &s, &e) < 0)
+        return bad_e(p, &e);
+    if (s.off != r->lfh_off) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_OFFSET);
+    if (s.csize != r->csize || s.usize != r->usize) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_SIZES);
+    return 0;
+}
+
+/* A central directory header (after the first) whose 46 bytes, name, extra field and comment
+ * are all in the push: the states from ZIP_SIG to ZIP_CDH_COMMENT in one step, with the same
+ * checks, reservations and kept bytes in the same order, the bytes read where they are.  0 when
+ * the record is not whole in the push. */
+static int cdh_whole(npzs_parser *p, npzs_in *in) {
+    const uint8_t *b = (const uint8_t *)in->src + in->pos;
+    size_t avail = in->size - in->pos;
+    if (avail < CDH_SIZE || npzs__le32(b) != SIG_CDH) return 0;
+    size_t n = npzs__le16(b + 28), x = npzs__le16(b + 30), k = npzs__le16(b + 32);
+    if (avail - CDH_SIZE < n + x + k) return 0;
+    p->rec_off = npzs__here(p);
+    if (tail_reserve(p, 64) < 0) return p->err;
+    p->state = NPZS_S_ZIP_CDH;
+    p->visited |= VISIT_BIT(NPZS_S_ZIP_CDH) | VISIT_BIT(NPZS_S_ZIP_CDH_NAME) | VISIT_BIT(NPZS_S_ZIP_CDH_EXTRA) |
+                  VISIT_BIT(NPZS_S_ZIP_CDH_COMMENT);
+    eat(p, in, NULL, CDH_SIZE);
+    if (cdh_fixed(p, b) < 0) return p->err;
+    eat(p, in, NULL, n);
+    if (cdh_name(p, b + CDH_SIZE) < 0) return p->err;
+    eat(p, in, NULL, x);
+    if (cdh_extra(p, b + CDH_SIZE + n) < 0) return p->err;
+    eat(p, in, NULL, k);
+    p->end.cd_count++;
+    return next_record(p);
+}
+
+/* ZIP_CDH: the fixed part of a central directory header, against the member it must repeat. */
+int npzs__zip_cdh(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+    (void)ev;
+    if (!take(p, in, CDH_SIZE)) return npzs__need(p);
+    if (cdh_fixed(p, p->stage) < 0) return p->err;
     p->var_len = 0;
     p->state = NPZS_S_ZIP_CDH_NAME;
     return NPZS__STEP;
@@ -509,8 +617,7 @@ int npzs__zip_cdh(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 int npzs__zip_cdh_name(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
     if (!take_var(p, in, p->name, p->cdh.f.name_len)) return npzs__need(p);
-    const npzs_record *r = npzs__rec(p, p->end.cd_count);
-    if (memcmp(p->name, r->name, r->name_len) != 0) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_NAME);
+    if (cdh_name(p, p->name) < 0) return p->err;
     p->var_len = 0;
     p->state = NPZS_S_ZIP_CDH_EXTRA;
     return NPZS__STEP;
@@ -519,17 +626,8 @@ int npzs__zip_cdh_name(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 /* ZIP_CDH_EXTRA: the central extra fields (ZIP64 sizes and offset), against the member. */
 int npzs__zip_cdh_extra(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
-    const npzs_zcdh *c = &p->cdh;
-    if (!take_var(p, in, p->extra, c->f.extra_len)) return npzs__need(p);
-    const npzs_record *r = npzs__rec(p, p->end.cd_count);
-    npzs_zerr e;
-    const uint8_t *z;
-    size_t zl;
-    npzs_zcdh_sizes s;
-    if (npzs__zr_extra(p->extra, c->f.extra_len, 0, &z, &zl, &e) < 0 || npzs__zr_cdh_zip64(c, z, zl, &s, &e) < 0)
-        return bad_e(p, &e);
-    if (s.off != r->lfh_off) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_OFFSET);
-    if (s.csize != r->csize || s.usize != r->usize) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_SIZES);
+    if (!take_var(p, in, p->extra, p->cdh.f.extra_len)) return npzs__need(p);
+    if (cdh_extra(p, p->extra) < 0) return p->err;
     p->var_len = 0;
     p->state = NPZS_S_ZIP_CDH_COMMENT;
     return NPZS__STEP;
