@@ -232,6 +232,7 @@ struct npzs_parser {
     npzs_zcdh cdh;              /* the central directory header being read */
     uint64_t data_start;        /* offset of the member data */
     uint64_t data_in;           /* its compressed bytes consumed */
+    uint32_t crc;               /* the member's CRC-32, once its content ended */
     uint8_t *name, *extra;      /* staging of names and extra fields, sized to the longest yet */
     size_t name_cap, extra_cap;
     size_t var_len;             /* progress staging a name / extra / comment */

@@ -101,29 +101,30 @@ static uint32_t entry_hash(const npzs_parser *p, uint32_t v) {
     return npzs__rec(p, (v - 1) >> 1)->hash[(v - 1) & 1];
 }
 
-/* Insert v (hash h) unless an equal name or key is there: returns 1 for a duplicate. */
+/* Insert v (hash h) unless an equal name or key is there: returns 1 for a duplicate.  A probe
+ * reads a name only when its hash is equal. */
 static int put(npzs_parser *p, uint32_t v, uint32_t h) {
     size_t mask = p->hash_cap - 1;
-    size_t i = h & mask;
-    const uint8_t *s;
-    size_t n;
-    entry(p, v, &s, &n);
-    for (uint32_t w; (w = p->hash[i]) != 0; i = (i + 1) & mask) {
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        uint32_t w = p->hash[i];
+        if (!w) {
+            p->hash[i] = v;
+            return 0;
+        }
         if (entry_hash(p, w) != h) continue;
-        const uint8_t *t;
-        size_t m;
+        const uint8_t *s, *t;
+        size_t n, m;
+        entry(p, v, &s, &n);
         entry(p, w, &t, &m);
         if (m == n && memcmp(s, t, n) == 0) return 1;
     }
-    p->hash[i] = v;
-    return 0;
 }
 
-/* The table holds at most 3/4 of its slots, so linear probes stay short. */
+/* The table holds at most half of its slots, so linear probes stay short. */
 static int grow(npzs_parser *p, size_t used) {
-    if (used * 4 <= p->hash_cap * 3) return 0;
+    if (used * 2 <= p->hash_cap) return 0;
     size_t ncap = p->hash_cap ? p->hash_cap : 64;
-    while (used * 4 > ncap * 3) ncap *= 2;
+    while (used * 2 > ncap) ncap *= 2;
     uint32_t *nh = npzs__alloc(p, ncap * sizeof *nh);
     if (!nh) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_NAME_TABLE);
     memset(nh, 0, ncap * sizeof *nh);

@@ -195,7 +195,7 @@ static uint32_t member_crc(const npzs_parser *p) {
 /* Everything the local header states must equal what was measured. */
 static int check_local(npzs_parser *p, uint64_t off) {
     npzs_zerr e;
-    if (npzs__zr_lfh_deferred(&p->lfh.h, member_crc(p), p->data_in, p->c.pos, &e) < 0)
+    if (npzs__zr_lfh_deferred(&p->lfh.h, p->crc, p->data_in, p->c.pos, &e) < 0)
         return npzs__fail(p, e.code, off, e.rule);
     return 0;
 }
@@ -476,6 +476,7 @@ int npzs__zip_content_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         return rc;
     }
     if (rc < 0) return rc;
+    p->crc = member_crc(p);
     uint64_t end = p->data_start + p->data_in; /* where the member's data ends */
     if (h->f.method == NPZS_METHOD_DEFLATED && h->known && p->data_in != h->csize)
         return npzs__fail(p, NPZS_E_SIZE_MISMATCH, end, NPZS_R_DEFLATE_END_EARLY);
@@ -495,7 +496,7 @@ int npzs__zip_content_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 int npzs__zip_dd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
     if (!take(p, in, 4)) return npzs__need(p);
-    uint32_t crc = member_crc(p);
+    uint32_t crc = p->crc;
     /* the signature is optional; when the CRC itself equals it, the signature is required */
     int has_sig = npzs__le32(p->stage) == SIG_DD;
     int wide = p->lfh.h.z64;
@@ -514,7 +515,7 @@ int npzs__zip_dd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 int npzs__zip_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)in;
     npzs_record *r = npzs__rec(p, p->cur);
-    r->crc = member_crc(p);
+    r->crc = p->crc;
     r->csize = p->data_in;
     r->usize = p->c.pos;
     p->total_out += p->c.pos;
@@ -549,8 +550,7 @@ static int cdh_fixed(npzs_parser *p, const uint8_t *b) {
     if (c->f.crc != r->crc) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_CRC);
     if (c->f.name_len != r->name_len) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_NAME_LEN);
     if (c->f.extra_len > p->lim.max_extra_len) return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_EXTRA_CD);
-    if (npzs__buffer(p, (void **)&p->extra, &p->extra_cap, c->f.extra_len, p->rec_off, NPZS_R_NOMEM_EXTRA) < 0 ||
-        tail_reserve(p, (size_t)c->f.name_len + c->f.extra_len + c->comment_len) < 0)
+    if (npzs__buffer(p, (void **)&p->extra, &p->extra_cap, c->f.extra_len, p->rec_off, NPZS_R_NOMEM_EXTRA) < 0)
         return p->err;
     return 0;
 }
@@ -579,8 +579,9 @@ static int cdh_extra(npzs_parser *p, const uint8_t *x) {
 
 /* A central directory header (after the first) whose 46 bytes, name, extra field and comment
  * are all in the push: the states from ZIP_SIG to ZIP_CDH_COMMENT in one step, with the same
- * checks, reservations and kept bytes in the same order, the bytes read where they are.  0 when
- * the record is not whole in the push. */
+ * checks and reservations in the same order (the room reserved is the same: the record's 46
+ * bytes are kept with the rest, once it passed), the push taken as far as they take it, the
+ * bytes read where they are.  0 when the record is not whole in the push. */
 static int cdh_whole(npzs_parser *p, npzs_in *in) {
     const uint8_t *b = (const uint8_t *)in->src + in->pos;
     size_t avail = in->size - in->pos;
@@ -592,13 +593,14 @@ static int cdh_whole(npzs_parser *p, npzs_in *in) {
     p->state = NPZS_S_ZIP_CDH;
     p->visited |= VISIT_BIT(NPZS_S_ZIP_CDH) | VISIT_BIT(NPZS_S_ZIP_CDH_NAME) | VISIT_BIT(NPZS_S_ZIP_CDH_EXTRA) |
                   VISIT_BIT(NPZS_S_ZIP_CDH_COMMENT);
-    eat(p, in, NULL, CDH_SIZE);
-    if (cdh_fixed(p, b) < 0) return p->err;
-    eat(p, in, NULL, n);
+    in->pos += CDH_SIZE;
+    if (cdh_fixed(p, b) < 0 || tail_reserve(p, CDH_SIZE + n + x + k) < 0) return p->err;
+    in->pos += n;
     if (cdh_name(p, b + CDH_SIZE) < 0) return p->err;
-    eat(p, in, NULL, x);
+    in->pos += x;
     if (cdh_extra(p, b + CDH_SIZE + n) < 0) return p->err;
-    eat(p, in, NULL, k);
+    in->pos += k;
+    tail_put(p, b, CDH_SIZE + n + x + k);
     p->end.cd_count++;
     return next_record(p);
 }
@@ -607,7 +609,9 @@ static int cdh_whole(npzs_parser *p, npzs_in *in) {
 int npzs__zip_cdh(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
     if (!take(p, in, CDH_SIZE)) return npzs__need(p);
-    if (cdh_fixed(p, p->stage) < 0) return p->err;
+    const npzs_zcdh *c = &p->cdh;
+    if (cdh_fixed(p, p->stage) < 0 || tail_reserve(p, (size_t)c->f.name_len + c->f.extra_len + c->comment_len) < 0)
+        return p->err;
     p->var_len = 0;
     p->state = NPZS_S_ZIP_CDH_NAME;
     return NPZS__STEP;

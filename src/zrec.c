@@ -57,9 +57,37 @@ int npzs__zr_lfh(const uint8_t *b, const npzs_limits *lim, npzs_zlfh *o, npzs_ze
     return 0;
 }
 
+/* Whether a name has a byte the per-byte checks of npzs__zr_name look at (NUL, a control, DEL,
+ * a backslash, a byte above 0x7F) or two dots in a row: 8 bytes at a time (the bit tricks
+ * "hasless", "hasmore" and an exact zero-byte mask), the rest one by one. */
+#define ONES UINT64_C(0x0101010101010101)
+#define HIGH UINT64_C(0x8080808080808080)
+static int name_special(const uint8_t *s, size_t n) {
+    uint64_t any = 0, dot = 0; /* dot: the byte before the current word was a '.' */
+    size_t i = 0;
+    for (; n - i >= 8; i += 8) {
+        uint64_t w = npzs__le64(s + i);
+        uint64_t bs = w ^ (ONES * '\\'), d = w ^ (ONES * '.');
+        any |= ((w - ONES * 0x20) & ~w) | (w + ONES) | w | ((bs - ONES) & ~bs);
+        uint64_t dm = ~(((d & ~HIGH) + ~HIGH) | d | ~HIGH); /* 0x80 in each byte that is a '.' */
+        any |= (dm & (dm >> 8)) | (dot & dm);
+        dot = (dm >> 56) & 0x80;
+    }
+    unsigned bad = (unsigned)((any & HIGH) != 0), prev = dot != 0;
+    for (; i < n; i++) {
+        unsigned c = s[i], d = c == '.';
+        bad |= (c - 0x20u > 0x5Eu) | (c == '\\') | (d & prev);
+        prev = d;
+    }
+    return (int)bad;
+}
+
 int npzs__zr_name(const uint8_t *s, size_t n, unsigned flags, npzs_zerr *e) {
+    /* a name without any of those (the common case) passes the loop below without a finding:
+     * it is skipped */
+    int any = name_special(s, n);
     int ascii = 1;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; any && i < n; i++) {
         if (s[i] == 0) return err(e, NPZS_E_BAD_NAME, NPZS_R_NAME_NUL);
         if (s[i] < 0x20 || s[i] == 0x7F) return err(e, NPZS_E_BAD_NAME, NPZS_R_NAME_CONTROL);
         if (s[i] == '\\') return err(e, NPZS_E_BAD_NAME, NPZS_R_NAME_BACKSLASH);

@@ -1257,8 +1257,71 @@ static void test_sequence(void) {
     free(s);
 }
 
+/* npzs__zr_name skips its per-byte loop when a word-at-a-time scan finds none of the bytes that
+ * loop looks at: against the loop run on every name (this reference), over names of 0 to 40
+ * bytes drawn from the bytes on either side of each class boundary, every position of a
+ * special byte and of two dots in a row inside and across 8-byte words. */
+static int ref_name(const uint8_t *s, size_t n, unsigned flags, npzs_zerr *e) {
+    int ascii = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == 0) return e->rule = NPZS_R_NAME_NUL, -1;
+        if (s[i] < 0x20 || s[i] == 0x7F) return e->rule = NPZS_R_NAME_CONTROL, -1;
+        if (s[i] == '\\') return e->rule = NPZS_R_NAME_BACKSLASH, -1;
+        if (s[i] >= 0x80) ascii = 0;
+        if (s[i] == '.' && i + 1 < n && s[i + 1] == '.' && (i == 0 || s[i - 1] == '/') && (i + 2 == n || s[i + 2] == '/'))
+            return e->rule = NPZS_R_NAME_DOTDOT, -1;
+    }
+    if (s[0] == '/') return e->rule = NPZS_R_NAME_ABSOLUTE, -1;
+    if (n == 4 && memcmp(s, ".npy", 4) == 0) return e->rule = NPZS_R_NAME_EMPTY_KEY, -1;
+    if (s[n - 1] == '/') return e->rule = NPZS_R_NAME_DIRECTORY, -1;
+    if (!ascii && !(flags & 0x0800u)) return e->rule = NPZS_R_NAME_CP437, -1;
+    if (!ascii && !npzs__utf8_valid(s, n)) return e->rule = NPZS_R_NAME_UTF8, -1;
+    return 0;
+}
+
+static void test_zr_name(void) {
+    static const uint8_t pick[] = {0x00, 0x01, 0x1F, 0x20, 'a', '.', '/', '\\', 0x5B, 0x5D, 0x7E, 0x7F, 0x80, 0xC3, 0xA9, 0xFF};
+    uint8_t s[48];
+    uint32_t seed = 12345;
+    long bad = 0, runs = 0, slow = 0;
+    for (size_t n = 1; n <= 40; n++) {
+        /* one or two special bytes (or two dots) at every position among plain letters */
+        for (size_t a = 0; a < n; a++)
+            for (size_t k = 0; k < sizeof pick; k++) {
+                memset(s, 'a', n);
+                s[a] = pick[k];
+                if (a + 1 < n && k == 5) { /* "/../" */
+                    s[a + 1] = '.';
+                    if (a) s[a - 1] = '/';
+                    if (a + 2 < n) s[a + 2] = '/';
+                }
+                for (unsigned fl = 0; fl <= 0x800u; fl += 0x800u) {
+                    npzs_zerr e1 = {0, 0}, e2 = {0, 0};
+                    int r1 = npzs__zr_name(s, n, fl, &e1), r2 = ref_name(s, n, fl, &e2);
+                    runs++;
+                    if (r1 != r2 || (r1 && e1.rule != e2.rule)) bad++;
+                }
+            }
+        /* random names from the same bytes */
+        for (int t = 0; t < 2000; t++) {
+            for (size_t i = 0; i < n; i++) {
+                seed = seed * 1103515245u + 12345u;
+                s[i] = (seed >> 16) % 4 ? (uint8_t)('a' + (seed >> 20) % 3) : pick[(seed >> 24) % sizeof pick];
+            }
+            npzs_zerr e1 = {0, 0}, e2 = {0, 0};
+            int r1 = npzs__zr_name(s, n, 0x800u, &e1), r2 = ref_name(s, n, 0x800u, &e2);
+            runs++;
+            slow += r2 != 0;
+            if (r1 != r2 || (r1 && e1.rule != e2.rule)) bad++;
+        }
+    }
+    CHECK(bad == 0, "npzs__zr_name differs from its per-byte rules on %ld of %ld names", bad, runs);
+    CHECK(slow > 1000, "too few rejected names drawn (%ld)", slow);
+}
+
 int main(int argc, char **argv) {
     test_siphash();
+    test_zr_name();
     test_deep_descr();
     test_dtype_tree();
     test_sequence();
