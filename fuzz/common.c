@@ -145,8 +145,16 @@ typedef struct fz_track {
     uint64_t next_pos; /* expected pos of the next DATA/BLOB chunk */
     int chunk_type;    /* DATA or BLOB, 0 before the first chunk */
     int seen_end;
+    uint64_t name_hash;  /* of the member's name at MEMBER_BEGIN: MEMBER_END repeats it */
+    size_t name_len;
     volatile uint8_t sink;
 } fz_track;
+
+static uint64_t name_fnv(const char *s, size_t n) {
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * UINT64_C(0x100000001b3);
+    return h ^ (s ? 0 : 1);
+}
 
 static void on_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
     if (ev->type != NPZS_EV_DATA && ev->type != NPZS_EV_BLOB) flush_data(d);
@@ -159,6 +167,8 @@ static void on_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
         t->next_pos = 0;
         t->chunk_type = 0;
         if (ev->name_len && !ev->name) fz_die("MEMBER_BEGIN name NULL with name_len %zu", ev->name_len);
+        t->name_hash = name_fnv(ev->name, ev->name_len);
+        t->name_len = ev->name_len;
         if (t->members++ < FZ_SEEN_MAX) {
             if (!t->seen && !(t->seen = calloc(FZ_SEEN_MAX, sizeof *t->seen))) fz_die("host calloc failed");
             fz_seen *s = &t->seen[t->nseen++];
@@ -259,6 +269,8 @@ static void on_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
     }
     case NPZS_EV_MEMBER_END:
         if (!t->in_member || ev->member != t->member) fz_die("MEMBER_END outside its member");
+        if (ev->name_len != t->name_len || name_fnv(ev->name, ev->name_len) != t->name_hash)
+            fz_die("MEMBER_END of member %u does not repeat its name", (unsigned)ev->member);
         t->in_member = 0;
         if (t->nseen && t->members == t->nseen) {
             fz_seen *s = &t->seen[t->nseen - 1];
@@ -359,6 +371,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
         return 0;
     }
     r->created = 1;
+    if (o->no_memo) npzs__header_memo(p, 0);
     npzs_par *q = NULL;
     if (o->par) {
         q = npzs_par_new(p, o->par_threads, o->par_held);

@@ -54,6 +54,7 @@ typedef struct fz_opts {
     size_t sched_n;
     int finish_null;         /* after finish pass in == NULL (else an empty npzs_in) */
     FILE *log;               /* non-NULL: print the normalized events */
+    int no_memo;             /* parse every .npy header (npzs__header_memo off): the digest is unchanged */
     int into;                /* name a destination (npzs_data_into) for every array of at most
                                 16 MiB; its DATA chunks must be there; the digest is unchanged */
     int par;                 /* run through the parallel-inflate helper (npzs_par_*), every

@@ -169,7 +169,7 @@ typedef struct npzs_event {
                                         for inflated bytes, the member's data start;
                              MEMBER_END: the end of the member (after any descriptor);
                              END: total input length */
-    /* MEMBER_BEGIN (npz) */
+    /* MEMBER_BEGIN and MEMBER_END (npz) */
     const char *name;     /* raw name bytes, not NUL-terminated; NULL for .npy */
     size_t name_len;
     int method;           /* NPZS_METHOD_* (stored for .npy) */
@@ -291,7 +291,8 @@ typedef struct npzs_in {
     size_t pos;
 } npzs_in;
 
-/* Advance.  Returns NPZS_EVENT (ev filled), NPZS_NEED_INPUT (in->pos ==
+/* Advance.  Returns NPZS_EVENT (*ev written whole: the fields its type does not use are zero;
+ * *ev is written by no other return), NPZS_NEED_INPUT (in->pos ==
  * in->size; push more bytes, or call npzs_finish() at end of input), NPZS_DONE
  * (END already delivered), or a negative npzs_error (sticky).  in may be NULL
  * after npzs_finish().  Bytes given after END are trailing_data. */

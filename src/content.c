@@ -124,12 +124,8 @@ static int header_complete(npzs_parser *p) {
 
 /* A DATA or BLOB chunk of n content bytes at buf: the event, the CRC, the counts. */
 static void chunk(npzs_content *c, npzs_event *ev, npzs_event_type type, const uint8_t *buf, size_t n, int zero_copy) {
-    ev->type = type;
-    ev->data = buf;
-    ev->len = n;
-    ev->pos = c->data_len;
-    ev->zero_copy = zero_copy;
-    ev->offset = c->direct ? c->base + c->pos : c->base;
+    *ev = (npzs_event){.type = type, .offset = c->direct ? c->base + c->pos : c->base, .data = buf, .len = n,
+                       .pos = c->data_len, .zero_copy = zero_copy};
     c->crc_data = npzs__crc32(c->crc_data, buf, n);
     c->data_len += n;
     c->pos += n;
@@ -152,6 +148,15 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
                 c->kind = NPZS_KIND_ARRAY;
                 c->pre_need = 8;
                 if (preamble(p) < 0) return p->err;
+                size_t more = c->pre_need - 8; /* the header length: at once too when it is here */
+                if (len - i >= more) {
+                    memcpy(c->pre + 8, buf + i, more);
+                    c->pre_len += more;
+                    i += more;
+                    c->pos += more;
+                    if (preamble(p) < 0) return p->err;
+                    continue; /* NPZS_C_HDR */
+                }
                 c->state = NPZS_C_PRE;
                 continue;
             }
@@ -204,9 +209,7 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
         }
         case NPZS_C_HEADER_EVENT:
             c->state = c->data_left ? NPZS_C_DATA : NPZS_C_DONE;
-            ev->type = NPZS_EV_HEADER;
-            ev->array = &c->info;
-            ev->offset = c->base;
+            *ev = (npzs_event){.type = NPZS_EV_HEADER, .offset = c->base, .array = &c->info};
             *used = i;
             return NPZS_EVENT;
         case NPZS_C_DATA: {
@@ -325,14 +328,11 @@ int npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)in;
     p->total_out += p->c.head_len + p->c.data_len;
     p->state = NPZS_S_NPY_TAIL;
-    ev->type = NPZS_EV_MEMBER_END;
-    ev->member = p->cur;
-    ev->offset = npzs__here(p);
-    ev->kind = NPZS_KIND_ARRAY;
-    ev->size = ev->csize = p->c.head_len + p->c.data_len;
-    ev->data_size = p->c.data_len;
-    ev->data_crc32 = p->c.crc_data;
-    ev->crc32 = npzs__crc32_combine(p->c.crc_head, p->c.crc_data, p->c.data_len);
+    uint64_t size = p->c.head_len + p->c.data_len;
+    *ev = (npzs_event){.type = NPZS_EV_MEMBER_END, .member = p->cur, .offset = npzs__here(p), .kind = NPZS_KIND_ARRAY,
+                       .size = size, .csize = size,
+                       .crc32 = npzs__crc32_combine(p->c.crc_head, p->c.crc_data, p->c.data_len),
+                       .data_crc32 = p->c.crc_data, .data_size = p->c.data_len};
     return NPZS_EVENT;
 }
 
@@ -347,10 +347,7 @@ int npzs__npy_tail(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         npzs__content_start(p, 1, 1, 0, at);
         p->cur = p->members++;
         p->state = NPZS_S_NPY_CONTENT;
-        ev->type = NPZS_EV_MEMBER_BEGIN;
-        ev->member = p->cur;
-        ev->offset = at;
-        ev->method = NPZS_METHOD_STORED;
+        *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = p->cur, .offset = at, .method = NPZS_METHOD_STORED};
         return NPZS_EVENT;
     }
     if (avail && (p->lim.lenient & NPZS_LENIENT_NPY_TRAILING)) {

@@ -55,6 +55,19 @@ typedef struct npzs_content {
     npzs_array_info info;
     uint64_t shape[NPZS_MAX_NDIM];
     char dtype[48];
+    /* the last header text the fast path parsed (of at most 256 bytes), and the fields it set;
+     * valid while the shape, dtype and scratch it points into are untouched: every other parse
+     * forgets it (npyhdr.c) */
+    uint8_t hmemo[256];
+    size_t hmemo_len;           /* 0: none */
+    int hmemo_v3, hmemo_off;    /* hmemo_off: never used (tests: npzs__header_memo) */
+    uint64_t hmemo_hits;        /* headers taken from it (tests) */
+    npzs_array_info hmemo_info;
+    /* the last type string the fast header path met, and what type_string made of it */
+    uint8_t memo[16];
+    size_t memo_len;
+    uint64_t memo_itemsize;
+    char memo_dtype[48];
     /* scratch for the header parser: decoded strings and the name list */
     uint8_t *scratch;
     size_t scratch_cap;
@@ -282,7 +295,10 @@ void *npzs__alloc(npzs_parser *p, size_t n);
 void npzs__free(npzs_parser *p, void *ptr);
 /* A buffer that holds at least `need` bytes (grown by doubling, its contents not kept): 0, or
  * < 0 with nomem recorded at off with rule. */
-int npzs__buffer(npzs_parser *p, void **buf, size_t *cap, size_t need, uint64_t off, int rule);
+int npzs__buffer_grow(npzs_parser *p, void **buf, size_t *cap, size_t need, uint64_t off, int rule);
+static inline int npzs__buffer(npzs_parser *p, void **buf, size_t *cap, size_t need, uint64_t off, int rule) {
+    return *cap >= need ? 0 : npzs__buffer_grow(p, buf, cap, need, off, rule);
+}
 /* Record the first error: its code, offset and rule (enum npzs_rule, which gives the message). */
 int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule);
 int npzs__fail_content(npzs_parser *p, int code, uint64_t coff, int rule);
@@ -327,6 +343,9 @@ int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint6
 enum { NPZS__HDR_AUTO, NPZS__HDR_GENERAL, NPZS__HDR_FAST };
 #define NPZS__HDR_NOT_FAST 1
 int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off, int mode);
+/* For tests: 0 turns off the memo of the last header (on by default); the headers it gave. */
+void npzs__header_memo(npzs_parser *p, int on);
+uint64_t npzs__header_memo_hits(const npzs_parser *p);
 
 /* Strict UTF-8 check: 1 if valid (no overlongs, surrogates, > U+10FFFF). */
 int npzs__utf8_valid(const uint8_t *s, size_t n);

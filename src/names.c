@@ -138,11 +138,31 @@ static int grow(npzs_parser *p, size_t used) {
     return 0;
 }
 
+/* A string's table hash: SipHash of it, or for a string that ends in ".npy" (and is longer), a
+ * fixed mix of the SipHash of the rest.  Equal strings hash the same whatever member they come
+ * from, and a name "k.npy" and its key "k" cost one SipHash while hashing apart (a key that
+ * itself ends in ".npy" needs a second). */
+static int ends_npy(const uint8_t *s, size_t n) { return n > 4 && memcmp(s + n - 4, ".npy", 4) == 0; }
+
+static uint32_t npy_mix(uint64_t h) { return (uint32_t)((h ^ (h >> 29)) * UINT64_C(0xBF58476D1CE4E5B9) >> 32); }
+
+static uint32_t hash_of(const npzs_parser *p, const uint8_t *s, size_t n) {
+    if (ends_npy(s, n)) return npy_mix(npzs__siphash13(p->names_key, s, n - 4));
+    return (uint32_t)npzs__siphash13(p->names_key, s, n);
+}
+
 int npzs__names_add(npzs_parser *p, uint32_t member, int with_key) {
     if (grow(p, (size_t)member * 2 + 2) < 0) return p->err;
     npzs_record *r = npzs__rec(p, member);
-    r->hash[0] = (uint32_t)npzs__siphash13(p->names_key, r->name, r->name_len);
-    r->hash[1] = with_key ? (uint32_t)npzs__siphash13(p->names_key, r->name, r->name_len - 4u) : 0;
+    size_t n = r->name_len;
+    if (with_key && !ends_npy(r->name, n - 4)) { /* "k.npy", k not ending in ".npy": one SipHash for both */
+        uint64_t k = npzs__siphash13(p->names_key, r->name, n - 4);
+        r->hash[0] = npy_mix(k);
+        r->hash[1] = (uint32_t)k;
+    } else {
+        r->hash[0] = hash_of(p, r->name, n);
+        r->hash[1] = with_key ? hash_of(p, r->name, n - 4) : 0;
+    }
     if (put(p, (member << 1) + 1, r->hash[0]) || (with_key && put(p, (member << 1) + 2, r->hash[1])))
         return npzs__fail(p, NPZS_E_DUPLICATE_NAME, p->rec_off,
                           NPZS_R_NAME_DUPLICATE);

@@ -876,8 +876,9 @@ int npzs__utf8_valid(const uint8_t *s, size_t n) {
  * with the same results (fuzz_npy_header checks this on every input).  Returns 1 when the
  * descr is at s[*d0, *d1) (quotes excluded) and shape, ndim, fortran_order are set. */
 static int descr_char(uint8_t b) {
-    return (b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z' && b != 'O') || b == '<' ||
-           b == '>' || b == '|' || b == '=' || b == '[' || b == ']';
+    /* '0'-'9' '<' '=' '>' below 64; 'A'-'Z' but 'O', '[' ']' 'a'-'z' '|' from 64 */
+    static const uint64_t lo = UINT64_C(0x73FF000000000000), hi = UINT64_C(0x17FFFFFE2FFF7FFE);
+    return b < 64 ? (int)((lo >> b) & 1) : b < 128 ? (int)((hi >> (b - 64)) & 1) : 0;
 }
 
 static int fast_header(npzs_parser *p, const uint8_t *s, size_t n, size_t *d0, size_t *d1, size_t *dim_at) {
@@ -907,7 +908,8 @@ static int fast_header(npzs_parser *p, const uint8_t *s, size_t n, size_t *d0, s
             uint64_t v = 0;
             while (i < n && s[i] >= '0' && s[i] <= '9') {
                 unsigned dg = (unsigned)(s[i] - '0');
-                if (v > (UINT64_C(0x7FFFFFFFFFFFFFFF) - dg) / 10) return 0;
+                /* v * 10 + dg <= 2**63 - 1 = 922337203685477580 * 10 + 7 */
+                if (v > UINT64_C(922337203685477580) || (v == UINT64_C(922337203685477580) && dg > 7)) return 0;
                 v = v * 10 + dg;
                 i++;
             }
@@ -921,12 +923,22 @@ static int fast_header(npzs_parser *p, const uint8_t *s, size_t n, size_t *d0, s
     }
     if (n - i < 4 || memcmp(s + i, ", }", 3) != 0) return 0;
     i += 3;
-    for (uint64_t w; n - i >= 8; i += 8) { /* the padding, a word at a time */
-        memcpy(&w, s + i, 8);
-        if (w != UINT64_C(0x2020202020202020)) break;
+    /* the padding: spaces up to a '\n' that ends the text; 8 bytes at a time, the last word
+     * ending where the padding ends (it may overlap the one before) */
+    if (s[n - 1] != '\n') return 0;
+    size_t pad = n - 1 - i;
+    if (pad >= 8) {
+        uint64_t w, acc = 0;
+        for (size_t j = i; j + 8 <= n - 1; j += 8) {
+            memcpy(&w, s + j, 8);
+            acc |= w ^ UINT64_C(0x2020202020202020);
+        }
+        memcpy(&w, s + n - 9, 8);
+        if ((acc | (w ^ UINT64_C(0x2020202020202020))) != 0) return 0;
+    } else {
+        for (size_t j = i; j < n - 1; j++)
+            if (s[j] != ' ') return 0;
     }
-    while (i < n && s[i] == ' ') i++;
-    if (i + 1 != n || s[i] != '\n') return 0;
     c->info.ndim = k;
     c->info.fortran_order = fo;
     c->info.structured = 0;
@@ -1034,8 +1046,27 @@ int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint6
     return npzs__parse_header_mode(p, s, n, v3, text_off, NPZS__HDR_AUTO);
 }
 
+void npzs__header_memo(npzs_parser *p, int on) {
+    p->c.hmemo_off = !on;
+    p->c.hmemo_len = 0;
+}
+
+uint64_t npzs__header_memo_hits(const npzs_parser *p) { return p->c.hmemo_hits; }
+
 int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off, int mode) {
     npzs_content *c = &p->c;
+    /* the same text as the last header the fast path took (arrays of one shape and dtype, the
+     * case where headers cost most): its results, whose shape, dtype and descr are still where
+     * they point */
+    if (mode == NPZS__HDR_AUTO && c->hmemo_len && n == c->hmemo_len && v3 == c->hmemo_v3 && memcmp(s, c->hmemo, n) == 0) {
+        uint8_t vmaj = c->info.version_major, vmin = c->info.version_minor; /* the preamble's */
+        c->info = c->hmemo_info;
+        c->info.version_major = vmaj;
+        c->info.version_minor = vmin;
+        c->hmemo_hits++;
+        return 0;
+    }
+    c->hmemo_len = 0; /* this parse writes where the memo points */
     hp h;
     memset(&h, 0, sizeof h);
     h.p = p;
@@ -1067,10 +1098,28 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
         if (fast_header(p, s, n, &d0, &d1, dim_at)) {
             uint64_t itemsize;
             int is_void;
-            memcpy(h.sc, s + d0, d1 - d0);
-            h.sc_len = d1 - d0;
-            if (type_string(&h, 0, (uint32_t)(d1 - d0), d0 - 1, &itemsize, &is_void, c->dtype) < 0) return p->err;
-            return header_finish(&h, itemsize, d0 - 1, d1 + 1, dim_at);
+            size_t dl = d1 - d0;
+            if (dl == c->memo_len && memcmp(s + d0, c->memo, dl) == 0) { /* the last member's type (memo_len 0: none) */
+                itemsize = c->memo_itemsize;
+                memcpy(c->dtype, c->memo_dtype, sizeof c->dtype);
+            } else {
+                memcpy(h.sc, s + d0, dl);
+                if (type_string(&h, 0, (uint32_t)dl, d0 - 1, &itemsize, &is_void, c->dtype) < 0) return p->err;
+                if (dl <= sizeof c->memo) { /* type_string is a function of the text alone */
+                    memcpy(c->memo, s + d0, dl);
+                    c->memo_len = dl;
+                    c->memo_itemsize = itemsize;
+                    memcpy(c->memo_dtype, c->dtype, sizeof c->dtype);
+                }
+            }
+            if (header_finish(&h, itemsize, d0 - 1, d1 + 1, dim_at) < 0) return p->err;
+            if (mode == NPZS__HDR_AUTO && !c->hmemo_off && n <= sizeof c->hmemo) {
+                memcpy(c->hmemo, s, n);
+                c->hmemo_len = n;
+                c->hmemo_v3 = v3;
+                c->hmemo_info = c->info;
+            }
+            return 0;
         }
         if (mode == NPZS__HDR_FAST) return NPZS__HDR_NOT_FAST;
     }

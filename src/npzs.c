@@ -160,8 +160,7 @@ void npzs__free(npzs_parser *p, void *ptr) {
     p->al.free(p->al.opaque, h);
 }
 
-int npzs__buffer(npzs_parser *p, void **buf, size_t *cap, size_t need, uint64_t off, int rule) {
-    if (*cap >= need) return 0;
+int npzs__buffer_grow(npzs_parser *p, void **buf, size_t *cap, size_t need, uint64_t off, int rule) {
     size_t n = *cap ? *cap : 64;
     while (n < need) n = n > SIZE_MAX / 2 ? need : n * 2;
     void *nb = npzs__alloc(p, n);
@@ -357,10 +356,7 @@ static int st_start(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         p->state = NPZS_S_NPY_CONTENT;
         p->cur = 0;
         p->members = 1;
-        ev->type = NPZS_EV_MEMBER_BEGIN;
-        ev->member = 0;
-        ev->offset = 0;
-        ev->method = NPZS_METHOD_STORED;
+        *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = 0, .offset = 0, .method = NPZS_METHOD_STORED};
         return NPZS_EVENT;
     }
     if (b == 'P') {
@@ -379,10 +375,7 @@ static int trail_rule(const npzs_parser *p) {
 static int st_end_emit(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     if (in && in->pos < in->size) return npzs__fail(p, NPZS_E_TRAILING_DATA, npzs__here(p), trail_rule(p));
     p->state = NPZS_S_DONE;
-    ev->type = NPZS_EV_END;
-    ev->offset = npzs__here(p);
-    ev->format = p->format;
-    ev->members = p->members;
+    *ev = (npzs_event){.type = NPZS_EV_END, .offset = npzs__here(p), .format = p->format, .members = p->members};
     return NPZS_EVENT;
 }
 
@@ -406,8 +399,7 @@ NPZS__API int npzs_next_(npzs_parser *p, npzs_in *in, npzs_event *ev, size_t ev_
     if (ev_size != EVENT_V010) return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_EVENT_SIZE);
     if (p->state <= NPZS_S__BASE || p->state >= NPZS_S__END) return NPZS_E_BAD_CALL;
     if (p->err) return p->err;
-    memset(ev, 0, sizeof *ev);
-    p->in = in;
+    p->in = in; /* *ev is written whole by the step that emits an event, and only then */
     p->pos0 = in ? in->pos : 0;
     int rc;
     do {

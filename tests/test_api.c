@@ -322,12 +322,16 @@ static void test_file(const char *path) {
         CHECK(same(&whole, &rr) && rr.progress_ok, "%s: random split %d differs", path, t);
     }
     /* the fuzz driver's invariants, and its zipfile oracle on an accepted archive (fz_run aborts
-     * on a violation: what the stream accepted must be what zipfile lists, member by member) */
+     * on a violation: what the stream accepted must be what zipfile lists, member by member);
+     * without the memo of the last header, the same events */
     {
         fz_opts fo;
         fz_opts_init(&fo);
-        fz_result fr;
+        fz_result fr, fm;
         CHECK(fz_run(buf, len, &fo, &fr) && fr.accepted == (whole.verdict == 1), "%s: fz_run differs", path);
+        fo.no_memo = 1;
+        fz_run(buf, len, &fo, &fm);
+        CHECK(fz_same(&fr, &fm), "%s: the events differ without the header memo", path);
     }
     /* the parallel-inflate helper (npzs_par_*, every deflated member of known size inflated ahead by
      * a worker): the same events, verdict and error as the parser alone, whatever the split, the
@@ -1319,8 +1323,99 @@ static void test_zr_name(void) {
     CHECK(slow > 1000, "too few rejected names drawn (%ld)", slow);
 }
 
+/* The memo of the last header: members whose header text repeats the last one the fast path
+ * parsed take its results.  An archive that repeats, changes and comes back to one header, with
+ * a v2.0 preamble around the same text, a structured and an object-free general-parser header
+ * (which overwrite the shape, dtype and scratch the memo points into), a blob, and a header that
+ * fails after one that was memoised: the events and errors are those of a parser without the
+ * memo, at every push size, and the memo was used. */
+static void npy_v2(fz_buf *b, const char *dict, const uint8_t *data, size_t dn) {
+    fz_buf t = {0};
+    fz_npy(&t, dict, data, dn); /* v1.0: 10-byte preamble; v2.0 has 12 and the same text */
+    size_t hl = (size_t)t.p[8] | ((size_t)t.p[9] << 8);
+    fz_put(b, "\x93NUMPY\x02\x00", 8);
+    fz_put32(b, (uint32_t)hl);
+    fz_put(b, t.p + 10, t.n - 10);
+    fz_free_buf(&t);
+}
+
+static void test_header_memo(void) {
+    static const uint8_t d[64] = {1, 2, 3, 4, 5, 6, 7, 8};
+    const char *A = "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }";
+    const char *B = "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }";
+    const char *C = "{'descr': '<u2', 'fortran_order': True, 'shape': (2, 2), }";
+    const char *S = "{'descr': [('a', '<i4'), ('b', '|u1', (4,))], 'fortran_order': False, 'shape': (1,), }";
+    const char *G = "{'shape': (2,), 'fortran_order': False, 'descr': '>f4', }"; /* keys unsorted: general */
+    const char *X = "{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 4), }";
+    fz_buf c[16];
+    memset(c, 0, sizeof c);
+    int k = 0;
+    fz_npy(&c[k++], A, d, 8);
+    fz_npy(&c[k++], A, d + 1, 8);
+    fz_npy(&c[k++], B, d, 12);
+    fz_npy(&c[k++], A, d, 8);
+    npy_v2(&c[k++], A, d, 8);
+    fz_npy(&c[k++], S, d, 8);
+    fz_npy(&c[k++], A, d, 8);
+    fz_npy(&c[k++], G, d, 8);
+    fz_npy(&c[k++], A, d, 8);
+    fz_put(&c[k++], "not an array", 12);
+    fz_npy(&c[k++], A, d + 2, 8);
+    fz_npy(&c[k++], C, d, 8);
+    fz_npy(&c[k++], C, d, 8);
+    int nk = k;
+    for (int bad = 0; bad < 2; bad++) {
+        fz_buf z = {0};
+        fz_member m[16];
+        char names[16][8];
+        int n = bad ? 3 : nk;
+        fz_buf xb = {0};
+        fz_npy(&xb, X, d, 8);
+        for (int i = 0; i < n; i++) {
+            snprintf(names[i], sizeof names[i], "a%d.npy", i);
+            const fz_buf *src = bad && i == 2 ? &xb : &c[i];
+            fz_member t = {names[i], src->p, src->n, i % 3 == 2 ? 8 : 0, 0, 0, 0, 0};
+            m[i] = t;
+            fz_zip_member(&z, &m[i]);
+        }
+        size_t cd = z.n;
+        for (int i = 0; i < n; i++) fz_zip_cdh(&z, &m[i]);
+        fz_zip_eocd(&z, (unsigned)n, (uint32_t)(z.n - cd), (uint32_t)cd);
+        static const uint8_t pushes[][1] = {{0}, {1}, {7}, {0xE4}};
+        for (size_t s = 0; s < sizeof pushes / sizeof pushes[0]; s++) {
+            fz_opts fo;
+            fz_opts_init(&fo);
+            if (s) {
+                fo.sched = pushes[s];
+                fo.sched_n = 1;
+            }
+            fz_result on, off;
+            fz_run(z.p, z.n, &fo, &on);
+            fo.no_memo = 1;
+            fz_run(z.p, z.n, &fo, &off);
+            CHECK(fz_same(&on, &off) && on.accepted == !bad && (!bad || on.err == NPZS_E_SIZE_OVERFLOW),
+                  "header memo, archive %d, pushes %zu: with and without the memo differ (accepted %d/%d, err %d/%d)",
+                  bad, s, on.accepted, off.accepted, on.err, off.err);
+        }
+        /* the memo was taken where the text repeats the last fast-path header */
+        npzs_parser *p = npzs_new(NULL, NULL);
+        npzs_in in = {z.p, z.n, 0};
+        npzs_event ev;
+        while (npzs_next(p, &in, &ev) == NPZS_EVENT) {
+        }
+        uint64_t want = bad ? 1 : 4; /* A after A twice (v1.0, v2.0), A after the blob, C after C */
+        CHECK(npzs__header_memo_hits(p) == want, "header memo, archive %d: %llu hits, expected %llu", bad,
+              (unsigned long long)npzs__header_memo_hits(p), (unsigned long long)want);
+        npzs_free(p);
+        fz_free_buf(&z);
+        fz_free_buf(&xb);
+    }
+    for (int i = 0; i < nk; i++) fz_free_buf(&c[i]);
+}
+
 int main(int argc, char **argv) {
     test_siphash();
+    test_header_memo();
     test_zr_name();
     test_deep_descr();
     test_dtype_tree();
