@@ -8,6 +8,8 @@ pipe.npz     the same arrays, np.savez written to a pipe (data descriptors)
 big.npy      np.save, one float32 array of SIZE MiB
 deflated.npz np.savez_compressed of SIZE/2 MiB of compressible float32 data (~3.3x)
 many.npz     np.savez of 20,000 members of 16 float32 each
+mixed.npz    np.savez of 20,000 members of 16 values each, in four shapes and two dtypes in
+             turn (no header repeats the one before it)
 tiny.npz     np.savez of one 4-element array (process start-up cost)
 """
 import os, subprocess, sys
@@ -45,6 +47,9 @@ def main():
     del C
     M = {"m%05d" % i: np.full(16, i, dtype=np.float32) for i in range(20000)}
     np.savez(os.path.join(d, "many.npz"), **M)
+    shapes = [(16,), (4, 4), (2, 8), (8, 2)]
+    X = {"m%05d" % i: np.full(shapes[i % 4], i, dtype=np.float32 if i % 8 < 4 else np.int32) for i in range(20000)}
+    np.savez(os.path.join(d, "mixed.npz"), **X)
     np.savez(os.path.join(d, "tiny.npz"), t=np.arange(4, dtype=np.float32))
 
 

@@ -200,7 +200,7 @@ def run(a, npzs, lim, have_ld, tmp):
         sh("%s %s %s 16" % (PY, os.path.join(HERE, "gen.py"), d16))
         base, _ = callgrind([npzs, "check", os.path.join(d16, "tiny.npz")], tmp)
         for k, denom, unit in (("stored.npz", None, "byte"), ("big.npy", None, "byte"), ("deflated.npz", "out", "output byte"),
-                               ("many.npz", MANY, "member")):
+                               ("many.npz", MANY, "member"), ("mixed.npz", MANY, "member")):
             f = os.path.join(d16, k)
             tot, top = callgrind([npzs, "check", f], tmp)
             n = denom if isinstance(denom, int) else (16 << 19 if denom == "out" else os.path.getsize(f))

@@ -13,7 +13,7 @@
 /* What the summary keeps of a member: a few words, with the name, dtype and shape in the
  * output's arena, so that memory grows by about 100 bytes per member and never by the data. */
 typedef struct member {
-    char *name;                /* NULL for a plain .npy */
+    const char *name;          /* NULL for a plain .npy */
     const char *dtype;
     const uint64_t *shape;
     uint64_t nbytes, size;

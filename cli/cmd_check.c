@@ -40,11 +40,9 @@ typedef struct check_ctx {
     int json;       /* keep every member for the JSON object; else print each when complete */
     out o;          /* --json: the members */
     size_t members; /* completed members */
-    /* without --json: the member being read (its name, dtype and shape copied from the events,
+    /* without --json: the member being read (its dtype and shape copied from the HEADER event,
      * whose pointers last only until the next call), printed when it completes */
     member cur;
-    char *name;
-    size_t name_cap;
     char dtype[64];
     uint64_t shape[64];
     int quiet;
@@ -56,17 +54,6 @@ static int check_text(check_ctx *c, const npzs_event *ev) {
     switch (ev->type) {
     case NPZS_EV_MEMBER_BEGIN:
         member_begin(m, ev);
-        if (ev->name) {
-            if (ev->name_len > c->name_cap) {
-                char *nn = realloc(c->name, ev->name_len);
-                if (!nn) return -1;
-                c->name = nn;
-                c->name_cap = ev->name_len;
-            }
-            memcpy(c->name, ev->name, ev->name_len);
-            m->name = c->name;
-            m->name_len = (uint32_t)ev->name_len;
-        }
         break;
     case NPZS_EV_HEADER: {
         const npzs_array_info *a = ev->array;
@@ -83,6 +70,8 @@ static int check_text(check_ctx *c, const npzs_event *ev) {
     }
     case NPZS_EV_MEMBER_END:
         member_end(m, ev);
+        m->name = ev->name; /* MEMBER_END repeats the name (NULL for a .npy) */
+        m->name_len = (uint32_t)ev->name_len;
         if (!c->quiet) text_member(&c->text, m);
         c->members++;
         break;
@@ -144,7 +133,6 @@ static int check_file(const char *path, const batch *b, void *unused) {
     wb_flush(&c.text);
     fflush(stdout);
     out_free(&c.o);
-    free(c.name);
     npzs_free(p);
     if (fd) close(fd);
     return status;

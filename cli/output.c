@@ -81,10 +81,12 @@ static size_t utf8_seq(const unsigned char *u, size_t i, size_t n) {
 
 /* Decimal without printf's format parsing (the member loops print many numbers). */
 static void put_u64(wbuf *f, uint64_t v) {
-    char b[24];
-    int l = 24;
-    do { b[--l] = (char)('0' + v % 10); v /= 10; } while (v);
-    wb_put(f, b + l, (size_t)(24 - l));
+    if (sizeof f->b - f->n < 20) wb_flush(f); /* room for the longest (20 digits) */
+    size_t d = 1;
+    for (uint64_t t = v; t >= 10; t /= 10) d++;
+    char *o = f->b + f->n + d;
+    do { *--o = (char)('0' + v % 10); v /= 10; } while (v);
+    f->n += d;
 }
 
 void json_str(wbuf *f, const char *s, size_t n) {
@@ -112,8 +114,29 @@ void json_str(wbuf *f, const char *s, size_t n) {
 }
 
 /* Raw bytes for a terminal: printable ASCII and valid UTF-8 pass, the rest is \xHH. */
+/* 1 when the n bytes at u are all printable ASCII but the backslash (8 at a time: bytes below
+ * 0x20, above 0x7E, equal to 0x5C each set a high bit). */
+static int plain_ascii(const unsigned char *u, size_t n) {
+    const uint64_t ones = UINT64_C(0x0101010101010101), high = ones << 7;
+    uint64_t any = 0;
+    size_t i = 0;
+    for (; n - i >= 8; i += 8) {
+        uint64_t w, b;
+        memcpy(&w, u + i, 8); /* byte order does not matter: each byte is tested on its own */
+        b = w ^ (ones * 0x5C);
+        any |= ((w - ones * 0x20) & ~w) | (w + ones * 0x01) | w | ((b - ones) & ~b);
+    }
+    unsigned odd = (any & high) != 0;
+    for (; i < n; i++) odd |= (unsigned)(u[i] - 0x20u > 0x5Eu) | (unsigned)(u[i] == 0x5C);
+    return !odd;
+}
+
 void safe_str(wbuf *f, const char *s, size_t n) {
     const unsigned char *u = (const unsigned char *)s;
+    if (plain_ascii(u, n)) {
+        wb_put(f, s, n);
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         size_t run = i; /* printable ASCII goes out in one piece */
         while (run < n && u[run] >= 0x20 && u[run] < 0x7F && u[run] != '\\') run++;
@@ -232,8 +255,9 @@ void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int
 }
 
 static void put_hex32(wbuf *f, uint32_t v) {
-    char b[8];
-    for (int i = 7; i >= 0; i--, v >>= 4) b[i] = "0123456789abcdef"[v & 15];
+    static const char hex[] = "0123456789abcdef";
+    char b[8] = {hex[v >> 28], hex[(v >> 24) & 15], hex[(v >> 20) & 15], hex[(v >> 16) & 15],
+                 hex[(v >> 12) & 15], hex[(v >> 8) & 15], hex[(v >> 4) & 15], hex[v & 15]};
     wb_put(f, b, 8);
 }
 
@@ -369,9 +393,10 @@ int on_event(out *o, const npzs_event *ev) {
         member *m = &o->m[o->n];
         member_begin(m, ev);
         if (ev->name) {
-            m->name = arena_alloc(o, ev->name_len ? ev->name_len : 1);
-            if (!m->name) return -1;
-            memcpy(m->name, ev->name, ev->name_len);
+            char *nm = arena_alloc(o, ev->name_len ? ev->name_len : 1);
+            if (!nm) return -1;
+            memcpy(nm, ev->name, ev->name_len);
+            m->name = nm;
             m->name_len = (uint32_t)ev->name_len;
         }
         o->open = 1;
