@@ -79,15 +79,59 @@ static size_t utf8_seq(const unsigned char *u, size_t i, size_t n) {
     return k + 1;
 }
 
-/* Decimal without printf's format parsing (the member loops print many numbers). */
-static void put_u64(wbuf *f, uint64_t v) {
-    if (sizeof f->b - f->n < 20) wb_flush(f); /* room for the longest (20 digits) */
+/* ---- writing straight into the buffer: a cursor o into f->b, after wb_room(f, n) made room for
+ * the n bytes the writer may need; wb_done(f, o) takes them.  The member loops print many
+ * short pieces: no call per piece, no printf format parsing. */
+static char *wb_room(wbuf *f, size_t n) { /* n <= sizeof f->b */
+    if (sizeof f->b - f->n < n) wb_flush(f);
+    return f->b + f->n;
+}
+
+static void wb_done(wbuf *f, char *o) { f->n = (size_t)(o - f->b); }
+
+static char *cur_s(char *o, const char *s, size_t n) {
+    memcpy(o, s, n);
+    return o + n;
+}
+#define CUR_LIT(o, lit) cur_s((o), (lit), sizeof(lit) - 1)
+
+/* "00" to "99", and "00" to "ff": two characters a step */
+static const char dec2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+static const char hex2[513] =
+    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+    "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+    "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+    "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+    "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+    "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+    "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+    "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
+static char *cur_u64(char *o, uint64_t v) { /* at most 20 bytes */
     size_t d = 1;
     for (uint64_t t = v; t >= 10; t /= 10) d++;
-    char *o = f->b + f->n + d;
-    do { *--o = (char)('0' + v % 10); v /= 10; } while (v);
-    f->n += d;
+    char *e = o + d;
+    for (; v >= 100; v /= 100) {
+        e -= 2;
+        memcpy(e, dec2 + 2 * (v % 100), 2);
+    }
+    if (v >= 10) memcpy(e - 2, dec2 + 2 * v, 2);
+    else e[-1] = (char)('0' + v);
+    return o + d;
 }
+
+static char *cur_hex32(char *o, uint32_t v) { /* 8 bytes */
+    memcpy(o, hex2 + 2 * (v >> 24), 2);
+    memcpy(o + 2, hex2 + 2 * ((v >> 16) & 0xFF), 2);
+    memcpy(o + 4, hex2 + 2 * ((v >> 8) & 0xFF), 2);
+    memcpy(o + 6, hex2 + 2 * (v & 0xFF), 2);
+    return o + 8;
+}
+
+static void put_u64(wbuf *f, uint64_t v) { wb_done(f, cur_u64(wb_room(f, 20), v)); }
 
 void json_str(wbuf *f, const char *s, size_t n) {
     const unsigned char *u = (const unsigned char *)s;
@@ -254,13 +298,6 @@ void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int
     wb_flush(f);
 }
 
-static void put_hex32(wbuf *f, uint32_t v) {
-    static const char hex[] = "0123456789abcdef";
-    char b[8] = {hex[v >> 28], hex[(v >> 24) & 15], hex[(v >> 20) & 15], hex[(v >> 16) & 15],
-                 hex[(v >> 12) & 15], hex[(v >> 8) & 15], hex[(v >> 4) & 15], hex[v & 15]};
-    wb_put(f, b, 8);
-}
-
 /* `check` without --json: one line per member as soon as it is complete (nothing is kept), then
  * the verdict.  Names go through safe_str: a rejected archive's names were never validated
  * and must not reach a terminal raw. */
@@ -270,24 +307,27 @@ void text_member(wbuf *f, const member *m) {
         safe_str(f, m->name, m->name_len);
         wb_s(f, ": ");
     }
+    /* the rest: a dtype of < 64 bytes, up to 64 dimensions of up to 20 digits, the words */
+    char *o = wb_room(f, 160 + 22 * (size_t)(m->ndim < 64 ? m->ndim : 64));
     if (m->kind == NPZS_KIND_ARRAY) {
-        wb_s(f, m->dtype);
-        wb_s(f, " (");
-        for (uint32_t k = 0; k < m->ndim; k++) {
-            if (k) wb_s(f, ", ");
-            put_u64(f, m->shape[k]);
+        o = cur_s(o, m->dtype, strlen(m->dtype));
+        o = CUR_LIT(o, " (");
+        for (uint32_t k = 0; k < m->ndim && k < 64; k++) {
+            if (k) o = CUR_LIT(o, ", ");
+            o = cur_u64(o, m->shape[k]);
         }
-        wb_s(f, m->ndim == 1 ? ",)" : ")");
-        if (m->fortran) wb_s(f, " fortran");
-        wb_s(f, ", ");
-        put_u64(f, m->nbytes);
+        o = m->ndim == 1 ? CUR_LIT(o, ",)") : CUR_LIT(o, ")");
+        if (m->fortran) o = CUR_LIT(o, " fortran");
+        o = CUR_LIT(o, ", ");
+        o = cur_u64(o, m->nbytes);
     } else {
-        wb_s(f, "blob, ");
-        put_u64(f, m->size);
+        o = CUR_LIT(o, "blob, ");
+        o = cur_u64(o, m->size);
     }
-    wb_s(f, m->method == NPZS_METHOD_DEFLATED ? " bytes, deflated, crc32 " : " bytes, stored, crc32 ");
-    put_hex32(f, m->data_crc);
-    wb_c(f, '\n');
+    o = m->method == NPZS_METHOD_DEFLATED ? CUR_LIT(o, " bytes, deflated, crc32 ") : CUR_LIT(o, " bytes, stored, crc32 ");
+    o = cur_hex32(o, m->data_crc);
+    *o++ = '\n';
+    wb_done(f, o);
 }
 
 void text_verdict(wbuf *f, size_t members, int ok, npzs_format fmt, const npzs_parser *p,

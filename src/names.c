@@ -46,7 +46,11 @@ uint64_t npzs__siphash13(const uint64_t key[2], const uint8_t *m, size_t n) {
         s.v0 ^= w;
     }
     uint64_t last = (uint64_t)(n & 0xFF) << 56;
-    for (size_t k = 0; i + k < n; k++) last |= (uint64_t)m[i + k] << (8 * k);
+    size_t r = n - i; /* 0 to 7 bytes left */
+    if (r && n >= 8) /* the last 8 bytes, shifted down to the r that are left */
+        last |= npzs__le64(m + n - 8) >> (8 * (8 - r));
+    else
+        for (size_t k = 0; k < r; k++) last |= (uint64_t)m[i + k] << (8 * k);
     s.v3 ^= last;
     sip_round(&s);
     s.v0 ^= last;
@@ -103,7 +107,7 @@ static uint32_t entry_hash(const npzs_parser *p, uint32_t v) {
 
 /* Insert v (hash h) unless an equal name or key is there: returns 1 for a duplicate.  A probe
  * reads a name only when its hash is equal. */
-static int put(npzs_parser *p, uint32_t v, uint32_t h) {
+static inline int put(npzs_parser *p, uint32_t v, uint32_t h) {
     size_t mask = p->hash_cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
         uint32_t w = p->hash[i];
