@@ -103,11 +103,39 @@ static int preamble(npzs_parser *p) {
     return 0;
 }
 
+void npzs__header_memo(npzs_parser *p, int on) {
+    p->c.hmemo_off = !on;
+    p->c.hmemo_len = 0;
+}
+
+uint64_t npzs__header_memo_hits(const npzs_parser *p) { return p->c.hmemo_hits; }
+
+/* The header is staged: parse it, or take the last one's results when its bytes (preamble
+ * and text) repeat it exactly (arrays of one shape and dtype: where headers cost most). */
+static int header_parse(npzs_parser *p) {
+    npzs_content *c = &p->c;
+    size_t n = c->pre_len + c->hlen;
+    if (c->hmemo_len && n == c->hmemo_len && memcmp(c->hdr, c->hmemo, n) == 0) {
+        c->info = c->hmemo_info;
+        c->crc_head = c->hmemo_crc;
+        c->hmemo_hits++;
+        return 0;
+    }
+    c->hmemo_len = 0; /* the parse writes where the memo points */
+    c->crc_head = npzs__crc32(0, c->hdr, n);
+    if (npzs__parse_header(p, c->hdr + c->pre_len, c->hlen, c->pre[6] == 3, c->pre_len) < 0) return p->err;
+    if (!c->hmemo_off && !c->info.structured && n <= sizeof c->hmemo) {
+        memcpy(c->hmemo, c->hdr, n);
+        c->hmemo_len = n;
+        c->hmemo_crc = c->crc_head;
+        c->hmemo_info = c->info;
+    }
+    return 0;
+}
+
 static int header_complete(npzs_parser *p) {
     npzs_content *c = &p->c;
-    int v3 = c->pre[6] == 3;
-    c->crc_head = npzs__crc32(0, c->hdr, c->pre_len + c->hlen);
-    if (npzs__parse_header(p, c->hdr + c->pre_len, c->hlen, v3, c->pre_len) < 0) return p->err;
+    if (header_parse(p) < 0) return p->err;
     c->info.header = c->hdr;
     c->info.header_size = c->pre_len + c->hlen;
     c->head_len = c->pre_len + c->hlen;

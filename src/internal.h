@@ -55,12 +55,13 @@ typedef struct npzs_content {
     npzs_array_info info;
     uint64_t shape[NPZS_MAX_NDIM];
     char dtype[48];
-    /* the last header text the fast path parsed (of at most 256 bytes), and the fields it set;
-     * valid while the shape, dtype and scratch it points into are untouched: every other parse
-     * forgets it (npyhdr.c) */
-    uint8_t hmemo[256];
+    /* the last header parsed (its preamble and text, of at most 268 bytes), if it is not
+     * structured: what the parse set and the CRC-32 of those bytes, valid while the shape, dtype
+     * and scratch it points into are untouched (content.c: forgotten before any other parse) */
+    uint8_t hmemo[268];
     size_t hmemo_len;           /* 0: none */
-    int hmemo_v3, hmemo_off;    /* hmemo_off: never used (tests: npzs__header_memo) */
+    uint32_t hmemo_crc;
+    int hmemo_off;              /* never kept (tests: npzs__header_memo) */
     uint64_t hmemo_hits;        /* headers taken from it (tests) */
     npzs_array_info hmemo_info;
     /* the last type string the fast header path met, and what type_string made of it */

@@ -1046,27 +1046,8 @@ int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint6
     return npzs__parse_header_mode(p, s, n, v3, text_off, NPZS__HDR_AUTO);
 }
 
-void npzs__header_memo(npzs_parser *p, int on) {
-    p->c.hmemo_off = !on;
-    p->c.hmemo_len = 0;
-}
-
-uint64_t npzs__header_memo_hits(const npzs_parser *p) { return p->c.hmemo_hits; }
-
 int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off, int mode) {
     npzs_content *c = &p->c;
-    /* the same text as the last header the fast path took (arrays of one shape and dtype, the
-     * case where headers cost most): its results, whose shape, dtype and descr are still where
-     * they point */
-    if (mode == NPZS__HDR_AUTO && c->hmemo_len && n == c->hmemo_len && v3 == c->hmemo_v3 && memcmp(s, c->hmemo, n) == 0) {
-        uint8_t vmaj = c->info.version_major, vmin = c->info.version_minor; /* the preamble's */
-        c->info = c->hmemo_info;
-        c->info.version_major = vmaj;
-        c->info.version_minor = vmin;
-        c->hmemo_hits++;
-        return 0;
-    }
-    c->hmemo_len = 0; /* this parse writes where the memo points */
     hp h;
     memset(&h, 0, sizeof h);
     h.p = p;
@@ -1112,14 +1093,7 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
                     memcpy(c->memo_dtype, c->dtype, sizeof c->dtype);
                 }
             }
-            if (header_finish(&h, itemsize, d0 - 1, d1 + 1, dim_at) < 0) return p->err;
-            if (mode == NPZS__HDR_AUTO && !c->hmemo_off && n <= sizeof c->hmemo) {
-                memcpy(c->hmemo, s, n);
-                c->hmemo_len = n;
-                c->hmemo_v3 = v3;
-                c->hmemo_info = c->info;
-            }
-            return 0;
+            return header_finish(&h, itemsize, d0 - 1, d1 + 1, dim_at);
         }
         if (mode == NPZS__HDR_FAST) return NPZS__HDR_NOT_FAST;
     }
