@@ -354,9 +354,9 @@ int npzs__utf8_valid(const uint8_t *s, size_t n);
 /* names.c: the duplicate-name table */
 uint64_t npzs__siphash13(const uint64_t key[2], const uint8_t *m, size_t n);
 void npzs__names_seed(npzs_parser *p);
-/* Enter member's name (and, with_key, its np.load key: the name without ".npy").  0, or < 0
+/* Enter member's name (and, when it ends in ".npy", its np.load key: the name without it).  0, or < 0
  * with the error recorded (duplicate_name at p->rec_off, nomem). */
-int npzs__names_add(npzs_parser *p, uint32_t member, int with_key);
+int npzs__names_add(npzs_parser *p, uint32_t member);
 void npzs__names_release(npzs_parser *p);
 
 /* zlocate.c: CPython zipfile's end-record search over a view of the input's last bytes. */

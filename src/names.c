@@ -124,21 +124,33 @@ static inline int put(npzs_parser *p, uint32_t v, uint32_t h) {
     }
 }
 
-/* The table holds at most half of its slots, so linear probes stay short. */
-static int grow(npzs_parser *p, size_t used) {
+static int ends_npy(const uint8_t *s, size_t n) { return n > 4 && memcmp(s + n - 4, ".npy", 4) == 0; }
+
+/* Enter v (hash h) in a table that holds no equal entry. */
+static inline void place(npzs_parser *p, uint32_t v, uint32_t h) {
+    size_t mask = p->hash_cap - 1, i = h & mask;
+    while (p->hash[i]) i = (i + 1) & mask;
+    p->hash[i] = v;
+}
+
+/* The table holds at most half of its slots, so linear probes stay short; grown, it takes the
+ * entries of the members before `member` again, from their records in order. */
+static int grow(npzs_parser *p, uint32_t member) {
+    size_t used = (size_t)member * 2 + 2;
     if (used * 2 <= p->hash_cap) return 0;
     size_t ncap = p->hash_cap ? p->hash_cap : 64;
     while (used * 2 > ncap) ncap *= 2;
     uint32_t *nh = npzs__alloc(p, ncap * sizeof *nh);
     if (!nh) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_NAME_TABLE);
     memset(nh, 0, ncap * sizeof *nh);
-    uint32_t *old = p->hash;
-    size_t ocap = p->hash_cap;
+    npzs__free(p, p->hash);
     p->hash = nh;
     p->hash_cap = ncap;
-    for (size_t i = 0; i < ocap; i++)
-        if (old[i]) put(p, old[i], entry_hash(p, old[i]));
-    npzs__free(p, old);
+    for (uint32_t m = 0; m < member; m++) {
+        const npzs_record *r = npzs__rec(p, m);
+        place(p, (m << 1) + 1, r->hash[0]);
+        if (ends_npy(r->name, r->name_len)) place(p, (m << 1) + 2, r->hash[1]);
+    }
     return 0;
 }
 
@@ -146,8 +158,6 @@ static int grow(npzs_parser *p, size_t used) {
  * fixed mix of the SipHash of the rest.  Equal strings hash the same whatever member they come
  * from, and a name "k.npy" and its key "k" cost one SipHash while hashing apart (a key that
  * itself ends in ".npy" needs a second). */
-static int ends_npy(const uint8_t *s, size_t n) { return n > 4 && memcmp(s + n - 4, ".npy", 4) == 0; }
-
 static uint32_t npy_mix(uint64_t h) { return (uint32_t)((h ^ (h >> 29)) * UINT64_C(0xBF58476D1CE4E5B9) >> 32); }
 
 static uint32_t hash_of(const npzs_parser *p, const uint8_t *s, size_t n) {
@@ -155,10 +165,11 @@ static uint32_t hash_of(const npzs_parser *p, const uint8_t *s, size_t n) {
     return (uint32_t)npzs__siphash13(p->names_key, s, n);
 }
 
-int npzs__names_add(npzs_parser *p, uint32_t member, int with_key) {
-    if (grow(p, (size_t)member * 2 + 2) < 0) return p->err;
+int npzs__names_add(npzs_parser *p, uint32_t member) {
+    if (grow(p, member) < 0) return p->err;
     npzs_record *r = npzs__rec(p, member);
     size_t n = r->name_len;
+    int with_key = ends_npy(r->name, n);
     if (with_key && !ends_npy(r->name, n - 4)) { /* "k.npy", k not ending in ".npy": one SipHash for both */
         uint64_t k = npzs__siphash13(p->names_key, r->name, n - 4);
         r->hash[0] = npy_mix(k);

@@ -162,8 +162,7 @@ static int remember(npzs_parser *p) {
     memcpy(b->data + b->used, p->name, l->h.f.name_len);
     b->used += l->h.f.name_len;
     p->members = m + 1;
-    int with_key = l->h.f.name_len > 4 && memcmp(p->name + l->h.f.name_len - 4, ".npy", 4) == 0;
-    return npzs__names_add(p, m, with_key) < 0 ? p->err : 0;
+    return npzs__names_add(p, m) < 0 ? p->err : 0;
 }
 
 void npzs__zip_release(npzs_parser *p) {
