@@ -59,27 +59,36 @@ int npzs__zr_lfh(const uint8_t *b, const npzs_limits *lim, npzs_zlfh *o, npzs_ze
 
 /* Whether a name has a byte the per-byte checks of npzs__zr_name look at (NUL, a control, DEL,
  * a backslash, a byte above 0x7F) or two dots in a row: 8 bytes at a time (the bit tricks
- * "hasless", "hasmore" and an exact zero-byte mask), the rest one by one. */
+ * "hasless", "hasmore" and an exact zero-byte mask), the last word ending at the name's end
+ * (overlapping the one before: its pairs of bytes are pairs of the name too); shorter names
+ * byte by byte. */
 #define ONES UINT64_C(0x0101010101010101)
 #define HIGH UINT64_C(0x8080808080808080)
+static inline uint64_t word_special(uint64_t w, uint64_t *dots) {
+    uint64_t bs = w ^ (ONES * '\\'), d = w ^ (ONES * '.');
+    uint64_t dm = ~(((d & ~HIGH) + ~HIGH) | d | ~HIGH); /* 0x80 in each byte that is a '.' */
+    *dots = dm;
+    return (((w - ONES * 0x20) & ~w) | (w + ONES) | w | ((bs - ONES) & ~bs) | (dm & (dm >> 8))) & HIGH;
+}
+
 static int name_special(const uint8_t *s, size_t n) {
-    uint64_t any = 0, dot = 0; /* dot: the byte before the current word was a '.' */
+    if (n < 8) {
+        unsigned bad = 0, prev = 0;
+        for (size_t i = 0; i < n; i++) {
+            unsigned c = s[i], d = c == '.';
+            bad |= (c - 0x20u > 0x5Eu) | (c == '\\') | (d & prev);
+            prev = d;
+        }
+        return (int)bad;
+    }
+    uint64_t any = 0, dm, last = 0; /* last: 0x80 when the byte before the word was a '.' */
     size_t i = 0;
     for (; n - i >= 8; i += 8) {
-        uint64_t w = npzs__le64(s + i);
-        uint64_t bs = w ^ (ONES * '\\'), d = w ^ (ONES * '.');
-        any |= ((w - ONES * 0x20) & ~w) | (w + ONES) | w | ((bs - ONES) & ~bs);
-        uint64_t dm = ~(((d & ~HIGH) + ~HIGH) | d | ~HIGH); /* 0x80 in each byte that is a '.' */
-        any |= (dm & (dm >> 8)) | (dot & dm);
-        dot = (dm >> 56) & 0x80;
+        any |= word_special(npzs__le64(s + i), &dm) | (last & dm);
+        last = (dm >> 56) & 0x80;
     }
-    unsigned bad = (unsigned)((any & HIGH) != 0), prev = dot != 0;
-    for (; i < n; i++) {
-        unsigned c = s[i], d = c == '.';
-        bad |= (c - 0x20u > 0x5Eu) | (c == '\\') | (d & prev);
-        prev = d;
-    }
-    return (int)bad;
+    if (i < n) any |= word_special(npzs__le64(s + n - 8), &dm);
+    return any != 0;
 }
 
 int npzs__zr_name(const uint8_t *s, size_t n, unsigned flags, npzs_zerr *e) {
