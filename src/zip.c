@@ -359,9 +359,10 @@ static int member_begin(npzs_parser *p, npzs_event *ev) {
  * taken as far as they take it, and the bytes read where they are (no staging).  0 when the
  * record is not whole in the push (the states then take it piece by piece). */
 static int lfh_whole(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    const uint8_t *b = (const uint8_t *)in->src + in->pos;
     size_t avail = in->size - in->pos;
-    if (avail < LFH_SIZE || npzs__le32(b) != SIG_LFH) return 0;
+    if (avail < LFH_SIZE) return 0; /* (an empty push may have no buffer at all) */
+    const uint8_t *b = (const uint8_t *)in->src + in->pos;
+    if (npzs__le32(b) != SIG_LFH) return 0;
     size_t n = npzs__le16(b + 26), x = npzs__le16(b + 28);
     if (avail - LFH_SIZE < n + x) return 0;
     p->rec_off = npzs__here(p);
@@ -568,9 +569,10 @@ static int cdh_extra(npzs_parser *p, const uint8_t *x) {
  * bytes are kept with the rest, once it passed), the push taken as far as they take it, the
  * bytes read where they are.  0 when the record is not whole in the push. */
 static int cdh_whole(npzs_parser *p, npzs_in *in) {
-    const uint8_t *b = (const uint8_t *)in->src + in->pos;
     size_t avail = in->size - in->pos;
-    if (avail < CDH_SIZE || npzs__le32(b) != SIG_CDH) return 0;
+    if (avail < CDH_SIZE) return 0;
+    const uint8_t *b = (const uint8_t *)in->src + in->pos;
+    if (npzs__le32(b) != SIG_CDH) return 0;
     size_t n = npzs__le16(b + 28), x = npzs__le16(b + 30), k = npzs__le16(b + 32);
     if (avail - CDH_SIZE < n + x + k) return 0;
     p->rec_off = npzs__here(p);
