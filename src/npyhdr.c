@@ -947,7 +947,8 @@ static int fast_header(npzs_parser *p, const uint8_t *s, size_t n, size_t *d0, s
 
 /* What both parsers share once the text is accepted: the array size, dtype.str and the
  * descr text as UTF-8 for the HEADER event. */
-static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr_end, const size_t *dim_at) {
+static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr_end, const size_t *dim_at,
+                         int ascii) {
     npzs_parser *p = h->p;
     npzs_content *c = &p->c;
     const uint8_t *s = h->s;
@@ -957,10 +958,12 @@ static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr
     for (uint32_t k = 0; k < c->info.ndim; k++) {
         uint64_t d = c->shape[k];
         if (d == 0) { zero = 1; continue; }
-        if (acc > UINT64_C(0x7FFFFFFFFFFFFFFF) / d)
+        if ((acc > UINT32_MAX || d > UINT32_MAX) && acc > UINT64_C(0x7FFFFFFFFFFFFFFF) / d)
             return npzs__fail_content(p, NPZS_E_SIZE_OVERFLOW, h->text_off + dim_at[k],
                                       NPZS_R_HDR_ARRAY_SIZE);
         acc *= d;
+        if (acc > UINT64_C(0x7FFFFFFFFFFFFFFF)) /* both below 2**32: the product is exact */
+            return npzs__fail_content(p, NPZS_E_SIZE_OVERFLOW, h->text_off + dim_at[k], NPZS_R_HDR_ARRAY_SIZE);
     }
     uint64_t count = 1;
     for (uint32_t k = 0; k < c->info.ndim; k++) count *= c->shape[k];
@@ -981,7 +984,11 @@ static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr
     c->info.dtype = c->dtype;
     /* the descr text as UTF-8, NUL-terminated, after the decoded strings in scratch */
     uint8_t *d = h->sc + h->sc_len, *o = d;
-    for (size_t k = descr_at; k < descr_end; k++) {
+    if (ascii) { /* the fast path's descr: ASCII */
+        memcpy(o, s + descr_at, descr_end - descr_at);
+        o += descr_end - descr_at;
+    }
+    for (size_t k = descr_at; !ascii && k < descr_end; k++) {
         if (h->v3 || s[k] < 0x80) *o++ = s[k];
         else { *o++ = (uint8_t)(0xC0 | (s[k] >> 6)); *o++ = (uint8_t)(0x80 | (s[k] & 0x3F)); }
     }
@@ -1080,7 +1087,9 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
             uint64_t itemsize;
             int is_void;
             size_t dl = d1 - d0;
-            if (dl == c->memo_len && memcmp(s + d0, c->memo, dl) == 0) { /* the last member's type (memo_len 0: none) */
+            int differs = dl != c->memo_len; /* from the last member's type (memo_len 0: none) */
+            for (size_t k = 0; !differs && k < dl; k++) differs = s[d0 + k] != c->memo[k];
+            if (!differs) {
                 itemsize = c->memo_itemsize;
                 memcpy(c->dtype, c->memo_dtype, sizeof c->dtype);
             } else {
@@ -1093,7 +1102,7 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
                     memcpy(c->memo_dtype, c->dtype, sizeof c->dtype);
                 }
             }
-            return header_finish(&h, itemsize, d0 - 1, d1 + 1, dim_at);
+            return header_finish(&h, itemsize, d0 - 1, d1 + 1, dim_at, 1);
         }
         if (mode == NPZS__HDR_FAST) return NPZS__HDR_NOT_FAST;
     }
@@ -1180,7 +1189,7 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
     if (h.has_object)
         return hfail(&h, NPZS_E_PICKLE, h.obj_at, NPZS_R_PICKLE);
     if (c->info.structured && tree_publish(&h) < 0) return p->err;
-    return header_finish(&h, itemsize, descr_at, descr_end, dim_at);
+    return header_finish(&h, itemsize, descr_at, descr_end, dim_at, 0);
 }
 
 

@@ -1137,6 +1137,53 @@ static uint8_t *npy_of(const char *t, size_t data, size_t *len) {
     return f;
 }
 
+/* The array-size rule (itemsize times the non-zero dims must fit in 2**63 - 1: NumPy's intp) at
+ * its boundary: shapes whose product is just below, at and above it, with dims on either side of
+ * 2**32 (the check multiplies two numbers below 2**32 directly and divides otherwise), against the
+ * product computed in 128 bits.  The limit on total bytes is lifted so that only the rule decides. */
+__extension__ typedef unsigned __int128 u128; /* GCC and Clang */
+
+static void test_array_size_rule(void) {
+    static const uint64_t dims[][3] = {
+        {4294967295u, 4294967295u, 1}, {4294967295u, 2147483648u, 1}, {4294967295u, 2147483647u, 1},
+        {3037000500u, 3037000500u, 1}, {3037000499u, 3037000499u, 1}, {65536, 65536, 2147483648u},
+        {65536, 65536, 2147483647u}, {UINT64_C(4294967296), UINT64_C(2147483648), 1},
+        {UINT64_C(4294967296), UINT64_C(2147483647), 1}, {UINT64_C(9223372036854775807), 1, 1},
+        {UINT64_C(4611686018427387904), 2, 1}, {UINT64_C(4611686018427387903), 2, 1}, {0, UINT64_C(9223372036854775807), 3},
+        {3, UINT64_C(3074457345618258602), 1}, {3, UINT64_C(3074457345618258603), 1}};
+    npzs_limits lim;
+    npzs_limits_default(&lim);
+    lim.max_total_bytes = UINT64_MAX;
+    int bad = 0;
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
+        for (unsigned isz = 1; isz <= 2; isz++) {
+            char t[160];
+            snprintf(t, sizeof t, "{'descr': '<u%u', 'fortran_order': False, 'shape': (%llu, %llu, %llu), }", isz,
+                     (unsigned long long)dims[i][0], (unsigned long long)dims[i][1], (unsigned long long)dims[i][2]);
+            u128 prod = isz; /* of the non-zero dims: NumPy's rule ignores the zeros */
+            for (int k = 0; k < 3; k++)
+                if (dims[i][k] && prod <= ((u128)1 << 64)) prod *= dims[i][k];
+            int over = prod > (u128)UINT64_C(0x7FFFFFFFFFFFFFFF);
+            size_t n;
+            uint8_t *f = npy_of(t, 0, &n);
+            npzs_parser *p = npzs_new(&lim, NULL);
+            npzs_in in = {f, n, 0};
+            npzs_event ev;
+            int rc, saw_header = 0;
+            while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) saw_header |= ev.type == NPZS_EV_HEADER;
+            int err = npzs_error(p);
+            if (over ? (err != NPZS_E_SIZE_OVERFLOW || !npzs_error_rule(p) || strcmp(npzs_error_rule(p), "HDR-SHAPE.size-overflow"))
+                     : !saw_header) {
+                bad++;
+                printf("  shape %s: error %d rule %s, expected %s\n", t, err, npzs_error_rule(p) ? npzs_error_rule(p) : "-",
+                       over ? "HDR-SHAPE.size-overflow" : "a HEADER event");
+            }
+            npzs_free(p);
+            free(f);
+        }
+    CHECK(bad == 0, "the array-size rule at its boundary: %d shapes decided otherwise", bad);
+}
+
 static int field_is(const npzs_array_info *a, uint32_t f, const char *name, const char *title, uint64_t off) {
     const npzs_dtfield *d = &a->dt_fields[f];
     if (d->name_len != strlen(name) || memcmp(d->name, name, d->name_len)) return 0;
@@ -1418,6 +1465,7 @@ static void test_header_memo(void) {
 int main(int argc, char **argv) {
     test_siphash();
     test_header_memo();
+    test_array_size_rule();
     test_zr_name();
     test_deep_descr();
     test_dtype_tree();
