@@ -4,7 +4,7 @@
  * (np.load would return only one of them).
  *
  * Open addressing over 32-bit hashes that are kept in the member records, so that growing the
- * table never reads a name again.  The hash is SipHash-1-3 under a 128-bit key drawn from the
+ * table hashes no name again.  The hash is SipHash-1-3 under a 128-bit key drawn from the
  * operating system's random source for every parser (npzs__names_seed): an attacker who
  * chooses the names cannot predict which of them collide, so probe sequences stay short
  * whatever the archive holds.  Only timing depends on the key, never a result.
