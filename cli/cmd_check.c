@@ -83,6 +83,7 @@ static int check_text(check_ctx *c, const npzs_event *ev) {
 
 static int check_cb(void *ctx, const npzs_event *ev) {
     check_ctx *c = ctx;
+    if (ev->type == NPZS_EV_DATA || ev->type == NPZS_EV_BLOB) return 0; /* neither output reads them */
     if ((c->json ? on_event(&c->o, ev) : check_text(c, ev)) < 0) {
         fprintf(stderr, "npzstream: out of memory\n");
         return -1;
