@@ -1160,7 +1160,7 @@ static void test_array_size_rule(void) {
     int bad = 0;
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
         for (unsigned isz = 1; isz <= 2; isz++) {
-            char t[160];
+            char t[256];
             snprintf(t, sizeof t, "{'descr': '<u%u', 'fortran_order': False, 'shape': (%llu, %llu, %llu), }", isz,
                      (unsigned long long)dims[i][0], (unsigned long long)dims[i][1], (unsigned long long)dims[i][2]);
             u128 prod = isz; /* of the non-zero dims: NumPy's rule ignores the zeros */
@@ -1419,7 +1419,7 @@ static void test_header_memo(void) {
     for (int bad = 0; bad < 2; bad++) {
         fz_buf z = {0};
         fz_member m[16];
-        char names[16][8];
+        char names[16][24];
         int n = bad ? 3 : nk;
         fz_buf xb = {0};
         fz_npy(&xb, X, d, 8);
