@@ -157,7 +157,6 @@ void json_str(wbuf *f, const char *s, size_t n) {
     wb_c(f, '"');
 }
 
-/* Raw bytes for a terminal: printable ASCII and valid UTF-8 pass, the rest is \xHH. */
 /* 1 when the n bytes at u are all printable ASCII but the backslash (8 at a time: bytes below
  * 0x20, above 0x7E, equal to 0x5C each set a high bit). */
 static int plain_ascii(const unsigned char *u, size_t n) {
@@ -175,6 +174,7 @@ static int plain_ascii(const unsigned char *u, size_t n) {
     return !odd;
 }
 
+/* Raw bytes for a terminal: printable ASCII and valid UTF-8 pass, the rest is \xHH. */
 void safe_str(wbuf *f, const char *s, size_t n) {
     const unsigned char *u = (const unsigned char *)s;
     if (plain_ascii(u, n)) {
