@@ -65,10 +65,10 @@ typedef struct npzs_content {
     uint64_t hmemo_hits;        /* headers taken from it (tests) */
     npzs_array_info hmemo_info;
     /* the last type string the fast header path met, and what type_string made of it */
-    uint8_t memo[16];
-    size_t memo_len;
-    uint64_t memo_itemsize;
-    char memo_dtype[48];
+    uint8_t type_memo[16];
+    size_t type_memo_len;
+    uint64_t type_memo_itemsize;
+    char type_memo_dtype[48];
     /* scratch for the header parser: decoded strings and the name list */
     uint8_t *scratch;
     size_t scratch_cap;

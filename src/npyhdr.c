@@ -1087,19 +1087,19 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
             uint64_t itemsize;
             int is_void;
             size_t dl = d1 - d0;
-            int differs = dl != c->memo_len; /* from the last member's type (memo_len 0: none) */
-            for (size_t k = 0; !differs && k < dl; k++) differs = s[d0 + k] != c->memo[k];
+            int differs = dl != c->type_memo_len; /* from the last member's type (type_memo_len 0: none) */
+            for (size_t k = 0; !differs && k < dl; k++) differs = s[d0 + k] != c->type_memo[k];
             if (!differs) {
-                itemsize = c->memo_itemsize;
-                memcpy(c->dtype, c->memo_dtype, sizeof c->dtype);
+                itemsize = c->type_memo_itemsize;
+                memcpy(c->dtype, c->type_memo_dtype, sizeof c->dtype);
             } else {
                 memcpy(h.sc, s + d0, dl);
                 if (type_string(&h, 0, (uint32_t)dl, d0 - 1, &itemsize, &is_void, c->dtype) < 0) return p->err;
-                if (dl <= sizeof c->memo) { /* type_string is a function of the text alone */
-                    memcpy(c->memo, s + d0, dl);
-                    c->memo_len = dl;
-                    c->memo_itemsize = itemsize;
-                    memcpy(c->memo_dtype, c->dtype, sizeof c->dtype);
+                if (dl <= sizeof c->type_memo) { /* type_string is a function of the text alone */
+                    memcpy(c->type_memo, s + d0, dl);
+                    c->type_memo_len = dl;
+                    c->type_memo_itemsize = itemsize;
+                    memcpy(c->type_memo_dtype, c->dtype, sizeof c->dtype);
                 }
             }
             return header_finish(&h, itemsize, d0 - 1, d1 + 1, dim_at, 1);

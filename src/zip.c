@@ -352,8 +352,6 @@ static int member_begin(npzs_parser *p, npzs_event *ev) {
     return NPZS_EVENT;
 }
 
-#define VISIT_BIT(s) ((uint64_t)1 << ((s) - NPZS_S__BASE - 1))
-
 /* A local header whose 30 bytes, name and extra field are all in the push (the common case): the
  * states from ZIP_LFH to ZIP_MEMBER_BEGIN in one step, with their checks in their order, the push
  * taken as far as they take it, and the bytes read where they are (no staging).  0 when the
@@ -369,8 +367,10 @@ static int lfh_whole(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     p->cur = p->members;
     p->lfh.name_ready = 0;
     p->state = NPZS_S_ZIP_LFH;
-    p->visited |= VISIT_BIT(NPZS_S_ZIP_LFH) | VISIT_BIT(NPZS_S_ZIP_LFH_NAME) | VISIT_BIT(NPZS_S_ZIP_LFH_EXTRA) |
-                  VISIT_BIT(NPZS_S_ZIP_MEMBER_BEGIN);
+    NPZS_VISIT(p, NPZS_S_ZIP_LFH); /* the states this step stands for */
+    NPZS_VISIT(p, NPZS_S_ZIP_LFH_NAME);
+    NPZS_VISIT(p, NPZS_S_ZIP_LFH_EXTRA);
+    NPZS_VISIT(p, NPZS_S_ZIP_MEMBER_BEGIN);
     in->pos += LFH_SIZE;
     if (lfh_fixed(p, b) < 0) return p->err;
     memcpy(p->name, b + LFH_SIZE, n); /* staged: error messages name the member */
@@ -578,8 +578,10 @@ static int cdh_whole(npzs_parser *p, npzs_in *in) {
     p->rec_off = npzs__here(p);
     if (tail_reserve(p, 64) < 0) return p->err;
     p->state = NPZS_S_ZIP_CDH;
-    p->visited |= VISIT_BIT(NPZS_S_ZIP_CDH) | VISIT_BIT(NPZS_S_ZIP_CDH_NAME) | VISIT_BIT(NPZS_S_ZIP_CDH_EXTRA) |
-                  VISIT_BIT(NPZS_S_ZIP_CDH_COMMENT);
+    NPZS_VISIT(p, NPZS_S_ZIP_CDH);
+    NPZS_VISIT(p, NPZS_S_ZIP_CDH_NAME);
+    NPZS_VISIT(p, NPZS_S_ZIP_CDH_EXTRA);
+    NPZS_VISIT(p, NPZS_S_ZIP_CDH_COMMENT);
     in->pos += CDH_SIZE;
     if (cdh_fixed(p, b) < 0 || tail_reserve(p, CDH_SIZE + n + x + k) < 0) return p->err;
     in->pos += n;
