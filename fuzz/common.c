@@ -414,7 +414,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
                 chunk = malloc(want ? want : 1);
                 if (!chunk) fz_die("host malloc failed");
                 if (want) memcpy(chunk, data + off, want);
-                in.src = chunk;
+                in.src = want ? chunk : NULL; /* an empty push may come without a buffer */
                 in.size = want;
                 in.pos = 0;
                 off += want;

@@ -140,7 +140,7 @@ static run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *s
         if (nsched) { size_t s = sched[k++ % nsched]; if (n > s) n = s; }
         uint8_t *copy = malloc(n ? n : 1);
         memcpy(copy, buf + off, n);
-        npzs_in in = {copy, n, 0};
+        npzs_in in = {n ? copy : NULL, n, 0}; /* an empty push may come without a buffer */
         int fin = off + n == len;
         if (fin) npzs_finish(p);
         int stop = 0;
