@@ -49,12 +49,11 @@ typedef struct check_ctx {
     wbuf text;
 } check_ctx;
 
+/* Text: the parser delivers HEADER and MEMBER_END alone (check_file), which say everything the
+ * line prints; a member without HEADER is a blob. */
 static int check_text(check_ctx *c, const npzs_event *ev) {
     member *m = &c->cur;
     switch (ev->type) {
-    case NPZS_EV_MEMBER_BEGIN:
-        member_begin(m, ev);
-        break;
     case NPZS_EV_HEADER: {
         const npzs_array_info *a = ev->array;
         size_t dl = strlen(a->dtype);
@@ -70,6 +69,7 @@ static int check_text(check_ctx *c, const npzs_event *ev) {
     }
     case NPZS_EV_MEMBER_END:
         member_end(m, ev);
+        m->method = (uint8_t)ev->method;
         m->name = ev->name; /* MEMBER_END repeats the name (NULL for a .npy) */
         m->name_len = (uint32_t)ev->name_len;
         if (!c->quiet) text_member(&c->text, m);
@@ -83,7 +83,6 @@ static int check_text(check_ctx *c, const npzs_event *ev) {
 
 static int check_cb(void *ctx, const npzs_event *ev) {
     check_ctx *c = ctx;
-    if (ev->type == NPZS_EV_DATA || ev->type == NPZS_EV_BLOB) return 0; /* neither output reads them */
     if ((c->json ? on_event(&c->o, ev) : check_text(c, ev)) < 0) {
         fprintf(stderr, "npzstream: out of memory\n");
         return -1;
@@ -113,6 +112,11 @@ static int check_file(const char *path, const batch *b, void *unused) {
         return 2;
     }
     if (b->sequence) npzs_npy_sequence(p);
+    /* only the events the output reads: two a member for text, fewer for the exit status alone */
+    unsigned want = NPZS_EV_BIT(NPZS_EV_MEMBER_END);
+    if (!b->quiet) want |= NPZS_EV_BIT(NPZS_EV_HEADER);
+    if (b->json || b->jsonl) want |= NPZS_EV_BIT(NPZS_EV_MEMBER_BEGIN) | NPZS_EV_BIT(NPZS_EV_HEADER);
+    npzs_events(p, want);
     check_ctx c;
     memset(&c, 0, offsetof(check_ctx, text));
     c.json = b->json || b->jsonl;

@@ -48,8 +48,8 @@ extern "C" {
 
 /* The version of this header: major << 16 | minor << 8 | patch.  A major change breaks the ABI:
  * bump the SONAME with it.  Additions since 0.1.0 are marked "added in". */
-#define NPZS_VERSION "0.3.0"
-#define NPZS_VERSION_NUM 0x000300
+#define NPZS_VERSION "0.4.0"
+#define NPZS_VERSION_NUM 0x000400
 
 /* NPZS_VERSION_NUM of the library actually linked (added in 0.2.0). */
 unsigned long npzs_version(void);
@@ -322,6 +322,18 @@ int npzs_data_into(npzs_parser *p, void *dst, size_t cap);
  * usual.  Returns 0, or NPZS_E_BAD_CALL (sticky, rule CALL.sequence) after the first byte or
  * with NPZS_LENIENT_NPY_TRAILING. */
 int npzs_npy_sequence(npzs_parser *p);
+
+/* The events the caller wants (added in 0.4.0): a mask of NPZS_EV_BIT(type) bits.  The others
+ * are not delivered: the parser does everything it does for them (checks, CRC-32, the caller's
+ * destination of npzs_data_into) and goes on as if the caller had taken them, so a validator that
+ * reads no array bytes asks for NPZS_EV_BIT(NPZS_EV_HEADER) | NPZS_EV_BIT(NPZS_EV_MEMBER_END) and
+ * gets two events a member instead of four or more.  END is always delivered, and errors, offsets
+ * and the verdict never depend on the mask.  The default is NPZS_EV_ALL.  May be called at any
+ * time: it decides the events emitted from then on.  Returns 0, or NPZS_E_BAD_CALL (sticky, rule
+ * CALL.events) for a bit that names no event. */
+#define NPZS_EV_BIT(type) (1u << (type))
+#define NPZS_EV_ALL 0x7Eu
+int npzs_events(npzs_parser *p, unsigned mask);
 
 /* Declare the end of the input.  Later npzs_next() calls emit the remaining
  * events and END, or fail with truncated. */

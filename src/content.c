@@ -150,13 +150,18 @@ static int header_complete(npzs_parser *p) {
     return 0;
 }
 
-/* A DATA or BLOB chunk of n content bytes at buf: the event, the CRC, the counts. */
-static void chunk(npzs_content *c, npzs_event *ev, npzs_event_type type, const uint8_t *buf, size_t n, int zero_copy) {
-    *ev = (npzs_event){.type = type, .offset = c->direct ? c->base + c->pos : c->base, .data = buf, .len = n,
-                       .pos = c->data_len, .zero_copy = zero_copy};
+/* A DATA or BLOB chunk of n content bytes at buf: the CRC, the counts, and the event (NPZS_EVENT)
+ * unless the caller does not want it (NPZS_NEED_INPUT: go on). */
+static int chunk(const npzs_parser *p, npzs_content *c, npzs_event *ev, npzs_event_type type, const uint8_t *buf, size_t n,
+                 int zero_copy) {
+    int emit = npzs__emits(p, type);
+    if (emit)
+        *ev = (npzs_event){.type = type, .offset = c->direct ? c->base + c->pos : c->base, .data = buf, .len = n,
+                           .pos = c->data_len, .zero_copy = zero_copy};
     c->crc_data = npzs__crc32(c->crc_data, buf, n);
     c->data_len += n;
     c->pos += n;
+    return emit ? NPZS_EVENT : NPZS_NEED_INPUT;
 }
 
 int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_copy, size_t *used,
@@ -237,6 +242,10 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
         }
         case NPZS_C_HEADER_EVENT:
             c->state = c->data_left ? NPZS_C_DATA : NPZS_C_DONE;
+            if (!npzs__emits(p, NPZS_EV_HEADER)) {
+                if (c->state == NPZS_C_DATA) continue;
+                goto complete;
+            }
             *ev = (npzs_event){.type = NPZS_EV_HEADER, .offset = c->base, .array = &c->info};
             *used = i;
             return NPZS_EVENT;
@@ -244,19 +253,20 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
             if (i == len) goto need;
             size_t n = len - i;
             if (n > c->data_left) n = (size_t)c->data_left;
+            const uint8_t *at = buf + i;
+            int out = 0;
             if (c->out) { /* into the caller's destination, unless inflate wrote them there */
-                uint8_t *at = c->out + c->data_len;
-                if (buf + i != at) memcpy(at, buf + i, n);
-                chunk(c, ev, NPZS_EV_DATA, at, n, 0);
-                c->data_left -= n;
-                if (!c->data_left) c->state = NPZS_C_DONE;
-                *used = i + n;
-                return NPZS_EVENT;
+                uint8_t *to = c->out + c->data_len;
+                if (at != to) memcpy(to, at, n);
+                at = to;
+                out = 1;
             }
-            chunk(c, ev, NPZS_EV_DATA, buf + i, n, zero_copy);
+            int rc = chunk(p, c, ev, NPZS_EV_DATA, at, n, out ? 0 : zero_copy);
             c->data_left -= n;
             if (!c->data_left) c->state = NPZS_C_DONE;
-            *used = i + n;
+            i += n;
+            if (rc == NPZS_NEED_INPUT) goto complete; /* all taken, or the array is */
+            *used = i;
             return NPZS_EVENT;
         }
         case NPZS_C_DONE:
@@ -271,12 +281,12 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
         case NPZS_C_BLOB_STAGED: /* the sniffed bytes, counted in pos already: the blob's first chunk */
             c->state = NPZS_C_BLOB;
             c->pos -= c->pre_len;
-            chunk(c, ev, NPZS_EV_BLOB, c->pre, c->pre_len, 0);
+            if (chunk(p, c, ev, NPZS_EV_BLOB, c->pre, c->pre_len, 0) == NPZS_NEED_INPUT) continue;
             *used = i;
             return NPZS_EVENT;
         case NPZS_C_BLOB:
             if (i == len) goto need;
-            chunk(c, ev, NPZS_EV_BLOB, buf + i, len - i, zero_copy);
+            if (chunk(p, c, ev, NPZS_EV_BLOB, buf + i, len - i, zero_copy) == NPZS_NEED_INPUT) goto need;
             *used = len;
             return NPZS_EVENT;
         default:
@@ -286,33 +296,38 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
 need:
     *used = len;
     return NPZS_NEED_INPUT;
+complete: /* an event not wanted (npzs_events) ended the array: the caller looks at what follows */
+    *used = i;
+    return NPZS_NEED_INPUT;
 }
 
 int npzs__content_end(npzs_parser *p, npzs_event *ev) {
     npzs_content *c = &p->c;
-    switch (c->state) {
-    case NPZS_C_SNIFF:
-        c->kind = NPZS_KIND_BLOB;
-        if (c->pre_len) {
+    for (;;) {
+        switch (c->state) {
+        case NPZS_C_SNIFF:
+            c->kind = NPZS_KIND_BLOB;
+            if (!c->pre_len) {
+                c->state = NPZS_C_BLOB;
+                return NPZS_NEED_INPUT;
+            }
             c->state = NPZS_C_BLOB_STAGED;
-            size_t used;
-            return npzs__content_feed(p, NULL, 0, 0, &used, ev);
+            break;
+        case NPZS_C_PRE:
+        case NPZS_C_HDR:
+        case NPZS_C_DATA:
+            if (c->top) return npzs__fail(p, NPZS_E_TRUNCATED, npzs__here(p), NPZS_R_TRUNC_ARRAY);
+            return npzs__fail(p, NPZS_E_SIZE_MISMATCH, npzs__here(p), NPZS_R_ZIP_CONTENT_SHORT);
+        case NPZS_C_HEADER_EVENT:
+        case NPZS_C_BLOB_STAGED:
+            break;
+        default:
+            return NPZS_NEED_INPUT;
         }
-        c->state = NPZS_C_BLOB;
-        return NPZS_NEED_INPUT;
-    case NPZS_C_PRE:
-    case NPZS_C_HDR:
-    case NPZS_C_DATA:
-        if (c->top) return npzs__fail(p, NPZS_E_TRUNCATED, npzs__here(p), NPZS_R_TRUNC_ARRAY);
-        return npzs__fail(p, NPZS_E_SIZE_MISMATCH, npzs__here(p),
-                          NPZS_R_ZIP_CONTENT_SHORT);
-    case NPZS_C_HEADER_EVENT:
-    case NPZS_C_BLOB_STAGED: {
+        /* an event is due: emitted, or (npzs_events) not wanted, and the end is looked at again */
         size_t used;
-        return npzs__content_feed(p, NULL, 0, 0, &used, ev);
-    }
-    default:
-        return NPZS_NEED_INPUT;
+        int rc = npzs__content_feed(p, NULL, 0, 0, &used, ev);
+        if (rc != NPZS_NEED_INPUT) return rc;
     }
 }
 
@@ -357,6 +372,7 @@ int npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     p->total_out += p->c.head_len + p->c.data_len;
     p->state = NPZS_S_NPY_TAIL;
     uint64_t size = p->c.head_len + p->c.data_len;
+    if (!npzs__emits(p, NPZS_EV_MEMBER_END)) return NPZS__STEP;
     *ev = (npzs_event){.type = NPZS_EV_MEMBER_END, .member = p->cur, .offset = npzs__here(p), .kind = NPZS_KIND_ARRAY,
                        .size = size, .csize = size,
                        .crc32 = npzs__crc32_combine(p->c.crc_head, p->c.crc_data, p->c.data_len),
@@ -375,6 +391,7 @@ int npzs__npy_tail(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         npzs__content_start(p, 1, 1, 0, at);
         p->cur = p->members++;
         p->state = NPZS_S_NPY_CONTENT;
+        if (!npzs__emits(p, NPZS_EV_MEMBER_BEGIN)) return NPZS__STEP;
         *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = p->cur, .offset = at, .method = NPZS_METHOD_STORED};
         return NPZS_EVENT;
     }

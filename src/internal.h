@@ -259,6 +259,8 @@ struct npzs_parser {
     uint32_t *hash;             /* names.c: open addressing, (member index << 1 | derived) + 1, 0 empty */
     size_t hash_cap;
     uint64_t names_key[2];      /* names.c: SipHash key, random per parser */
+    uint32_t ev_user;           /* npzs_events: the events the caller wants (NPZS_EV_BIT bits) */
+    uint32_t ev_emit;           /* the events the steps emit: the caller's and the helper's (par.c) */
     npzs__pre_take_fn pre_take; /* par.c: members inflated ahead (NULL: none) */
     void *pre_ctx;
 
@@ -284,6 +286,10 @@ static inline npzs_record *npzs__rec(const npzs_parser *p, uint32_t i) {
 
 /* A step function's result besides the public ones: the state moved on, dispatch again. */
 #define NPZS__STEP 3
+
+/* The step that would emit an event of this type emits it (else it goes on without writing *ev:
+ * npzs_events). */
+static inline int npzs__emits(const npzs_parser *p, npzs_event_type t) { return (p->ev_emit >> t) & 1u; }
 
 /* The absolute offset of the next byte of the push (during a call). */
 static inline uint64_t npzs__here(const npzs_parser *p) {
@@ -319,7 +325,8 @@ uint32_t npzs__crc32_combine(uint32_t a, uint32_t b, uint64_t blen);
 
 /* content.c: the content machine, and the plain .npy states */
 void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, uint64_t base);
-/* Feed content bytes.  Returns NPZS_EVENT (*used bytes taken), NPZS_NEED_INPUT (all taken) or < 0. */
+/* Feed content bytes.  Returns NPZS_EVENT (*used bytes taken), NPZS_NEED_INPUT (*used bytes taken:
+ * all of them, or fewer when an array ended without an event, npzs_events) or < 0. */
 int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_copy, size_t *used,
                        npzs_event *ev);
 /* Content ended.  Returns NPZS_EVENT (call again), NPZS_NEED_INPUT (clean end) or < 0. */

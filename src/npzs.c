@@ -254,6 +254,7 @@ NPZS__API npzs_parser *npzs_new_(const npzs_limits *lim, size_t lim_size, const 
     p->state = NPZS_S_START;
     p->err_member = -1;
     p->err_coff = NPZS_NO_OFFSET;
+    p->ev_user = p->ev_emit = NPZS_EV_ALL;
     npzs__names_seed(p);
     return p;
 }
@@ -321,6 +322,8 @@ NPZS__API void npzs_reset(npzs_parser *p) {
     p->extra_cap = keep.extra_cap;
     p->end.tail = keep.end.tail;
     p->end.tail_cap = keep.end.tail_cap;
+    p->ev_user = keep.ev_user; /* the caller's choice, like the limits */
+    p->ev_emit = keep.ev_emit;
     p->state = NPZS_S_START;
     p->err_member = -1;
     p->err_coff = NPZS_NO_OFFSET;
@@ -334,6 +337,16 @@ NPZS__API int npzs_npy_sequence(npzs_parser *p) {
     if (p->state != NPZS_S_START || p->consumed || (p->lim.lenient & NPZS_LENIENT_NPY_TRAILING))
         return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_SEQUENCE);
     p->sequence = 1;
+    return 0;
+}
+
+NPZS__API int npzs_events(npzs_parser *p, unsigned mask) {
+    if (!p) return NPZS_E_BAD_CALL;
+    if (p->err) return p->err;
+    if (mask & ~(unsigned)NPZS_EV_ALL) return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_EVENTS);
+    uint32_t helper = p->ev_emit & ~p->ev_user; /* what a helper asked for besides the caller */
+    p->ev_user = mask | NPZS_EV_BIT(NPZS_EV_END);
+    p->ev_emit = p->ev_user | helper;
     return 0;
 }
 
@@ -356,6 +369,7 @@ static int st_start(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         p->state = NPZS_S_NPY_CONTENT;
         p->cur = 0;
         p->members = 1;
+        if (!npzs__emits(p, NPZS_EV_MEMBER_BEGIN)) return NPZS__STEP;
         *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = 0, .offset = 0, .method = NPZS_METHOD_STORED};
         return NPZS_EVENT;
     }

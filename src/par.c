@@ -613,6 +613,7 @@ NPZS__API npzs_par *npzs_par_new(npzs_parser *p, unsigned threads, uint64_t max_
     }
     p->pre_take = pre_take;
     p->pre_ctx = q;
+    p->ev_emit |= NPZS_EV_BIT(NPZS_EV_MEMBER_END); /* on_event releases the jobs at each member's end */
     q->sc = SC_HDR;
     return q;
 fail_done:
@@ -694,6 +695,7 @@ NPZS__API void npzs_par_free(npzs_par *q) {
     npzs_parser *p = q->p;
     p->pre_take = NULL;
     p->pre_ctx = NULL;
+    p->ev_emit = p->ev_user;
     if (p->inf.pre && p->state == NPZS_S_ZIP_DEFLATED) /* its bytes were the job's: gone now */
         npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_PAR_FREE);
     p->inf.pre = NULL;
@@ -760,8 +762,14 @@ static int after(npzs_par *q, int rc, const npzs_event *ev) {
     return rc;
 }
 
-static int skipped(const npzs_par *q, int rc, const npzs_event *ev) {
-    return rc == NPZS_EVENT && q->skip_data && (ev->type == NPZS_EV_DATA || ev->type == NPZS_EV_BLOB);
+/* An event the caller does not get: DATA and BLOB with skip_data, any other it did not ask for
+ * (npzs_events: the helper asks the parser for MEMBER_END whatever the caller wants). */
+static int skipped(npzs_par *q, int rc, const npzs_event *ev) {
+    if (rc != NPZS_EVENT) return 0;
+    if (!(q->skip_data && (ev->type == NPZS_EV_DATA || ev->type == NPZS_EV_BLOB)) && ((q->p->ev_user >> ev->type) & 1u))
+        return 0;
+    on_event(q, ev); /* it passed all the same */
+    return 1;
 }
 
 /* The parser alone, past the helper's part (all input fed, an error, a bad call). */

@@ -207,7 +207,8 @@
     X(CALL_CONTENT_STATE, "CALL.content-state", "corrupt content state") \
     X(CALL_DESCR_STACK, "CALL.descr-stack", "descr parser stack overflow") \
     X(CALL_DESCR_FRAME, "CALL.descr-frame", "corrupt descr parser frame") \
-    X(CALL_PAR_FREE, "CALL.par-free", "npzs_par_free inside a member its helper inflated: the input cannot go on without it")
+    X(CALL_PAR_FREE, "CALL.par-free", "npzs_par_free inside a member its helper inflated: the input cannot go on without it") \
+    X(CALL_EVENTS, "CALL.events", "npzs_events with a bit that names no event")
 
 enum npzs_rule {
     NPZS_R_NONE = 0,

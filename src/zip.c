@@ -347,6 +347,7 @@ static int member_begin(npzs_parser *p, npzs_event *ev) {
     npzs__content_start(p, 0, stored, stored && h->dd, p->data_start);
     if (!stored && npzs__inf_begin(p) < 0) return p->err;
     p->state = stored ? NPZS_S_ZIP_STORED : NPZS_S_ZIP_DEFLATED;
+    if (!npzs__emits(p, NPZS_EV_MEMBER_BEGIN)) return NPZS__STEP;
     *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = p->cur, .offset = r->lfh_off, .name = (const char *)r->name,
                        .name_len = r->name_len, .method = h->f.method, .flags = h->f.flags};
     return NPZS_EVENT;
@@ -516,6 +517,7 @@ int npzs__zip_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     p->total_out += p->c.pos;
     p->stage_len = 0;
     p->state = NPZS_S_ZIP_SIG;
+    if (!npzs__emits(p, NPZS_EV_MEMBER_END)) return NPZS__STEP;
     *ev = (npzs_event){.type = NPZS_EV_MEMBER_END, .member = p->cur, .offset = npzs__here(p), .name = (const char *)r->name,
                        .name_len = r->name_len, .method = r->method, .kind = p->c.kind, .size = p->c.pos,
                        .csize = p->data_in, .crc32 = r->crc, .data_crc32 = p->c.crc_data, .data_size = p->c.data_len};

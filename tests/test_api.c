@@ -34,6 +34,10 @@ static long headers_seen, headers_fast;
  * must be the same, every DATA chunk at dst + pos; direct_bytes counts what inflate wrote there */
 static int into_mode;
 static int seq_mode; /* parse() calls npzs_npy_sequence */
+/* npzs_events: parse() asks for ev_mask when mask_on; drive() hashes only the events in ev_mask
+ * (END always), and with mask_on any other event delivered breaks the run's progress flag */
+static int mask_on;
+static unsigned ev_mask = NPZS_EV_ALL;
 static uint64_t direct_bytes, into_bad;
 static long fast_checked; /* files also read with NPZS_LENIENT_FAST_INFLATE */
 #define CHECK(cond, ...)                                                      \
@@ -153,6 +157,10 @@ static run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *s
             }
             if (rc == NPZS_EVENT) {
                 r.events++;
+                if (!(((ev_mask | NPZS_EV_BIT(NPZS_EV_END)) >> ev.type) & 1u)) {
+                    if (mask_on) r.progress_ok = 0; /* delivered, though not asked for */
+                    continue;
+                }
                 if (ev.type == NPZS_EV_DATA || ev.type == NPZS_EV_BLOB) {
                     if (ev.zero_copy && !(ev.data >= copy && ev.data + ev.len <= copy + n)) r.zero_copy_ok = 0;
                     if (dst && (ev.type != NPZS_EV_DATA || ev.data != dst + ev.pos || ev.pos + ev.len > dst_len ||
@@ -236,6 +244,10 @@ static run parse(const uint8_t *buf, size_t len, const size_t *sched, size_t nsc
                  counting *cnt) {
     npzs_allocator al = {c_alloc, c_free, cnt};
     npzs_parser *p = npzs_new(lim, cnt ? &al : NULL);
+    if (p && mask_on && npzs_events(p, ev_mask) != 0) {
+        npzs_free(p);
+        p = NULL;
+    }
     if (p && seq_mode && npzs_npy_sequence(p) != 0) {
         npzs_free(p);
         p = NULL;
@@ -362,6 +374,30 @@ static void test_file(const char *path) {
             CHECK(fz_same(runs[k].skip ? &alone_nd : &alone, &pr), "%s: through the helper (run %zu) the result differs", path, k);
         }
         par_used_total += fo.par_used;
+    }
+    /* npzs_events: a parser asked for some events delivers exactly those of the whole stream, at
+     * every split, with the same verdict, error and offset (the parser skipping the others) */
+    {
+        static const unsigned masks[] = {
+            0, NPZS_EV_BIT(NPZS_EV_HEADER) | NPZS_EV_BIT(NPZS_EV_MEMBER_END), NPZS_EV_BIT(NPZS_EV_MEMBER_END),
+            NPZS_EV_BIT(NPZS_EV_MEMBER_BEGIN) | NPZS_EV_BIT(NPZS_EV_DATA), NPZS_EV_BIT(NPZS_EV_DATA) | NPZS_EV_BIT(NPZS_EV_BLOB),
+            NPZS_EV_BIT(NPZS_EV_BLOB) | NPZS_EV_BIT(NPZS_EV_MEMBER_END), NPZS_EV_BIT(NPZS_EV_HEADER)};
+        for (size_t k = 0; k < sizeof masks / sizeof *masks; k++) {
+            ev_mask = masks[k];
+            run ref = parse(buf, len, NULL, 0, NULL, NULL); /* every event delivered, these hashed */
+            mask_on = 1;
+            run m0 = parse(buf, len, NULL, 0, NULL, NULL);
+            run m7 = parse(buf, len, &seven, 1, NULL, NULL);
+            run m1 = len <= (1u << 16) ? parse(buf, len, &one, 1, NULL, NULL) : m0;
+            run mz = len <= (1u << 16) ? parse(buf, len, withzero, 3, NULL, NULL) : m0;
+            mask_on = 0;
+            CHECK(same(&ref, &m0) && same(&ref, &m7) && same(&ref, &m1) && same(&ref, &mz) && m0.progress_ok &&
+                      m7.progress_ok && m1.progress_ok && mz.progress_ok && ref.verdict == whole.verdict &&
+                      ref.err_off == whole.err_off,
+                  "%s: events masked to %#x differ (verdict %d/%d off %llu/%llu)", path, masks[k], ref.verdict, m7.verdict,
+                  (unsigned long long)ref.err_off, (unsigned long long)m7.err_off);
+        }
+        ev_mask = NPZS_EV_ALL;
     }
     /* direct output: the same events, whatever the split, with every array's data written into
      * the caller's buffer */
@@ -1287,6 +1323,26 @@ static void test_sequence(void) {
         }
     }
     CHECK(ok, "sequence: a split or a cut differs");
+    /* npzs_events: an array that ends without its event (HEADER of an empty array, its last DATA)
+     * leaves the bytes after it to the next array */
+    static const unsigned masks[] = {0, NPZS_EV_BIT(NPZS_EV_MEMBER_END), NPZS_EV_BIT(NPZS_EV_HEADER) | NPZS_EV_BIT(NPZS_EV_MEMBER_END),
+                                     NPZS_EV_BIT(NPZS_EV_DATA), NPZS_EV_BIT(NPZS_EV_MEMBER_BEGIN)};
+    for (size_t k = 0; k < sizeof masks / sizeof *masks && ok; k++) {
+        ev_mask = masks[k];
+        run ref = parse(s, n, NULL, 0, NULL, NULL);
+        mask_on = 1;
+        for (size_t cut = 0; cut < n && ok; cut++) {
+            size_t two[2] = {cut ? cut : 1, n};
+            run rc = parse(s, n, two, 2, NULL, NULL);
+            if (!same(&ref, &rc) || !rc.progress_ok || rc.verdict != 1) {
+                ok = 0;
+                printf("  sequence, events %#x, cut at %zu: verdict %d\n", masks[k], cut, rc.verdict);
+            }
+        }
+        mask_on = 0;
+    }
+    ev_mask = NPZS_EV_ALL;
+    CHECK(ok, "sequence: with events masked a split differs");
     seq_mode = 0;
     run plain = parse(s, n, NULL, 0, NULL, NULL);
     CHECK(plain.verdict == NPZS_E_TRAILING_DATA && plain.err_off == la, "without the mode: trailing data at %zu", la);
@@ -1309,6 +1365,35 @@ static void test_sequence(void) {
     free(b);
     free(c);
     free(s);
+}
+
+/* npzs_events: a bit that names no event is a bad call (sticky, CALL.events); END comes
+ * whatever the mask. */
+static void test_events_call(void) {
+    npzs_parser *p = npzs_new(NULL, NULL);
+    CHECK(npzs_events(p, 0) == 0 && npzs_events(p, NPZS_EV_ALL) == 0, "npzs_events: valid masks refused");
+    int rc = npzs_events(p, NPZS_EV_ALL | 1u);
+    const char *rule = npzs_error_rule(p);
+    CHECK(rc == NPZS_E_BAD_CALL && rule && !strcmp(rule, "CALL.events") && npzs_events(p, 0) == NPZS_E_BAD_CALL,
+          "npzs_events with bit 0: %d %s", rc, rule ? rule : "NULL");
+    npzs_free(p);
+    p = npzs_new(NULL, NULL);
+    rc = npzs_events(p, 1u << 7);
+    CHECK(rc == NPZS_E_BAD_CALL, "npzs_events with bit 7: %d", rc);
+    npzs_free(p);
+    CHECK(npzs_events(NULL, 0) == NPZS_E_BAD_CALL, "npzs_events(NULL)");
+    size_t len;
+    uint8_t *a = npy_of("{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", 8, &len);
+    p = npzs_new(NULL, NULL);
+    npzs_events(p, 0);
+    npzs_in in = {a, len, 0};
+    npzs_event ev;
+    npzs_finish(p);
+    rc = npzs_next(p, &in, &ev);
+    CHECK(rc == NPZS_EVENT && ev.type == NPZS_EV_END && ev.members == 1 && in.pos == len,
+          "npzs_events(0): the first event is END (%d, type %d)", rc, rc == NPZS_EVENT ? (int)ev.type : 0);
+    npzs_free(p);
+    free(a);
 }
 
 /* npzs__zr_name skips its per-byte loop when a word-at-a-time scan finds none of the bytes that
@@ -1473,6 +1558,7 @@ int main(int argc, char **argv) {
     test_deep_descr();
     test_dtype_tree();
     test_sequence();
+    test_events_call();
     test_contract();
     test_many_members();
     test_gathered_inflate();
