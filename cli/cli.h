@@ -109,7 +109,10 @@ void safe_str(wbuf *f, const char *s, size_t n);   /* bytes made printable for a
 void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext, const char *file);
 /* The object of an input that could not be opened or read: error.code "io" */
 void print_io_json(const char *file, const char *why);
-void text_member(wbuf *f, const member *m);
+#define TEXT_ARRAY_MAX (64 + 64 * 22 + 32)
+size_t text_array(char *t, const npzs_array_info *a);
+void text_member(wbuf *f, const char *name, size_t name_len, const char *arr, size_t arr_len, uint64_t size, int method,
+                 uint32_t data_crc);
 void text_verdict(wbuf *f, size_t members, int ok, npzs_format fmt, const npzs_parser *p, const char *label);
 void error_line(const char *label, const npzs_parser *p);
 void member_begin(member *m, const npzs_event *ev);

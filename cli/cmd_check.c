@@ -40,39 +40,36 @@ typedef struct check_ctx {
     int json;       /* keep every member for the JSON object; else print each when complete */
     out o;          /* --json: the members */
     size_t members; /* completed members */
-    /* without --json: the member being read (its dtype and shape copied from the HEADER event,
-     * whose pointers last only until the next call), printed when it completes */
-    member cur;
-    char dtype[64];
-    uint64_t shape[64];
     int quiet;
     wbuf text;
+    /* without --json: the array part of the line of the member being read, made at its HEADER
+     * (whose pointers last only until the next call) and printed at its MEMBER_END; kept while
+     * the headers repeat byte for byte (the same header says the same dtype and shape) */
+    int is_array;
+    char arr[TEXT_ARRAY_MAX];
+    size_t arr_len;
+    uint8_t key[256];
+    size_t key_len; /* 0: no text kept */
 } check_ctx;
 
 /* Text: the parser delivers HEADER and MEMBER_END alone (check_file), which say everything the
  * line prints; a member without HEADER is a blob. */
 static int check_text(check_ctx *c, const npzs_event *ev) {
-    member *m = &c->cur;
     switch (ev->type) {
     case NPZS_EV_HEADER: {
         const npzs_array_info *a = ev->array;
-        size_t dl = strlen(a->dtype);
-        if (dl >= sizeof c->dtype) dl = sizeof c->dtype - 1;
-        memcpy(c->dtype, a->dtype, dl);
-        c->dtype[dl] = 0;
-        member_header(m, a);
-        if (m->ndim > 64) m->ndim = 64; /* the library's maximum */
-        memcpy(c->shape, a->shape, m->ndim * sizeof *c->shape);
-        m->dtype = c->dtype;
-        m->shape = c->shape;
+        c->is_array = 1;
+        if (a->header_size && a->header_size == c->key_len && memcmp(a->header, c->key, c->key_len) == 0) break;
+        c->arr_len = text_array(c->arr, a);
+        c->key_len = a->header_size <= sizeof c->key ? (size_t)a->header_size : 0;
+        memcpy(c->key, a->header, c->key_len);
         break;
     }
     case NPZS_EV_MEMBER_END:
-        member_end(m, ev);
-        m->method = (uint8_t)ev->method;
-        m->name = ev->name; /* MEMBER_END repeats the name (NULL for a .npy) */
-        m->name_len = (uint32_t)ev->name_len;
-        if (!c->quiet) text_member(&c->text, m);
+        if (!c->quiet) /* MEMBER_END repeats the name (NULL for a .npy) */
+            text_member(&c->text, ev->name, ev->name_len, c->is_array ? c->arr : NULL, c->arr_len, ev->size, ev->method,
+                        ev->data_crc32);
+        c->is_array = 0;
         c->members++;
         break;
     default:
@@ -122,6 +119,8 @@ static int check_file(const char *path, const batch *b, void *unused) {
     c.json = b->json || b->jsonl;
     c.quiet = b->quiet;
     wb_init(&c.text, stdout);
+    c.is_array = 0;
+    c.key_len = 0;
     int status = drive(p, fd, label, &b->op, 0, check_cb, &c, err, sizeof err);
     npzs_format fmt = npzs_format_of(p);
     if (status == 0 || npzs_error(p)) { /* a verdict */

@@ -163,7 +163,8 @@ static int plain_ascii(const unsigned char *u, size_t n) {
     const uint64_t ones = UINT64_C(0x0101010101010101), high = ones << 7;
     uint64_t any = 0;
     size_t i = 0;
-    for (; n - i >= 8; i += 8) {
+    for (; n - i >= 8 || (i && i < n); i += 8) {
+        if (n - i < 8) i = n - 8; /* the last word ends at the name's end (it overlaps the one before) */
         uint64_t w, b;
         memcpy(&w, u + i, 8); /* byte order does not matter: each byte is tested on its own */
         b = w ^ (ones * 0x5C);
@@ -301,31 +302,43 @@ void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int
 /* `check` without --json: one line per member as soon as it is complete (nothing is kept), then
  * the verdict.  Names go through safe_str: a rejected archive's names were never validated
  * and must not reach a terminal raw. */
-void text_member(wbuf *f, const member *m) {
+
+/* The array's part of its line: dtype (shape)[ fortran], data bytes.  At most TEXT_ARRAY_MAX
+ * bytes: a dtype of < 64 bytes, up to 64 dimensions of up to 20 digits and their separators. */
+size_t text_array(char *t, const npzs_array_info *a) {
+    char *o = t;
+    size_t dl = strlen(a->dtype);
+    o = cur_s(o, a->dtype, dl < 64 ? dl : 63);
+    o = CUR_LIT(o, " (");
+    uint32_t nd = a->ndim < 64 ? a->ndim : 64;
+    for (uint32_t k = 0; k < nd; k++) {
+        if (k) o = CUR_LIT(o, ", ");
+        o = cur_u64(o, a->shape[k]);
+    }
+    o = nd == 1 ? CUR_LIT(o, ",)") : CUR_LIT(o, ")");
+    if (a->fortran_order) o = CUR_LIT(o, " fortran");
+    o = CUR_LIT(o, ", ");
+    o = cur_u64(o, a->nbytes);
+    return (size_t)(o - t);
+}
+
+/* name (NULL for a plain .npy), the array's text from text_array (NULL: a blob of size bytes) */
+void text_member(wbuf *f, const char *name, size_t name_len, const char *arr, size_t arr_len, uint64_t size, int method,
+                 uint32_t data_crc) {
     wb_s(f, "  ");
-    if (m->name) {
-        safe_str(f, m->name, m->name_len);
+    if (name) {
+        safe_str(f, name, name_len);
         wb_s(f, ": ");
     }
-    /* the rest: a dtype of < 64 bytes, up to 64 dimensions of up to 20 digits, the words */
-    char *o = wb_room(f, 160 + 22 * (size_t)(m->ndim < 64 ? m->ndim : 64));
-    if (m->kind == NPZS_KIND_ARRAY) {
-        o = cur_s(o, m->dtype, strlen(m->dtype));
-        o = CUR_LIT(o, " (");
-        for (uint32_t k = 0; k < m->ndim && k < 64; k++) {
-            if (k) o = CUR_LIT(o, ", ");
-            o = cur_u64(o, m->shape[k]);
-        }
-        o = m->ndim == 1 ? CUR_LIT(o, ",)") : CUR_LIT(o, ")");
-        if (m->fortran) o = CUR_LIT(o, " fortran");
-        o = CUR_LIT(o, ", ");
-        o = cur_u64(o, m->nbytes);
+    char *o = wb_room(f, TEXT_ARRAY_MAX + 40);
+    if (arr) {
+        o = cur_s(o, arr, arr_len);
     } else {
         o = CUR_LIT(o, "blob, ");
-        o = cur_u64(o, m->size);
+        o = cur_u64(o, size);
     }
-    o = m->method == NPZS_METHOD_DEFLATED ? CUR_LIT(o, " bytes, deflated, crc32 ") : CUR_LIT(o, " bytes, stored, crc32 ");
-    o = cur_hex32(o, m->data_crc);
+    o = method == NPZS_METHOD_DEFLATED ? CUR_LIT(o, " bytes, deflated, crc32 ") : CUR_LIT(o, " bytes, stored, crc32 ");
+    o = cur_hex32(o, data_crc);
     *o++ = '\n';
     wb_done(f, o);
 }

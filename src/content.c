@@ -68,6 +68,20 @@ int npzs__content_skip(npzs_parser *p, uint64_t n, uint32_t crc) {
     return 1;
 }
 
+/* CRC(header || data) = CRC(header) shifted over the data's length, xor CRC(data): the shift, the
+ * costly part, is kept for the next member, which repeats it when its header and size do. */
+uint32_t npzs__content_crc(npzs_parser *p) {
+    npzs_content *c = &p->c;
+    if (c->kind != NPZS_KIND_ARRAY) return c->crc_data;
+    if (!c->shift_ok || c->shift_head != c->crc_head || c->shift_len != c->data_len) {
+        c->shift_crc = npzs__crc32_combine(c->crc_head, 0, c->data_len);
+        c->shift_head = c->crc_head;
+        c->shift_len = c->data_len;
+        c->shift_ok = 1;
+    }
+    return c->shift_crc ^ c->crc_data;
+}
+
 /* Error at content position coff. */
 int npzs__fail_content(npzs_parser *p, int code, uint64_t coff, int rule) {
     if (p->err) return p->err; /* the first error stays, with its content offset */
@@ -375,7 +389,7 @@ int npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     if (!npzs__emits(p, NPZS_EV_MEMBER_END)) return NPZS__STEP;
     *ev = (npzs_event){.type = NPZS_EV_MEMBER_END, .member = p->cur, .offset = npzs__here(p), .kind = NPZS_KIND_ARRAY,
                        .size = size, .csize = size,
-                       .crc32 = npzs__crc32_combine(p->c.crc_head, p->c.crc_data, p->c.data_len),
+                       .crc32 = npzs__content_crc(p),
                        .data_crc32 = p->c.crc_data, .data_size = p->c.data_len};
     return NPZS_EVENT;
 }

@@ -52,6 +52,11 @@ typedef struct npzs_content {
     uint64_t out_direct;    /* data bytes inflated straight into it (for tests) */
     uint32_t crc_head, crc_data; /* CRC of the npy preamble+header, of the data */
     uint64_t head_len, data_len;
+    /* the last member CRC's first part: crc_head run over data_len zero bytes (npzs__content_crc;
+     * arrays of one header and size repeat it) */
+    uint32_t shift_head, shift_crc;
+    uint64_t shift_len;
+    int shift_ok;
     npzs_array_info info;
     uint64_t shape[NPZS_MAX_NDIM];
     char dtype[48];
@@ -338,6 +343,8 @@ uint64_t npzs__content_want(const npzs_parser *p);
  * within its size), else 0 and nothing changed. */
 int npzs__content_skip(npzs_parser *p, uint64_t n, uint32_t crc);
 void npzs__content_release(npzs_parser *p);
+/* The CRC-32 of the whole member content (an array's header and data, or the blob), once it ended. */
+uint32_t npzs__content_crc(npzs_parser *p);
 int npzs__npy_content(npzs_parser *p, npzs_in *in, npzs_event *ev);
 int npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev);
 int npzs__npy_tail(npzs_parser *p, npzs_in *in, npzs_event *ev);

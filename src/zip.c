@@ -186,11 +186,6 @@ void npzs__zip_release(npzs_parser *p) {
     p->end.tail_cap = 0;
 }
 
-static uint32_t member_crc(const npzs_parser *p) {
-    if (p->c.kind == NPZS_KIND_ARRAY) return npzs__crc32_combine(p->c.crc_head, p->c.crc_data, p->c.data_len);
-    return p->c.crc_data;
-}
-
 /* Everything the local header states must equal what was measured. */
 static int check_local(npzs_parser *p, uint64_t off) {
     npzs_zerr e;
@@ -472,7 +467,7 @@ int npzs__zip_content_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         return rc;
     }
     if (rc < 0) return rc;
-    p->crc = member_crc(p);
+    p->crc = npzs__content_crc(p);
     uint64_t end = p->data_start + p->data_in; /* where the member's data ends */
     if (h->f.method == NPZS_METHOD_DEFLATED && h->known && p->data_in != h->csize)
         return npzs__fail(p, NPZS_E_SIZE_MISMATCH, end, NPZS_R_DEFLATE_END_EARLY);
