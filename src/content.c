@@ -30,6 +30,7 @@ void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, u
     c->out = NULL;
     c->crc_head = c->crc_data = 0;
     c->head_len = c->data_len = 0;
+    c->hmemo_miss = 0;
     memset(&c->info, 0, sizeof c->info);
 }
 
@@ -129,7 +130,7 @@ uint64_t npzs__header_memo_hits(const npzs_parser *p) { return p->c.hmemo_hits; 
 static int header_parse(npzs_parser *p) {
     npzs_content *c = &p->c;
     size_t n = c->pre_len + c->hlen;
-    if (c->hmemo_len && n == c->hmemo_len && memcmp(c->hdr, c->hmemo, n) == 0) {
+    if (c->hmemo_len && !c->hmemo_miss && n == c->hmemo_len && memcmp(c->hdr, c->hmemo, n) == 0) {
         c->info = c->hmemo_info;
         c->crc_head = c->hmemo_crc;
         c->hmemo_hits++;
@@ -147,10 +148,10 @@ static int header_parse(npzs_parser *p) {
     return 0;
 }
 
-static int header_complete(npzs_parser *p) {
+/* The header's results are in c->info, its bytes (preamble and text) at `bytes`. */
+static int header_done(npzs_parser *p, const uint8_t *bytes) {
     npzs_content *c = &p->c;
-    if (header_parse(p) < 0) return p->err;
-    c->info.header = c->hdr;
+    c->info.header = bytes;
     c->info.header_size = c->pre_len + c->hlen;
     c->head_len = c->pre_len + c->hlen;
     c->info.header_len = c->head_len;
@@ -162,6 +163,30 @@ static int header_complete(npzs_parser *p) {
                                   NPZS_R_LIMIT_TOTAL_ARRAY);
     c->state = NPZS_C_HEADER_EVENT;
     return 0;
+}
+
+static int header_complete(npzs_parser *p) {
+    if (header_parse(p) < 0) return p->err;
+    return header_done(p, p->c.hdr);
+}
+
+/* A member's content starts with the bytes of the memo, all in this buffer: the states below
+ * would stage them, check the magic, version and length they already passed, and take the
+ * memo's results (header_parse); those are taken at once, the bytes read where they are. */
+static int header_memo_whole(npzs_parser *p) {
+    npzs_content *c = &p->c;
+    size_t n = c->hmemo_len;
+    c->pre_len = c->hmemo[6] == 1 ? 10 : 12;
+    memcpy(c->pre, c->hmemo, c->pre_len);
+    c->hlen = c->hdr_len = n - c->pre_len;
+    c->pos += n;
+    c->kind = NPZS_KIND_ARRAY;
+    c->info = c->hmemo_info;
+    c->crc_head = c->hmemo_crc;
+    c->hmemo_hits++;
+    NPZS_CVISIT(p, NPZS_C_PRE);
+    NPZS_CVISIT(p, NPZS_C_HDR);
+    return header_done(p, c->hmemo);
 }
 
 /* A DATA or BLOB chunk of n content bytes at buf: the CRC, the counts, and the event (NPZS_EVENT)
@@ -186,6 +211,14 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
         NPZS_CVISIT(p, c->state);
         switch (c->state) {
         case NPZS_C_SNIFF:
+            if (c->pre_len == 0 && c->hmemo_len && len - i >= c->hmemo_len) {
+                if (memcmp(buf + i, c->hmemo, c->hmemo_len) == 0) {
+                    if (header_memo_whole(p) < 0) return p->err;
+                    i += c->hmemo_len;
+                    continue; /* NPZS_C_HEADER_EVENT */
+                }
+                c->hmemo_miss = 1; /* these bytes, staged, will not match it either */
+            }
             if (c->pre_len == 0 && len - i >= 8 && memcmp(buf + i, npy_magic, 6) == 0) {
                 /* the whole magic and version at once (the loops below take them byte by byte) */
                 memcpy(c->pre, buf + i, 8);

@@ -67,6 +67,7 @@ typedef struct npzs_content {
     size_t hmemo_len;           /* 0: none */
     uint32_t hmemo_crc;
     int hmemo_off;              /* never kept (tests: npzs__header_memo) */
+    int hmemo_miss;             /* this member's header, whole in a buffer, was not the memo's */
     uint64_t hmemo_hits;        /* headers taken from it (tests) */
     npzs_array_info hmemo_info;
     /* the last type string the fast header path met, and what type_string made of it */
