@@ -49,8 +49,10 @@ uint64_t npzs__siphash13(const uint64_t key[2], const uint8_t *m, size_t n) {
     size_t r = n - i; /* 0 to 7 bytes left */
     if (r && n >= 8) /* the last 8 bytes, shifted down to the r that are left */
         last |= npzs__le64(m + n - 8) >> (8 * (8 - r));
-    else
-        for (size_t k = 0; k < r; k++) last |= (uint64_t)m[i + k] << (8 * k);
+    else if (r >= 4) /* two 4-byte loads that overlap where r < 8 (the same bytes, or-ed twice) */
+        last |= npzs__le32(m + i) | ((uint64_t)npzs__le32(m + i + r - 4) << (8 * (r - 4)));
+    else if (r) /* 1 to 3 bytes: the first, the middle and the last (some the same) */
+        last |= m[i] | ((uint64_t)m[i + r / 2] << (8 * (r / 2))) | ((uint64_t)m[i + r - 1] << (8 * (r - 1)));
     s.v3 ^= last;
     sip_round(&s);
     s.v0 ^= last;
