@@ -118,6 +118,10 @@ static int next_record(npzs_parser *p) {
     return NPZS__STEP;
 }
 
+/* The member's next state, stepped into at once (the dispatcher's iteration left out: the member
+ * states run one after the other within a push). */
+#define GO(p, in, ev, S, step) ((p)->state = (S), NPZS_VISIT((p), (S)), step((p), (in), (ev)))
+
 static int bad(npzs_parser *p, int code, int rule) { return npzs__fail(p, code, p->rec_off, rule); }
 static int bad_e(npzs_parser *p, const npzs_zerr *e) { return npzs__fail(p, e->code, p->rec_off, e->rule); }
 
@@ -260,7 +264,11 @@ static int cdh_whole(npzs_parser *p, npzs_in *in);
 /* ZIP_SIG: the 4-byte signature of the next record; which ones may come depends on the phase. */
 int npzs__zip_sig(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     if (p->stage_len == 0 && in) { /* a whole record in the push: read in place */
-        int rc = p->phase == PH_LOCALS ? lfh_whole(p, in, ev) : p->phase == PH_CENTRAL ? cdh_whole(p, in) : 0;
+        int rc = 0;
+        if (p->phase == PH_LOCALS) rc = lfh_whole(p, in, ev);
+        else if (p->phase == PH_CENTRAL)
+            while ((rc = cdh_whole(p, in)) == NPZS__STEP) { /* the directory's records, one after the other */
+            }
         if (rc) return rc;
     }
     if (p->stage_len == 0) {
@@ -333,7 +341,7 @@ static int lfh_vars(npzs_parser *p, const uint8_t *x) {
 }
 
 /* MEMBER_BEGIN: start the content machine (and inflate) and emit the event. */
-static int member_begin(npzs_parser *p, npzs_event *ev) {
+static int member_begin(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     const npzs_record *r = npzs__rec(p, p->cur);
     const npzs_zlfh *h = &p->lfh.h;
     int stored = h->f.method == NPZS_METHOD_STORED;
@@ -342,7 +350,7 @@ static int member_begin(npzs_parser *p, npzs_event *ev) {
     npzs__content_start(p, 0, stored, stored && h->dd, p->data_start);
     if (!stored && npzs__inf_begin(p) < 0) return p->err;
     p->state = stored ? NPZS_S_ZIP_STORED : NPZS_S_ZIP_DEFLATED;
-    if (!npzs__emits(p, NPZS_EV_MEMBER_BEGIN)) return NPZS__STEP;
+    if (!npzs__emits(p, NPZS_EV_MEMBER_BEGIN)) return stored ? GO(p, in, ev, NPZS_S_ZIP_STORED, npzs__zip_stored) : NPZS__STEP;
     *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = p->cur, .offset = r->lfh_off, .name = (const char *)r->name,
                        .name_len = r->name_len, .method = h->f.method, .flags = h->f.flags};
     return NPZS_EVENT;
@@ -373,7 +381,7 @@ static int lfh_whole(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     p->lfh.name_ready = 1;
     in->pos += n + x;
     if (lfh_vars(p, b + LFH_SIZE + n) < 0) return p->err;
-    return member_begin(p, ev);
+    return member_begin(p, in, ev);
 }
 
 /* ZIP_LFH: the 26 fixed bytes after a local header's signature. */
@@ -408,7 +416,7 @@ int npzs__zip_lfh_extra(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 /* ZIP_MEMBER_BEGIN: emit MEMBER_BEGIN, start the content machine (and inflate). */
 int npzs__zip_member_begin(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)in;
-    return member_begin(p, ev);
+    return member_begin(p, in, ev);
 }
 
 /* ZIP_STORED: stored data straight from the push (zero copy); a stored member with a data
@@ -427,7 +435,9 @@ int npzs__zip_stored(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     in->pos += used;
     p->data_in += used;
     if (rc == NPZS_EVENT) ev->member = p->cur;
-    return rc == NPZS_NEED_INPUT ? NPZS__STEP : rc;
+    if (rc != NPZS_NEED_INPUT) return rc;
+    if (h->known && p->data_in == h->csize) return GO(p, in, ev, NPZS_S_ZIP_CONTENT_END, npzs__zip_content_end);
+    return NPZS__STEP;
 }
 
 /* ZIP_DEFLATED: hand the window's bytes to the content machine, then refill it (inflate.c). */
@@ -459,7 +469,6 @@ int npzs__zip_deflated(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 
 /* ZIP_CONTENT_END: the member's data ended; its content and sizes are checked. */
 int npzs__zip_content_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    (void)in;
     const npzs_zlfh *h = &p->lfh.h;
     int rc = npzs__content_end(p, ev);
     if (rc == NPZS_EVENT) {
@@ -479,8 +488,7 @@ int npzs__zip_content_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         return NPZS__STEP;
     }
     if (check_local(p, npzs__here(p)) < 0) return p->err;
-    p->state = NPZS_S_ZIP_MEMBER_END;
-    return NPZS__STEP;
+    return GO(p, in, ev, NPZS_S_ZIP_MEMBER_END, npzs__zip_member_end);
 }
 
 /* ZIP_DD: the data descriptor: signature optional, 4- or 8-byte sizes (8 after a ZIP64 extra). */
