@@ -42,39 +42,28 @@ typedef struct check_ctx {
     size_t members; /* completed members */
     int quiet;
     wbuf text;
-    /* without --json: the array part of the line of the member being read, made at its HEADER
-     * (whose pointers last only until the next call) and printed at its MEMBER_END; kept while
-     * the headers repeat byte for byte (the same header says the same dtype and shape) */
-    int is_array;
+    /* without --json: the array part of a member's line, kept while the headers repeat byte for
+     * byte (the same header says the same dtype and shape) */
     char arr[TEXT_ARRAY_MAX];
     size_t arr_len;
     uint8_t key[256];
     size_t key_len; /* 0: no text kept */
 } check_ctx;
 
-/* Text: the parser delivers HEADER and MEMBER_END alone (check_file), which say everything the
- * line prints; a member without HEADER is a blob. */
+/* Text: the parser delivers MEMBER_END alone (check_file), which names the member and, for an
+ * array, points at its header: everything the line prints. */
 static int check_text(check_ctx *c, const npzs_event *ev) {
-    switch (ev->type) {
-    case NPZS_EV_HEADER: {
-        const npzs_array_info *a = ev->array;
-        c->is_array = 1;
-        if (a->header_size && a->header_size == c->key_len && memcmp(a->header, c->key, c->key_len) == 0) break;
+    if (ev->type != NPZS_EV_MEMBER_END) return 0;
+    c->members++;
+    if (c->quiet) return 0;
+    const npzs_array_info *a = ev->array;
+    if (a && !(a->header_size && a->header_size == c->key_len && memcmp(a->header, c->key, c->key_len) == 0)) {
         c->arr_len = text_array(c->arr, a);
         c->key_len = a->header_size <= sizeof c->key ? (size_t)a->header_size : 0;
         memcpy(c->key, a->header, c->key_len);
-        break;
     }
-    case NPZS_EV_MEMBER_END:
-        if (!c->quiet) /* MEMBER_END repeats the name (NULL for a .npy) */
-            text_member(&c->text, ev->name, ev->name_len, c->is_array ? c->arr : NULL, c->arr_len, ev->size, ev->method,
-                        ev->data_crc32);
-        c->is_array = 0;
-        c->members++;
-        break;
-    default:
-        break;
-    }
+    /* MEMBER_END repeats the name (NULL for a .npy) */
+    text_member(&c->text, ev->name, ev->name_len, a ? c->arr : NULL, c->arr_len, ev->size, ev->method, ev->data_crc32);
     return 0;
 }
 
@@ -109,9 +98,8 @@ static int check_file(const char *path, const batch *b, void *unused) {
         return 2;
     }
     if (b->sequence) npzs_npy_sequence(p);
-    /* only the events the output reads: two a member for text, fewer for the exit status alone */
+    /* only the events the output reads: MEMBER_END (with the array's header) a member for text */
     unsigned want = NPZS_EV_BIT(NPZS_EV_MEMBER_END);
-    if (!b->quiet) want |= NPZS_EV_BIT(NPZS_EV_HEADER);
     if (b->json || b->jsonl) want |= NPZS_EV_BIT(NPZS_EV_MEMBER_BEGIN) | NPZS_EV_BIT(NPZS_EV_HEADER);
     npzs_events(p, want);
     check_ctx c;
@@ -119,7 +107,6 @@ static int check_file(const char *path, const batch *b, void *unused) {
     c.json = b->json || b->jsonl;
     c.quiet = b->quiet;
     wb_init(&c.text, stdout);
-    c.is_array = 0;
     c.key_len = 0;
     int status = drive(p, fd, label, &b->op, 0, check_cb, &c, err, sizeof err);
     npzs_format fmt = npzs_format_of(p);

@@ -99,7 +99,7 @@ typedef enum npzs_event_type {
     NPZS_EV_HEADER = 2,       /* array: the validated .npy header */
     NPZS_EV_DATA = 3,         /* a chunk of array data bytes */
     NPZS_EV_BLOB = 4,         /* a chunk of a member that is not a .npy */
-    NPZS_EV_MEMBER_END = 5,   /* member complete, sizes and CRC checked */
+    NPZS_EV_MEMBER_END = 5,   /* member complete, sizes and CRC checked; name, and array (0.4.0) */
     NPZS_EV_END = 6           /* verdict: the whole input is valid */
 } npzs_event_type;
 
@@ -174,7 +174,7 @@ typedef struct npzs_event {
     size_t name_len;
     int method;           /* NPZS_METHOD_* (stored for .npy) */
     unsigned flags;       /* ZIP general purpose flags */
-    /* HEADER */
+    /* HEADER; MEMBER_END of an array, its header again (added in 0.4.0; NULL for a blob) */
     const npzs_array_info *array;
     /* DATA / BLOB */
     const uint8_t *data;
@@ -326,8 +326,8 @@ int npzs_npy_sequence(npzs_parser *p);
 /* The events the caller wants (added in 0.4.0): a mask of NPZS_EV_BIT(type) bits.  The others
  * are not delivered: the parser does everything it does for them (checks, CRC-32, the caller's
  * destination of npzs_data_into) and goes on as if the caller had taken them, so a validator that
- * reads no array bytes asks for NPZS_EV_BIT(NPZS_EV_HEADER) | NPZS_EV_BIT(NPZS_EV_MEMBER_END) and
- * gets two events a member instead of four or more.  END is always delivered, and errors, offsets
+ * reads no array bytes asks for NPZS_EV_BIT(NPZS_EV_MEMBER_END) alone (which names the member and
+ * points at its header) and gets one event a member instead of four or more.  END is always delivered, and errors, offsets
  * and the verdict never depend on the mask.  The default is NPZS_EV_ALL.  May be called at any
  * time: it decides the events emitted from then on.  Returns 0, or NPZS_E_BAD_CALL (sticky, rule
  * CALL.events) for a bit that names no event. */

@@ -176,8 +176,7 @@ static int header_complete(npzs_parser *p) {
 static int header_memo_whole(npzs_parser *p) {
     npzs_content *c = &p->c;
     size_t n = c->hmemo_len;
-    c->pre_len = c->hmemo[6] == 1 ? 10 : 12;
-    memcpy(c->pre, c->hmemo, c->pre_len);
+    c->pre_len = c->hmemo[6] == 1 ? 10 : 12; /* (c->pre, the staging, is not read for an array) */
     c->hlen = c->hdr_len = n - c->pre_len;
     c->pos += n;
     c->kind = NPZS_KIND_ARRAY;
@@ -423,7 +422,7 @@ int npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     *ev = (npzs_event){.type = NPZS_EV_MEMBER_END, .member = p->cur, .offset = npzs__here(p), .kind = NPZS_KIND_ARRAY,
                        .size = size, .csize = size,
                        .crc32 = npzs__content_crc(p),
-                       .data_crc32 = p->c.crc_data, .data_size = p->c.data_len};
+                       .data_crc32 = p->c.crc_data, .data_size = p->c.data_len, .array = &p->c.info};
     return NPZS_EVENT;
 }
 

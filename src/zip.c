@@ -523,7 +523,8 @@ int npzs__zip_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     if (!npzs__emits(p, NPZS_EV_MEMBER_END)) return NPZS__STEP;
     *ev = (npzs_event){.type = NPZS_EV_MEMBER_END, .member = p->cur, .offset = npzs__here(p), .name = (const char *)r->name,
                        .name_len = r->name_len, .method = r->method, .kind = p->c.kind, .size = p->c.pos,
-                       .csize = p->data_in, .crc32 = r->crc, .data_crc32 = p->c.crc_data, .data_size = p->c.data_len};
+                       .csize = p->data_in, .crc32 = r->crc, .data_crc32 = p->c.crc_data, .data_size = p->c.data_len,
+                       .array = p->c.kind == NPZS_KIND_ARRAY ? &p->c.info : NULL};
     return NPZS_EVENT;
 }
 

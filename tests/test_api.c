@@ -128,6 +128,21 @@ static const char *tree_check(const npzs_array_info *a, uint64_t *h) {
     return listed == a->dt_nfields ? NULL : "a field listed twice or never";
 }
 
+/* Everything a header says, hashed; *why set when its dtype tree is inconsistent. */
+static uint64_t info_hash(const npzs_array_info *a, const char **why) {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    h = mix(h, a->dtype, strlen(a->dtype));
+    h = mix(h, a->descr, a->descr_len);
+    h = mix(h, a->header, a->header_size);
+    h = mix(h, a->shape, a->ndim * sizeof *a->shape);
+    MIXV(h, a->nbytes);
+    MIXV(h, a->fortran_order);
+    MIXV(h, a->version_major);
+    MIXV(h, a->header_len);
+    *why = tree_check(a, &h);
+    return h;
+}
+
 /* One input through parser p, pushed as sched says; the parser is left as the input left it. */
 static run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *sched, size_t nsched) {
     run r;
@@ -139,6 +154,7 @@ static run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *s
     uint64_t data_h = 0x84222325ULL;
     uint8_t *dst = NULL;
     uint64_t dst_len = 0;
+    uint64_t header_h = 0; /* info_hash of the last HEADER event */
     for (;;) {
         size_t n = len - off;
         if (nsched) { size_t s = sched[k++ % nsched]; if (n > s) n = s; }
@@ -191,16 +207,10 @@ static run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *s
                         headers_seen++;
                         headers_fast += fz_header_paths(a->header + pre, a->header_size - pre, a->version_major == 3);
                     }
-                    r.h = mix(r.h, a->dtype, strlen(a->dtype));
-                    r.h = mix(r.h, a->descr, a->descr_len);
-                    r.h = mix(r.h, a->header, a->header_size);
                     if (a->header_size != a->header_len) r.progress_ok = 0;
-                    r.h = mix(r.h, a->shape, a->ndim * sizeof *a->shape);
-                    MIXV(r.h, a->nbytes);
-                    MIXV(r.h, a->fortran_order);
-                    MIXV(r.h, a->version_major);
-                    MIXV(r.h, a->header_len);
-                    const char *why = tree_check(a, &r.h);
+                    const char *why = NULL;
+                    header_h = info_hash(a, &why);
+                    MIXV(r.h, header_h);
                     if (why) { r.progress_ok = 0; printf("  dtype tree: %s\n", why); }
                     if (into_mode && a->nbytes <= (UINT64_C(1) << 28)) {
                         dst_len = a->nbytes;
@@ -209,6 +219,13 @@ static run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *s
                         if (!a->nbytes) { free(dst); dst = NULL; }
                     }
                 } else if (ev.type == NPZS_EV_MEMBER_END) {
+                    /* an array's MEMBER_END points at its header again: the HEADER event's, when it came */
+                    const char *why = NULL;
+                    uint64_t ah = ev.array ? info_hash(ev.array, &why) : 0;
+                    if ((ev.array != NULL) != (ev.kind == NPZS_KIND_ARRAY) || why ||
+                        (ev.array && ((ev_mask >> NPZS_EV_HEADER) & 1u) && ah != header_h))
+                        r.progress_ok = 0;
+                    MIXV(r.h, ah);
                     MIXV(r.h, ev.size);
                     MIXV(r.h, ev.csize);
                     MIXV(r.h, ev.crc32);
