@@ -30,8 +30,7 @@ void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, u
     c->out = NULL;
     c->crc_head = c->crc_data = 0;
     c->head_len = c->data_len = 0;
-    c->hmemo_miss = 0;
-    memset(&c->info, 0, sizeof c->info);
+    c->hmemo_miss = 0; /* (c->info is written whole by the header that comes, if any) */
 }
 
 void npzs__content_release(npzs_parser *p) {
@@ -112,8 +111,6 @@ static int preamble(npzs_parser *p) {
         return p->err;
     memcpy(c->hdr, c->pre, c->pre_len);
     c->hdr_len = 0;
-    c->info.version_major = c->pre[6];
-    c->info.version_minor = 0;
     c->state = NPZS_C_HDR;
     return 0;
 }
@@ -137,6 +134,8 @@ static int header_parse(npzs_parser *p) {
         return 0;
     }
     c->hmemo_len = 0; /* the parse writes where the memo points */
+    memset(&c->info, 0, sizeof c->info);
+    c->info.version_major = c->pre[6];
     c->crc_head = npzs__crc32(0, c->hdr, n);
     if (npzs__parse_header(p, c->hdr + c->pre_len, c->hlen, c->pre[6] == 3, c->pre_len) < 0) return p->err;
     if (!c->hmemo_off && !c->info.structured && n <= sizeof c->hmemo) {

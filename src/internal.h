@@ -249,7 +249,9 @@ struct npzs_parser {
     uint32_t members;           /* local headers seen */
     uint32_t cur;               /* current member index */
     npzs_lfh lfh;
+    npzs_record *rec;           /* the current member's record (npzs__rec(p, p->cur)) once remembered */
     npzs_zcdh cdh;              /* the central directory header being read */
+    const npzs_record *cd_rec;  /* the member it must repeat (npzs__rec(p, p->end.cd_count)) */
     uint64_t data_start;        /* offset of the member data */
     uint64_t data_in;           /* its compressed bytes consumed */
     uint32_t crc;               /* the member's CRC-32, once its content ended */

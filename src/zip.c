@@ -156,7 +156,7 @@ static int remember(npzs_parser *p) {
         b->size = sz;
         p->names = b;
     }
-    npzs_record *r = npzs__rec(p, m);
+    npzs_record *r = p->rec = npzs__rec(p, m);
     memset(r, 0, sizeof *r);
     r->lfh_off = p->rec_off;
     r->name = b->data + b->used;
@@ -342,7 +342,7 @@ static int lfh_vars(npzs_parser *p, const uint8_t *x) {
 
 /* MEMBER_BEGIN: start the content machine (and inflate) and emit the event. */
 static int member_begin(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    const npzs_record *r = npzs__rec(p, p->cur);
+    const npzs_record *r = p->rec;
     const npzs_zlfh *h = &p->lfh.h;
     int stored = h->f.method == NPZS_METHOD_STORED;
     p->data_start = npzs__here(p);
@@ -513,7 +513,7 @@ int npzs__zip_dd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 /* ZIP_MEMBER_END: the member is complete: remember its CRC and sizes, emit MEMBER_END. */
 int npzs__zip_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)in;
-    npzs_record *r = npzs__rec(p, p->cur);
+    npzs_record *r = p->rec;
     r->crc = p->crc;
     r->csize = p->data_in;
     r->usize = p->c.pos;
@@ -535,7 +535,7 @@ static int cdh_fixed(npzs_parser *p, const uint8_t *b) {
     npzs_zcdh *c = &p->cdh;
     npzs_zerr e;
     if (p->end.cd_count >= p->members) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_EXTRA_ENTRY);
-    const npzs_record *r = npzs__rec(p, p->end.cd_count);
+    const npzs_record *r = p->cd_rec = npzs__rec(p, p->end.cd_count);
     if (npzs__zr_cdh(b, c, &e) < 0) return bad_e(p, &e);
     if (c->f.flags != r->flags) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_FLAGS);
     if (c->f.method != r->method) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_METHOD);
@@ -549,7 +549,7 @@ static int cdh_fixed(npzs_parser *p, const uint8_t *b) {
 
 /* The name at s: byte for byte the local header's. */
 static int cdh_name(npzs_parser *p, const uint8_t *s) {
-    const npzs_record *r = npzs__rec(p, p->end.cd_count);
+    const npzs_record *r = p->cd_rec;
     if (memcmp(s, r->name, r->name_len) != 0) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_NAME);
     return 0;
 }
@@ -557,7 +557,7 @@ static int cdh_name(npzs_parser *p, const uint8_t *s) {
 /* The extra field at x (ZIP64 sizes and offset), against the member. */
 static int cdh_extra(npzs_parser *p, const uint8_t *x) {
     const npzs_zcdh *c = &p->cdh;
-    const npzs_record *r = npzs__rec(p, p->end.cd_count);
+    const npzs_record *r = p->cd_rec;
     npzs_zerr e;
     const uint8_t *z;
     size_t zl;
