@@ -325,12 +325,20 @@ size_t text_array(char *t, const npzs_array_info *a) {
 /* name (NULL for a plain .npy), the array's text from text_array (NULL: a blob of size bytes) */
 void text_member(wbuf *f, const char *name, size_t name_len, const char *arr, size_t arr_len, uint64_t size, int method,
                  uint32_t data_crc) {
-    wb_s(f, "  ");
-    if (name) {
-        safe_str(f, name, name_len);
-        wb_s(f, ": ");
+    char *o;
+    if (name && name_len <= 1024 && plain_ascii((const unsigned char *)name, name_len)) { /* as it is, in one piece */
+        o = wb_room(f, 4 + name_len + TEXT_ARRAY_MAX + 40);
+        o = CUR_LIT(o, "  ");
+        o = cur_s(o, name, name_len);
+        o = CUR_LIT(o, ": ");
+    } else {
+        wb_s(f, "  ");
+        if (name) {
+            safe_str(f, name, name_len);
+            wb_s(f, ": ");
+        }
+        o = wb_room(f, TEXT_ARRAY_MAX + 40);
     }
-    char *o = wb_room(f, TEXT_ARRAY_MAX + 40);
     if (arr) {
         o = cur_s(o, arr, arr_len);
     } else {

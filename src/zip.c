@@ -259,16 +259,20 @@ static int end_of_cd(npzs_parser *p) {
 }
 
 static int lfh_whole(npzs_parser *p, npzs_in *in, npzs_event *ev);
-static int cdh_whole(npzs_parser *p, npzs_in *in);
+static int cdh_whole(npzs_parser *p, npzs_in *in, size_t pending);
 
 /* ZIP_SIG: the 4-byte signature of the next record; which ones may come depends on the phase. */
 int npzs__zip_sig(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     if (p->stage_len == 0 && in) { /* a whole record in the push: read in place */
         int rc = 0;
-        if (p->phase == PH_LOCALS) rc = lfh_whole(p, in, ev);
-        else if (p->phase == PH_CENTRAL)
-            while ((rc = cdh_whole(p, in)) == NPZS__STEP) { /* the directory's records, one after the other */
+        if (p->phase == PH_LOCALS) {
+            rc = lfh_whole(p, in, ev);
+        } else if (p->phase == PH_CENTRAL) { /* the directory's records one after the other, kept at once */
+            size_t from = in->pos;
+            while ((rc = cdh_whole(p, in, in->pos - from)) == NPZS__STEP) {
             }
+            if (rc >= 0 && in->pos > from) tail_put(p, (const uint8_t *)in->src + from, in->pos - from);
+        }
         if (rc) return rc;
     }
     if (p->stage_len == 0) {
@@ -573,8 +577,10 @@ static int cdh_extra(npzs_parser *p, const uint8_t *x) {
  * are all in the push: the states from ZIP_SIG to ZIP_CDH_COMMENT in one step, with the same
  * checks and reservations in the same order (the room reserved is the same: the record's 46
  * bytes are kept with the rest, once it passed), the push taken as far as they take it, the
- * bytes read where they are.  0 when the record is not whole in the push. */
-static int cdh_whole(npzs_parser *p, npzs_in *in) {
+ * bytes read where they are.  0 when the record is not whole in the push.  The caller keeps the
+ * records' bytes (tail_put) after the last of a run: `pending` bytes of the run before this one
+ * are still to be kept, and the room reserved counts them. */
+static int cdh_whole(npzs_parser *p, npzs_in *in, size_t pending) {
     size_t avail = in->size - in->pos;
     if (avail < CDH_SIZE) return 0;
     const uint8_t *b = (const uint8_t *)in->src + in->pos;
@@ -582,20 +588,19 @@ static int cdh_whole(npzs_parser *p, npzs_in *in) {
     size_t n = npzs__le16(b + 28), x = npzs__le16(b + 30), k = npzs__le16(b + 32);
     if (avail - CDH_SIZE < n + x + k) return 0;
     p->rec_off = npzs__here(p);
-    if (tail_reserve(p, 64) < 0) return p->err;
+    if (tail_reserve(p, pending + 64) < 0) return p->err;
     p->state = NPZS_S_ZIP_CDH;
     NPZS_VISIT(p, NPZS_S_ZIP_CDH);
     NPZS_VISIT(p, NPZS_S_ZIP_CDH_NAME);
     NPZS_VISIT(p, NPZS_S_ZIP_CDH_EXTRA);
     NPZS_VISIT(p, NPZS_S_ZIP_CDH_COMMENT);
     in->pos += CDH_SIZE;
-    if (cdh_fixed(p, b) < 0 || tail_reserve(p, CDH_SIZE + n + x + k) < 0) return p->err;
+    if (cdh_fixed(p, b) < 0 || tail_reserve(p, pending + CDH_SIZE + n + x + k) < 0) return p->err;
     in->pos += n;
     if (cdh_name(p, b + CDH_SIZE) < 0) return p->err;
     in->pos += x;
     if (cdh_extra(p, b + CDH_SIZE + n) < 0) return p->err;
     in->pos += k;
-    tail_put(p, b, CDH_SIZE + n + x + k);
     p->end.cd_count++;
     return next_record(p);
 }
