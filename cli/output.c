@@ -158,21 +158,25 @@ void json_str(wbuf *f, const char *s, size_t n) {
 }
 
 /* 1 when the n bytes at u are all printable ASCII but the backslash (8 at a time: bytes below
- * 0x20, above 0x7E, equal to 0x5C each set a high bit). */
+ * 0x20, above 0x7E, equal to 0x5C each set a high bit; the last word ends at the string's end,
+ * overlapping the one before). */
+static inline uint64_t odd_bytes(const unsigned char *u) {
+    const uint64_t ones = UINT64_C(0x0101010101010101);
+    uint64_t w, b;
+    memcpy(&w, u, 8); /* byte order does not matter: each byte is tested on its own */
+    b = w ^ (ones * 0x5C);
+    return ((w - ones * 0x20) & ~w) | (w + ones * 0x01) | w | ((b - ones) & ~b);
+}
+
 static int plain_ascii(const unsigned char *u, size_t n) {
-    const uint64_t ones = UINT64_C(0x0101010101010101), high = ones << 7;
-    uint64_t any = 0;
-    size_t i = 0;
-    for (; n - i >= 8 || (i && i < n); i += 8) {
-        if (n - i < 8) i = n - 8; /* the last word ends at the name's end (it overlaps the one before) */
-        uint64_t w, b;
-        memcpy(&w, u + i, 8); /* byte order does not matter: each byte is tested on its own */
-        b = w ^ (ones * 0x5C);
-        any |= ((w - ones * 0x20) & ~w) | (w + ones * 0x01) | w | ((b - ones) & ~b);
+    if (n < 8) {
+        unsigned odd = 0;
+        for (size_t i = 0; i < n; i++) odd |= (unsigned)(u[i] - 0x20u > 0x5Eu) | (unsigned)(u[i] == 0x5C);
+        return !odd;
     }
-    unsigned odd = (any & high) != 0;
-    for (; i < n; i++) odd |= (unsigned)(u[i] - 0x20u > 0x5Eu) | (unsigned)(u[i] == 0x5C);
-    return !odd;
+    uint64_t any = odd_bytes(u + n - 8);
+    for (size_t i = 0; i + 8 < n; i += 8) any |= odd_bytes(u + i);
+    return !(any & UINT64_C(0x8080808080808080));
 }
 
 /* Raw bytes for a terminal: printable ASCII and valid UTF-8 pass, the rest is \xHH. */

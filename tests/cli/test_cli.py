@@ -237,6 +237,34 @@ def test_check_text_names(binary):
            and "(member %s)" % shown in lines[0], "check text of the name %r: %r" % (name, lines))
 
 
+def test_check_text_name_lengths(binary):
+    """A member's line shows its name as it is (ASCII, or UTF-8 passed through) at every length
+    and position the word-at-a-time check splits differently; a control byte or a backslash in a
+    refused name is escaped wherever it stands."""
+    for n in range(1, 20):
+        names = ["n" * n]
+        names += ["n" * k + "\u00e9" + "n" * (n - k - 1) for k in range(n)]  # one 2-byte character
+        b = io.BytesIO()
+        with zipfile.ZipFile(b, "w") as zf:
+            for name in names:
+                zf.writestr(name, b"abc")
+        r = run(binary, ["check", "-"], b.getvalue())
+        lines = r.stdout.decode("utf-8").splitlines()
+        want = ["  %s: blob, 3 bytes, stored, crc32 %08x" % (name, zlib.crc32(b"abc")) for name in names]
+        ok(r.returncode == 0 and lines[:-1] == want, "check text of names of %d characters: %r" % (n, lines[:3]))
+        for k in range(n):
+            for bad, shown in (("\x01", "\\x01"), ("\\", "\\\\"), ("\x7f", "\\x7f")):
+                name = "n" * k + bad + "n" * (n - k - 1)
+                b = io.BytesIO()
+                with zipfile.ZipFile(b, "w") as zf:
+                    zf.writestr(name, b"abc")
+                r = run(binary, ["check", "-"], b.getvalue())
+                line = r.stdout.decode("utf-8").splitlines()[-1]
+                disp = "n" * k + shown + "n" * (n - k - 1)
+                ok(r.returncode == 1 and "(member %s)" % disp in line,
+                   "check text of the name %r: %r" % (name, line))
+
+
 # ---- extract -----------------------------------------------------------------------------------
 
 def test_extract_all(binary, label, data, tmp, quick, exact=True):
@@ -762,6 +790,7 @@ def main():
             r = run(binary, ["extract", name, "-o", out, "-"], inputs[1][1])
             ok(r.returncode == 0 and open(out, "rb").read() == t["raw"], "mixed: %s not byte-identical" % name)
         guarded(test_check_text_names, binary)
+        guarded(test_check_text_name_lengths, binary)
         guarded(test_ls_npy, binary)
         guarded(test_ls_rejected, binary, pipe)
         guarded(test_extract_misc, binary, pipe, tmp)
