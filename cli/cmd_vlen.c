@@ -143,6 +143,7 @@ static int vl_push_input(void *vc, npzs_in *in) {
     vl_drive *d = vc;
     for (;;) {
         npzs_vlen_event ev;
+        memset(&ev, 0, sizeof ev); /* (written by every NPZS_EVENT; the optimiser cannot see that) */
         int rc = npzs_vlen_next(d->p, in, &ev);
         if (rc == NPZS_NEED_INPUT) return -1;
         if (rc == NPZS_DONE) return 0;
