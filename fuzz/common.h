@@ -63,6 +63,10 @@ typedef struct fz_opts {
     uint64_t par_held;
     uint64_t par_used;       /* out: members whose output came from a worker */
     int no_data;             /* leave DATA and BLOB events out of the digest (their checks too) */
+    unsigned mask;           /* nonzero: only these events (NPZS_EV_BIT bits; END always) go into the
+                                digest, and the zipfile oracle is not run */
+    int mask_parser;         /* with mask: the parser is asked for them (npzs_events), and an event
+                                outside them is a failure */
     uint64_t par_skip;       /* with par: npzs_par_skip_data, a job keeping this many bytes
                                 (UINT64_MAX: the default; 0: not skipping); needs no_data */
 } fz_opts;

@@ -354,7 +354,12 @@ static int member_begin(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     npzs__content_start(p, 0, stored, stored && h->dd, p->data_start);
     if (!stored && npzs__inf_begin(p) < 0) return p->err;
     p->state = stored ? NPZS_S_ZIP_STORED : NPZS_S_ZIP_DEFLATED;
-    if (!npzs__emits(p, NPZS_EV_MEMBER_BEGIN)) return stored ? GO(p, in, ev, NPZS_S_ZIP_STORED, npzs__zip_stored) : NPZS__STEP;
+    if (!npzs__emits(p, NPZS_EV_MEMBER_BEGIN)) {
+        if (!stored) return NPZS__STEP;
+        /* on into the data; the push used up there is a step here (lfh_whole's 0 means "not taken") */
+        int rc = GO(p, in, ev, NPZS_S_ZIP_STORED, npzs__zip_stored);
+        return rc == NPZS_NEED_INPUT ? NPZS__STEP : rc;
+    }
     *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = p->cur, .offset = r->lfh_off, .name = (const char *)r->name,
                        .name_len = r->name_len, .method = h->f.method, .flags = h->f.flags};
     return NPZS_EVENT;

@@ -407,8 +407,24 @@ static void test_file(const char *path) {
             run m7 = parse(buf, len, &seven, 1, NULL, NULL);
             run m1 = len <= (1u << 16) ? parse(buf, len, &one, 1, NULL, NULL) : m0;
             run mz = len <= (1u << 16) ? parse(buf, len, withzero, 3, NULL, NULL) : m0;
+            /* pushes that hold whole records (read in place) and end anywhere, empty ones between */
+            int ok = 1;
+            for (int t = 0; t < 3 && ok; t++) {
+                size_t sched[9];
+                for (int i = 0; i < 9; i++) sched[i] = i % 3 == 2 ? 0 : 1 + rnd(t ? 400 : 70000);
+                run mr = parse(buf, len, sched, 9, NULL, NULL);
+                if (!same(&ref, &mr) || !mr.progress_ok) ok = 0;
+            }
+            for (size_t cut = 1; cut < len && len <= 2048 && ok && k < 3; cut++) {
+                size_t two[3] = {cut, 0, len};
+                run mc = parse(buf, len, two, 3, NULL, NULL);
+                if (!same(&ref, &mc) || !mc.progress_ok) {
+                    ok = 0;
+                    printf("  events %#x, cut at %zu: verdict %d off %llu\n", masks[k], cut, mc.verdict, (unsigned long long)mc.err_off);
+                }
+            }
             mask_on = 0;
-            CHECK(same(&ref, &m0) && same(&ref, &m7) && same(&ref, &m1) && same(&ref, &mz) && m0.progress_ok &&
+            CHECK(ok && same(&ref, &m0) && same(&ref, &m7) && same(&ref, &m1) && same(&ref, &mz) && m0.progress_ok &&
                       m7.progress_ok && m1.progress_ok && mz.progress_ok && ref.verdict == whole.verdict &&
                       ref.err_off == whole.err_off,
                   "%s: events masked to %#x differ (verdict %d/%d off %llu/%llu)", path, masks[k], ref.verdict, m7.verdict,
