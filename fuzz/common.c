@@ -156,6 +156,16 @@ static uint64_t name_fnv(const char *s, size_t n) {
     return h ^ (s ? 0 : 1);
 }
 
+/* What MEMBER_END says of the member's sizes and CRCs. */
+static void mix_end_sizes(fz_dig *d, const npzs_event *ev) {
+    mix(d, (uint64_t)ev->kind);
+    mix(d, ev->size);
+    mix(d, ev->csize);
+    mix(d, ev->crc32);
+    mix(d, ev->data_crc32);
+    mix(d, ev->data_size);
+}
+
 /* With some events only (fz_opts.mask): what each says, without the sequence checks of on_event
  * (whose events may be missing); DATA and BLOB bytes as one CRC over the run (chunks are split
  * dependent), with the member index where it changes. */
@@ -192,12 +202,7 @@ static void on_masked_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
         break;
     case NPZS_EV_MEMBER_END:
         mix_bytes(d, ev->name, ev->name_len);
-        mix(d, (uint64_t)ev->kind);
-        mix(d, ev->size);
-        mix(d, ev->csize);
-        mix(d, ev->crc32);
-        mix(d, ev->data_crc32);
-        mix(d, ev->data_size);
+        mix_end_sizes(d, ev);
         if ((a != NULL) != (ev->kind == NPZS_KIND_ARRAY)) fz_die("MEMBER_END: array %p for kind %d", (const void *)a, (int)ev->kind);
         /* fall through - an array's MEMBER_END points at its header */
     case NPZS_EV_HEADER:
@@ -342,12 +347,7 @@ static void on_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
         mix(d, 5);
         mix(d, ev->member);
         mix(d, ev->offset);
-        mix(d, (uint64_t)ev->kind);
-        mix(d, ev->size);
-        mix(d, ev->csize);
-        mix(d, ev->crc32);
-        mix(d, ev->data_crc32);
-        mix(d, ev->data_size);
+        mix_end_sizes(d, ev);
         if (d->log)
             fprintf(d->log, "MEMBER_END member=%u off=%llu kind=%d size=%llu csize=%llu crc=%08x data_crc=%08x data_size=%llu\n",
                     (unsigned)ev->member, (unsigned long long)ev->offset, (int)ev->kind,
