@@ -373,6 +373,36 @@ static void on_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
 /* ---- the driver ------------------------------------------------------------------- */
 
 /* fz_opts.into: the destination of the current array, named at its HEADER */
+/* npzs_par_take_data after every HEADER: the blocks taken (freed by the caller, after the run) */
+typedef struct fz_taken {
+    void **blocks;
+    size_t n, cap;
+    const uint8_t *data; /* the current array's data in its block, or NULL */
+} fz_taken;
+
+static void take_event(npzs_par *q, const fz_opts *o, const npzs_event *ev, fz_taken *tk) {
+    if (ev->type == NPZS_EV_HEADER) {
+        void *b = NULL;
+        uint64_t off = 0;
+        tk->data = NULL;
+        int rc = npzs_par_take_data(q, (size_t)1 << (o->par_take - 1), &b, &off);
+        if (rc == 1) return;
+        if (rc != 0) fz_die("npzs_par_take_data right after HEADER: %d", rc);
+        if (off != ev->array->header_len || ((uintptr_t)b + off) % ((size_t)1 << (o->par_take - 1)))
+            fz_die("npzs_par_take_data: offset %llu for a header of %llu", (unsigned long long)off,
+                   (unsigned long long)ev->array->header_len);
+        if (tk->n == tk->cap && !(tk->blocks = realloc(tk->blocks, (tk->cap = tk->cap * 2 + 8) * sizeof *tk->blocks)))
+            fz_die("host realloc failed");
+        tk->blocks[tk->n++] = b;
+        tk->data = (const uint8_t *)b + off;
+        ((fz_opts *)(uintptr_t)o)->par_taken++;
+    } else if (ev->type == NPZS_EV_DATA && tk->data) {
+        if (ev->data != tk->data + ev->pos) fz_die("DATA chunk at pos %llu not in the taken block", (unsigned long long)ev->pos);
+    } else if (ev->type == NPZS_EV_MEMBER_END) {
+        tk->data = NULL;
+    }
+}
+
 static void into_event(npzs_parser *p, const npzs_event *ev, uint8_t **dst) {
     if (ev->type == NPZS_EV_HEADER && ev->array->nbytes <= (16u << 20)) {
         size_t nb = (size_t)ev->array->nbytes;
@@ -458,6 +488,8 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
     int have_chunk = 0, last_zero = 0;
     uint64_t calls = 0;
     uint8_t *dst = NULL;
+    fz_taken tk;
+    memset(&tk, 0, sizeof tk);
     for (;;) {
         if (!finished && (!have_chunk || in.pos == in.size)) {
             free(chunk);
@@ -500,7 +532,8 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
             r->events++;
             if (o->mask) on_masked_event(&d, &t, &ev);
             else on_event(&d, &t, &ev);
-            if (o->into) into_event(p, &ev, &dst);
+            if (q && o->par_take) take_event(q, o, &ev, &tk);
+            if (o->into && !tk.data) into_event(p, &ev, &dst);
             continue;
         }
         if (rc == NPZS_NEED_INPUT) {
@@ -562,6 +595,8 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
         ((fz_opts *)(uintptr_t)o)->par_used += npzs_par_used(q);
         npzs_par_free(q);
     }
+    for (size_t i = 0; i < tk.n; i++) al.free(al.opaque, tk.blocks[i]); /* the caller's, made with the hooks */
+    free(tk.blocks);
 #undef FZ_NEXT
     npzs_free(p);
     r->allocs = as.count;

@@ -63,6 +63,9 @@ typedef struct fz_opts {
     uint64_t par_held;
     uint64_t par_used;       /* out: members whose output came from a worker */
     int no_data;             /* leave DATA and BLOB events out of the digest (their checks too) */
+    int par_take;            /* with par: npzs_par_take_data after every HEADER (alignment 1 << (par_take - 1));
+                                a taken array's DATA chunks must be in its block; the digest is unchanged */
+    uint64_t par_taken;      /* out: arrays whose data was taken */
     unsigned mask;           /* nonzero: only these events (NPZS_EV_BIT bits; END always) go into the
                                 digest, and the zipfile oracle is not run */
     int mask_parser;         /* with mask: the parser is asked for them (npzs_events), and an event

@@ -413,6 +413,18 @@ int npzs_par_next_(npzs_par *q, npzs_in *in, npzs_event *ev, size_t ev_size);
  * rest the parser cannot take as a whole is inflated again by the parser).  Call before the
  * first byte.  Returns 0, NPZS_E_BAD_CALL after the first byte, or NPZS_E_NOMEM. */
 int npzs_par_skip_data(npzs_par *q);
+/* An array's data without a copy (added in 0.4.0): right after an array's HEADER event from
+ * npzs_par_next(), before its first DATA event, when a worker inflated the member and kept its
+ * whole output, that output becomes the caller's: *block is the start of an allocation made with
+ * the parser's allocator hooks (release it with their free, or free() when they are NULL, once
+ * done, and not before the member's MEMBER_END, an error, or the helper's reset or free), the
+ * array's nbytes of data at (uint8_t *)*block + *offset.  The parser reads the data there as it
+ * would have (its DATA events point into it; checks, CRC-32 and verdict unchanged), so a loader
+ * that makes the array over the block has it with no copy.  Returns 0; 1 when the member has no
+ * such output (the parser inflates it, a member of no data, skip_data, or the data's address not a
+ * multiple of align, a power of two): use npzs_data_into() or the DATA events as usual; or
+ * NPZS_E_BAD_CALL (sticky, rule CALL.par-take) anywhere else or a second time. */
+int npzs_par_take_data(npzs_par *q, size_t align, void **block, uint64_t *offset);
 /* The end of the input (instead of npzs_finish() on the parser). */
 void npzs_par_finish(npzs_par *q);
 /* A new input: npzs_reset() of the parser, every job dropped; the threads stay.  Reset the

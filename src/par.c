@@ -53,6 +53,7 @@ typedef struct par_job {
     int released;                   /* the parser is past its MEMBER_END (or failed) */
     int dead;                       /* never to be inflated (input ended before it filled) */
     int has_seg;                    /* its bytes are still in the queue of segments */
+    int given;                      /* out is the caller's now (npzs_par_take_data) */
 } par_job;
 
 /* The bytes taken from the caller and not yet fed to the parser, in stream order. */
@@ -264,7 +265,7 @@ static void buf_evict(npzs_par *q, uint64_t need) {
 
 static void job_free(npzs_par *q, par_job *j) {
     buf_put(q, j->in, j->in_size);
-    buf_put(q, j->out, j->out_size);
+    if (!j->given) buf_put(q, j->out, j->out_size);
     par_free_mem(q, j);
 }
 
@@ -717,6 +718,33 @@ static void cut_short(npzs_par *q) {
             j->state = J_DONE;
         }
     pthread_mutex_unlock(&q->mu);
+}
+
+/* The output of the member the parser reads, when a worker made it and kept it whole, becomes
+ * the caller's: the array's data is read from it where it is (the DATA events point into it). */
+NPZS__API int npzs_par_take_data(npzs_par *q, size_t align, void **block, uint64_t *offset) {
+    if (!q) return NPZS_E_BAD_CALL;
+    if (!block || !offset || !align || (align & (align - 1)))
+        return npzs__fail(q->p, NPZS_E_BAD_CALL, npzs__here(q->p), NPZS_R_CALL_ARG);
+    npzs_parser *p = q->p;
+    if (p->err) return p->err;
+    const npzs_content *c = &p->c;
+    npzs__pre *pre = p->inf.pre;
+    /* right after an array's HEADER, as npzs_data_into, and not after it */
+    int inside = p->state == NPZS_S_NPY_CONTENT || p->state == NPZS_S_ZIP_STORED || p->state == NPZS_S_ZIP_DEFLATED;
+    if (!inside || c->kind != NPZS_KIND_ARRAY || c->data_len != 0 || c->out ||
+        !(c->state == NPZS_C_DATA || (c->state == NPZS_C_DONE && c->info.nbytes == 0)))
+        return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_PAR_TAKE);
+    if (p->state != NPZS_S_ZIP_DEFLATED || !pre || pre->z || pre->keep != pre->len || !c->info.nbytes)
+        return 1; /* stored, the parser inflates it, or no data */
+    par_job *j = (par_job *)(void *)((uint8_t *)pre - offsetof(par_job, pre));
+    if (j->given) return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_PAR_TAKE);
+    if ((uintptr_t)(j->out + c->head_len) & (align - 1)) return 1;
+    j->given = 1;
+    q->held -= j->out_size; /* not the helper's any more */
+    *block = j->out;
+    *offset = c->head_len;
+    return 0;
 }
 
 NPZS__API int npzs_par_skip_data(npzs_par *q) {

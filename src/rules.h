@@ -208,7 +208,8 @@
     X(CALL_DESCR_STACK, "CALL.descr-stack", "descr parser stack overflow") \
     X(CALL_DESCR_FRAME, "CALL.descr-frame", "corrupt descr parser frame") \
     X(CALL_PAR_FREE, "CALL.par-free", "npzs_par_free inside a member its helper inflated: the input cannot go on without it") \
-    X(CALL_EVENTS, "CALL.events", "npzs_events with a bit that names no event")
+    X(CALL_EVENTS, "CALL.events", "npzs_events with a bit that names no event") \
+    X(CALL_PAR_TAKE, "CALL.par-take", "npzs_par_take_data outside an array's data, or twice")
 
 enum npzs_rule {
     NPZS_R_NONE = 0,

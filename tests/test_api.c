@@ -307,6 +307,7 @@ static size_t rnd(size_t n) {
 }
 
 static uint64_t par_used_total; /* members the helper's workers inflated, over every file */
+static uint64_t par_taken_total; /* arrays whose data the caller took from a worker (npzs_par_take_data) */
 
 static void test_file(const char *path) {
     size_t len;
@@ -373,10 +374,12 @@ static void test_file(const char *path) {
         fo.no_data = 1;
         fz_run(buf, len, &fo, &alone_nd);
         static const uint8_t s7[] = {7}, s4k[] = {0xE4}, smix[] = {1, 0xE5, 3, 0, 0xE0};
-        const struct { const uint8_t *s; size_t n; unsigned th; uint64_t held; int into; uint64_t skip; } runs[] = {
-            {NULL, 0, 2, UINT64_C(1) << 30, 0, 0}, {s4k, 1, 2, UINT64_C(1) << 30, 0, 0}, {s4k, 1, 1, 4096, 0, 0},
-            {smix, 5, 2, UINT64_C(1) << 30, 1, 0}, {s7, 1, 2, UINT64_C(1) << 30, 0, 0},
-            {NULL, 0, 2, UINT64_C(1) << 30, 0, UINT64_MAX}, {s4k, 1, 2, UINT64_C(1) << 30, 0, 64}, {smix, 5, 1, 1u << 20, 0, 700}};
+        const struct { const uint8_t *s; size_t n; unsigned th; uint64_t held; int into; uint64_t skip; int take; } runs[] = {
+            {NULL, 0, 2, UINT64_C(1) << 30, 0, 0, 0}, {s4k, 1, 2, UINT64_C(1) << 30, 0, 0, 0}, {s4k, 1, 1, 4096, 0, 0, 0},
+            {smix, 5, 2, UINT64_C(1) << 30, 1, 0, 0}, {s7, 1, 2, UINT64_C(1) << 30, 0, 0, 0},
+            {NULL, 0, 2, UINT64_C(1) << 30, 0, UINT64_MAX, 0}, {s4k, 1, 2, UINT64_C(1) << 30, 0, 64, 0}, {smix, 5, 1, 1u << 20, 0, 700, 0},
+            /* npzs_par_take_data: any address, 16-byte aligned ones only (the rest into a destination) */
+            {NULL, 0, 2, UINT64_C(1) << 30, 0, 0, 1}, {smix, 5, 2, UINT64_C(1) << 30, 1, 0, 5}, {s4k, 1, 1, 1u << 20, 0, 0, 1}};
         for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
             if (runs[k].s == s7 && len > (1u << 20)) continue;
             fo.sched = runs[k].s;
@@ -387,10 +390,12 @@ static void test_file(const char *path) {
             fo.into = runs[k].into;
             fo.par_skip = runs[k].skip;
             fo.no_data = runs[k].skip != 0;
+            fo.par_take = runs[k].take;
             fz_run(buf, len, &fo, &pr);
             CHECK(fz_same(runs[k].skip ? &alone_nd : &alone, &pr), "%s: through the helper (run %zu) the result differs", path, k);
         }
         par_used_total += fo.par_used;
+        par_taken_total += fo.par_taken;
     }
     /* npzs_events: a parser asked for some events delivers exactly those of the whole stream, at
      * every split, with the same verdict, error and offset (the parser skipping the others) */
@@ -776,6 +781,64 @@ static void test_par(void) {
         (void)npzs_par_next(qs, &i0, &e0);
         CHECK(npzs_par_skip_data(qs) == NPZS_E_BAD_CALL, "par: skip_data after the first byte");
         npzs_par_free(qs);
+    }
+    /* npzs_par_take_data: the deflated arrays' data in blocks that become the caller's (the DATA
+     * events there, the bytes the array's), the stored one not; misuse is sticky (CALL.par-take) */
+    {
+        npzs_reset(p);
+        npzs_par *qt = npzs_par_new(p, 2, UINT64_C(1) << 30);
+        npzs_in in = {z.p, z.n, 0};
+        npzs_event ev;
+        void *blocks[4] = {NULL, NULL, NULL, NULL};
+        const uint8_t *at = NULL;
+        int taken = 0, none = 0, data_ok = 1, rc;
+        npzs_par_finish(qt);
+        while ((rc = npzs_par_next(qt, &in, &ev)) == NPZS_EVENT && ev.type != NPZS_EV_END) {
+            if (ev.type == NPZS_EV_HEADER) {
+                uint64_t held = npzs_par_memory(qt), off = 0;
+                void *b = NULL;
+                int t = npzs_par_take_data(qt, 16, &b, &off);
+                if (t == 0) {
+                    blocks[taken++] = b;
+                    at = (const uint8_t *)b + off;
+                    CHECK(off == ev.array->header_len && npzs_par_memory(qt) < held && ((uintptr_t)at & 15) == 0,
+                          "par: take: offset %llu, memory %llu -> %llu", (unsigned long long)off, (unsigned long long)held,
+                          (unsigned long long)npzs_par_memory(qt));
+                } else {
+                    none += t == 1;
+                    at = NULL;
+                }
+            } else if (ev.type == NPZS_EV_DATA && at) {
+                data_ok &= ev.data == at + ev.pos && memcmp(ev.data, d + ev.pos, ev.len) == 0;
+            }
+        }
+        CHECK(rc == NPZS_EVENT && ev.type == NPZS_EV_END && taken == 3 && none == 1 && data_ok,
+              "par: take: verdict %d, %d taken, %d not, data %d", rc, taken, none, data_ok);
+        npzs_par_free(qt);
+        for (int i = 0; i < taken; i++) { /* the caller's: valid after the helper is gone, freed with the hooks */
+            CHECK(memcmp((const uint8_t *)blocks[i] + (npy.n - dn), d, dn) == 0, "par: take: block %d lost its bytes", i);
+            free(blocks[i]);
+        }
+        /* outside an array's data, and twice */
+        npzs_reset(p);
+        qt = npzs_par_new(p, 1, UINT64_C(1) << 30);
+        void *b;
+        uint64_t off;
+        rc = npzs_par_take_data(qt, 1, &b, &off);
+        CHECK(rc == NPZS_E_BAD_CALL && !strcmp(npzs_error_rule(p), "CALL.par-take"), "par: take before any HEADER: %d", rc);
+        npzs_par_free(qt);
+        npzs_reset(p);
+        qt = npzs_par_new(p, 1, UINT64_C(1) << 30);
+        in = (npzs_in){z.p, z.n, 0};
+        npzs_par_finish(qt);
+        while (npzs_par_next(qt, &in, &ev) == NPZS_EVENT && ev.type != NPZS_EV_HEADER) {
+        }
+        int first = npzs_par_take_data(qt, 1, &b, &off), second = npzs_par_take_data(qt, 1, &b, &off);
+        CHECK(first == 0 && second == NPZS_E_BAD_CALL && npzs_par_next(qt, &in, &ev) == NPZS_E_BAD_CALL,
+              "par: take twice: %d then %d", first, second);
+        npzs_par_free(qt);
+        if (first == 0) free(b);
+        CHECK(npzs_par_take_data(NULL, 1, &b, &off) == NPZS_E_BAD_CALL, "par: take without a helper");
     }
     /* a bound smaller than a member: the parser inflates every member itself, with the same result */
     npzs_reset(p);
@@ -1656,6 +1719,9 @@ int main(int argc, char **argv) {
     printf("api: %llu members inflated by the helper's workers, every run equal to the parser's alone\n",
            (unsigned long long)par_used_total);
     CHECK(argc < 2 || par_used_total > 0, "no member of the files came from a helper's worker");
+    printf("api: %llu arrays taken from the workers' output (npzs_par_take_data), every run equal to the parser's alone\n",
+           (unsigned long long)par_taken_total);
+    CHECK(argc < 2 || par_taken_total > 0, "no array's data was taken from a worker");
     printf("api: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
