@@ -4,6 +4,8 @@
  *   ctl bit 5: a bound of 4 KiB (the helper must feed the parser through its holds) instead of 1 GiB
  *   ctl bits 6-7: 0 -> the schedule as given (common.h), 1 -> 1-byte pushes, 2 -> one push,
  *                 3 -> as given with every array's data into a destination (npzs_data_into)
+ *   the file's length odd (and not skip_data): npzs_par_take_data after every HEADER (alignment
+ *                 1, or 16 when the length is 3 mod 4): a taken array's DATA must be in its block
  *   ctl bits 4-5 both set and the file's last byte odd: npzs_par_skip_data instead of the
  *                 small bound, a job keeping (last byte >> 1) + 1 bytes of a member (DATA and
  *                 BLOB events then left out of both digests)
@@ -31,6 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         a0.no_data = 1;
         fz_run(in.file, in.file_n, &a0, &alone);
     }
+    if (!o.par_skip && (in.file_n & 1)) o.par_take = (in.file_n & 3) == 3 ? 5 : 1;
     switch (in.ctl >> 6) {
     case 1: o.sched = in.file; o.sched_n = 0; break; /* 1-byte pushes */
     case 2: o.sched = NULL; break;

@@ -3,6 +3,7 @@ environment it set up (make python-env), with the package installed there by pip
 
 Truth is np.load(f, allow_pickle=False) of the NumPy in the environment."""
 import asyncio
+import gc
 import io
 import json
 import os
@@ -416,6 +417,21 @@ def test_threads_load_the_same(real_files):
     # every deflated member of 64 KiB or more compressed is handed over (s is too small)
     ahead = sum(m.method == "deflated" and m.csize >= 65536 for m in npzstream.validate(big).members)
     assert ahead >= 2 and ld.inflated_ahead == ahead, (ld.inflated_ahead, ahead)
+    # and its array is made over the worker's output (no copy): writable, aligned, its memory the
+    # array's own to keep after the loader is gone
+    ld = npzstream.Loader(threads=2)
+    ld.feed(big)
+    got = ld.finish()
+    del ld
+    gc.collect()
+    over = [k for k, a in got.items() if type(a.base).__name__ == "Block"]
+    assert len(over) == ahead, (over, ahead)
+    for k in over:
+        a = got[k]
+        assert a.flags.writeable and a.flags.aligned and a.base.__class__.__module__.startswith("npzstream")
+        same_array(a, ref[k])
+        a[...] = 0  # the caller's memory
+    same_result({k: got[k] for k in got if k not in over}, {k: ref[k] for k in ref if k not in over})
     for data, r in ((big, ref), (SAMPLE, REF)):
         for n in (None, 1 << 20, 4096, 777):
             src = data if n is None else [data[i:i + n] for i in range(0, len(data), n)]

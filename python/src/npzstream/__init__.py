@@ -161,8 +161,17 @@ class Loader:
 
     def _alloc(self, m: Dict[str, Any]) -> Optional[memoryview]:
         dt = _dtype(m["descr"])
+        order = "F" if m["fortran_order"] else "C"
+        block = m.pop("buffer", None)
+        if block is not None:  # a worker thread inflated the data: the array is made over it, no copy
+            arr = numpy.ndarray(m["shape"], dtype=dt, buffer=block, order=order)
+            if arr.nbytes != m["nbytes"]:
+                raise RuntimeError("npzstream: dtype %r shape %r makes %d bytes, the header %d"
+                                   % (dt, m["shape"], arr.nbytes, m["nbytes"]))
+            self._arrays[m["index"]] = arr
+            return None
         # numpy.ndarray, as np.load allocates (numpy.empty would widen an unsized 'S0' to 'S1')
-        arr = numpy.ndarray(m["shape"], dtype=dt, order="F" if m["fortran_order"] else "C")
+        arr = numpy.ndarray(m["shape"], dtype=dt, order=order)
         if arr.nbytes != m["nbytes"]:
             raise RuntimeError("npzstream: dtype %r shape %r makes %d bytes, the header %d"
                                % (dt, m["shape"], arr.nbytes, m["nbytes"]))

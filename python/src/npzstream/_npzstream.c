@@ -9,7 +9,10 @@
  *                 nbytes); then, when the stream has an on_header callable, its result (a
  *                 writable buffer of at least nbytes bytes, or None) becomes the array's
  *                 destination: the library writes the data there (npzs_data_into), inflating
- *                 a deflated member straight into it;
+ *                 a deflated member straight into it.  With worker threads, a member a
+ *                 worker inflated whole comes as a Block (its output, taken from the helper
+ *                 with npzs_par_take_data): the dict's "buffer", over which the array is made,
+ *                 with no copy;
  *   BLOB          kept (keep_blobs) as bytes;
  *   MEMBER_END    sizes and CRC-32s; the dict goes to .members;
  *   END           .done.
@@ -55,6 +58,54 @@ typedef struct {
 } Stream;
 
 static PyObject *RejectedBase; /* set by the Python package: npzstream.RejectedError */
+
+/* ---- Block: an array's data where a worker inflated it (npzs_par_take_data) ------------------
+ * A writable buffer over the data; the allocation (the parser's default hooks: malloc) is freed
+ * with the last reference, the array made over it. */
+typedef struct {
+    PyObject_HEAD
+    void *base;
+    char *data;
+    Py_ssize_t len;
+} Block;
+
+static int Block_getbuffer(Block *b, Py_buffer *view, int flags) {
+    return PyBuffer_FillInfo(view, (PyObject *)b, b->data, b->len, 0, flags);
+}
+
+static void Block_dealloc(Block *b) {
+    free(b->base);
+    Py_TYPE(b)->tp_free((PyObject *)b);
+}
+
+static PyBufferProcs Block_as_buffer = {(getbufferproc)Block_getbuffer, NULL};
+
+static PyTypeObject BlockType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "npzstream._npzstream.Block",
+    .tp_basicsize = sizeof(Block),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "an array's data where a worker thread inflated it",
+    .tp_dealloc = (destructor)Block_dealloc,
+    .tp_as_buffer = &Block_as_buffer,
+};
+
+/* The current array's data as a Block, when a worker made it whole; NULL otherwise (the data
+ * then goes to a destination or the DATA events as before), or with a Python error set. */
+static PyObject *take_block(Stream *s, const npzs_array_info *a) {
+    void *base;
+    uint64_t off;
+    if (!s->q || npzs_par_take_data(s->q, 16, &base, &off) != 0) return NULL;
+    Block *b = PyObject_New(Block, &BlockType);
+    if (!b) {
+        free(base); /* the parser reads it until the member's end: the stream stops here (the error) */
+        return NULL;
+    }
+    b->base = base;
+    b->data = (char *)base + off;
+    b->len = (Py_ssize_t)a->nbytes;
+    return (PyObject *)b;
+}
 
 /* ---- the dtype as np.dtype() takes it, from the library's tree ------------------------------ */
 
@@ -154,9 +205,20 @@ static int on_header(Stream *s, const npzs_event *ev) {
         return -1;
     if (!s->on_header) return 0;
     if (a->nbytes > s->max_keep - s->kept) return own_reject(s, ev->offset, (long)ev->member);
+    PyObject *block = take_block(s, a);
+    if (!block && PyErr_Occurred()) return -1;
+    if (block) {
+        s->kept += a->nbytes;
+        if (set_item(c, "buffer", block) < 0) return -1;
+    }
     PyObject *dst = PyObject_CallOneArg(s->on_header, c);
     if (!dst) return -1;
     if (dst == Py_None) { Py_DECREF(dst); return 0; }
+    if (block) { /* the data is where the array was made */
+        Py_DECREF(dst);
+        PyErr_SetString(PyExc_ValueError, "npzstream: on_header returned a destination for an array made over its buffer");
+        return -1;
+    }
     int rc = PyObject_GetBuffer(dst, &s->out, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS);
     Py_DECREF(dst);
     if (rc < 0) return -1;
@@ -526,7 +588,7 @@ static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_npzstream", "libnpz
                                     NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__npzstream(void) {
-    if (PyType_Ready(&StreamType) < 0) return NULL;
+    if (PyType_Ready(&StreamType) < 0 || PyType_Ready(&BlockType) < 0) return NULL;
     PyObject *m = PyModule_Create(&moddef);
     if (!m) return NULL;
     Py_INCREF(&StreamType);
