@@ -463,7 +463,6 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
     }
     r->created = 1;
     if (o->no_memo) npzs__header_memo(p, 0);
-    if (o->mask && o->mask_parser && npzs_events(p, o->mask) != 0) fz_die("npzs_events(%#x) refused", o->mask);
     npzs_par *q = NULL;
     if (o->par) {
         q = npzs_par_new(p, o->par_threads, o->par_held);
@@ -472,6 +471,8 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
         if (o->par_skip && npzs_par_skip_data(q) != 0) fz_die("npzs_par_skip_data failed");
         if (o->par_skip && o->par_skip != UINT64_MAX) npzs__par_keep(q, o->par_skip);
     }
+    /* after the helper is attached: the events it needs stay emitted whatever the caller asks */
+    if (o->mask && o->mask_parser && npzs_events(p, o->mask) != 0) fz_die("npzs_events(%#x) refused", o->mask);
 #define FZ_NEXT(in_, ev_) (q ? npzs_par_next(q, (in_), (ev_)) : npzs_next(p, (in_), (ev_)))
 
     fz_dig d;

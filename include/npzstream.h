@@ -327,10 +327,11 @@ int npzs_npy_sequence(npzs_parser *p);
  * are not delivered: the parser does everything it does for them (checks, CRC-32, the caller's
  * destination of npzs_data_into) and goes on as if the caller had taken them, so a validator that
  * reads no array bytes asks for NPZS_EV_BIT(NPZS_EV_MEMBER_END) alone (which names the member and
- * points at its header) and gets one event a member instead of four or more.  END is always delivered, and errors, offsets
- * and the verdict never depend on the mask.  The default is NPZS_EV_ALL.  May be called at any
- * time: it decides the events emitted from then on.  Returns 0, or NPZS_E_BAD_CALL (sticky, rule
- * CALL.events) for a bit that names no event. */
+ * points at its header) and gets one event a member instead of four or more.  END is always
+ * delivered, and errors, offsets and the verdict never depend on the mask.  The default is
+ * NPZS_EV_ALL; npzs_reset() keeps the mask; npzs_par_next() delivers the same events.  May be
+ * called at any time: it decides the events emitted from then on.  Returns 0, or
+ * NPZS_E_BAD_CALL (sticky, rule CALL.events) for a bit that names no event. */
 #define NPZS_EV_BIT(type) (1u << (type))
 #define NPZS_EV_ALL 0x7Eu
 int npzs_events(npzs_parser *p, unsigned mask);

@@ -268,7 +268,8 @@ struct npzs_parser {
     size_t hash_cap;
     uint64_t names_key[2];      /* names.c: SipHash key, random per parser */
     uint32_t ev_user;           /* npzs_events: the events the caller wants (NPZS_EV_BIT bits) */
-    uint32_t ev_emit;           /* the events the steps emit: the caller's and the helper's (par.c) */
+    uint32_t ev_helper;         /* the events the parallel helper needs (par.c: MEMBER_END) */
+    uint32_t ev_emit;           /* the events the steps emit: ev_user | ev_helper */
     npzs__pre_take_fn pre_take; /* par.c: members inflated ahead (NULL: none) */
     void *pre_ctx;
 

@@ -322,7 +322,8 @@ NPZS__API void npzs_reset(npzs_parser *p) {
     p->extra_cap = keep.extra_cap;
     p->end.tail = keep.end.tail;
     p->end.tail_cap = keep.end.tail_cap;
-    p->ev_user = keep.ev_user; /* the caller's choice, like the limits */
+    p->ev_user = keep.ev_user; /* the caller's choice, like the limits; a helper stays attached */
+    p->ev_helper = keep.ev_helper;
     p->ev_emit = keep.ev_emit;
     p->state = NPZS_S_START;
     p->err_member = -1;
@@ -344,9 +345,8 @@ NPZS__API int npzs_events(npzs_parser *p, unsigned mask) {
     if (!p) return NPZS_E_BAD_CALL;
     if (p->err) return p->err;
     if (mask & ~(unsigned)NPZS_EV_ALL) return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_EVENTS);
-    uint32_t helper = p->ev_emit & ~p->ev_user; /* what a helper asked for besides the caller */
     p->ev_user = mask | NPZS_EV_BIT(NPZS_EV_END);
-    p->ev_emit = p->ev_user | helper;
+    p->ev_emit = p->ev_user | p->ev_helper;
     return 0;
 }
 

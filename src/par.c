@@ -614,7 +614,8 @@ NPZS__API npzs_par *npzs_par_new(npzs_parser *p, unsigned threads, uint64_t max_
     }
     p->pre_take = pre_take;
     p->pre_ctx = q;
-    p->ev_emit |= NPZS_EV_BIT(NPZS_EV_MEMBER_END); /* on_event releases the jobs at each member's end */
+    p->ev_helper = NPZS_EV_BIT(NPZS_EV_MEMBER_END); /* on_event releases the jobs at each member's end */
+    p->ev_emit = p->ev_user | p->ev_helper;
     q->sc = SC_HDR;
     return q;
 fail_done:
@@ -696,6 +697,7 @@ NPZS__API void npzs_par_free(npzs_par *q) {
     npzs_parser *p = q->p;
     p->pre_take = NULL;
     p->pre_ctx = NULL;
+    p->ev_helper = 0;
     p->ev_emit = p->ev_user;
     if (p->inf.pre && p->state == NPZS_S_ZIP_DEFLATED) /* its bytes were the job's: gone now */
         npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_PAR_FREE);

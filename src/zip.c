@@ -424,7 +424,6 @@ int npzs__zip_lfh_extra(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 
 /* ZIP_MEMBER_BEGIN: emit MEMBER_BEGIN, start the content machine (and inflate). */
 int npzs__zip_member_begin(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    (void)in;
     return member_begin(p, in, ev);
 }
 

@@ -396,6 +396,25 @@ static void test_file(const char *path) {
         }
         par_used_total += fo.par_used;
         par_taken_total += fo.par_taken;
+        /* npzs_events through the helper (asked for after it is attached): the events asked for */
+        static const unsigned pmasks[] = {NPZS_EV_BIT(NPZS_EV_MEMBER_END), NPZS_EV_BIT(NPZS_EV_HEADER),
+                                          NPZS_EV_BIT(NPZS_EV_DATA) | NPZS_EV_BIT(NPZS_EV_BLOB)};
+        for (size_t k = 0; k < sizeof pmasks / sizeof *pmasks; k++) {
+            fz_opts fa, fp;
+            fz_opts_init(&fa);
+            fa.mask = pmasks[k];
+            fz_result ra, rp;
+            fz_run(buf, len, &fa, &ra);
+            fp = fa;
+            fp.mask_parser = 1;
+            fp.par = 1;
+            fp.par_threads = 2;
+            fp.par_held = UINT64_C(1) << 30;
+            fp.sched = s4k;
+            fp.sched_n = 1;
+            fz_run(buf, len, &fp, &rp);
+            CHECK(fz_same(&ra, &rp), "%s: through the helper, events masked to %#x differ", path, pmasks[k]);
+        }
     }
     /* npzs_events: a parser asked for some events delivers exactly those of the whole stream, at
      * every split, with the same verdict, error and offset (the parser skipping the others) */
@@ -839,6 +858,16 @@ static void test_par(void) {
         npzs_par_free(qt);
         if (first == 0) free(b);
         CHECK(npzs_par_take_data(NULL, 1, &b, &off) == NPZS_E_BAD_CALL, "par: take without a helper");
+        /* the helper's MEMBER_END stays emitted whatever the caller asks for, before or after it */
+        npzs_reset(p);
+        npzs_events(p, NPZS_EV_ALL);
+        qt = npzs_par_new(p, 1, UINT64_C(1) << 30);
+        npzs_events(p, NPZS_EV_BIT(NPZS_EV_HEADER));
+        int during = (p->ev_emit >> NPZS_EV_MEMBER_END) & 1u;
+        npzs_par_free(qt);
+        int after_free = (p->ev_emit >> NPZS_EV_MEMBER_END) & 1u;
+        npzs_events(p, NPZS_EV_ALL);
+        CHECK(during && !after_free, "par: the helper's MEMBER_END: %d while attached, %d after", during, after_free);
     }
     /* a bound smaller than a member: the parser inflates every member itself, with the same result */
     npzs_reset(p);
