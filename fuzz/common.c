@@ -166,6 +166,15 @@ static void mix_end_sizes(fz_dig *d, const npzs_event *ev) {
     mix(d, ev->data_size);
 }
 
+/* What a header says (with the mask: HEADER, and MEMBER_END of an array). */
+static void mix_header(fz_dig *d, const npzs_array_info *a) {
+    mix_bytes(d, a->dtype, strlen(a->dtype));
+    mix_bytes(d, a->descr, a->descr_len);
+    for (uint32_t i = 0; i < a->ndim; i++) mix(d, a->shape[i]);
+    mix(d, a->nbytes);
+    mix_bytes(d, a->header, a->header_size);
+}
+
 /* With some events only (fz_opts.mask): what each says, without the sequence checks of on_event
  * (whose events may be missing); DATA and BLOB bytes as one CRC over the run (chunks are split
  * dependent), with the member index where it changes. */
@@ -204,14 +213,10 @@ static void on_masked_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
         mix_bytes(d, ev->name, ev->name_len);
         mix_end_sizes(d, ev);
         if ((a != NULL) != (ev->kind == NPZS_KIND_ARRAY)) fz_die("MEMBER_END: array %p for kind %d", (const void *)a, (int)ev->kind);
-        /* fall through - an array's MEMBER_END points at its header */
+        if (a) mix_header(d, a); /* an array's MEMBER_END points at its header */
+        break;
     case NPZS_EV_HEADER:
-        if (!a) break;
-        mix_bytes(d, a->dtype, strlen(a->dtype));
-        mix_bytes(d, a->descr, a->descr_len);
-        for (uint32_t i = 0; i < a->ndim; i++) mix(d, a->shape[i]);
-        mix(d, a->nbytes);
-        mix_bytes(d, a->header, a->header_size);
+        mix_header(d, a);
         break;
     case NPZS_EV_END:
         t->seen_end = 1;

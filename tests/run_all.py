@@ -82,6 +82,12 @@ def main():
             ("vectors-par-tsan", [os.path.join(a.plain, "tsan", "run_vectors"), "--par-only"]),
             ("vectors-current", [PY, "tests/vectors/gen.py", "--bin", os.path.join(a.plain, "npzstream"), "--check"]),
         ]
+        # the API suite under clang's sanitizers too (make builds it where clang's runtimes are)
+        clang_api = os.path.join(a.plain, "clang-san", "test_api")
+        if os.path.exists(clang_api):
+            suites.append(("api-clang-san", [clang_api] + files))
+        else:
+            print("api-clang-san skipped: %s not built (needs clang and libclang-rt)" % clang_api)
         # every tests/<dir>/test_*.py takes --bin (and --quick for the sanitizer run); the suites
         # that compare with np.load run once more for every other reference reader that is set up
         readers, skipped = READERS.available()

@@ -997,7 +997,7 @@ static void test_contract(void) {
     npzs_event ev;
     npzs_in in = {f, flen, 0};
     int types[8], nt = 0, rc;
-    while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT && nt < 8) types[nt++] = ev.type;
+    while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT && nt < 8) types[nt++] = (int)ev.type;
     CHECK(rc == NPZS_NEED_INPUT && nt == 4, "events before finish: rc %d, %d events", rc, nt);
     CHECK(nt == 4 && types[0] == NPZS_EV_MEMBER_BEGIN && types[1] == NPZS_EV_HEADER && types[2] == NPZS_EV_DATA &&
           types[3] == NPZS_EV_MEMBER_END, "event order");
