@@ -376,14 +376,18 @@ int npzs__content_end(npzs_parser *p, npzs_event *ev) {
     }
 }
 
-/* npzs_data_into: valid right after a HEADER event, before the array's first data byte. */
+int npzs__content_at_data(const npzs_parser *p) {
+    const npzs_content *c = &p->c;
+    int inside = p->state == NPZS_S_NPY_CONTENT || p->state == NPZS_S_ZIP_STORED || p->state == NPZS_S_ZIP_DEFLATED;
+    int before_data = c->state == NPZS_C_DATA || (c->state == NPZS_C_DONE && c->info.nbytes == 0);
+    return inside && c->kind == NPZS_KIND_ARRAY && before_data && c->data_len == 0;
+}
+
 NPZS__API int npzs_data_into(npzs_parser *p, void *dst, size_t cap) {
     if (!p) return NPZS_E_BAD_CALL;
     if (p->err) return p->err;
     npzs_content *c = &p->c;
-    int inside = p->state == NPZS_S_NPY_CONTENT || p->state == NPZS_S_ZIP_STORED || p->state == NPZS_S_ZIP_DEFLATED;
-    int before_data = c->state == NPZS_C_DATA || (c->state == NPZS_C_DONE && c->info.nbytes == 0);
-    if (!inside || c->kind != NPZS_KIND_ARRAY || !before_data || c->data_len != 0 || !dst || cap < c->info.nbytes)
+    if (!npzs__content_at_data(p) || !dst || cap < c->info.nbytes)
         return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_DATA_INTO);
     if (c->info.nbytes) c->out = dst; /* an empty array has nothing to write */
     return 0;

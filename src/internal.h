@@ -347,6 +347,8 @@ uint64_t npzs__content_want(const npzs_parser *p);
  * within its size), else 0 and nothing changed. */
 int npzs__content_skip(npzs_parser *p, uint64_t n, uint32_t crc);
 void npzs__content_release(npzs_parser *p);
+/* 1 right after an array's HEADER, before its first data byte (npzs_data_into, npzs_par_take_data). */
+int npzs__content_at_data(const npzs_parser *p);
 /* The CRC-32 of the whole member content (an array's header and data, or the blob), once it ended. */
 uint32_t npzs__content_crc(npzs_parser *p);
 int npzs__npy_content(npzs_parser *p, npzs_in *in, npzs_event *ev);

@@ -733,10 +733,7 @@ NPZS__API int npzs_par_take_data(npzs_par *q, size_t align, void **block, uint64
     const npzs_content *c = &p->c;
     npzs__pre *pre = p->inf.pre;
     /* right after an array's HEADER, as npzs_data_into, and not after it */
-    int inside = p->state == NPZS_S_NPY_CONTENT || p->state == NPZS_S_ZIP_STORED || p->state == NPZS_S_ZIP_DEFLATED;
-    if (!inside || c->kind != NPZS_KIND_ARRAY || c->data_len != 0 || c->out ||
-        !(c->state == NPZS_C_DATA || (c->state == NPZS_C_DONE && c->info.nbytes == 0)))
-        return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_PAR_TAKE);
+    if (!npzs__content_at_data(p) || c->out) return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_PAR_TAKE);
     if (p->state != NPZS_S_ZIP_DEFLATED || !pre || pre->z || pre->keep != pre->len || !c->info.nbytes)
         return 1; /* stored, the parser inflates it, or no data */
     par_job *j = (par_job *)(void *)((uint8_t *)pre - offsetof(par_job, pre));
