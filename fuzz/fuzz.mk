@@ -125,3 +125,11 @@ $(FB)/fuzz_inflate_diff: fuzz/fuzz_inflate_diff.c fuzz/fuzz.mk
 	$(FUZZ_CLANG) -std=c11 -g -O1 -Wall -Wextra -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< -lisal -lz
 fuzz-isal-seeds:
 	$(PYTHON) fuzz/gen_inflate_seeds.py corpus/fuzz_inflate_diff
+
+# make fuzz-campaign HOURS=N [JOBS=J]: every harness in turn, HOURS of CPU time shared among them,
+# on the free cores; each run appends its row (harness, commit, CPU time, execs, seeds, findings)
+# to the ledger in fuzz/README.md (fuzz/campaign.sh).
+.PHONY: fuzz-campaign
+HOURS ?= 1
+fuzz-campaign: fuzz
+	HOURS=$(HOURS) JOBS=$(JOBS) FUZZ_HARNESSES="$(FUZZ_HARNESSES)" bash fuzz/campaign.sh
