@@ -15,20 +15,29 @@ ifeq ($(origin ISAL),undefined)
 ISAL    := $(shell printf '\043include <isa-l/igzip_lib.h>\nint main(void) { struct inflate_state s; isal_inflate_init(&s); return 0; }\n' | $(CC) -x c - -o /dev/null -lisal 2>/dev/null && echo 1)
 endif
 ISAL_DEF = $(if $(filter 1,$(ISAL)),-DNPZS_HAVE_ISAL,)
+# OpenSSL's libcrypto (Debian: libssl-dev) gives SHA-256 of array data (npzs_hash, a policy's
+# "hash" and pinned values) where it is installed; make OPENSSL=0 builds without it (hashing is
+# then refused, never faked).
+ifeq ($(origin OPENSSL),undefined)
+OPENSSL := $(shell printf '\043include <openssl/sha.h>\nint main(void) { return SHA256((const unsigned char *)"", 0, 0) == 0; }\n' | $(CC) -x c - -o /dev/null -lcrypto 2>/dev/null && echo 1)
+endif
+SSL_DEF  = $(if $(filter 1,$(OPENSSL)),-DNPZS_HAVE_OPENSSL,)
+SSL_LIB  = $(if $(filter 1,$(OPENSSL)),-lcrypto,)
+FEAT_DEF = $(ISAL_DEF) $(SSL_DEF)
 # The command-line tool is compiled with the library's sources in one link-time-optimised program
 # where the compiler can (gcc, clang): the dozen calls a member makes between the library's files
 # (records, names, content) are inlined.  make LTO= builds it without.
 ifeq ($(origin LTO),undefined)
 LTO     := $(shell printf 'int main(void) { return 0; }\n' | $(CC) -x c - -flto=auto -o /dev/null 2>/dev/null && echo -flto=auto)
 endif
-NPZS_FLAGS = $(CSTD) $(WARN) $(WERROR) $(INC) -fvisibility=hidden $(ISAL_DEF)
-LDLIBS  += $(if $(filter 1,$(ISAL)),-lisal,) -lz -pthread
+NPZS_FLAGS = $(CSTD) $(WARN) $(WERROR) $(INC) -fvisibility=hidden $(FEAT_DEF)
+LDLIBS  += $(if $(filter 1,$(ISAL)),-lisal,) $(SSL_LIB) -lz -lm -pthread
 SONAME   = libnpzstream.so.0
 
 # the library: one concern per file (README.md, "Layout")
 SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflate.c src/names.c \
-           src/zlocate.c src/crc.c src/vlen.c src/par.c
-HDR      = include/npzstream.h include/npzstream_vlen.h src/internal.h src/states.h src/rules.h
+           src/zlocate.c src/crc.c src/vlen.c src/par.c src/json.c src/policy.c src/values.c src/sha256.c
+HDR      = include/npzstream.h include/npzstream_vlen.h src/internal.h src/policy.h src/states.h src/rules.h
 CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/output.c cli/cmd_check.c cli/cmd_ls.c cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c
 B        = build
 
@@ -37,7 +46,7 @@ B        = build
 # The sanitizer build: the library compiled once with ASan and UBSan (build/san/libnpzstream.a),
 # every sanitizer binary linked against it.
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-SAN_FLAGS = $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(ISAL_DEF) $(SAN)
+SAN_FLAGS = $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(FEAT_DEF) $(SAN)
 BS       = $(B)/san
 SAN_OBJ  = $(SRC:src/%.c=$(BS)/%.o)
 SAN_LIB  = $(BS)/libnpzstream.a
@@ -95,7 +104,7 @@ TEST_DEPS += $(B)/run_vectors $(BS)/run_vectors
 BT       = $(B)/tsan
 $(BT)/run_vectors: tests/vectors/run_vectors.c $(SRC) $(HDR)
 	@mkdir -p $(BT)
-	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(ISAL_DEF) -fsanitize=thread -o $@ tests/vectors/run_vectors.c $(SRC) $(LDLIBS)
+	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(FEAT_DEF) -fsanitize=thread -o $@ tests/vectors/run_vectors.c $(SRC) $(LDLIBS)
 TEST_DEPS += $(BT)/run_vectors
 # the API suite once more under clang's ASan+UBSan, where clang and its sanitizer runtimes are
 # installed: clang's UBSan reports a null pointer plus 0 (an empty push without a buffer), gcc's
@@ -107,7 +116,7 @@ CLANG_SAN := $(shell printf 'int main(void) { return 0; }\n' | $(CLANG) -x c - $
 endif
 $(BCL)/test_api: $(TEST_API_SRC) fuzz/common.h $(SRC) $(HDR)
 	@mkdir -p $(BCL)
-	$(CLANG) $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(ISAL_DEF) $(SAN) -Isrc -Ifuzz -o $@ $(TEST_API_SRC) $(SRC) $(LDLIBS)
+	$(CLANG) $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(FEAT_DEF) $(SAN) -Isrc -Ifuzz -o $@ $(TEST_API_SRC) $(SRC) $(LDLIBS)
 ifeq ($(CLANG_SAN),1)
 TEST_DEPS += $(BCL)/test_api
 endif

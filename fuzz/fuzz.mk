@@ -21,7 +21,8 @@ FUZZ_SRC       = $(SRC) fuzz/common.c fuzz/zfview.c
 FUZZ_DEPS      = $(SRC) $(HDR) fuzz/common.c fuzz/zfview.c fuzz/common.h fuzz/state_prefixes.h fuzz/fuzz.mk
 FUZZ_INC       = -Iinclude -Isrc -Ifuzz
 FUZZ_SAN       = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_CFLAGS    = -std=c11 -g -O1 -Wall -Wextra $(FUZZ_INC)
+FUZZ_CFLAGS    = -std=c11 -g -O1 -Wall -Wextra $(FUZZ_INC) $(SSL_DEF)
+FUZZ_LIBS      = $(SSL_LIB) -lz -lm -pthread
 FB             = build/fuzz
 AB             = build/afl
 RB             = build/fuzz-replay
@@ -34,19 +35,19 @@ fuzz-replay: $(FUZZ_HARNESSES:%=$(RB)/%) $(RB)/state_gate
 
 $(FB)/%: fuzz/%.c $(FUZZ_DEPS)
 	@mkdir -p $(FB)
-	$(FUZZ_CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(FUZZ_SRC) -lz -pthread
+	$(FUZZ_CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(FUZZ_SRC) $(FUZZ_LIBS)
 
 $(AB)/%: fuzz/%.c $(FUZZ_DEPS)
 	@mkdir -p $(AB)
-	$(FUZZ_AFLCC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< $(FUZZ_SRC) $(FUZZ_AFLDRV) -lz -pthread
+	$(FUZZ_AFLCC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< $(FUZZ_SRC) $(FUZZ_AFLDRV) $(FUZZ_LIBS)
 
 $(RB)/%: fuzz/%.c fuzz/replay_main.c $(FUZZ_DEPS)
 	@mkdir -p $(RB)
-	$(FUZZ_REPLAYCC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< fuzz/replay_main.c $(FUZZ_SRC) -lz -pthread
+	$(FUZZ_REPLAYCC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< fuzz/replay_main.c $(FUZZ_SRC) $(FUZZ_LIBS)
 
 $(RB)/state_gate: fuzz/state_gate.c $(SRC) $(HDR)
 	@mkdir -p $(RB)
-	$(FUZZ_REPLAYCC) $(FUZZ_CFLAGS) -o $@ fuzz/state_gate.c $(SRC) -lz -pthread
+	$(FUZZ_REPLAYCC) $(FUZZ_CFLAGS) -o $@ fuzz/state_gate.c $(SRC) $(FUZZ_LIBS)
 
 # Every corpus file through every harness (a crash in one file is counted, the rest still run).
 regress: $(FUZZ_HARNESSES:%=$(RB)/%)

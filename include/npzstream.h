@@ -48,8 +48,8 @@ extern "C" {
 
 /* The version of this header: major << 16 | minor << 8 | patch.  A major change breaks the ABI:
  * bump the SONAME with it.  Additions since 0.1.0 are marked "added in". */
-#define NPZS_VERSION "0.4.0"
-#define NPZS_VERSION_NUM 0x000400
+#define NPZS_VERSION "0.5.0"
+#define NPZS_VERSION_NUM 0x000500
 
 /* NPZS_VERSION_NUM of the library actually linked (added in 0.2.0). */
 unsigned long npzs_version(void);
@@ -81,7 +81,8 @@ unsigned long npzs_version(void);
     X(INFLATE,         -17, "inflate", "invalid deflate data")                         \
     X(BAD_NAME,        -18, "bad_name", "invalid member name")                         \
     X(NOMEM,           -19, "nomem", "out of memory (allocator failed)")               \
-    X(BAD_CALL,        -20, "bad_call", "API misuse (bad argument or call order)")
+    X(BAD_CALL,        -20, "bad_call", "API misuse (bad argument or call order)")        \
+    X(POLICY,          -21, "policy", "the input breaks the caller's policy") /* added in 0.5.0 */
 
 enum npzs_error {
 #define NPZS_X_ENUM(id, num, name, msg) NPZS_E_##id = (num),
@@ -104,6 +105,23 @@ typedef enum npzs_event_type {
 } npzs_event_type;
 
 typedef enum npzs_format { NPZS_FORMAT_UNKNOWN = 0, NPZS_FORMAT_NPY = 1, NPZS_FORMAT_NPZ = 2 } npzs_format;
+
+/* What a member's content looks like (added in 0.5.0), from its first 16 bytes and its last:
+ * npy for an array; for a blob empty, pickle (a protocol 2-5 header, or a protocol 0-1 opcode
+ * first and STOP last), zip, gzip, text (UTF-8 without control characters but tab, newline,
+ * carriage return and form feed) or binary.  A pickle blob is returned by np.load as bytes: it runs
+ * only if the caller unpickles it, which a policy can forbid (allow_blobs). */
+#define NPZS_SNIFF_MAP(X) \
+    X(NPY, 1, "npy") X(EMPTY, 2, "empty") X(PICKLE, 3, "pickle") X(ZIP, 4, "zip") X(GZIP, 5, "gzip") \
+    X(TEXT, 6, "text") X(BINARY, 7, "binary")
+typedef enum npzs_sniff {
+#define NPZS_X_SNIFF(id, num, name) NPZS_SNIFF_##id = (num),
+    NPZS_SNIFF_MAP(NPZS_X_SNIFF)
+#undef NPZS_X_SNIFF
+    NPZS_SNIFF_NONE = 0
+} npzs_sniff;
+/* "npy", "pickle", ...; "unknown" otherwise (added in 0.5.0). */
+const char *npzs_sniff_name(int sniff);
 typedef enum npzs_kind { NPZS_KIND_ARRAY = 1, NPZS_KIND_BLOB = 2 } npzs_kind;
 
 #define NPZS_METHOD_STORED 0
@@ -191,6 +209,11 @@ typedef struct npzs_event {
     /* END */
     npzs_format format;
     uint32_t members;
+    /* MEMBER_END (added in 0.5.0) */
+    int sniff;                /* npzs_sniff: what the content looks like (NPZS_SNIFF_NPY for an array) */
+    const uint8_t *sha256;    /* when hashing (npzs_hash, a policy's "hash" or pinned value): the 32-byte
+                                 SHA-256 of the array data (a blob: of its bytes), the same however the
+                                 archive was written; else NULL */
 } npzs_event;
 
 /* ---- limits --------------------------------------------------------------
@@ -211,8 +234,9 @@ typedef struct npzs_limits {
     uint32_t max_name_len;     /* bytes of a member name (default 4096, at most 65535) */
     uint32_t max_extra_len;    /* bytes of one extra field block (default 65535: no limit) */
     uint64_t max_total_bytes;  /* total member content bytes (inflated) of an input,
-                                  default 2^40 (1 TiB); stops zip bombs with the
-                                  per-member cap that the npy header declares */
+                                  default 2^30 (1 GiB; 1 TiB before 0.5.0): stops zip
+                                  bombs, at the header that declares the size when one
+                                  does (SECURITY.md, "Defaults for untrusted input") */
     uint32_t inflate_window;   /* inflate output chunk in bytes (default 256 KiB) */
     uint32_t lenient;          /* NPZS_LENIENT_* bits: each accepts one thing the strict default
                                   refuses (SECURITY.md, "Lenient flags"); 0 by default (added in
@@ -349,6 +373,10 @@ const char *npzs_error_message(const npzs_parser *p); /* static text, finer than
  * rules stricter than some NumPy (SECURITY.md lists each); LIMIT.* are the limits, NOMEM.* and
  * CALL.* allocation failures and API misuse.  Lifetime: static text. */
 const char *npzs_error_rule(const npzs_parser *p);
+/* What the error found, in words, for a policy rejection (added in 0.5.0): "'labels' has N = 9 where
+ * 'images' bound it to 10", "dtype '<f8' is not allowed (the policy allows <f4)"; NULL for the
+ * other errors (their message says it all).  Valid until the next call on the parser. */
+const char *npzs_error_detail(const npzs_parser *p);
 /* Member the error belongs to: -1 when none (archive structure, central directory). */
 long npzs_error_member(const npzs_parser *p);
 /* Name of that member (raw bytes, not NUL-terminated) or NULL; valid until npzs_free. */
@@ -373,6 +401,48 @@ uint64_t npzs_memory(const npzs_parser *p);
 uint64_t npzs_consumed(const npzs_parser *p);
 /* Name of the current state (for diagnostics and tests). */
 const char *npzs_state_name(const npzs_parser *p);
+
+/* ---- content hashes (added in 0.5.0) ----------------------------------------------------------
+ * With NPZS_HASH_SHA256, every MEMBER_END carries the SHA-256 of the array's data bytes (a blob's:
+ * of its bytes), computed as they stream: the same for np.save, np.savez, np.savez_compressed
+ * and an archive written to a pipe.  Call before the first byte (npzs_reset keeps it); 0 turns it
+ * off.  Returns 0, or NPZS_E_BAD_CALL (sticky, rule CALL.hash) after the first byte, for an
+ * unknown bit, or when this library was built without SHA-256 (npzs_sha256_built()). */
+#define NPZS_HASH_SHA256 1u
+int npzs_hash(npzs_parser *p, unsigned what);
+/* 1 when this library computes SHA-256 (it was built with OpenSSL's libcrypto), else 0. */
+int npzs_sha256_built(void);
+
+/* ---- policies (added in 0.5.0) -----------------------------------------------------------------
+ * A policy declares the files a caller accepts, in JSON (README.md, "Policies"): the members (keys
+ * and glob patterns, required or optional, others allowed or not, blobs allowed or not), per
+ * member the dtypes, byte order, order, shape (with dimension names shared between members),
+ * element counts, bytes, the values (no NaN or infinity, a range) and a pinned SHA-256, and caps
+ * on the members and bytes in all.  The parser enforces it while the bytes arrive: a violation is
+ * an error like any other (NPZS_E_POLICY, a rule POLICY.*, npzs_error_detail() in words), found at
+ * the earliest byte that decides it (a dtype or shape at its header, before any data byte; a NaN
+ * at its element; a required member at the central directory).  Without a policy nothing
+ * changes; with one, an input is accepted only if it is accepted without it, and every error it
+ * has without the policy is reported the same unless a policy violation comes first.
+ *
+ * npzs_policy_new compiles the len bytes of JSON at text (UTF-8, at most 1 MiB) into a policy
+ * object allocated through alloc (NULL: malloc); it is read-only from then on and may be used by
+ * any number of parsers at once, in any thread.  NULL on a fault, described in *err when err is
+ * not NULL: the line and column of the text, and the field ("members.images.shape[1]"). */
+typedef struct npzs_policy npzs_policy;
+typedef struct npzs_policy_error {
+    uint32_t line, column; /* 1-based; 0 when the fault has no place in the text (out of memory) */
+    uint64_t offset;       /* the byte offset in the text */
+    char path[160];        /* the field, "" for the whole document */
+    char message[160];
+} npzs_policy_error;
+npzs_policy *npzs_policy_new(const char *text, size_t len, const npzs_allocator *alloc, npzs_policy_error *err);
+/* Release a policy (NULL is fine); no parser may use it any more. */
+void npzs_policy_free(npzs_policy *pol);
+/* Enforce pol on the parser's input (NULL: no policy), before its first byte; npzs_reset keeps it.
+ * The policy must outlive its use.  Its "hash" or a pinned value turns hashing on.  Returns 0,
+ * NPZS_E_BAD_CALL (sticky, rule CALL.policy) after the first byte, or NPZS_E_NOMEM. */
+int npzs_policy_use(npzs_parser *p, const npzs_policy *pol);
 
 /* ---- parallel inflate (added in 0.3.0) --------------------------------------
  * A helper over one parser that inflates deflated members on worker threads while the stream

@@ -31,6 +31,97 @@ void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, u
     c->crc_head = c->crc_data = 0;
     c->head_len = c->data_len = 0;
     c->hmemo_miss = 0; /* (c->info is written whole by the header that comes, if any) */
+    c->vc.on = 0;
+    c->checks = 0;
+    c->digest_ok = 0;
+    c->pend_rule = 0;
+    c->sniff = top ? NPZS_SNIFF_NPY : NPZS_SNIFF_NONE;
+    c->hashing = p->hashes || npzs__policy_hashes(p) || (p->pol.spec && p->pol.spec->has_sha);
+    if (c->hashing) npzs__sha256_init(c->sha);
+}
+
+/* ---- what a blob looks like (npzs_sniff), from its first NPZS_SNIFF_BYTES bytes -------------- */
+
+static int ident_char(uint8_t b) {
+    return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '_' || b == '.';
+}
+
+/* "cmodule\nname\n" (GLOBAL) from byte i: an identifier ended by a newline in the window */
+static int global_at(const uint8_t *b, size_t n, size_t i) {
+    size_t j = i;
+    while (j < n && ident_char(b[j])) j++;
+    return j > i && j < n && b[j] == '\n';
+}
+
+/* The opening of a protocol 0 or 1 pickle (protocols 2 to 5 begin with PROTO, 0x80 and the version). */
+static int pickle01(const uint8_t *b, size_t n, int ended) {
+    if (b[0] == 'c') return global_at(b, n, 1);
+    if (n < 2) return 0;
+    if (b[0] == '(') {
+        uint8_t k = b[1];
+        if ((k == 'd' || k == 'l' || k == 't') && n >= 3 && b[2] == 'p') return 1;         /* DICT, LIST, TUPLE; PUT */
+        if ((k == 'I' || k == 'L' || k == 'F') && n >= 3 && ((b[2] >= '0' && b[2] <= '9') || b[2] == '-')) return 1;
+        if (k == 'i' || k == 'c') return global_at(b, n, 2);                                /* INST, GLOBAL */
+        return k == 'K' || k == 'J' || k == 'M' || k == 'X' || k == 'U' || k == 'q' || k == '}' || k == ']' || k == ')';
+    }
+    if (b[0] == ']' || b[0] == '}' || b[0] == ')') return b[1] == 'q' || b[1] == '(' || (b[1] == '.' && n == 2 && ended);
+    return 0;
+}
+
+/* UTF-8 with no control character but tab, newline, carriage return and form feed (a character
+ * cut by the window's end counts when the blob goes on). */
+static int text(const uint8_t *b, size_t n, int ended) {
+    for (size_t i = 0; i < n;) {
+        uint8_t c = b[i];
+        if (c < 0x80) {
+            if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f') || c == 0x7F) return 0;
+            i++;
+            continue;
+        }
+        size_t j = i;
+        while (j < n && b[j] >= 0x80) j++;
+        int ok = npzs__utf8_valid(b + i, j - i);
+        for (size_t cut = 1; !ok && !ended && j == n && cut <= 3 && cut < j - i; cut++) ok = npzs__utf8_valid(b + i, j - i - cut);
+        if (!ok) return 0;
+        i = j;
+    }
+    return 1;
+}
+
+static int sniff_kind(const uint8_t *b, size_t n, int ended) {
+    if (n == 0) return NPZS_SNIFF_EMPTY;
+    if (n >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5) return NPZS_SNIFF_PICKLE;
+    if (n >= 4 && b[0] == 'P' && b[1] == 'K' && ((b[2] == 3 && b[3] == 4) || (b[2] == 5 && b[3] == 6) || (b[2] == 7 && b[3] == 8)))
+        return NPZS_SNIFF_ZIP;
+    if (n >= 2 && b[0] == 0x1F && b[1] == 0x8B) return NPZS_SNIFF_GZIP;
+    if (pickle01(b, n, ended)) return NPZS_SNIFF_PICKLE;
+    return text(b, n, ended) ? NPZS_SNIFF_TEXT : NPZS_SNIFF_BINARY;
+}
+
+/* The blob's first bytes are staged (all of them when it ended): its kind, and the policy on it. */
+static int blob_sniffed(npzs_parser *p, int ended) {
+    npzs_content *c = &p->c;
+    c->sniff = sniff_kind(c->pre, c->pre_len, ended);
+    return npzs__pol_sniffed(p, c->sniff);
+}
+
+/* The content is a blob, found at its byte coff (not the magic there, or the end). */
+static int blob_found(npzs_parser *p, uint64_t coff) {
+    npzs_content *c = &p->c;
+    if (c->must_be_npy) return npzs__fail(p, NPZS_E_ZIP_UNSUPPORTED, p->rec_off, NPZS_R_DD_BLOB);
+    c->kind = NPZS_KIND_BLOB;
+    if (npzs__pol_blob(p, coff) < 0) return p->err;
+    c->checks = p->pol.spec && p->pol.spec->max_bytes != UINT64_MAX;
+    return 0;
+}
+
+NPZS__API const char *npzs_sniff_name(int sniff) {
+    switch (sniff) {
+#define X(id, num, name) case num: return name;
+        NPZS_SNIFF_MAP(X)
+#undef X
+    default: return "unknown";
+    }
 }
 
 void npzs__content_release(npzs_parser *p) {
@@ -60,7 +151,8 @@ uint64_t npzs__content_want(const npzs_parser *p) {
 
 int npzs__content_skip(npzs_parser *p, uint64_t n, uint32_t crc) {
     npzs_content *c = &p->c;
-    if (c->out || !(c->state == NPZS_C_BLOB || (c->state == NPZS_C_DATA && n <= c->data_left))) return 0;
+    if (c->out || c->checks || c->hashing || !(c->state == NPZS_C_BLOB || (c->state == NPZS_C_DATA && n <= c->data_left)))
+        return 0;
     c->crc_data = npzs__crc32_combine(c->crc_data, crc, n);
     c->data_len += n;
     c->pos += n;
@@ -156,10 +248,17 @@ static int header_done(npzs_parser *p, const uint8_t *bytes) {
     c->info.header_len = c->head_len;
     c->data_left = c->info.nbytes;
     /* total output limit, checked as soon as the size is declared */
-    uint64_t need = c->head_len + c->info.nbytes;
-    if (need > p->lim.max_total_bytes || p->total_out > p->lim.max_total_bytes - need)
-        return npzs__fail_content(p, NPZS_E_LIMIT, c->pre_len,
-                                  NPZS_R_LIMIT_TOTAL_ARRAY);
+    uint64_t need = c->head_len + c->info.nbytes, cap = npzs__total_cap(p);
+    if (need > cap || p->total_out > cap - need)
+        return npzs__fail_content(p, npzs__total_code(p), c->pre_len, npzs__total_rule(p, NPZS_R_LIMIT_TOTAL_ARRAY));
+    c->sniff = NPZS_SNIFF_NPY;
+    if (npzs__pol_header(p) < 0) return p->err;
+    c->checks = c->vc.on;
+    if (c->hashing && c->info.nbytes == 0) { /* no data: the digest is known now */
+        npzs__sha256_final(c->sha, c->digest);
+        c->digest_ok = 1;
+        if (npzs__pol_digest(p, c->head_len, 0) < 0) return p->err;
+    }
     c->state = NPZS_C_HEADER_EVENT;
     return 0;
 }
@@ -187,18 +286,52 @@ static int header_memo_whole(npzs_parser *p) {
     return header_done(p, c->hmemo);
 }
 
-/* A DATA or BLOB chunk of n content bytes at buf: the CRC, the counts, and the event (NPZS_EVENT)
- * unless the caller does not want it (NPZS_NEED_INPUT: go on). */
-static int chunk(const npzs_parser *p, npzs_content *c, npzs_event *ev, npzs_event_type type, const uint8_t *buf, size_t n,
+/* A DATA or BLOB chunk of *n content bytes at buf: the policy's checks (which may cut it after
+ * a failing element, *n then its new length), the CRC, the hash, the counts, and the event
+ * (NPZS_EVENT) unless the caller does not want it (NPZS_NEED_INPUT: go on); < 0 when the chunk
+ * fails at once (no byte of it goes out). */
+static int chunk(npzs_parser *p, npzs_content *c, npzs_event *ev, npzs_event_type type, const uint8_t *buf, size_t *n,
                  int zero_copy) {
-    int emit = npzs__emits(p, type);
+    int emit = npzs__emits(p, type), rule = 0;
+    uint64_t bad = 0;
+    size_t len = *n;
+    if (c->checks) {
+        if (type == NPZS_EV_DATA) {
+            size_t ok = npzs__values_scan(&c->vc, buf, len, c->data_len, &bad, &rule);
+            if (rule) {
+                len = ok;
+                bad += c->head_len; /* a content offset */
+            }
+        } else {
+            size_t ok = npzs__pol_blob_room(p, c->data_len, len);
+            if (ok < len) {
+                len = ok;
+                bad = c->data_len + ok;
+                rule = NPZS_R_POLICY_MEMBER_BYTES;
+            }
+        }
+        if (rule && (!emit || len == 0)) return npzs__pol_value_fail(p, rule, bad);
+    }
     if (emit)
-        *ev = (npzs_event){.type = type, .offset = c->direct ? c->base + c->pos : c->base, .data = buf, .len = n,
+        *ev = (npzs_event){.type = type, .offset = c->direct ? c->base + c->pos : c->base, .data = buf, .len = len,
                            .pos = c->data_len, .zero_copy = zero_copy};
-    c->crc_data = npzs__crc32(c->crc_data, buf, n);
-    c->data_len += n;
-    c->pos += n;
+    c->crc_data = npzs__crc32(c->crc_data, buf, len);
+    if (c->hashing) npzs__sha256_update(c->sha, buf, len);
+    c->data_len += len;
+    c->pos += len;
+    *n = len;
+    if (rule) npzs__pol_defer(p, bad, rule);
     return emit ? NPZS_EVENT : NPZS_NEED_INPUT;
+}
+
+/* The array's last data byte was taken (emitted: in a chunk that goes out as an event). */
+static int data_done(npzs_parser *p, int emitted) {
+    npzs_content *c = &p->c;
+    c->state = NPZS_C_DONE;
+    if (!c->hashing) return 0;
+    npzs__sha256_final(c->sha, c->digest);
+    c->digest_ok = 1;
+    return c->pend_rule ? 0 : npzs__pol_digest(p, c->pos, emitted);
 }
 
 int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_copy, size_t *used,
@@ -241,12 +374,9 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
             while (i < len && c->pre_len < 6) {
                 uint8_t b = buf[i];
                 if (b != npy_magic[c->pre_len]) {
-                    /* not npy: a blob; the staged bytes are emitted first */
-                    if (c->must_be_npy)
-                        return npzs__fail(p, NPZS_E_ZIP_UNSUPPORTED, p->rec_off,
-                                          NPZS_R_DD_BLOB);
-                    c->kind = NPZS_KIND_BLOB;
-                    c->state = c->pre_len ? NPZS_C_BLOB_STAGED : NPZS_C_BLOB;
+                    /* not npy: a blob, whose first bytes are staged for its sniff, then emitted */
+                    if (blob_found(p, c->pre_len) < 0) return p->err;
+                    c->state = NPZS_C_BLOB_SNIFF;
                     break;
                 }
                 c->pre[c->pre_len++] = b;
@@ -306,10 +436,11 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
                 at = to;
                 out = 1;
             }
-            int rc = chunk(p, c, ev, NPZS_EV_DATA, at, n, out ? 0 : zero_copy);
+            int rc = chunk(p, c, ev, NPZS_EV_DATA, at, &n, out ? 0 : zero_copy);
+            if (rc < 0) return rc;
             c->data_left -= n;
-            if (!c->data_left) c->state = NPZS_C_DONE;
             i += n;
+            if (!c->data_left && data_done(p, rc == NPZS_EVENT) < 0) return p->err;
             if (rc == NPZS_NEED_INPUT) goto complete; /* all taken, or the array is */
             *used = i;
             return NPZS_EVENT;
@@ -323,17 +454,36 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
             return npzs__fail_content(p, NPZS_E_TRAILING_DATA, c->pos,
                                       c->top ? NPZS_R_NPY_TRAIL
                                              : NPZS_R_ZIP_MEMBER_TRAIL);
-        case NPZS_C_BLOB_STAGED: /* the sniffed bytes, counted in pos already: the blob's first chunk */
+        case NPZS_C_BLOB_SNIFF: /* a blob's first bytes, staged */
+            while (i < len && c->pre_len < NPZS_SNIFF_BYTES) {
+                c->pre[c->pre_len++] = buf[i++];
+                c->pos++;
+            }
+            if (c->pre_len < NPZS_SNIFF_BYTES) goto need;
+            if (blob_sniffed(p, 0) < 0) return p->err;
+            c->state = NPZS_C_BLOB_STAGED;
+            continue;
+        case NPZS_C_BLOB_STAGED: { /* the sniffed bytes, counted in pos already: the blob's first chunk */
             c->state = NPZS_C_BLOB;
             c->pos -= c->pre_len;
-            if (chunk(p, c, ev, NPZS_EV_BLOB, c->pre, c->pre_len, 0) == NPZS_NEED_INPUT) continue;
+            size_t n = c->pre_len;
+            int rc = chunk(p, c, ev, NPZS_EV_BLOB, c->pre, &n, 0);
+            if (rc < 0) return rc;
+            if (n < c->pre_len) c->pos += c->pre_len - n; /* cut by max_bytes: failing at the next call */
+            if (rc == NPZS_NEED_INPUT) continue;
             *used = i;
             return NPZS_EVENT;
-        case NPZS_C_BLOB:
+        }
+        case NPZS_C_BLOB: {
             if (i == len) goto need;
-            if (chunk(p, c, ev, NPZS_EV_BLOB, buf + i, len - i, zero_copy) == NPZS_NEED_INPUT) goto need;
-            *used = len;
+            size_t n = len - i;
+            int rc = chunk(p, c, ev, NPZS_EV_BLOB, buf + i, &n, zero_copy);
+            if (rc < 0) return rc;
+            i += n;
+            if (rc == NPZS_NEED_INPUT) goto need;
+            *used = i;
             return NPZS_EVENT;
+        }
         default:
             return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_CONTENT_STATE);
         }
@@ -350,14 +500,21 @@ int npzs__content_end(npzs_parser *p, npzs_event *ev) {
     npzs_content *c = &p->c;
     for (;;) {
         switch (c->state) {
-        case NPZS_C_SNIFF:
-            c->kind = NPZS_KIND_BLOB;
-            if (!c->pre_len) {
-                c->state = NPZS_C_BLOB;
-                return NPZS_NEED_INPUT;
-            }
-            c->state = NPZS_C_BLOB_STAGED;
+        case NPZS_C_SNIFF: /* the content ended inside the magic (or at once): a blob */
+            if (blob_found(p, c->pre_len) < 0) return p->err;
+            c->state = NPZS_C_BLOB_SNIFF;
+            continue;
+        case NPZS_C_BLOB_SNIFF:
+            if (blob_sniffed(p, 1) < 0) return p->err;
+            c->state = c->pre_len ? NPZS_C_BLOB_STAGED : NPZS_C_BLOB;
+            if (!c->pre_len) continue;
             break;
+        case NPZS_C_BLOB: /* the blob's end: its digest */
+            c->state = NPZS_C_DONE;
+            if (!c->hashing) return NPZS_NEED_INPUT;
+            npzs__sha256_final(c->sha, c->digest);
+            c->digest_ok = 1;
+            return npzs__pol_digest(p, c->pos, 0) < 0 ? p->err : NPZS_NEED_INPUT;
         case NPZS_C_PRE:
         case NPZS_C_HDR:
         case NPZS_C_DATA:
@@ -425,7 +582,8 @@ int npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     *ev = (npzs_event){.type = NPZS_EV_MEMBER_END, .member = p->cur, .offset = npzs__here(p), .kind = NPZS_KIND_ARRAY,
                        .size = size, .csize = size,
                        .crc32 = npzs__content_crc(p),
-                       .data_crc32 = p->c.crc_data, .data_size = p->c.data_len, .array = &p->c.info};
+                       .data_crc32 = p->c.crc_data, .data_size = p->c.data_len, .array = &p->c.info,
+                       .sniff = p->c.sniff, .sha256 = p->c.digest_ok ? p->c.digest : NULL};
     return NPZS_EVENT;
 }
 

@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include "npzstream.h"
+#include "policy.h"
 #include "rules.h"
 #include "states.h"
 
@@ -75,6 +76,16 @@ typedef struct npzs_content {
     size_t type_memo_len;
     uint64_t type_memo_itemsize;
     char type_memo_dtype[48];
+    /* a policy's checks and the content hash (policy.c, values.c, sha256.c) */
+    npzs_vcheck vc;             /* the array's values (finite, range) */
+    int checks;                 /* vc.on, or a blob's bytes are capped: chunks are looked at */
+    int hashing;                /* SHA-256 of the data (or blob) as it streams */
+    int digest_ok;              /* digest holds the finished hash */
+    int pend_rule;              /* a violation in the chunk just emitted: the next call fails with it */
+    uint64_t pend_coff;
+    int sniff;                  /* npzs_sniff, once known */
+    uint64_t sha[NPZS_SHA_CTX_WORDS];
+    uint8_t digest[32];
     /* scratch for the header parser: decoded strings and the name list */
     uint8_t *scratch;
     size_t scratch_cap;
@@ -229,6 +240,11 @@ struct npzs_parser {
     uint64_t mem_used, mem_peak; /* bytes held through the hooks (the parser included) */
     int mem_capped;             /* an allocation was refused by max_memory */
 
+    /* the caller's rules: a policy (policy.c) and hashing (npzs_hash) */
+    npzs_pstate pol;
+    unsigned hashes;             /* npzs_hash: NPZS_HASH_* */
+    char err_detail[200];       /* a policy violation in words (npzs_error_detail) */
+
     /* sticky error */
     int err;
     const char *err_msg;
@@ -327,6 +343,38 @@ static inline uint32_t npzs__le32(const uint8_t *b) {
 static inline uint64_t npzs__le64(const uint8_t *b) {
     return (uint64_t)npzs__le32(b) | ((uint64_t)npzs__le32(b + 4) << 32);
 }
+
+/* The cap on the bytes of all members: the limit, or the policy's max_total_bytes when it is the
+ * tighter; going over it is limit (the given rule) or policy (POLICY.total-bytes). */
+static inline uint64_t npzs__total_cap(const npzs_parser *p) {
+    uint64_t c = p->lim.max_total_bytes;
+    return p->pol.pol && p->pol.pol->max_total_bytes < c ? p->pol.pol->max_total_bytes : c;
+}
+static inline int npzs__total_code(const npzs_parser *p) {
+    return npzs__total_cap(p) < p->lim.max_total_bytes ? NPZS_E_POLICY : NPZS_E_LIMIT;
+}
+static inline int npzs__total_rule(const npzs_parser *p, int limit_rule) {
+    return npzs__total_cap(p) < p->lim.max_total_bytes ? NPZS_R_POLICY_TOTAL_BYTES : limit_rule;
+}
+
+/* policy.c: the policy's checks, each at the point of the stream that decides it (0 or < 0, the
+ * error recorded); they return 0 at once when no policy is used */
+int npzs__pol_start(npzs_parser *p);                  /* the format is known */
+int npzs__pol_member(npzs_parser *p);                 /* a local header was remembered */
+int npzs__pol_directory(npzs_parser *p);              /* the first record after the members */
+int npzs__pol_blob(npzs_parser *p, uint64_t coff);    /* the content is not a .npy */
+int npzs__pol_sniffed(npzs_parser *p, int sniff);     /* a blob's kind is known */
+size_t npzs__pol_blob_room(const npzs_parser *p, uint64_t have, size_t n);
+int npzs__pol_header(npzs_parser *p);                 /* an array's header was parsed */
+/* The data ended with c->digest: the pinned value (emitted: the last chunk goes out as an event,
+ * the error then comes at the next call). */
+int npzs__pol_digest(npzs_parser *p, uint64_t coff, int emitted);
+int npzs__pol_defer(npzs_parser *p, uint64_t coff, int rule);
+int npzs__pol_pending(npzs_parser *p);                /* the deferred violation, now */
+int npzs__pol_value_fail(npzs_parser *p, int rule, uint64_t coff);
+void npzs__policy_reset(npzs_parser *p);
+void npzs__policy_release(npzs_parser *p);
+int npzs__policy_hashes(const npzs_parser *p);        /* "hash": "sha256" */
 
 /* crc.c */
 uint32_t npzs__crc32(uint32_t crc, const uint8_t *buf, size_t len);

@@ -63,6 +63,7 @@ int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule) {
     p->err_rule = rule;
     p->err_msg = rule > 0 && rule < NPZS_R__END ? rule_msgs[rule] : npzs_strerror(code);
     p->err_coff = NPZS_NO_OFFSET;
+    p->err_detail[0] = 0;
     p->err_member = (p->format == NPZS_FORMAT_NPY) ? (long)p->cur : -1;
     if (p->format == NPZS_FORMAT_NPZ && p->state >= NPZS_S_ZIP_LFH && p->state <= NPZS_S_ZIP_MEMBER_END)
         p->err_member = (long)p->cur;
@@ -77,6 +78,7 @@ int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule) {
 NPZS__API int npzs_error(const npzs_parser *p) { return p ? p->err : NPZS_E_BAD_CALL; }
 NPZS__API uint64_t npzs_error_offset(const npzs_parser *p) { return p ? p->err_off : 0; }
 NPZS__API const char *npzs_error_message(const npzs_parser *p) { return p && p->err ? p->err_msg : "no error"; }
+NPZS__API const char *npzs_error_detail(const npzs_parser *p) { return p && p->err && p->err_detail[0] ? p->err_detail : NULL; }
 NPZS__API const char *npzs_error_rule(const npzs_parser *p) { return p && p->err ? npzs__rule_id(p->err_rule) : NULL; }
 NPZS__API long npzs_error_member(const npzs_parser *p) { return p && p->err ? p->err_member : -1; }
 NPZS__API uint64_t npzs_error_content_offset(const npzs_parser *p) { return p && p->err ? p->err_coff : NPZS_NO_OFFSET; }
@@ -185,7 +187,7 @@ static void limits_default(npzs_limits *lim) {
     lim->max_members = 100000;
     lim->max_name_len = 4096;
     lim->max_extra_len = 65535;
-    lim->max_total_bytes = UINT64_C(1) << 40;
+    lim->max_total_bytes = UINT64_C(1) << 30; /* SECURITY.md, "Defaults for untrusted input" */
     lim->inflate_window = 256 * 1024;
     lim->max_memory = UINT64_C(256) << 20;
 }
@@ -268,6 +270,7 @@ NPZS__API void npzs_free(npzs_parser *p) {
     if (!p) return;
     npzs__content_release(p);
     npzs__zip_release(p);
+    npzs__policy_release(p);
     p->al.free(p->al.opaque, p);
 }
 
@@ -322,6 +325,9 @@ NPZS__API void npzs_reset(npzs_parser *p) {
     p->extra_cap = keep.extra_cap;
     p->end.tail = keep.end.tail;
     p->end.tail_cap = keep.end.tail_cap;
+    p->pol = keep.pol; /* the caller's choices, like the limits: the policy (its state made new), hashing */
+    p->hashes = keep.hashes;
+    npzs__policy_reset(p);
     p->ev_user = keep.ev_user; /* the caller's choice, like the limits; a helper stays attached */
     p->ev_helper = keep.ev_helper;
     p->ev_emit = keep.ev_emit;
@@ -338,6 +344,15 @@ NPZS__API int npzs_npy_sequence(npzs_parser *p) {
     if (p->state != NPZS_S_START || p->consumed || (p->lim.lenient & NPZS_LENIENT_NPY_TRAILING))
         return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_SEQUENCE);
     p->sequence = 1;
+    return 0;
+}
+
+NPZS__API int npzs_hash(npzs_parser *p, unsigned what) {
+    if (!p) return NPZS_E_BAD_CALL;
+    if (p->err) return p->err;
+    if (p->state != NPZS_S_START || p->consumed || (what & ~NPZS_HASH_SHA256) || (what && !npzs__sha256_built()))
+        return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_HASH);
+    p->hashes = what;
     return 0;
 }
 
@@ -365,6 +380,7 @@ static int st_start(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     uint8_t b = ((const uint8_t *)in->src)[in->pos];
     if (b == 0x93) {
         p->format = NPZS_FORMAT_NPY;
+        if (npzs__pol_start(p) < 0) return p->err;
         npzs__content_start(p, 1, 1, 0, 0);
         p->state = NPZS_S_NPY_CONTENT;
         p->cur = 0;
@@ -375,6 +391,7 @@ static int st_start(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     }
     if (b == 'P') {
         p->format = NPZS_FORMAT_NPZ;
+        if (npzs__pol_start(p) < 0) return p->err;
         p->state = NPZS_S_ZIP_SIG;
         return NPZS__STEP;
     }
@@ -400,9 +417,10 @@ static int st_done(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     return NPZS_DONE;
 }
 
-/* The npzs_event layouts this library can fill: one so far (0.1.0's, unchanged in 0.2.0).  When
- * the struct grows, the older sizes are filled through a full-size copy cut to their length. */
-#define EVENT_V010 sizeof(npzs_event)
+/* The npzs_event layouts this library can fill: 0.1.0's (unchanged to 0.4.0), and 0.5.0's, which
+ * adds sniff and sha256 at the end.  An older size is filled through a full-size copy cut to its
+ * length. */
+#define EVENT_V010 offsetof(npzs_event, sniff)
 
 #undef npzs_next
 NPZS__API int npzs_next(npzs_parser *p, npzs_in *in, npzs_event *ev) { return npzs_next_(p, in, ev, EVENT_V010); }
@@ -410,9 +428,16 @@ NPZS__API int npzs_next(npzs_parser *p, npzs_in *in, npzs_event *ev) { return np
 NPZS__API int npzs_next_(npzs_parser *p, npzs_in *in, npzs_event *ev, size_t ev_size) {
     if (!p || !ev || (in && (in->pos > in->size || (!in->src && in->size))))
         return p ? npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_ARG) : NPZS_E_BAD_CALL;
-    if (ev_size != EVENT_V010) return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_EVENT_SIZE);
+    if (ev_size != sizeof(npzs_event)) {
+        if (ev_size != EVENT_V010) return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_EVENT_SIZE);
+        npzs_event full;
+        int rc = npzs_next_(p, in, &full, sizeof full);
+        if (rc == NPZS_EVENT) memcpy(ev, &full, EVENT_V010);
+        return rc;
+    }
     if (p->state <= NPZS_S__BASE || p->state >= NPZS_S__END) return NPZS_E_BAD_CALL;
     if (p->err) return p->err;
+    if (p->c.pend_rule) return npzs__pol_pending(p); /* a violation in the chunk the last call gave */
     p->in = in; /* *ev is written whole by the step that emits an event, and only then */
     p->pos0 = in ? in->pos : 0;
     int rc;

@@ -198,6 +198,7 @@
     X(NOMEM_ZIN, "NOMEM.inflate-input", "out of memory for the inflate input") \
     X(NOMEM_INFLATE, "NOMEM.inflate", "out of memory inside inflate") \
     X(NOMEM_NAME_TABLE, "NOMEM.name-table", "out of memory for the name table") \
+    X(NOMEM_POLICY, "NOMEM.policy", "out of memory for the policy's state") \
     X(CALL_STATE, "CALL.state", "corrupt parser state") \
     X(CALL_ZLIB, "CALL.zlib", "zlib refused to start or reset inflate") \
     X(CALL_ARG, "CALL.argument", "bad argument") \
@@ -209,7 +210,31 @@
     X(CALL_DESCR_FRAME, "CALL.descr-frame", "corrupt descr parser frame") \
     X(CALL_PAR_FREE, "CALL.par-free", "npzs_par_free inside a member its helper inflated: the input cannot go on without it") \
     X(CALL_EVENTS, "CALL.events", "npzs_events with a bit that names no event") \
-    X(CALL_PAR_TAKE, "CALL.par-take", "npzs_par_take_data outside an array's data, or twice")
+    X(CALL_PAR_TAKE, "CALL.par-take", "npzs_par_take_data outside an array's data, or twice") \
+    X(POLICY_FORMAT, "POLICY.format", "the input is not of the format the policy names") \
+    X(POLICY_REQUIRED, "POLICY.required", "a member the policy requires is missing") \
+    X(POLICY_MEMBERS, "POLICY.members", "a member the policy does not list (allow_other_members is false)") \
+    X(POLICY_MAX_MEMBERS, "POLICY.max-members", "more members than the policy's max_members") \
+    X(POLICY_BLOB, "POLICY.blob", "a member that is not a .npy array, where the policy allows no blobs") \
+    X(POLICY_BLOB_KIND, "POLICY.blob-kind", "a blob of a kind the policy does not allow (a pickle, say)") \
+    X(POLICY_KIND, "POLICY.kind", "an array where the policy wants a blob") \
+    X(POLICY_DTYPE, "POLICY.dtype", "a dtype the policy does not allow") \
+    X(POLICY_BYTE_ORDER, "POLICY.byte-order", "a byte order the policy does not allow") \
+    X(POLICY_FORTRAN, "POLICY.fortran-order", "an array order (C or Fortran) the policy does not allow") \
+    X(POLICY_NDIM, "POLICY.ndim", "a number of dimensions the policy's shape does not allow") \
+    X(POLICY_SHAPE, "POLICY.shape", "a dimension differs from the policy's shape") \
+    X(POLICY_SHAPE_VAR, "POLICY.shape-var", "a named dimension differs from its value in an earlier member or dimension") \
+    X(POLICY_DIM_RANGE, "POLICY.dim-range", "a named dimension outside its range in the policy's dims") \
+    X(POLICY_ELEMENTS, "POLICY.elements", "an element count outside the policy's elements range") \
+    X(POLICY_MEMBER_BYTES, "POLICY.member-bytes", "a member larger than the policy's max_bytes") \
+    X(POLICY_TOTAL_BYTES, "POLICY.total-bytes", "more member bytes in all than the policy's max_total_bytes") \
+    X(POLICY_NAN, "POLICY.nan", "a NaN where the policy wants finite values") \
+    X(POLICY_INF, "POLICY.inf", "an infinity where the policy wants finite values") \
+    X(POLICY_RANGE, "POLICY.range", "a value outside the policy's range") \
+    X(POLICY_CHECK_TYPE, "POLICY.check-type", "finite or range asked of a dtype whose values are not checked (long double, structured, text, datetime)") \
+    X(POLICY_SHA256, "POLICY.sha256", "the array's SHA-256 differs from the value the policy pins") \
+    X(CALL_POLICY, "CALL.policy", "npzs_policy_use after the first byte") \
+    X(CALL_HASH, "CALL.hash", "npzs_hash after the first byte, with an unknown bit, or in a build without SHA-256")
 
 enum npzs_rule {
     NPZS_R_NONE = 0,

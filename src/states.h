@@ -59,6 +59,7 @@
     X(C_HEADER_EVENT, "emit HEADER")                                             \
     X(C_DATA, "array data bytes, emitted as DATA chunks")                        \
     X(C_DONE, "array complete: any further content byte is trailing data")       \
+    X(C_BLOB_SNIFF, "a blob's first 16 bytes, staged for its sniff (npzs_sniff)") \
     X(C_BLOB_STAGED, "emit the staged sniff bytes of a blob")                    \
     X(C_BLOB, "blob bytes, emitted as BLOB chunks")
 

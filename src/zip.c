@@ -251,6 +251,7 @@ static int region_start(npzs_parser *p) {
 
 static int end_of_cd(npzs_parser *p) {
     npzs_end *d = &p->end;
+    if (p->phase == PH_LOCALS && npzs__pol_directory(p) < 0) return p->err;
     if (p->phase == PH_LOCALS) d->cd_start = p->rec_off;
     d->cd_end = p->rec_off;
     if (d->cd_count != p->members) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_FEWER);
@@ -296,6 +297,7 @@ int npzs__zip_sig(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         p->lfh.name_ready = 0;
         p->state = NPZS_S_ZIP_LFH;
     } else if (in_cd && s == SIG_CDH) {
+        if (p->phase == PH_LOCALS && npzs__pol_directory(p) < 0) return p->err;
         if (p->phase == PH_LOCALS) p->end.cd_start = p->rec_off;
         p->phase = PH_CENTRAL;
         if (region_start(p) < 0) return p->err;
@@ -339,9 +341,11 @@ static int lfh_vars(npzs_parser *p, const uint8_t *x) {
     if (npzs__zr_name(p->name, h->f.name_len, h->f.flags, &e) < 0 || npzs__zr_extra(x, h->f.extra_len, 1, &z, &zl, &e) < 0 ||
         npzs__zr_lfh_sizes(h, z, zl, &e) < 0)
         return bad_e(p, &e);
-    if (h->known && (h->usize > p->lim.max_total_bytes || p->total_out > p->lim.max_total_bytes - h->usize))
-        return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_TOTAL_MEMBER);
-    return remember(p);
+    uint64_t cap = npzs__total_cap(p);
+    if (h->known && (h->usize > cap || p->total_out > cap - h->usize))
+        return bad(p, npzs__total_code(p), npzs__total_rule(p, NPZS_R_LIMIT_TOTAL_MEMBER));
+    if (remember(p) < 0) return p->err;
+    return npzs__pol_member(p);
 }
 
 /* MEMBER_BEGIN: start the content machine (and inflate) and emit the event. */
@@ -454,8 +458,9 @@ int npzs__zip_deflated(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     const npzs_zlfh *h = &p->lfh.h;
     if (f->win_pos < f->win_len) {
         size_t n = f->win_len - f->win_pos, used = 0;
-        uint64_t room = p->lim.max_total_bytes - p->total_out; /* total_out <= limit always */
-        if (p->c.pos >= room) return npzs__fail(p, NPZS_E_LIMIT, p->data_start, NPZS_R_LIMIT_TOTAL_INFLATE);
+        uint64_t room = npzs__total_cap(p) - p->total_out; /* total_out <= the cap always */
+        if (p->c.pos >= room)
+            return npzs__fail(p, npzs__total_code(p), p->data_start, npzs__total_rule(p, NPZS_R_LIMIT_TOTAL_INFLATE));
         if (n > room - p->c.pos) n = (size_t)(room - p->c.pos);
         /* content of a known size gets exactly that many bytes, whatever the window holds */
         if (h->known) {
@@ -532,7 +537,8 @@ int npzs__zip_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     *ev = (npzs_event){.type = NPZS_EV_MEMBER_END, .member = p->cur, .offset = npzs__here(p), .name = (const char *)r->name,
                        .name_len = r->name_len, .method = r->method, .kind = p->c.kind, .size = p->c.pos,
                        .csize = p->data_in, .crc32 = r->crc, .data_crc32 = p->c.crc_data, .data_size = p->c.data_len,
-                       .array = p->c.kind == NPZS_KIND_ARRAY ? &p->c.info : NULL};
+                       .array = p->c.kind == NPZS_KIND_ARRAY ? &p->c.info : NULL, .sniff = p->c.sniff,
+                       .sha256 = p->c.digest_ok ? p->c.digest : NULL};
     return NPZS_EVENT;
 }
 

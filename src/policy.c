@@ -1,0 +1,1196 @@
+/*
+ * policy.c -- policies: the JSON a caller writes, compiled into a read-only object (the first part),
+ * and its enforcement while an input streams (the second part), at the earliest byte that decides:
+ *
+ *   the first byte        format; a .npy when the policy requires members
+ *   a local header        the member's key (listed, or allow_other_members), max_members
+ *   the content's start   a blob where none is allowed; a blob's kind once its first bytes are in
+ *   an array's header     dtype, byte order, order, shape and named dimensions, element count,
+ *                         bytes (before any data byte is read or a destination named)
+ *   each data chunk       NaN, infinity, range (values.c), a blob's bytes
+ *   the data's end        a pinned SHA-256
+ *   the directory         the required members
+ *
+ * A violation is recorded like any error (NPZS_E_POLICY, a POLICY.* rule, the offset) with its
+ * words in the parser's detail buffer.  The parser never consults the policy for anything else:
+ * with no policy attached, every function here returns at once.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ================================================================================================
+ * Compiling
+ * ================================================================================================ */
+
+typedef struct pc {
+    npzs_policy *pol;
+    const uint8_t *text;
+    size_t len;
+    npzs_policy_error *err;
+    char path[160];
+    size_t path_len;
+} pc;
+
+static void err_at(pc *c, uint64_t at, const char *fmt, ...) {
+    if (!c->err) return;
+    npzs_policy_error *e = c->err;
+    e->offset = at;
+    e->line = 1;
+    e->column = 1;
+    for (uint64_t i = 0; i < at && i < c->len; i++) {
+        if (c->text[i] == '\n') {
+            e->line++;
+            e->column = 1;
+        } else if ((c->text[i] & 0xC0) != 0x80) {
+            e->column++; /* characters, not bytes */
+        }
+    }
+    snprintf(e->path, sizeof e->path, "%s", c->path);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    va_end(ap);
+}
+
+static int bad(pc *c, const npzs_jv *v, const char *fmt, ...) {
+    if (!c->err) return -1;
+    char m[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof m, fmt, ap);
+    va_end(ap);
+    err_at(c, v ? v->at : 0, "%s", m);
+    return -1;
+}
+
+/* The path: pushed and popped around each field (k: a key; or an index when k is NULL). */
+static size_t path_push(pc *c, const char *k, size_t idx) {
+    size_t old = c->path_len;
+    int w;
+    if (k) w = snprintf(c->path + old, sizeof c->path - old, "%s%s", old ? "." : "", k);
+    else w = snprintf(c->path + old, sizeof c->path - old, "[%zu]", idx);
+    if (w > 0) c->path_len = old + (size_t)w < sizeof c->path ? old + (size_t)w : sizeof c->path - 1;
+    return old;
+}
+static void path_pop(pc *c, size_t old) {
+    c->path_len = old;
+    c->path[old] = 0;
+}
+
+static void *pal(pc *c, size_t n) {
+    void *p = npzs__parena_alloc(&c->pol->a, n ? n : 1);
+    if (p) memset(p, 0, n ? n : 1);
+    return p;
+}
+
+static const char *type_name(const npzs_jv *v) {
+    switch (v->t) {
+    case NPZS_J_NULL: return "null";
+    case NPZS_J_FALSE: case NPZS_J_TRUE: return "a boolean";
+    case NPZS_J_NUM: return "a number";
+    case NPZS_J_STR: return "a string";
+    case NPZS_J_ARR: return "a list";
+    default: return "an object";
+    }
+}
+
+static int want(pc *c, const npzs_jv *v, int t, const char *what) {
+    if (v->t == t || (t == NPZS_J_TRUE && v->t == NPZS_J_FALSE)) return 0;
+    return bad(c, v, "expected %s, not %s", what, type_name(v));
+}
+
+/* A non-negative integer written as one (no fraction, no exponent, no sign). */
+static int uint_of(pc *c, const npzs_jv *v, uint64_t *out) {
+    if (v->t != NPZS_J_NUM || v->frac || v->s[0] == '-') return bad(c, v, "expected a non-negative integer");
+    uint64_t x = 0;
+    for (uint32_t i = 0; i < v->len; i++) {
+        unsigned d = (unsigned)(v->s[i] - '0');
+        if (x > (UINT64_MAX - d) / 10) return bad(c, v, "integer too large (at most 2**64 - 1)");
+        x = x * 10 + d;
+    }
+    *out = x;
+    return 0;
+}
+
+/* A size: an integer, or a string of digits with a suffix K M G T P E (powers of 1000) or Ki Mi
+ * Gi Ti Pi Ei (powers of 1024), as the command line takes. */
+static int size_of(pc *c, const npzs_jv *v, uint64_t *out) {
+    if (v->t == NPZS_J_NUM) return uint_of(c, v, out);
+    if (v->t != NPZS_J_STR) return bad(c, v, "expected a size: an integer or a string such as \"512Mi\"");
+    const char *s = v->s;
+    uint64_t x = 0;
+    if (*s < '0' || *s > '9') return bad(c, v, "expected a size such as \"512Mi\" (digits, then K M G T or Ki Mi Gi Ti)");
+    for (; *s >= '0' && *s <= '9'; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (x > (UINT64_MAX - d) / 10) return bad(c, v, "size too large");
+        x = x * 10 + d;
+    }
+    if (*s) {
+        static const char units[] = "KMGTPE";
+        const char *u = strchr(units, *s);
+        int iec = s[1] == 'i';
+        if (!u || !*u || s[1 + iec]) return bad(c, v, "unknown size suffix (K M G T P E, or Ki Mi Gi Ti Pi Ei)");
+        uint64_t base = iec ? 1024 : 1000;
+        for (long k = 0; k <= u - units; k++) {
+            if (x > UINT64_MAX / base) return bad(c, v, "size too large");
+            x *= base;
+        }
+    }
+    *out = x;
+    return 0;
+}
+
+static int bool_of(pc *c, const npzs_jv *v, uint8_t *out) {
+    if (want(c, v, NPZS_J_TRUE, "true or false") < 0) return -1;
+    *out = v->t == NPZS_J_TRUE;
+    return 0;
+}
+
+/* [min, max] of non-negative integers (either may be null: no bound), or one integer (both). */
+static int span_of(pc *c, const npzs_jv *v, uint64_t *lo, uint64_t *hi) {
+    *lo = 0;
+    *hi = UINT64_MAX;
+    if (v->t == NPZS_J_NUM) {
+        if (uint_of(c, v, lo) < 0) return -1;
+        *hi = *lo;
+        return 0;
+    }
+    if (v->t != NPZS_J_ARR || v->len != 2) return bad(c, v, "expected [min, max] (null for no bound) or an integer");
+    if (v->kid->t != NPZS_J_NULL && uint_of(c, v->kid, lo) < 0) return -1;
+    if (v->kid->next->t != NPZS_J_NULL && uint_of(c, v->kid->next, hi) < 0) return -1;
+    if (*lo > *hi) return bad(c, v, "min is larger than max");
+    return 0;
+}
+
+/* ---- dtypes --------------------------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    char code;
+    uint64_t size;
+} dt_names[] = {
+    {"bool", 'b', 1},        {"int8", 'i', 1},       {"int16", 'i', 2},        {"int32", 'i', 4},
+    {"int64", 'i', 8},       {"uint8", 'u', 1},      {"uint16", 'u', 2},       {"uint32", 'u', 4},
+    {"uint64", 'u', 8},      {"float16", 'f', 2},    {"float32", 'f', 4},      {"float64", 'f', 8},
+    {"float128", 'f', 16},   {"longdouble", 'f', 16}, {"complex64", 'c', 8},   {"complex128", 'c', 16},
+    {"complex256", 'c', 32}, {"clongdouble", 'c', 32}, {"str", 'U', 0},        {"bytes", 'S', 0},
+    {"void", 'V', 0},        {"bfloat16", 'V', 2},   {"datetime64", 'M', 8},   {"timedelta64", 'm', 8},
+};
+
+static const char *const dt_units[] = {"Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as", "generic"};
+
+/* A dtype.str as NumPy spells it: order, code, size and (M8, m8) a unit. */
+static int dtype_str_ok(const char *s, const char **why) {
+    char o = s[0], k = s[1];
+    if (!o || !strchr("<>|", o)) return *why = "a dtype.str starts with '<', '>' or '|' (or use a name: \"float32\")", 0;
+    if (!k || !strchr("biufcUSVMm", k)) return *why = "unknown type code (b i u f c U S V M m)", 0;
+    const char *d = s + 2;
+    if (*d < '0' || *d > '9') return *why = "a dtype.str needs its size (\"<f4\", \"|S10\")", 0;
+    uint64_t size = 0;
+    for (; *d >= '0' && *d <= '9'; d++) {
+        if (size > 1000000000) return *why = "size too large", 0;
+        size = size * 10 + (uint64_t)(*d - '0');
+    }
+    if (s[2] == '0' && s[3] >= '0' && s[3] <= '9') return *why = "leading zero in the size", 0;
+    int one = k == 'b' || k == 'S' || k == 'V' || ((k == 'i' || k == 'u') && size == 1);
+    if (one && o != '|') return *why = "NumPy writes this type with '|' (no byte order)", 0;
+    if (!one && o == '|') return *why = "this type needs a byte order, '<' or '>'", 0;
+    if (k == 'M' || k == 'm') {
+        if (size != 8) return *why = "datetime64 and timedelta64 have size 8", 0;
+        if (*d) {
+            const char *u = d + 1;
+            if (*d != '[' || !*u) return *why = "a datetime unit is written [unit]", 0;
+            const char *e = strchr(u, ']');
+            if (!e || e[1]) return *why = "a datetime unit is written [unit]", 0;
+            while (*u >= '0' && *u <= '9') u++; /* a multiplier: "[10ms]" */
+            int found = 0;
+            for (size_t i = 0; i < sizeof dt_units / sizeof dt_units[0]; i++)
+                if ((size_t)(e - u) == strlen(dt_units[i]) && memcmp(u, dt_units[i], (size_t)(e - u)) == 0) found = 1;
+            if (!found) return *why = "unknown datetime unit", 0;
+        }
+        return 1;
+    }
+    if (*d) return *why = "unexpected text after the size", 0;
+    return 1;
+}
+
+static int dtype_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth);
+
+/* A field list: [[name, type], [name, type, shape], ...]. */
+static int fields_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth) {
+    if (depth > 8) return bad(c, v, "field lists nested too deeply");
+    if (v->len == 0) return bad(c, v, "an empty field list");
+    d->kind = NPZS_PDT_FIELDS;
+    d->nfields = v->len;
+    d->fields = pal(c, v->len * sizeof *d->fields);
+    if (!d->fields) return bad(c, NULL, "out of memory");
+    size_t i = 0;
+    for (const npzs_jv *f = v->kid; f; f = f->next, i++) {
+        size_t o = path_push(c, NULL, i);
+        npzs_pfield *pf = &d->fields[i];
+        if (f->t != NPZS_J_ARR || f->len < 2 || f->len > 3 || f->kid->t != NPZS_J_STR)
+            return bad(c, f, "a field is [name, type] or [name, type, shape]");
+        pf->name = f->kid->s;
+        pf->name_len = f->kid->len;
+        for (size_t j = 0; j < i; j++)
+            if (d->fields[j].name_len == pf->name_len && memcmp(d->fields[j].name, pf->name, pf->name_len) == 0)
+                return bad(c, f->kid, "two fields of one name");
+        if (dtype_of(c, f->kid->next, &pf->type, depth + 1) < 0) return -1;
+        const npzs_jv *sh = f->kid->next->next;
+        if (sh) {
+            if (sh->t != NPZS_J_ARR || sh->len == 0) return bad(c, sh, "a field's shape is a non-empty list of integers");
+            pf->has_shape = 1;
+            pf->ndim = sh->len;
+            pf->shape = pal(c, sh->len * sizeof *pf->shape);
+            if (!pf->shape) return bad(c, NULL, "out of memory");
+            size_t k = 0;
+            for (const npzs_jv *x = sh->kid; x; x = x->next)
+                if (uint_of(c, x, &pf->shape[k++]) < 0) return -1;
+        }
+        path_pop(c, o);
+    }
+    return 0;
+}
+
+static int dtype_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth) {
+    if (v->t == NPZS_J_ARR) return fields_of(c, v, d, depth);
+    if (v->t != NPZS_J_STR) return bad(c, v, "a dtype is a string (\"<f4\", \"float32\") or a field list");
+    const char *s = v->s;
+    for (size_t i = 0; i < sizeof dt_names / sizeof dt_names[0]; i++)
+        if (!strcmp(s, dt_names[i].name)) {
+            d->kind = NPZS_PDT_CLASS;
+            d->code = dt_names[i].code;
+            d->size = dt_names[i].size;
+            return 0;
+        }
+    if (!strncmp(s, "datetime64[", 11) || !strncmp(s, "timedelta64[", 12)) { /* a name with a unit */
+        char t[48];
+        int m = s[0] == 'd';
+        if (snprintf(t, sizeof t, "<%s8%s", m ? "M" : "m", s + (m ? 10 : 11)) >= (int)sizeof t)
+            return bad(c, v, "unknown dtype");
+        const char *why;
+        if (!dtype_str_ok(t, &why)) return bad(c, v, "%s", why);
+        d->kind = NPZS_PDT_CLASS;
+        d->code = m ? 'M' : 'm';
+        d->size = 8;
+        d->unit = s + (m ? 10 : 11);
+        return 0;
+    }
+    const char *why = "unknown dtype name (a dtype.str such as \"<f4\", or a name such as \"float32\")";
+    if (!strchr("<>|", s[0]) || !dtype_str_ok(s, &why)) return bad(c, v, "'%s': %s", s, why);
+    d->kind = NPZS_PDT_STR;
+    d->str = s;
+    return 0;
+}
+
+/* ---- shapes ---------------------------------------------------------------------------------- */
+
+static int ident(const char *s) {
+    if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_')) return 0;
+    for (s++; *s; s++)
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_')) return 0;
+    return 1;
+}
+
+/* The dimension called name: its index, entered (without a range) when it is new. */
+static long dim_index(pc *c, const char *name, uint32_t len, int enter) {
+    npzs_policy *p = c->pol;
+    for (uint32_t i = 0; i < p->ndims; i++)
+        if (p->dims[i].name_len == len && memcmp(p->dims[i].name, name, len) == 0) return i;
+    if (!enter) return -1;
+    if (p->ndims >= 256) return -2;
+    if ((p->ndims & 15) == 0) { /* grown by 16 */
+        npzs_pdimdef *n = pal(c, (p->ndims + 16) * sizeof *n);
+        if (!n) return -3;
+        if (p->ndims) memcpy(n, p->dims, p->ndims * sizeof *n);
+        p->dims = n;
+    }
+    npzs_pdimdef *d = &p->dims[p->ndims];
+    d->name = name;
+    d->name_len = len;
+    d->min = 0;
+    d->max = UINT64_MAX;
+    return p->ndims++;
+}
+
+static int shape_of(pc *c, const npzs_jv *v, npzs_pspec *s) {
+    if (v->t != NPZS_J_ARR) return bad(c, v, "a shape is a list: integers, dimension names, \"*\" and \"...\"");
+    if (v->len > NPZS_MAX_NDIM + 1) return bad(c, v, "more dimensions than an array may have (64)");
+    s->has_shape = 1;
+    s->nshape = v->len;
+    s->shape = pal(c, v->len * sizeof *s->shape);
+    if (!s->shape) return bad(c, NULL, "out of memory");
+    int rest = 0;
+    size_t i = 0;
+    for (const npzs_jv *x = v->kid; x; x = x->next, i++) {
+        size_t o = path_push(c, NULL, i);
+        npzs_pdim *d = &s->shape[i];
+        if (x->t == NPZS_J_NUM) {
+            d->kind = NPZS_PSH_FIXED;
+            if (uint_of(c, x, &d->v) < 0) return -1;
+        } else if (x->t == NPZS_J_STR && !strcmp(x->s, "*")) {
+            d->kind = NPZS_PSH_ANY;
+        } else if (x->t == NPZS_J_STR && !strcmp(x->s, "...")) {
+            if (rest++) return bad(c, x, "at most one \"...\" in a shape");
+            d->kind = NPZS_PSH_REST;
+        } else if (x->t == NPZS_J_STR && ident(x->s)) {
+            long k = dim_index(c, x->s, x->len, 1);
+            if (k < 0) return bad(c, x, k == -2 ? "more than 256 dimension names" : "out of memory");
+            d->kind = NPZS_PSH_VAR;
+            d->v = (uint64_t)k;
+        } else {
+            return bad(c, x, "a dimension is an integer, a name (letters, digits, '_'), \"*\" or \"...\"");
+        }
+        path_pop(c, o);
+    }
+    return 0;
+}
+
+/* ---- ranges ---------------------------------------------------------------------------------- */
+
+/* One end of a range from its JSON number: each kind of element's bound, an integer bound rounded
+ * inwards (lo up, hi down) and saturated; a bound no integer of the kind can meet is marked. */
+static int bound_of(pc *c, const npzs_jv *v, int is_lo, npzs_pbound *b) {
+    if (v->t == NPZS_J_NULL) return 0;
+    if (v->t != NPZS_J_NUM) return bad(c, v, "a range bound is a number or null");
+    char t[72];
+    memcpy(t, v->s, v->len);
+    t[v->len] = 0;
+    char *end;
+    double d = strtod(t, &end); /* the C locale's: the library never calls setlocale */
+    if (*end || isnan(d)) return bad(c, v, "not a number this library can read");
+    b->on = 1;
+    b->d = d;
+    b->f = (float)d;
+    if (!v->frac) { /* an integer literal: exact */
+        int neg = t[0] == '-';
+        uint64_t m = 0;
+        int big = 0;
+        for (const char *q = t + neg; *q; q++) {
+            unsigned dg = (unsigned)(*q - '0');
+            if (m > (UINT64_MAX - dg) / 10) big = 1;
+            else m = m * 10 + dg;
+        }
+        if (neg) {
+            b->u = 0;
+            b->none_u = !is_lo; /* hi < 0: no unsigned value */
+            if (big || m > (uint64_t)INT64_MAX + 1) { b->i = INT64_MIN; b->none_i = !is_lo; }
+            else b->i = m == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)m;
+        } else {
+            b->u = big ? UINT64_MAX : m;
+            b->none_u = big && is_lo;
+            b->i = big || m > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)m;
+            b->none_i = (big || m > (uint64_t)INT64_MAX) && is_lo;
+        }
+        return 0;
+    }
+    double r = is_lo ? ceil(d) : floor(d);
+    if (r >= 9223372036854775808.0) { b->i = INT64_MAX; b->none_i = is_lo; }
+    else if (r < -9223372036854775808.0) { b->i = INT64_MIN; b->none_i = !is_lo; }
+    else b->i = (int64_t)r;
+    if (r >= 18446744073709551616.0) { b->u = UINT64_MAX; b->none_u = is_lo; }
+    else if (r < 0) { b->u = 0; b->none_u = !is_lo; }
+    else b->u = (uint64_t)r;
+    return 0;
+}
+
+static int range_of(pc *c, const npzs_jv *v, npzs_pspec *s) {
+    if (v->t != NPZS_J_ARR || v->len != 2) return bad(c, v, "a range is [min, max] (null for no bound)");
+    if (bound_of(c, v->kid, 1, &s->lo) < 0 || bound_of(c, v->kid->next, 0, &s->hi) < 0) return -1;
+    if (s->lo.on && s->hi.on && s->lo.d > s->hi.d) return bad(c, v, "min is larger than max");
+    return 0;
+}
+
+static int sniffs_of(pc *c, const npzs_jv *v, unsigned *out) {
+    if (v->t != NPZS_J_ARR) return bad(c, v, "expected a list of kinds (\"text\", \"binary\", \"pickle\", ...)");
+    unsigned m = 0;
+    for (const npzs_jv *x = v->kid; x; x = x->next) {
+        int k = 0;
+        if (x->t == NPZS_J_STR)
+            for (int s = NPZS_SNIFF_EMPTY; s <= NPZS_SNIFF_BINARY; s++)
+                if (!strcmp(x->s, npzs_sniff_name(s))) k = s;
+        if (!k) return bad(c, x, "a blob kind is one of empty, pickle, zip, gzip, text, binary");
+        m |= 1u << k;
+    }
+    *out = m ? m : 1u << 31; /* an empty list: no kind (bit 31 stands for "listed, none") */
+    return 0;
+}
+
+/* ---- a member's spec -------------------------------------------------------------------------- */
+
+static int hexval(char h) {
+    return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+}
+
+static int spec_of(pc *c, const npzs_jv *v, npzs_pspec *s, int is_array) {
+    if (want(c, v, NPZS_J_OBJ, "an object (dtype, shape, finite, ...)") < 0) return -1;
+    s->fortran = -1;
+    s->elem_max = s->max_bytes = UINT64_MAX;
+    int array_only = 0;
+    const npzs_jv *kind = NULL;
+    for (const npzs_jv *f = v->kid; f; f = f->next) {
+        size_t o = path_push(c, f->key, 0);
+        const char *k = f->key;
+        int rc = 0;
+        if (!strcmp(k, "dtype")) {
+            if (f->t != NPZS_J_ARR) {
+                rc = bad(c, f, "dtype is a list of dtypes (\"<f4\", \"float32\", a field list)");
+            } else {
+                s->ndt = f->len;
+                s->dt = pal(c, (f->len ? f->len : 1) * sizeof *s->dt);
+                if (!s->dt) rc = bad(c, NULL, "out of memory");
+                size_t i = 0;
+                for (const npzs_jv *x = f->kid; x && rc == 0; x = x->next, i++) {
+                    size_t o2 = path_push(c, NULL, i);
+                    rc = dtype_of(c, x, &s->dt[i], 0);
+                    if (rc == 0) path_pop(c, o2);
+                }
+                if (rc == 0 && f->len == 0) rc = bad(c, f, "an empty dtype list allows nothing");
+            }
+            array_only = 1;
+        } else if (!strcmp(k, "shape")) {
+            rc = shape_of(c, f, s);
+            array_only = 1;
+        } else if (!strcmp(k, "finite")) {
+            rc = bool_of(c, f, &s->finite);
+            array_only |= s->finite;
+        } else if (!strcmp(k, "range")) {
+            rc = range_of(c, f, s);
+            array_only = 1;
+        } else if (!strcmp(k, "optional")) {
+            if (is_array) rc = bad(c, f, "optional is for members");
+            else rc = bool_of(c, f, &s->optional);
+        } else if (!strcmp(k, "fortran_order")) {
+            uint8_t b;
+            rc = bool_of(c, f, &b);
+            s->fortran = (int8_t)b;
+            array_only = 1;
+        } else if (!strcmp(k, "byte_order")) {
+            if (f->t != NPZS_J_STR || (strcmp(f->s, "little") && strcmp(f->s, "big") && strcmp(f->s, "any")))
+                rc = bad(c, f, "byte_order is \"little\", \"big\" or \"any\"");
+            else s->order = !strcmp(f->s, "little") ? 1 : !strcmp(f->s, "big") ? 2 : 0;
+            array_only |= s->order != 0;
+        } else if (!strcmp(k, "elements")) {
+            rc = span_of(c, f, &s->elem_min, &s->elem_max);
+            array_only = 1;
+        } else if (!strcmp(k, "max_bytes")) {
+            rc = size_of(c, f, &s->max_bytes);
+        } else if (!strcmp(k, "sha256")) {
+            if (f->t != NPZS_J_STR || f->len != 64) {
+                rc = bad(c, f, "sha256 is 64 hex digits");
+            } else {
+                for (int i = 0; i < 32 && rc == 0; i++) {
+                    int h = hexval(f->s[2 * i]), l = hexval(f->s[2 * i + 1]);
+                    if (h < 0 || l < 0) rc = bad(c, f, "sha256 is 64 hex digits");
+                    else s->sha[i] = (uint8_t)(h << 4 | l);
+                }
+                s->has_sha = 1;
+                if (rc == 0 && !npzs__sha256_built())
+                    rc = bad(c, f, "this build of npzstream has no SHA-256 (it needs OpenSSL's libcrypto)");
+            }
+        } else if (!strcmp(k, "kind")) {
+            kind = f;
+            if (f->t != NPZS_J_STR || (strcmp(f->s, "array") && strcmp(f->s, "blob") && strcmp(f->s, "any")))
+                rc = bad(c, f, "kind is \"array\", \"blob\" or \"any\"");
+            else s->kind = !strcmp(f->s, "array") ? NPZS_PK_ARRAY : !strcmp(f->s, "blob") ? NPZS_PK_BLOB : NPZS_PK_ANY;
+        } else if (!strcmp(k, "blob_kinds")) {
+            rc = sniffs_of(c, f, &s->sniffs);
+        } else {
+            rc = bad(c, f, "unknown field '%s' (dtype, shape, finite, range, optional, fortran_order, byte_order, "
+                           "elements, max_bytes, sha256, kind, blob_kinds)", k);
+            err_at(c, f->key_at, "%s", c->err ? c->err->message : "");
+        }
+        if (rc < 0) return -1;
+        path_pop(c, o);
+    }
+    if (kind && s->kind == NPZS_PK_BLOB && array_only) return bad(c, kind, "a blob has no dtype, shape or values to check");
+    if (!kind && array_only) s->kind = NPZS_PK_ARRAY; /* dtype, shape or values: it must be an array */
+    if (is_array && s->kind == NPZS_PK_BLOB) return bad(c, kind, "a .npy file is an array");
+    return 0;
+}
+
+/* ---- the document ------------------------------------------------------------------------------ */
+
+static int cmp_exact(const npzs_policy *p, uint32_t a, uint32_t b) {
+    const npzs_pspec *x = &p->specs[a], *y = &p->specs[b];
+    size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
+    int r = memcmp(x->key, y->key, n);
+    return r ? r : (x->key_len > y->key_len) - (x->key_len < y->key_len);
+}
+
+static int members_of(pc *c, const npzs_jv *v) {
+    npzs_policy *p = c->pol;
+    if (want(c, v, NPZS_J_OBJ, "an object: key or glob pattern -> what the member must be") < 0) return -1;
+    if (v->len > 100000) return bad(c, v, "more than 100000 members");
+    p->nspecs = v->len;
+    p->specs = pal(c, (v->len ? v->len : 1) * sizeof *p->specs);
+    p->exact = pal(c, (v->len ? v->len : 1) * sizeof *p->exact);
+    if (!p->specs || !p->exact) return bad(c, NULL, "out of memory");
+    size_t i = 0;
+    for (const npzs_jv *f = v->kid; f; f = f->next, i++) {
+        size_t o = path_push(c, f->key, 0);
+        npzs_pspec *s = &p->specs[i];
+        s->key = f->key;
+        s->key_len = f->key_len;
+        if (f->key_len == 0) return bad(c, f, "an empty key: no member of an .npz has it");
+        s->glob = strpbrk(f->key, "*?[") != NULL;
+        if (spec_of(c, f, s, 0) < 0) return -1;
+        if (s->glob && s->optional) return bad(c, f, "a pattern is never required: optional does not apply");
+        if (!s->glob) {
+            uint32_t k = p->nexact++; /* insertion sort: policies are written by hand */
+            while (k && cmp_exact(p, p->exact[k - 1], (uint32_t)i) > 0) {
+                p->exact[k] = p->exact[k - 1];
+                k--;
+            }
+            p->exact[k] = (uint32_t)i;
+            if (!s->optional) p->nrequired++;
+        }
+        path_pop(c, o);
+    }
+    return 0;
+}
+
+static int dims_of(pc *c, const npzs_jv *v) {
+    if (want(c, v, NPZS_J_OBJ, "an object: dimension name -> [min, max]") < 0) return -1;
+    for (const npzs_jv *f = v->kid; f; f = f->next) {
+        size_t o = path_push(c, f->key, 0);
+        if (!ident(f->key)) return bad(c, f, "a dimension name is letters, digits and '_' (not first)");
+        long k = dim_index(c, f->key, f->key_len, 1);
+        if (k < 0) return bad(c, f, k == -2 ? "more than 256 dimension names" : "out of memory");
+        npzs_pdimdef *d = &c->pol->dims[k];
+        if (span_of(c, f, &d->min, &d->max) < 0) return -1;
+        path_pop(c, o);
+    }
+    return 0;
+}
+
+static int doc_of(pc *c, const npzs_jv *v) {
+    npzs_policy *p = c->pol;
+    if (want(c, v, NPZS_J_OBJ, "a JSON object") < 0) return -1;
+    p->allow_other = 1;
+    p->blob_sniffs = ~0u;
+    p->max_total_bytes = UINT64_MAX;
+    const npzs_jv *dims = NULL;
+    /* the members and the array first: dims may name the dimensions their shapes use */
+    for (const npzs_jv *f = v->kid; f; f = f->next) {
+        size_t o = path_push(c, f->key, 0);
+        const char *k = f->key;
+        int rc = 0;
+        if (!strcmp(k, "members")) {
+            rc = members_of(c, f);
+        } else if (!strcmp(k, "array")) {
+            p->array = pal(c, sizeof *p->array);
+            rc = p->array ? spec_of(c, f, p->array, 1) : bad(c, NULL, "out of memory");
+        } else if (!strcmp(k, "dims")) {
+            dims = f;
+        } else if (!strcmp(k, "allow_other_members")) {
+            rc = bool_of(c, f, &p->allow_other);
+        } else if (!strcmp(k, "allow_blobs")) {
+            if (f->t == NPZS_J_ARR) {
+                rc = sniffs_of(c, f, &p->blob_sniffs);
+            } else {
+                uint8_t b = 0;
+                rc = bool_of(c, f, &b);
+                if (rc == 0 && f->t != NPZS_J_TRUE && f->t != NPZS_J_FALSE)
+                    rc = bad(c, f, "allow_blobs is true, false or a list of kinds");
+                p->blob_sniffs = b ? ~0u : 0;
+            }
+        } else if (!strcmp(k, "max_members")) {
+            uint64_t n = 0;
+            rc = uint_of(c, f, &n);
+            if (rc == 0 && (n == 0 || n > 0x7FFFFFFF)) rc = bad(c, f, "max_members is from 1 to 2**31 - 1");
+            p->max_members = (uint32_t)n;
+        } else if (!strcmp(k, "max_total_bytes")) {
+            rc = size_of(c, f, &p->max_total_bytes);
+        } else if (!strcmp(k, "format")) {
+            if (f->t != NPZS_J_STR || (strcmp(f->s, "npy") && strcmp(f->s, "npz") && strcmp(f->s, "any")))
+                rc = bad(c, f, "format is \"npy\", \"npz\" or \"any\"");
+            else p->format = !strcmp(f->s, "npy") ? NPZS_FORMAT_NPY : !strcmp(f->s, "npz") ? NPZS_FORMAT_NPZ : 0;
+        } else if (!strcmp(k, "hash")) {
+            if (f->t == NPZS_J_NULL) {
+                p->hash_all = 0;
+            } else if (f->t != NPZS_J_STR || strcmp(f->s, "sha256")) {
+                rc = bad(c, f, "hash is \"sha256\" (or null)");
+            } else if (!npzs__sha256_built()) {
+                rc = bad(c, f, "this build of npzstream has no SHA-256 (it needs OpenSSL's libcrypto)");
+            } else {
+                p->hash_all = 1;
+            }
+        } else {
+            rc = bad(c, f, "unknown field '%s' (members, array, dims, allow_other_members, allow_blobs, max_members, "
+                           "max_total_bytes, format, hash)", k);
+            err_at(c, f->key_at, "%s", c->err ? c->err->message : "");
+        }
+        if (rc < 0) return -1;
+        path_pop(c, o);
+    }
+    if (dims) {
+        size_t o = path_push(c, "dims", 0);
+        if (dims_of(c, dims) < 0) return -1;
+        path_pop(c, o);
+    }
+    return 0;
+}
+
+NPZS__API npzs_policy *npzs_policy_new(const char *text, size_t len, const npzs_allocator *alloc, npzs_policy_error *err) {
+    npzs_allocator al = npzs__malloc;
+    if (err) memset(err, 0, sizeof *err);
+    if (alloc) {
+        if (!alloc->alloc || !alloc->free) return NULL;
+        al = *alloc;
+    }
+    pc c;
+    memset(&c, 0, sizeof c);
+    c.text = (const uint8_t *)text;
+    c.len = len;
+    c.err = err;
+    if (!text && len) {
+        if (err) snprintf(err->message, sizeof err->message, "no text");
+        return NULL;
+    }
+    if (len > NPZS_POLICY_MAX_TEXT) {
+        if (err) snprintf(err->message, sizeof err->message, "a policy is at most 1 MiB of JSON");
+        return NULL;
+    }
+    npzs_policy *p = al.alloc(al.opaque, sizeof *p);
+    if (!p) {
+        if (err) snprintf(err->message, sizeof err->message, "out of memory");
+        return NULL;
+    }
+    memset(p, 0, sizeof *p);
+    p->a.al = al;
+    p->a.cap = NPZS_POLICY_MAX_MEM;
+    c.pol = p;
+    const char *why = NULL;
+    uint64_t at = 0;
+    const npzs_jv *doc = npzs__json_read(&p->a, c.text, len, &why, &at);
+    int rc = -1;
+    if (!doc) err_at(&c, at, "%s", why ? why : "out of memory");
+    else rc = doc_of(&c, doc);
+    if (rc < 0) {
+        if (err && !err->line && !err->message[0]) snprintf(err->message, sizeof err->message, "out of memory");
+        npzs_policy_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+NPZS__API void npzs_policy_free(npzs_policy *pol) {
+    if (!pol) return;
+    npzs_allocator al = pol->a.al;
+    npzs__parena_free(&pol->a);
+    al.free(al.opaque, pol);
+}
+
+/* ================================================================================================
+ * Enforcing
+ * ================================================================================================ */
+
+static int pfail(npzs_parser *p, int rule, uint64_t off, int content, const char *fmt, ...) {
+    if (p->err) return p->err;
+    int rc = content ? npzs__fail_content(p, NPZS_E_POLICY, off, rule) : npzs__fail(p, NPZS_E_POLICY, off, rule);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->err_detail, sizeof p->err_detail, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* The current member, for the words: 'images' (its key), or "the array" of a .npy. */
+static void who(const npzs_parser *p, char *b, size_t n) {
+    if (p->format != NPZS_FORMAT_NPZ || !p->rec) {
+        snprintf(b, n, "the array");
+        return;
+    }
+    size_t l = p->rec->name_len;
+    if (l >= 4 && memcmp(p->rec->name + l - 4, ".npy", 4) == 0) l -= 4;
+    if (l > 64) l = 64;
+    snprintf(b, n, "'%.*s'", (int)l, (const char *)p->rec->name);
+}
+
+NPZS__API int npzs_policy_use(npzs_parser *p, const npzs_policy *pol) {
+    if (!p) return NPZS_E_BAD_CALL;
+    if (p->err) return p->err;
+    if (p->state != NPZS_S_START || p->consumed) return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_POLICY);
+    npzs_pstate *s = &p->pol;
+    npzs__free(p, s->mem);
+    memset(s, 0, sizeof *s);
+    if (!pol) return 0;
+    size_t nd = pol->ndims, ns = pol->nspecs;
+    size_t size = nd * (sizeof(uint64_t) + sizeof(uint32_t)) + nd + ns + 8;
+    s->mem = npzs__alloc(p, size);
+    if (!s->mem) return npzs__fail(p, NPZS_E_NOMEM, 0, NPZS_R_NOMEM_POLICY);
+    s->mem_size = size;
+    s->pol = pol;
+    npzs__policy_reset(p);
+    return 0;
+}
+
+void npzs__policy_reset(npzs_parser *p) {
+    npzs_pstate *s = &p->pol;
+    if (!s->pol) return;
+    size_t nd = s->pol->ndims;
+    memset(s->mem, 0, s->mem_size);
+    s->dimval = s->mem;
+    s->dimfrom = (uint32_t *)(s->dimval + nd);
+    s->dimset = (uint8_t *)(s->dimfrom + nd);
+    s->seen = s->dimset + nd;
+    s->spec = NULL;
+}
+
+void npzs__policy_release(npzs_parser *p) {
+    npzs__free(p, p->pol.mem);
+    memset(&p->pol, 0, sizeof p->pol);
+}
+
+int npzs__policy_hashes(const npzs_parser *p) { return p->pol.pol && p->pol.pol->hash_all; }
+
+/* ---- the first byte --------------------------------------------------------------------------- */
+
+int npzs__pol_start(npzs_parser *p) {
+    const npzs_policy *pol = p->pol.pol;
+    if (!pol) return 0;
+    if (pol->format && pol->format != p->format)
+        return pfail(p, NPZS_R_POLICY_FORMAT, 0, 0, "the input is a .%s file; the policy wants .%s",
+                     p->format == NPZS_FORMAT_NPY ? "npy" : "npz", pol->format == NPZS_FORMAT_NPY ? "npy" : "npz");
+    if (p->format == NPZS_FORMAT_NPY) {
+        if (pol->nrequired) {
+            const npzs_pspec *r = NULL;
+            for (uint32_t i = 0; i < pol->nspecs && !r; i++)
+                if (!pol->specs[i].glob && !pol->specs[i].optional) r = &pol->specs[i];
+            return pfail(p, NPZS_R_POLICY_REQUIRED, 0, 0, "a .npy file has no members; the policy requires '%.64s'", r->key);
+        }
+        p->pol.spec = pol->array;
+    }
+    return 0;
+}
+
+/* ---- a local header --------------------------------------------------------------------------- */
+
+/* fnmatch (Python's fnmatchcase) over UTF-8 code points: '*', '?', '[...]' with ranges and '!'. */
+static uint32_t cp(const uint8_t *s, size_t n, size_t *i) {
+    uint8_t c = s[*i];
+    size_t k = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+    if (*i + k > n) k = n - *i;
+    uint32_t v = k == 1 ? c : k == 2 ? (c & 0x1Fu) : k == 3 ? (c & 0x0Fu) : (c & 0x07u);
+    for (size_t j = 1; j < k; j++) v = v << 6 | (s[*i + j] & 0x3Fu);
+    *i += k;
+    return v;
+}
+
+/* The class at pat[*pi] ('[' included); -1 when it is not closed (a literal '['), else whether
+ * it holds c, *pi past it. */
+static int in_class(const uint8_t *pat, size_t pn, size_t *pi, uint32_t c) {
+    size_t i = *pi + 1;
+    int neg = 0, hit = 0;
+    if (i < pn && pat[i] == '!') { neg = 1; i++; }
+    size_t first = i;
+    while (i < pn && (pat[i] != ']' || i == first)) {
+        uint32_t a = cp(pat, pn, &i), b = a;
+        if (i + 1 < pn && pat[i] == '-' && pat[i + 1] != ']') {
+            i++;
+            b = cp(pat, pn, &i);
+        }
+        if (a <= c && c <= b) hit = 1;
+    }
+    if (i >= pn) return -1;
+    *pi = i + 1;
+    return hit != neg;
+}
+
+static int glob_match(const uint8_t *pat, size_t pn, const uint8_t *s, size_t sn) {
+    size_t pi = 0, si = 0, star_p = SIZE_MAX, star_s = 0;
+    while (si < sn) {
+        if (pi < pn && pat[pi] == '*') {
+            star_p = ++pi;
+            star_s = si;
+            continue;
+        }
+        if (pi < pn) {
+            size_t si2 = si, pi2 = pi;
+            uint32_t c = cp(s, sn, &si2);
+            int ok;
+            if (pat[pi] == '?') { pi2++; ok = 1; }
+            else if (pat[pi] == '[' && (ok = in_class(pat, pn, &pi2, c)) >= 0) { }
+            else { ok = cp(pat, pn, &pi2) == c; }
+            if (ok) { pi = pi2; si = si2; continue; }
+        }
+        if (star_p == SIZE_MAX) return 0;
+        pi = star_p; /* the star takes one more character */
+        cp(s, sn, &star_s);
+        si = star_s;
+    }
+    while (pi < pn && pat[pi] == '*') pi++;
+    return pi == pn;
+}
+
+/* The spec for key: an exact key first (binary search), else the first pattern that matches. */
+static const npzs_pspec *spec_for(const npzs_policy *pol, const uint8_t *key, size_t n, uint32_t *index) {
+    size_t lo = 0, hi = pol->nexact;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const npzs_pspec *s = &pol->specs[pol->exact[mid]];
+        size_t m = s->key_len < n ? s->key_len : n;
+        int r = memcmp(s->key, key, m);
+        if (!r) r = (s->key_len > n) - (s->key_len < n);
+        if (!r) {
+            *index = pol->exact[mid];
+            return s;
+        }
+        if (r < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    for (uint32_t i = 0; i < pol->nspecs; i++)
+        if (pol->specs[i].glob && glob_match((const uint8_t *)pol->specs[i].key, pol->specs[i].key_len, key, n)) {
+            *index = i;
+            return &pol->specs[i];
+        }
+    return NULL;
+}
+
+int npzs__pol_member(npzs_parser *p) {
+    npzs_pstate *s = &p->pol;
+    const npzs_policy *pol = s->pol;
+    if (!pol) return 0;
+    const npzs_record *r = p->rec;
+    char w[80];
+    who(p, w, sizeof w);
+    if (pol->max_members && p->members > pol->max_members)
+        return pfail(p, NPZS_R_POLICY_MAX_MEMBERS, r->lfh_off, 0, "%s is member %u; the policy allows %u", w,
+                     (unsigned)p->members, (unsigned)pol->max_members);
+    /* the name is ASCII or flagged UTF-8 (zrec.c): the key is its bytes without ".npy" */
+    size_t n = r->name_len;
+    if (n >= 4 && memcmp(r->name + n - 4, ".npy", 4) == 0) n -= 4;
+    uint32_t idx = 0;
+    s->spec = spec_for(pol, r->name, n, &idx);
+    if (!s->spec) {
+        if (!pol->allow_other)
+            return pfail(p, NPZS_R_POLICY_MEMBERS, r->lfh_off, 0, "%s is not a member the policy lists", w);
+        return 0;
+    }
+    if (!s->spec->glob) s->seen[idx] = 1;
+    return 0;
+}
+
+/* ---- the directory: every required member was seen -------------------------------------------- */
+
+int npzs__pol_directory(npzs_parser *p) {
+    const npzs_pstate *s = &p->pol;
+    const npzs_policy *pol = s->pol;
+    if (!pol || !pol->nrequired) return 0;
+    for (uint32_t i = 0; i < pol->nspecs; i++)
+        if (!pol->specs[i].glob && !pol->specs[i].optional && !s->seen[i])
+            return pfail(p, NPZS_R_POLICY_REQUIRED, p->rec_off, 0, "'%.64s' is required by the policy and missing",
+                         pol->specs[i].key);
+    return 0;
+}
+
+/* ---- a blob ------------------------------------------------------------------------------------ */
+
+/* The content is not a .npy (decided at its byte coff). */
+int npzs__pol_blob(npzs_parser *p, uint64_t coff) {
+    const npzs_pstate *s = &p->pol;
+    const npzs_policy *pol = s->pol;
+    if (!pol) return 0;
+    char w[80];
+    who(p, w, sizeof w);
+    if (!pol->blob_sniffs)
+        return pfail(p, NPZS_R_POLICY_BLOB, coff, 1, "%s is not a .npy array (allow_blobs is false)", w);
+    const npzs_pspec *sp = s->spec;
+    if (sp && sp->kind == NPZS_PK_ARRAY)
+        return pfail(p, NPZS_R_POLICY_BLOB, coff, 1, "%s is not a .npy array; the policy wants an array", w);
+    const npzs_zlfh *h = &p->lfh.h;
+    if (sp && sp->max_bytes != UINT64_MAX && h->known && h->usize > sp->max_bytes)
+        return pfail(p, NPZS_R_POLICY_MEMBER_BYTES, coff, 1, "%s declares %llu bytes; the policy allows %llu", w,
+                     (unsigned long long)h->usize, (unsigned long long)sp->max_bytes);
+    return 0;
+}
+
+/* The blob's first bytes are in (its kind is known). */
+int npzs__pol_sniffed(npzs_parser *p, int sniff) {
+    const npzs_pstate *s = &p->pol;
+    const npzs_policy *pol = s->pol;
+    if (!pol) return 0;
+    unsigned ok = pol->blob_sniffs;
+    if (s->spec && s->spec->sniffs) ok &= s->spec->sniffs;
+    if (ok & (1u << sniff)) return 0;
+    char w[80];
+    who(p, w, sizeof w);
+    return pfail(p, NPZS_R_POLICY_BLOB_KIND, 0, 1, "%s looks like %s, a kind of blob the policy does not allow", w,
+                 npzs_sniff_name(sniff));
+}
+
+/* How many of a blob's n next bytes fit its max_bytes (fewer: it is over there). */
+size_t npzs__pol_blob_room(const npzs_parser *p, uint64_t have, size_t n) {
+    const npzs_pspec *sp = p->pol.spec;
+    if (!sp || sp->max_bytes == UINT64_MAX) return n;
+    uint64_t room = have >= sp->max_bytes ? 0 : sp->max_bytes - have;
+    return n > room ? (size_t)room : n;
+}
+
+int npzs__pol_blob_over(npzs_parser *p, uint64_t coff) {
+    char w[80];
+    who(p, w, sizeof w);
+    return pfail(p, NPZS_R_POLICY_MEMBER_BYTES, coff, 1, "%s is larger than the policy's max_bytes (%llu)", w,
+                 (unsigned long long)p->pol.spec->max_bytes);
+}
+
+/* ---- an array's header ------------------------------------------------------------------------ */
+
+/* A header's type string ("<f4", "|S3", "<M8[us]") against a name's class or a dtype.str. */
+static int dt_scalar_ok(const npzs_pdtype *d, const char *t) {
+    if (d->kind == NPZS_PDT_STR) return strcmp(d->str, t) == 0;
+    if (d->kind != NPZS_PDT_CLASS || !t[0] || t[1] != d->code) return 0;
+    char *end;
+    unsigned long long sz = strtoull(t + 2, &end, 10);
+    if (d->size && sz != d->size) return 0;
+    if (d->code == 'V' && d->size == 0) return 1;
+    if (d->unit) return strcmp(end, d->unit) == 0;
+    return 1;
+}
+
+static int dt_node_ok(const npzs_array_info *a, uint32_t node, const npzs_pdtype *d);
+
+static int dt_fields_ok(const npzs_array_info *a, const npzs_dtnode *st, const npzs_pdtype *d) {
+    if (d->kind != NPZS_PDT_FIELDS || st->count != d->nfields) return 0;
+    for (uint32_t i = 0; i < d->nfields; i++) {
+        const npzs_dtfield *f = &a->dt_fields[st->first + i];
+        const npzs_pfield *pf = &d->fields[i];
+        if (f->name_len != pf->name_len || memcmp(f->name, pf->name, pf->name_len) != 0) return 0;
+        uint32_t t = f->type;
+        const npzs_dtnode *n = &a->dt_nodes[t];
+        if (pf->has_shape) {
+            if (n->kind != NPZS_DT_SUBARRAY || n->ndim != pf->ndim) return 0;
+            for (uint32_t k = 0; k < n->ndim; k++)
+                if (n->shape[k] != pf->shape[k]) return 0;
+            t = n->base;
+        } else if (n->kind == NPZS_DT_SUBARRAY) {
+            return 0;
+        }
+        if (!dt_node_ok(a, t, &pf->type)) return 0;
+    }
+    return 1;
+}
+
+static int dt_node_ok(const npzs_array_info *a, uint32_t node, const npzs_pdtype *d) {
+    const npzs_dtnode *n = &a->dt_nodes[node];
+    if (n->kind == NPZS_DT_SCALAR) return d->kind != NPZS_PDT_FIELDS && dt_scalar_ok(d, n->dtype);
+    if (n->kind == NPZS_DT_STRUCT) return dt_fields_ok(a, n, d);
+    return 0;
+}
+
+static int dtype_ok(const npzs_pspec *sp, const npzs_array_info *a) {
+    if (!sp->ndt) return 1;
+    for (uint32_t i = 0; i < sp->ndt; i++) {
+        const npzs_pdtype *d = &sp->dt[i];
+        if (a->structured ? (a->dt_nnodes && dt_node_ok(a, 0, d)) : (d->kind != NPZS_PDT_FIELDS && dt_scalar_ok(d, a->dtype)))
+            return 1;
+    }
+    return 0;
+}
+
+static void dt_list(const npzs_pspec *sp, char *b, size_t n) {
+    size_t k = 0;
+    b[0] = 0;
+    for (uint32_t i = 0; i < sp->ndt && k + 1 < n; i++) {
+        const npzs_pdtype *d = &sp->dt[i];
+        const char *t = d->kind == NPZS_PDT_STR ? d->str : d->kind == NPZS_PDT_FIELDS ? "a field list" : NULL;
+        char nm[40];
+        if (!t) {
+            for (size_t j = 0; j < sizeof dt_names / sizeof dt_names[0] && !t; j++)
+                if (dt_names[j].code == d->code && dt_names[j].size == d->size) t = dt_names[j].name;
+            if (d->unit) {
+                snprintf(nm, sizeof nm, "%s%s", d->code == 'M' ? "datetime64" : "timedelta64", d->unit);
+                t = nm;
+            }
+            if (!t) t = "?";
+        }
+        int w = snprintf(b + k, n - k, "%s%s", i ? ", " : "", t);
+        if (w < 0) break;
+        k += (size_t)w < n - k ? (size_t)w : n - k - 1;
+    }
+}
+
+static const char *dim_name(const npzs_policy *pol, uint64_t i) { return pol->dims[i].name; }
+
+/* The name of the member that bound dimension i. */
+static void bound_by(const npzs_parser *p, uint32_t member, char *b, size_t n) {
+    if (p->format != NPZS_FORMAT_NPZ || member >= p->members) {
+        snprintf(b, n, "an earlier dimension");
+        return;
+    }
+    const npzs_record *r = npzs__rec(p, member);
+    size_t l = r->name_len;
+    if (l >= 4 && memcmp(r->name + l - 4, ".npy", 4) == 0) l -= 4;
+    if (l > 64) l = 64;
+    snprintf(b, n, "'%.*s'", (int)l, (const char *)r->name);
+}
+
+static int dim_check(npzs_parser *p, const npzs_pdim *d, uint64_t len, uint32_t k, uint64_t coff, const char *w) {
+    npzs_pstate *s = &p->pol;
+    const npzs_policy *pol = s->pol;
+    if (d->kind == NPZS_PSH_FIXED && len != d->v)
+        return pfail(p, NPZS_R_POLICY_SHAPE, coff, 1, "%s has %llu in dimension %u; the policy's shape has %llu", w,
+                     (unsigned long long)len, (unsigned)k, (unsigned long long)d->v);
+    if (d->kind != NPZS_PSH_VAR) return 0;
+    const npzs_pdimdef *dd = &pol->dims[d->v];
+    if (s->dimset[d->v]) {
+        if (s->dimval[d->v] == len) return 0;
+        char by[80];
+        bound_by(p, s->dimfrom[d->v], by, sizeof by);
+        return pfail(p, NPZS_R_POLICY_SHAPE_VAR, coff, 1, "%s has %s = %llu (dimension %u); %s has %s = %llu", w,
+                     dim_name(pol, d->v), (unsigned long long)len, (unsigned)k, by, dim_name(pol, d->v),
+                     (unsigned long long)s->dimval[d->v]);
+    }
+    if (len < dd->min || len > dd->max)
+        return pfail(p, NPZS_R_POLICY_DIM_RANGE, coff, 1, "%s has %s = %llu (dimension %u); the policy's dims allow %llu to %llu",
+                     w, dd->name, (unsigned long long)len, (unsigned)k, (unsigned long long)dd->min,
+                     (unsigned long long)dd->max);
+    s->dimset[d->v] = 1;
+    s->dimval[d->v] = len;
+    s->dimfrom[d->v] = p->cur;
+    return 0;
+}
+
+static int shape_check(npzs_parser *p, const npzs_pspec *sp, const npzs_array_info *a, uint64_t coff, const char *w) {
+    uint32_t rest = UINT32_MAX;
+    for (uint32_t i = 0; i < sp->nshape; i++)
+        if (sp->shape[i].kind == NPZS_PSH_REST) rest = i;
+    uint32_t fixed = sp->nshape - (rest != UINT32_MAX);
+    if (rest == UINT32_MAX ? a->ndim != sp->nshape : a->ndim < fixed)
+        return pfail(p, NPZS_R_POLICY_NDIM, coff, 1, "%s has %u dimension%s; the policy's shape has %s%u", w,
+                     (unsigned)a->ndim, a->ndim == 1 ? "" : "s", rest == UINT32_MAX ? "" : "at least ", (unsigned)fixed);
+    for (uint32_t i = 0; i < sp->nshape; i++) {
+        if (i == rest) continue;
+        uint32_t k = rest == UINT32_MAX || i < rest ? i : a->ndim - (sp->nshape - i);
+        if (dim_check(p, &sp->shape[i], a->shape[k], k, coff, w) < 0) return p->err;
+    }
+    return 0;
+}
+
+/* Element checks for an array of type string t (finite and range): set up v; -1 when they cannot
+ * be checked on this dtype. */
+static int values_setup(const npzs_pspec *sp, const npzs_array_info *a, npzs_vcheck *v) {
+    memset(v, 0, sizeof *v);
+    int range = sp->lo.on || sp->hi.on;
+    if (!sp->finite && !range) return 0;
+    if (a->structured) return -1;
+    char code = a->dtype[1];
+    unsigned long long size = strtoull(a->dtype + 2, NULL, 10);
+    v->big = a->dtype[0] == '>';
+    v->lo = sp->lo;
+    v->hi = sp->hi;
+    switch (code) {
+    case 'f':
+        if (size != 2 && size != 4 && size != 8) return -1;
+        v->cls = NPZS_VK_FLOAT;
+        v->w = (uint8_t)size;
+        v->finite = sp->finite;
+        break;
+    case 'c':
+        if (range || (size != 8 && size != 16)) return -1;
+        v->cls = NPZS_VK_FLOAT;
+        v->w = (uint8_t)(size / 2);
+        v->finite = 1;
+        break;
+    case 'i': case 'u': case 'b':
+        if (!range) return 0; /* an integer is always finite */
+        v->cls = code == 'i' ? NPZS_VK_SINT : NPZS_VK_UINT;
+        v->w = (uint8_t)size;
+        break;
+    default: /* text, void, datetimes: finite holds, a range means nothing */
+        if (range) return -1;
+        return 0;
+    }
+    v->on = 1;
+    return 0;
+}
+
+int npzs__pol_header(npzs_parser *p) {
+    npzs_pstate *s = &p->pol;
+    npzs_content *c = &p->c;
+    const npzs_policy *pol = s->pol;
+    if (!pol) return 0;
+    const npzs_pspec *sp = s->spec;
+    const npzs_array_info *a = &c->info;
+    uint64_t coff = c->pre_len; /* the header text: where the header says what it says */
+    char w[80];
+    who(p, w, sizeof w);
+    if (sp) {
+        if (sp->kind == NPZS_PK_BLOB)
+            return pfail(p, NPZS_R_POLICY_KIND, 0, 1, "%s is a .npy array; the policy wants a blob", w);
+        if (!dtype_ok(sp, a)) {
+            char l[120];
+            dt_list(sp, l, sizeof l);
+            return pfail(p, NPZS_R_POLICY_DTYPE, coff, 1, "%s has dtype '%s'%s; the policy allows %s", w, a->dtype,
+                         a->structured ? " (structured)" : "", l);
+        }
+        if (sp->order && a->dtype[0] != '|' && (a->dtype[0] == '<') != (sp->order == 1))
+            return pfail(p, NPZS_R_POLICY_BYTE_ORDER, coff, 1, "%s is %s-endian ('%s'); the policy wants %s-endian", w,
+                         a->dtype[0] == '<' ? "little" : "big", a->dtype, sp->order == 1 ? "little" : "big");
+        if (sp->fortran >= 0 && a->fortran_order != sp->fortran)
+            return pfail(p, NPZS_R_POLICY_FORTRAN, coff, 1, "%s is in %s order; the policy wants %s order", w,
+                         a->fortran_order ? "Fortran" : "C", sp->fortran ? "Fortran" : "C");
+        if (sp->has_shape && shape_check(p, sp, a, coff, w) < 0) return p->err;
+        if (a->count < sp->elem_min || a->count > sp->elem_max)
+            return pfail(p, NPZS_R_POLICY_ELEMENTS, coff, 1, "%s has %llu elements; the policy allows %llu to %llu", w,
+                         (unsigned long long)a->count, (unsigned long long)sp->elem_min, (unsigned long long)sp->elem_max);
+        if (a->nbytes > sp->max_bytes)
+            return pfail(p, NPZS_R_POLICY_MEMBER_BYTES, coff, 1, "%s has %llu data bytes; the policy allows %llu", w,
+                         (unsigned long long)a->nbytes, (unsigned long long)sp->max_bytes);
+        if (values_setup(sp, a, &c->vc) < 0)
+            return pfail(p, NPZS_R_POLICY_CHECK_TYPE, coff, 1, "%s has dtype '%s'%s, whose values finite or range cannot check", w,
+                         a->dtype, a->structured ? " (structured)" : "");
+    }
+    return 0;
+}
+
+/* The array's data (or the blob) ended, its digest in c->digest: the pinned value. */
+int npzs__pol_digest(npzs_parser *p, uint64_t coff, int emitted) {
+    const npzs_pspec *sp = p->pol.spec;
+    if (!p->pol.pol || !sp || !sp->has_sha || memcmp(sp->sha, p->c.digest, 32) == 0) return 0;
+    char w[80], got[17];
+    who(p, w, sizeof w);
+    for (int i = 0; i < 8; i++) snprintf(got + 2 * i, 3, "%02x", p->c.digest[i]);
+    if (emitted) return npzs__pol_defer(p, coff, NPZS_R_POLICY_SHA256);
+    return pfail(p, NPZS_R_POLICY_SHA256, coff, 1, "%s has SHA-256 %s...; the policy pins another value", w, got);
+}
+
+/* A violation found in a chunk that goes out as an event: the error comes at the next call. */
+int npzs__pol_defer(npzs_parser *p, uint64_t coff, int rule) {
+    p->c.pend_rule = rule;
+    p->c.pend_coff = coff;
+    return 0;
+}
+
+int npzs__pol_pending(npzs_parser *p) {
+    npzs_content *c = &p->c;
+    int rule = c->pend_rule;
+    c->pend_rule = 0;
+    char w[80];
+    who(p, w, sizeof w);
+    if (rule == NPZS_R_POLICY_SHA256) {
+        char got[17];
+        for (int i = 0; i < 8; i++) snprintf(got + 2 * i, 3, "%02x", c->digest[i]);
+        return pfail(p, rule, c->pend_coff, 1, "%s has SHA-256 %s...; the policy pins another value", w, got);
+    }
+    return npzs__pol_value_fail(p, rule, c->pend_coff);
+}
+
+int npzs__pol_value_fail(npzs_parser *p, int rule, uint64_t coff) {
+    char w[80];
+    who(p, w, sizeof w);
+    const npzs_content *c = &p->c;
+    uint64_t elem = coff >= c->head_len && c->vc.w ? (coff - c->head_len) / c->vc.w : 0;
+    if (rule == NPZS_R_POLICY_MEMBER_BYTES)
+        return pfail(p, rule, coff, 1, "%s is larger than the policy's max_bytes (%llu)", w,
+                     (unsigned long long)(p->pol.spec ? p->pol.spec->max_bytes : 0));
+    return pfail(p, rule, coff, 1, "%s has %s at element %llu%s", w,
+                 rule == NPZS_R_POLICY_NAN ? "a NaN" : rule == NPZS_R_POLICY_INF ? "an infinity" : "a value out of range",
+                 (unsigned long long)elem, c->info.dtype[1] == 'c' ? " (counting real and imaginary parts)" : "");
+}

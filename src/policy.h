@@ -1,0 +1,160 @@
+/* policy.h -- policies (policy.c), their JSON reader (json.c), the value checks on array data
+ * (values.c) and SHA-256 (sha256.c): the parts internal.h includes. */
+#ifndef NPZS_POLICY_H
+#define NPZS_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npzstream.h"
+
+#define NPZS_JSON_MAX_DEPTH 64          /* nesting of a policy's JSON */
+#define NPZS_POLICY_MAX_TEXT (1u << 20) /* bytes of a policy's JSON */
+#define NPZS_POLICY_MAX_MEM (64u << 20) /* bytes a compiled policy may hold */
+#define NPZS_SNIFF_BYTES 16             /* a blob's first bytes that its sniff reads */
+
+/* ---- the arena everything of a policy lives in ------------------------------------------------ */
+typedef struct npzs_pblock {
+    struct npzs_pblock *next;
+    size_t used, size;
+    _Alignas(8) uint8_t data[];
+} npzs_pblock;
+typedef struct npzs_parena {
+    npzs_allocator al;
+    npzs_pblock *head;
+    size_t used, cap;
+} npzs_parena;
+void *npzs__parena_alloc(npzs_parena *a, size_t n);
+void npzs__parena_free(npzs_parena *a);
+
+/* ---- json.c: a JSON value --------------------------------------------------------------------- */
+enum { NPZS_J_NULL = 1, NPZS_J_FALSE, NPZS_J_TRUE, NPZS_J_NUM, NPZS_J_STR, NPZS_J_ARR, NPZS_J_OBJ };
+typedef struct npzs_jv {
+    uint8_t t;
+    uint8_t frac;               /* NUM: written with a fraction or an exponent */
+    uint32_t len;               /* STR: decoded bytes; NUM: text bytes; ARR, OBJ: children */
+    uint64_t at;                /* offset of the value in the text */
+    const char *s;              /* STR: decoded UTF-8, NUL-terminated; NUM: the text (not terminated) */
+    struct npzs_jv *kid, *next; /* ARR, OBJ: the first child; the next sibling */
+    const char *key;            /* a member of an object: its key, decoded, NUL-terminated */
+    uint32_t key_len;
+    uint64_t key_at;
+} npzs_jv;
+/* The value of the n bytes at s, in the arena; NULL with *why and *at (a byte offset) on a fault. */
+npzs_jv *npzs__json_read(npzs_parena *a, const uint8_t *s, size_t n, const char **why, uint64_t *at);
+
+/* ---- a compiled policy (policy.c) -------------------------------------------------------------- */
+enum { NPZS_PDT_STR = 1, NPZS_PDT_CLASS, NPZS_PDT_FIELDS };
+struct npzs_pfield;
+typedef struct npzs_pdtype {
+    uint8_t kind;               /* NPZS_PDT_* */
+    char code;                  /* CLASS: the type code ('f', 'i', 'u', 'c', 'b', 'U', 'S', 'V', 'M', 'm') */
+    uint64_t size;              /* CLASS: the itemsize; 0: any */
+    const char *unit;           /* CLASS 'M', 'm': "[ns]"...; NULL: any unit */
+    const char *str;            /* STR: dtype.str exactly */
+    uint32_t nfields;           /* FIELDS */
+    struct npzs_pfield *fields;
+} npzs_pdtype;
+typedef struct npzs_pfield {
+    const char *name;
+    uint32_t name_len;
+    npzs_pdtype type;
+    int has_shape;
+    uint32_t ndim;
+    uint64_t *shape;
+} npzs_pfield;
+
+enum { NPZS_PSH_FIXED = 1, NPZS_PSH_VAR, NPZS_PSH_ANY, NPZS_PSH_REST };
+typedef struct npzs_pdim {
+    uint8_t kind;               /* NPZS_PSH_* */
+    uint64_t v;                 /* FIXED: the length; VAR: the dimension's index in policy->dims */
+} npzs_pdim;
+
+typedef struct npzs_pbound {     /* one end of a range, as each kind of element compares with it */
+    uint8_t on;
+    double d;                   /* float64 elements */
+    float f;                    /* float16, float32 elements */
+    int64_t i;                  /* signed integers (saturated: an integer bound rounded inwards) */
+    uint64_t u;                 /* unsigned integers */
+    int none_i, none_u;         /* no signed / unsigned value satisfies it (a bound beyond the type) */
+} npzs_pbound;
+
+enum { NPZS_PK_ANY = 0, NPZS_PK_ARRAY, NPZS_PK_BLOB };
+typedef struct npzs_pspec {
+    const char *key;            /* the key or glob pattern, UTF-8, NUL-terminated */
+    uint32_t key_len;
+    uint8_t glob, optional, kind;
+    uint8_t order;              /* 0 any, 1 little, 2 big */
+    int8_t fortran;             /* -1 any, else 0 or 1 */
+    uint8_t finite, has_shape, has_sha;
+    uint32_t ndt;               /* 0: any dtype */
+    npzs_pdtype *dt;
+    uint32_t nshape;
+    npzs_pdim *shape;
+    uint64_t elem_min, elem_max;
+    uint64_t max_bytes;         /* UINT64_MAX: no cap */
+    npzs_pbound lo, hi;
+    uint8_t sha[32];
+    unsigned sniffs;            /* blobs: the sniff kinds allowed (bits 1 << NPZS_SNIFF_*); 0: any */
+} npzs_pspec;
+
+typedef struct npzs_pdimdef {
+    const char *name;
+    uint32_t name_len;
+    uint64_t min, max;
+} npzs_pdimdef;
+
+struct npzs_policy {
+    npzs_parena a;
+    uint32_t nspecs;            /* members: in the JSON's order */
+    npzs_pspec *specs;
+    uint32_t nexact;            /* the specs that are not globs, sorted by key */
+    uint32_t *exact;
+    uint32_t nrequired;
+    npzs_pspec *array;          /* "array": a .npy's */
+    uint32_t ndims;
+    npzs_pdimdef *dims;
+    uint8_t format;             /* 0 any, else NPZS_FORMAT_* */
+    uint8_t allow_other;
+    uint8_t hash_all;           /* "hash": "sha256" */
+    unsigned blob_sniffs;       /* allow_blobs: 0 none, else the kinds allowed (bits) */
+    uint32_t max_members;       /* 0: none */
+    uint64_t max_total_bytes;   /* UINT64_MAX: none */
+};
+
+/* The policy's state for one input, in the parser (policy.c). */
+typedef struct npzs_pstate {
+    const npzs_policy *pol;
+    void *mem;                  /* one allocation through the parser's hooks: the arrays below */
+    size_t mem_size;
+    uint64_t *dimval;           /* ndims: the bound values */
+    uint8_t *dimset, *seen;     /* ndims: bound; nspecs: an exact spec's member was seen */
+    uint32_t *dimfrom;          /* ndims: the member that bound it */
+    const npzs_pspec *spec;     /* the current member's (NULL: none applies) */
+} npzs_pstate;
+
+/* ---- values.c: the checks on an array's elements, as its data streams ---------------------------- */
+enum { NPZS_VK_FLOAT = 1, NPZS_VK_SINT, NPZS_VK_UINT };
+typedef struct npzs_vcheck {
+    uint8_t on;
+    uint8_t w;                  /* bytes of an element checked (a complex number is two floats) */
+    uint8_t cls;                /* NPZS_VK_* */
+    uint8_t big;                /* big-endian */
+    uint8_t finite;
+    npzs_pbound lo, hi;
+    uint8_t carry[8];           /* the first bytes of an element cut by a chunk's end */
+    uint8_t carry_len;
+} npzs_vcheck;
+/* The n bytes at s, the array data's bytes from position pos (pos % w == carry_len): returns how
+ * many of them are fine; fewer than n when an element fails, the count then ending with that
+ * element, whose first byte is at array data position *bad_at, *rule its rule (enum npzs_rule). */
+size_t npzs__values_scan(npzs_vcheck *v, const uint8_t *s, size_t n, uint64_t pos, uint64_t *bad_at, int *rule);
+
+/* ---- sha256.c ------------------------------------------------------------------------------------ */
+#define NPZS_SHA_CTX_WORDS 16   /* room for OpenSSL's SHA256_CTX (checked in sha256.c) */
+int npzs__sha256_built(void);
+void npzs__sha256_init(uint64_t *ctx);
+void npzs__sha256_update(uint64_t *ctx, const uint8_t *s, size_t n);
+void npzs__sha256_final(uint64_t *ctx, uint8_t out[32]);
+
+#endif
