@@ -16,10 +16,11 @@ typedef struct member {
     const char *name;          /* NULL for a plain .npy */
     const char *dtype;
     const uint64_t *shape;
+    const uint8_t *sha256;     /* --sha256 or a policy that hashes: 32 bytes; else NULL */
     uint64_t nbytes, size;
     uint64_t offset, csize;    /* kept for `ls` */
     uint32_t name_len, ndim, data_crc, crc;
-    uint8_t kind, method, vmaj, vmin, fortran;
+    uint8_t kind, method, vmaj, vmin, fortran, sniff;
 } member;
 
 /* Array data bytes, or the blob's size; the preamble+header length of an array. */
@@ -49,12 +50,15 @@ typedef struct opts {
     uint64_t jobs_memory; /* --jobs-memory: what the helper may hold (0: 128 MiB a worker) */
     uint64_t given[L__N]; /* values as given, for diagnostics */
     unsigned set;         /* bit i: LIMIT_FLAGS[i] was given */
+    npzs_policy *policy;  /* --policy FILE, compiled */
+    int sha256;           /* --sha256: every member's SHA-256 */
 } opts;
 
 extern const char LIMITS_HELP[], EXIT_HELP[];
 /* A decimal number, digits only (no sign, no space); 0 or -1. */
 int cli_parse_u64(const char *s, uint64_t *v);
 void opts_init(opts *o);
+void opts_free(opts *o);
 /* A limit or lenient flag at argv[*i] ("--flag N" or "--flag=N").  Returns 1 if it was one (and
  * *i advanced past its value), 0 if argv[*i] is not one, -1 on a bad value (message printed). */
 int parse_limit(opts *o, int argc, char **argv, int *i);
@@ -112,7 +116,7 @@ void print_io_json(const char *file, const char *why);
 #define TEXT_ARRAY_MAX (64 + 64 * 22 + 32)
 size_t text_array(char *t, const npzs_array_info *a);
 void text_member(wbuf *f, const char *name, size_t name_len, const char *arr, size_t arr_len, uint64_t size, int method,
-                 uint32_t data_crc);
+                 uint32_t data_crc, int sniff, const uint8_t *sha256);
 void text_verdict(wbuf *f, size_t members, int ok, npzs_format fmt, const npzs_parser *p, const char *label);
 void error_line(const char *label, const npzs_parser *p);
 void member_begin(member *m, const npzs_event *ev);

@@ -63,7 +63,8 @@ static int check_text(check_ctx *c, const npzs_event *ev) {
         memcpy(c->key, a->header, c->key_len);
     }
     /* MEMBER_END repeats the name (NULL for a .npy) */
-    text_member(&c->text, ev->name, ev->name_len, a ? c->arr : NULL, c->arr_len, ev->size, ev->method, ev->data_crc32);
+    text_member(&c->text, ev->name, ev->name_len, a ? c->arr : NULL, c->arr_len, ev->size, ev->method, ev->data_crc32,
+                ev->sniff, ev->sha256);
     return 0;
 }
 

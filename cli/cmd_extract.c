@@ -254,13 +254,11 @@ static void drop_all(ex_ctx *c) {
 
 /* ---- the command ------------------------------------------------------------------------------ */
 
-int cmd_extract(int argc, char **argv) {
+static int extract_run(int argc, char **argv, opts *op) {
     const char *path = NULL, *dir = NULL;
     ex_ctx c;
     memset(&c, 0, sizeof c);
     c.fd = c.cur.fd = c.dirfd = -1;
-    opts op;
-    opts_init(&op);
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int r;
@@ -277,7 +275,7 @@ int cmd_extract(int argc, char **argv) {
             dir = a + 12;
         } else if (!strcmp(a, "--all")) {
             c.all = 1;
-        } else if ((r = parse_limit(&op, argc, argv, &i)) != 0) {
+        } else if ((r = parse_limit(op, argc, argv, &i)) != 0) {
             if (r < 0) return 2;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage_extract(stdout);
@@ -338,9 +336,9 @@ int cmd_extract(int argc, char **argv) {
     }
     const char *label;
     int fd;
-    npzs_parser *p = start(path, &op, &label, &fd);
+    npzs_parser *p = start(path, op, &label, &fd);
     int status = 2;
-    if (p) status = drive(p, fd, label, &op, 1, ex_cb, &c, NULL, 0);
+    if (p) status = drive(p, fd, label, op, 1, ex_cb, &c, NULL, 0);
     if (status == 0 && !c.all && c.state != 2) {
         if (npzs_format_of(p) == NPZS_FORMAT_NPY)
             fprintf(stderr, "npzstream: %s: a plain .npy has no members: nothing to extract\n", label);
@@ -382,5 +380,13 @@ int cmd_extract(int argc, char **argv) {
     if (c.dirfd >= 0) close(c.dirfd);
     npzs_free(p);
     if (p && fd) close(fd);
+    return status;
+}
+
+int cmd_extract(int argc, char **argv) {
+    opts op;
+    opts_init(&op);
+    int status = extract_run(argc, argv, &op);
+    opts_free(&op);
     return status;
 }

@@ -117,7 +117,9 @@ int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, e
     if (op->jobs > 1) {
         uint64_t held = op->jobs_memory ? op->jobs_memory : (uint64_t)op->jobs << 27;
         d.q = npzs_par_new(p, op->jobs, held);
-        if (d.q && !data && npzs_par_skip_data(d.q) != 0) {
+        /* the workers keep only the headers unless the bytes are read: by the command, or by the
+         * parser itself for a policy's value checks and hashes */
+        if (d.q && !data && !op->policy && !op->sha256 && npzs_par_skip_data(d.q) != 0) {
             npzs_par_free(d.q);
             d.q = NULL;
         }

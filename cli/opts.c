@@ -83,6 +83,45 @@ void opts_init(opts *o) {
     npzs_limits_default(&o->lim);
 }
 
+void opts_free(opts *o) {
+    npzs_policy_free(o->policy);
+    o->policy = NULL;
+}
+
+/* --policy FILE: read (at most 1 MiB) and compiled; a fault is a usage error naming the line,
+ * column and field. */
+static int load_policy(opts *o, const char *path) {
+    if (!path || !*path) {
+        fprintf(stderr, "npzstream: --policy needs a file (JSON, README.md \"Policies\")\n");
+        return -1;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "npzstream: --policy %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = (1u << 20) + 1, n = 0;
+    char *text = malloc(cap);
+    if (!text) { fclose(f); fprintf(stderr, "npzstream: out of memory\n"); return -1; }
+    for (size_t r; n < cap && (r = fread(text + n, 1, cap - n, f)) > 0;) n += r;
+    int rerr = ferror(f);
+    fclose(f);
+    if (rerr) { free(text); fprintf(stderr, "npzstream: --policy %s: read error\n", path); return -1; }
+    if (n == cap) { free(text); fprintf(stderr, "npzstream: --policy %s: larger than 1 MiB\n", path); return -1; }
+    npzs_policy_error e;
+    npzs_policy *pol = npzs_policy_new(text, n, NULL, &e);
+    free(text);
+    if (!pol) {
+        if (e.line) fprintf(stderr, "npzstream: --policy %s:%u:%u: %s%s%s\n", path, e.line, e.column, e.path,
+                            e.path[0] ? ": " : "", e.message);
+        else fprintf(stderr, "npzstream: --policy %s: %s\n", path, e.message);
+        return -1;
+    }
+    npzs_policy_free(o->policy); /* the last --policy wins */
+    o->policy = pol;
+    return 0;
+}
+
 static int set_limit(opts *o, int id, uint64_t v) {
     uint32_t v32 = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
     if (id != L_HEADER && id != L_TOTAL && id != L_FEED && id != L_MEMBERS && id != L_MEMORY && v > UINT32_MAX) {
@@ -121,6 +160,18 @@ int parse_limit(opts *o, int argc, char **argv, int *i) {
             o->lim.lenient |= lenient[k].bit;
             return 1;
         }
+    if (!strcmp(a, "--policy") || !strncmp(a, "--policy=", 9)) {
+        const char *v = a[8] == '=' ? a + 9 : (*i + 1 < argc ? argv[++*i] : NULL);
+        return load_policy(o, v) < 0 ? -1 : 1;
+    }
+    if (!strcmp(a, "--sha256")) {
+        if (!npzs_sha256_built()) {
+            fprintf(stderr, "npzstream: --sha256: this build has no SHA-256 (rebuild with libssl-dev installed)\n");
+            return -1;
+        }
+        o->sha256 = 1;
+        return 1;
+    }
     if (!strcmp(a, "-j") || !strncmp(a, "--jobs", 6) || (a[1] == 'j' && a[0] == '-' && a[2] >= '0' && a[2] <= '9')) {
         int mem = !strncmp(a, "--jobs-memory", 13);
         size_t l = a[1] == 'j' ? 2 : mem ? 13 : 6;
@@ -172,7 +223,15 @@ npzs_parser *new_parser(const opts *o) {
         return NULL;
     }
     npzs_parser *p = npzs_new(&o->lim, NULL);
-    if (!p) fprintf(stderr, "npzstream: out of memory (or --max-memory below the parser's own size)\n");
+    if (!p) {
+        fprintf(stderr, "npzstream: out of memory (or --max-memory below the parser's own size)\n");
+        return NULL;
+    }
+    if ((o->policy && npzs_policy_use(p, o->policy) < 0) || (o->sha256 && npzs_hash(p, NPZS_HASH_SHA256) < 0)) {
+        fprintf(stderr, "npzstream: out of memory for the policy (or --max-memory below it)\n");
+        npzs_free(p);
+        return NULL;
+    }
     return p;
 }
 
@@ -234,4 +293,7 @@ int batch_parse(int argc, char **argv, batch *b, void (*help)(FILE *), void (*ba
     return -1;
 }
 
-void batch_free(batch *b) { free(b->paths); }
+void batch_free(batch *b) {
+    free(b->paths);
+    opts_free(&b->op);
+}

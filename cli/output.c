@@ -133,6 +133,12 @@ static char *cur_hex32(char *o, uint32_t v) { /* 8 bytes */
 
 static void put_u64(wbuf *f, uint64_t v) { wb_done(f, cur_u64(wb_room(f, 20), v)); }
 
+static void put_hex(wbuf *f, const uint8_t *b, size_t n) { /* n <= 64 */
+    char *o = wb_room(f, 2 * n);
+    for (size_t i = 0; i < n; i++, o += 2) memcpy(o, hex2 + 2 * b[i], 2);
+    wb_done(f, o);
+}
+
 void json_str(wbuf *f, const char *s, size_t n) {
     const unsigned char *u = (const unsigned char *)s;
     wb_c(f, '"');
@@ -258,6 +264,15 @@ void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int
             wb_s(f, ", \"data_crc32\": ");
             put_u64(f, m->data_crc);
         }
+        /* added in 0.5.0: what the content looks like, and its SHA-256 when asked for */
+        wb_s(f, ", \"sniff\": \"");
+        wb_s(f, npzs_sniff_name(m->sniff));
+        wb_c(f, '"');
+        if (m->sha256) {
+            wb_s(f, ", \"sha256\": \"");
+            put_hex(f, m->sha256, 32);
+            wb_c(f, '"');
+        }
         if (ext) {
             wb_fmt(f, ", \"offset\": %" PRIu64 ", \"stored_size\": %" PRIu64 ", \"data_size\": %" PRIu64
                        ", \"crc32\": %" PRIu32, m->offset, m->csize, DATA_SIZE(m), m->crc);
@@ -297,6 +312,11 @@ void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int
         if (co != UINT64_MAX) wb_fmt(f, ", \"content_offset\": %" PRIu64, co);
         const char *rule = npzs_error_rule(p);
         if (rule) wb_fmt(f, ", \"rule\": \"%s\"", rule);
+        const char *detail = npzs_error_detail(p); /* added in 0.5.0: a policy violation in words */
+        if (detail) {
+            wb_s(f, ", \"detail\": ");
+            json_str(f, detail, strlen(detail));
+        }
         wb_c(f, '}');
     }
     wb_s(f, "}\n");
@@ -328,7 +348,7 @@ size_t text_array(char *t, const npzs_array_info *a) {
 
 /* name (NULL for a plain .npy), the array's text from text_array (NULL: a blob of size bytes) */
 void text_member(wbuf *f, const char *name, size_t name_len, const char *arr, size_t arr_len, uint64_t size, int method,
-                 uint32_t data_crc) {
+                 uint32_t data_crc, int sniff, const uint8_t *sha256) {
     char *o;
     if (name && name_len <= 1024 && plain_ascii((const unsigned char *)name, name_len)) { /* as it is, in one piece */
         o = wb_room(f, 4 + name_len + TEXT_ARRAY_MAX + 40);
@@ -346,13 +366,20 @@ void text_member(wbuf *f, const char *name, size_t name_len, const char *arr, si
     if (arr) {
         o = cur_s(o, arr, arr_len);
     } else {
-        o = CUR_LIT(o, "blob, ");
+        o = CUR_LIT(o, "blob (");
+        const char *k = npzs_sniff_name(sniff);
+        o = cur_s(o, k, strlen(k));
+        o = CUR_LIT(o, "), ");
         o = cur_u64(o, size);
     }
     o = method == NPZS_METHOD_DEFLATED ? CUR_LIT(o, " bytes, deflated, crc32 ") : CUR_LIT(o, " bytes, stored, crc32 ");
     o = cur_hex32(o, data_crc);
-    *o++ = '\n';
     wb_done(f, o);
+    if (sha256) {
+        wb_s(f, ", sha256 ");
+        put_hex(f, sha256, 32);
+    }
+    wb_c(f, '\n');
 }
 
 void text_verdict(wbuf *f, size_t members, int ok, npzs_format fmt, const npzs_parser *p,
@@ -438,6 +465,7 @@ void member_header(member *m, const npzs_array_info *a) {
 
 void member_end(member *m, const npzs_event *ev) {
     m->kind = (uint8_t)ev->kind;
+    m->sniff = (uint8_t)ev->sniff;
     m->data_crc = ev->data_crc32;
     m->size = ev->size;
     m->csize = ev->csize;
@@ -482,7 +510,14 @@ int on_event(out *o, const npzs_event *ev) {
         break;
     }
     case NPZS_EV_MEMBER_END: {
-        member_end(&o->m[o->n], ev);
+        member *m = &o->m[o->n];
+        member_end(m, ev);
+        if (ev->sha256) {
+            uint8_t *h = arena_alloc(o, 32);
+            if (!h) return -1;
+            memcpy(h, ev->sha256, 32);
+            m->sha256 = h;
+        }
         o->n++;
         o->open = 0;
         break;

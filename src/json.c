@@ -222,6 +222,8 @@ static int composite(jr *r, npzs_jv *v, int obj) {
         ws(r);
         if (r->i < r->n && r->s[r->i] == ',') {
             r->i++;
+            ws(r);
+            if (r->i < r->n && r->s[r->i] == close) return fault(r, r->i, "a trailing comma (JSON has none)");
             continue;
         }
         if (r->i < r->n && r->s[r->i] == close) {
