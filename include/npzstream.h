@@ -377,7 +377,17 @@ const char *npzs_error_rule(const npzs_parser *p);
  * 'images' bound it to 10", "dtype '<f8' is not allowed (the policy allows <f4)"; NULL for the
  * other errors (their message says it all).  Valid until the next call on the parser. */
 const char *npzs_error_detail(const npzs_parser *p);
-/* Member the error belongs to: -1 when none (archive structure, central directory). */
+/* What the user can do about the error, in plain words ("the file was cut short: download it
+ * again", "raise --max-total-bytes"), or NULL (added in 0.5.0; static text). */
+const char *npzs_error_hint(const npzs_parser *p);
+/* The rules (added in 0.5.0): for i from 0 to npzs_rule_count() - 1, the rule's id and its
+ * message (NULL past the end); the hint of a rule id (NULL for none).  Static text. */
+size_t npzs_rule_count(void);
+const char *npzs_rule_id(size_t i);
+const char *npzs_rule_message(size_t i);
+const char *npzs_rule_hint(const char *rule);
+/* Member the error belongs to: -1 when none (archive structure, central directory): print it
+ * only when it is >= 0 (a .npy's array is member 0). */
 long npzs_error_member(const npzs_parser *p);
 /* Name of that member (raw bytes, not NUL-terminated) or NULL; valid until npzs_free. */
 const char *npzs_error_member_name(const npzs_parser *p, size_t *len);

@@ -11,7 +11,8 @@ from setuptools import Extension, setup
 HERE = os.path.dirname(os.path.abspath(__file__))
 CSRC = os.path.join(HERE, "csrc")
 TREE = os.path.dirname(HERE)
-LIB_SOURCES = ["npzs.c", "content.c", "npyhdr.c", "zip.c", "zrec.c", "inflate.c", "names.c", "zlocate.c", "crc.c", "par.c"]
+LIB_SOURCES = ["npzs.c", "content.c", "npyhdr.c", "zip.c", "zrec.c", "inflate.c", "names.c", "zlocate.c", "crc.c", "par.c",
+               "json.c", "policy.c", "values.c", "sha256.c"]
 
 if os.path.exists(os.path.join(TREE, "src", "npzs.c")) and os.path.exists(os.path.join(TREE, "include", "npzstream.h")):
     os.makedirs(CSRC, exist_ok=True)
@@ -25,12 +26,17 @@ if not os.path.exists(os.path.join(CSRC, "npzs.c")):
 ISAL = os.environ.get("NPZSTREAM_ISAL", "auto") != "0" and any(
     os.path.exists(os.path.join(d, "isa-l", "igzip_lib.h")) for d in ("/usr/include", "/usr/local/include"))
 
+# OpenSSL's libcrypto (libssl-dev) where it is installed, for SHA-256 of array data (hash=True and
+# policies that hash or pin values); NPZSTREAM_OPENSSL=0 builds without it (hashing is then refused).
+OPENSSL = os.environ.get("NPZSTREAM_OPENSSL", "auto") != "0" and any(
+    os.path.exists(os.path.join(d, "openssl", "sha.h")) for d in ("/usr/include", "/usr/local/include"))
+
 ext = Extension(
     "npzstream._npzstream",
     sources=["src/npzstream/_npzstream.c"] + [os.path.join("csrc", f) for f in LIB_SOURCES],
     include_dirs=["csrc"],
-    libraries=(["isal"] if ISAL else []) + ["z"],
-    define_macros=[("NPZS_HAVE_ISAL", "1")] if ISAL else [],
+    libraries=(["isal"] if ISAL else []) + (["crypto"] if OPENSSL else []) + ["z", "m"],
+    define_macros=([("NPZS_HAVE_ISAL", "1")] if ISAL else []) + ([("NPZS_HAVE_OPENSSL", "1")] if OPENSSL else []),
     extra_compile_args=["-O2", "-fvisibility=hidden", "-pthread"],
     extra_link_args=["-pthread"],
 )

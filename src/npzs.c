@@ -52,6 +52,32 @@ static const char *const rule_msgs[] = {
 
 const char *npzs__rule_id(int rule) { return rule > 0 && rule < NPZS_R__END ? rule_ids[rule] : NULL; }
 
+NPZS__API size_t npzs_rule_count(void) { return NPZS_R__END - 1; }
+NPZS__API const char *npzs_rule_id(size_t i) { return i + 1 < NPZS_R__END ? rule_ids[i + 1] : NULL; }
+NPZS__API const char *npzs_rule_message(size_t i) { return i + 1 < NPZS_R__END ? rule_msgs[i + 1] : NULL; }
+
+static const struct { const char *prefix, *hint; } hints[] = {
+#define X(prefix, hint) {prefix, hint},
+    NPZS_HINT_MAP(X)
+#undef X
+};
+
+NPZS__API const char *npzs_rule_hint(const char *rule) {
+    if (!rule) return NULL;
+    const char *best = NULL;
+    size_t best_len = 0;
+    for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++) {
+        size_t n = strlen(hints[i].prefix);
+        if (n > best_len && strncmp(rule, hints[i].prefix, n) == 0) {
+            best = hints[i].hint;
+            best_len = n;
+        }
+    }
+    return best;
+}
+
+NPZS__API const char *npzs_error_hint(const npzs_parser *p) { return npzs_rule_hint(npzs_error_rule(p)); }
+
 int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule) {
     if (p->err) return p->err; /* the first error stays */
     if (code == NPZS_E_NOMEM && p->mem_capped) { /* not the hooks: max_memory refused it */

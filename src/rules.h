@@ -236,6 +236,45 @@
     X(CALL_POLICY, "CALL.policy", "npzs_policy_use after the first byte") \
     X(CALL_HASH, "CALL.hash", "npzs_hash after the first byte, with an unknown bit, or in a build without SHA-256")
 
+/* What a user can do about a rule (npzs_rule_hint, `npzstream explain`): X("prefix", "hint"), the
+ * longest prefix of the rule id that is listed wins.  Written for the person who has the file,
+ * not for ZIP or NumPy experts. */
+#define NPZS_HINT_MAP(X) \
+    X("TRUNC.", "the file was cut short: download or copy it again") \
+    X("MAGIC.", "this is not a NumPy file (a .npy starts with \\x93NUMPY, an .npz with PK): check what was sent") \
+    X("NPY-VERSION.", "write the file again with np.save (formats 1.0, 2.0 and 3.0 are read)") \
+    X("HDR-SIZE.", "the header is longer than max_header_size (10000, NumPy's own limit): raise it only for a file you trust (--max-header-size, max_header_size=)") \
+    X("HDR-", "the .npy header is malformed: the file was damaged or not written by NumPy; write it again with np.save") \
+    X("DESCR-", "the dtype in the .npy header is malformed: write the file again with np.save") \
+    X("S-HDR-", "a header NumPy itself never writes (SECURITY.md says why it is refused): write the file again with np.save") \
+    X("S-HDR-WS.after-dict", "written by npyjs or a similar writer: --lenient-header-newline (lenient_header_newline=True) accepts it") \
+    X("S-DESCR-", "a dtype NumPy never writes this way: write the file again with np.save") \
+    X("S-DESCR-ALIAS.", "the dtype must be spelled as NumPy writes it ('<f8', not 'float64'): write the file again with np.save") \
+    X("S-NDIM.", "more dimensions than NumPy 1.x reads (32): raise --max-ndim (max_ndim=) up to 64 if your readers are NumPy 2") \
+    X("S-NPY-TRAIL.", "bytes follow the array (a file overwritten in place?): --lenient-npy-trailing (lenient_npy_trailing=True) ignores them, as np.load does") \
+    X("PICKLE.", "object arrays are stored with pickle, which can run code when loaded: save plain arrays instead; load it with np.load(allow_pickle=True) only if you trust who made it") \
+    X("ZIP-", "the archive is malformed: write it again with np.savez") \
+    X("S-ZIP-", "an archive layout np.savez never writes (SECURITY.md says why it is refused): write it again with np.savez") \
+    X("S-ZIP-CRC.", "the archive is damaged (its checksums or sizes disagree with its data): download or copy it again") \
+    X("S-ZIP-CD.", "the archive is damaged or edited (its directory disagrees with its members): download it again or write it with np.savez") \
+    X("S-ZIP-LOCAL.", "the archive is damaged (a member's data is not what its header says): download or copy it again") \
+    X("S-ZIP-FEATURES.", "a ZIP feature np.savez never uses (another compression, encryption, multiple disks): write it again with np.savez or np.savez_compressed") \
+    X("S-ZIP-NAME.", "a member name np.savez never writes (a path, '..', a directory, control characters): write the archive again with np.savez") \
+    X("S-ZIP-DUP.", "two members share a name or key, and np.load would return only one: write the archive again with np.savez") \
+    X("S-ZIP-MEMBER-TRAIL.", "a member holds more bytes than its array: the archive was edited; write it again with np.savez") \
+    X("S-ZIP-TRAIL.", "bytes follow the end of the archive: the file was appended to or damaged; write it again with np.savez") \
+    X("LIMIT.max_total_bytes", "the arrays are larger in all than max_total_bytes (1 GiB by default): if you trust the file, raise it (npzstream --max-total-bytes 4Gi; Python max_total_bytes=\"4Gi\"; C npzs_limits.max_total_bytes)") \
+    X("LIMIT.max_bytes", "the arrays to keep are larger than max_bytes (1 GiB by default): if you trust the file, raise it (max_bytes=\"4Gi\")") \
+    X("LIMIT.max_members", "more members than max_members (100000): if you trust the file, raise it (--max-members, max_members=)") \
+    X("LIMIT.max_memory", "the parser would need more memory than max_memory (256 MiB): raise it (--max-memory, max_memory=) for a file you trust") \
+    X("LIMIT.max_name_len", "a member name longer than max_name_len (4096 bytes): raise it (--max-name-len, max_name_len=) for a file you trust") \
+    X("LIMIT.max_extra_len", "a ZIP extra field longer than max_extra_len: raise it (--max-extra-len, max_extra_len=) for a file you trust") \
+    X("LIMIT.max_fields", "a structured dtype with more fields than max_fields (100000): raise it (--max-fields, max_fields=) for a file you trust") \
+    X("LIMIT.max_depth", "a structured dtype nested deeper than max_depth (32): raise it (--max-depth, max_depth=) for a file you trust") \
+    X("POLICY.", "the file breaks your policy (the detail says where): it is not the file you expect; fix the file, or the policy if it is too strict") \
+    X("NOMEM.", "the machine ran out of memory: retry with more free memory") \
+    X("CALL.", "a bug in the program that uses npzstream (the API was called the wrong way): report it to its authors")
+
 enum npzs_rule {
     NPZS_R_NONE = 0,
 #define NPZS_X_RULE(name, id, msg) NPZS_R_##name,

@@ -8,26 +8,49 @@
 .npz a dict of key -> ndarray, or bytes for a member that is not a .npy), made from the very bytes
 the parser validated: it never calls np.load, and it returns only after the END verdict (for an
 .npz, after the central directory at the very end was checked against everything streamed).
-Bad input raises `RejectedError` (a ValueError) with the code, offset, member and rule.
+Bad input raises `RejectedError` (a ValueError) with the code, offset, member, rule and a hint.
+
+Every entry point takes ``policy=``: what you accept (the members, their dtypes, shapes, values
+and hashes), as a dict, a `Policy`, or the path of a JSON file; the C library enforces it while
+the bytes arrive, with the same verdicts as ``npzstream check --policy FILE``:
+
+    report = npzstream.validate(upload, policy={"members": {"w": {"dtype": ["<f4"]}},
+                                               "allow_other_members": False})
+    if report:            # a Report is true only when the input was accepted
+        store(upload)
+
+The defaults are one set for every entry point and the command line (`DEFAULT_LIMITS`, from the
+library): at most 1 GiB of array data in all, so a 2 MB archive that inflates to 2 GiB is refused
+at the header that declares it.
 """
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any, AsyncIterable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy
 
 from . import _npzstream
 
-__all__ = ["load", "aload", "validate", "avalidate", "Loader", "Report", "Member", "RejectedError",
-           "DEFAULT_MAX_BYTES", "LIMITS", "FAST_INFLATE", "library_version"]
+__all__ = ["load", "aload", "validate", "avalidate", "Loader", "Validator", "Report", "Member", "RejectedError",
+           "Policy", "MemberPolicy", "PolicyError", "DEFAULT_LIMITS", "DEFAULT_MAX_BYTES", "LIMITS", "FAST_INFLATE",
+           "SHA256", "library_version", "__version__"]
 
+#: The version of the libnpzstream compiled into this module (the package's version too).
+__version__: str = _npzstream.library_version()
+#: The library's default limits (npzs_limits_default): the same for every entry point and the
+#: command line.  max_total_bytes, 1 GiB, bounds the array data of an input in all.
+DEFAULT_LIMITS: Dict[str, int] = dict(_npzstream.default_limits())
 #: What `load` keeps at most (array data and blobs), unless max_bytes says otherwise: an upload
-#: cannot make the server allocate more than this, whatever its headers declare.
-DEFAULT_MAX_BYTES = 1 << 30
+#: cannot make the server allocate more than this, whatever its headers declare.  It is the
+#: library's max_total_bytes default.
+DEFAULT_MAX_BYTES = DEFAULT_LIMITS["max_total_bytes"]
+#: hash=True and policies that hash are available: the module was built with OpenSSL's libcrypto.
+SHA256 = bool(_npzstream.SHA256)
 #: The library's limits, as keyword arguments (see SECURITY.md), with the lenient flags.
 LIMITS = ("max_header_size", "max_ndim", "max_fields", "max_depth", "max_members", "max_name_len",
           "max_extra_len", "max_total_bytes", "inflate_window", "max_memory",
@@ -44,16 +67,18 @@ Loaded = Union[numpy.ndarray, Dict[str, Union[numpy.ndarray, bytes]]]
 
 
 class RejectedError(ValueError):
-    """The input is not a valid .npy/.npz (or breaks a limit).
+    """The input is not a valid .npy/.npz, breaks a limit, or breaks the caller's policy.
 
-    code: stable name ("truncated", "bad_header", "crc_mismatch", "limit", ...);
+    code: stable name ("truncated", "bad_header", "crc_mismatch", "limit", "policy", ...);
     offset: absolute input offset; member: 0-based member index or None; name: the member's raw
-    name (bytes) or None; rule: the stable rule id ("S-HDR-WS.after-dict", "LIMIT.max_bytes");
-    content_offset: the position inside the member's content, or None."""
+    name (bytes) or None; rule: the stable rule id ("S-HDR-WS.after-dict", "LIMIT.max_bytes",
+    "POLICY.dtype"); content_offset: the position inside the member's content, or None; detail:
+    what a policy check found, in words, or None; hint: what can be done about it, or None."""
 
     def __init__(self, message: str, *, code: str, offset: int, member: Optional[int] = None,
                  name: Optional[bytes] = None, rule: Optional[str] = None,
-                 content_offset: Optional[int] = None) -> None:
+                 content_offset: Optional[int] = None, detail: Optional[str] = None,
+                 hint: Optional[str] = None) -> None:
         super().__init__(message)
         self.message = message
         self.code = code
@@ -62,23 +87,200 @@ class RejectedError(ValueError):
         self.name = name
         self.rule = rule
         self.content_offset = content_offset
+        self.detail = detail
+        self.hint = hint if hint is not None or rule is None else _npzstream.rule_hint(rule)
 
     def __str__(self) -> str:
-        where = "" if self.member is None else " in member %d%s" % (
-            self.member, "" if self.name is None else " (%r)" % self.name.decode("utf-8", "replace"))
-        return "%s at offset %d%s: %s [%s]" % (self.code, self.offset, where, self.message, self.rule)
+        if self.member is None:
+            where = ""
+        elif self.name is None:
+            where = " in the array"  # a plain .npy has no members
+        else:
+            where = " in member %d (%r)" % (self.member, self.name.decode("utf-8", "replace"))
+        detail = "" if self.detail is None else ": " + self.detail
+        return "%s at offset %d%s: %s%s [%s]" % (self.code, self.offset, where, self.message, detail, self.rule)
 
     def __reduce__(self):  # picklable, for multiprocessing
         return (_rebuild, (self.message, self.code, self.offset, self.member, self.name, self.rule,
-                           self.content_offset))
+                           self.content_offset, self.detail, self.hint))
 
 
-def _rebuild(message, code, offset, member, name, rule, content_offset):
+def _rebuild(message, code, offset, member, name, rule, content_offset, detail=None, hint=None):
     return RejectedError(message, code=code, offset=offset, member=member, name=name, rule=rule,
-                         content_offset=content_offset)
+                         content_offset=content_offset, detail=detail, hint=hint)
+
+
+class PolicyError(ValueError):
+    """A policy that is itself malformed (a usage error, not a rejection of the input).
+
+    message: what is wrong; path: the field ("members.images.shape[1]", "" for the document);
+    line, column: where in the JSON file (None for a dict or a Policy); offset: the byte offset
+    in the JSON text; source: the file's path, or None."""
+
+    def __init__(self, message: str, *, path: str = "", line: Optional[int] = None,
+                 column: Optional[int] = None, offset: int = 0, source: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = path
+        self.line = line
+        self.column = column
+        self.offset = offset
+        self.source = source
+
+    def __str__(self) -> str:
+        where = "" if self.line is None or self.source is None else "%s:%d:%d: " % (self.source, self.line, self.column)
+        return "policy: %s%s%s" % (where, self.path + ": " if self.path else "", self.message)
+
+    def __reduce__(self):
+        return (_rebuild_policy_error, (self.message, self.path, self.line, self.column, self.offset, self.source))
+
+
+def _rebuild_policy_error(message, path, line, column, offset, source):
+    return PolicyError(message, path=path, line=line, column=column, offset=offset, source=source)
 
 
 _npzstream._set_rejected(RejectedError)
+_npzstream._set_policy_error(PolicyError)
+
+
+# ---- policies -----------------------------------------------------------------------------------
+
+_UNSET: Any = None
+
+
+@dataclass
+class MemberPolicy:
+    """What one member (or, as Policy.array, a .npy's array) must be.  Every field is optional;
+    None means "anything".  The fields and their meaning are those of the JSON policy (README.md,
+    "Policies"): dtype is a list of dtype.str values ("<f4"), NumPy names ("float32") or field
+    lists ([["x", "<f4"], ["y", "<i2", [2]]]); shape a list of integers, dimension names (shared
+    between members), "*" (any one) and "..." (any number); range (min, max), None for no bound."""
+    dtype: Optional[Sequence[Any]] = None
+    shape: Optional[Sequence[Union[int, str]]] = None
+    finite: Optional[bool] = None
+    range: Optional[Tuple[Optional[float], Optional[float]]] = None
+    optional: Optional[bool] = None
+    fortran_order: Optional[bool] = None
+    byte_order: Optional[str] = None
+    elements: Optional[Tuple[Optional[int], Optional[int]]] = None
+    max_bytes: Optional[Union[int, str]] = None
+    sha256: Optional[str] = None
+    kind: Optional[str] = None
+    blob_kinds: Optional[Sequence[str]] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass
+class Policy:
+    """A declarative description of the files you accept, enforced by the C library while the
+    bytes arrive (the same semantics as ``npzstream check --policy FILE``).
+
+        policy = npzstream.Policy(
+            members={"images": npzstream.MemberPolicy(dtype=["<f4"], shape=["N", 28, 28], finite=True),
+                     "labels": {"dtype": ["<i8"], "shape": ["N"], "range": [0, 9]}},
+            dims={"N": (1, 60000)}, allow_other_members=False, allow_blobs=False)
+
+    Policy.from_dict(d) and Policy.load(path) read the JSON form; to_dict() and to_json() write
+    it.  It is checked (and compiled) when first used, or by check(); a fault raises PolicyError
+    naming the field."""
+    members: Optional[Mapping[str, Union[MemberPolicy, Mapping[str, Any]]]] = None
+    array: Optional[Union[MemberPolicy, Mapping[str, Any]]] = None
+    dims: Optional[Mapping[str, Any]] = None
+    allow_other_members: Optional[bool] = None
+    allow_blobs: Optional[Union[bool, Sequence[str]]] = None
+    max_members: Optional[int] = None
+    max_total_bytes: Optional[Union[int, str]] = None
+    format: Optional[str] = None
+    hash: Optional[str] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {}
+        for k, v in self.__dict__.items():
+            if v is None or k.startswith("_"):
+                continue
+            if k == "members":
+                v = {key: (m.to_dict() if isinstance(m, MemberPolicy) else dict(m)) for key, m in v.items()}
+            elif k == "array" and isinstance(v, MemberPolicy):
+                v = v.to_dict()
+            elif k == "dims":
+                v = {n: (list(r) if isinstance(r, tuple) else r) for n, r in v.items()}
+            elif isinstance(v, tuple):
+                v = list(v)
+            out[k] = v
+        return out
+
+    def to_json(self, **kw: Any) -> str:
+        return json.dumps(self.to_dict(), **kw)
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "Policy":
+        if not isinstance(d, Mapping):
+            raise TypeError("a policy is a dict (the JSON object), not %s" % type(d).__name__)
+        unknown = set(d) - set(cls.__dataclass_fields__)
+        if unknown:  # the library names the field; checked here for the dataclass too
+            _compile_text(json.dumps(dict(d)), None)
+        p = cls(**{k: d[k] for k in d})
+        p.check()
+        return p
+
+    @classmethod
+    def load(cls, path: Union[str, "os.PathLike[str]"]) -> "Policy":
+        with open(path, "rb") as f:
+            text = f.read()
+        compiled = _compile_text(text, os.fspath(path))
+        p = cls.from_dict(json.loads(text))
+        p.__dict__["_compiled"] = compiled
+        return p
+
+    def check(self) -> None:
+        """Compile the policy now: raises PolicyError for a fault."""
+        self._compile()
+
+    def _compile(self) -> Any:
+        c = self.__dict__.get("_compiled")
+        if c is None:
+            c = _compile_text(self.to_json(), None)
+            self.__dict__["_compiled"] = c
+        return c
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self.__dict__.pop("_compiled", None)  # a changed policy is compiled again
+        object.__setattr__(self, name, value)
+
+
+PolicyLike = Union[Policy, Mapping[str, Any], str, "os.PathLike[str]"]
+
+
+def _compile_text(text: Union[str, bytes], source: Optional[str]) -> Any:
+    try:
+        return _npzstream.Policy(text if isinstance(text, bytes) else text.encode("utf-8"))
+    except PolicyError as e:
+        if source is None:
+            e.line = e.column = None  # the JSON was made from a dict: the field says where
+        e.source = source
+        raise
+
+
+def _policy(policy: Optional[PolicyLike]) -> Any:
+    """The compiled policy of policy= (None: none)."""
+    if policy is None:
+        return None
+    if isinstance(policy, _npzstream.Policy):
+        return policy
+    if isinstance(policy, Policy):
+        return policy._compile()
+    if isinstance(policy, Mapping):
+        try:
+            text = json.dumps(dict(policy))
+        except (TypeError, ValueError) as e:
+            raise PolicyError("not JSON: %s" % e) from None
+        return _compile_text(text, None)
+    if isinstance(policy, (str, os.PathLike)):
+        with open(policy, "rb") as f:
+            return _compile_text(f.read(), os.fspath(policy))
+    raise TypeError("policy must be a dict, a Policy or the path of a JSON file, not %s" % type(policy).__name__)
 
 
 def library_version() -> str:
@@ -90,6 +292,23 @@ def _check_threads(threads: Any) -> int:
     if not isinstance(threads, int) or isinstance(threads, bool) or not 1 <= threads <= 64:
         raise ValueError("threads must be an int from 1 to 64")
     return threads
+
+
+_SUFFIX = {"K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
+           "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60}
+
+
+def _size(name: str, v: Any) -> int:
+    """An int, or a size as the command line takes it ("512Mi", "4G")."""
+    if isinstance(v, bool) or not isinstance(v, (int, str)):
+        raise TypeError("%s must be an int or a size such as \"1Gi\"" % name)
+    if isinstance(v, int):
+        return v
+    digits = v.rstrip("KMGTPEi")
+    unit = v[len(digits):]
+    if not digits.isdigit() or not digits.isascii() or (unit and unit not in _SUFFIX):
+        raise ValueError("%s: %r is not a size (digits, then K M G T P E or Ki Mi Gi Ti Pi Ei)" % (name, v))
+    return int(digits) * _SUFFIX.get(unit, 1)
 
 
 def _limits(kw: Dict[str, Any]) -> Dict[str, int]:
@@ -106,18 +325,15 @@ def _limits(kw: Dict[str, Any]) -> Dict[str, int]:
                             "lenient_header_newline": _npzstream.LENIENT_HEADER_NEWLINE,
                             "lenient_fast_inflate": _npzstream.LENIENT_FAST_INFLATE}[k]
         elif k in LIMITS:
-            if isinstance(v, bool) or not isinstance(v, int):
-                raise TypeError("%s must be an int" % k)
-            out[k] = v  # range-checked by the module, never wrapped
+            out[k] = _size(k, v)  # range-checked by the module, never wrapped
         else:
             raise TypeError("unknown limit %r (the limits are: %s)" % (k, ", ".join(LIMITS)))
     out["lenient"] = lenient
     return out
 
 
-def _check_max_bytes(max_bytes: int) -> int:
-    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
-        raise TypeError("max_bytes must be an int")
+def _check_max_bytes(max_bytes: Union[int, str]) -> int:
+    max_bytes = _size("max_bytes", max_bytes)
     if not 0 <= max_bytes < 1 << 64:
         raise ValueError("max_bytes must be between 0 and 2**64 - 1")
     return max_bytes
@@ -150,12 +366,15 @@ class Loader:
 
     Arrays are allocated once, from the validated header, when the header arrives, and their
     data is written straight into them (a deflated member is inflated into the array). They
-    are handed out only by finish(), after the verdict."""
+    are handed out only by finish(), after the verdict.  policy= is checked as the bytes arrive
+    (a member the policy refuses raises at the byte that decides, before its array is
+    allocated)."""
 
-    def __init__(self, *, max_bytes: int = DEFAULT_MAX_BYTES, threads: int = 1, **limits: Any) -> None:
+    def __init__(self, *, max_bytes: Union[int, str] = DEFAULT_MAX_BYTES, threads: int = 1,
+                 policy: Optional[PolicyLike] = None, **limits: Any) -> None:
         self._arrays: Dict[int, numpy.ndarray] = {}
         self._s = _npzstream.Stream(_limits(limits), self._alloc, True, _check_max_bytes(max_bytes),
-                                    _check_threads(threads))
+                                    _check_threads(threads), _policy(policy))
         self._result: Optional[Loaded] = None
         self.feed = self._s.feed  # type: ignore[method-assign]  # no Python frame per chunk
 
@@ -213,7 +432,10 @@ class Loader:
 
 @dataclass(frozen=True)
 class Member:
-    """One member as the stream saw it (for an .npy: the array; key and name are None)."""
+    """One member as the stream saw it (for an .npy: the array; key and name are None).  sniff
+    says what the content looks like ("npy" for an array; for a blob "pickle", "zip", "gzip",
+    "text", "binary" or "empty"); sha256 is the SHA-256 of the array data (a blob's bytes) when
+    hash=True or the policy hashes, else None."""
     index: int
     key: Optional[str]
     name: Optional[str]
@@ -230,17 +452,36 @@ class Member:
     fortran_order: Optional[bool] = None
     nbytes: Optional[int] = None
     version: Optional[Tuple[int, int]] = None
+    sniff: str = "npy"
+    sha256: Optional[str] = None
 
 
 @dataclass(frozen=True)
 class Report:
     """The verdict of validate(): ok, the format, the members (all of them when ok; those before
-    the error otherwise), and the error."""
+    the error otherwise), and the error.
+
+    A Report is true exactly when the input was accepted (``if validate(f): store(f)`` stores
+    only accepted files); ``report.raise_for_error()`` raises the RejectedError of a rejected
+    one.  error is None exactly when ok is True."""
     ok: bool
     format: Optional[str]
     members: List[Member] = field(default_factory=list)
     error: Optional[RejectedError] = None
     consumed: int = 0
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def raise_for_error(self) -> None:
+        """Raise the rejection (nothing for an accepted input)."""
+        if not self.ok:
+            raise self.error if self.error is not None else RuntimeError("npzstream: rejected without an error")
+
+    def __repr__(self) -> str:
+        if self.ok:
+            return "<Report ok: %s, %d member%s>" % (self.format, len(self.members), "" if len(self.members) == 1 else "s")
+        return "<Report REJECTED: %s>" % (self.error,)
 
 
 def _member(m: Dict[str, Any]) -> Member:
@@ -251,7 +492,8 @@ def _member(m: Dict[str, Any]) -> Member:
                   size=m["size"], csize=m["csize"], crc32=m["crc32"], data_crc32=m["data_crc32"],
                   dtype=m.get("dtype") if arr else None, descr=m.get("descr") if arr else None,
                   shape=m.get("shape") if arr else None, fortran_order=m.get("fortran_order") if arr else None,
-                  nbytes=m.get("nbytes") if arr else None, version=m.get("version") if arr else None)
+                  nbytes=m.get("nbytes") if arr else None, version=m.get("version") if arr else None,
+                  sniff=m.get("sniff", "npy"), sha256=m.get("sha256"))
 
 
 # ---- sources ------------------------------------------------------------------------------------
@@ -327,7 +569,8 @@ async def _afeed(target: Any, chunk: Any) -> None:
 
 # ---- the entry points ---------------------------------------------------------------------------
 
-def load(source: Source, *, max_bytes: int = DEFAULT_MAX_BYTES, threads: int = 1, **limits: Any) -> Loaded:
+def load(source: Source, *, max_bytes: Union[int, str] = DEFAULT_MAX_BYTES, threads: int = 1,
+         policy: Optional[PolicyLike] = None, **limits: Any) -> Loaded:
     """Load a .npy or .npz from source (bytes-like, a path, a binary file object, a socket, or an
     iterable of byte chunks; pipes and sockets are fine: nothing seeks).
 
@@ -338,9 +581,10 @@ def load(source: Source, *, max_bytes: int = DEFAULT_MAX_BYTES, threads: int = 1
     blob bytes kept (default 1 GiB): a header declaring more is a rejection (LIMIT.max_bytes)
     before anything is allocated. threads > 1 inflates deflated members (np.savez_compressed) on
     that many worker threads, with the GIL released, while the stream goes on: the same arrays
-    and verdicts (the parser still decides), about 128 MiB more memory a thread at most. The
-    other keywords are the library's limits (LIMITS)."""
-    ld = Loader(max_bytes=max_bytes, threads=threads, **limits)
+    and verdicts (the parser still decides), about 128 MiB more memory a thread at most. policy:
+    what you accept (a dict, a Policy, or the path of a JSON file), checked as the bytes arrive.
+    The other keywords are the library's limits (LIMITS; ints or sizes such as "4Gi")."""
+    ld = Loader(max_bytes=max_bytes, threads=threads, policy=policy, **limits)
     feed = ld.feed
     if isinstance(source, (list, tuple)):  # chunks in hand: no generator in between
         for chunk in source:
@@ -351,57 +595,90 @@ def load(source: Source, *, max_bytes: int = DEFAULT_MAX_BYTES, threads: int = 1
     return ld.finish()
 
 
-async def aload(source: Any, *, max_bytes: int = DEFAULT_MAX_BYTES, threads: int = 1, **limits: Any) -> Loaded:
+async def aload(source: Any, *, max_bytes: Union[int, str] = DEFAULT_MAX_BYTES, threads: int = 1,
+                policy: Optional[PolicyLike] = None, **limits: Any) -> Loaded:
     """load() for async code: source is an async iterable of byte chunks, or an object with an
     async read(n) (aiohttp's StreamReader, ...). Large chunks are parsed in a worker thread (the
     parser releases the GIL), small ones inline; the event loop is never blocked for long."""
-    ld = Loader(max_bytes=max_bytes, threads=threads, **limits)
+    ld = Loader(max_bytes=max_bytes, threads=threads, policy=policy, **limits)
     async for chunk in _achunks(source):
         await _afeed(ld, chunk)
     return ld.finish()
 
 
-class _Validator:
-    def __init__(self, limits: Dict[str, Any], threads: int = 1) -> None:
-        self._s = _npzstream.Stream(_limits(limits), None, False, (1 << 64) - 1, _check_threads(threads))
+class Validator:
+    """A push validator: the verdict of validate() for bytes that arrive in pieces (an upload
+    being spooled to disk, a socket), without keeping any data.
+
+        v = npzstream.Validator(policy=my_policy)
+        for chunk in chunks:
+            v.feed(chunk)          # never raises for bad input: the first error is kept
+            if v.error: break      # (optional) stop reading early
+        report = v.finish()       # a Report, true only when accepted
+
+    After the first error every feed() is ignored and finish() reports it (never "ok").
+    afeed() is feed() for async code (large chunks are parsed off the event loop)."""
+
+    def __init__(self, *, threads: int = 1, policy: Optional[PolicyLike] = None, hash: bool = False,
+                 **limits: Any) -> None:
+        self._s = _npzstream.Stream(_limits(limits), None, False, (1 << 64) - 1, _check_threads(threads),
+                                    _policy(policy), bool(hash))
         self.error: Optional[RejectedError] = None
+        self._report: Optional[Report] = None
 
     def feed(self, chunk: Any) -> None:
-        if self.error is None:
+        """Push the next bytes (any length, 0 included)."""
+        if self.error is None and self._report is None:
             try:
                 self._s.feed(chunk)
             except RejectedError as e:
                 self.error = e
 
-    def report(self) -> Report:
-        if self.error is None:
-            try:
-                self._s.finish()
-            except RejectedError as e:
-                self.error = e
-        members = [_member(m) for m in self._s.members]
-        return Report(ok=self.error is None, format=self._s.format, members=members, error=self.error,
-                      consumed=self._s.consumed)
+    async def afeed(self, chunk: Any) -> None:
+        await _afeed(self, chunk)
+
+    def finish(self) -> Report:
+        """The end of the input: the Report (the same on every later call)."""
+        if self._report is None:
+            if self.error is None:
+                try:
+                    self._s.finish()
+                except RejectedError as e:
+                    self.error = e
+            members = [_member(m) for m in self._s.members]
+            self._report = Report(ok=self.error is None, format=self._s.format, members=members, error=self.error,
+                                  consumed=self._s.consumed)
+        return self._report
+
+    report = finish  # the name of 0.4.0's private validator
+
+    @property
+    def consumed(self) -> int:
+        return self._s.consumed
 
 
-def validate(source: Source, *, threads: int = 1, **limits: Any) -> Report:
+def validate(source: Source, *, threads: int = 1, policy: Optional[PolicyLike] = None, hash: bool = False,
+             **limits: Any) -> Report:
     """Check source without keeping any data: a Report with the verdict, the members (key,
-    dtype, shape, order, sizes, CRC-32s) and, when rejected, the error (code, offset, member,
-    rule, message). Reading stops at the first error. threads > 1 inflates deflated members on
-    worker threads, which keep only each member's header (the same report)."""
-    v = _Validator(limits, threads)
+    dtype, shape, order, sizes, CRC-32s, what each looks like, and with hash=True its SHA-256)
+    and, when rejected, the error (code, offset, member, rule, message, detail, hint).  The Report
+    is true only when the input was accepted.  Reading stops at the first error.  policy: what
+    you accept (a dict, a Policy, or the path of a JSON file).  threads > 1 inflates deflated
+    members on worker threads (the same report)."""
+    v = Validator(threads=threads, policy=policy, hash=hash, **limits)
     for chunk in _chunks(source):
         v.feed(chunk)
         if v.error is not None:
             break
-    return v.report()
+    return v.finish()
 
 
-async def avalidate(source: Any, *, threads: int = 1, **limits: Any) -> Report:
+async def avalidate(source: Any, *, threads: int = 1, policy: Optional[PolicyLike] = None, hash: bool = False,
+                    **limits: Any) -> Report:
     """validate() for async sources (as aload)."""
-    v = _Validator(limits, threads)
+    v = Validator(threads=threads, policy=policy, hash=hash, **limits)
     async for chunk in _achunks(source):
         await _afeed(v, chunk)
         if v.error is not None:
             break
-    return v.report()
+    return v.finish()

@@ -37,10 +37,61 @@ static inline PyObject *Py_NewRef(PyObject *o) { Py_INCREF(o); return o; }
 #define PyObject_CallOneArg(f, a) PyObject_CallFunctionObjArgs((f), (a), NULL)
 #endif
 
+/* ---- Policy: a compiled policy (npzs_policy_new), shared read-only by the streams that use it -- */
+typedef struct {
+    PyObject_HEAD
+    npzs_policy *pol;
+} Policy;
+
+static PyObject *PolicyErrorBase; /* set by the Python package: npzstream.PolicyError */
+
+static int Policy_init(Policy *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"text", NULL};
+    Py_buffer b;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s*", kwlist, &b)) return -1;
+    if (self->pol) {
+        PyBuffer_Release(&b);
+        PyErr_SetString(PyExc_RuntimeError, "Policy.__init__ called twice");
+        return -1;
+    }
+    npzs_policy_error e;
+    self->pol = npzs_policy_new(b.buf, (size_t)b.len, NULL, &e);
+    PyBuffer_Release(&b);
+    if (self->pol) return 0;
+    PyObject *cls = PolicyErrorBase ? PolicyErrorBase : PyExc_ValueError;
+    PyObject *line = e.line ? PyLong_FromUnsignedLong(e.line) : Py_NewRef(Py_None);
+    PyObject *col = e.line ? PyLong_FromUnsignedLong(e.column) : Py_NewRef(Py_None);
+    PyObject *kwd = Py_BuildValue("{sNsNsssK}", "line", line, "column", col, "path", e.path, "offset",
+                                  (unsigned long long)e.offset);
+    PyObject *a = kwd ? Py_BuildValue("(s)", e.message) : NULL;
+    PyObject *err = a ? PyObject_Call(cls, a, kwd) : NULL;
+    Py_XDECREF(a);
+    Py_XDECREF(kwd);
+    if (err) { PyErr_SetObject(cls, err); Py_DECREF(err); }
+    return -1;
+}
+
+static void Policy_dealloc(Policy *self) {
+    npzs_policy_free(self->pol);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject PolicyType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "npzstream._npzstream.Policy",
+    .tp_basicsize = sizeof(Policy),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Policy(text): a policy compiled from its JSON text (raises PolicyError)",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Policy_init,
+    .tp_dealloc = (destructor)Policy_dealloc,
+};
+
 typedef struct {
     PyObject_HEAD
     npzs_parser *p;
     npzs_par *q; /* threads > 1: the parallel-inflate helper over p */
+    PyObject *policy;     /* the Policy the parser enforces (kept alive with it), or NULL */
     PyObject *on_header;  /* callable(member dict) -> writable buffer or None; or NULL */
     int keep_blobs;
     uint64_t max_keep, kept;
@@ -274,8 +325,14 @@ static int on_event(Stream *s, const npzs_event *ev) {
             set_item(c, "crc32", PyLong_FromUnsignedLong(ev->crc32)) < 0 ||
             set_item(c, "data_crc32", PyLong_FromUnsignedLong(ev->data_crc32)) < 0 ||
             set_item(c, "data_size", PyLong_FromUnsignedLongLong(ev->data_size)) < 0 ||
-            set_item(c, "end", PyLong_FromUnsignedLongLong(ev->offset)) < 0)
+            set_item(c, "end", PyLong_FromUnsignedLongLong(ev->offset)) < 0 ||
+            set_item(c, "sniff", PyUnicode_FromString(npzs_sniff_name(ev->sniff))) < 0)
             return -1;
+        if (ev->sha256) {
+            char hex[65];
+            for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", ev->sha256[i]);
+            if (set_item(c, "sha256", PyUnicode_FromString(hex)) < 0) return -1;
+        }
         if (ev->kind == NPZS_KIND_BLOB && s->keep_blobs) {
             PyObject *data = s->blob ? PyBytes_FromStringAndSize(PyByteArray_AS_STRING(s->blob), PyByteArray_GET_SIZE(s->blob))
                                      : PyBytes_FromStringAndSize(NULL, 0);
@@ -351,9 +408,9 @@ static PyObject *raise_rejected(Stream *s) {
     const char *rule = npzs_error_rule(s->p);
     PyObject *member = mi >= 0 ? PyLong_FromLong(mi) : Py_NewRef(Py_None);
     PyObject *coff = co == UINT64_MAX ? Py_NewRef(Py_None) : PyLong_FromUnsignedLongLong(co);
-    kw = Py_BuildValue("{sssKsNsNszsN}", "code", npzs_error_name(code), "offset",
+    kw = Py_BuildValue("{sssKsNsNszsNszsz}", "code", npzs_error_name(code), "offset",
                        (unsigned long long)npzs_error_offset(s->p), "member", member, "name", name, "rule", rule,
-                       "content_offset", coff);
+                       "content_offset", coff, "detail", npzs_error_detail(s->p), "hint", npzs_error_hint(s->p));
     if (!kw) return NULL;
     PyObject *args = Py_BuildValue("(s)", npzs_error_message(s->p));
     PyObject *e = args ? PyObject_Call(cls, args, kw) : NULL;
@@ -458,11 +515,22 @@ static int read_limits(PyObject *d, npzs_limits *lim) {
 }
 
 static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"limits", "on_header", "keep_blobs", "max_keep", "threads", NULL};
-    PyObject *limits = NULL, *cb = NULL;
-    int keep = 0, threads = 1;
+    static char *kwlist[] = {"limits", "on_header", "keep_blobs", "max_keep", "threads", "policy", "hash", NULL};
+    PyObject *limits = NULL, *cb = NULL, *policy = NULL;
+    int keep = 0, threads = 1, hash = 0;
     unsigned long long max_keep = UINT64_MAX;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOpKi", kwlist, &limits, &cb, &keep, &max_keep, &threads)) return -1;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOpKiOp", kwlist, &limits, &cb, &keep, &max_keep, &threads, &policy,
+                                     &hash))
+        return -1;
+    if (policy == Py_None) policy = NULL;
+    if (policy && !PyObject_TypeCheck(policy, &PolicyType)) {
+        PyErr_SetString(PyExc_TypeError, "policy must be a compiled npzstream._npzstream.Policy");
+        return -1;
+    }
+    if (hash && !npzs_sha256_built()) {
+        PyErr_SetString(PyExc_ValueError, "hash=True: this build of npzstream has no SHA-256 (it needs OpenSSL's libcrypto)");
+        return -1;
+    }
     if (threads < 1 || threads > 64) {
         PyErr_SetString(PyExc_ValueError, "threads must be between 1 and 64");
         return -1;
@@ -474,11 +542,17 @@ static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
     if (s->p) { PyErr_SetString(PyExc_RuntimeError, "Stream.__init__ called twice"); return -1; }
     s->p = npzs_new(&lim, NULL);
     if (!s->p) { PyErr_NoMemory(); return -1; }
+    if ((policy && npzs_policy_use(s->p, ((Policy *)policy)->pol) != 0) || (hash && npzs_hash(s->p, NPZS_HASH_SHA256) != 0)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    s->policy = policy ? Py_NewRef(policy) : NULL;
     if (threads > 1) { /* 128 MiB of members held a worker, as the command line's -j */
         s->q = npzs_par_new(s->p, (unsigned)threads, (uint64_t)threads << 27);
         if (!s->q) { PyErr_NoMemory(); return -1; }
-        /* a validator (no arrays, no blobs kept): the workers keep only each member's header */
-        if (!cb && !keep && npzs_par_skip_data(s->q) != 0) { PyErr_NoMemory(); return -1; }
+        /* a validator (no arrays, no blobs kept, no values checked or hashed): the workers keep only
+         * each member's header */
+        if (!cb && !keep && !policy && !hash && npzs_par_skip_data(s->q) != 0) { PyErr_NoMemory(); return -1; }
     }
     s->on_header = cb ? Py_NewRef(cb) : NULL;
     s->keep_blobs = keep;
@@ -490,6 +564,7 @@ static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
 
 static int Stream_traverse(Stream *s, visitproc visit, void *arg) {
     Py_VISIT(s->on_header);
+    Py_VISIT(s->policy);
     Py_VISIT(s->members);
     Py_VISIT(s->cur);
     Py_VISIT(s->blob);
@@ -511,6 +586,7 @@ static void Stream_dealloc(Stream *s) {
     Stream_clear(s);
     npzs_par_free(s->q);
     npzs_free(s->p);
+    Py_CLEAR(s->policy); /* after the parser that used it */
     Py_TYPE(s)->tp_free((PyObject *)s);
 }
 
@@ -571,6 +647,44 @@ static PyObject *mod_set_rejected(PyObject *m, PyObject *cls) {
     Py_RETURN_NONE;
 }
 
+static PyObject *mod_set_policy_error(PyObject *m, PyObject *cls) {
+    (void)m;
+    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, (PyTypeObject *)PyExc_Exception)) {
+        PyErr_SetString(PyExc_TypeError, "an exception class");
+        return NULL;
+    }
+    Py_XDECREF(PolicyErrorBase);
+    PolicyErrorBase = Py_NewRef(cls);
+    Py_RETURN_NONE;
+}
+
+/* The library's default limits, as a dict (the one source of the defaults). */
+static PyObject *mod_default_limits(PyObject *m, PyObject *unused) {
+    (void)m;
+    (void)unused;
+    npzs_limits lim;
+    npzs_limits_default(&lim);
+    PyObject *d = PyDict_New();
+    for (size_t i = 0; d && i < sizeof LIMITS / sizeof *LIMITS; i++) {
+        const char *at = (const char *)&lim + LIMITS[i].off;
+        unsigned long long v;
+        if (LIMITS[i].wide) { uint64_t w; memcpy(&w, at, sizeof w); v = w; }
+        else { uint32_t w; memcpy(&w, at, sizeof w); v = w; }
+        if (set_item(d, LIMITS[i].name, PyLong_FromUnsignedLongLong(v)) < 0) Py_CLEAR(d);
+    }
+    return d;
+}
+
+/* The hint of a rule id ("what to do"), or None. */
+static PyObject *mod_rule_hint(PyObject *m, PyObject *arg) {
+    (void)m;
+    const char *r = PyUnicode_AsUTF8(arg);
+    if (!r) return NULL;
+    const char *h = npzs_rule_hint(r);
+    if (!h) Py_RETURN_NONE;
+    return PyUnicode_FromString(h);
+}
+
 static PyObject *mod_version(PyObject *m, PyObject *unused) {
     (void)m;
     (void)unused;
@@ -580,6 +694,9 @@ static PyObject *mod_version(PyObject *m, PyObject *unused) {
 
 static PyMethodDef mod_methods[] = {
     {"_set_rejected", mod_set_rejected, METH_O, "the exception class rejections raise"},
+    {"_set_policy_error", mod_set_policy_error, METH_O, "the exception class policy faults raise"},
+    {"default_limits", mod_default_limits, METH_NOARGS, "the library's default limits (npzs_limits_default)"},
+    {"rule_hint", mod_rule_hint, METH_O, "what the user can do about a rule id, or None"},
     {"library_version", mod_version, METH_NOARGS, "the version of the libnpzstream compiled in"},
     {NULL, NULL, 0, NULL},
 };
@@ -588,11 +705,14 @@ static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_npzstream", "libnpz
                                     NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__npzstream(void) {
-    if (PyType_Ready(&StreamType) < 0 || PyType_Ready(&BlockType) < 0) return NULL;
+    if (PyType_Ready(&StreamType) < 0 || PyType_Ready(&BlockType) < 0 || PyType_Ready(&PolicyType) < 0) return NULL;
     PyObject *m = PyModule_Create(&moddef);
     if (!m) return NULL;
     Py_INCREF(&StreamType);
+    Py_INCREF(&PolicyType);
     if (PyModule_AddObject(m, "Stream", (PyObject *)&StreamType) < 0 ||
+        PyModule_AddObject(m, "Policy", (PyObject *)&PolicyType) < 0 ||
+        PyModule_AddIntConstant(m, "SHA256", npzs_sha256_built()) < 0 ||
         PyModule_AddIntConstant(m, "LENIENT_NPY_TRAILING", NPZS_LENIENT_NPY_TRAILING) < 0 ||
         PyModule_AddIntConstant(m, "LENIENT_HEADER_NEWLINE", NPZS_LENIENT_HEADER_NEWLINE) < 0 ||
         PyModule_AddIntConstant(m, "LENIENT_FAST_INFLATE", NPZS_LENIENT_FAST_INFLATE) < 0 ||
