@@ -93,6 +93,13 @@ $(B)/test_vlen_api: tests/vlen/test_vlen_api.c $(B)/libnpzstream.a $(HDR)
 $(BS)/test_vlen_api: tests/vlen/test_vlen_api.c $(SAN_LIB) $(HDR)
 	$(CC) $(SAN_FLAGS) -o $@ tests/vlen/test_vlen_api.c $(SAN_LIB) $(LDLIBS)
 TEST_DEPS += $(B)/test_vlen_api $(BS)/test_vlen_api
+# policies, hashes and sniffing (tests/policy/test_policy.c, with the fuzz driver)
+TEST_POLICY_SRC = tests/policy/test_policy.c fuzz/common.c fuzz/zfview.c
+$(B)/test_policy: $(TEST_POLICY_SRC) fuzz/common.h $(B)/libnpzstream.a $(HDR)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) -Isrc -Ifuzz -o $@ $(TEST_POLICY_SRC) $(B)/libnpzstream.a $(LDLIBS)
+$(BS)/test_policy: $(TEST_POLICY_SRC) fuzz/common.h $(SAN_LIB) $(HDR)
+	$(CC) $(SAN_FLAGS) -Isrc -Ifuzz -o $@ $(TEST_POLICY_SRC) $(SAN_LIB) $(LDLIBS)
+TEST_DEPS += $(B)/test_policy $(BS)/test_policy
 # the C-only vector runner (tests/vectors: every hand-built case, at every push size)
 $(B)/run_vectors: tests/vectors/run_vectors.c $(B)/libnpzstream.a $(HDR)
 	$(CC) $(NPZS_FLAGS) $(CFLAGS) -o $@ tests/vectors/run_vectors.c $(B)/libnpzstream.a $(LDLIBS)
@@ -132,9 +139,11 @@ test: all $(B)/test_api $(BS)/npzstream $(BS)/test_api $(TEST_DEPS) ref-matrix p
 
 # make check: what needs nothing but a C compiler and zlib (no Python): the API suite and the
 # vectors, plain and under ASan+UBSan.
-check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors
+check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test_policy $(BS)/test_policy
 	$(B)/test_api
 	$(BS)/test_api
+	$(B)/test_policy
+	$(BS)/test_policy
 	$(B)/run_vectors --par
 	$(BS)/run_vectors
 	$(BS)/run_vectors --par-only

@@ -164,6 +164,8 @@ static void mix_end_sizes(fz_dig *d, const npzs_event *ev) {
     mix(d, ev->crc32);
     mix(d, ev->data_crc32);
     mix(d, ev->data_size);
+    mix(d, (uint64_t)ev->sniff);
+    if (ev->sha256) mix_bytes(d, ev->sha256, 32);
 }
 
 /* What a header says (with the mask: HEADER, and MEMBER_END of an array). */
@@ -468,6 +470,10 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
     }
     r->created = 1;
     if (o->no_memo) npzs__header_memo(p, 0);
+    if (o->policy && npzs_policy_use(p, o->policy) != 0) {
+        if (o->fail_at < 0 || npzs_error(p) != NPZS_E_NOMEM) fz_die("npzs_policy_use refused");
+    }
+    if (o->hash && npzs_hash(p, NPZS_HASH_SHA256) != 0) fz_die("npzs_hash refused");
     npzs_par *q = NULL;
     if (o->par) {
         q = npzs_par_new(p, o->par_threads, o->par_held);

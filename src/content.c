@@ -80,9 +80,15 @@ static int text(const uint8_t *b, size_t n, int ended) {
         }
         size_t j = i;
         while (j < n && b[j] >= 0x80) j++;
-        int ok = npzs__utf8_valid(b + i, j - i);
-        for (size_t cut = 1; !ok && !ended && j == n && cut <= 3 && cut < j - i; cut++) ok = npzs__utf8_valid(b + i, j - i - cut);
-        if (!ok) return 0;
+        size_t end = j;
+        if (j == n && !ended) { /* the window may end inside a character: its first bytes are fine */
+            size_t l = j;
+            while (l > i && (b[l - 1] & 0xC0) == 0x80 && j - l < 3) l--;
+            uint8_t lead = l > i ? b[l - 1] : 0;
+            size_t need = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+            if (need && j - (l - 1) < need) end = l - 1;
+        }
+        if (!npzs__utf8_valid(b + i, end - i)) return 0;
         i = j;
     }
     return 1;

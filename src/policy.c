@@ -68,6 +68,18 @@ static int bad(pc *c, const npzs_jv *v, const char *fmt, ...) {
     return -1;
 }
 
+/* The same at a byte offset (a key: an unknown field is reported where its name is). */
+static int bad_at(pc *c, uint64_t at, const char *fmt, ...) {
+    if (!c->err) return -1;
+    char m[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof m, fmt, ap);
+    va_end(ap);
+    err_at(c, at, "%s", m);
+    return -1;
+}
+
 /* The path: pushed and popped around each field (k: a key; or an index when k is NULL). */
 static size_t path_push(pc *c, const char *k, size_t idx) {
     size_t old = c->path_len;
@@ -501,9 +513,8 @@ static int spec_of(pc *c, const npzs_jv *v, npzs_pspec *s, int is_array) {
         } else if (!strcmp(k, "blob_kinds")) {
             rc = sniffs_of(c, f, &s->sniffs);
         } else {
-            rc = bad(c, f, "unknown field '%s' (dtype, shape, finite, range, optional, fortran_order, byte_order, "
-                           "elements, max_bytes, sha256, kind, blob_kinds)", k);
-            err_at(c, f->key_at, "%s", c->err ? c->err->message : "");
+            rc = bad_at(c, f->key_at, "unknown field '%s' (dtype, shape, finite, range, optional, fortran_order, "
+                                      "byte_order, elements, max_bytes, sha256, kind, blob_kinds)", k);
         }
         if (rc < 0) return -1;
         path_pop(c, o);
@@ -622,9 +633,8 @@ static int doc_of(pc *c, const npzs_jv *v) {
                 p->hash_all = 1;
             }
         } else {
-            rc = bad(c, f, "unknown field '%s' (members, array, dims, allow_other_members, allow_blobs, max_members, "
-                           "max_total_bytes, format, hash)", k);
-            err_at(c, f->key_at, "%s", c->err ? c->err->message : "");
+            rc = bad_at(c, f->key_at, "unknown field '%s' (members, array, dims, allow_other_members, allow_blobs, "
+                                      "max_members, max_total_bytes, format, hash)", k);
         }
         if (rc < 0) return -1;
         path_pop(c, o);

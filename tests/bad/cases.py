@@ -976,8 +976,186 @@ def sequence_cases():
     ]
 
 
+# ------------------------------------------------------------------ policies
+
+#: The policies the policy cases use: tests/vectors/gen.py writes each to tests/bad/policies/NAME.json
+#: (and --check compares them with the files), every suite reads them from there.
+POLICIES = {
+    "mnist": {"members": {"images": {"dtype": ["<f4"], "shape": ["N", 2, 2], "finite": True},
+                          "labels": {"dtype": ["<i8", "<i4"], "shape": ["N"], "range": [0, 9]}},
+              "dims": {"N": [1, 60000]}, "allow_other_members": False, "allow_blobs": False},
+    "npz-only": {"format": "npz"},
+    "two-members": {"max_members": 2},
+    "no-blobs": {"allow_blobs": False},
+    "text-blobs": {"allow_blobs": ["text", "empty"]},
+    "blob-spec": {"members": {"meta": {"kind": "blob", "max_bytes": 12}, "a": {"kind": "array"}}},
+    "little": {"members": {"*": {"byte_order": "little"}}},
+    "c-order": {"array": {"fortran_order": False}},
+    "dims-3-10": {"array": {"shape": ["N"]}, "dims": {"N": [3, 10]}},
+    "square": {"array": {"shape": ["N", "N"]}},
+    "rest": {"array": {"shape": ["...", 2]}},
+    "elements-1": {"array": {"elements": [0, 1]}},
+    "array-4-bytes": {"array": {"max_bytes": 4}},
+    "total-200": {"max_total_bytes": 200},
+    "finite": {"array": {"finite": True}, "members": {"*": {"finite": True}}},
+    "range-0-9": {"array": {"range": [0, 9]}},
+    "range-float": {"array": {"range": [-1.5, 1.5]}},
+    "names": {"array": {"dtype": ["float32", "int32", "datetime64[s]"]}},
+    "fields": {"array": {"dtype": [[["a", "<i4"], ["b", "<f4", [2]]]]}},
+    "pinned": {"array": {"sha256": "0" * 64}},
+    "pinned-ok": {"array": {"sha256": "34fb5c825de7ca4aea6e712f19d439c1da0c92c37b423936c5f618545ca4fa1f"}},
+    "required-npy": {"members": {"w": {}}},
+}
+
+
+def policy_arg(name):
+    return ["--policy", "tests/bad/policies/%s.json" % name]
+
+
+def policy_cases():
+    """One case for every POLICY rule, at the byte that decides it (test_bad.py's rule gate covers
+    them), and accepted inputs for each policy.  Each policy only adds rejections: run_vectors also
+    runs every case without its policy and checks the verdict is the same unless it is a policy
+    rejection."""
+    out = []
+    add = out.append
+    P = policy_arg
+
+    def C(name, data, code, offset, args=()):  # noqa: N802 -- a rejection by the policy: its mark
+        return Case(name, bytes(data), code, offset, list(args), "POLICY", None, None)
+    f4 = lambda shape, vals: npy(canon(descr="'<f4'", shape=shape), struct.pack("<%df" % len(vals), *vals))
+    i8 = lambda shape, vals: npy(canon(descr="'<i8'", shape=shape), struct.pack("<%dq" % len(vals), *vals))
+    img = f4("(2, 2, 2)", [0.5] * 8)
+    lab = i8("(2,)", [3, 9])
+    good = [Member("images.npy", img), Member("labels.npy", lab)]
+    for st in ("file", "pipe", "legacy"):
+        add(A("acc-pol-mnist-stored-" + st, Z([Member(m.name, m.content, 0, st) for m in good])[0], P("mnist")))
+        add(A("acc-pol-mnist-deflated-" + st, Z([Member(m.name, m.content, 8, st) for m in good])[0], P("mnist")))
+    hl = 128  # the npy arrays below: preamble and header padded to 128 bytes; the data at 128
+    # members
+    b, L = Z(good + [Member("x.npy", CA)])
+    add(C("pol-members-not-listed", b, "policy", L.m[2]["lfh"], P("mnist")))
+    b, L = Z([Member("images.npy", img)])
+    add(C("pol-required-missing", b, "policy", L.cd[0], P("mnist")))
+    add(C("pol-required-missing-empty-archive", eocd_bytes(0, 0, 0), "policy", 0, P("mnist")))
+    add(C("pol-required-npy", good_npy(), "policy", 0, P("required-npy")))
+    b, L = Z([Member("a.npy", CA), Member("b.npy", CB), Member("c.npy", CA)])
+    add(C("pol-max-members", b, "policy", L.m[2]["lfh"], P("two-members")))
+    add(A("acc-pol-max-members-equal", Z([Member("a.npy", CA), Member("b.npy", CB)])[0], P("two-members")))
+    add(C("pol-format-npy", good_npy(), "policy", 0, P("npz-only")))
+    # blobs: refused at the first byte that is not the magic; a kind once 16 bytes are in
+    b, L = Z([Member("a.npy", CA), Member("notes", b"\x93NUx")])
+    add(C("pol-blob-refused", b, "policy", L.m[1]["data"] + 3, P("no-blobs")))
+    b, L = Z([Member("notes", b"")])
+    add(C("pol-blob-empty-refused", b, "policy", L.m[0]["data"], P("no-blobs")))
+    b, L = Z([Member("images.npy", b"text, not an array")])
+    add(C("pol-blob-where-array", b, "policy", L.m[0]["data"], P("mnist")))
+    pickled = b"\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00}\x94\x8c\x01a\x94K\x01s."
+    b, L = Z([Member("model.pkl", pickled)])
+    add(C("pol-blob-kind-pickle", b, "policy", L.m[0]["data"], P("text-blobs")))
+    b, L = Z([Member("model.pkl", pickled, 8, "pipe")])
+    add(C("pol-blob-kind-pickle-deflated", b, "policy", L.m[0]["data"], P("text-blobs")))
+    b, L = Z([Member("proto0", b"(lp0\nI1\naI2\na.")])
+    add(C("pol-blob-kind-pickle-protocol-0", b, "policy", L.m[0]["data"], P("text-blobs")))
+    add(A("acc-pol-blob-text", Z([Member("notes.txt", "caf\u00e9 au lait, 16+ bytes\n".encode())])[0], P("text-blobs")))
+    add(A("acc-pol-blob-text-short", Z([Member("n", b"ok\n"), Member("e", b"")])[0], P("text-blobs")))
+    b, L = Z([Member("zipped", b"PK\x03\x04" + bytes(20))])
+    add(C("pol-blob-kind-zip", b, "policy", L.m[0]["data"], P("text-blobs")))
+    b, L = Z([Member("bin", bytes(range(32)))])
+    add(C("pol-blob-kind-binary", b, "policy", L.m[0]["data"], P("text-blobs")))
+    b, L = Z([Member("meta.npy", CA)])
+    add(C("pol-kind-array-not-blob", b, "policy", L.m[0]["data"], P("blob-spec")))
+    b, L = Z([Member("meta", b"0123456789abcdef")])
+    add(C("pol-blob-bytes-declared", b, "policy", L.m[0]["data"], P("blob-spec")))
+    big = b"0123456789abcdefghij" * 3
+    b, L = Z([Member("meta", big, 8, "pipe")])
+    add(C("pol-blob-bytes-streamed", b, "policy", L.m[0]["data"], P("blob-spec")))
+    b, L = Z([Member("meta", big[:12] + b"\x00" * 40, 0, "file")])
+    add(C("pol-blob-bytes-stored", b, "policy", L.m[0]["data"], P("blob-spec")))
+    add(A("acc-pol-blob-bytes-equal", Z([Member("meta", big[:12], 8, "pipe"), Member("a.npy", CA)])[0], P("blob-spec")))
+    # headers: at the header text (the data start + 10 in a v1.0 member), before any data byte
+    b, L = Z([Member("images.npy", npy(canon(descr="'<f8'", shape="(2, 2, 2)"), bytes(64))), Member("labels.npy", lab)])
+    add(C("pol-dtype", b, "policy", L.m[0]["data"] + 10, P("mnist")))
+    b, L = Z([Member("images.npy", f4("(2, 2, 3)", [0.0] * 12)), Member("labels.npy", lab)])
+    add(C("pol-shape-fixed", b, "policy", L.m[0]["data"] + 10, P("mnist")))
+    b, L = Z([Member("images.npy", f4("(2, 4)", [0.0] * 8)), Member("labels.npy", lab)])
+    add(C("pol-ndim", b, "policy", L.m[0]["data"] + 10, P("mnist")))
+    b, L = Z([Member("images.npy", img), Member("labels.npy", i8("(3,)", [1, 2, 3]))])
+    add(C("pol-shape-var", b, "policy", L.m[1]["data"] + 10, P("mnist")))
+    b, L = Z([Member("images.npy", img, 8, "pipe"), Member("labels.npy", i8("(3,)", [1, 2, 3]), 8, "pipe")])
+    add(C("pol-shape-var-deflated", b, "policy", L.m[1]["data"], P("mnist")))
+    add(C("pol-shape-var-square", npy(canon(shape="(2, 3)"), bytes(24)), "policy", 10, P("square")))
+    add(A("acc-pol-square", npy(canon(shape="(3, 3)"), bytes(36)), P("square")))
+    add(C("pol-dim-range", good_npy(), "policy", 10, P("dims-3-10")))
+    add(A("acc-pol-dim-range", good_npy(bytes(12), shape="(3,)"), P("dims-3-10")))
+    add(A("acc-pol-rest", npy(canon(shape="(1, 3, 2)"), bytes(24)), P("rest")))
+    add(C("pol-rest-last", npy(canon(shape="(2, 3)"), bytes(24)), "policy", 10, P("rest")))
+    add(C("pol-rest-ndim", good_npy(bytes(4), shape="()"), "policy", 10, P("rest")))
+    add(C("pol-elements", good_npy(), "policy", 10, P("elements-1")))
+    add(C("pol-member-bytes-array", good_npy(), "policy", 10, P("array-4-bytes")))
+    add(A("acc-pol-member-bytes-array", good_npy(b"\x01\x00\x00\x00", shape="(1,)"), P("array-4-bytes")))
+    add(C("pol-byte-order", Z([Member("a.npy", content(descr="'>i4'"))])[0], "policy",
+          Z([Member("a.npy", content(descr="'>i4'"))])[1].m[0]["data"] + 10, P("little")))
+    add(A("acc-pol-byte-order-one-byte", Z([Member("a.npy", content(descr="'|u1'", data=b"ab"))])[0], P("little")))
+    add(C("pol-fortran-order", good_npy(I4x2 * 2, fortran="True", shape="(2, 2)"), "policy", 10, P("c-order")))
+    add(C("pol-dtype-name", npy(canon(descr="'<f8'"), bytes(16)), "policy", 10, P("names")))
+    add(A("acc-pol-dtype-name-float32", npy(canon(descr="'>f4'"), bytes(8)), P("names")))
+    add(A("acc-pol-dtype-name-datetime", npy(canon(descr="'<M8[s]'"), bytes(16)), P("names")))
+    add(C("pol-dtype-name-datetime-unit", npy(canon(descr="'<M8[ms]'"), bytes(16)), "policy", 10, P("names")))
+    add(A("acc-pol-fields", npy(canon(descr="[('a', '<i4'), ('b', '<f4', (2,))]"), bytes(24)), P("fields")))
+    add(C("pol-fields-shape", npy(canon(descr="[('a', '<i4'), ('b', '<f4', (3,))]"), bytes(32)), "policy", 10,
+          P("fields")))
+    add(C("pol-fields-name", npy(canon(descr="[('a', '<i4'), ('c', '<f4', (2,))]"), bytes(24)), "policy", 10,
+          P("fields")))
+    add(C("pol-fields-plain", npy(canon(descr="'<i4'"), bytes(8)), "policy", 10, P("fields")))
+    # totals: the tighter of the limit and the policy's cap, at the three places that decide
+    b, L = Z([Member("a.npy", CA), Member("b.npy", CB)])
+    add(C("pol-total-bytes-local-header", b, "policy", L.m[1]["lfh"], P("total-200")))
+    b, L = Z([Member("a.npy", CA, 0, "pipe"), Member("b.npy", CB, 0, "pipe")])
+    add(C("pol-total-bytes-header", b, "policy", L.m[1]["data"] + 10, P("total-200")))
+    b, L = Z([Member("meta", bytes(250), 8, "pipe")])
+    add(C("pol-total-bytes-inflated", b, "policy", L.m[0]["data"], P("total-200")))
+    add(A("acc-pol-total-bytes", Z([Member("a.npy", CA)])[0], P("total-200")))
+    # values: at the element (its first byte), after the elements before it went out as DATA
+    assert struct.unpack("<H", f4("(4,)", [0] * 4)[8:10])[0] + 10 == hl == struct.unpack("<H", good_npy()[8:10])[0] + 10
+    add(C("pol-nan-f4", f4("(4,)", [0.0, 1.0, float("nan"), 2.0]), "policy", hl + 8, P("finite")))
+    add(C("pol-inf-f4", f4("(4,)", [0.0, 1.0, 2.0, float("-inf")]), "policy", hl + 12, P("finite")))
+    add(C("pol-nan-f8-big", npy(canon(descr="'>f8'", shape="(3,)"), struct.pack(">3d", 1, 2, float("nan"))), "policy",
+          hl + 16, P("finite")))
+    add(C("pol-inf-f2", npy(canon(descr="'<f2'", shape="(3,)"), struct.pack("<3e", 1, float("inf"), 2)), "policy",
+          hl + 2, P("finite")))
+    add(C("pol-nan-c8-imag", npy(canon(descr="'<c8'", shape="(2,)"), struct.pack("<4f", 1, 2, 3, float("nan"))),
+          "policy", hl + 12, P("finite")))
+    many = [0.25] * 3000
+    many[2500] = float("nan")
+    add(C("pol-nan-f4-block", f4("(3000,)", many), "policy", hl + 4 * 2500, P("finite")))
+    b, L = Z([Member("w.npy", f4("(3000,)", many), 8, "pipe")])
+    add(C("pol-nan-f4-deflated", b, "policy", L.m[0]["data"], P("finite")))
+    add(A("acc-pol-finite", f4("(3000,)", [1e30] * 3000), P("finite")))
+    add(A("acc-pol-finite-ints", i8("(2,)", [-1, 2]), P("finite")))
+    add(C("pol-check-type-f16", npy(canon(descr="'<f16'", shape="(1,)"), bytes(16)), "policy", 10, P("finite")))
+    add(C("pol-check-type-struct", npy(canon(descr="[('a', '<f4')]", shape="(1,)"), bytes(4)), "policy", 10,
+          P("finite")))
+    add(C("pol-range-int", i8("(3,)", [0, 9, 10]), "policy", hl + 16, P("range-0-9")))
+    add(C("pol-range-negative", i8("(3,)", [0, -1, 5]), "policy", hl + 8, P("range-0-9")))
+    add(C("pol-range-u1", npy(canon(descr="'|u1'", shape="(3,)"), b"\x01\x09\xff"), "policy", hl + 2, P("range-0-9")))
+    add(C("pol-range-i2-big", npy(canon(descr="'>i2'", shape="(2,)"), struct.pack(">2h", 5, -3)), "policy", hl + 2,
+          P("range-0-9")))
+    add(A("acc-pol-range-int", i8("(2,)", [0, 9]), P("range-0-9")))
+    add(C("pol-range-float", f4("(3,)", [0.0, 1.5, 1.5000001]), "policy", hl + 8, P("range-float")))
+    add(C("pol-range-float-nan", f4("(2,)", [0.0, float("nan")]), "policy", hl + 4, P("range-float")))
+    add(A("acc-pol-range-float", f4("(3,)", [-1.5, 0.0, 1.5]), P("range-float")))
+    add(C("pol-check-type-range-complex", npy(canon(descr="'<c8'", shape="(1,)"), bytes(8)), "policy", 10,
+          P("range-float")))
+    # a pinned SHA-256: decided at the data's last byte
+    add(C("pol-sha256", good_npy(), "policy", hl + 8, P("pinned")))
+    add(A("acc-pol-sha256", good_npy(), P("pinned-ok")))
+    add(C("pol-sha256-empty", good_npy(b"", shape="(0,)"), "policy", hl, P("pinned")))
+    return out
+
+
 def cases():
-    out = npy_cases() + npz_cases() + eocd_cases() + rule_cases() + sequence_cases()
+    out = npy_cases() + npz_cases() + eocd_cases() + rule_cases() + sequence_cases() + policy_cases()
     names = [c.name for c in out]
     assert len(names) == len(set(names)), [n for n in names if names.count(n) > 1]
     return out

@@ -19,7 +19,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "bad"))
-from cases import cases  # noqa: E402
+from cases import POLICIES, cases  # noqa: E402
 
 MANIFEST = "MANIFEST.tsv"
 HEAD = ("# name\tverdict\toffset\trule\tmember\targs  -- written by tests/vectors/gen.py from tests/bad/cases.py;\n"
@@ -41,7 +41,8 @@ def build(binary):
     rules = rules_tsv()
     files, rows, problems = {}, [], []
     for c in cases():
-        r = subprocess.run([binary, "check", "--json"] + c.args + ["-"], input=c.data, capture_output=True)
+        r = subprocess.run([binary, "check", "--json"] + c.args + ["-"], input=c.data, capture_output=True,
+                           cwd=os.path.join(HERE, "..", ".."))
         j = json.loads(r.stdout.decode())
         e = j["error"]
         if c.code is None:
@@ -59,11 +60,37 @@ def build(binary):
     return files, text.encode(), problems
 
 
+POLICY_DIR = os.path.join(HERE, "..", "bad", "policies")
+
+
+def policy_files():
+    """tests/bad/policies/NAME.json of cases.POLICIES (the policy cases read them from there)."""
+    return {n + ".json": (json.dumps(d, indent=1) + "\n").encode() for n, d in POLICIES.items()}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
     ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
+    pols = policy_files()
+    have_pol = set(os.listdir(POLICY_DIR)) if os.path.isdir(POLICY_DIR) else set()
+    if a.check:
+        stale_pol = [f for f in pols if f not in have_pol or open(os.path.join(POLICY_DIR, f), "rb").read() != pols[f]]
+        stale_pol += sorted(have_pol - set(pols))
+        for f in stale_pol:
+            print("FAIL policy %s is out of date" % f)
+        if stale_pol:
+            print("vectors-current: 0 passed, %d failed  (run: /usr/bin/python3 tests/vectors/gen.py --bin build/npzstream)"
+                  % len(stale_pol))
+            return 1
+    else:
+        os.makedirs(POLICY_DIR, exist_ok=True)
+        for f in have_pol - set(pols):
+            os.unlink(os.path.join(POLICY_DIR, f))
+        for f, data in pols.items():
+            with open(os.path.join(POLICY_DIR, f), "wb") as fh:
+                fh.write(data)
     files, manifest, problems = build(a.bin)
     for p in problems:
         print("FAIL " + p)

@@ -80,6 +80,8 @@ static uint64_t mix(uint64_t h, const void *p, size_t n) {
 #define MIXV(h, v) ((h) = mix((h), &(v), sizeof(v)))
 
 static int sequence; /* the vector's options include --sequence */
+static npzs_policy *policy; /* --policy FILE */
+static int sha256;          /* --sha256 */
 
 /* the helper of a run: workers (-1: none, the parser alone) and its bound */
 typedef struct par_cfg {
@@ -98,6 +100,11 @@ static outcome run_par(const npzs_limits *lim, const uint8_t *buf, size_t len, s
     npzs_parser *p = npzs_new(lim, NULL);
     if (!p) { o.rc = NPZS_E_NOMEM; return o; }
     if (sequence && npzs_npy_sequence(p) != 0) { o.rc = 98; npzs_free(p); return o; }
+    if ((policy && npzs_policy_use(p, policy) != 0) || (sha256 && npzs_hash(p, NPZS_HASH_SHA256) != 0)) {
+        o.rc = 95;
+        npzs_free(p);
+        return o;
+    }
     npzs_par *q = NULL;
     if (pc.threads >= 0) {
         q = npzs_par_new(p, (unsigned)pc.threads, pc.held);
@@ -138,6 +145,8 @@ static outcome run_par(const npzs_limits *lim, const uint8_t *buf, size_t len, s
                 MIXV(o.digest_nd, ev.crc32);
                 MIXV(o.digest_nd, ev.data_crc32);
                 MIXV(o.digest_nd, ev.data_size);
+                MIXV(o.digest_nd, ev.sniff);
+                if (ev.sha256) o.digest_nd = mix(o.digest_nd, ev.sha256, 32);
                 o.digest = mix(o.digest, &o.digest_nd, sizeof o.digest_nd);
                 MIXV(o.digest, data);
                 data = UINT64_C(0x84222325);
@@ -190,17 +199,38 @@ static int parse_u64(const char *s, uint64_t *v) {
     return 0;
 }
 
+static uint8_t *slurp(const char *path, size_t *len);
+
+/* --policy FILE: the policy compiled (a fault fails the vector) */
+static int policy_of(const char *path) {
+    size_t n;
+    uint8_t *t = slurp(path, &n);
+    if (!t) return -1;
+    npzs_policy_error e;
+    policy = npzs_policy_new((const char *)t, n, NULL, &e);
+    free(t);
+    if (!policy) printf("policy %s:%u:%u: %s: %s\n", path, e.line, e.column, e.path, e.message);
+    return policy ? 0 : -1;
+}
+
 /* the check options a vector may carry, as limits */
 static int limits_of(const char *args, npzs_limits *lim) {
     npzs_limits_default(lim);
-    sequence = 0;
+    sequence = sha256 = 0;
+    npzs_policy_free(policy);
+    policy = NULL;
     char buf[256];
     snprintf(buf, sizeof buf, "%s", args);
     for (char *save = NULL, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
         if (!strcmp(t, "--lenient-npy-trailing")) { lim->lenient |= NPZS_LENIENT_NPY_TRAILING; continue; }
         if (!strcmp(t, "--lenient-header-newline")) { lim->lenient |= NPZS_LENIENT_HEADER_NEWLINE; continue; }
         if (!strcmp(t, "--sequence")) { sequence = 1; continue; }
+        if (!strcmp(t, "--sha256")) { sha256 = 1; continue; }
         char *v = strtok_r(NULL, " ", &save);
+        if (v && !strcmp(t, "--policy")) {
+            if (policy_of(v) < 0) return -1;
+            continue;
+        }
         uint64_t x;
         if (!v || parse_u64(v, &x)) return -1;
         if (!strcmp(t, "--max-header-size")) lim->max_header_size = x;
@@ -284,6 +314,20 @@ static void check_vector(const char *dir, const vec *v) {
             outcome low = run(&lim, buf, len, len ? len : 1, &g, 0);
             ok = matches(v, &low) && low.digest == whole.digest;
             if (!ok) printf("FAIL %s: the whole input against the lower guard page differs\n", v->name);
+        }
+        if (ok && policy) { /* the policy only adds rejections: without it, the same verdict or a rejection
+                               the policy's came first (its code is policy) */
+            npzs_policy *pol = policy;
+            policy = NULL;
+            outcome bare = run(&lim, buf, len, len ? len : 1, &g, 1);
+            policy = pol;
+            int same = bare.rc == whole.rc && bare.off == whole.off && bare.rule == whole.rule;
+            if (!same && whole.rc != NPZS_E_POLICY) {
+                ok = 0;
+                printf("FAIL %s: without its policy %s@%" PRIu64 ", with it %s@%" PRIu64 " (not a policy rejection)\n",
+                       v->name, bare.rc == 1 ? "ok" : npzs_error_name(bare.rc), bare.off,
+                       whole.rc == 1 ? "ok" : npzs_error_name(whole.rc), whole.off);
+            }
         }
         static const size_t steps[] = {1, 2, 3, 7, 64, 4096, 0};
         static const par_cfg cfgs[] = {{1, UINT64_C(1) << 30, 0}, {2, UINT64_C(1) << 30, 0}, {2, 4096, 0},
@@ -378,6 +422,7 @@ int main(int argc, char **argv) {
             failed++;
         }
     }
+    npzs_policy_free(policy);
     printf("vectors: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
