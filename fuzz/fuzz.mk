@@ -10,7 +10,7 @@
 # See fuzz/README.md.
 
 FUZZ_HARNESSES = fuzz_stream fuzz_split fuzz_npy_header fuzz_descr fuzz_zip_lfh fuzz_dd fuzz_cd \
-                 fuzz_deflate fuzz_state fuzz_limits fuzz_npz_mut fuzz_vlen fuzz_par
+                 fuzz_deflate fuzz_state fuzz_limits fuzz_npz_mut fuzz_vlen fuzz_par fuzz_policy fuzz_policy_run
 FUZZ_CLANG    ?= clang
 FUZZ_AFLCC    ?= afl-clang-fast
 FUZZ_AFLDRV   ?= /usr/lib/afl/libAFLDriver.a
@@ -75,7 +75,7 @@ fuzz-run: fuzz
 	@mkdir -p build/fuzz-work build/fuzz-artifacts build/fuzz-logs; \
 	for h in $(FUZZ_HARNESSES); do \
 	  mkdir -p build/fuzz-work/$$h; \
-	  case $$h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut|fuzz_par) ml=8192;; *) ml=2048;; esac; \
+	  case $$h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut|fuzz_par|fuzz_policy_run) ml=8192;; *) ml=2048;; esac; \
 	  extra=; [ $$h = fuzz_stream ] && extra=corpus/peers; \
 	  echo "== $$h ($(SECONDS) s, -max_len=$$ml)"; \
 	  $(FB)/$$h -max_total_time=$(SECONDS) -max_len=$$ml -timeout=10 -rss_limit_mb=2048 \
@@ -108,7 +108,7 @@ fuzz-smoke: fuzz
 	@rm -rf build/fuzz-smoke; mkdir -p build/fuzz-smoke; fail=0; n=0; \
 	for h in $(FUZZ_HARNESSES); do \
 	  mkdir -p build/fuzz-smoke/$$h; \
-	  case $$h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut|fuzz_par) ml=8192;; *) ml=2048;; esac; \
+	  case $$h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut|fuzz_par|fuzz_policy_run) ml=8192;; *) ml=2048;; esac; \
 	  $(FB)/$$h -max_total_time=$(SMOKE_SECONDS) -max_len=$$ml -timeout=10 -rss_limit_mb=2048 \
 	    -dict=fuzz/npzstream.dict -print_final_stats=1 -artifact_prefix=build/fuzz-smoke/$$h- \
 	    build/fuzz-smoke/$$h corpus/$$h >build/fuzz-smoke/$$h.log 2>&1; \

@@ -381,7 +381,7 @@ def state_prefixes():
           ("ZIP_LFH_EXTRA", "", b, 30 + nm(0) + 3),
           ("ZIP_STORED", "C_SNIFF", b, m[0]["data"] + 3), ("ZIP_STORED", "C_PRE", b, m[0]["data"] + 8),
           ("ZIP_STORED", "C_HDR", b, m[0]["data"] + 20), ("ZIP_STORED", "C_DATA", b, m[0]["data"] + hl + 2),
-          ("ZIP_STORED", "C_BLOB", b, m[1]["data"] + 10),
+          ("ZIP_STORED", "C_BLOB_SNIFF", b, m[1]["data"] + 10),
           ("ZIP_DEFLATED", "C_SNIFF", b, m[2]["data"] + 2), ("ZIP_DEFLATED", "", b, m[2]["data_end"] - 2),
           ("ZIP_DD", "", b, m[2]["dd"] + 5), ("ZIP_DD", "", b, m[3]["dd"] + 3),
           ("ZIP_SIG", "", b, m[1]["lfh"] + 1),
@@ -402,6 +402,7 @@ def state_prefixes():
     # (a member of known size gathers pushes shorter than 32 KiB before inflating them)
     b4, L4 = build_zip([Member("a.npy", big, 8, "pipe")])
     P.append(("ZIP_DEFLATED", "C_DATA", b4, (L4.m[0]["data"] + L4.m[0]["data_end"]) // 2))
+    P.append(("ZIP_STORED", "C_BLOB", b, m[1]["data"] + 20))  # past the blob's sniff (16 bytes)
     return P
 
 

@@ -90,7 +90,7 @@ typedef double v64f __attribute__((vector_size(16)));
 static int any_masked(const uint8_t *s, size_t n, unsigned w, uint64_t mask) {
     v64u acc = {0, 0};
     if (w == 2) {
-        v16u m, a = {0};
+        v16u m = {0}, a = {0};
         for (int k = 0; k < 8; k++) m[k] = (uint16_t)mask;
         for (size_t i = 0; i < n; i += 16) {
             v16u x;
