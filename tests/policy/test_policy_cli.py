@@ -1,0 +1,328 @@
+#!/usr/bin/python3
+"""Policies, hashes and the safe defaults through the command line, on files NumPy writes.
+
+usage: /usr/bin/python3 tests/policy/test_policy_cli.py --bin build/npzstream [--quick]
+
+The policies are the shipped examples (examples/policies/*.json: an MNIST-style dataset, Keras-style
+weights, "arrays only, float32, no NaN", a pinned model).  Every archive is written by NumPy
+(np.savez, np.savez_compressed, np.savez to a pipe) and every expected offset is computed here
+from zipfile's records and NumPy's header lengths, every hash by hashlib; never from an earlier
+run.  Each rejection is checked for its code, rule, offset and member, and at --feed 1 and 7 the
+JSON must be the same.  Last line: `policy-cli: N passed, M failed`.
+"""
+import argparse, hashlib, io, json, os, struct, subprocess, sys, tempfile, time, zipfile, zlib
+import numpy as np
+from numpy.lib import format as npf
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from common import Tally  # noqa: E402
+
+PY = "/usr/bin/python3"
+EX = os.path.join(ROOT, "examples", "policies")
+T = Tally("policy-cli")
+ok = T.ok
+
+
+def run(binary, args, data=b"", **kw):
+    return subprocess.run([binary] + args, input=data, capture_output=True, timeout=300, **kw)
+
+
+def savez(kind, **arrays):
+    """An archive as NumPy writes it: 'stored' (np.savez), 'deflated' (np.savez_compressed) or
+    'pipe' (np.savez to a pipe: data descriptors)."""
+    if kind == "pipe":
+        bio = io.BytesIO()
+        np.savez(bio, **arrays)  # the arrays, then rewritten through a pipe by a child process
+        code = ("import sys, io, numpy as np\nz = np.load(io.BytesIO(sys.stdin.buffer.read()))\n"
+                "np.savez(sys.stdout.buffer, **{k: z[k] for k in z.files})")
+        return subprocess.run([PY, "-c", code], input=bio.getvalue(), stdout=subprocess.PIPE, check=True).stdout
+    bio = io.BytesIO()
+    (np.savez_compressed if kind == "deflated" else np.savez)(bio, **arrays)
+    return bio.getvalue()
+
+
+def layout(data):
+    """{name: (local header offset, data start, stored?, npy header length)} from zipfile."""
+    out = {}
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        for info in z.infolist():
+            n, m = struct.unpack("<HH", data[info.header_offset + 26:info.header_offset + 30])
+            start = info.header_offset + 30 + n + m
+            raw = z.read(info)
+            hl = None
+            if raw[:6] == b"\x93NUMPY":
+                bio = io.BytesIO(raw)
+                v = npf.read_magic(bio)
+                npf._read_array_header(bio, v)
+                hl = bio.tell()
+            out[info.filename] = (info.header_offset, start, info.compress_type == zipfile.ZIP_STORED, hl)
+    return out
+
+
+def cd_offset(data):
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        return z.start_dir
+
+
+def check_json(binary, policy, data, label, feeds=(None, 7, 1)):
+    outs = []
+    for feed in feeds:
+        if feed == 1 and len(data) > 200000:
+            continue
+        args = ["check", "--json", "--policy", policy] + (["--feed", str(feed)] if feed else []) + ["-"]
+        r = run(binary, args, data)
+        try:
+            outs.append((r.returncode, json.loads(r.stdout)))
+        except ValueError:
+            ok(False, "%s: not one JSON object (exit %d): %r" % (label, r.returncode, r.stdout[:200]))
+            return None
+    ok(all(o == outs[0] for o in outs[1:]), "%s: the JSON differs between feed sizes" % label)
+    return outs[0]
+
+
+def expect_reject(binary, policy, data, label, rule, offset, member):
+    got = check_json(binary, policy, data, label)
+    if got is None:
+        return
+    rc, d = got
+    e = d.get("error") or {}
+    ok(rc == 1 and d["ok"] is False and e.get("code") == "policy" and e.get("rule") == rule and
+       e.get("offset") == offset and e.get("member") == member and e.get("detail"),
+       "%s: want policy %s at %s (member %s), got exit %d %s" % (label, rule, offset, member, rc, e))
+
+
+def expect_accept(binary, policy, data, label):
+    got = check_json(binary, policy, data, label)
+    if got is not None:
+        ok(got[0] == 0 and got[1]["ok"] is True, "%s: want ok, got %s" % (label, got[1].get("error")))
+    return got
+
+
+def mnist(n=60, bad=None):
+    rng = np.random.default_rng(1)
+    images = rng.random((n, 28, 28), dtype=np.float32)
+    labels = rng.integers(0, 10, n).astype("<i8")
+    if bad == "nan":
+        images[n // 2, 3, 4] = np.nan
+    if bad == "label":
+        labels[7] = 10
+    return images, labels
+
+
+def test_mnist(binary):
+    pol = os.path.join(EX, "mnist.json")
+    images, labels = mnist()
+    for kind in ("stored", "deflated", "pipe"):
+        expect_accept(binary, pol, savez(kind, images=images, labels=labels), "mnist %s" % kind)
+        # a NaN pixel: at its element (stored) or the member's data start (deflated)
+        im, lb = mnist(bad="nan")
+        data = savez(kind, images=im, labels=lb)
+        lf, start, stored, hl = layout(data)["images.npy"]
+        k = int(np.flatnonzero(np.isnan(im.ravel()))[0])
+        expect_reject(binary, pol, data, "mnist %s: a NaN" % kind, "POLICY.nan",
+                      start + hl + 4 * k if stored else start, "images.npy")
+        # a label out of 0..9
+        im, lb = mnist(bad="label")
+        data = savez(kind, images=im, labels=lb)
+        lf, start, stored, hl = layout(data)["labels.npy"]
+        expect_reject(binary, pol, data, "mnist %s: label 10" % kind, "POLICY.range",
+                      start + hl + 8 * 7 if stored else start, "labels.npy")
+        # float64 images: at the header (the text after the 10-byte preamble), before any data byte
+        data = savez(kind, images=images.astype(np.float64), labels=labels)
+        lf, start, stored, hl = layout(data)["images.npy"]
+        expect_reject(binary, pol, data, "mnist %s: float64" % kind, "POLICY.dtype", start + 10 if stored else start,
+                      "images.npy")
+        # N differs between the members
+        data = savez(kind, images=images, labels=labels[:-1])
+        lf, start, stored, hl = layout(data)["labels.npy"]
+        expect_reject(binary, pol, data, "mnist %s: N" % kind, "POLICY.shape-var", start + 10 if stored else start,
+                      "labels.npy")
+        # a member the policy does not list, one it requires missing
+        data = savez(kind, images=images, labels=labels, extra=np.zeros(3))
+        expect_reject(binary, pol, data, "mnist %s: extra" % kind, "POLICY.members", layout(data)["extra.npy"][0],
+                      "extra.npy")
+        data = savez(kind, images=images)
+        expect_reject(binary, pol, data, "mnist %s: missing" % kind, "POLICY.required", cd_offset(data), None)
+    # 28 x 27 images; too many rows for the dims
+    data = savez("stored", images=np.zeros((3, 28, 27), "<f4"), labels=np.zeros(3, "<i8"))
+    expect_reject(binary, pol, data, "mnist: 28x27", "POLICY.shape", layout(data)["images.npy"][1] + 10, "images.npy")
+    # a pickled model among them (np.load would return its bytes)
+    bio = io.BytesIO()
+    with zipfile.ZipFile(bio, "w") as z:
+        z.writestr("images.npy", npf_bytes(images))
+        z.writestr("labels.npy", npf_bytes(labels))
+        z.writestr("model.pkl", b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00K\x01.")
+    data = bio.getvalue()
+    expect_reject(binary, pol, data, "mnist: model.pkl", "POLICY.members", layout(data)["model.pkl"][0], "model.pkl")
+    # ls and extract take the policy too: ls says REJECTED (policy), extract writes nothing
+    im, lb = mnist(bad="nan")
+    bad = savez("stored", images=im, labels=lb)
+    r = run(binary, ["ls", "--policy", pol, "-"], bad)
+    ok(r.returncode == 1 and b"REJECTED (policy)" in r.stdout, "ls --policy: %r" % r.stdout[-200:])
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "labels.npy")
+        r = run(binary, ["extract", "labels", "-o", out, "--policy", pol, "-"], bad)
+        ok(r.returncode == 1 and not os.path.exists(out), "extract --policy: exit %d, %s" % (r.returncode, r.stderr[-300:]))
+        good = savez("deflated", images=images, labels=labels)
+        r = run(binary, ["extract", "labels", "-o", out, "--policy", pol, "-"], good)
+        ok(r.returncode == 0 and np.array_equal(np.load(out), labels), "extract --policy of a good file")
+
+
+def npf_bytes(a):
+    bio = io.BytesIO()
+    np.save(bio, a)
+    return bio.getvalue()
+
+
+def test_keras(binary):
+    pol = os.path.join(EX, "keras-weights.json")
+    w = {"dense/kernel": np.ones((8, 4), "<f4"), "dense/bias": np.zeros(4, "<f4"), "emb": np.ones((3, 2), "<f2")}
+    for kind in ("stored", "deflated"):
+        expect_accept(binary, pol, savez(kind, **w), "keras %s" % kind)
+        bad = dict(w, **{"dense/kernel": np.ones((8, 4), "<f8")})
+        data = savez(kind, **bad)
+        lf, start, stored, hl = layout(data)["dense/kernel.npy"]
+        expect_reject(binary, pol, data, "keras %s: float64" % kind, "POLICY.dtype", start + 10 if stored else start,
+                      "dense/kernel.npy")
+        inf = dict(w, emb=np.array([[1, np.inf], [0, 0], [0, 0]], "<f2"))
+        data = savez(kind, **inf)
+        lf, start, stored, hl = layout(data)["emb.npy"]
+        expect_reject(binary, pol, data, "keras %s: inf" % kind, "POLICY.inf", start + hl + 2 if stored else start, "emb.npy")
+    expect_reject(binary, pol, npf_bytes(np.ones(3, "<f4")), "keras: a .npy", "POLICY.format", 0, None)
+    bio = io.BytesIO()
+    with zipfile.ZipFile(bio, "w") as z:
+        z.writestr("dense/bias.npy", npf_bytes(w["dense/bias"]))
+        z.writestr("config.json", b'{"layers": 2}')
+    data = bio.getvalue()
+    expect_reject(binary, pol, data, "keras: a blob", "POLICY.blob", layout(data)["config.json"][1], "config.json")
+
+
+def test_float32(binary):
+    pol = os.path.join(EX, "float32-arrays.json")
+    expect_accept(binary, pol, npf_bytes(np.arange(10, dtype="<f4")), "float32 .npy")
+    a = np.arange(5000, dtype="<f4")
+    a[4097] = np.nan
+    data = npf_bytes(a)
+    expect_reject(binary, pol, data, "float32 .npy: NaN", "POLICY.nan", len(data) - a.nbytes + 4 * 4097, None)
+    data = npf_bytes(np.arange(3, dtype="<f8"))
+    expect_reject(binary, pol, data, "float32 .npy: float64", "POLICY.dtype", 10, None)
+    data = savez("pipe", a=np.ones(3, "<f4"), b=np.arange(3, dtype="<i4"))
+    expect_reject(binary, pol, data, "float32: an int member", "POLICY.dtype", layout(data)["b.npy"][1] + 10, "b.npy")
+
+
+def test_pinned(binary):
+    pol = os.path.join(EX, "pinned-model.json")
+    w = (np.arange(12, dtype="<f4").reshape(3, 4) / 10).astype("<f4")
+    b = np.zeros(4, "<f4")
+    for kind in ("stored", "deflated", "pipe"):
+        got = expect_accept(binary, pol, savez(kind, w=w, b=b), "pinned %s" % kind)
+        if got:
+            h = {m["key"]: m.get("sha256") for m in got[1]["members"]}
+            ok(h == {"w": hashlib.sha256(w.tobytes()).hexdigest(), "b": hashlib.sha256(b.tobytes()).hexdigest()},
+               "pinned %s: the reported hashes %s" % (kind, h))
+        w2 = w.copy()
+        w2[2, 3] = 1.25
+        data = savez(kind, w=w2, b=b)
+        lf, start, stored, hl = layout(data)["w.npy"]
+        expect_reject(binary, pol, data, "pinned %s: a changed weight" % kind, "POLICY.sha256",
+                      start + hl + w.nbytes if stored else start, "w.npy")
+
+
+def test_sha256(binary):
+    arrays = {"a": np.arange(100000, dtype="<i4") % 97, "s": np.array(["x", "yz"]), "e": np.zeros((0, 3))}
+    want = {k: hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest() for k, v in arrays.items()}
+    for kind in ("stored", "deflated", "pipe"):
+        r = run(binary, ["check", "--json", "--sha256", "-"], savez(kind, **arrays))
+        d = json.loads(r.stdout)
+        got = {m["key"]: m.get("sha256") for m in d["members"]}
+        ok(r.returncode == 0 and got == want, "--sha256 %s: %s" % (kind, got))
+        r = run(binary, ["check", "--sha256", "-"], savez(kind, **arrays))
+        ok(r.returncode == 0 and all(("sha256 " + h).encode() in r.stdout for h in want.values()),
+           "--sha256 %s: the text lines" % kind)
+    r = run(binary, ["check", "--json", "--sha256", "-"], npf_bytes(arrays["a"]))
+    ok(json.loads(r.stdout)["members"][0].get("sha256") == want["a"], "--sha256 of a .npy")
+
+
+def test_sniff(binary):
+    bio = io.BytesIO()
+    with zipfile.ZipFile(bio, "w") as z:
+        z.writestr("a.npy", npf_bytes(np.ones(2)))
+        z.writestr("model.pkl", b"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00K\x01.")
+        z.writestr("notes.txt", b"plain text notes\n")
+        z.writestr("inner.zip", b"PK\x03\x04" + bytes(30))
+    r = run(binary, ["check", "--json", "-"], bio.getvalue())
+    d = json.loads(r.stdout)
+    got = {m["name"]: m["sniff"] for m in d["members"]}
+    ok(r.returncode == 0 and got == {"a.npy": "npy", "model.pkl": "pickle", "notes.txt": "text", "inner.zip": "zip"},
+       "sniff: %s" % got)
+    r = run(binary, ["check", "-"], bio.getvalue())
+    ok(b"model.pkl: blob (pickle)" in r.stdout, "the text line names a pickle blob: %r" % r.stdout)
+
+
+def test_faults(binary):
+    with tempfile.TemporaryDirectory() as d:
+        cases = [('{"members": {"w": {"dtype": ["<f4"]}},\n "allow_blobs": maybe}', ":2:17: ", "not a JSON value"),
+                 ('{"members": {"w": {"shape": ["N", 28, "28"]}}}', ":1:39: members.w.shape[2]: ", "a dimension is"),
+                 ('{"dims": {"N": [10, 1]}}', ":1:16: dims.N: ", "min is larger")]
+        for text, where, msg in cases:
+            p = os.path.join(d, "p.json")
+            open(p, "w").write(text)
+            r = run(binary, ["check", "--policy", p, "-"], npf_bytes(np.ones(2)))
+            err = r.stderr.decode()
+            ok(r.returncode == 2 and (p + where) in err and msg in err and not r.stdout, "policy fault %r: %s" % (text, err))
+        r = run(binary, ["check", "--policy", os.path.join(d, "missing.json"), "-"], b"")
+        ok(r.returncode == 2 and b"No such file" in r.stderr, "a missing policy file")
+
+
+def test_defaults(binary, quick):
+    """The 2 GiB bomb (a 2 MB archive of zeros) is refused by default at the header that declares
+    it, by every command, in little CPU time; a real file of the corpus needs nothing raised."""
+    from common import zeros_bomb
+    bombs, want = {}, {}
+    for label, pipe in (("sizes in the local header", False), ("pipe", True)):
+        bomb, lfh, start = zeros_bomb(2 << 30, pipe)
+        bombs[label] = bomb
+        # the earliest byte that declares the size: the local header when it gives the sizes,
+        # else the .npy header (a deflated member: its data start)
+        want[label] = ("LIMIT.max_total_bytes.array", start) if pipe else ("LIMIT.max_total_bytes.member", lfh)
+    for label, bomb in bombs.items():
+        ok(len(bomb) < 3 << 20, "the bomb is %d bytes" % len(bomb))
+        for cmd in (["check", "--json"], ["ls", "--json"]):
+            t0 = time.time()
+            r = run(binary, cmd + ["-"], bomb)
+            dt = time.time() - t0
+            e = json.loads(r.stdout)["error"]
+            ok(r.returncode == 1 and (e["rule"], e["offset"]) == want[label],
+               "%s %s: the bomb by default: %s" % (label, cmd[0], e))
+            ok(dt < 5, "%s %s: refusing the bomb took %.1f s" % (label, cmd[0], dt))
+    bomb = bombs["pipe"]
+    r = run(binary, ["extract", "z", "-o", "/dev/null", "-"], bomb)
+    ok(r.returncode == 1 and b"max_total_bytes" in r.stderr, "extract: the bomb by default: %r" % r.stderr[-300:])
+    if not quick:
+        r = run(binary, ["check", "-q", "--max-total-bytes", "3Gi", "-"], bomb)
+        ok(r.returncode == 0, "the bomb with --max-total-bytes 3Gi: exit %d" % r.returncode)
+    r = run(binary, ["check", "--help"])
+    ok(b"1Gi" in r.stdout, "--help shows the default of --max-total-bytes with its unit")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "npzstream"))
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    binary = os.path.abspath(a.bin)
+    for t in (test_mnist, test_keras, test_float32, test_pinned, test_sha256, test_sniff, test_faults):
+        try:
+            t(binary)
+        except Exception as e:  # noqa: BLE001 -- a broken test is a failure, with its reason
+            ok(False, "%s: %r" % (t.__name__, e))
+    try:
+        test_defaults(binary, a.quick)
+    except Exception as e:  # noqa: BLE001
+        ok(False, "test_defaults: %r" % e)
+    return T.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
