@@ -298,6 +298,10 @@ _SUFFIX = {"K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10
            "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60}
 
 
+#: the limits that count bytes, which also take sizes such as "4Gi" (as the command line does)
+_SIZE_LIMITS = ("max_total_bytes", "max_memory", "inflate_window")
+
+
 def _size(name: str, v: Any) -> int:
     """An int, or a size as the command line takes it ("512Mi", "4G")."""
     if isinstance(v, bool) or not isinstance(v, (int, str)):
@@ -324,8 +328,12 @@ def _limits(kw: Dict[str, Any]) -> Dict[str, int]:
                 lenient |= {"lenient_npy_trailing": _npzstream.LENIENT_NPY_TRAILING,
                             "lenient_header_newline": _npzstream.LENIENT_HEADER_NEWLINE,
                             "lenient_fast_inflate": _npzstream.LENIENT_FAST_INFLATE}[k]
-        elif k in LIMITS:
+        elif k in _SIZE_LIMITS:
             out[k] = _size(k, v)  # range-checked by the module, never wrapped
+        elif k in LIMITS:
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise TypeError("%s must be an int" % k)
+            out[k] = v
         else:
             raise TypeError("unknown limit %r (the limits are: %s)" % (k, ", ".join(LIMITS)))
     out["lenient"] = lenient
