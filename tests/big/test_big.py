@@ -4,7 +4,8 @@
 CPython's zipfile writes each archive to the CLI's stdin (a pipe, so zipfile uses data
 descriptors and, past 4 GiB, ZIP64 central records, a ZIP64 end record and locator), with a
 .npy header in front of zero-filled data that is produced in pieces: nothing is ever held whole.
-Checked: `npzstream check --json -` accepts, reports the shape/nbytes/CRC that the writer
+Checked: `npzstream check --json --max-total-bytes 8Gi -` accepts (the default budget, 1 GiB in all,
+refuses such files at their first header: checked too), reports the shape/nbytes/CRC that the writer
 computed, and its peak RSS stays under a bound that does not depend on the data size.
 
 usage: test_big.py --bin build/npzstream [--quick]   (quick: 64 MiB instead of 4.5 GiB)
@@ -44,13 +45,21 @@ def writer(pipe, members, compress):
     return crcs
 
 
-def run(binary, members, compress):
+def run(binary, members, compress, budget=("--max-total-bytes", "8Gi")):
     # peak RSS from /usr/bin/time: a forked child's ru_maxrss would include the Python parent
     rssf = tempfile.NamedTemporaryFile(prefix="npzs-rss-", delete=False).name
     timer = ["/usr/bin/time", "-f", "%M", "-o", rssf] if os.path.exists("/usr/bin/time") else []
-    p = subprocess.Popen(timer + [binary, "check", "--json", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    p = subprocess.Popen(timer + [binary, "check", "--json"] + list(budget) + ["-"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE)
     box = {}
-    t = threading.Thread(target=lambda: box.setdefault("crcs", writer(p.stdin, members, compress)))
+
+    def write():
+        try:
+            box["crcs"] = writer(p.stdin, members, compress)
+        except (BrokenPipeError, ValueError):  # the reader stopped at a rejection
+            pass
+
+    t = threading.Thread(target=write)
     t.start()
     out = p.stdout.read()
     p.wait()
@@ -95,6 +104,16 @@ def main():
         else:
             passed += 1
             print("ok   %s (peak RSS %s KiB)" % (label, rss))
+    # the default budget refuses a trusted big file at its first .npy header (the data descriptor
+    # hides the sizes from the local header): the error names the limit to raise
+    rc, d, crcs, rss = run(a.bin, [("big.npy", max(size, 2 * gib))], False, budget=())
+    e = d.get("error") or {}
+    if rc == 1 and e.get("rule") == "LIMIT.max_total_bytes.array" and e.get("offset") == 30 + 7 + 20 + 10:
+        passed += 1
+        print("ok   the default budget refuses %d bytes at the header" % max(size, 2 * gib))
+    else:
+        failed += 1
+        print("FAIL the default budget: exit %d, %s" % (rc, e))
     print("big: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
