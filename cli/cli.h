@@ -9,6 +9,14 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Where a command's output goes: stdout and stderr, or (check and ls with -P N, one file per
+ * thread) the thread's buffers, written out in the input's order (io.c, batch_run). */
+extern _Thread_local FILE *cli_stdout, *cli_stderr;
+#define OUT (cli_stdout ? cli_stdout : stdout)
+#include <signal.h>
+extern volatile sig_atomic_t cli_interrupted; /* a signal extract catches: its number (io.c) */
+#define ERR (cli_stderr ? cli_stderr : stderr)
+
 
 /* What the summary keeps of a member: a few words, with the name, dtype and shape in the
  * output's arena, so that memory grows by about 100 bytes per member and never by the data. */
@@ -17,6 +25,7 @@ typedef struct member {
     const char *dtype;
     const uint64_t *shape;
     const uint8_t *sha256;     /* --sha256 or a policy that hashes: 32 bytes; else NULL */
+    const char *dtext;         /* a structured dtype as NumPy prints it (ls); else NULL */
     uint64_t nbytes, size;
     uint64_t offset, csize;    /* kept for `ls` */
     uint32_t name_len, ndim, data_crc, crc;
@@ -52,6 +61,7 @@ typedef struct opts {
     unsigned set;         /* bit i: LIMIT_FLAGS[i] was given */
     npzs_policy *policy;  /* --policy FILE, compiled */
     int sha256;           /* --sha256: every member's SHA-256 */
+    unsigned parallel;    /* -P N: check or ls N files at once (0, 1: one at a time) */
 } opts;
 
 extern const char LIMITS_HELP[], EXIT_HELP[];
@@ -64,6 +74,12 @@ void opts_free(opts *o);
 int parse_limit(opts *o, int argc, char **argv, int *i);
 /* A parser with the options' limits; NULL with the reason on stderr. */
 npzs_parser *new_parser(const opts *o);
+/* The same for the files of a batch: the thread's parser of the last file, reset, when there is
+ * one; give it back with parser_done(); batch_end() releases what the thread kept. */
+npzs_parser *batch_parser(const opts *o);
+void parser_done(npzs_parser *p, const opts *o);
+void batch_end(void);
+void cli_read_buffer_free(void);
 int cli_parse_size(const char *s, uint64_t *v); /* digits and an SI or IEC suffix (K, Mi, ...) */
 
 /* What check and ls run over: FILEs and --files-from, with the output mode. */
@@ -107,18 +123,27 @@ void wb_init(wbuf *w, FILE *f);
 void wb_flush(wbuf *w);
 void wb_c(wbuf *w, int c);
 void wb_fmt(wbuf *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void json_str(wbuf *f, const char *s, size_t n);   /* a JSON string literal */
+void json_str(wbuf *f, const char *s, size_t n);   /* a JSON string literal (valid UTF-8 kept, U+FFFD for the rest) */
+/* "key": "display" for raw bytes, and when they are not valid UTF-8 "key_b64": their base64, so
+ * that two different byte strings never give the same JSON (the contract's lossless scheme). */
+void json_bytes(wbuf *f, const char *key, const char *s, size_t n);
 void safe_str(wbuf *f, const char *s, size_t n);   /* bytes made printable for a terminal */
 /* The JSON object of an input (ext: ls's extra fields; file: a "file" key first, for JSON Lines) */
 void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext, const char *file);
 /* The object of an input that could not be opened or read: error.code "io" */
 void print_io_json(const char *file, const char *why);
-#define TEXT_ARRAY_MAX (64 + 64 * 22 + 32)
+#define DTYPE_TEXT_MAX 240
+#define TEXT_ARRAY_MAX (DTYPE_TEXT_MAX + 64 * 22 + 32)
 size_t text_array(char *t, const npzs_array_info *a);
 void text_member(wbuf *f, const char *name, size_t name_len, const char *arr, size_t arr_len, uint64_t size, int method,
                  uint32_t data_crc, int sniff, const uint8_t *sha256);
 void text_verdict(wbuf *f, size_t members, int ok, npzs_format fmt, const npzs_parser *p, const char *label);
+/* A rejection, once: "code at offset N (member M): message[: detail] [RULE]" then a hint line. */
+void text_rejection(wbuf *f, const npzs_parser *p);
 void error_line(const char *label, const npzs_parser *p);
+/* A structured dtype as NumPy prints it ([('x', '<f4'), ('y', '<i2', (2,))]) into t (cap bytes,
+ * cut with "..." when longer); the type string otherwise.  Returns the length. */
+size_t dtype_text(char *t, size_t cap, const npzs_array_info *a);
 void member_begin(member *m, const npzs_event *ev);
 void member_header(member *m, const npzs_array_info *a);
 void member_end(member *m, const npzs_event *ev);

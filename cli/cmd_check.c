@@ -12,8 +12,8 @@
 
 void usage(FILE *f) {
     fprintf(f,
-            "usage: npzstream check [--json | --jsonl | -q] [--feed N] [--max-header-size N] [--max-members N]\n"
-            "                       [--max-total-bytes N] [--sequence] [--files-from F [-0]] [FILE|-]...\n"
+            "usage: npzstream check [--json | --jsonl | -q] [--policy FILE] [--sha256] [-P N] [--feed N]\n"
+            "                       [--max-total-bytes N] [LIMITS] [--sequence] [--files-from F [-0]] [FILE|-]...\n"
             "       npzstream --version\n"
             "Validates NumPy .npy or .npz files read as a stream (FILEs, or stdin for '-' or none).\n"
             "Exit status: 0 accepted, 1 rejected (invalid or unsafe input), 2 usage or I/O error;\n"
@@ -28,7 +28,10 @@ void usage_check(FILE *f) {
                "                        a file that cannot be opened or read gets error.code \"io\"\n"
                "  -q, --quiet           print nothing: the exit status only\n"
                "  --files-from F        check the files named in F, one a line ('-': stdin), after the FILEs\n"
-               "  -0, --null            the names in F are NUL-separated (find -print0)\n"
+               "  -0, --null            the names in F are NUL-separated (find -print0); without it they\n"
+               "                        are newline-separated and taken byte for byte (a '\\r' stays)\n"
+               "  -P N, --parallel N    check N files at once (at most 64): the output in the input's\n"
+               "                        order, the same bytes as one at a time\n"
                "  --sequence            the input is .npy arrays back to back (repeated np.save to one\n"
                "                        stream): each is a member; the end must fall between two arrays\n"
                "Sizes take a suffix: K M G T P E (powers of 1000), Ki Mi Gi Ti Pi Ei (powers of 1024).\n%s",
@@ -71,7 +74,7 @@ static int check_text(check_ctx *c, const npzs_event *ev) {
 static int check_cb(void *ctx, const npzs_event *ev) {
     check_ctx *c = ctx;
     if ((c->json ? on_event(&c->o, ev) : check_text(c, ev)) < 0) {
-        fprintf(stderr, "npzstream: out of memory\n");
+        fprintf(ERR, "npzstream: out of memory\n");
         return -1;
     }
     if (c->json && ev->type == NPZS_EV_MEMBER_END) c->members++;
@@ -83,7 +86,14 @@ static int check_cb(void *ctx, const npzs_event *ev) {
 static int io_failure(const batch *b, const char *label, const char *why) {
     if (b->quiet) return 2;
     if (b->json || b->jsonl) print_io_json(b->jsonl ? label : NULL, why);
-    else fprintf(stderr, "npzstream: %s: %s\n", label, why);
+    wbuf w;
+    wb_init(&w, ERR); /* an I/O problem is said on stderr too (rejections never are) */
+    wb_s(&w, "npzstream: ");
+    safe_str(&w, label, strlen(label));
+    wb_s(&w, ": ");
+    wb_s(&w, why);
+    wb_c(&w, '\n');
+    wb_flush(&w);
     return 2;
 }
 
@@ -93,7 +103,7 @@ static int check_file(const char *path, const batch *b, void *unused) {
     const char *label;
     int fd = cli_open(path, &label, err, sizeof err);
     if (fd < 0) return io_failure(b, label, err);
-    npzs_parser *p = new_parser(&b->op);
+    npzs_parser *p = batch_parser(&b->op);
     if (!p) {
         if (fd) close(fd);
         return 2;
@@ -107,7 +117,7 @@ static int check_file(const char *path, const batch *b, void *unused) {
     memset(&c, 0, offsetof(check_ctx, text));
     c.json = b->json || b->jsonl;
     c.quiet = b->quiet;
-    wb_init(&c.text, stdout);
+    wb_init(&c.text, OUT);
     c.key_len = 0;
     int status = drive(p, fd, label, &b->op, 0, check_cb, &c, err, sizeof err);
     npzs_format fmt = npzs_format_of(p);
@@ -116,16 +126,15 @@ static int check_file(const char *path, const batch *b, void *unused) {
         } else if (c.json) {
             print_json(&c.o, status == 0, fmt, p, 0, b->jsonl ? label : NULL);
         } else {
-            text_verdict(&c.text, c.members, status == 0, fmt, p, label);
+            text_verdict(&c.text, c.members, status == 0, fmt, p, label); /* the verdict, once */
         }
-        if (status != 0 && !b->quiet) error_line(label, p);
     } else if (err[0]) {
         io_failure(b, label, err);
     }
     wb_flush(&c.text);
-    fflush(stdout);
+    fflush(OUT);
     out_free(&c.o);
-    npzs_free(p);
+    parser_done(p, &b->op);
     if (fd) close(fd);
     return status;
 }

@@ -5,8 +5,15 @@
  * O_CREAT|O_EXCL|O_NOFOLLOW, mode 0600); only after END is it linked and renamed over OUT, which
  * before that is never opened, truncated or followed (a symlink at OUT is replaced, its target
  * untouched).  On rejection the temporary file goes away; a process killed before the verdict
- * leaves no OUT (at most the named temporary file of the fallback).  --all -d DIR stages every
- * member in a private directory inside DIR and renames them into DIR after END: all or nothing.
+ * leaves no OUT (at most the named temporary file of the fallback).
+ *
+ * --all -d DIR stages every member in a private directory beside DIR (".DIR.npzstream-XXXX" in
+ * DIR's parent, which is made like `mkdir -p` when missing).  After END: when DIR does not exist,
+ * the staging directory is renamed to DIR, one atomic step; when it does, every member is moved
+ * in without replacing a file (renameat2 RENAME_NOREPLACE), or with --force replacing it, the
+ * file it replaces kept aside until all are in, and any failure moves everything back: all or
+ * nothing.  SIGINT, SIGTERM, SIGHUP and SIGPIPE stop the read, remove the staging directory and
+ * end the process with the signal.  SIGKILL leaves the staging directory, beside DIR, never in it.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,7 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,9 +43,12 @@ void usage_extract(FILE *f) {
             "To stdout the bytes go out as they come: on rejection a message says to discard them.\n"
             "  -o, --output OUT      write to OUT instead of stdout ('-' is stdout)\n"
             "  --all                 every member, into DIR, in one pass, all or nothing\n"
-            "  -d, --directory DIR   where --all writes: each member under its name, with '%%', '/',\n"
-            "                        '\\', control bytes and a leading '.' written as %%XX (so a key\n"
-            "                        'a/b' becomes the file 'a%%2Fb.npy'; no subdirectory is made)\n"
+            "  -d, --directory DIR   where --all writes (made when missing, as unzip -d does): each\n"
+            "                        member under its name, with '%%', '/', '\\', control bytes and a\n"
+            "                        leading '.' written as %%XX (so a key 'a/b' becomes the file\n"
+            "                        'a%%2Fb.npy'; no subdirectory is made)\n"
+            "  --force               --all: replace files DIR already has (else that is an error and\n"
+            "                        nothing is written)\n"
             "%s"
             "Exit status: 0 extracted and the archive accepted, 1 rejected (invalid or unsafe\n"
             "input), 2 usage or I/O error, or KEY is not in a valid archive.\n", LIMITS_HELP);
@@ -135,7 +147,7 @@ static int write_all(ex_ctx *c, const void *buf, size_t n) {
     while (n) {
         ssize_t w = write(c->fd, b, n);
         if (w < 0) {
-            if (errno == EINTR) continue;
+            if (errno == EINTR && !cli_interrupted) continue;
             fprintf(stderr, "npzstream: %s: write: %s\n", c->out_path ? c->out_path : "stdout", strerror(errno));
             return -1;
         }
@@ -234,28 +246,115 @@ static int ex_cb(void *ctx, const npzs_event *ev) {
     return 0;
 }
 
-/* --all after END: every staged file into DIR. 0 or 2. */
-static int commit_all(ex_ctx *c, int outfd, const char *dir) {
-    mode_t um = umask(0);
-    umask(um);
+/* ---- --all: the commit, all or nothing ---------------------------------------------------------- */
+
+/* Move dfd/from to tfd/to without replacing anything: 0, or -1 (EEXIST when to exists). */
+static int move_noreplace(int dfd, const char *from, int tfd, const char *to) {
+#if defined(SYS_renameat2)
+    if (syscall(SYS_renameat2, dfd, from, tfd, to, 1 /* RENAME_NOREPLACE */) == 0) return 0;
+    if (errno != ENOSYS && errno != EINVAL) return -1;
+#endif
+    if (linkat(dfd, from, tfd, to, 0) < 0) return -1; /* EEXIST when it exists */
+    return unlinkat(dfd, from, 0);
+}
+
+/* Every staged file into DIR (outfd), DIR existing.  A name DIR has is an error unless force; then
+ * the old file is moved aside into the staging directory first (as ".old-<name>") and dropped only
+ * when every member is in.  On any failure everything moved goes back.  0 or 2. */
+static int commit_into(ex_ctx *c, int outfd, const char *dir, int force) {
+    struct stat st;
     for (size_t i = 0; i < c->n; i++) {
-        if (fchmodat(c->dirfd, c->names[i], 0666 & ~um, 0) < 0 || renameat(c->dirfd, c->names[i], outfd, c->names[i]) < 0) {
-            fprintf(stderr, "npzstream: %s/%s: %s\n", dir, c->names[i], strerror(errno));
+        if (fstatat(outfd, c->names[i], &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (!force || S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "npzstream: %s/%s exists%s; nothing written\n", dir, c->names[i],
+                    S_ISDIR(st.st_mode) ? " and is a directory" : " (--force replaces it)");
             return 2;
         }
     }
-    return 0;
+    size_t moved = 0, aside = 0;
+    unsigned char *old = calloc(c->n ? c->n : 1, 1);
+    int rc = old ? 0 : 2;
+    for (; rc == 0 && moved < c->n; moved++) {
+        const char *nm = c->names[moved];
+        char kept[4200];
+        snprintf(kept, sizeof kept, ".old-%s", nm);
+        if (force && fstatat(outfd, nm, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+            if (renameat(outfd, nm, c->dirfd, kept) < 0) { rc = 2; break; }
+            old[moved] = 1;
+            aside++;
+        }
+        if (move_noreplace(c->dirfd, nm, outfd, nm) < 0) {
+            if (old[moved]) renameat(c->dirfd, kept, outfd, nm);
+            old[moved] = 0;
+            rc = 2;
+            break;
+        }
+    }
+    if (rc) { /* back: what was moved into DIR, then what was moved aside */
+        fprintf(stderr, "npzstream: %s/%s: %s; nothing written\n", dir, moved < c->n ? c->names[moved] : "", strerror(errno));
+        while (moved-- > 0) {
+            const char *nm = c->names[moved];
+            char kept[4200];
+            snprintf(kept, sizeof kept, ".old-%s", nm);
+            renameat(outfd, nm, c->dirfd, nm);
+            if (old && old[moved]) renameat(c->dirfd, kept, outfd, nm);
+        }
+    } else {
+        for (size_t i = 0; i < c->n; i++)
+            if (old[i]) {
+                char kept[4200];
+                snprintf(kept, sizeof kept, ".old-%s", c->names[i]);
+                unlinkat(c->dirfd, kept, 0);
+            }
+        fsync(outfd);
+    }
+    free(old);
+    return rc;
 }
 
 static void drop_all(ex_ctx *c) {
     if (c->cur.fd >= 0) close(c->cur.fd);
+    c->cur.fd = -1;
     for (size_t i = 0; i < c->n; i++) unlinkat(c->dirfd, c->names[i], 0);
+}
+
+/* `mkdir -p` of path (its last component included); 0 or -1. */
+static int make_dirs(char *path) {
+    for (char *s = path + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = 0;
+        int r = mkdir(path, 0777);
+        *s = '/';
+        if (r < 0 && errno != EEXIST) return -1;
+    }
+    return mkdir(path, 0777) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The signals that end the process: the read stops (io.c sees cli_interrupted), the staging
+ * goes, and the process ends with the signal. */
+static void on_signal(int sig) { cli_interrupted = sig; }
+
+static void catch_signals(void) {
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal; /* no SA_RESTART: a blocked read returns EINTR */
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+}
+
+static void end_by_signal(void) {
+    int sig = cli_interrupted;
+    if (!sig) return;
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 /* ---- the command ------------------------------------------------------------------------------ */
 
 static int extract_run(int argc, char **argv, opts *op) {
     const char *path = NULL, *dir = NULL;
+    int force = 0;
     ex_ctx c;
     memset(&c, 0, sizeof c);
     c.fd = c.cur.fd = c.dirfd = -1;
@@ -275,6 +374,8 @@ static int extract_run(int argc, char **argv, opts *op) {
             dir = a + 12;
         } else if (!strcmp(a, "--all")) {
             c.all = 1;
+        } else if (!strcmp(a, "--force")) {
+            force = 1;
         } else if ((r = parse_limit(op, argc, argv, &i)) != 0) {
             if (r < 0) return 2;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -299,6 +400,10 @@ static int extract_run(int argc, char **argv, opts *op) {
             path = a;
         }
     }
+    if (op->parallel > 1) {
+        fprintf(stderr, "npzstream: -P is for check and ls (extract reads one archive)\n");
+        return 2;
+    }
     if (c.all ? (!dir || c.key || c.out_path) : (!c.key || dir)) {
         fprintf(stderr, c.all ? "npzstream: extract --all needs -d DIR (and no KEY or -o)\n"
                               : "npzstream: extract needs a KEY (or --all -d DIR)\n");
@@ -310,22 +415,50 @@ static int extract_run(int argc, char **argv, opts *op) {
         fprintf(stderr, "npzstream: refusing to write binary data to a terminal: use -o OUT or redirect\n");
         return 2;
     }
-    char *base = NULL, stage_dir[64] = "";
-    int outfd = -1;
-    if (c.all) { /* a private staging directory inside DIR */
-        outfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (outfd < 0) { fprintf(stderr, "npzstream: %s: %s\n", dir, strerror(errno)); return 2; }
-        unsigned long long r = tick();
-        for (int k = 0; k < 100; k++, r = r * 6364136223846793005ULL + 1442695040888963407ULL) {
-            snprintf(stage_dir, sizeof stage_dir, ".npzstream-%016llx", r);
-            if (mkdirat(outfd, stage_dir, 0700) == 0 || errno != EEXIST) break;
-        }
-        c.dirfd = openat(outfd, stage_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (c.dirfd < 0) {
-            fprintf(stderr, "npzstream: %s: cannot make a private directory in it: %s\n", dir, strerror(errno));
-            close(outfd);
+    char *base = NULL, stage_dir[4200] = "", *dirc = NULL, *parent = NULL;
+    const char *leaf = NULL;
+    int parentfd = -1, dir_existed = 0;
+    if (c.all) { /* a private staging directory beside DIR, in DIR's parent (made when missing) */
+        dirc = strdup(dir);
+        size_t dl = dirc ? strlen(dirc) : 0;
+        while (dl > 1 && dirc[dl - 1] == '/') dirc[--dl] = 0;
+        const char *slash = dirc ? strrchr(dirc, '/') : NULL;
+        parent = !dirc ? NULL : !slash ? strdup(".") : slash == dirc ? strdup("/") : strndup(dirc, (size_t)(slash - dirc));
+        leaf = !dirc ? "" : slash ? slash + 1 : dirc;
+        if (!dirc || !parent || !*leaf || !strcmp(leaf, ".") || !strcmp(leaf, "..")) {
+            fprintf(stderr, "npzstream: -d %s: a directory name is needed\n", dir);
+            free(dirc);
+            free(parent);
             return 2;
         }
+        struct stat st;
+        dir_existed = stat(dirc, &st) == 0;
+        if (dir_existed && !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "npzstream: %s: not a directory\n", dir);
+            free(dirc);
+            free(parent);
+            return 2;
+        }
+        if (make_dirs(parent) < 0 || (parentfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+            fprintf(stderr, "npzstream: %s: %s\n", parent, strerror(errno));
+            free(dirc);
+            free(parent);
+            return 2;
+        }
+        unsigned long long r = tick();
+        for (int k = 0; k < 100; k++, r = r * 6364136223846793005ULL + 1442695040888963407ULL) {
+            snprintf(stage_dir, sizeof stage_dir, ".%.4000s.npzstream-%016llx", leaf, r);
+            if (mkdirat(parentfd, stage_dir, 0700) == 0 || errno != EEXIST) break;
+        }
+        c.dirfd = openat(parentfd, stage_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (c.dirfd < 0) {
+            fprintf(stderr, "npzstream: %s: cannot make a private directory beside it: %s\n", dir, strerror(errno));
+            close(parentfd);
+            free(dirc);
+            free(parent);
+            return 2;
+        }
+        catch_signals();
     } else if (c.out_path) {
         c.dirfd = split_out(c.out_path, &base);
         if (c.dirfd < 0) {
@@ -333,6 +466,7 @@ static int extract_run(int argc, char **argv, opts *op) {
             free(base);
             return 2;
         }
+        catch_signals();
     }
     const char *label;
     int fd;
@@ -352,14 +486,45 @@ static int extract_run(int argc, char **argv, opts *op) {
     }
     if (status == 1) error_line(label, p);
     if (c.all) {
-        if (status == 0) status = commit_all(&c, outfd, dir);
+        mode_t um = umask(0);
+        umask(um);
+        if (status == 0) {
+            for (size_t i = 0; i < c.n && status == 0; i++)
+                if (fchmodat(c.dirfd, c.names[i], 0666 & ~um, 0) < 0) status = 2;
+        }
+        if (status == 0 && !dir_existed) { /* one step: the staging directory becomes DIR */
+            fsync(c.dirfd);
+            if (fchmod(c.dirfd, 0777 & ~um) == 0 && renameat(parentfd, stage_dir, parentfd, leaf) == 0) {
+                stage_dir[0] = 0;
+                fsync(parentfd);
+            } else if (errno == EEXIST || errno == ENOTEMPTY) {
+                dir_existed = 1; /* DIR appeared meanwhile: moved in one by one */
+            } else {
+                fprintf(stderr, "npzstream: %s: %s\n", dir, strerror(errno));
+                status = 2;
+            }
+        }
+        if (status == 0 && dir_existed) {
+            int outfd = open(dirc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+            if (outfd < 0) {
+                fprintf(stderr, "npzstream: %s: %s\n", dir, strerror(errno));
+                status = 2;
+            } else {
+                status = commit_into(&c, outfd, dir, force);
+                close(outfd);
+            }
+        }
         if (status != 0) {
             drop_all(&c);
-            if (c.n) fprintf(stderr, "npzstream: %s: nothing written (%s)\n", dir,
-                             status == 1 ? "the archive was rejected" : "extraction failed");
+            if (c.n && status != 2) fprintf(stderr, "npzstream: %s: nothing written (the archive was rejected)\n", dir);
         }
-        unlinkat(outfd, stage_dir, AT_REMOVEDIR);
-        close(outfd);
+        if (stage_dir[0]) { /* what is left: empty after a commit, or everything after a failure */
+            drop_all(&c);
+            unlinkat(parentfd, stage_dir, AT_REMOVEDIR);
+        }
+        close(parentfd);
+        free(dirc);
+        free(parent);
     } else if (c.out_path) {
         if (status == 0 && stage_commit(c.dirfd, &c.cur, base) < 0) {
             fprintf(stderr, "npzstream: %s: %s\n", c.out_path, strerror(errno));
@@ -380,6 +545,7 @@ static int extract_run(int argc, char **argv, opts *op) {
     if (c.dirfd >= 0) close(c.dirfd);
     npzs_free(p);
     if (p && fd) close(fd);
+    end_by_signal();
     return status;
 }
 

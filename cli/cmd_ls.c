@@ -21,7 +21,7 @@ void usage_ls(FILE *f) {
             "                        stored_size, data_size, crc32 per member and a summary\n"
             "                        (input_bytes only when the input is accepted)\n"
             "  --jsonl               one such object per file, with a \"file\" key\n"
-            "  -q, --files-from, -0, --sequence: as for check\n"
+            "  -q, --files-from, -0, -P N, --sequence: as for check\n"
             "%s%s", LIMITS_HELP, EXIT_HELP);
 }
 
@@ -43,11 +43,11 @@ static void ls_row(const member *m) {
         k += (size_t)snprintf(shape, sizeof shape, "-");
     }
     int arr = m->kind == NPZS_KIND_ARRAY;
-    printf("%12" PRIu64 " %12" PRIu64 "  %-5s  %-8s  %-10s %-16s %-5s  ", DATA_SIZE(m), m->csize,
-           arr ? "array" : "blob", m->method == NPZS_METHOD_DEFLATED ? "deflated" : "stored", arr ? m->dtype : "-",
-           shape, arr ? (m->fortran ? "F" : "C") : "-");
+    fprintf(OUT, "%12" PRIu64 " %12" PRIu64 "  %-5s  %-8s  %-10s %-16s %-5s  ", DATA_SIZE(m), m->csize,
+            arr ? "array" : "blob", m->method == NPZS_METHOD_DEFLATED ? "deflated" : "stored",
+            arr ? (m->dtext ? m->dtext : m->dtype) : "-", shape, arr ? (m->fortran ? "F" : "C") : "-");
     wbuf w;
-    wb_init(&w, stdout);
+    wb_init(&w, OUT);
     if (m->name) safe_str(&w, m->name, m->name_len);
     else wb_c(&w, '-');
     wb_c(&w, '\n');
@@ -57,7 +57,7 @@ static void ls_row(const member *m) {
 static int ls_cb(void *ctx, const npzs_event *ev) {
     ls_ctx *c = ctx;
     if (on_event(&c->o, ev) < 0) {
-        fprintf(stderr, "npzstream: out of memory\n");
+        fprintf(ERR, "npzstream: out of memory\n");
         return -1;
     }
     if (ev->type == NPZS_EV_MEMBER_END && !c->json && !c->quiet) ls_row(&c->o.m[c->o.n - 1]);
@@ -71,10 +71,10 @@ static int ls_file(const char *path, const batch *b, void *vmany) {
     int fd = cli_open(path, &label, err, sizeof err);
     if (fd < 0) {
         if (b->jsonl) print_io_json(label, err);
-        else if (!b->quiet) fprintf(stderr, "npzstream: %s: %s\n", label, err);
+        if (!b->quiet) fprintf(ERR, "npzstream: %s: %s\n", label, err);
         return 2;
     }
-    npzs_parser *p = new_parser(&b->op);
+    npzs_parser *p = batch_parser(&b->op);
     if (!p) {
         if (fd) close(fd);
         return 2;
@@ -85,8 +85,14 @@ static int ls_file(const char *path, const batch *b, void *vmany) {
     c.json = b->json || b->jsonl;
     c.quiet = b->quiet;
     if (!c.json && !c.quiet) {
-        if (many) printf("%s:\n", label);
-        printf("%12s %12s  %-5s  %-8s  %-10s %-16s %-5s  %s\n"
+        if (many) {
+            wbuf w;
+            wb_init(&w, OUT);
+            safe_str(&w, label, strlen(label));
+            wb_s(&w, ":\n");
+            wb_flush(&w);
+        }
+        fprintf(OUT, "%12s %12s  %-5s  %-8s  %-10s %-16s %-5s  %s\n"
                "------------ ------------  -----  --------  ---------- ---------------- -----  ----\n",
                "Data", "Stored", "Kind", "Method", "DType", "Shape", "Order", "Name");
     }
@@ -98,23 +104,28 @@ static int ls_file(const char *path, const batch *b, void *vmany) {
         } else {
             uint64_t td = 0, ts = 0;
             for (size_t i = 0; i < c.o.n; i++) { td += DATA_SIZE(&c.o.m[i]); ts += c.o.m[i].csize; }
-            printf("------------ ------------\n");
-            if (status == 0)
-                printf("%12" PRIu64 " %12" PRIu64 "  %s, %zu member%s, %" PRIu64 " bytes read: ok\n", td, ts,
-                       fmt == NPZS_FORMAT_NPY ? "npy" : "npz", c.o.n, c.o.n == 1 ? "" : "s", npzs_consumed(p));
-            else
-                printf("%12" PRIu64 " %12" PRIu64 "  %zu member%s before the error: REJECTED (%s)\n", td, ts, c.o.n,
-                       c.o.n == 1 ? "" : "s", npzs_error_name(npzs_error(p)));
-            if (many) printf("\n");
+            fprintf(OUT, "------------ ------------\n");
+            if (status == 0) {
+                fprintf(OUT, "%12" PRIu64 " %12" PRIu64 "  %s, %zu member%s, %" PRIu64 " bytes read: ok\n", td, ts,
+                        fmt == NPZS_FORMAT_NPY ? "npy" : "npz", c.o.n, c.o.n == 1 ? "" : "s", npzs_consumed(p));
+            } else { /* the verdict, once: REJECTED (code), then the error with its rule and hint */
+                fprintf(OUT, "%12" PRIu64 " %12" PRIu64 "  %zu member%s before the error: REJECTED (%s)\n", td, ts,
+                        c.o.n, c.o.n == 1 ? "" : "s", npzs_error_name(npzs_error(p)));
+                wbuf w;
+                wb_init(&w, OUT);
+                wb_s(&w, "  ");
+                text_rejection(&w, p);
+                wb_flush(&w);
+            }
+            if (many) fprintf(OUT, "\n");
         }
-        if (status == 1) error_line(label, p);
     } else if (status == 2 && err[0] && !b->quiet) {
         if (c.json) print_io_json(b->jsonl ? label : NULL, err);
-        else fprintf(stderr, "npzstream: %s: %s\n", label, err);
+        fprintf(ERR, "npzstream: %s: %s\n", label, err);
     }
-    fflush(stdout);
+    fflush(OUT);
     out_free(&c.o);
-    npzs_free(p);
+    parser_done(p, &b->op);
     if (fd) close(fd);
     return status;
 }

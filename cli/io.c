@@ -11,6 +11,8 @@
 #include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include "cli.h"
 
@@ -29,10 +31,16 @@ int cli_open(const char *path, const char **label, char *err, size_t errlen) {
     return fd;
 }
 
+volatile sig_atomic_t cli_interrupted;
+
 /* A non-blocking input (event-loop runtimes hand their children such pipes and sockets) is
- * waited for, not failed. */
+ * waited for, not failed.  A signal extract catches (cli_interrupted) ends the read. */
 static ssize_t read_some(int fd, void *buf, size_t n) {
     for (;;) {
+        if (cli_interrupted) {
+            errno = EINTR;
+            return -1;
+        }
         ssize_t r = read(fd, buf, n);
         if (r >= 0) return r;
         if (errno == EINTR) continue;
@@ -40,6 +48,20 @@ static ssize_t read_some(int fd, void *buf, size_t n) {
         struct pollfd pf = {fd, POLLIN, 0};
         if (poll(&pf, 1, -1) < 0 && errno != EINTR) return -1;
     }
+}
+
+/* The read buffer: one a thread, kept for the next input (a batch of small files would map and
+ * unmap it for each). */
+static _Thread_local unsigned char *rbuf;
+
+static unsigned char *read_buffer(void) {
+    if (!rbuf) rbuf = malloc(READ_SIZE);
+    return rbuf;
+}
+
+void cli_read_buffer_free(void) {
+    free(rbuf);
+    rbuf = NULL;
 }
 
 int cli_read_loop(int fd, const char *prog, const char *label, uint64_t feed, cli_push_fn push,
@@ -52,16 +74,16 @@ int cli_read_loop_err(int fd, const char *prog, const char *label, uint64_t feed
 #ifdef F_SETPIPE_SZ
     (void)fcntl(fd, F_SETPIPE_SZ, (int)READ_SIZE); /* a larger pipe where it is one; ignored otherwise */
 #endif
-    unsigned char *buf = malloc(READ_SIZE);
+    unsigned char *buf = read_buffer();
     int status = -1, eof = 0;
-    if (!buf) { fprintf(stderr, "%s: out of memory\n", prog); status = 2; }
+    if (!buf) { fprintf(ERR, "%s: out of memory\n", prog); status = 2; }
     while (status < 0) {
         ssize_t r = 0;
         if (!eof) {
             r = read_some(fd, buf, READ_SIZE);
             if (r < 0) {
                 if (err) snprintf(err, errlen, "read: %s", strerror(errno));
-                else fprintf(stderr, "%s: %s: read: %s\n", prog, label, strerror(errno));
+                else fprintf(ERR, "%s: %s: read: %s\n", prog, label, strerror(errno));
                 status = 2;
                 break;
             }
@@ -75,13 +97,12 @@ int cli_read_loop_err(int fd, const char *prog, const char *label, uint64_t feed
             status = push(ctx, &in);
             off += in.pos;
             if (status < 0 && in.pos < in.size) { /* cannot happen: NEED_INPUT means all was used */
-                fprintf(stderr, "%s: internal error: input left over\n", prog);
+                fprintf(ERR, "%s: internal error: input left over\n", prog);
                 status = 2;
             }
         } while (off < len && status < 0);
-        if (eof && status < 0) { fprintf(stderr, "%s: internal error: no verdict\n", prog); status = 2; }
+        if (eof && status < 0) { fprintf(ERR, "%s: internal error: no verdict\n", prog); status = 2; }
     }
-    free(buf);
     return status;
 }
 
@@ -124,7 +145,7 @@ int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, e
             d.q = NULL;
         }
         if (!d.q) {
-            fprintf(stderr, "npzstream: -j %u: cannot start the workers (out of memory)\n", op->jobs);
+            fprintf(ERR, "npzstream: --inflate-threads %u: cannot start the workers (out of memory)\n", op->jobs);
             return 2;
         }
     }
@@ -137,7 +158,7 @@ npzs_parser *start(const char *path, const opts *op, const char **label, int *fd
     char err[256];
     *fd = cli_open(path, label, err, sizeof err);
     if (*fd < 0) {
-        fprintf(stderr, "npzstream: %s: %s\n", *label, err);
+        fprintf(ERR, "npzstream: %s: %s\n", *label, err);
         return NULL;
     }
     npzs_parser *p = new_parser(op);
@@ -149,33 +170,193 @@ npzs_parser *start(const char *path, const opts *op, const char **label, int *fd
 
 static int worse(int a, int b) { return a > b ? a : b; }
 
-int batch_run(const batch *b, file_fn fn, void *ctx) {
-    int status = 0;
-    for (size_t i = 0; i < b->npaths; i++) status = worse(status, fn(b->paths[i], b, ctx));
-    if (b->files_from) {
-        FILE *list = strcmp(b->files_from, "-") ? fopen(b->files_from, "r") : stdin;
-        if (!list) {
-            fprintf(stderr, "npzstream: --files-from %s: %s\n", b->files_from, strerror(errno));
-            return 2;
-        }
-        char *line = NULL;
-        size_t cap = 0;
-        ssize_t n;
-        int sep = b->null_sep ? 0 : '\n';
-        while ((n = getdelim(&line, &cap, sep, list)) > 0) {
-            if (line[n - 1] == sep) line[--n] = 0;
-            if (!b->null_sep && n && line[n - 1] == '\r') line[--n] = 0; /* a list written on Windows */
-            if (n == 0) continue;                                         /* empty lines */
-            status = worse(status, fn(line, b, ctx));
-        }
-        if (ferror(list)) {
-            fprintf(stderr, "npzstream: --files-from %s: read error\n", b->files_from);
-            status = 2;
-        }
-        free(line);
-        if (list != stdin) fclose(list);
-    } else if (b->npaths == 0) {
-        status = fn(NULL, b, ctx);
+/* The names of a batch in order: the FILEs, then --files-from's (byte for byte: a name ends at a
+ * newline, or a NUL with -0, and nothing else is taken off), or stdin alone when there is
+ * neither.  Returns the next name (valid until the next call), NULL at the end; *status is
+ * raised to 2 when the list cannot be read. */
+typedef struct names {
+    const batch *b;
+    size_t i;
+    FILE *list;
+    int opened, done, stdin_only;
+    char *line;
+    size_t cap;
+} names;
+
+static const char *next_name(names *n, int *status) {
+    const batch *b = n->b;
+    if (n->i < b->npaths) return b->paths[n->i++];
+    if (n->done) return NULL;
+    if (!b->files_from) {
+        n->done = 1;
+        if (b->npaths == 0) { n->stdin_only = 1; return "-"; }
+        return NULL;
     }
+    if (!n->opened) {
+        n->opened = 1;
+        n->list = strcmp(b->files_from, "-") ? fopen(b->files_from, "r") : stdin;
+        if (!n->list) {
+            fprintf(stderr, "npzstream: --files-from %s: %s\n", b->files_from, strerror(errno));
+            *status = 2;
+            n->done = 1;
+            return NULL;
+        }
+    }
+    int sep = b->null_sep ? 0 : '\n';
+    ssize_t len;
+    while ((len = getdelim(&n->line, &n->cap, sep, n->list)) > 0) {
+        if (n->line[len - 1] == sep) n->line[--len] = 0;
+        if (len) return n->line; /* empty lines are skipped */
+    }
+    if (ferror(n->list)) {
+        fprintf(stderr, "npzstream: --files-from %s: read error\n", b->files_from);
+        *status = 2;
+    }
+    if (n->list != stdin) fclose(n->list);
+    n->done = 1;
+    return NULL;
+}
+
+/* -P N: N worker threads take the files in turn; each writes its output into buffers of its own
+ * (cli_stdout, cli_stderr), which the main thread writes out in the input's order: the same
+ * bytes as one at a time.  A window of 4N files is in flight. */
+typedef struct slot {
+    char *path;
+    char *out, *err;
+    size_t out_len, err_len;
+    int status, state; /* 0 free, 1 waiting, 2 running, 3 done */
+} slot;
+
+typedef struct pool {
+    const batch *b;
+    file_fn fn;
+    void *ctx;
+    slot *s;
+    size_t n, next_run; /* next_run: the oldest waiting slot (the slots are taken in order) */
+    size_t queued;      /* slots given out so far */
+    int closing;
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+} pool;
+
+static void *worker(void *arg) {
+    pool *pl = arg;
+    pthread_mutex_lock(&pl->mu);
+    for (;;) {
+        while (!pl->closing && pl->next_run == pl->queued) pthread_cond_wait(&pl->work, &pl->mu);
+        if (pl->next_run == pl->queued) break; /* closing and nothing left */
+        slot *sl = &pl->s[pl->next_run++ % pl->n];
+        sl->state = 2;
+        pthread_mutex_unlock(&pl->mu);
+        FILE *o = open_memstream(&sl->out, &sl->out_len), *e = open_memstream(&sl->err, &sl->err_len);
+        if (!o || !e) {
+            if (o) fclose(o);
+            if (e) fclose(e);
+            sl->status = 2;
+        } else {
+            cli_stdout = o;
+            cli_stderr = e;
+            sl->status = pl->fn(strcmp(sl->path, "-") ? sl->path : NULL, pl->b, pl->ctx);
+            cli_stdout = cli_stderr = NULL;
+            fclose(o);
+            fclose(e);
+        }
+        pthread_mutex_lock(&pl->mu);
+        sl->state = 3;
+        pthread_cond_broadcast(&pl->done);
+    }
+    pthread_mutex_unlock(&pl->mu);
+    batch_end(); /* the thread's parser and buffer */
+    return NULL;
+}
+
+static int batch_parallel(const batch *b, file_fn fn, void *ctx, names *nm) {
+    unsigned threads = b->op.parallel;
+    pool pl;
+    memset(&pl, 0, sizeof pl);
+    pl.b = b;
+    pl.fn = fn;
+    pl.ctx = ctx;
+    pl.n = 4u * threads;
+    pl.s = calloc(pl.n, sizeof *pl.s);
+    pthread_t *th = calloc(threads, sizeof *th);
+    int status = 0;
+    if (!pl.s || !th) {
+        free(pl.s);
+        free(th);
+        fprintf(stderr, "npzstream: out of memory\n");
+        return 2;
+    }
+    pthread_mutex_init(&pl.mu, NULL);
+    pthread_cond_init(&pl.work, NULL);
+    pthread_cond_init(&pl.done, NULL);
+    unsigned started = 0;
+    for (; started < threads; started++)
+        if (pthread_create(&th[started], NULL, worker, &pl) != 0) break;
+    if (!started) status = 2;
+    size_t head = 0; /* the oldest slot not yet written out */
+    int more = started > 0;
+    for (;;) {
+        pthread_mutex_lock(&pl.mu);
+        while (more && pl.queued - head < pl.n) { /* fill the window */
+            pthread_mutex_unlock(&pl.mu);
+            const char *name = next_name(nm, &status);
+            char *copy = name ? strdup(name) : NULL;
+            pthread_mutex_lock(&pl.mu);
+            if (!name || !copy) {
+                if (name) status = 2;
+                more = 0;
+                break;
+            }
+            slot *sl = &pl.s[pl.queued % pl.n];
+            memset(sl, 0, sizeof *sl);
+            sl->path = copy;
+            sl->state = 1;
+            pl.queued++;
+            pthread_cond_signal(&pl.work);
+        }
+        if (head == pl.queued) {
+            pthread_mutex_unlock(&pl.mu);
+            break;
+        }
+        slot *sl = &pl.s[head % pl.n];
+        while (sl->state != 3) pthread_cond_wait(&pl.done, &pl.mu);
+        pthread_mutex_unlock(&pl.mu);
+        if (sl->out_len) fwrite(sl->out, 1, sl->out_len, stdout);
+        fflush(stdout);
+        if (sl->err_len) fwrite(sl->err, 1, sl->err_len, stderr);
+        status = worse(status, sl->status);
+        free(sl->out);
+        free(sl->err);
+        free(sl->path);
+        head++;
+    }
+    pthread_mutex_lock(&pl.mu);
+    pl.closing = 1;
+    pthread_cond_broadcast(&pl.work);
+    pthread_mutex_unlock(&pl.mu);
+    for (unsigned k = 0; k < started; k++) pthread_join(th[k], NULL);
+    pthread_mutex_destroy(&pl.mu);
+    pthread_cond_destroy(&pl.work);
+    pthread_cond_destroy(&pl.done);
+    free(pl.s);
+    free(th);
+    return status;
+}
+
+int batch_run(const batch *b, file_fn fn, void *ctx) {
+    names nm;
+    memset(&nm, 0, sizeof nm);
+    nm.b = b;
+    int status = 0;
+    if (b->op.parallel > 1 && (b->files_from || b->npaths > 1)) {
+        status = batch_parallel(b, fn, ctx, &nm);
+    } else {
+        const char *name;
+        while ((name = next_name(&nm, &status)))
+            status = worse(status, fn(nm.stdin_only || !strcmp(name, "-") ? NULL : name, b, ctx));
+    }
+    free(nm.line);
+    batch_end();
     return status;
 }

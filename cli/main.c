@@ -59,7 +59,15 @@ static int help(const char *cmd) {
     return 0;
 }
 
+static int run(int argc, char **argv);
+
 int main(int argc, char **argv) {
+    int status = run(argc, argv);
+    batch_end(); /* what the main thread kept for a batch: its parser, its read buffer */
+    return status;
+}
+
+static int run(int argc, char **argv) {
 #ifdef __GLIBC__
     /* Blocks from 64 KiB up (the parser's member table, the read buffer) come from mmap and go
      * back to the system when freed.  glibc would otherwise raise that threshold after the

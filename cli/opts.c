@@ -27,9 +27,11 @@ const char LIMITS_HELP[] =
     "  --inflate-window N    inflate output chunk in bytes (256Ki)\n"
     "  --max-memory N        bytes the parser may hold, 0 for no cap (256Mi)\n"
     "  --feed N              hand the parser at most N bytes per push (testing)\n"
-    "  -j N, --jobs N        inflate deflated members on N worker threads while the stream goes on\n"
-    "                        (at most 64; 1: none); the verdict is the same as without\n"
-    "  --jobs-memory N       bytes the workers' members may hold at once (128Mi a worker)\n"
+    "  --inflate-threads N   inflate the deflated members of one archive on N worker threads while\n"
+    "                        the stream goes on (at most 64; 0 and 1: none; -j N and --jobs N are\n"
+    "                        its former names); the verdict is the same as without\n"
+    "  --inflate-memory N    bytes those workers' members may hold at once (128Mi a worker;\n"
+    "                        --jobs-memory is its former name)\n"
     "Your rules (README.md, \"Policies\"):\n"
     "  --policy FILE         accept only files the JSON policy in FILE describes (members, dtypes,\n"
     "                        shapes, values, hashes); a violation is a rejection (code policy)\n"
@@ -128,7 +130,7 @@ static int load_policy(opts *o, const char *path) {
 
 static int set_limit(opts *o, int id, uint64_t v) {
     uint32_t v32 = v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-    if (id != L_HEADER && id != L_TOTAL && id != L_FEED && id != L_MEMBERS && id != L_MEMORY && v > UINT32_MAX) {
+    if (id != L_HEADER && id != L_TOTAL && id != L_FEED && id != L_MEMORY && v > UINT32_MAX) { /* never clamped */
         fprintf(stderr, "npzstream: %s %" PRIu64 ": too large (at most %" PRIu32 ")\n", LIMIT_FLAGS[id], v,
                 UINT32_MAX);
         return -1;
@@ -140,7 +142,7 @@ static int set_limit(opts *o, int id, uint64_t v) {
     case L_NDIM: o->lim.max_ndim = v32; break;
     case L_FIELDS: o->lim.max_fields = v32; break;
     case L_DEPTH: o->lim.max_depth = v32; break;
-    case L_MEMBERS: o->lim.max_members = v > 0x7FFFFFFF ? 0x7FFFFFFF : (uint32_t)v; break;
+    case L_MEMBERS: o->lim.max_members = v32; break; /* above 2^31 - 1: npzs_limits_check refuses it */
     case L_NAME: o->lim.max_name_len = v32; break;
     case L_EXTRA: o->lim.max_extra_len = v32; break;
     case L_TOTAL: o->lim.max_total_bytes = v; break;
@@ -176,20 +178,29 @@ int parse_limit(opts *o, int argc, char **argv, int *i) {
         o->sha256 = 1;
         return 1;
     }
-    if (!strcmp(a, "-j") || !strncmp(a, "--jobs", 6) || (a[1] == 'j' && a[0] == '-' && a[2] >= '0' && a[2] <= '9')) {
-        int mem = !strncmp(a, "--jobs-memory", 13);
-        size_t l = a[1] == 'j' ? 2 : mem ? 13 : 6;
-        if (l > 2 && a[l] != 0 && a[l] != '=') return 0; /* --jobsfoo: not ours */
-        const char *val = l == 2 && a[2] ? a + 2 : a[l] == '=' ? a + l + 1 : (*i + 1 < argc ? argv[*i + 1] : NULL);
+    /* --inflate-threads N (-j N, --jobs N: its former names, kept), --inflate-memory SIZE
+     * (--jobs-memory), -P N / --parallel N */
+    static const struct { const char *flag; int kind; } counted[] = {
+        {"--inflate-threads", 0}, {"--jobs", 0}, {"-j", 0}, {"--inflate-memory", 1}, {"--jobs-memory", 1},
+        {"--parallel", 2}, {"-P", 2}};
+    for (size_t k = 0; k < sizeof counted / sizeof counted[0]; k++) {
+        const char *f = counted[k].flag;
+        size_t l = strlen(f);
+        if (strncmp(a, f, l) != 0) continue;
+        int shortf = f[1] != '-';
+        if (a[l] != 0 && a[l] != '=' && !(shortf && a[l] >= '0' && a[l] <= '9')) continue; /* --jobsfoo: not ours */
+        const char *val = a[l] == '=' ? a + l + 1 : a[l] ? a + l : (*i + 1 < argc ? argv[*i + 1] : NULL);
         uint64_t v;
-        if (mem ? cli_parse_size(val, &v) < 0 : cli_parse_u64(val, &v) < 0 || v > 64) {
-            fprintf(stderr, mem ? "npzstream: --jobs-memory needs a size (digits, optionally K M G or Ki Mi Gi ...)\n"
-                                : "npzstream: -j needs a number of workers from 0 to 64\n");
+        int kind = counted[k].kind;
+        if (kind == 1 ? cli_parse_size(val, &v) < 0 : cli_parse_u64(val, &v) < 0 || v > 64) {
+            fprintf(stderr, kind == 1 ? "npzstream: %s needs a size (digits, optionally K M G or Ki Mi Gi ...)\n"
+                                      : "npzstream: %s needs a number from 0 to 64\n", f);
             return -1;
         }
-        if (!(l == 2 && a[2]) && a[l] != '=') (*i)++;
-        if (mem) o->jobs_memory = v;
-        else o->jobs = (unsigned)v;
+        if (!a[l]) (*i)++;
+        if (kind == 0) o->jobs = (unsigned)v;
+        else if (kind == 1) o->jobs_memory = v;
+        else o->parallel = (unsigned)v;
         return 1;
     }
     for (int id = 0; id < L__N; id++) {
@@ -220,19 +231,52 @@ static const char *flag_of(const char *field) {
     return field;
 }
 
+/* The parser of a batch: one a thread, made for the first file and reset (npzs_reset: the limits,
+ * policy, hashing and buffers kept) for the next ones; parser_done() gives it back, batch_end()
+ * releases it. */
+static _Thread_local npzs_parser *kept;
+static _Thread_local const opts *kept_for;
+
+npzs_parser *batch_parser(const opts *o) {
+    npzs_parser *p = kept;
+    if (p && kept_for == o) {
+        kept = NULL;
+        npzs_reset(p);
+        return p;
+    }
+    return new_parser(o);
+}
+
+void parser_done(npzs_parser *p, const opts *o) {
+    if (!p) return;
+    if (kept) {
+        npzs_free(p);
+        return;
+    }
+    kept = p;
+    kept_for = o;
+}
+
+void batch_end(void) {
+    npzs_free(kept);
+    kept = NULL;
+    kept_for = NULL;
+    cli_read_buffer_free();
+}
+
 npzs_parser *new_parser(const opts *o) {
     const char *bad = npzs_limits_check(&o->lim);
     if (bad) {
-        fprintf(stderr, "npzstream: %s: out of the range the library accepts\n", flag_of(bad));
+        fprintf(ERR, "npzstream: %s: out of the range the library accepts\n", flag_of(bad));
         return NULL;
     }
     npzs_parser *p = npzs_new(&o->lim, NULL);
     if (!p) {
-        fprintf(stderr, "npzstream: out of memory (or --max-memory below the parser's own size)\n");
+        fprintf(ERR, "npzstream: out of memory (or --max-memory below the parser's own size)\n");
         return NULL;
     }
     if ((o->policy && npzs_policy_use(p, o->policy) < 0) || (o->sha256 && npzs_hash(p, NPZS_HASH_SHA256) < 0)) {
-        fprintf(stderr, "npzstream: out of memory for the policy (or --max-memory below it)\n");
+        fprintf(ERR, "npzstream: out of memory for the policy (or --max-memory below it)\n");
         npzs_free(p);
         return NULL;
     }

@@ -11,6 +11,8 @@
 
 #include "cli.h"
 
+_Thread_local FILE *cli_stdout, *cli_stderr;
+
 static void *arena_alloc(out *o, size_t n) {
     n = (n + 7) & ~(size_t)7;
     block *b = o->arena;
@@ -157,9 +159,44 @@ void json_str(wbuf *f, const char *s, size_t n) {
         else {
             size_t k = utf8_seq(u, i, n);
             if (k) { wb_put(f, u + i, k); i += k - 1; }
-            else wb_fmt(f, "\\u%04x", c); /* a byte that is not UTF-8: as the code point of that byte */
+            else wb_s(f, "\\ufffd"); /* a byte that is not UTF-8: the replacement character (json_bytes
+                                      adds the bytes themselves) */
         }
     }
+    wb_c(f, '"');
+}
+
+static int utf8_ok(const unsigned char *u, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (u[i] < 0x80) continue;
+        size_t k = utf8_seq(u, i, n);
+        if (!k) return 0;
+        i += k - 1;
+    }
+    return 1;
+}
+
+static void base64(wbuf *f, const unsigned char *u, size_t n) {
+    static const char t[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)u[i] << 16 | (i + 1 < n ? (uint32_t)u[i + 1] << 8 : 0) | (i + 2 < n ? u[i + 2] : 0);
+        wb_c(f, t[v >> 18]);
+        wb_c(f, t[(v >> 12) & 63]);
+        wb_c(f, i + 1 < n ? t[(v >> 6) & 63] : '=');
+        wb_c(f, i + 2 < n ? t[v & 63] : '=');
+    }
+}
+
+void json_bytes(wbuf *f, const char *key, const char *s, size_t n) {
+    wb_c(f, '"');
+    wb_s(f, key);
+    wb_s(f, "\": ");
+    json_str(f, s, n);
+    if (utf8_ok((const unsigned char *)s, n)) return;
+    wb_s(f, ", \"");
+    wb_s(f, key);
+    wb_s(f, "_b64\": \"");
+    base64(f, (const unsigned char *)s, n);
     wb_c(f, '"');
 }
 
@@ -215,18 +252,17 @@ void safe_str(wbuf *f, const char *s, size_t n) {
 static void json_key(wbuf *f, const member *m) {
     size_t n = m->name_len;
     if (n > 4 && memcmp(m->name + n - 4, ".npy", 4) == 0) n -= 4;
-    json_str(f, m->name, n);
+    json_bytes(f, "key", m->name, n);
 }
 
 /* ext = 0: exactly the `check --json` contract.  ext = 1 (`ls --json`): the same object with
  * more keys per member and a "summary" object. */
 void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext, const char *file) {
     wbuf w, *f = &w;
-    wb_init(f, stdout);
+    wb_init(f, OUT);
     wb_c(f, '{');
     if (file) { /* JSON Lines: which file */
-        wb_s(f, "\"file\": ");
-        json_str(f, file, strlen(file));
+        json_bytes(f, "file", file, strlen(file));
         wb_s(f, ", ");
     }
     wb_fmt(f, "\"ok\": %s, \"format\": %s, \"members\": [", ok ? "true" : "false",
@@ -235,10 +271,13 @@ void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int
     for (size_t i = 0; i < o->n; i++) {
         const member *m = &o->m[i];
         wb_s(f, i ? ", {" : "{");
-        wb_s(f, "\"name\": ");
-        if (m->name) json_str(f, m->name, m->name_len); else wb_s(f, "null");
-        wb_s(f, ", \"key\": ");
-        if (m->name) json_key(f, m); else wb_s(f, "null");
+        if (m->name) {
+            json_bytes(f, "name", m->name, m->name_len);
+            wb_s(f, ", ");
+            json_key(f, m);
+        } else {
+            wb_s(f, "\"name\": null, \"key\": null");
+        }
         wb_s(f, m->kind == NPZS_KIND_ARRAY ? ", \"kind\": \"array\"" : ", \"kind\": \"blob\"");
         wb_s(f, m->method == NPZS_METHOD_DEFLATED ? ", \"method\": \"deflated\"" : ", \"method\": \"stored\"");
         if (m->kind == NPZS_KIND_ARRAY) {
@@ -300,9 +339,8 @@ void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int
         int code = npzs_error(p);
         size_t nl;
         const char *nm = npzs_error_member_name(p, &nl);
-        wb_fmt(f, "{\"code\": \"%s\", \"offset\": %" PRIu64 ", \"member\": ", npzs_error_name(code),
-                npzs_error_offset(p));
-        if (nm) json_str(f, nm, nl); else wb_s(f, "null");
+        wb_fmt(f, "{\"code\": \"%s\", \"offset\": %" PRIu64 ", ", npzs_error_name(code), npzs_error_offset(p));
+        if (nm) json_bytes(f, "member", nm, nl); else wb_s(f, "\"member\": null");
         long mi = npzs_error_member(p);
         if (mi >= 0) wb_fmt(f, ", \"member_index\": %ld", mi);
         wb_s(f, ", \"message\": ");
@@ -317,6 +355,11 @@ void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int
             wb_s(f, ", \"detail\": ");
             json_str(f, detail, strlen(detail));
         }
+        const char *hint = npzs_error_hint(p); /* added in 0.5.0: what the user can do */
+        if (hint) {
+            wb_s(f, ", \"hint\": ");
+            json_str(f, hint, strlen(hint));
+        }
         wb_c(f, '}');
     }
     wb_s(f, "}\n");
@@ -329,10 +372,64 @@ void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int
 
 /* The array's part of its line: dtype (shape)[ fortran], data bytes.  At most TEXT_ARRAY_MAX
  * bytes: a dtype of < 64 bytes, up to 64 dimensions of up to 20 digits and their separators. */
+/* A structured dtype's node k as NumPy's repr of its descr writes it. */
+static size_t dt_node_text(char *t, size_t cap, const npzs_array_info *a, uint32_t k, int depth) {
+    size_t n = 0;
+#define PUT(str, len) do { size_t l_ = (len); if (n + l_ < cap) { memcpy(t + n, (str), l_); } n += l_; } while (0)
+#define PUTS(str) PUT((str), strlen(str))
+    const npzs_dtnode *d = k < a->dt_nnodes ? &a->dt_nodes[k] : NULL;
+    if (!d || depth > 8) {
+        PUTS("...");
+    } else if (d->kind == NPZS_DT_SCALAR) {
+        PUTS("'");
+        PUTS(d->dtype);
+        PUTS("'");
+    } else if (d->kind == NPZS_DT_SUBARRAY) {
+        n += dt_node_text(t + (n < cap ? n : cap), n < cap ? cap - n : 0, a, d->base, depth + 1);
+        char sh[32];
+        PUTS(", (");
+        for (uint32_t i = 0; i < d->ndim; i++) {
+            int w = snprintf(sh, sizeof sh, i ? ", %" PRIu64 : "%" PRIu64, d->shape[i]);
+            PUT(sh, (size_t)w);
+        }
+        PUTS(d->ndim == 1 ? ",)" : ")");
+    } else {
+        PUTS("[");
+        for (uint32_t i = 0; i < d->count; i++) {
+            const npzs_dtfield *f = &a->dt_fields[d->first + i];
+            PUTS(i ? ", ('" : "('");
+            PUT(f->name, f->name_len);
+            PUTS("', ");
+            n += dt_node_text(t + (n < cap ? n : cap), n < cap ? cap - n : 0, a, f->type, depth + 1);
+            PUTS(")");
+        }
+        PUTS("]");
+    }
+#undef PUTS
+#undef PUT
+    return n;
+}
+
+size_t dtype_text(char *t, size_t cap, const npzs_array_info *a) {
+    size_t n;
+    if (!a->structured || !a->dt_nnodes) {
+        n = strlen(a->dtype);
+        if (n >= cap) n = cap - 1;
+        memcpy(t, a->dtype, n);
+    } else {
+        n = dt_node_text(t, cap, a, 0, 0);
+        if (n >= cap) { /* cut: the end says so */
+            n = cap - 1;
+            memcpy(t + n - 3, "...", 3);
+        }
+    }
+    t[n] = 0;
+    return n;
+}
+
 size_t text_array(char *t, const npzs_array_info *a) {
     char *o = t;
-    size_t dl = strlen(a->dtype);
-    o = cur_s(o, a->dtype, dl < 64 ? dl : 63);
+    o += dtype_text(o, DTYPE_TEXT_MAX, a);
     o = CUR_LIT(o, " (");
     uint32_t nd = a->ndim < 64 ? a->ndim : 64;
     for (uint32_t k = 0; k < nd; k++) {
@@ -384,36 +481,48 @@ void text_member(wbuf *f, const char *name, size_t name_len, const char *arr, si
 
 void text_verdict(wbuf *f, size_t members, int ok, npzs_format fmt, const npzs_parser *p,
                          const char *path) {
+    safe_str(f, path, strlen(path)); /* a file name is bytes from the outside too */
     if (ok) {
-        wb_s(f, path);
         wb_fmt(f, ": ok (%s, %zu member%s)\n", fmt == NPZS_FORMAT_NPY ? "npy" : "npz", members,
                members == 1 ? "" : "s");
     } else {
-        size_t nl;
-        const char *nm = npzs_error_member_name(p, &nl);
-        wb_s(f, path);
-        wb_fmt(f, ": REJECTED: %s at offset %" PRIu64, npzs_error_name(npzs_error(p)), npzs_error_offset(p));
-        if (nm) {
-            wb_s(f, " (member ");
-            safe_str(f, nm, nl);
-            wb_c(f, ')');
-        }
-        wb_s(f, ": ");
-        wb_s(f, npzs_error_message(p));
-        wb_c(f, '\n');
+        wb_s(f, ": REJECTED: ");
+        text_rejection(f, p);
     }
     wb_flush(f);
 }
 
-/* The rejection, on stderr: npzstream: FILE: offset N: member M: message (code).
- * "member M: " is left out when the error belongs to no member (archive structure). */
+void text_rejection(wbuf *f, const npzs_parser *p) {
+    size_t nl;
+    const char *nm = npzs_error_member_name(p, &nl);
+    wb_fmt(f, "%s at offset %" PRIu64, npzs_error_name(npzs_error(p)), npzs_error_offset(p));
+    if (nm) {
+        wb_s(f, " (member ");
+        safe_str(f, nm, nl);
+        wb_c(f, ')');
+    }
+    wb_s(f, ": ");
+    wb_s(f, npzs_error_message(p));
+    const char *detail = npzs_error_detail(p), *rule = npzs_error_rule(p), *hint = npzs_error_hint(p);
+    if (detail) {
+        wb_s(f, ": ");
+        safe_str(f, detail, strlen(detail));
+    }
+    if (rule) wb_fmt(f, " [%s]", rule);
+    wb_c(f, '\n');
+    if (hint) {
+        wb_s(f, "  hint: ");
+        wb_s(f, hint);
+        wb_c(f, '\n');
+    }
+}
+
 void print_io_json(const char *file, const char *why) {
     wbuf w, *f = &w;
-    wb_init(f, stdout);
+    wb_init(f, OUT);
     wb_c(f, '{');
     if (file) {
-        wb_s(f, "\"file\": ");
-        json_str(f, file, strlen(file));
+        json_bytes(f, "file", file, strlen(file));
         wb_s(f, ", ");
     }
     wb_s(f, "\"ok\": false, \"format\": null, \"members\": [], \"error\": {\"code\": \"io\", \"offset\": 0, "
@@ -421,24 +530,18 @@ void print_io_json(const char *file, const char *why) {
     json_str(f, why, strlen(why));
     wb_s(f, "}}\n");
     wb_flush(f);
-    fflush(stdout);
+    fflush(OUT);
 }
 
+/* The rejection on stderr (extract, whose stdout may be the member's bytes): npzstream: FILE:
+ * REJECTED: code at offset N (member M): message[: detail] [RULE], then the hint. */
 void error_line(const char *label, const npzs_parser *p) {
-    size_t nl;
-    const char *nm = npzs_error_member_name(p, &nl);
     wbuf w, *f = &w;
-    wb_init(f, stderr);
+    wb_init(f, ERR);
     wb_s(f, "npzstream: ");
-    wb_s(f, label);
-    wb_fmt(f, ": offset %" PRIu64 ": ", npzs_error_offset(p));
-    if (nm) {
-        wb_s(f, "member ");
-        safe_str(f, nm, nl);
-        wb_s(f, ": ");
-    }
-    wb_s(f, npzs_error_message(p));
-    wb_fmt(f, " (%s)\n", npzs_error_name(npzs_error(p)));
+    safe_str(f, label, strlen(label));
+    wb_s(f, ": REJECTED: ");
+    text_rejection(f, p);
     wb_flush(f);
 }
 
@@ -507,6 +610,14 @@ int on_event(out *o, const npzs_event *ev) {
         memcpy(sh, a->shape, a->ndim * sizeof *sh);
         m->dtype = dt;
         m->shape = sh;
+        if (a->structured) {
+            char t[DTYPE_TEXT_MAX];
+            size_t tl = dtype_text(t, sizeof t, a) + 1;
+            char *d = arena_alloc(o, tl);
+            if (!d) return -1;
+            memcpy(d, t, tl);
+            m->dtext = d;
+        }
         break;
     }
     case NPZS_EV_MEMBER_END: {
