@@ -133,9 +133,23 @@ demo: all
 	$(B)/npzstream check corpus/peers/whisper/mel_filters.npz
 	$(B)/npzstream check --json corpus/peers/ndarray-npy/example_c64_big_endian_fortran.npy
 
-# make test: everything, plain and under ASan+UBSan, against every reference reader set up.
-test: all $(B)/test_api $(BS)/npzstream $(BS)/test_api $(TEST_DEPS) ref-matrix python-env
-	$(PYTHON) tests/run_all.py --plain $(B) --san $(BS)
+# make test: every suite once (tests/run_all.py --tier test: about ten minutes); make test-all:
+# and the exhaustive matrix (every reader, every sanitizer, the corpus replay, a longer fuzz
+# smoke; TIER=rest runs only what make test has not, as .ci/run does after make test).
+TIER ?= all
+.PHONY: test-all
+# The builds run $(NPROC) at a time (the machine's cores), the suites one after the other.
+NPROC   ?= $(shell nproc 2>/dev/null || echo 2)
+.PHONY: test-build test-all-build
+test-build: all $(B)/test_api $(B)/run_vectors $(B)/test_policy $(B)/test_vlen_api $(BS)/test_api $(BS)/test_policy \
+            examples python-env fuzz
+test-all-build: test-build $(BS)/npzstream $(TEST_DEPS) ref-matrix fuzz-replay
+test:
+	@$(MAKE) --no-print-directory -j$(NPROC) test-build
+	$(PYTHON) tests/run_all.py --tier test --plain $(B) --san $(BS)
+test-all:
+	@$(MAKE) --no-print-directory -j$(NPROC) test-all-build
+	$(PYTHON) tests/run_all.py --tier $(TIER) --plain $(B) --san $(BS)
 
 # make check: what needs nothing but a C compiler and zlib (no Python): the API suite and the
 # vectors, plain and under ASan+UBSan.
@@ -152,6 +166,14 @@ check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test
 .PHONY: vlen-seeds
 vlen-seeds:
 	$(PYTHON) tests/vlen/gen_seeds.py corpus/fuzz_vlen
+
+# make man: the generated parts of the man pages (the version, the RULES section)
+.PHONY: man print-libs
+man: $(B)/npzstream
+	$(PYTHON) tests/docs/gen_man.py --bin $(B)/npzstream
+# the libraries a program linked with libnpzstream.a needs (tests/docs)
+print-libs:
+	@echo $(LDLIBS)
 
 clean:
 	rm -rf build

@@ -33,7 +33,7 @@ static void usage_all(FILE *f) {
             "       npzstream extract --all -d DIR [OPTIONS] [FILE|-]           every member, all or nothing\n"
             "       npzstream trace [OPTIONS] [FILE|-]                          the parse, record by record\n"
             "       npzstream vlen ...                                         (npzstream vlen --help)\n"
-            "       npzstream help [COMMAND] | --help | --version\n"
+            "       npzstream help [COMMAND] | help rules | explain RULE | --help | --version\n"
             "Reads a NumPy .npy or .npz file as a stream (FILE, or stdin for '-' or none);\n"
             "never seeks, so pipes and sockets work.  OPTIONS are the limits below and --feed.\n"
             "An .npz is valid only once its central directory was checked at the very end.\n\n"
@@ -41,8 +41,45 @@ static void usage_all(FILE *f) {
 }
 
 
+/* `help rules`: every rule id with its message and hint; `explain RULE`: one (a prefix lists
+ * those it starts).  --man: the same as man page source (the RULES section, generated). */
+static int rules(const char *only, int man) {
+    size_t n = npzs_rule_count(), shown = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *id = npzs_rule_id(i), *msg = npzs_rule_message(i), *hint = npzs_rule_hint(id);
+        if (only && strcmp(id, only) != 0 && !(only[strlen(only) - 1] == '.' && !strncmp(id, only, strlen(only))))
+            continue;
+        shown++;
+        if (man) {
+            printf(".TP\n.B %s\n", id);
+            for (const char *m = msg; *m; m++) { /* a leading '.' or a backslash would be troff */
+                if (*m == '\\') fputs("\\e", stdout);
+                else putchar(*m);
+            }
+            printf(".\n");
+            if (hint) {
+                printf("What to do: ");
+                for (const char *h = hint; *h; h++) {
+                    if (*h == '\\') fputs("\\e", stdout);
+                    else putchar(*h);
+                }
+                printf(".\n");
+            }
+        } else {
+            printf("%s\n    %s\n", id, msg);
+            if (hint) printf("    what to do: %s\n", hint);
+        }
+    }
+    if (only && !shown) {
+        fprintf(stderr, "npzstream: no rule %s (npzstream help rules lists them all)\n", only);
+        return 2;
+    }
+    return 0;
+}
+
 static int help(const char *cmd) {
     if (!cmd) usage_all(stdout);
+    else if (!strcmp(cmd, "rules")) return rules(NULL, 0);
     else if (!strcmp(cmd, "check")) usage_check(stdout);
     else if (!strcmp(cmd, "ls")) usage_ls(stdout);
     else if (!strcmp(cmd, "extract")) usage_extract(stdout);
@@ -82,7 +119,17 @@ static int run(int argc, char **argv) {
         usage_all(stdout);
         return 0;
     }
-    if (argc >= 2 && !strcmp(argv[1], "help")) return help(argc >= 3 ? argv[2] : NULL);
+    if (argc >= 2 && !strcmp(argv[1], "help")) {
+        if (argc >= 4 && !strcmp(argv[2], "rules") && !strcmp(argv[3], "--man")) return rules(NULL, 1);
+        return help(argc >= 3 ? argv[2] : NULL);
+    }
+    if (argc >= 2 && !strcmp(argv[1], "explain")) {
+        if (argc != 3) {
+            fprintf(stderr, "usage: npzstream explain RULE   (a rule id, as errors name it: S-ZIP-CRC.local; or a group: S-ZIP-CRC.)\n");
+            return 2;
+        }
+        return rules(argv[2], 0);
+    }
     if (argc >= 2 && !strcmp(argv[1], "ls")) return cmd_ls(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "extract")) return cmd_extract(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "vlen")) return cmd_vlen(argc - 2, argv + 2);

@@ -33,17 +33,32 @@ fuzz: $(FUZZ_HARNESSES:%=$(FB)/%)
 afl: $(FUZZ_HARNESSES:%=$(AB)/%)
 fuzz-replay: $(FUZZ_HARNESSES:%=$(RB)/%) $(RB)/state_gate
 
-$(FB)/%: fuzz/%.c $(FUZZ_DEPS)
+# The library and the shared driver are compiled once for all harnesses (an archive each for
+# libFuzzer, with -fsanitize=fuzzer-no-link, and for the replays); a harness is its one file.
+FUZZ_OBJ_SRC   = $(SRC) fuzz/common.c fuzz/zfview.c
+FUZZ_OBJ_DEPS  = $(HDR) fuzz/common.h fuzz/fuzz.mk
+$(FB)/obj/%.o: %.c $(FUZZ_OBJ_DEPS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
+$(FB)/libfz.a: $(FUZZ_OBJ_SRC:%.c=$(FB)/obj/%.o)
+	rm -f $@ && ar rcs $@ $^
+$(RB)/obj/%.o: %.c $(FUZZ_OBJ_DEPS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_REPLAYCC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -c $< -o $@
+$(RB)/libfz.a: $(FUZZ_OBJ_SRC:%.c=$(RB)/obj/%.o)
+	rm -f $@ && ar rcs $@ $^
+
+$(FB)/%: fuzz/%.c $(FB)/libfz.a fuzz/common.h fuzz/state_prefixes.h
 	@mkdir -p $(FB)
-	$(FUZZ_CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(FUZZ_SRC) $(FUZZ_LIBS)
+	$(FUZZ_CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< $(FB)/libfz.a $(FUZZ_LIBS)
 
 $(AB)/%: fuzz/%.c $(FUZZ_DEPS)
 	@mkdir -p $(AB)
 	$(FUZZ_AFLCC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< $(FUZZ_SRC) $(FUZZ_AFLDRV) $(FUZZ_LIBS)
 
-$(RB)/%: fuzz/%.c fuzz/replay_main.c $(FUZZ_DEPS)
+$(RB)/%: fuzz/%.c fuzz/replay_main.c $(RB)/libfz.a fuzz/common.h fuzz/state_prefixes.h
 	@mkdir -p $(RB)
-	$(FUZZ_REPLAYCC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< fuzz/replay_main.c $(FUZZ_SRC) $(FUZZ_LIBS)
+	$(FUZZ_REPLAYCC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< fuzz/replay_main.c $(RB)/libfz.a $(FUZZ_LIBS)
 
 $(RB)/state_gate: fuzz/state_gate.c $(SRC) $(HDR)
 	@mkdir -p $(RB)

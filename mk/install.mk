@@ -34,8 +34,17 @@ install: $(B)/libnpzstream.a $(B)/libnpzstream.so $(B)/npzstream
 	    'Version: $(NPZS_VER)' \
 	    'Cflags: -I$${includedir}' \
 	    'Libs: -L$${libdir} -lnpzstream' \
-	    'Libs.private: $(if $(filter 1,$(ISAL)),-lisal,) -lz -pthread' > $(DESTDIR)$(PKGCONFIGDIR)/npzstream.pc
+	    'Libs.private: $(if $(filter 1,$(ISAL)),-lisal,) $(SSL_LIB) -lz -lm -pthread' > $(DESTDIR)$(PKGCONFIGDIR)/npzstream.pc
 	chmod 644 $(DESTDIR)$(PKGCONFIGDIR)/npzstream.pc
+	@# the run-time linker: a system prefix gets ldconfig; any other prefix, what to do
+	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ] && { [ "$(LIBDIR)" = /usr/local/lib ] || [ "$(LIBDIR)" = /usr/lib ]; } \
+	    && command -v ldconfig >/dev/null; then \
+	  ldconfig && echo "npzstream: ran ldconfig: programs linked with -lnpzstream find $(LIBDIR)/$(SONAME)"; \
+	else \
+	  echo "npzstream: installed into $(LIBDIR), which the run-time linker may not search. Programs linked"; \
+	  echo "  against the shared library need one of: -Wl,-rpath,$(LIBDIR) when linking (as the README does),"; \
+	  echo "  LD_LIBRARY_PATH=$(LIBDIR) when running, or $(LIBDIR) in /etc/ld.so.conf.d/ and ldconfig."; \
+	fi
 
 uninstall:
 	rm -f $(PUBLIC_HDRS:include/%=$(DESTDIR)$(INCLUDEDIR)/%) $(DESTDIR)$(LIBDIR)/libnpzstream.a \

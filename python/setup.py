@@ -4,6 +4,7 @@ layout copied by hand.  In a source checkout the library is taken from ../src an
 (copied into csrc/, which an sdist then carries); zlib's headers are needed (zlib1g-dev)."""
 import glob
 import os
+import re
 import shutil
 
 from setuptools import Extension, setup
@@ -20,6 +21,10 @@ if os.path.exists(os.path.join(TREE, "src", "npzs.c")) and os.path.exists(os.pat
         shutil.copy2(f, CSRC)
 if not os.path.exists(os.path.join(CSRC, "npzs.c")):
     raise SystemExit("npzstream: the C library's sources are missing (build from the npzstream source tree)")
+
+# One version: the library's (NPZS_VERSION in npzstream.h), as npzstream.__version__ reports it.
+with open(os.path.join(CSRC, "npzstream.h")) as f:
+    VERSION = re.search(r'#define NPZS_VERSION "([^"]+)"', f.read()).group(1)
 
 # ISA-L (libisal-dev) where it is installed, for lenient_fast_inflate=True only (zlib stays the
 # inflater); NPZSTREAM_ISAL=0 builds without it.
@@ -41,4 +46,4 @@ ext = Extension(
     extra_link_args=["-pthread"],
 )
 
-setup(ext_modules=[ext])
+setup(version=VERSION, ext_modules=[ext])

@@ -1,8 +1,17 @@
 #!/usr/bin/python3
-"""Run every npzstream test suite, plain and under ASan+UBSan; called by `make test`.
+"""Run the npzstream test suites; called by `make test` and `make test-all`.
 
-Each suite prints a last line `NAME: N passed, M failed`; this script adds them up and
-prints the total as its own last line. Exit status 1 if anything failed.
+--tier test (make test): every suite once, in about ten minutes on an idle 2-core machine: the C
+    API suite over every file and the vectors at every push size (through the parallel helper
+    too), the policy suite, one pass of the API suite under ASan+UBSan, every tests/*/test_*.py
+    with the plain build against the default reader (the Python package in both NumPy
+    environments), and a short fuzz smoke.
+--tier rest (what make test-all adds): the vectors and every script under ASan+UBSan, the thread
+    sanitizer, clang's sanitizers, the suites that compare with np.load once more for every other
+    reference reader, the 4.5 GiB archives, the corpus replay and the state gate.
+--tier all: both.
+Each suite prints a last line `NAME: N passed, M failed`; this script adds them up, prints a table
+of what each suite took and the total as its own last line.  Exit status 1 if anything failed.
 """
 import argparse, glob, os, re, subprocess, sys, tempfile, time
 
@@ -11,6 +20,7 @@ PY = "/usr/bin/python3"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import readers as READERS  # noqa: E402
 MATRIX_SUITES = ("differential", "real")
+SMOKE_SECONDS = {"test": 4, "rest": 30}  # a fuzz smoke: seconds per harness
 LAST = re.compile(r"^(?:(\w[\w-]*): )?(\d+) passed, (\d+) failed")
 
 
@@ -40,13 +50,27 @@ def run_suite(name, cmd, env=None):
     return p, f
 
 
+def suite_name(rel, scripts):
+    """tests/DIR/test_X.py: DIR, or DIR-X when DIR has more scripts and X is not its main one."""
+    d, stem = rel.split("/")[1], os.path.basename(rel)[5:-3]
+    siblings = [r for r in scripts if r.split("/")[1] == d]
+    return d if len(siblings) == 1 or stem == d else d + "-" + stem
+
+
+def fuzz_smoke(seconds):
+    return ("fuzz-smoke-%ds" % seconds, ["make", "-s", "fuzz-smoke", "SMOKE_SECONDS=%d" % seconds])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--plain", default="build")
     ap.add_argument("--san", default="build/san")
-    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--tier", choices=("test", "rest", "all"), default="test")
     a = ap.parse_args()
+    tiers = ("test", "rest") if a.tier == "all" else (a.tier,)
     total_p = total_f = 0
+    times = []
+    t_all = time.time()
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
     with tempfile.TemporaryDirectory(prefix="npzs-test-") as tmp:
@@ -71,48 +95,66 @@ def main():
             total_f += 1
         else:
             files += sorted(glob.glob(os.path.join(tmp, "bad", "*")))
-        suites = [
-            ("api", [os.path.join(a.plain, "test_api")] + files),
-            ("api-asan", [os.path.join(a.san, "test_api")] + files),
-            # the C-only vectors at every push size, and that they are those of tests/bad/cases.py
-            ("vectors", [os.path.join(a.plain, "run_vectors"), "--par"]),
-            ("vectors-asan", [os.path.join(a.san, "run_vectors")]),
-            # the parallel-inflate helper under ASan+UBSan and under the thread sanitizer
-            ("vectors-par-asan", [os.path.join(a.san, "run_vectors"), "--par-only"]),
-            ("vectors-par-tsan", [os.path.join(a.plain, "tsan", "run_vectors"), "--par-only"]),
-            ("vectors-current", [PY, "tests/vectors/gen.py", "--bin", os.path.join(a.plain, "npzstream"), "--check"]),
-        ]
-        # the API suite under clang's sanitizers too (make builds it where clang's runtimes are)
-        clang_api = os.path.join(a.plain, "clang-san", "test_api")
-        if os.path.exists(clang_api):
-            suites.append(("api-clang-san", [clang_api] + files))
-        else:
-            print("api-clang-san skipped: %s not built (needs clang and libclang-rt)" % clang_api)
-        # every tests/<dir>/test_*.py takes --bin (and --quick for the sanitizer run); the suites
-        # that compare with np.load run once more for every other reference reader that is set up
         readers, skipped = READERS.available()
-        for line in skipped:
-            print(line)
-        for rd, path, info in readers:
-            print("reader %s: %s (%s)" % (rd[0], rd[3], info))
-        for rel in sorted(glob.glob(os.path.join(ROOT, "tests", "*", "test_*.py"))):
-            rel = os.path.relpath(rel, ROOT)
-            name = rel.split("/")[1]
-            suites.append((name, [PY, rel, "--bin", os.path.join(a.plain, "npzstream")]))
-            suites.append((name + "-asan", [PY, rel, "--bin", os.path.join(a.san, "npzstream"), "--quick"]))
-            if name in MATRIX_SUITES:
-                for rd, path, info in readers:
-                    if rd[0] != READERS.DEFAULT:
-                        suites.append((name + "@" + rd[0], [path, rel, "--bin", os.path.join(a.plain, "npzstream")],
-                                       READERS.env_for(rd, env)))
-        if os.path.exists(os.path.join(ROOT, "fuzz", "fuzz.mk")):
-            suites.append(("regress", ["make", "-s", "regress"]))
-            suites.append(("state-gate", ["make", "-s", "state-gate"]))
+        scripts = sorted(os.path.relpath(r, ROOT) for r in glob.glob(os.path.join(ROOT, "tests", "*", "test_*.py")))
+        suites = []
+        if "test" in tiers:
+            suites += [
+                ("api", [os.path.join(a.plain, "test_api")] + files),
+                # the vectors at every push size, and through the parallel helper
+                ("vectors", [os.path.join(a.plain, "run_vectors"), "--par"]),
+                ("policy-c", [os.path.join(a.plain, "test_policy")]),
+                # one sanitizer pass: the API suite over every file under ASan+UBSan
+                ("api-asan", [os.path.join(a.san, "test_api")] + files),
+                ("policy-c-asan", [os.path.join(a.san, "test_policy")]),
+                ("vectors-current", [PY, "tests/vectors/gen.py", "--bin", os.path.join(a.plain, "npzstream"), "--check"]),
+            ]
+            for rel in scripts:
+                name = suite_name(rel, scripts)
+                args = ["--quick"] if name == "big" else []
+                suites.append((name, [PY, rel, "--bin", os.path.join(a.plain, "npzstream")] + args))
+            if os.path.exists(os.path.join(ROOT, "fuzz", "fuzz.mk")):
+                suites.append(fuzz_smoke(SMOKE_SECONDS["test"]))
+        if "rest" in tiers:
+            suites += [
+                ("vectors-asan", [os.path.join(a.san, "run_vectors")]),
+                ("vectors-par-asan", [os.path.join(a.san, "run_vectors"), "--par-only"]),
+                ("vectors-par-tsan", [os.path.join(a.plain, "tsan", "run_vectors"), "--par-only"]),
+            ]
+            clang_api = os.path.join(a.plain, "clang-san", "test_api")
+            if os.path.exists(clang_api):
+                suites.append(("api-clang-san", [clang_api] + files))
+            else:
+                print("api-clang-san skipped: %s not built (needs clang and libclang-rt)" % clang_api)
+            for line in skipped:
+                print(line)
+            for rd, path, info in readers:
+                print("reader %s: %s (%s)" % (rd[0], rd[3], info))
+            for rel in scripts:
+                name = suite_name(rel, scripts)
+                suites.append((name + "-asan", [PY, rel, "--bin", os.path.join(a.san, "npzstream"), "--quick"]))
+                if rel.split("/")[1] in MATRIX_SUITES:
+                    for rd, path, info in readers:
+                        if rd[0] != READERS.DEFAULT:
+                            suites.append((name + "@" + rd[0], [path, rel, "--bin", os.path.join(a.plain, "npzstream")],
+                                           READERS.env_for(rd, env)))
+                if name == "big":
+                    suites.append(("big-4.5GiB", [PY, rel, "--bin", os.path.join(a.plain, "npzstream")]))
+            if os.path.exists(os.path.join(ROOT, "fuzz", "fuzz.mk")):
+                suites.append(("regress", ["make", "-s", "regress"]))
+                suites.append(("state-gate", ["make", "-s", "state-gate"]))
+                suites.append(fuzz_smoke(SMOKE_SECONDS["rest"]))
         for suite in suites:
             name, cmd = suite[:2]
+            t0 = time.time()
             p, f = run_suite(name, cmd, suite[2] if len(suite) > 2 else env)
+            times.append((name, time.time() - t0, p, f))
             total_p += p
             total_f += f
+    print("\n%-28s %9s %10s %7s" % ("suite (%s)" % "+".join(tiers), "seconds", "passed", "failed"))
+    for name, dt, p, f in times:
+        print("%-28s %9.1f %10d %7d" % (name, dt, p, f))
+    print("%-28s %9.1f %10d %7d" % ("total (suites and their setup)", time.time() - t_all, total_p, total_f))
     print("%d passed, %d failed" % (total_p, total_f))
     return 1 if total_f else 0
 

@@ -228,6 +228,8 @@ def test_sha256_same_for_every_writer():
 def test_defaults_are_the_librarys():
     assert npzstream.DEFAULT_LIMITS["max_total_bytes"] == 1 << 30 == npzstream.DEFAULT_MAX_BYTES
     assert npzstream.__version__ == npzstream.library_version()
+    from importlib.metadata import version
+    assert version("npzstream") == npzstream.__version__  # the package's version is the library's
     if os.access(CLI, os.X_OK):
         h = subprocess.run([CLI, "check", "--help"], capture_output=True, text=True).stdout
         assert "(1Gi)" in h and "(256Mi)" in h

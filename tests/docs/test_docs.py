@@ -1,0 +1,236 @@
+#!/usr/bin/python3
+"""The documentation, tested: every shell and C snippet of README.md and of the man pages runs, and
+the man pages agree with the binary and the header.
+
+usage: /usr/bin/python3 tests/docs/test_docs.py --bin build/npzstream [--quick]
+
+- README.md: every ```sh and ```c block.  A block preceded by `<!-- snippet: NAME -->` is written
+  to the file NAME (the README's app.c and policy.c, which later blocks build); one preceded by
+  `<!-- snippet: not run (why) -->` is skipped, and so are the install commands at the top (they
+  are what CI runs).  C blocks are compiled with -std=c11 -Wall -Wextra -Werror against the
+  library and run on a real file; shell blocks run with `bash -e -o pipefail` in a scratch folder
+  holding the files they name (upload.npz, uploads/, list.txt, model.npz, $URL, a HOME of its
+  own), with `build/` the binary's folder.
+- npzstream(3)'s EXAMPLE is compiled and run; npzstream(1)'s EXAMPLES run line by line (a line
+  that needs the network is skipped).
+- The man pages: the version and RULES section are current (gen_man.py --check); every option
+  `--help` prints is in npzstream(1) and every option npzstream(1) names is in some `--help`; every
+  function of npzstream.h is in npzstream(3)'s SYNOPSIS.
+--quick (the sanitizer run) skips what compiles C.  Last line: `docs: N passed, M failed`.
+"""
+import argparse, io, os, re, shutil, subprocess, sys, tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from common import Tally  # noqa: E402
+
+T = Tally("docs")
+ok = T.ok
+
+
+def blocks(text):
+    """(lang, name or None, skip reason or None, body) of every fenced block."""
+    out = []
+    lines = text.splitlines(keepends=True)
+    i = 0
+    while i < len(lines):
+        m = re.match(r"^```(\w*)\s*$", lines[i])
+        if not m:
+            i += 1
+            continue
+        prev = lines[i - 1].strip() if i else ""
+        name = skip = None
+        mm = re.match(r"^<!-- snippet: (.*?) -->$", prev)
+        if mm:
+            if mm.group(1).startswith("not run"):
+                skip = mm.group(1)
+            else:
+                name = mm.group(1)
+        j = i + 1
+        while j < len(lines) and not lines[j].startswith("```"):
+            j += 1
+        out.append((m.group(1), name, skip, "".join(lines[i + 1:j])))
+        i = j + 1
+    return out
+
+
+def fixtures(d, builddir):
+    """A scratch folder that looks like the source tree (its entries linked; build/ the binary's
+    folder) and holds the files the snippets name."""
+    os.symlink(builddir, os.path.join(d, "build"))
+    for sub in os.listdir(ROOT):
+        if sub != "build" and not sub.startswith(".venv") and not os.path.exists(os.path.join(d, sub)):
+            os.symlink(os.path.join(ROOT, sub), os.path.join(d, sub))
+    rng = np.random.default_rng(5)
+    np.savez(os.path.join(d, "upload.npz"), images=rng.random((10, 28, 28), dtype=np.float32),
+             labels=rng.integers(0, 10, 10))
+    os.makedirs(os.path.join(d, "uploads"))
+    names = []
+    for i in range(3):
+        p = os.path.join(d, "uploads", "u%d.npz" % i)
+        np.savez(p, images=rng.random((i + 1, 28, 28), dtype=np.float32), labels=np.arange(i + 1) % 10)
+        names.append(p)
+    open(os.path.join(d, "list.txt"), "w").write("\n".join(names) + "\n")
+    np.savez(os.path.join(d, "model.npz"), w=np.ones((2, 3)))
+    os.makedirs(os.path.join(d, "home"))
+
+
+def libs():
+    r = subprocess.run(["make", "-s", "--no-print-directory", "print-libs"], cwd=ROOT, capture_output=True, text=True)
+    return r.stdout.split()
+
+
+def cc(src, exe, builddir):
+    r = subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-I", os.path.join(ROOT, "include"), src,
+                        os.path.join(builddir, "libnpzstream.a"), "-o", exe] + libs(), capture_output=True, text=True)
+    return r
+
+
+def test_readme(binary, quick):
+    builddir = os.path.dirname(binary)
+    plain = os.path.join(ROOT, "build")
+    text = open(os.path.join(ROOT, "README.md")).read()
+    bs = blocks(text)
+    ran = {"sh": 0, "c": 0}
+    with tempfile.TemporaryDirectory(prefix="npzs-docs-") as d:
+        fixtures(d, builddir)
+        env = dict(os.environ, HOME=os.path.join(d, "home"), URL="file://" + os.path.join(d, "model.npz"),
+                   PATH=builddir + os.pathsep + os.environ.get("PATH", ""))
+        for k, (lang, name, skip, body) in enumerate(bs):
+            if lang not in ("sh", "c") or skip:
+                continue
+            if lang == "sh" and body.lstrip().startswith("apt-get"):
+                continue  # the newcomer's install commands: what CI runs
+            where = "README block %d (%s%s)" % (k, lang, ", " + name if name else "")
+            if lang == "c":
+                src = os.path.join(d, name or "block%d.c" % k)
+                open(src, "w").write(body)
+                if quick:
+                    continue
+                exe = src[:-2]
+                r = cc(src, exe, plain)
+                if ok(r.returncode == 0, "%s does not compile with -Wall -Werror: %s" % (where, r.stderr[-1500:])):
+                    data = open(os.path.join(ROOT, "corpus", "peers", "whisper", "mel_filters.npz"), "rb").read()
+                    p = subprocess.run([exe], input=data, capture_output=True, timeout=60)
+                    ok(p.returncode in (0, 1) and p.stdout, "%s: the program gives exit %d, %r %r" % (
+                        where, p.returncode, p.stdout[-200:], p.stderr[-300:]))
+                    if name == "app.c":
+                        ok(p.returncode == 0 and p.stdout.startswith(b"valid"), "%s on mel_filters.npz: %r" % (where, p.stdout))
+                        bad = subprocess.run([exe], input=data[:-9], capture_output=True, timeout=60)
+                        ok(bad.returncode == 1 and b"truncated" in bad.stderr, "%s on a cut file: %d %r" % (
+                            where, bad.returncode, bad.stderr))
+                ran["c"] += 1
+                continue
+            if quick and ("cc " in body or "make " in body):
+                continue
+            r = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", body], cwd=d, env=env, capture_output=True,
+                               timeout=600)
+            ok(r.returncode == 0, "%s fails (exit %d):\n%s\nstdout: %s\nstderr: %s" % (
+                where, r.returncode, body, r.stdout[-800:], r.stderr[-1500:]))
+            ran["sh"] += 1
+    ok(ran["sh"] >= 4 and (quick or ran["c"] >= 2), "too few README snippets ran: %s" % ran)
+    print("docs: README: %d shell blocks, %d C programs run" % (ran["sh"], ran["c"]))
+
+
+def man_text(sec):
+    return open(os.path.join(ROOT, "man", "npzstream." + sec)).read()
+
+
+def unroff(s):
+    s = re.sub(r"\\f[BIRP]", "", s)
+    return s.replace("\\-", "-").replace("\\e", "\\").replace("\\(aq", "'")
+
+
+def test_man_examples(binary, quick):
+    builddir = os.path.dirname(binary)
+    # npzstream(3): the EXAMPLE, with a main that reads stdin
+    m3 = man_text("3")
+    ex = unroff(m3[m3.index(".SH EXAMPLE"):].split(".nf\n", 1)[1].split(".fi\n", 1)[0])
+    if not quick:
+        with tempfile.TemporaryDirectory(prefix="npzs-man-") as d:
+            src = os.path.join(d, "ex.c")
+            open(src, "w").write(ex + "\nint main(void) { return validate_fd(0); }\n")
+            r = cc(src, os.path.join(d, "ex"), os.path.join(ROOT, "build"))
+            if ok(r.returncode == 0, "npzstream(3) EXAMPLE does not compile: %s" % r.stderr[-1500:]):
+                data = open(os.path.join(ROOT, "corpus", "peers", "whisper", "mel_filters.npz"), "rb").read()
+                for inp, want in ((data, 0), (data[:-3], 1)):
+                    p = subprocess.run([os.path.join(d, "ex")], input=inp, capture_output=True, timeout=60)
+                    ok(p.returncode == want, "npzstream(3) EXAMPLE: exit %d, want %d: %r" % (p.returncode, want, p.stderr))
+    # npzstream(1): the EXAMPLES, line by line
+    m1 = man_text("1")
+    ex = unroff(m1[m1.index(".SH EXAMPLES"):].split(".nf\n", 1)[1].split(".fi\n", 1)[0])
+    with tempfile.TemporaryDirectory(prefix="npzs-man-") as d:
+        fixtures(d, builddir)
+        env = dict(os.environ, HOME=os.path.join(d, "home"), PATH=builddir + os.pathsep + os.environ.get("PATH", ""))
+        n = 0
+        for line in ex.splitlines():
+            if not line.strip() or "https://" in line:
+                continue  # the network
+            r = subprocess.run(["bash", "-o", "pipefail", "-c", line], cwd=d, env=env, capture_output=True, timeout=300)
+            ok(r.returncode == 0, "npzstream(1) EXAMPLES: %r exits %d: %s" % (line, r.returncode, r.stderr[-600:]))
+            n += 1
+        ok(n >= 5, "only %d man page examples ran" % n)
+
+
+def help_options(binary):
+    opts = set()
+    for cmd in ([], ["check"], ["ls"], ["extract"], ["trace"]):
+        r = subprocess.run([binary] + cmd + ["--help"], capture_output=True, text=True)
+        opts |= set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", r.stdout))
+    return opts
+
+
+def test_man_pages(binary):
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "docs", "gen_man.py"), "--bin", binary, "--check"],
+                       capture_output=True, text=True)
+    ok(r.returncode == 0, "man pages out of date: %s" % r.stdout)
+    m1 = unroff(man_text("1"))
+    man_opts = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", m1[:m1.index(".SH RULES")]))
+    hopts = help_options(binary)
+    extra_man = {o for o in man_opts - hopts if o not in ("--flag",)}  # "--flag=N": the form of every limit
+    ok(not (hopts - man_opts), "options in --help but not in npzstream(1): %s" % sorted(hopts - man_opts))
+    ok(not extra_man, "options in npzstream(1) but in no --help: %s" % sorted(extra_man))
+    hdr = re.sub(r"/\*.*?\*/", "", open(os.path.join(ROOT, "include", "npzstream.h")).read(), flags=re.S)
+    funcs = set(re.findall(r"\b(npzs_\w+)\s*\(", hdr)) - {"npzs_limits_check_"}
+    syn = man_text("3")
+    syn = syn[syn.index(".SH SYNOPSIS"):syn.index(".SH DESCRIPTION")]
+    missing = sorted(f for f in funcs if f + "(" not in syn)
+    ok(not missing, "functions of npzstream.h not in npzstream(3)'s SYNOPSIS: %s" % missing)
+    ver = re.search(r'#define NPZS_VERSION "([^"]+)"', hdr).group(1)
+    r = subprocess.run([binary, "--version"], capture_output=True, text=True)
+    ok(r.stdout.strip() == "npzstream " + ver, "--version %r, the header %s" % (r.stdout, ver))
+
+
+def test_tables():
+    """A Markdown table split by a blank line renders as two (SECURITY.md's lenient table was)."""
+    for md in ("README.md", "SECURITY.md", "bench/README.md", "fuzz/README.md", "python/README.md"):
+        path = os.path.join(ROOT, md)
+        if not os.path.exists(path):
+            continue
+        lines = open(path).read().splitlines()
+        for i in range(2, len(lines)):
+            new_table = i + 1 < len(lines) and re.match(r"^\|[-:| ]+\|$", lines[i + 1].strip())
+            split = (lines[i].startswith("|") and not lines[i - 1].strip() and lines[i - 2].startswith("|")
+                     and not new_table)
+            ok(not split, "%s:%d: a table row after a blank line inside a table" % (md, i + 1))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "npzstream"))
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    binary = os.path.abspath(a.bin)
+    for t in (lambda: test_readme(binary, a.quick), lambda: test_man_examples(binary, a.quick),
+              lambda: test_man_pages(binary), test_tables):
+        try:
+            t()
+        except Exception as e:  # noqa: BLE001 -- a broken test is a failure with its reason
+            ok(False, "%r" % e)
+    return T.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
