@@ -79,6 +79,10 @@ npzs_parser *new_parser(const opts *o);
 npzs_parser *batch_parser(const opts *o);
 void parser_done(npzs_parser *p, const opts *o);
 void batch_end(void);
+/* The -j N helper over p (data: the command reads the arrays' bytes), kept with p; NULL when its
+ * workers cannot be made.  parser_free() releases a parser and its helper. */
+npzs_par *batch_helper(npzs_parser *p, const opts *o, int data);
+void parser_free(npzs_parser *p);
 void cli_read_buffer_free(void);
 int cli_parse_size(const char *s, uint64_t *v); /* digits and an SI or IEC suffix (K, Mi, ...) */
 

@@ -543,7 +543,7 @@ static int extract_run(int argc, char **argv, opts *op) {
     free(c.names);
     free(base);
     if (c.dirfd >= 0) close(c.dirfd);
-    npzs_free(p);
+    parser_free(p);
     if (p && fd) close(fd);
     end_by_signal();
     return status;

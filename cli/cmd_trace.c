@@ -268,7 +268,7 @@ int cmd_trace(int argc, char **argv) {
     wb_flush(&t.w);
     fflush(stdout);
     free(t.rec);
-    npzs_free(p);
+    parser_free(p);
     if (fd) close(fd);
     batch_free(&b);
     return status;

@@ -250,15 +250,48 @@ npzs_parser *batch_parser(const opts *o) {
 void parser_done(npzs_parser *p, const opts *o) {
     if (!p) return;
     if (kept) {
-        npzs_free(p);
+        parser_free(p);
         return;
     }
     kept = p;
     kept_for = o;
 }
 
+/* The helper of -j N (--inflate-threads): one a thread too, over the thread's parser, kept with
+ * it from file to file (npzs_reset of the parser resets the helper), so its workers start once
+ * for the batch, and only when a member is large enough to gain from one. */
+static _Thread_local npzs_par *kept_q;
+static _Thread_local npzs_parser *kept_q_p;
+
+npzs_par *batch_helper(npzs_parser *p, const opts *o, int data) {
+    if (kept_q && kept_q_p == p) return kept_q;
+    uint64_t held = o->jobs_memory ? o->jobs_memory : (uint64_t)o->jobs << 27;
+    npzs_par *q = npzs_par_new(p, o->jobs, held);
+    /* the workers keep only the headers unless the bytes are read: by the command, or by the
+     * parser itself for a policy's value checks and hashes */
+    if (q && !data && !o->policy && !o->sha256 && npzs_par_skip_data(q) != 0) {
+        npzs_par_free(q);
+        q = NULL;
+    }
+    if (q) {
+        npzs_par_free(kept_q);
+        kept_q = q;
+        kept_q_p = p;
+    }
+    return q;
+}
+
+void parser_free(npzs_parser *p) {
+    if (p && p == kept_q_p) {
+        npzs_par_free(kept_q);
+        kept_q = NULL;
+        kept_q_p = NULL;
+    }
+    npzs_free(p);
+}
+
 void batch_end(void) {
-    npzs_free(kept);
+    parser_free(kept);
     kept = NULL;
     kept_for = NULL;
     cli_read_buffer_free();
@@ -277,7 +310,7 @@ npzs_parser *new_parser(const opts *o) {
     }
     if ((o->policy && npzs_policy_use(p, o->policy) < 0) || (o->sha256 && npzs_hash(p, NPZS_HASH_SHA256) < 0)) {
         fprintf(ERR, "npzstream: out of memory for the policy (or --max-memory below it)\n");
-        npzs_free(p);
+        parser_free(p);
         return NULL;
     }
     return p;

@@ -423,5 +423,8 @@ uint32_t npzs__cvisited(const npzs_parser *p);
 const char *npzs__state_doc(int i);
 const char *npzs__state_id(int i);
 const char *npzs__cstate_id(int i);
+const char *npzs__scstate_id(int i);  /* the scout's (par.h) */
+int npzs__state_record(int i);        /* the record column: enum npzs_record_part */
+const char *npzs__record_label(int r);
 
 #endif

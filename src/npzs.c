@@ -176,6 +176,12 @@ static const char *const cstate_ids[] = {
 const char *npzs__state_id(int i) { return i >= 0 && i < NPZS_NSTATES ? state_ids[i] : NULL; }
 const char *npzs__state_doc(int i) { return i >= 0 && i < NPZS_NSTATES ? state_docs[i] : NULL; }
 const char *npzs__cstate_id(int i) { return i >= 0 && i < NPZS_NCSTATES ? cstate_ids[i] : NULL; }
+static const char *const scstate_ids[] = {
+#define X(name, doc) #name,
+    NPZS_SCOUT_MAP(X)
+#undef X
+};
+const char *npzs__scstate_id(int i) { return i >= 0 && i < NPZS_NSCSTATES ? scstate_ids[i] : NULL; }
 int npzs__state_record(int i) { return i >= 0 && i < NPZS_NSTATES ? state_recs[i] : NPZS_REC_NONE; }
 const char *npzs__record_label(int r) { return r >= 0 && r < NPZS_REC__END ? rec_labels[r] : NULL; }
 uint64_t npzs__visited(const npzs_parser *p) { return p->visited; }

@@ -40,7 +40,6 @@
 
 #define PAR_MIN_SIZE (1u << 20)     /* smaller members: the hand-off costs more than it saves */
 #define PAR_SEG (256u * 1024u)      /* raw bytes are held in segments of this size */
-#define PAR_HDR_SEG 4096u           /* a local header being read: a segment of this size */
 #define PAR_PIECE0 (64u * 1024u)    /* a job's first piece; each next one at most its bytes so far */
 #define PAR_PIECE_MAX (8u << 20)    /* and at most this */
 #define PAR_SLICE (1u << 20)        /* a worker looks for a cancel between slices of output */
@@ -394,15 +393,17 @@ static int all_fed(const npzs_par *q) {
 /* What the helper holds and has promised. */
 static uint64_t in_use(const npzs_par *q) { return q->pb.held + q->segs_held + q->promised; }
 
-/* Hold n raw bytes; exempt: a local header being read (not bounded).  Returns how many were held. */
-static size_t hold_raw(npzs_par *q, const uint8_t *b, size_t n, int exempt) {
+/* Hold n raw bytes; exempt: a local header being read, hdr bytes of it still to come (not bounded,
+ * a segment of that size).  Returns how many were held. */
+static size_t hold_raw(npzs_par *q, const uint8_t *b, size_t n, size_t hdr) {
+    int exempt = hdr > 0;
     size_t done = 0;
     while (done < n) {
         par_seg *t = q->segs_tail;
         /* a new segment also when bytes went to the parser straight since the last one was filled:
          * a segment's bytes are contiguous in the input */
         if (!t || t->job || t->len == t->cap || t->start + t->len != q->taken) {
-            size_t cap = exempt ? PAR_HDR_SEG : PAR_SEG;
+            size_t cap = exempt ? (hdr < 64 ? 64 : hdr) : PAR_SEG;
             if (!exempt && (in_use(q) >= q->max_held || q->max_held - in_use(q) < cap)) break;
             t = npzs__pb_alloc(&q->pb, sizeof *t + cap);
             if (!t) break;
@@ -510,7 +511,10 @@ static void job_start(npzs_par *q) {
         return;
     }
     npzs__pb_evict(&q->pb, q->max_held, q->segs_held + q->promised + need);
-    if (in_use(q) > q->max_held - need || q->inflight >= PAR_AHEAD * npzs__pool_size(q->pool)) {
+    pthread_mutex_lock(&q->mu);
+    unsigned ahead = q->inflight;
+    pthread_mutex_unlock(&q->mu);
+    if (in_use(q) > q->max_held - need || ahead >= PAR_AHEAD * npzs__pool_size(q->pool)) {
         npzs__scout_to(&q->sc, NPZS_SC_WAIT); /* until the parser or the workers free what they hold */
         return;
     }
@@ -613,7 +617,7 @@ static void take_input(npzs_par *q, npzs_in *in) {
                         scout_skip(q, q->sc.hdr_len + q->sc.h.csize);
                         return;
                     }
-                    k = hold_raw(q, b, q->sc.hdr_len, 1);
+                    k = hold_raw(q, b, q->sc.hdr_len, q->sc.hdr_len);
                     in->pos += k;
                     if (k < q->sc.hdr_len) { /* no memory for a header: the parser reads it alone */
                         scout_skip(q, q->sc.hdr_len - k + q->sc.h.csize);
@@ -627,7 +631,7 @@ static void take_input(npzs_par *q, npzs_in *in) {
             /* fall through */
         case NPZS_SC_VAR: /* exactly the header's bytes: what follows is the member's */
             k = q->sc.st == NPZS_SC_HDR ? 30 - q->sc.have : q->sc.var_need - q->sc.var_len;
-            k = hold_raw(q, b, avail < k ? avail : k, 1);
+            k = hold_raw(q, b, avail < k ? avail : k, k);
             in->pos += k;
             if (!k) { /* no memory for a header: the parser reads it alone */
                 npzs__scout_to(&q->sc, NPZS_SC_OFF);
