@@ -35,7 +35,7 @@ void usage_check(FILE *f) {
                "  --sequence            the input is .npy arrays back to back (repeated np.save to one\n"
                "                        stream): each is a member; the end must fall between two arrays\n"
                "Sizes take a suffix: K M G T P E (powers of 1000), Ki Mi Gi Ti Pi Ei (powers of 1024).\n%s",
-            LIMITS_HELP);
+            limits_help());
 }
 
 

@@ -22,7 +22,7 @@ void usage_ls(FILE *f) {
             "                        (input_bytes only when the input is accepted)\n"
             "  --jsonl               one such object per file, with a \"file\" key\n"
             "  -q, --files-from, -0, -P N, --sequence: as for check\n"
-            "%s%s", LIMITS_HELP, EXIT_HELP);
+            "%s%s", limits_help(), EXIT_HELP);
 }
 
 

@@ -26,7 +26,7 @@ void usage_trace(FILE *f) {
             "(local header, name, extra fields, data descriptor, central entry, end records) with\n"
             "its fields, the events, and the verdict (on a rejection: offset, code, rule, message).\n"
             "For a person debugging a refused file: it parses one byte per push.\n"
-            "%s%s", LIMITS_HELP, EXIT_HELP);
+            "%s%s", limits_help(), EXIT_HELP);
 }
 
 typedef struct tr_ctx {

@@ -247,6 +247,25 @@ typedef struct npzs_limits {
                                   (added in 0.2.0) */
 } npzs_limits;
 
+/* The numeric limits, one row each (added in 0.6.0), in the struct's order:
+ *   X(field, bits, default, minimum, maximum, option, help)
+ * bits: the field's width (32 or 64); npzs_limits_check() refuses a value outside [minimum,
+ * maximum] (and max_memory below the parser's own size, but 0).  The library's defaults and
+ * checks, the command line's options and --help, the Python module's names and the man pages
+ * all take the limits from here. */
+#define NPZS_LIMITS_MAP(X)                                                                                    \
+    X(max_header_size, 64, 10000, 1, UINT64_C(1) << 30, "--max-header-size", ".npy header size in characters") \
+    X(max_ndim, 32, 32, 0, 64, "--max-ndim", "dimensions of an array")                                        \
+    X(max_fields, 32, 100000, 1, UINT32_MAX, "--max-fields", "names, titles and types in a structured dtype")  \
+    X(max_depth, 32, 32, 1, 1000, "--max-depth", "nesting of structured dtypes")                              \
+    X(max_members, 32, 100000, 1, 0x7FFFFFFF, "--max-members", "members of an archive")                       \
+    X(max_name_len, 32, 4096, 1, 65535, "--max-name-len", "bytes of a member name")                           \
+    X(max_extra_len, 32, 65535, 0, 65535, "--max-extra-len", "bytes of a ZIP extra field block")              \
+    X(max_total_bytes, 64, UINT64_C(1) << 30, 0, UINT64_MAX, "--max-total-bytes",                             \
+      "total uncompressed member bytes: stops zip bombs")                                                     \
+    X(inflate_window, 32, 256u * 1024u, 1, UINT32_MAX, "--inflate-window", "inflate output chunk in bytes")    \
+    X(max_memory, 64, UINT64_C(256) << 20, 0, UINT64_MAX, "--max-memory", "bytes the parser may hold, 0 for no cap")
+
 /* Lenient flags, off by default (llhttp-style: each is named, documented and tested).
  * NPZS_LENIENT_NPY_TRAILING: a plain .npy may be followed by bytes (a writer that overwrote a
  *   longer file without truncating it); they are consumed, never read, and counted by

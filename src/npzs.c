@@ -239,18 +239,18 @@ static void def_free(void *o, void *ptr) { (void)o; free(ptr); }
 const npzs_allocator npzs__malloc = {def_alloc, def_free, NULL};
 
 /* ---- limits --------------------------------------------------------------------------------- */
+/* Every row of the limits table names a field of its width (a table and a struct that disagree
+ * do not compile). */
+#define X(f, bits, def, lo, hi, opt, help) \
+    typedef char npzs__limit_width_##f[sizeof(((npzs_limits *)0)->f) * 8 == (bits) ? 1 : -1];
+NPZS_LIMITS_MAP(X)
+#undef X
+
 static void limits_default(npzs_limits *lim) {
     memset(lim, 0, sizeof *lim);
-    lim->max_header_size = 10000;
-    lim->max_ndim = 32;
-    lim->max_fields = 100000;
-    lim->max_depth = 32;
-    lim->max_members = 100000;
-    lim->max_name_len = 4096;
-    lim->max_extra_len = 65535;
-    lim->max_total_bytes = UINT64_C(1) << 30; /* SECURITY.md, "Defaults for untrusted input" */
-    lim->inflate_window = 256 * 1024;
-    lim->max_memory = UINT64_C(256) << 20;
+#define X(f, bits, def, lo, hi, opt, help) lim->f = (def);
+    NPZS_LIMITS_MAP(X)
+#undef X
 }
 
 /* The size of npzs_limits in 0.1.0 (up to inflate_window), which the unversioned entry points
@@ -279,17 +279,15 @@ static const npzs_limits *limits_read(const npzs_limits *lim, size_t size, npzs_
     return out;
 }
 
+static int in_range(uint64_t v, uint64_t lo, uint64_t hi) { return v >= lo && v <= hi; }
+
 NPZS__API const char *npzs_limits_check_(const npzs_limits *lim, size_t size) {
     npzs_limits l;
     if (!limits_read(lim, size, &l)) return "size";
-    if (l.max_header_size == 0 || l.max_header_size > (UINT64_C(1) << 30)) return "max_header_size";
-    if (l.max_ndim > NPZS_MAX_NDIM) return "max_ndim";
-    if (l.max_fields == 0) return "max_fields";
-    if (l.max_depth == 0 || l.max_depth > 1000) return "max_depth";
-    if (l.max_members == 0 || l.max_members > UINT32_C(0x7FFFFFFF)) return "max_members";
-    if (l.max_name_len == 0 || l.max_name_len > 65535) return "max_name_len";
-    if (l.max_extra_len > 65535) return "max_extra_len";
-    if (l.inflate_window == 0) return "inflate_window";
+#define X(f, bits, def, lo, hi, opt, help) \
+    if (!in_range(l.f, (lo), (hi))) return #f;
+    NPZS_LIMITS_MAP(X)
+#undef X
     uint32_t known = NPZS_LENIENT_NPY_TRAILING | NPZS_LENIENT_HEADER_NEWLINE |
                      (npzs__fast_inflate_built() ? NPZS_LENIENT_FAST_INFLATE : 0);
     if (l.lenient & ~known) return "lenient";
