@@ -169,6 +169,19 @@ int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, e
  * said on stderr) when either fails. */
 npzs_parser *start(const char *path, const opts *op, const char **label, int *fd);
 
+/* One FILE of a batch (check, ls): file_begin opens it and takes the batch's parser (with
+ * --sequence): -1 to go on, or the exit status, the failure said (io_failure: on stderr, and as
+ * JSON with --json or --jsonl); file_end flushes the output, frees the members' table and gives
+ * the file and the parser back. */
+typedef struct file_run {
+    npzs_parser *p;
+    int fd;
+    const char *label;
+} file_run;
+int file_begin(const char *path, const batch *b, file_run *r, char *err, size_t errlen);
+void file_end(file_run *r, const batch *b, out *o);
+int io_failure(const batch *b, const char *label, const char *why);
+
 /* the commands: argc/argv are the arguments after the command's name */
 void usage(FILE *f);
 void usage_check(FILE *f);
