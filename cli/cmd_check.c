@@ -82,8 +82,6 @@ static int check_cb(void *ctx, const npzs_event *ev) {
 }
 
 
-/* An input that could not be opened or read. */
-
 static int check_file(const char *path, const batch *b, void *unused) {
     (void)unused;
     char err[256] = "";
