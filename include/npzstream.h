@@ -433,6 +433,37 @@ uint64_t npzs_memory(const npzs_parser *p);
 uint64_t npzs_consumed(const npzs_parser *p);
 /* Name of the current state (for diagnostics and tests). */
 const char *npzs_state_name(const npzs_parser *p);
+/* For tools that trace a parse (added in 0.6.0), from the library's state table: the row the
+ * parser is in, 0 .. npzs_state_count() - 1 (-1 for NULL); a row's name (as npzs_state_name
+ * gives it), and the part of a ZIP record whose bytes the state takes (NPZS_REC_*: the local
+ * header's fixed part, its name, ...; NPZS_REC_NONE when its bytes are no record's), with the
+ * part's words ("local header", ...). */
+#define NPZS_RECORD_MAP(X)                                                          \
+    X(NONE, "")                                                                     \
+    X(SIG, "signature")                                                             \
+    X(LFH, "local header")                                                          \
+    X(LFH_NAME, "local header name")                                                \
+    X(LFH_EXTRA, "local header extra fields")                                       \
+    X(DD, "data descriptor")                                                        \
+    X(CDH, "central entry")                                                         \
+    X(CDH_NAME, "central entry name")                                               \
+    X(CDH_EXTRA, "central entry extra fields")                                      \
+    X(CDH_COMMENT, "central entry comment")                                         \
+    X(Z64_EOCD, "zip64 end record")                                                 \
+    X(Z64_LOC, "zip64 locator")                                                     \
+    X(EOCD, "end record")                                                           \
+    X(EOCD_COMMENT, "archive comment")
+typedef enum npzs_record_part {
+#define NPZS_X_REC(name, label) NPZS_REC_##name,
+    NPZS_RECORD_MAP(NPZS_X_REC)
+#undef NPZS_X_REC
+    NPZS_REC__END
+} npzs_record_part;
+int npzs_state_index(const npzs_parser *p);
+int npzs_state_count(void);
+const char *npzs_state_id(int state);
+npzs_record_part npzs_state_record(int state);
+const char *npzs_record_label(npzs_record_part part);
 
 /* ---- content hashes (added in 0.5.0) ----------------------------------------------------------
  * With NPZS_HASH_SHA256, every MEMBER_END carries the SHA-256 of the array's data bytes (a blob's:

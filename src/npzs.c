@@ -174,6 +174,14 @@ static const char *const cstate_ids[] = {
 };
 
 const char *npzs__state_id(int i) { return i >= 0 && i < NPZS_NSTATES ? state_ids[i] : NULL; }
+NPZS__API int npzs_state_count(void) { return NPZS_NSTATES; }
+NPZS__API const char *npzs_state_id(int i) { return npzs__state_id(i); }
+NPZS__API int npzs_state_index(const npzs_parser *p) {
+    if (!p || p->state <= NPZS_S__BASE || p->state >= NPZS_S__END) return -1;
+    return p->state - NPZS_S__BASE - 1;
+}
+NPZS__API npzs_record_part npzs_state_record(int i) { return (npzs_record_part)npzs__state_record(i); }
+NPZS__API const char *npzs_record_label(npzs_record_part r) { return npzs__record_label((int)r); }
 const char *npzs__state_doc(int i) { return i >= 0 && i < NPZS_NSTATES ? state_docs[i] : NULL; }
 const char *npzs__cstate_id(int i) { return i >= 0 && i < NPZS_NCSTATES ? cstate_ids[i] : NULL; }
 static const char *const scstate_ids[] = {
