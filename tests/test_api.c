@@ -1221,6 +1221,24 @@ static void test_contract(void) {
 
     /* state names exist for every state */
     for (int i = 0; i < NPZS_NSTATES; i++) CHECK(npzs__state_id(i) && npzs__state_doc(i), "state %d has a name", i);
+    /* the public view of the table (trace): every row named, its record part labelled, the parts
+     * in the rows the table gives them */
+    CHECK(npzs_state_count() == NPZS_NSTATES && !npzs_state_id(-1) && !npzs_state_id(NPZS_NSTATES) &&
+          npzs_state_index(NULL) == -1, "npzs_state_count and the rows' range");
+    for (int i = 0; i < npzs_state_count(); i++)
+        CHECK(npzs_state_id(i) && npzs_record_label(npzs_state_record(i)), "row %d: a name and a record label", i);
+    CHECK(npzs_state_record(NPZS_S_ZIP_LFH - NPZS_S__BASE - 1) == NPZS_REC_LFH &&
+          npzs_state_record(NPZS_S_ZIP_CDH_NAME - NPZS_S__BASE - 1) == NPZS_REC_CDH_NAME &&
+          npzs_state_record(NPZS_S_ZIP_STORED - NPZS_S__BASE - 1) == NPZS_REC_NONE &&
+          !strcmp(npzs_record_label(NPZS_REC_EOCD), "end record") && !npzs_record_label(NPZS_REC__END),
+          "the record column");
+    {
+        npzs_parser *sp = npzs_new(NULL, NULL);
+        CHECK(sp && !strcmp(npzs_state_id(npzs_state_index(sp)), "START") &&
+                  !strcmp(npzs_state_id(npzs_state_index(sp)), npzs_state_name(sp)),
+              "a new parser is in START");
+        npzs_free(sp);
+    }
 }
 
 /* The name table's hash is SipHash-1-3; CPython 3.11+ hashes bytes with the same function, whose
