@@ -38,6 +38,8 @@ echo "campaign: $n harnesses, $secs s each, $JOBS at a time, commit $commit"
 
 run_one() {
   local h=$1 ml extra log t0 t1 execs cpu found seeds rc
+  # the copies (and the logs) are under build/: `make clean` during a campaign ends it here
+  [ -x "$bin/$h" ] && [ -d "$work/logs" ] || { echo "campaign: $bin/$h is gone (make clean?): $h not run" >&2; return 3; }
   case $h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut|fuzz_par|fuzz_policy_run) ml=8192;; *) ml=2048;; esac
   mkdir -p "$work/$h"
   log=$work/logs/$h-$(date +%Y%m%d-%H%M%S).log
@@ -78,10 +80,12 @@ while [ $# -gt 0 ]; do
     [ $# -gt 0 ] || break
     ( run_one "$1" ) & pids="$pids $!"; batch="$batch $1"; shift
   done
-  wait $pids
+  gone=0
+  for pid in $pids; do wait "$pid" || [ $? -ne 3 ] || gone=1; done
   for h in $batch; do
     [ -f "$work/logs/$h.row" ] && append_row "$(cat "$work/logs/$h.row")" && rm -f "$work/logs/$h.row"
   done
+  [ "$gone" = 0 ] || { echo "campaign: stopped: its copies of the harnesses were removed" >&2; exit 3; }
 done
 rm -rf "$bin"
 echo "campaign: rows appended to $ledger"
