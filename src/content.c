@@ -453,7 +453,7 @@ npzs__rc npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int 
             if (i == len) goto need;
             if (c->top && (p->lim.lenient & NPZS_LENIENT_NPY_TRAILING)) { /* the driver's tail takes them */
                 *used = i;
-                return NPZS__NEED;
+                return NPZS__NOT_TAKEN;
             }
             return npzs__error_content(p, NPZS_E_TRAILING_DATA, c->pos,
                                       c->top ? NPZS_R_NPY_TRAIL
@@ -567,7 +567,7 @@ npzs__rc npzs__npy_content(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     npzs__rc rc = npzs__content_feed(p, (const uint8_t *)in->src + in->pos, avail, 1, &used, ev);
     in->pos += used;
     if (rc == NPZS__EVENT) ev->member = p->cur;
-    return rc == NPZS__NEED ? NPZS__GO : rc;
+    return rc == NPZS__NEED || rc == NPZS__NOT_TAKEN ? NPZS__GO : rc; /* not taken: NPY_TAIL's */
 }
 
 /* NPY_MEMBER_END: emit MEMBER_END for the array. */

@@ -321,9 +321,9 @@ int npzs__policy_hashes(const npzs_parser *p);        /* "hash": "sha256" */
 
 /* content.c: the content machine, and the plain .npy states */
 void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, uint64_t base);
-/* Feed content bytes.  Returns NPZS__EVENT (*used bytes taken), NPZS__NEED (all of them taken;
- * or, for the lenient trailing bytes of a plain .npy, *used: the tail takes the rest) or
- * NPZS__ERROR. */
+/* Feed content bytes.  Returns NPZS__EVENT (*used bytes taken), NPZS__NEED (all of them taken),
+ * NPZS__NOT_TAKEN (a plain .npy's array is complete and the bytes from *used on are trailing ones
+ * NPZS_LENIENT_NPY_TRAILING lets the tail take) or NPZS__ERROR. */
 npzs__rc npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_copy, size_t *used,
                             npzs_event *ev);
 /* Content ended.  Returns NPZS__EVENT (call again), NPZS__GO (a clean end) or NPZS__ERROR. */
