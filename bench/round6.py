@@ -17,28 +17,13 @@ run, interleaved (round by round), the median of each kept; peak RSS from /usr/b
 usage: make bench-round6 [SIZE=512]   (bench/round6.py --bin build/npzstream --limit build/bench/limit)
 Prints a Markdown table for bench/README.md.
 """
-import argparse, os, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, os, shutil, subprocess, sys, tempfile
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def timed(cmd):
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, shell=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    dt = time.perf_counter() - t0
-    if r.returncode not in (0, 1):
-        sys.exit("bench: %s failed: %s" % (cmd, r.stderr[-500:]))
-    return dt
-
-
-def interleaved(cmds, rounds):
-    t = {k: [] for k in cmds}
-    for _ in range(rounds):
-        for k, c in cmds.items():
-            t[k].append(timed(c))
-    return {k: statistics.median(v) for k, v in t.items()}
+sys.path.insert(0, HERE)
+from timing import interleaved  # noqa: E402
 
 
 def rss_kib(cmd, runs=3):
