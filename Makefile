@@ -36,8 +36,10 @@ SONAME   = libnpzstream.so.0
 
 # the library: one concern per file (README.md, "Layout")
 SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflate.c src/names.c \
-           src/zlocate.c src/crc.c src/vlen.c src/par.c src/json.c src/policy.c src/values.c src/sha256.c
-HDR      = include/npzstream.h include/npzstream_vlen.h src/internal.h src/policy.h src/states.h src/rules.h
+           src/zlocate.c src/crc.c src/vlen.c src/par.c src/pool.c src/parbuf.c src/scout.c src/json.c \
+           src/policy.c src/values.c src/sha256.c
+HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h src/internal.h src/policy.h \
+           src/states.h src/rules.h src/base.h src/seam.h src/zrec.h src/par.h src/pool.h
 CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/output.c cli/cmd_check.c cli/cmd_ls.c cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c
 B        = build
 
@@ -153,9 +155,12 @@ test-all:
 
 # make check: what needs nothing but a C compiler and zlib (no Python): the API suite and the
 # vectors, plain and under ASan+UBSan.
+# the API suite over every committed input (corpus/: the real files and the fuzz corpora;
+# tests/vectors): a run that finds fewer than CHECK_FILES files fails
+CHECK_FILES ?= 5000
 check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test_policy $(BS)/test_policy
-	$(B)/test_api
-	$(BS)/test_api
+	$(B)/test_api --need-files $(CHECK_FILES) corpus tests/vectors
+	$(BS)/test_api --need-files 1000 corpus/peers tests/vectors
 	$(B)/test_policy
 	$(BS)/test_policy
 	$(B)/run_vectors --par

@@ -51,7 +51,7 @@ void usage_extract(FILE *f) {
             "                        nothing is written)\n"
             "%s"
             "Exit status: 0 extracted and the archive accepted, 1 rejected (invalid or unsafe\n"
-            "input), 2 usage or I/O error, or KEY is not in a valid archive.\n", LIMITS_HELP);
+            "input), 2 usage or I/O error, or KEY is not in a valid archive.\n", limits_help());
 }
 
 /* ---- private files in a directory --------------------------------------------------------- */
@@ -543,7 +543,7 @@ static int extract_run(int argc, char **argv, opts *op) {
     free(c.names);
     free(base);
     if (c.dirfd >= 0) close(c.dirfd);
-    npzs_free(p);
+    parser_free(p);
     if (p && fd) close(fd);
     end_by_signal();
     return status;

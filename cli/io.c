@@ -72,7 +72,7 @@ int cli_read_loop(int fd, const char *prog, const char *label, uint64_t feed, cl
 int cli_read_loop_err(int fd, const char *prog, const char *label, uint64_t feed, cli_push_fn push,
                       cli_eof_fn at_eof, void *ctx, char *err, size_t errlen) {
 #ifdef F_SETPIPE_SZ
-    (void)fcntl(fd, F_SETPIPE_SZ, (int)READ_SIZE); /* a larger pipe where it is one; ignored otherwise */
+    if (fd == 0) (void)fcntl(fd, F_SETPIPE_SZ, (int)READ_SIZE); /* a larger pipe where stdin is one */
 #endif
     unsigned char *buf = read_buffer();
     int status = -1, eof = 0;
@@ -135,23 +135,11 @@ static void drive_eof(void *vc) {
 int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, event_fn fn, void *ctx, char *err,
           size_t errlen) {
     drive_ctx d = {p, NULL, fn, ctx};
-    if (op->jobs > 1) {
-        uint64_t held = op->jobs_memory ? op->jobs_memory : (uint64_t)op->jobs << 27;
-        d.q = npzs_par_new(p, op->jobs, held);
-        /* the workers keep only the headers unless the bytes are read: by the command, or by the
-         * parser itself for a policy's value checks and hashes */
-        if (d.q && !data && !op->policy && !op->sha256 && npzs_par_skip_data(d.q) != 0) {
-            npzs_par_free(d.q);
-            d.q = NULL;
-        }
-        if (!d.q) {
-            fprintf(ERR, "npzstream: --inflate-threads %u: cannot start the workers (out of memory)\n", op->jobs);
-            return 2;
-        }
+    if (op->jobs > 1 && !(d.q = batch_helper(p, op, data))) {
+        fprintf(ERR, "npzstream: --inflate-threads %u: cannot start the workers (out of memory)\n", op->jobs);
+        return 2;
     }
-    int status = cli_read_loop_err(fd, "npzstream", label, op->feed, drive_push, drive_eof, &d, err, errlen);
-    npzs_par_free(d.q);
-    return status;
+    return cli_read_loop_err(fd, "npzstream", label, op->feed, drive_push, drive_eof, &d, err, errlen);
 }
 
 npzs_parser *start(const char *path, const opts *op, const char **label, int *fd) {
@@ -167,6 +155,39 @@ npzs_parser *start(const char *path, const opts *op, const char **label, int *fd
 }
 
 /* ---- many files --------------------------------------------------------------------------- */
+
+int io_failure(const batch *b, const char *label, const char *why) {
+    if (b->quiet) return 2;
+    if (b->json || b->jsonl) print_io_json(b->jsonl ? label : NULL, why);
+    wbuf w;
+    wb_init(&w, ERR); /* an I/O problem is said on stderr too (rejections never are) */
+    wb_s(&w, "npzstream: ");
+    safe_str(&w, label, strlen(label));
+    wb_s(&w, ": ");
+    wb_s(&w, why);
+    wb_c(&w, '\n');
+    wb_flush(&w);
+    return 2;
+}
+
+int file_begin(const char *path, const batch *b, file_run *r, char *err, size_t errlen) {
+    r->fd = cli_open(path, &r->label, err, errlen);
+    if (r->fd < 0) return io_failure(b, r->label, err);
+    r->p = batch_parser(&b->op);
+    if (!r->p) {
+        if (r->fd) close(r->fd);
+        return 2;
+    }
+    if (b->sequence) npzs_npy_sequence(r->p);
+    return -1;
+}
+
+void file_end(file_run *r, const batch *b, out *o) {
+    fflush(OUT);
+    out_free(o);
+    parser_done(r->p, &b->op);
+    if (r->fd) close(r->fd);
+}
 
 static int worse(int a, int b) { return a > b ? a : b; }
 
@@ -219,7 +240,13 @@ static const char *next_name(names *n, int *status) {
 
 /* -P N: N worker threads take the files in turn; each writes its output into buffers of its own
  * (cli_stdout, cli_stderr), which the main thread writes out in the input's order: the same
- * bytes as one at a time.  A window of 4N files is in flight. */
+ * bytes as one at a time.  A window of PAR_WINDOW files a thread is in flight; a worker takes a
+ * run of files at once, and the main thread is woken when half the window can be written out
+ * (or the last files are done), so a file costs its own work and no hand-off (2,000 small
+ * archives: bench/README.md). */
+#define PAR_WINDOW 64u
+#define PAR_RUN 8u
+
 typedef struct slot {
     char *path;
     char *out, *err;
@@ -234,10 +261,35 @@ typedef struct pool {
     slot *s;
     size_t n, next_run; /* next_run: the oldest waiting slot (the slots are taken in order) */
     size_t queued;      /* slots given out so far */
-    int closing;
+    size_t head;        /* the oldest slot not yet written out (the main thread's) */
+    size_t ndone;       /* slots done so far */
+    unsigned threads;
+    int closing, main_waits;
     pthread_mutex_t mu;
     pthread_cond_t work, done;
 } pool;
+
+static void run_one(pool *pl, slot *sl) {
+    FILE *o = open_memstream(&sl->out, &sl->out_len), *e = open_memstream(&sl->err, &sl->err_len);
+    if (!o || !e) {
+        if (o) fclose(o);
+        if (e) fclose(e);
+        sl->status = 2;
+        return;
+    }
+    cli_stdout = o;
+    cli_stderr = e;
+    sl->status = pl->fn(strcmp(sl->path, "-") ? sl->path : NULL, pl->b, pl->ctx);
+    cli_stdout = cli_stderr = NULL;
+    fclose(o);
+    fclose(e);
+}
+
+/* The main thread has enough to write out: the oldest file is done, and half the window or every
+ * file given out.  Under the lock. */
+static int writable(const pool *pl) {
+    return pl->s[pl->head % pl->n].state == 3 && (pl->ndone - pl->head >= pl->n / 2 || pl->ndone == pl->queued);
+}
 
 static void *worker(void *arg) {
     pool *pl = arg;
@@ -245,25 +297,18 @@ static void *worker(void *arg) {
     for (;;) {
         while (!pl->closing && pl->next_run == pl->queued) pthread_cond_wait(&pl->work, &pl->mu);
         if (pl->next_run == pl->queued) break; /* closing and nothing left */
-        slot *sl = &pl->s[pl->next_run++ % pl->n];
-        sl->state = 2;
+        /* a run of files: a share of what waits, so that the threads stay even at the end */
+        size_t first = pl->next_run, k = (pl->queued - first) / (2u * pl->threads);
+        if (k < 1) k = 1;
+        if (k > PAR_RUN) k = PAR_RUN;
+        pl->next_run += k;
+        for (size_t i = 0; i < k; i++) pl->s[(first + i) % pl->n].state = 2;
         pthread_mutex_unlock(&pl->mu);
-        FILE *o = open_memstream(&sl->out, &sl->out_len), *e = open_memstream(&sl->err, &sl->err_len);
-        if (!o || !e) {
-            if (o) fclose(o);
-            if (e) fclose(e);
-            sl->status = 2;
-        } else {
-            cli_stdout = o;
-            cli_stderr = e;
-            sl->status = pl->fn(strcmp(sl->path, "-") ? sl->path : NULL, pl->b, pl->ctx);
-            cli_stdout = cli_stderr = NULL;
-            fclose(o);
-            fclose(e);
-        }
+        for (size_t i = 0; i < k; i++) run_one(pl, &pl->s[(first + i) % pl->n]);
         pthread_mutex_lock(&pl->mu);
-        sl->state = 3;
-        pthread_cond_broadcast(&pl->done);
+        for (size_t i = 0; i < k; i++) pl->s[(first + i) % pl->n].state = 3;
+        pl->ndone += k;
+        if (pl->main_waits && writable(pl)) pthread_cond_signal(&pl->done);
     }
     pthread_mutex_unlock(&pl->mu);
     batch_end(); /* the thread's parser and buffer */
@@ -277,7 +322,8 @@ static int batch_parallel(const batch *b, file_fn fn, void *ctx, names *nm) {
     pl.b = b;
     pl.fn = fn;
     pl.ctx = ctx;
-    pl.n = 4u * threads;
+    pl.threads = threads;
+    pl.n = PAR_WINDOW * threads;
     pl.s = calloc(pl.n, sizeof *pl.s);
     pthread_t *th = calloc(threads, sizeof *th);
     int status = 0;
@@ -294,42 +340,57 @@ static int batch_parallel(const batch *b, file_fn fn, void *ctx, names *nm) {
     for (; started < threads; started++)
         if (pthread_create(&th[started], NULL, worker, &pl) != 0) break;
     if (!started) status = 2;
-    size_t head = 0; /* the oldest slot not yet written out */
     int more = started > 0;
     for (;;) {
-        pthread_mutex_lock(&pl.mu);
-        while (more && pl.queued - head < pl.n) { /* fill the window */
-            pthread_mutex_unlock(&pl.mu);
+        /* fill the window: the free slots (written out) are the main thread's alone */
+        size_t queued = pl.queued, added = 0;
+        while (more && queued + added - pl.head < pl.n) {
             const char *name = next_name(nm, &status);
             char *copy = name ? strdup(name) : NULL;
-            pthread_mutex_lock(&pl.mu);
             if (!name || !copy) {
                 if (name) status = 2;
                 more = 0;
                 break;
             }
-            slot *sl = &pl.s[pl.queued % pl.n];
+            slot *sl = &pl.s[(queued + added) % pl.n];
             memset(sl, 0, sizeof *sl);
             sl->path = copy;
             sl->state = 1;
-            pl.queued++;
-            pthread_cond_signal(&pl.work);
+            added++;
         }
-        if (head == pl.queued) {
+        pthread_mutex_lock(&pl.mu);
+        if (added) {
+            pl.queued += added;
+            pthread_cond_broadcast(&pl.work);
+        }
+        if (pl.head == pl.queued) {
             pthread_mutex_unlock(&pl.mu);
             break;
         }
-        slot *sl = &pl.s[head % pl.n];
-        while (sl->state != 3) pthread_cond_wait(&pl.done, &pl.mu);
+        while (!writable(&pl)) {
+            pl.main_waits = 1;
+            pthread_cond_wait(&pl.done, &pl.mu);
+        }
+        pl.main_waits = 0;
+        size_t end = pl.head; /* every file done in order from the oldest */
+        while (end < pl.queued && pl.s[end % pl.n].state == 3) end++;
         pthread_mutex_unlock(&pl.mu);
-        if (sl->out_len) fwrite(sl->out, 1, sl->out_len, stdout);
+        for (size_t i = pl.head; i < end; i++) {
+            slot *sl = &pl.s[i % pl.n];
+            if (sl->out_len) fwrite(sl->out, 1, sl->out_len, stdout);
+            if (sl->err_len) {
+                fflush(stdout);
+                fwrite(sl->err, 1, sl->err_len, stderr);
+            }
+            status = worse(status, sl->status);
+            free(sl->out);
+            free(sl->err);
+            free(sl->path);
+        }
         fflush(stdout);
-        if (sl->err_len) fwrite(sl->err, 1, sl->err_len, stderr);
-        status = worse(status, sl->status);
-        free(sl->out);
-        free(sl->err);
-        free(sl->path);
-        head++;
+        pthread_mutex_lock(&pl.mu);
+        pl.head = end;
+        pthread_mutex_unlock(&pl.mu);
     }
     pthread_mutex_lock(&pl.mu);
     pl.closing = 1;

@@ -48,7 +48,7 @@ run_one() {
   local start=$(date +%s) mark=$work/logs/$h.start
   touch "$mark"
   nice -n 19 "$bin/$h" -max_total_time="$secs" -max_len=$ml -timeout=20 -rss_limit_mb=2048 \
-      -malloc_limit_mb=${MALLOC_LIMIT_MB:-2048} -dict=fuzz/npzstream.dict -print_final_stats=1 \
+      -malloc_limit_mb=${MALLOC_LIMIT_MB:-512} -dict=fuzz/npzstream.dict -print_final_stats=1 \
       -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
       -artifact_prefix="$work/findings/$h-" "$work/$h" corpus/$h $extra >"$log" 2>&1
   rc=$?

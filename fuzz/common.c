@@ -11,6 +11,7 @@
 uint64_t fz_visited_all;
 uint32_t fz_cvisited_all;
 uint32_t fz_vlen_visited_all;
+uint32_t fz_scout_visited_all;
 uint32_t fz_errors_seen;
 
 void fz_die(const char *fmt, ...) {
@@ -452,6 +453,7 @@ int fz_split_input(const uint8_t *data, size_t size, fz_split_in *s) {
 
 void npzs__par_min_csize(npzs_par *q, uint64_t n); /* the library's, for tests */
 void npzs__par_keep(npzs_par *q, uint64_t n);
+uint32_t npzs__par_visited(const npzs_par *q);
 
 int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
     memset(r, 0, sizeof *r);
@@ -605,6 +607,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
     if (r->err) fz_errors_seen |= 1u << ((unsigned)-r->err & 31u);
     if (q) {
         ((fz_opts *)(uintptr_t)o)->par_used += npzs_par_used(q);
+        fz_scout_visited_all |= npzs__par_visited(q);
         npzs_par_free(q);
     }
     for (size_t i = 0; i < tk.n; i++) al.free(al.opaque, tk.blocks[i]); /* the caller's, made with the hooks */

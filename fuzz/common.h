@@ -152,6 +152,7 @@ int fz_header_paths(const uint8_t *s, size_t n, int v3);
 extern uint64_t fz_visited_all;
 extern uint32_t fz_cvisited_all;
 extern uint32_t fz_vlen_visited_all; /* vlen parser states reached (fuzz_vlen) */
+extern uint32_t fz_scout_visited_all; /* the helper's scout states reached (states.h) */
 extern uint32_t fz_errors_seen;  /* bit -code set for every error code seen */
 
 /* ---- byte builders for the wrapping harnesses ---------------------------- */

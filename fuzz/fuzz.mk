@@ -124,7 +124,7 @@ fuzz-smoke: fuzz
 	for h in $(FUZZ_HARNESSES); do \
 	  mkdir -p build/fuzz-smoke/$$h; \
 	  case $$h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut|fuzz_par|fuzz_policy_run) ml=8192;; *) ml=2048;; esac; \
-	  $(FB)/$$h -max_total_time=$(SMOKE_SECONDS) -max_len=$$ml -timeout=10 -rss_limit_mb=2048 \
+	  $(FB)/$$h -max_total_time=$(SMOKE_SECONDS) -max_len=$$ml -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
 	    -dict=fuzz/npzstream.dict -print_final_stats=1 -artifact_prefix=build/fuzz-smoke/$$h- \
 	    build/fuzz-smoke/$$h corpus/$$h >build/fuzz-smoke/$$h.log 2>&1; \
 	  if [ $$? -eq 0 ]; then n=$$((n+1)); echo "   $$h: ok ($$(grep -oE 'stat::number_of_executed_units: [0-9]+' build/fuzz-smoke/$$h.log | grep -oE '[0-9]+' || echo '?') runs)"; \

@@ -8,7 +8,8 @@
  * input is counted and the rest still run.  Last line:
  *   <harness>: N passed, M failed
  * Exit status 1 when M > 0.  --states OUT appends one line
- * "<visited hex> <cvisited hex> <errors hex> <vlen visited hex>" (states and error codes reached).
+ * "<visited hex> <cvisited hex> <errors hex> <vlen visited hex> <scout visited hex>" (states and
+ * error codes reached).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -88,7 +89,7 @@ static uint8_t *read_file(const char *path, size_t *n) {
 typedef struct shared {
     volatile size_t cur, done;
     volatile uint64_t visited;
-    volatile uint32_t cvisited, errors, vvisited;
+    volatile uint32_t cvisited, errors, vvisited, svisited;
 } shared;
 
 static int run_one(const char *path, int verbose) {
@@ -124,7 +125,7 @@ int main(int argc, char **argv) {
 
     size_t passed = 0, failed = 0;
     uint64_t visited = 0;
-    uint32_t cvisited = 0, errors = 0, vvisited = 0;
+    uint32_t cvisited = 0, errors = 0, vvisited = 0, svisited = 0;
     if (nofork) {
         for (size_t i = 0; i < nfiles; i++) {
             if (run_one(files[i], verbose)) failed++;
@@ -134,6 +135,7 @@ int main(int argc, char **argv) {
         cvisited = fz_cvisited_all;
         errors = fz_errors_seen;
         vvisited = fz_vlen_visited_all;
+        svisited = fz_scout_visited_all;
     } else {
         shared *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
         if (sh == MAP_FAILED) abort();
@@ -154,6 +156,7 @@ int main(int argc, char **argv) {
                     sh->cvisited |= fz_cvisited_all;
                     sh->errors |= fz_errors_seen;
                     sh->vvisited |= fz_vlen_visited_all;
+                    sh->svisited |= fz_scout_visited_all;
                     if (bad) _exit(3);
                     sh->done = j + 1;
                 }
@@ -180,6 +183,7 @@ int main(int argc, char **argv) {
         cvisited = sh->cvisited;
         errors = sh->errors;
         vvisited = sh->vvisited;
+        svisited = sh->svisited;
     }
     if (states) {
         FILE *f = fopen(states, "a");
@@ -187,8 +191,8 @@ int main(int argc, char **argv) {
             perror(states);
             return 2;
         }
-        fprintf(f, "%llx %x %x %x %s\n", (unsigned long long)visited, (unsigned)cvisited, (unsigned)errors,
-                (unsigned)vvisited, name);
+        fprintf(f, "%llx %x %x %x %x %s\n", (unsigned long long)visited, (unsigned)cvisited, (unsigned)errors,
+                (unsigned)vvisited, (unsigned)svisited, name);
         fclose(f);
     }
     printf("%s: %zu passed, %zu failed\n", name, passed, failed);

@@ -1,8 +1,9 @@
 /* fuzz/state_gate.c -- the state-coverage gate.
- * Reads the lines "<visited hex> <cvisited hex> <errors hex> <vlen hex> <harness>" that the replay
- * builds write with --states, ORs them, prints every state of src/states.h and every
- * error code with reached / NOT REACHED, and exits 1 if any is never reached.
- * The vlen parser's states (src/vlen.c) are gated the same way, from fuzz_vlen's runs. */
+ * Reads the lines "<visited hex> <cvisited hex> <errors hex> <vlen hex> <scout hex> <harness>" that
+ * the replay builds write with --states, ORs them, prints every state of src/states.h (the
+ * parser's, the content machine's, the parallel helper's scout's) and every error code with
+ * reached / NOT REACHED, and exits 1 if any is never reached.  The vlen parser's states
+ * (src/vlen.c) are gated the same way, from fuzz_vlen's runs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@ int npzs_vlen__nstates(void);
 
 int main(int argc, char **argv) {
     unsigned long long v = 0;
-    unsigned c = 0, e = 0, vv = 0;
+    unsigned c = 0, e = 0, vv = 0, sv = 0;
     int lines = 0;
     for (int i = 1; i < argc; i++) {
         FILE *f = fopen(argv[i], "r");
@@ -23,13 +24,14 @@ int main(int argc, char **argv) {
             return 2;
         }
         unsigned long long a;
-        unsigned b, d, w;
+        unsigned b, d, w, s;
         char name[256];
-        while (fscanf(f, "%llx %x %x %x %255s", &a, &b, &d, &w, name) == 5) {
+        while (fscanf(f, "%llx %x %x %x %x %255s", &a, &b, &d, &w, &s, name) == 6) {
             v |= a;
             c |= b;
             e |= d;
             vv |= w;
+            sv |= s;
             lines++;
         }
         fclose(f);
@@ -51,6 +53,12 @@ int main(int argc, char **argv) {
         int hit = (c >> i) & 1;
         if (!hit) {
             printf("  NOT REACHED  cstate %s\n", npzs__cstate_id(i));
+            miss++;
+        }
+    }
+    for (int i = 0; i < NPZS_NSCSTATES; i++, total++) {
+        if (!((sv >> i) & 1)) {
+            printf("  NOT REACHED  scout  %s\n", npzs__scstate_id(i));
             miss++;
         }
     }

@@ -48,8 +48,8 @@ extern "C" {
 
 /* The version of this header: major << 16 | minor << 8 | patch.  A major change breaks the ABI:
  * bump the SONAME with it.  Additions since 0.1.0 are marked "added in". */
-#define NPZS_VERSION "0.5.0"
-#define NPZS_VERSION_NUM 0x000500
+#define NPZS_VERSION "0.6.0"
+#define NPZS_VERSION_NUM 0x000600
 
 /* NPZS_VERSION_NUM of the library actually linked (added in 0.2.0). */
 unsigned long npzs_version(void);
@@ -247,6 +247,25 @@ typedef struct npzs_limits {
                                   (added in 0.2.0) */
 } npzs_limits;
 
+/* The numeric limits, one row each (added in 0.6.0), in the struct's order:
+ *   X(field, bits, default, minimum, maximum, option, help)
+ * bits: the field's width (32 or 64); npzs_limits_check() refuses a value outside [minimum,
+ * maximum] (and max_memory below the parser's own size, but 0).  The library's defaults and
+ * checks, the command line's options and --help, the Python module's names and the man pages
+ * all take the limits from here. */
+#define NPZS_LIMITS_MAP(X)                                                                                    \
+    X(max_header_size, 64, 10000, 1, UINT64_C(1) << 30, "--max-header-size", ".npy header size in characters") \
+    X(max_ndim, 32, 32, 0, 64, "--max-ndim", "dimensions of an array")                                        \
+    X(max_fields, 32, 100000, 1, UINT32_MAX, "--max-fields", "names, titles and types in a structured dtype")  \
+    X(max_depth, 32, 32, 1, 1000, "--max-depth", "nesting of structured dtypes")                              \
+    X(max_members, 32, 100000, 1, 0x7FFFFFFF, "--max-members", "members of an archive")                       \
+    X(max_name_len, 32, 4096, 1, 65535, "--max-name-len", "bytes of a member name")                           \
+    X(max_extra_len, 32, 65535, 0, 65535, "--max-extra-len", "bytes of a ZIP extra field block")              \
+    X(max_total_bytes, 64, UINT64_C(1) << 30, 0, UINT64_MAX, "--max-total-bytes",                             \
+      "total uncompressed member bytes: stops zip bombs")                                                     \
+    X(inflate_window, 32, 256u * 1024u, 1, UINT32_MAX, "--inflate-window", "inflate output chunk in bytes")    \
+    X(max_memory, 64, UINT64_C(256) << 20, 0, UINT64_MAX, "--max-memory", "bytes the parser may hold, 0 for no cap")
+
 /* Lenient flags, off by default (llhttp-style: each is named, documented and tested).
  * NPZS_LENIENT_NPY_TRAILING: a plain .npy may be followed by bytes (a writer that overwrote a
  *   longer file without truncating it); they are consumed, never read, and counted by
@@ -305,7 +324,9 @@ void npzs_free(npzs_parser *p);
 
 /* Start a new input with the same parser, limits and hooks, keeping the buffers that do not
  * depend on an input (added in 0.2.0).  Everything about the previous input, its error
- * included, is forgotten. */
+ * included, is forgotten.  The caller's choices stay: limits, hooks, policy, hashing, the events
+ * mask, and (0.6.0) a parallel helper, which forgets the input with it (npzs_par_reset() is the
+ * same call). */
 void npzs_reset(npzs_parser *p);
 
 /* Input window.  npzs_next() reads src[pos..size) and advances pos. */
@@ -353,7 +374,8 @@ int npzs_npy_sequence(npzs_parser *p);
  * reads no array bytes asks for NPZS_EV_BIT(NPZS_EV_MEMBER_END) alone (which names the member and
  * points at its header) and gets one event a member instead of four or more.  END is always
  * delivered, and errors, offsets and the verdict never depend on the mask.  The default is
- * NPZS_EV_ALL; npzs_reset() keeps the mask; npzs_par_next() delivers the same events.  May be
+ * NPZS_EV_ALL; npzs_reset() keeps the mask; npzs_par_next() delivers the same events (and
+ * npzs_par_skip_data() clears DATA and BLOB from it).  May be
  * called at any time: it decides the events emitted from then on.  Returns 0, or
  * NPZS_E_BAD_CALL (sticky, rule CALL.events) for a bit that names no event. */
 #define NPZS_EV_BIT(type) (1u << (type))
@@ -411,6 +433,37 @@ uint64_t npzs_memory(const npzs_parser *p);
 uint64_t npzs_consumed(const npzs_parser *p);
 /* Name of the current state (for diagnostics and tests). */
 const char *npzs_state_name(const npzs_parser *p);
+/* For tools that trace a parse (added in 0.6.0), from the library's state table: the row the
+ * parser is in, 0 .. npzs_state_count() - 1 (-1 for NULL); a row's name (as npzs_state_name
+ * gives it), and the part of a ZIP record whose bytes the state takes (NPZS_REC_*: the local
+ * header's fixed part, its name, ...; NPZS_REC_NONE when its bytes are no record's), with the
+ * part's words ("local header", ...). */
+#define NPZS_RECORD_MAP(X)                                                          \
+    X(NONE, "")                                                                     \
+    X(SIG, "signature")                                                             \
+    X(LFH, "local header")                                                          \
+    X(LFH_NAME, "local header name")                                                \
+    X(LFH_EXTRA, "local header extra fields")                                       \
+    X(DD, "data descriptor")                                                        \
+    X(CDH, "central entry")                                                         \
+    X(CDH_NAME, "central entry name")                                               \
+    X(CDH_EXTRA, "central entry extra fields")                                      \
+    X(CDH_COMMENT, "central entry comment")                                         \
+    X(Z64_EOCD, "zip64 end record")                                                 \
+    X(Z64_LOC, "zip64 locator")                                                     \
+    X(EOCD, "end record")                                                           \
+    X(EOCD_COMMENT, "archive comment")
+typedef enum npzs_record_part {
+#define NPZS_X_REC(name, label) NPZS_REC_##name,
+    NPZS_RECORD_MAP(NPZS_X_REC)
+#undef NPZS_X_REC
+    NPZS_REC__END
+} npzs_record_part;
+int npzs_state_index(const npzs_parser *p);
+int npzs_state_count(void);
+const char *npzs_state_id(int state);
+npzs_record_part npzs_state_record(int state);
+const char *npzs_record_label(npzs_record_part part);
 
 /* ---- content hashes (added in 0.5.0) ----------------------------------------------------------
  * With NPZS_HASH_SHA256, every MEMBER_END carries the SHA-256 of the array's data bytes (a blob's:
@@ -454,73 +507,10 @@ void npzs_policy_free(npzs_policy *pol);
  * NPZS_E_BAD_CALL (sticky, rule CALL.policy) after the first byte, or NPZS_E_NOMEM. */
 int npzs_policy_use(npzs_parser *p, const npzs_policy *pol);
 
-/* ---- parallel inflate (added in 0.3.0) --------------------------------------
- * A helper over one parser that inflates deflated members on worker threads while the stream
- * goes on, for archives written by np.savez_compressed (one deflate stream per array).  The
- * parser itself stays single-threaded and decides everything: the helper takes input ahead of
- * it, copies the compressed bytes of each deflated member whose local header gives its size
- * (64 KiB or more) into a job, and a worker inflates the job with zlib.  When the parser reaches
- * the member it takes the job's output instead of inflating, only when zlib ended the stream
- * exactly at the member's last compressed byte within the size the header declares; anything
- * else (invalid data, early or late ends, a member too large for max_held, members written to
- * a pipe with their sizes in a data descriptor) the parser inflates itself.  The events, the
- * verdict, every error code, rule and offset are those of npzs_next() on the same parser, at
- * any split of the input (tests/test_api.c, tests/vectors/run_vectors.c --par and fuzz_par
- * compare the two).
- *
- * threads: worker threads (at most 64; 0 runs no worker: the helper only passes bytes on).
- * max_held: bytes the helper may hold for the parser at once (its raw bytes behind a member
- * being inflated, the jobs' compressed bytes and outputs): a member needs its compressed size
- * + uncompressed size + 1; a local header being read is held whatever the bound (and, with
- * npzs_par_skip_data, a 256 KiB scratch a worker).  Memory is
- * taken through the parser's hooks, only on the thread that calls these functions (the
- * workers never allocate); it is not counted in the parser's npzs_memory() or max_memory.
- * Returns NULL when p is NULL or has a helper, threads > 64, or memory runs out.  Fewer threads
- * than asked may start (npzs_par_threads()).  Without NPZS_LENIENT_FAST_INFLATE only: with it,
- * ISA-L inflates in the parser and the helper only passes bytes on. */
-typedef struct npzs_par npzs_par;
-npzs_par *npzs_par_new(npzs_parser *p, unsigned threads, uint64_t max_held);
-/* npzs_next() through the helper: same arguments, results and events.  It may take bytes from
- * in ahead of the parser (copied: in's buffer is not kept) and return NPZS_NEED_INPUT once in is
- * used up, also when events are still to come from bytes it holds: push more, or call
- * npzs_par_finish() at the end of the input; DATA events of stored members may point into the
- * helper's copy (valid until the next call, like a push's). */
-int npzs_par_next_(npzs_par *q, npzs_in *in, npzs_event *ev, size_t ev_size);
-#define npzs_par_next(q, in, ev) npzs_par_next_((q), (in), (ev), sizeof(npzs_event))
-/* For validation, where the array bytes are not read (check, ls): DATA and BLOB events are not
- * delivered, and a worker keeps only a member's first bytes (preamble and header) and the CRC-32
- * of the rest, so a member costs the helper its compressed size and a few KiB, not its size.
- * Every other event, the verdict and every error stay those of the parser alone (a member whose
- * rest the parser cannot take as a whole is inflated again by the parser).  Call before the
- * first byte.  Returns 0, NPZS_E_BAD_CALL after the first byte, or NPZS_E_NOMEM. */
-int npzs_par_skip_data(npzs_par *q);
-/* An array's data without a copy (added in 0.4.0): right after an array's HEADER event from
- * npzs_par_next(), before its first DATA event, when a worker inflated the member and kept its
- * whole output, that output becomes the caller's: *block is the start of an allocation made with
- * the parser's allocator hooks (release it with their free, or free() when they are NULL, once
- * done, and not before the member's MEMBER_END, an error, or the helper's reset or free), the
- * array's nbytes of data at (uint8_t *)*block + *offset.  The parser reads the data there as it
- * would have (its DATA events point into it; checks, CRC-32 and verdict unchanged), so a loader
- * that makes the array over the block has it with no copy.  Returns 0; 1 when the member has no
- * such output (the parser inflates it, a member of no data, skip_data, or the data's address not a
- * multiple of align, a power of two): use npzs_data_into() or the DATA events as usual; or
- * NPZS_E_BAD_CALL (sticky, rule CALL.par-take) anywhere else or a second time. */
-int npzs_par_take_data(npzs_par *q, size_t align, void **block, uint64_t *offset);
-/* The end of the input (instead of npzs_finish() on the parser). */
-void npzs_par_finish(npzs_par *q);
-/* A new input: npzs_reset() of the parser, every job dropped; the threads stay.  Reset the
- * parser only through this while a helper is attached. */
-void npzs_par_reset(npzs_par *q);
-/* Stop the workers and release the helper; the input it took beyond npzs_consumed(p) goes with it.
- * The parser is left as it is, without a helper, except
- * when it was inside a member a worker inflated: it then fails (NPZS_E_BAD_CALL, rule
- * CALL.par-free), since that member's bytes went with the helper. */
-void npzs_par_free(npzs_par *q);
-uint64_t npzs_par_memory(const npzs_par *q);  /* bytes the helper holds now */
-uint64_t npzs_par_used(const npzs_par *q);    /* members whose output came from a worker */
-unsigned npzs_par_threads(const npzs_par *q); /* worker threads running */
-
+/* The parallel helper (npzs_par_*, npzs_pool_*) has its own header, included here for the
+ * programs written against 0.5.0 and earlier. */
 #ifdef __cplusplus
 }
 #endif
+#include "npzstream_par.h"
 #endif /* NPZSTREAM_H */

@@ -36,3 +36,8 @@ bench-hashflood: $(B)/npzstream $(B)/bench/hashflood
 .PHONY: bench-round5
 bench-round5: $(B)/npzstream
 	$(PYTHON) bench/round5.py --bin $(B)/npzstream --size $(SIZE) $(BENCH_ARGS)
+
+# make bench-round6: the parallel helper's and -P's budgets (bench/round6.py)
+.PHONY: bench-round6
+bench-round6: $(B)/npzstream $(B)/bench/limit
+	$(PYTHON) bench/round6.py --bin $(B)/npzstream --limit $(B)/bench/limit --size $(SIZE) $(BENCH_ARGS)

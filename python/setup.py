@@ -12,15 +12,14 @@ from setuptools import Extension, setup
 HERE = os.path.dirname(os.path.abspath(__file__))
 CSRC = os.path.join(HERE, "csrc")
 TREE = os.path.dirname(HERE)
-LIB_SOURCES = ["npzs.c", "content.c", "npyhdr.c", "zip.c", "zrec.c", "inflate.c", "names.c", "zlocate.c", "crc.c", "par.c",
-               "json.c", "policy.c", "values.c", "sha256.c"]
-
 if os.path.exists(os.path.join(TREE, "src", "npzs.c")) and os.path.exists(os.path.join(TREE, "include", "npzstream.h")):
     os.makedirs(CSRC, exist_ok=True)
     for f in glob.glob(os.path.join(TREE, "src", "*.[ch]")) + glob.glob(os.path.join(TREE, "include", "*.h")):
         shutil.copy2(f, CSRC)
 if not os.path.exists(os.path.join(CSRC, "npzs.c")):
     raise SystemExit("npzstream: the C library's sources are missing (build from the npzstream source tree)")
+# every source of the library (the Makefile's SRC, the same files), and its vlen reader
+LIB_SOURCES = sorted(os.path.basename(f) for f in glob.glob(os.path.join(CSRC, "*.c")))
 
 # One version: the library's (NPZS_VERSION in npzstream.h), as npzstream.__version__ reports it.
 with open(os.path.join(CSRC, "npzstream.h")) as f:

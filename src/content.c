@@ -131,19 +131,19 @@ NPZS__API const char *npzs_sniff_name(int sniff) {
 }
 
 void npzs__content_release(npzs_parser *p) {
-    npzs__free(p, p->c.hdr);
-    npzs__free(p, p->c.scratch);
-    npzs__free(p, p->c.names);
-    npzs__free(p, p->c.frames);
-    npzs__free(p, p->c.tnodes);
-    npzs__free(p, p->c.tfields);
-    npzs__free(p, p->c.tdims);
-    npzs__free(p, p->c.tstrs);
-    npzs__free(p, p->c.dt);
-    p->c.hdr = p->c.scratch = NULL;
-    p->c.names = p->c.frames = p->c.tnodes = p->c.tfields = p->c.tdims = p->c.tstrs = p->c.dt = NULL;
-    p->c.hdr_cap = p->c.scratch_cap = p->c.names_cap = p->c.frames_cap = 0;
-    p->c.tnodes_cap = p->c.tfields_cap = p->c.tdims_cap = p->c.tstrs_cap = p->c.dt_cap = 0;
+    npzs__free(p, p->kept.hdr);
+    npzs__free(p, p->kept.scratch);
+    npzs__free(p, p->kept.names);
+    npzs__free(p, p->kept.frames);
+    npzs__free(p, p->kept.tnodes);
+    npzs__free(p, p->kept.tfields);
+    npzs__free(p, p->kept.tdims);
+    npzs__free(p, p->kept.tstrs);
+    npzs__free(p, p->kept.dt);
+    p->kept.hdr = p->kept.scratch = NULL;
+    p->kept.names = p->kept.frames = p->kept.tnodes = p->kept.tfields = p->kept.tdims = p->kept.tstrs = p->kept.dt = NULL;
+    p->kept.hdr_cap = p->kept.scratch_cap = p->kept.names_cap = p->kept.frames_cap = 0;
+    p->kept.tnodes_cap = p->kept.tfields_cap = p->kept.tdims_cap = p->kept.tstrs_cap = p->kept.dt_cap = 0;
 }
 
 uint64_t npzs__content_want(const npzs_parser *p) {
@@ -157,7 +157,9 @@ uint64_t npzs__content_want(const npzs_parser *p) {
 
 int npzs__content_skip(npzs_parser *p, uint64_t n, uint32_t crc) {
     npzs_content *c = &p->c;
-    if (c->out || c->checks || c->hashing || !(c->state == NPZS_C_BLOB || (c->state == NPZS_C_DATA && n <= c->data_left)))
+    unsigned ev = c->state == NPZS_C_BLOB ? NPZS_EV_BLOB : NPZS_EV_DATA;
+    if (c->out || c->checks || c->hashing || ((p->ev_user >> ev) & 1u) ||
+        !(c->state == NPZS_C_BLOB || (c->state == NPZS_C_DATA && n <= c->data_left)))
         return 0;
     c->crc_data = npzs__crc32_combine(c->crc_data, crc, n);
     c->data_len += n;
@@ -205,9 +207,9 @@ static int preamble(npzs_parser *p) {
         return npzs__fail_content(p, NPZS_E_HEADER_TOO_LARGE, 8, NPZS_R_HDR_TOO_LARGE_BYTES);
     c->hlen = (size_t)hlen;
     /* hdr holds the preamble and the text: the member's raw bytes up to its data */
-    if (npzs__buffer(p, (void **)&c->hdr, &c->hdr_cap, c->pre_len + c->hlen + 1, npzs__here(p), NPZS_R_NOMEM_HEADER) < 0)
+    if (npzs__buffer(p, (void **)&p->kept.hdr, &p->kept.hdr_cap, c->pre_len + c->hlen + 1, npzs__here(p), NPZS_R_NOMEM_HEADER) < 0)
         return p->err;
-    memcpy(c->hdr, c->pre, c->pre_len);
+    memcpy(p->kept.hdr, c->pre, c->pre_len);
     c->hdr_len = 0;
     c->state = NPZS_C_HDR;
     return 0;
@@ -225,7 +227,7 @@ uint64_t npzs__header_memo_hits(const npzs_parser *p) { return p->c.hmemo_hits; 
 static int header_parse(npzs_parser *p) {
     npzs_content *c = &p->c;
     size_t n = c->pre_len + c->hlen;
-    if (c->hmemo_len && !c->hmemo_miss && n == c->hmemo_len && memcmp(c->hdr, c->hmemo, n) == 0) {
+    if (c->hmemo_len && !c->hmemo_miss && n == c->hmemo_len && memcmp(p->kept.hdr, c->hmemo, n) == 0) {
         c->info = c->hmemo_info;
         c->crc_head = c->hmemo_crc;
         c->hmemo_hits++;
@@ -234,10 +236,10 @@ static int header_parse(npzs_parser *p) {
     c->hmemo_len = 0; /* the parse writes where the memo points */
     memset(&c->info, 0, sizeof c->info);
     c->info.version_major = c->pre[6];
-    c->crc_head = npzs__crc32(0, c->hdr, n);
-    if (npzs__parse_header(p, c->hdr + c->pre_len, c->hlen, c->pre[6] == 3, c->pre_len) < 0) return p->err;
+    c->crc_head = npzs__crc32(0, p->kept.hdr, n);
+    if (npzs__parse_header(p, p->kept.hdr + c->pre_len, c->hlen, c->pre[6] == 3, c->pre_len) < 0) return p->err;
     if (!c->hmemo_off && !c->info.structured && n <= sizeof c->hmemo) {
-        memcpy(c->hmemo, c->hdr, n);
+        memcpy(c->hmemo, p->kept.hdr, n);
         c->hmemo_len = n;
         c->hmemo_crc = c->crc_head;
         c->hmemo_info = c->info;
@@ -271,7 +273,7 @@ static int header_done(npzs_parser *p, const uint8_t *bytes) {
 
 static int header_complete(npzs_parser *p) {
     if (header_parse(p) < 0) return p->err;
-    return header_done(p, p->c.hdr);
+    return header_done(p, p->kept.hdr);
 }
 
 /* A member's content starts with the bytes of the memo, all in this buffer: the states below
@@ -293,12 +295,12 @@ static int header_memo_whole(npzs_parser *p) {
 }
 
 /* A DATA or BLOB chunk of *n content bytes at buf: the policy's checks (which may cut it after
- * a failing element, *n then its new length), the CRC, the hash, the counts, and the event
- * (NPZS_EVENT) unless the caller does not want it (NPZS_NEED_INPUT: go on); < 0 when the chunk
- * fails at once (no byte of it goes out). */
-static int chunk(npzs_parser *p, npzs_content *c, npzs_event *ev, npzs_event_type type, const uint8_t *buf, size_t *n,
-                 int zero_copy) {
-    int emit = npzs__emits(p, type), rule = 0;
+ * a failing element, *n then its new length: the error comes after the event, npzs__pol_defer),
+ * the CRC, the hash, the counts, and the event (NPZS__EVENT); NPZS__ERROR when the chunk fails at
+ * its first byte (no byte of it goes out). */
+static npzs__rc chunk(npzs_parser *p, npzs_content *c, npzs_event *ev, npzs_event_type type, const uint8_t *buf, size_t *n,
+                      int zero_copy) {
+    int rule = 0;
     uint64_t bad = 0;
     size_t len = *n;
     if (c->checks) {
@@ -316,10 +318,12 @@ static int chunk(npzs_parser *p, npzs_content *c, npzs_event *ev, npzs_event_typ
                 rule = NPZS_R_POLICY_MEMBER_BYTES;
             }
         }
-        if (rule && (!emit || len == 0)) return npzs__pol_value_fail(p, rule, bad);
+        if (rule && len == 0) {
+            npzs__pol_value_fail(p, rule, bad);
+            return NPZS__ERROR;
+        }
     }
-    if (emit)
-        *ev = (npzs_event){.type = type, .offset = c->direct ? c->base + c->pos : c->base, .data = buf, .len = len,
+    *ev = (npzs_event){.type = type, .offset = c->direct ? c->base + c->pos : c->base, .data = buf, .len = len,
                            .pos = c->data_len, .zero_copy = zero_copy};
     c->crc_data = npzs__crc32(c->crc_data, buf, len);
     if (c->hashing) npzs__sha256_update(c->sha, buf, len);
@@ -327,21 +331,21 @@ static int chunk(npzs_parser *p, npzs_content *c, npzs_event *ev, npzs_event_typ
     c->pos += len;
     *n = len;
     if (rule) npzs__pol_defer(p, bad, rule);
-    return emit ? NPZS_EVENT : NPZS_NEED_INPUT;
+    return NPZS__EVENT;
 }
 
-/* The array's last data byte was taken (emitted: in a chunk that goes out as an event). */
-static int data_done(npzs_parser *p, int emitted) {
+/* The array's last data byte was taken, in a chunk that goes out as an event. */
+static int data_done(npzs_parser *p) {
     npzs_content *c = &p->c;
     c->state = NPZS_C_DONE;
     if (!c->hashing) return 0;
     npzs__sha256_final(c->sha, c->digest);
     c->digest_ok = 1;
-    return c->pend_rule ? 0 : npzs__pol_digest(p, c->pos, emitted);
+    return c->pend_rule ? 0 : npzs__pol_digest(p, c->pos, 1);
 }
 
-int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_copy, size_t *used,
-                       npzs_event *ev) {
+npzs__rc npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_copy, size_t *used,
+                            npzs_event *ev) {
     npzs_content *c = &p->c;
     size_t i = 0;
     for (;;) {
@@ -350,7 +354,7 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
         case NPZS_C_SNIFF:
             if (c->pre_len == 0 && c->hmemo_len && len - i >= c->hmemo_len) {
                 if (memcmp(buf + i, c->hmemo, c->hmemo_len) == 0) {
-                    if (header_memo_whole(p) < 0) return p->err;
+                    if (header_memo_whole(p) < 0) return NPZS__ERROR;
                     i += c->hmemo_len;
                     continue; /* NPZS_C_HEADER_EVENT */
                 }
@@ -364,14 +368,14 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
                 c->pos += 8;
                 c->kind = NPZS_KIND_ARRAY;
                 c->pre_need = 8;
-                if (preamble(p) < 0) return p->err;
+                if (preamble(p) < 0) return NPZS__ERROR;
                 size_t more = c->pre_need - 8; /* the header length: at once too when it is here */
                 if (len - i >= more) {
                     memcpy(c->pre + 8, buf + i, more);
                     c->pre_len += more;
                     i += more;
                     c->pos += more;
-                    if (preamble(p) < 0) return p->err;
+                    if (preamble(p) < 0) return NPZS__ERROR;
                     continue; /* NPZS_C_HDR */
                 }
                 c->state = NPZS_C_PRE;
@@ -381,7 +385,7 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
                 uint8_t b = buf[i];
                 if (b != npy_magic[c->pre_len]) {
                     /* not npy: a blob, whose first bytes are staged for its sniff, then emitted */
-                    if (blob_found(p, c->pre_len) < 0) return p->err;
+                    if (blob_found(p, c->pre_len) < 0) return NPZS__ERROR;
                     c->state = NPZS_C_BLOB_SNIFF;
                     break;
                 }
@@ -400,12 +404,12 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
                 if (i == len) goto need;
                 /* reject a wrong magic at its first byte, not after 8 */
                 if (c->pre_len < 6 && buf[i] != npy_magic[c->pre_len])
-                    return npzs__fail_content(p, NPZS_E_BAD_MAGIC, 0,
+                    return npzs__error_content(p, NPZS_E_BAD_MAGIC, 0,
                                               NPZS_R_MAGIC_NPY);
                 c->pre[c->pre_len++] = buf[i++];
                 c->pos++;
                 if (c->pre_len == 8 || c->pre_len == c->pre_need) {
-                    if (preamble(p) < 0) return p->err;
+                    if (preamble(p) < 0) return NPZS__ERROR;
                     if (c->state == NPZS_C_HDR) break;
                 }
             }
@@ -413,23 +417,19 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
         case NPZS_C_HDR: {
             size_t n = c->hlen - c->hdr_len;
             if (n > len - i) n = len - i;
-            memcpy(c->hdr + c->pre_len + c->hdr_len, buf + i, n);
+            memcpy(p->kept.hdr + c->pre_len + c->hdr_len, buf + i, n);
             c->hdr_len += n;
             i += n;
             c->pos += n;
             if (c->hdr_len < c->hlen) goto need;
-            if (header_complete(p) < 0) return p->err;
+            if (header_complete(p) < 0) return NPZS__ERROR;
             continue;
         }
         case NPZS_C_HEADER_EVENT:
             c->state = c->data_left ? NPZS_C_DATA : NPZS_C_DONE;
-            if (!npzs__emits(p, NPZS_EV_HEADER)) {
-                if (c->state == NPZS_C_DATA) continue;
-                goto complete;
-            }
             *ev = (npzs_event){.type = NPZS_EV_HEADER, .offset = c->base, .array = &c->info};
             *used = i;
-            return NPZS_EVENT;
+            return NPZS__EVENT;
         case NPZS_C_DATA: {
             if (i == len) goto need;
             size_t n = len - i;
@@ -442,22 +442,20 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
                 at = to;
                 out = 1;
             }
-            int rc = chunk(p, c, ev, NPZS_EV_DATA, at, &n, out ? 0 : zero_copy);
-            if (rc < 0) return rc;
+            if (chunk(p, c, ev, NPZS_EV_DATA, at, &n, out ? 0 : zero_copy) == NPZS__ERROR) return NPZS__ERROR;
             c->data_left -= n;
             i += n;
-            if (!c->data_left && data_done(p, rc == NPZS_EVENT) < 0) return p->err;
-            if (rc == NPZS_NEED_INPUT) goto complete; /* all taken, or the array is */
+            if (!c->data_left && data_done(p) < 0) return NPZS__ERROR;
             *used = i;
-            return NPZS_EVENT;
+            return NPZS__EVENT;
         }
         case NPZS_C_DONE:
             if (i == len) goto need;
             if (c->top && (p->lim.lenient & NPZS_LENIENT_NPY_TRAILING)) { /* the driver's tail takes them */
                 *used = i;
-                return NPZS_NEED_INPUT;
+                return NPZS__NOT_TAKEN;
             }
-            return npzs__fail_content(p, NPZS_E_TRAILING_DATA, c->pos,
+            return npzs__error_content(p, NPZS_E_TRAILING_DATA, c->pos,
                                       c->top ? NPZS_R_NPY_TRAIL
                                              : NPZS_R_ZIP_MEMBER_TRAIL);
         case NPZS_C_BLOB_SNIFF: /* a blob's first bytes, staged */
@@ -466,76 +464,70 @@ int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_
                 c->pos++;
             }
             if (c->pre_len < NPZS_SNIFF_BYTES) goto need;
-            if (blob_sniffed(p, 0) < 0) return p->err;
+            if (blob_sniffed(p, 0) < 0) return NPZS__ERROR;
             c->state = NPZS_C_BLOB_STAGED;
             continue;
         case NPZS_C_BLOB_STAGED: { /* the sniffed bytes, counted in pos already: the blob's first chunk */
             c->state = NPZS_C_BLOB;
             c->pos -= c->pre_len;
             size_t n = c->pre_len;
-            int rc = chunk(p, c, ev, NPZS_EV_BLOB, c->pre, &n, 0);
-            if (rc < 0) return rc;
+            if (chunk(p, c, ev, NPZS_EV_BLOB, c->pre, &n, 0) == NPZS__ERROR) return NPZS__ERROR;
             if (n < c->pre_len) c->pos += c->pre_len - n; /* cut by max_bytes: failing at the next call */
-            if (rc == NPZS_NEED_INPUT) continue;
             *used = i;
-            return NPZS_EVENT;
+            return NPZS__EVENT;
         }
         case NPZS_C_BLOB: {
             if (i == len) goto need;
             size_t n = len - i;
-            int rc = chunk(p, c, ev, NPZS_EV_BLOB, buf + i, &n, zero_copy);
-            if (rc < 0) return rc;
+            if (chunk(p, c, ev, NPZS_EV_BLOB, buf + i, &n, zero_copy) == NPZS__ERROR) return NPZS__ERROR;
             i += n;
-            if (rc == NPZS_NEED_INPUT) goto need;
             *used = i;
-            return NPZS_EVENT;
+            return NPZS__EVENT;
         }
         default:
-            return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_CONTENT_STATE);
+            return npzs__error(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_CONTENT_STATE);
         }
     }
 need:
     *used = len;
-    return NPZS_NEED_INPUT;
-complete: /* an event not wanted (npzs_events) ended the array: the caller looks at what follows */
-    *used = i;
-    return NPZS_NEED_INPUT;
+    return NPZS__NEED;
 }
 
-int npzs__content_end(npzs_parser *p, npzs_event *ev) {
+npzs__rc npzs__content_end(npzs_parser *p, npzs_event *ev) {
     npzs_content *c = &p->c;
     for (;;) {
         switch (c->state) {
         case NPZS_C_SNIFF: /* the content ended inside the magic (or at once): a blob */
-            if (blob_found(p, c->pre_len) < 0) return p->err;
+            if (blob_found(p, c->pre_len) < 0) return NPZS__ERROR;
             c->state = NPZS_C_BLOB_SNIFF;
             continue;
         case NPZS_C_BLOB_SNIFF:
-            if (blob_sniffed(p, 1) < 0) return p->err;
+            if (blob_sniffed(p, 1) < 0) return NPZS__ERROR;
             c->state = c->pre_len ? NPZS_C_BLOB_STAGED : NPZS_C_BLOB;
             if (!c->pre_len) continue;
             break;
         case NPZS_C_BLOB: /* the blob's end: its digest */
             c->state = NPZS_C_DONE;
-            if (!c->hashing) return NPZS_NEED_INPUT;
+            if (!c->hashing) return NPZS__GO;
             npzs__sha256_final(c->sha, c->digest);
             c->digest_ok = 1;
-            return npzs__pol_digest(p, c->pos, 0) < 0 ? p->err : NPZS_NEED_INPUT;
+            return npzs__pol_digest(p, c->pos, 0) < 0 ? NPZS__ERROR : NPZS__GO;
         case NPZS_C_PRE:
         case NPZS_C_HDR:
         case NPZS_C_DATA:
-            if (c->top) return npzs__fail(p, NPZS_E_TRUNCATED, npzs__here(p), NPZS_R_TRUNC_ARRAY);
-            return npzs__fail(p, NPZS_E_SIZE_MISMATCH, npzs__here(p), NPZS_R_ZIP_CONTENT_SHORT);
+            if (c->top) return npzs__error(p, NPZS_E_TRUNCATED, npzs__here(p), NPZS_R_TRUNC_ARRAY);
+            return npzs__error(p, NPZS_E_SIZE_MISMATCH, npzs__here(p), NPZS_R_ZIP_CONTENT_SHORT);
         case NPZS_C_HEADER_EVENT:
         case NPZS_C_BLOB_STAGED:
             break;
         default:
-            return NPZS_NEED_INPUT;
+            return NPZS__GO;
         }
-        /* an event is due: emitted, or (npzs_events) not wanted, and the end is looked at again */
+        /* an event is due (the staged bytes of a blob, or an array's HEADER): the end is looked at
+         * again once it went out */
         size_t used;
-        int rc = npzs__content_feed(p, NULL, 0, 0, &used, ev);
-        if (rc != NPZS_NEED_INPUT) return rc;
+        npzs__rc rc = npzs__content_feed(p, NULL, 0, 0, &used, ev);
+        if (rc != NPZS__NEED) return rc;
     }
 }
 
@@ -559,63 +551,61 @@ NPZS__API int npzs_data_into(npzs_parser *p, void *dst, size_t cap) {
 /* ---- the plain .npy file: the content machine fed straight from the input ------------------ */
 
 /* NPY_CONTENT: the input is the content. */
-int npzs__npy_content(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__npy_content(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     if (p->c.state == NPZS_C_DONE) {
         p->state = NPZS_S_NPY_MEMBER_END;
-        return NPZS__STEP;
+        return NPZS__GO;
     }
     size_t avail = in ? in->size - in->pos : 0;
     if (!avail) {
-        if (!p->finished) return NPZS_NEED_INPUT;
-        int rc = npzs__content_end(p, ev);
-        if (rc == NPZS_EVENT) ev->member = p->cur;
-        return rc == NPZS_NEED_INPUT ? NPZS__STEP : rc;
+        if (!p->finished) return NPZS__NEED;
+        npzs__rc rc = npzs__content_end(p, ev);
+        if (rc == NPZS__EVENT) ev->member = p->cur;
+        return rc;
     }
     size_t used = 0;
-    int rc = npzs__content_feed(p, (const uint8_t *)in->src + in->pos, avail, 1, &used, ev);
+    npzs__rc rc = npzs__content_feed(p, (const uint8_t *)in->src + in->pos, avail, 1, &used, ev);
     in->pos += used;
-    if (rc == NPZS_EVENT) ev->member = p->cur;
-    return rc == NPZS_NEED_INPUT ? NPZS__STEP : rc;
+    if (rc == NPZS__EVENT) ev->member = p->cur;
+    return rc == NPZS__NEED || rc == NPZS__NOT_TAKEN ? NPZS__GO : rc; /* not taken: NPY_TAIL's */
 }
 
 /* NPY_MEMBER_END: emit MEMBER_END for the array. */
-int npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)in;
     p->total_out += p->c.head_len + p->c.data_len;
     p->state = NPZS_S_NPY_TAIL;
     uint64_t size = p->c.head_len + p->c.data_len;
-    if (!npzs__emits(p, NPZS_EV_MEMBER_END)) return NPZS__STEP;
     *ev = (npzs_event){.type = NPZS_EV_MEMBER_END, .member = p->cur, .offset = npzs__here(p), .kind = NPZS_KIND_ARRAY,
                        .size = size, .csize = size,
                        .crc32 = npzs__content_crc(p),
                        .data_crc32 = p->c.crc_data, .data_size = p->c.data_len, .array = &p->c.info,
                        .sniff = p->c.sniff, .sha256 = p->c.digest_ok ? p->c.digest : NULL};
-    return NPZS_EVENT;
+    return NPZS__EVENT;
 }
 
 /* NPY_TAIL: the array is complete; only the end of input may follow (or, with
  * NPZS_LENIENT_NPY_TRAILING, any bytes, consumed and never read). */
-int npzs__npy_tail(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__npy_tail(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     size_t avail = in ? in->size - in->pos : 0;
     if (avail && p->sequence) { /* the next array of a sequence (npzs_npy_sequence) */
         if (p->members >= p->lim.max_members)
-            return npzs__fail(p, NPZS_E_LIMIT, npzs__here(p), NPZS_R_LIMIT_MEMBERS);
+            return npzs__error(p, NPZS_E_LIMIT, npzs__here(p), NPZS_R_LIMIT_MEMBERS);
         uint64_t at = npzs__here(p);
         npzs__content_start(p, 1, 1, 0, at);
         p->cur = p->members++;
         p->state = NPZS_S_NPY_CONTENT;
-        if (!npzs__emits(p, NPZS_EV_MEMBER_BEGIN)) return NPZS__STEP;
         *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = p->cur, .offset = at, .method = NPZS_METHOD_STORED};
-        return NPZS_EVENT;
+        return NPZS__EVENT;
     }
     if (avail && (p->lim.lenient & NPZS_LENIENT_NPY_TRAILING)) {
         in->pos += avail;
         p->ignored += avail;
         avail = 0;
     }
-    if (avail) return npzs__fail(p, NPZS_E_TRAILING_DATA, npzs__here(p), NPZS_R_NPY_TRAIL);
-    if (!p->finished) return NPZS_NEED_INPUT;
+    if (avail) return npzs__error(p, NPZS_E_TRAILING_DATA, npzs__here(p), NPZS_R_NPY_TRAIL);
+    if (!p->finished) return NPZS__NEED;
     p->state = NPZS_S_END_EMIT;
-    return NPZS__STEP;
+    return NPZS__GO;
 }
 

@@ -32,25 +32,24 @@ static voidpf z_alloc(voidpf opaque, uInt items, uInt size) {
 static void z_free(voidpf opaque, voidpf ptr) { npzs__free((npzs_parser *)opaque, ptr); }
 
 static int zlib_start(npzs_parser *p) {
-    npzs_inflate *f = &p->inf;
-    if (!f->zs_init) {
-        memset(&f->zs, 0, sizeof f->zs);
-        f->zs.zalloc = z_alloc;
-        f->zs.zfree = z_free;
-        f->zs.opaque = p;
-        int rc = inflateInit2(&f->zs, -15);
+    if (!p->kept.zs_init) {
+        memset(&p->kept.zs, 0, sizeof p->kept.zs);
+        p->kept.zs.zalloc = z_alloc;
+        p->kept.zs.zfree = z_free;
+        p->kept.zs.opaque = p;
+        int rc = inflateInit2(&p->kept.zs, -15);
         if (rc != Z_OK)
             return npzs__fail(p, rc == Z_MEM_ERROR ? NPZS_E_NOMEM : NPZS_E_BAD_CALL, p->rec_off,
                               rc == Z_MEM_ERROR ? NPZS_R_NOMEM_INFLATE : NPZS_R_CALL_ZLIB);
-        f->zs_init = 1;
-    } else if (inflateReset(&f->zs) != Z_OK) {
+        p->kept.zs_init = 1;
+    } else if (inflateReset(&p->kept.zs) != Z_OK) {
         return npzs__fail(p, NPZS_E_BAD_CALL, p->rec_off, NPZS_R_CALL_ZLIB);
     }
     return 0;
 }
 
 static int zlib_run(npzs_parser *p, npzs_inf_io *io) {
-    z_stream *zs = &p->inf.zs;
+    z_stream *zs = &p->kept.zs;
     zs->next_in = io->in_len ? (Bytef *)(uintptr_t)io->in : io->out; /* zlib wants a pointer */
     zs->avail_in = (uInt)io->in_len;
     zs->next_out = io->out;
@@ -66,8 +65,8 @@ static int zlib_run(npzs_parser *p, npzs_inf_io *io) {
 }
 
 static void zlib_end(npzs_parser *p) {
-    if (p->inf.zs_init) inflateEnd(&p->inf.zs);
-    p->inf.zs_init = 0;
+    if (p->kept.zs_init) inflateEnd(&p->kept.zs);
+    p->kept.zs_init = 0;
 }
 
 static const npzs_inflater zlib_inflater = {zlib_start, zlib_run, zlib_end};
@@ -82,12 +81,11 @@ static const npzs_inflater zlib_inflater = {zlib_start, zlib_run, zlib_end};
 #include <isa-l/igzip_lib.h>
 
 static int isal_start(npzs_parser *p) {
-    npzs_inflate *f = &p->inf;
-    if (!f->isal) {
-        f->isal = npzs__alloc(p, sizeof(struct inflate_state));
-        if (!f->isal) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_INFLATE);
+    if (!p->kept.isal) {
+        p->kept.isal = npzs__alloc(p, sizeof(struct inflate_state));
+        if (!p->kept.isal) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_INFLATE);
     }
-    struct inflate_state *st = f->isal;
+    struct inflate_state *st = p->kept.isal;
     isal_inflate_init(st);
     st->crc_flag = ISAL_DEFLATE;
     st->hist_bits = 15;
@@ -95,7 +93,7 @@ static int isal_start(npzs_parser *p) {
 }
 
 static int isal_run(npzs_parser *p, npzs_inf_io *io) {
-    struct inflate_state *st = p->inf.isal;
+    struct inflate_state *st = p->kept.isal;
     st->next_in = (uint8_t *)(uintptr_t)io->in;
     st->avail_in = (uint32_t)io->in_len;
     st->next_out = io->out;
@@ -116,8 +114,8 @@ static int isal_run(npzs_parser *p, npzs_inf_io *io) {
 }
 
 static void isal_end(npzs_parser *p) {
-    npzs__free(p, p->inf.isal);
-    p->inf.isal = NULL;
+    npzs__free(p, p->kept.isal);
+    p->kept.isal = NULL;
 }
 
 static const npzs_inflater isal_inflater = {isal_start, isal_run, isal_end};
@@ -136,9 +134,9 @@ static int pre_run(npzs_parser *p, npzs_inf_io *io) {
     if (j->given >= j->keep) give = 0; /* the rest was skipped (npzs__content_skip) */
     if (give && !j->given) {
         static const Bytef none[1] = {0};
-        if (inflateSetDictionary(&f->zs, none, 0) == Z_MEM_ERROR) return NPZS__INF_NOMEM;
+        if (inflateSetDictionary(&p->kept.zs, none, 0) == Z_MEM_ERROR) return NPZS__INF_NOMEM;
     }
-    if (io->out == f->win) io->ext = j->out + j->given;
+    if (io->out == p->kept.win) io->ext = j->out + j->given;
     else memcpy(io->out, j->out + j->given, give);
     j->given += give;
     io->took = io->in_len;
@@ -150,28 +148,35 @@ static int pre_run(npzs_parser *p, npzs_inf_io *io) {
 
 /* A member inflated ahead without the bytes after its first ones (npzs_par_skip_data) whose rest
  * the content machine could not take at once (npzs__content_skip: a header that ends with the
- * kept bytes, a member longer than its array, the total limit): it is inflated again, here, by the
- * parser's zlib from the member's compressed bytes; the bytes already given are made again and
- * dropped.  The job was clean, so the stream ends exactly at its last compressed byte. */
+ * kept bytes, a member longer than its array, the total limit, DATA events asked for again): it is
+ * inflated again, here, by the parser's zlib from the member's compressed bytes (the helper's
+ * pieces); the bytes already given are made again and dropped.  The job was clean, so the stream
+ * ends exactly at its last compressed byte. */
 static int pre_zlib(npzs_parser *p, npzs_inf_io *io) {
     npzs__pre *j = p->inf.pre;
-    z_stream *zs = &p->inf.zs;
+    z_stream *zs = &p->kept.zs;
     for (;;) {
         size_t room = io->out_len;
         int drop = j->zout < j->given;
         if (drop && j->given - j->zout < room) room = (size_t)(j->given - j->zout);
-        uint64_t left = j->csize - j->zpos;
+        while (j->zpiece < j->in_n && j->zpiece_pos == j->in_len[j->zpiece]) {
+            j->zpiece++;
+            j->zpiece_pos = 0;
+        }
+        size_t left = j->zpiece < j->in_n ? j->in_len[j->zpiece] - j->zpiece_pos : 0;
         uInt ai = (uInt)(left > 0x40000000u ? 0x40000000u : left);
-        zs->next_in = ai ? (Bytef *)(uintptr_t)(j->in + j->zpos) : io->out;
+        zs->next_in = ai ? (Bytef *)(uintptr_t)(j->in[j->zpiece] + j->zpiece_pos) : io->out;
         zs->avail_in = ai;
         zs->next_out = io->out;
         zs->avail_out = (uInt)room;
         int zr = inflate(zs, Z_NO_FLUSH);
+        j->zpiece_pos += ai - zs->avail_in;
         j->zpos += ai - zs->avail_in;
         size_t made = room - zs->avail_out;
         j->zout += made;
         if (zr == Z_MEM_ERROR) return NPZS__INF_NOMEM;
         if (zr != Z_OK && zr != Z_STREAM_END) return NPZS__INF_BAD; /* cannot happen: zlib ended it before */
+        if (zr == Z_OK && !made && ai == zs->avail_in) return NPZS__INF_BAD; /* no progress: cannot happen either */
         if (drop) {
             if (zr == Z_STREAM_END && j->zout < j->given) return NPZS__INF_BAD;
             continue;
@@ -220,16 +225,16 @@ int npzs__inf_begin(npzs_parser *p) {
     const npzs_zlfh *h = &p->lfh.h;
     size_t need = p->lim.inflate_window;
     if (h->known && h->usize < need) need = (size_t)h->usize + 1;
-    if (npzs__buffer(p, (void **)&f->win, &f->win_cap, need, p->rec_off, NPZS_R_NOMEM_WINDOW) < 0) return p->err;
+    if (npzs__buffer(p, (void **)&p->kept.win, &p->kept.win_cap, need, p->rec_off, NPZS_R_NOMEM_WINDOW) < 0) return p->err;
     f->be = backend_for(p);
     f->pre = NULL;
-    if (p->pre_take && h->known && f->be == &zlib_inflater) {
-        f->pre = p->pre_take(p->pre_ctx, p->data_start, h->csize);
+    if (p->seam.take && h->known && f->be == &zlib_inflater) { /* the one question (seam.h) */
+        f->pre = p->seam.take(p->seam.ctx, p->data_start, h->csize);
         if (f->pre) f->be = &pre_inflater;
     }
     if (f->be->start(p) < 0) return p->err;
     f->win_len = f->win_pos = 0;
-    f->made = f->win;
+    f->made = p->kept.win;
     f->zin_pos = f->zin_len = 0;
     f->end = 0;
     f->bad = 0;
@@ -237,15 +242,14 @@ int npzs__inf_begin(npzs_parser *p) {
 }
 
 void npzs__inf_release(npzs_parser *p) {
-    npzs_inflate *f = &p->inf;
     zlib_end(p);
 #ifdef NPZS_HAVE_ISAL
     isal_end(p);
 #endif
-    npzs__free(p, f->win);
-    npzs__free(p, f->zin);
-    f->win = f->zin = NULL;
-    f->win_cap = 0;
+    npzs__free(p, p->kept.win);
+    npzs__free(p, p->kept.zin);
+    p->kept.win = p->kept.zin = NULL;
+    p->kept.win_cap = 0;
 }
 
 /* Small pushes of a deflated member.  zlib's cost per inflate() call (it copies each call's
@@ -265,25 +269,25 @@ void npzs__inf_release(npzs_parser *p) {
  * the buffer since the last one: the copying stays proportional to the input. */
 static int zin_take(npzs_parser *p, npzs_in *in, size_t k) {
     npzs_inflate *f = &p->inf;
-    if (!f->zin) {
-        f->zin = npzs__alloc(p, NPZS_ZIN_SIZE);
-        if (!f->zin) return npzs__fail(p, NPZS_E_NOMEM, p->data_start, NPZS_R_NOMEM_ZIN);
+    if (!p->kept.zin) {
+        p->kept.zin = npzs__alloc(p, NPZS_ZIN_SIZE);
+        if (!p->kept.zin) return npzs__fail(p, NPZS_E_NOMEM, p->data_start, NPZS_R_NOMEM_ZIN);
     }
     if (f->zin_pos && k > NPZS_ZIN_SIZE - f->zin_len) { /* compact to make room */
-        memmove(f->zin, f->zin + f->zin_pos, f->zin_len - f->zin_pos);
+        memmove(p->kept.zin, p->kept.zin + f->zin_pos, f->zin_len - f->zin_pos);
         f->zin_len -= f->zin_pos;
         f->zin_pos = 0;
     }
     if (k > NPZS_ZIN_SIZE - f->zin_len) k = NPZS_ZIN_SIZE - f->zin_len;
-    memcpy(f->zin + f->zin_len, (const uint8_t *)in->src + in->pos, k);
+    memcpy(p->kept.zin + f->zin_len, (const uint8_t *)in->src + in->pos, k);
     f->zin_len += k;
     in->pos += k;
     return 0;
 }
 
-/* The window is empty: inflate more into it.  Returns NPZS__STEP (the window has bytes, or the
- * stream's end or error was recorded in inf.end / inf.bad), NPZS_NEED_INPUT, or < 0. */
-int npzs__inf_fill(npzs_parser *p, npzs_in *in) {
+/* The window is empty: inflate more into it.  Returns NPZS__GO (the window has bytes, or the
+ * stream's end or error was recorded in inf.end / inf.bad), NPZS__NEED or NPZS__ERROR. */
+npzs__rc npzs__inf_fill(npzs_parser *p, npzs_in *in) {
     npzs_inflate *f = &p->inf;
     const npzs_zlfh *l = &p->lfh.h;
     npzs__pre *j = f->pre;
@@ -297,7 +301,7 @@ int npzs__inf_fill(npzs_parser *p, npzs_in *in) {
             j->given = j->len;
             j->keep = j->len;
             f->win_pos = f->win_len = 0;
-            return NPZS__STEP;
+            return NPZS__GO;
         }
         j->z = 1;
     }
@@ -314,26 +318,26 @@ int npzs__inf_fill(npzs_parser *p, npzs_in *in) {
     uint64_t room = p->lim.max_total_bytes - p->total_out;
     if (p->c.pos <= room && cap - 1 > room - p->c.pos) cap = room - p->c.pos + 1;
     uint64_t any = cap; /* the cap but for the window's size */
-    if (cap > f->win_cap) cap = f->win_cap;
+    if (cap > p->kept.win_cap) cap = p->kept.win_cap;
     size_t zin = f->zin_len - f->zin_pos;
     uint64_t in_cap = avail;
     if (l->known && !f->pre) {
         uint64_t rest = l->csize - p->data_in - zin; /* member bytes not taken yet */
         if (in_cap > rest) in_cap = rest;
         if (!p->finished && zin + avail < NPZS_ZIN_MIN && rest > avail) { /* gather, wait */
-            if (avail && zin_take(p, in, avail) < 0) return p->err;
-            return NPZS_NEED_INPUT;
+            if (avail && zin_take(p, in, avail) < 0) return NPZS__ERROR;
+            return NPZS__NEED;
         }
         if (zin && zin < NPZS_ZIN_MIN && in_cap) { /* top the gathered bytes up to the minimum */
             size_t k = NPZS_ZIN_MIN - zin;
             if (k > in_cap) k = (size_t)in_cap;
-            if (zin_take(p, in, k) < 0) return p->err;
+            if (zin_take(p, in, k) < 0) return NPZS__ERROR;
             zin = f->zin_len - f->zin_pos;
         }
     }
     npzs_inf_io io;
     if (zin) {
-        io.in = f->zin + f->zin_pos;
+        io.in = p->kept.zin + f->zin_pos;
         io.in_len = zin;
     } else {
         if (l->known && in_cap > l->csize - p->data_in) in_cap = l->csize - p->data_in;
@@ -341,7 +345,7 @@ int npzs__inf_fill(npzs_parser *p, npzs_in *in) {
         io.in_len = (size_t)(in_cap > 0x40000000u ? 0x40000000u : in_cap);
     }
     io.ext = NULL;
-    io.out = f->made = f->win;
+    io.out = f->made = p->kept.win;
     io.out_len = (size_t)cap;
     /* the caller named the data's destination: inflate writes the array's bytes straight into
      * it, as many as the content still takes (the window is left for what comes after, where a
@@ -353,7 +357,7 @@ int npzs__inf_fill(npzs_parser *p, npzs_in *in) {
         io.out_len = (size_t)d;
     }
     int zr = f->be->run(p, &io);
-    if (f->made != f->win) p->c.out_direct += io.made;
+    if (f->made != p->kept.win) p->c.out_direct += io.made;
     if (io.ext) f->made = (uint8_t *)(uintptr_t)io.ext;
     if (io.took) {
         if (zin) {
@@ -378,14 +382,24 @@ int npzs__inf_fill(npzs_parser *p, npzs_in *in) {
         f->orphan += f->zin_len - f->zin_pos;
         f->zin_pos = f->zin_len = 0;
     } else if (zr == NPZS__INF_NOMEM) {
-        return npzs__fail(p, NPZS_E_NOMEM, p->data_start, NPZS_R_NOMEM_INFLATE);
+        return npzs__error(p, NPZS_E_NOMEM, p->data_start, NPZS_R_NOMEM_INFLATE);
     } else if (zr == NPZS__INF_BAD) {
         f->bad = 1; /* raised once the window's bytes are used */
     } else if (!io.took && !io.made) {
         /* no progress: inflate needs input */
         if (l->known && p->data_in == l->csize)
-            return npzs__fail(p, NPZS_E_SIZE_MISMATCH, npzs__here(p), NPZS_R_DEFLATE_SHORT);
+            return npzs__error(p, NPZS_E_SIZE_MISMATCH, npzs__here(p), NPZS_R_DEFLATE_SHORT);
         return npzs__need(p);
     }
-    return NPZS__STEP;
+    return NPZS__GO;
+}
+
+int npzs__seam_data_block(const npzs_parser *p, npzs__pre **pre, uint64_t *head_len) {
+    const npzs_content *c = &p->c;
+    const npzs__pre *j = p->inf.pre;
+    if (!npzs__content_at_data(p) || c->out) return -1;
+    if (p->state != NPZS_S_ZIP_DEFLATED || !j || j->z || j->keep != j->len || !c->info.nbytes) return 0;
+    *pre = p->inf.pre;
+    *head_len = c->head_len;
+    return 1;
 }

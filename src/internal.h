@@ -1,4 +1,6 @@
-/* internal.h -- parser layout shared by the npzstream sources (not installed). */
+/* internal.h -- the parser's layout, shared by the parser's sources (not installed).  The
+ * parallel helper (par.c, pool.c, scout.c) does not include it: it sees the parser through
+ * seam.h and the public API only. */
 #ifndef NPZS_INTERNAL_H
 #define NPZS_INTERNAL_H
 
@@ -6,10 +8,13 @@
 #include <stdint.h>
 #include <zlib.h>
 
+#include "base.h"
 #include "npzstream.h"
 #include "policy.h"
 #include "rules.h"
+#include "seam.h"
 #include "states.h"
+#include "zrec.h"
 
 #define NPZS_MAX_NDIM 64        /* hard cap on limits.max_ndim (NumPy 2.x NPY_MAXDIMS) */
 #define NPZS_NPY_MAGIC "\x93NUMPY"
@@ -45,8 +50,7 @@ typedef struct npzs_content {
     uint64_t pos;           /* content bytes consumed */
     uint8_t pre[16];        /* magic, version, header length */
     size_t pre_len, pre_need;
-    uint8_t *hdr;           /* staged header text (+1 for a NUL) */
-    size_t hdr_cap, hdr_len, hlen;
+    size_t hdr_len, hlen;   /* the header text staged (kept.hdr), its declared length */
     npzs_kind kind;
     uint64_t data_left;
     uint8_t *out;           /* npzs_data_into: the caller's destination of the data (NULL: none) */
@@ -86,76 +90,7 @@ typedef struct npzs_content {
     int sniff;                  /* npzs_sniff, once known */
     uint64_t sha[NPZS_SHA_CTX_WORDS];
     uint8_t digest[32];
-    /* scratch for the header parser: decoded strings and the name list */
-    uint8_t *scratch;
-    size_t scratch_cap;
-    void *names;
-    size_t names_cap;
-    void *frames;           /* the descr parser's stack (2 * max_depth + 1 frames) */
-    size_t frames_cap;
-    /* the structured dtype's tree, built while parsing (npyhdr.c), published at the end */
-    void *tnodes, *tfields, *tdims, *tstrs, *dt;
-    size_t tnodes_cap, tfields_cap, tdims_cap, tstrs_cap, dt_cap;
 } npzs_content;
-
-/* ---- zrec.c: the ZIP record decoders (pure functions over a staged record) ---- */
-typedef struct npzs_zerr {
-    int code;               /* NPZS_E_* */
-    int rule;               /* enum npzs_rule */
-} npzs_zerr;
-
-/* A local header, and what its extra field and flags say about the member's delimiting. */
-/* The fields a local header and a central directory header share, in the same order (APPNOTE
- * 4.3.7 and 4.3.12, from the general purpose flags to the extra field's length). */
-typedef struct npzs_zfixed {
-    uint16_t flags, method, name_len, extra_len;
-    uint32_t crc, csize32, usize32;
-} npzs_zfixed;
-
-typedef struct npzs_zlfh {
-    npzs_zfixed f;
-    int dd;                 /* flag bit 3: sizes and CRC in a data descriptor after the data */
-    int z64;                /* a ZIP64 extra field */
-    uint64_t z64_usize, z64_csize;
-    int known;              /* sizes known from the header (no bit 3) */
-    uint64_t csize, usize;  /* when known */
-} npzs_zlfh;
-
-typedef struct npzs_zcdh {
-    npzs_zfixed f;
-    uint16_t comment_len, disk;
-    uint32_t off32;
-} npzs_zcdh;
-
-typedef struct npzs_zcdh_sizes {
-    uint64_t usize, csize, off; /* after the ZIP64 extra field */
-} npzs_zcdh_sizes;
-
-/* An end record or a ZIP64 end record, as written. */
-typedef struct npzs_zend {
-    uint64_t disk, disk_cd, count_disk, count, cd_size, cd_off;
-    uint16_t comment_len;
-} npzs_zend;
-
-typedef struct npzs_zdd {
-    uint32_t crc;
-    uint64_t csize, usize;
-} npzs_zdd;
-
-/* Each returns 0, or -1 with *e set. */
-int npzs__zr_lfh(const uint8_t *b, const npzs_limits *lim, npzs_zlfh *o, npzs_zerr *e); /* 30 bytes */
-int npzs__zr_name(const uint8_t *s, size_t n, unsigned flags, npzs_zerr *e);
-int npzs__zr_extra(const uint8_t *x, size_t n, int local, const uint8_t **z64, size_t *z64_len, npzs_zerr *e);
-int npzs__zr_lfh_sizes(npzs_zlfh *o, const uint8_t *z64, size_t z64_len, npzs_zerr *e);
-/* What a local header states, against the member as measured (CRC, compressed, uncompressed). */
-int npzs__zr_lfh_deferred(const npzs_zlfh *o, uint32_t crc, uint64_t cs, uint64_t us, npzs_zerr *e);
-void npzs__zr_dd(const uint8_t *d, int wide, npzs_zdd *o);                              /* after the signature */
-int npzs__zr_cdh(const uint8_t *b, npzs_zcdh *o, npzs_zerr *e);                          /* 46 bytes */
-int npzs__zr_cdh_zip64(const npzs_zcdh *c, const uint8_t *z64, size_t z64_len, npzs_zcdh_sizes *o, npzs_zerr *e);
-void npzs__zr_z64_fields(const uint8_t *b, npzs_zend *o); /* a ZIP64 end record's fields, unchecked */
-int npzs__zr_z64_eocd(const uint8_t *b, npzs_zend *o, npzs_zerr *e);                     /* 56 bytes */
-int npzs__zr_z64_loc(const uint8_t *b, uint64_t *z64_off, npzs_zerr *e);                 /* 20 bytes */
-void npzs__zr_eocd(const uint8_t *b, npzs_zend *o);                                      /* 22 bytes */
 
 /* ---- the parser's parts ---- */
 
@@ -174,43 +109,21 @@ typedef struct npzs_end {
     uint64_t z64_off, loc_off, eocd_off;
     uint16_t comment_len;
     uint32_t comment_sig;       /* rolling window over the archive comment */
-    uint8_t *tail;              /* a ring once it is full (NPZS_TAIL_MAX) */
-    size_t tail_cap;
-    uint64_t tail_len;          /* bytes of the region seen; the region starts at cd_start */
+    uint64_t tail_len;          /* bytes of the region seen (kept.tail); the region starts at cd_start */
     int tail_on;
 } npzs_end;
 
-/* A member's output inflated ahead of the parser (par.c): the bytes zlib gives for the member's
- * compressed bytes, its stream ending exactly at the last of them. */
-typedef struct npzs__pre {
-    const uint8_t *out;     /* the first `keep` bytes of the output (all of it unless skipping) */
-    uint64_t len, given;    /* output bytes in all; given to the content machine so far */
-    uint64_t keep;          /* == len, or fewer: the rest was not kept, only its CRC-32 */
-    uint32_t crc_rest;      /* CRC-32 of the output bytes after `keep` */
-    /* the member's compressed bytes, for re-inflating it when the rest cannot be skipped */
-    const uint8_t *in;
-    uint64_t csize, zpos, zout;
-    int z;                  /* re-inflating with the parser's zlib (pre_zlib) */
-} npzs__pre;
-/* The job of the member whose compressed data starts at `start`, csize bytes; NULL: inflate it. */
-typedef npzs__pre *(*npzs__pre_take_fn)(void *ctx, uint64_t start, uint64_t csize);
-
-/* Inflate (inflate.c). */
+/* Inflate (inflate.c): one member's state; its buffers are the parser's kept ones. */
 typedef struct npzs_inflate {
-    z_stream zs;
-    int zs_init;
-    uint8_t *win;               /* the output window, up to inflate_window bytes */
-    size_t win_cap, win_len, win_pos;
-    uint8_t *made;              /* where the bytes [win_pos, win_len) are: win, or the caller's
-                                   destination (npzs_data_into) */
-    uint8_t *zin;               /* small pushes of a deflated member, gathered */
-    size_t zin_pos, zin_len;    /* zin[zin_pos, zin_len): taken from the caller, not yet inflated */
+    size_t win_len, win_pos;    /* kept.win[win_pos, win_len): made, not yet given */
+    uint8_t *made;              /* where the bytes [win_pos, win_len) are: kept.win, or the caller's
+                                   destination (npzs_data_into), or a helper's output */
+    size_t zin_pos, zin_len;    /* kept.zin[zin_pos, zin_len): taken from the caller, not yet inflated */
     int end;                    /* the deflate stream ended */
     int bad;                    /* invalid data, raised once the window is used */
     uint64_t orphan;            /* gathered bytes after a stream's early end: handed back */
     const struct npzs_inflater *be; /* the back end of the current member (inflate.c) */
-    void *isal;                 /* ISA-L's state, when it is built in and asked for */
-    npzs__pre *pre;             /* the member's output, inflated ahead (par.c), or NULL */
+    npzs__pre *pre;             /* the member's output, inflated ahead (seam.h), or NULL */
 } npzs_inflate;
 
 typedef struct npzs_inf_io {
@@ -225,10 +138,47 @@ typedef struct npzs_inf_io {
 } npzs_inf_io;
 enum { NPZS__INF_OK, NPZS__INF_END, NPZS__INF_BAD, NPZS__INF_NOMEM };
 
+/* The buffers a parser keeps from one input to the next (npzs_reset keeps them, not what they
+ * hold), each grown to the largest need yet and released by npzs_free. */
+typedef struct npzs_kept {
+    /* content.c and npyhdr.c: the staged header (+1 for a NUL), the header parser's scratch
+     * (decoded strings, the name list, the descr parser's stack of 2 * max_depth + 1 frames), the
+     * structured dtype's tree while it is built, and as published */
+    uint8_t *hdr, *scratch;
+    void *names, *frames, *tnodes, *tfields, *tdims, *tstrs, *dt;
+    size_t hdr_cap, scratch_cap, names_cap, frames_cap, tnodes_cap, tfields_cap, tdims_cap, tstrs_cap, dt_cap;
+    /* inflate.c: zlib's state (it points at itself: never moved), ISA-L's, the output window (up
+     * to inflate_window bytes), the gathering buffer of small pushes */
+    z_stream zs;
+    int zs_init;
+    void *isal;
+    uint8_t *win, *zin;
+    size_t win_cap;
+    /* zip.c: the staging of names and extra fields, the directory region's last bytes (a ring
+     * once NPZS_TAIL_MAX of them are kept) */
+    uint8_t *name, *extra, *tail;
+    size_t name_cap, extra_cap, tail_cap;
+} npzs_kept;
+
+/* The parser, in three parts by lifetime: the caller's choices and the accounting (the
+ * parser's life), the kept buffers, and one input's state (from `state` on), which npzs_reset
+ * zeroes in one memset after freeing what that input allocated (npzs__zip_input_release). */
 struct npzs_parser {
-    int state;                  /* enum npzs_state */
+    /* ---- the caller's choices: the parser's life ---- */
     npzs_limits lim;
     npzs_allocator al;
+    npzs_pstate pol;            /* a policy (policy.c): its state for one input is reset with it */
+    unsigned hashes;            /* npzs_hash: NPZS_HASH_* */
+    uint32_t ev_user;           /* npzs_events: the events the caller wants (NPZS_EV_BIT bits) */
+    npzs__seam seam;            /* a helper inflating members ahead (seam.h; take == NULL: none) */
+    uint64_t names_key[2];      /* names.c: SipHash key, random per parser */
+    uint64_t mem_used, mem_peak; /* bytes held through the hooks (the parser included) */
+
+    /* ---- kept buffers ---- */
+    npzs_kept kept;
+
+    /* ---- one input: zeroed by npzs_reset (run_init, npzs.c, sets what is not 0) ---- */
+    int state;                  /* enum npzs_state */
     int finished;
     int sequence;               /* npzs_npy_sequence: .npy arrays back to back */
     npzs_format format;
@@ -237,13 +187,7 @@ struct npzs_parser {
     size_t pos0;                /* during a call: in->pos at its start */
     uint64_t total_out;         /* content bytes of all members so far */
     uint64_t ignored;           /* bytes consumed, never parsed (NPZS_LENIENT_NPY_TRAILING) */
-    uint64_t mem_used, mem_peak; /* bytes held through the hooks (the parser included) */
     int mem_capped;             /* an allocation was refused by max_memory */
-
-    /* the caller's rules: a policy (policy.c) and hashing (npzs_hash) */
-    npzs_pstate pol;
-    unsigned hashes;             /* npzs_hash: NPZS_HASH_* */
-    char err_detail[200];       /* a policy violation in words (npzs_error_detail) */
 
     /* sticky error */
     int err;
@@ -252,47 +196,42 @@ struct npzs_parser {
     uint64_t err_off;
     long err_member;
     uint64_t err_coff;
+    char err_detail[200];       /* a policy violation in words (npzs_error_detail) */
 
     /* fixed-size record staging */
     uint8_t stage[64];
     size_t stage_len;
     uint64_t rec_off;           /* offset of the record being staged */
 
-    npzs_content c;
-
-    /* ---- ZIP ---- */
+    /* the archive */
     int phase;                  /* zip.c: locals, central directory, after the ZIP64 end record, after the locator, end */
     uint32_t members;           /* local headers seen */
-    uint32_t cur;               /* current member index */
-    npzs_lfh lfh;
-    npzs_record *rec;           /* the current member's record (npzs__rec(p, p->cur)) once remembered */
+    npzs_end end;
     npzs_zcdh cdh;              /* the central directory header being read */
     const npzs_record *cd_rec;  /* the member it must repeat (npzs__rec(p, p->end.cd_count)) */
-    uint64_t data_start;        /* offset of the member data */
-    uint64_t data_in;           /* its compressed bytes consumed */
-    uint32_t crc;               /* the member's CRC-32, once its content ended */
-    uint8_t *name, *extra;      /* staging of names and extra fields, sized to the longest yet */
-    size_t name_cap, extra_cap;
     size_t var_len;             /* progress staging a name / extra / comment */
-    npzs_inflate inf;
-    npzs_end end;
     /* member records for the central directory check */
     npzs_record **recs;         /* in chunks of NPZS_REC_CHUNK that never move: see npzs__rec */
     size_t recs_chunks, recs_cap; /* chunks allocated, entries of the chunk table */
     struct npzs_block *names;   /* the recorded names, newest block first; blocks never move */
     uint32_t *hash;             /* names.c: open addressing, (member index << 1 | derived) + 1, 0 empty */
     size_t hash_cap;
-    uint64_t names_key[2];      /* names.c: SipHash key, random per parser */
-    uint32_t ev_user;           /* npzs_events: the events the caller wants (NPZS_EV_BIT bits) */
-    uint32_t ev_helper;         /* the events the parallel helper needs (par.c: MEMBER_END) */
-    uint32_t ev_emit;           /* the events the steps emit: ev_user | ev_helper */
-    npzs__pre_take_fn pre_take; /* par.c: members inflated ahead (NULL: none) */
-    void *pre_ctx;
+
+    /* the member being read (set at its local header) */
+    uint32_t cur;               /* its index */
+    npzs_lfh lfh;
+    npzs_record *rec;           /* its record (npzs__rec(p, p->cur)) once remembered */
+    uint64_t data_start;        /* offset of its data */
+    uint64_t data_in;           /* its compressed bytes consumed */
+    uint32_t crc;               /* its CRC-32, once its content ended */
+    npzs_inflate inf;
+    npzs_content c;
 
     /* states reached (diagnostics, coverage gate in tests) */
     uint64_t visited;
     uint32_t cvisited;
 };
+#define NPZS__RUN_OFFSET offsetof(struct npzs_parser, state)
 
 /* Member records live in fixed chunks: the table grows without copying them, and memory
  * follows the member count (no doubled copy while it grows). */
@@ -303,18 +242,19 @@ static inline npzs_record *npzs__rec(const npzs_parser *p, uint32_t i) {
 }
 
 /* ---- shared helpers ---- */
-#if defined(__GNUC__)
-#define NPZS__API __attribute__((visibility("default")))
-#else
-#define NPZS__API
-#endif
 
-/* A step function's result besides the public ones: the state moved on, dispatch again. */
-#define NPZS__STEP 3
-
-/* The step that would emit an event of this type emits it (else it goes on without writing *ev:
- * npzs_events). */
-static inline int npzs__emits(const npzs_parser *p, npzs_event_type t) { return (p->ev_emit >> t) & 1u; }
+/* What a step returns (a state's step function, and the parts of one: the content machine,
+ * inflate's refill): never one of the public codes, so that neither can pass for the other;
+ * npzs_next_ turns them into those at its one exit.  Helpers that only check return 0 or < 0
+ * (the error recorded), one meaning too. */
+typedef enum npzs__rc {
+    NPZS__GO = 0x100,       /* the state moved on: dispatch again */
+    NPZS__EVENT,            /* *ev is filled: the dispatcher delivers it, or drops it (npzs_events) */
+    NPZS__NEED,             /* the push is used up and nothing can be emitted: more input */
+    NPZS__DONE,             /* END was delivered: only the end of input may follow */
+    NPZS__NOT_TAKEN,        /* a fast path declined, nothing consumed: the states take the bytes */
+    NPZS__ERROR             /* the error is recorded (p->err) */
+} npzs__rc;
 
 /* The absolute offset of the next byte of the push (during a call). */
 static inline uint64_t npzs__here(const npzs_parser *p) {
@@ -334,15 +274,17 @@ static inline int npzs__buffer(npzs_parser *p, void **buf, size_t *cap, size_t n
 /* Record the first error: its code, offset and rule (enum npzs_rule, which gives the message). */
 int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule);
 int npzs__fail_content(npzs_parser *p, int code, uint64_t coff, int rule);
+/* The same, for a step: NPZS__ERROR. */
+static inline npzs__rc npzs__error(npzs_parser *p, int code, uint64_t off, int rule) {
+    (void)npzs__fail(p, code, off, rule);
+    return NPZS__ERROR;
+}
+static inline npzs__rc npzs__error_content(npzs_parser *p, int code, uint64_t coff, int rule) {
+    (void)npzs__fail_content(p, code, coff, rule);
+    return NPZS__ERROR;
+}
 const char *npzs__rule_id(int rule);
 
-static inline uint16_t npzs__le16(const uint8_t *b) { return (uint16_t)(b[0] | (b[1] << 8)); }
-static inline uint32_t npzs__le32(const uint8_t *b) {
-    return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) | ((uint32_t)b[3] << 24);
-}
-static inline uint64_t npzs__le64(const uint8_t *b) {
-    return (uint64_t)npzs__le32(b) | ((uint64_t)npzs__le32(b + 4) << 32);
-}
 
 /* The cap on the bytes of all members: the limit, or the policy's max_total_bytes when it is the
  * tighter; going over it is limit (the given rule) or policy (POLICY.total-bytes). */
@@ -376,32 +318,28 @@ void npzs__policy_reset(npzs_parser *p);
 void npzs__policy_release(npzs_parser *p);
 int npzs__policy_hashes(const npzs_parser *p);        /* "hash": "sha256" */
 
-/* crc.c */
-uint32_t npzs__crc32(uint32_t crc, const uint8_t *buf, size_t len);
-uint32_t npzs__crc32_combine(uint32_t a, uint32_t b, uint64_t blen);
 
 /* content.c: the content machine, and the plain .npy states */
 void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, uint64_t base);
-/* Feed content bytes.  Returns NPZS_EVENT (*used bytes taken), NPZS_NEED_INPUT (*used bytes taken:
- * all of them, or fewer when an array ended without an event, npzs_events) or < 0. */
-int npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_copy, size_t *used,
-                       npzs_event *ev);
-/* Content ended.  Returns NPZS_EVENT (call again), NPZS_NEED_INPUT (clean end) or < 0. */
-int npzs__content_end(npzs_parser *p, npzs_event *ev);
+/* Feed content bytes.  Returns NPZS__EVENT (*used bytes taken), NPZS__NEED (all of them taken),
+ * NPZS__NOT_TAKEN (a plain .npy's array is complete and the bytes from *used on are trailing ones
+ * NPZS_LENIENT_NPY_TRAILING lets the tail take) or NPZS__ERROR. */
+npzs__rc npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_copy, size_t *used,
+                            npzs_event *ev);
+/* Content ended.  Returns NPZS__EVENT (call again), NPZS__GO (a clean end) or NPZS__ERROR. */
+npzs__rc npzs__content_end(npzs_parser *p, npzs_event *ev);
 /* Most content bytes the machine can take now without failing (for inflate's output cap). */
 uint64_t npzs__content_want(const npzs_parser *p);
 /* n content bytes that are not at hand, their CRC-32 given (a member inflated ahead without its
  * bytes, par.c): 1 when the machine took them as it would take the bytes (array data or blob,
- * within its size), else 0 and nothing changed. */
+ * within its size, no check or hash looking at them, and no DATA or BLOB event wanted for them),
+ * else 0 and nothing changed. */
 int npzs__content_skip(npzs_parser *p, uint64_t n, uint32_t crc);
 void npzs__content_release(npzs_parser *p);
 /* 1 right after an array's HEADER, before its first data byte (npzs_data_into, npzs_par_take_data). */
 int npzs__content_at_data(const npzs_parser *p);
 /* The CRC-32 of the whole member content (an array's header and data, or the blob), once it ended. */
 uint32_t npzs__content_crc(npzs_parser *p);
-int npzs__npy_content(npzs_parser *p, npzs_in *in, npzs_event *ev);
-int npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev);
-int npzs__npy_tail(npzs_parser *p, npzs_in *in, npzs_event *ev);
 
 /* npyhdr.c: the header parser.  Parse a staged header; fills p->c.info.  Returns 0 or < 0 (error already recorded). */
 int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off);
@@ -454,17 +392,16 @@ typedef struct npzs_zf_end {
 } npzs_zf_end;
 int npzs__zf_locate(const npzs_tailview *v, unsigned variant, npzs_zf_end *e);
 
-/* zip.c: the ZIP states, one step function each (the contract is in npzs.c) */
-#define NPZS__ZIP_STATES(X)                                                                   \
-    X(sig) X(lfh) X(lfh_name) X(lfh_extra) X(member_begin) X(stored) X(deflated) X(content_end) \
-    X(dd) X(member_end) X(cdh) X(cdh_name) X(cdh_extra) X(cdh_comment) X(z64_eocd) X(z64_loc)  \
-    X(eocd) X(eocd_comment) X(tail)
-#define NPZS__ZIP_STEP(name) int npzs__zip_##name(npzs_parser *p, npzs_in *in, npzs_event *ev);
-NPZS__ZIP_STATES(NPZS__ZIP_STEP)
-#undef NPZS__ZIP_STEP
-/* More input is needed: NPZS_NEED_INPUT, or truncated after npzs_finish(). */
-int npzs__need(npzs_parser *p);
+/* The step functions of the state table (states.h), one per state (npzs.c, content.c, zip.c);
+ * the contract is in npzs.c. */
+#define NPZS__X_STEP(name, step, scope, rec, doc) npzs__rc step(npzs_parser *p, npzs_in *in, npzs_event *ev);
+NPZS_STATE_MAP(NPZS__X_STEP)
+#undef NPZS__X_STEP
+/* zip.c: more input is needed: NPZS__NEED, or truncated after npzs_finish() (NPZS__ERROR). */
+npzs__rc npzs__need(npzs_parser *p);
 void npzs__zip_release(npzs_parser *p);
+/* What one input allocated (member records, names, the name table): freed (npzs_reset, npzs_free). */
+void npzs__zip_input_release(npzs_parser *p);
 
 /* par.c, for tests: members of n compressed bytes and more are inflated ahead (default 64 KiB). */
 void npzs__par_min_csize(struct npzs_par *q, uint64_t n);
@@ -473,8 +410,8 @@ void npzs__par_keep(struct npzs_par *q, uint64_t n); /* skip_data: bytes a job k
 /* inflate.c: the inflate back end (zlib) */
 int npzs__fast_inflate_built(void); /* inflate.c: ISA-L compiled in */
 int npzs__inf_begin(npzs_parser *p);
-/* The window is used up: inflate more.  NPZS__STEP, NPZS_NEED_INPUT or < 0. */
-int npzs__inf_fill(npzs_parser *p, npzs_in *in);
+/* The window is used up: inflate more.  NPZS__GO, NPZS__NEED or NPZS__ERROR. */
+npzs__rc npzs__inf_fill(npzs_parser *p, npzs_in *in);
 void npzs__inf_release(npzs_parser *p);
 
 #define NPZS_VISIT(p, s) ((p)->visited |= (uint64_t)1 << ((s) - NPZS_S__BASE - 1))
@@ -486,5 +423,8 @@ uint32_t npzs__cvisited(const npzs_parser *p);
 const char *npzs__state_doc(int i);
 const char *npzs__state_id(int i);
 const char *npzs__cstate_id(int i);
+const char *npzs__scstate_id(int i);  /* the scout's (par.h) */
+int npzs__state_record(int i);        /* the record column: enum npzs_record_part */
+const char *npzs__record_label(int r);
 
 #endif

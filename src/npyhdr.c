@@ -253,8 +253,8 @@ static int add_name(hp *h, uint32_t group, uint32_t off, uint32_t len, size_t at
         npzs__free(h->p, h->names);
         h->names = nn;
         h->names_cap = ncap;
-        h->p->c.names = nn;
-        h->p->c.names_cap = ncap * sizeof *nn;
+        h->p->kept.names = nn;
+        h->p->kept.names_cap = ncap * sizeof *nn;
     }
     h->names[h->nnames].group = group;
     h->names[h->nnames].off = off;
@@ -416,9 +416,9 @@ static int tgrow(hp *h, void **buf, size_t *cap, size_t used, size_t need) {
 
 /* A new node; its index, or -1 (out of memory, recorded). */
 static long tnode_new(hp *h, npzs_dtkind kind, uint64_t itemsize) {
-    npzs_content *c = &h->p->c;
-    if (tgrow(h, &c->tnodes, &c->tnodes_cap, h->ntn * sizeof(tnode), (h->ntn + 1) * sizeof(tnode)) < 0) return -1;
-    tnode *t = (tnode *)c->tnodes + h->ntn;
+    npzs_kept *kb = &h->p->kept;
+    if (tgrow(h, &kb->tnodes, &kb->tnodes_cap, h->ntn * sizeof(tnode), (h->ntn + 1) * sizeof(tnode)) < 0) return -1;
+    tnode *t = (tnode *)kb->tnodes + h->ntn;
     memset(t, 0, sizeof *t);
     t->kind = kind;
     t->itemsize = itemsize;
@@ -426,26 +426,26 @@ static long tnode_new(hp *h, npzs_dtkind kind, uint64_t itemsize) {
 }
 
 static long tnode_scalar(hp *h, const char *dtype, uint64_t itemsize) {
-    npzs_content *c = &h->p->c;
+    npzs_kept *kb = &h->p->kept;
     size_t l = strlen(dtype) + 1;
-    if (tgrow(h, &c->tstrs, &c->tstrs_cap, h->ntstrs, h->ntstrs + l) < 0) return -1;
+    if (tgrow(h, &kb->tstrs, &kb->tstrs_cap, h->ntstrs, h->ntstrs + l) < 0) return -1;
     long k = tnode_new(h, NPZS_DT_SCALAR, itemsize);
     if (k < 0) return -1;
-    memcpy((char *)c->tstrs + h->ntstrs, dtype, l);
-    ((tnode *)c->tnodes)[k].str_off = h->ntstrs;
+    memcpy((char *)kb->tstrs + h->ntstrs, dtype, l);
+    ((tnode *)kb->tnodes)[k].str_off = h->ntstrs;
     h->ntstrs += l;
     return k;
 }
 
 /* A shape applied to node `base`: the node of the result (base itself for a shape of ()). */
 static long tnode_shaped(hp *h, uint32_t base, const uint64_t *dims, uint32_t nd, uint64_t itemsize) {
-    npzs_content *c = &h->p->c;
+    npzs_kept *kb = &h->p->kept;
     if (nd == 0) return base;
-    if (tgrow(h, &c->tdims, &c->tdims_cap, h->ntdims * 8, (h->ntdims + nd) * 8) < 0) return -1;
+    if (tgrow(h, &kb->tdims, &kb->tdims_cap, h->ntdims * 8, (h->ntdims + nd) * 8) < 0) return -1;
     long k = tnode_new(h, NPZS_DT_SUBARRAY, itemsize);
     if (k < 0) return -1;
-    tnode *t = (tnode *)c->tnodes + k;
-    memcpy((uint64_t *)c->tdims + h->ntdims, dims, nd * sizeof *dims);
+    tnode *t = (tnode *)kb->tnodes + k;
+    memcpy((uint64_t *)kb->tdims + h->ntdims, dims, nd * sizeof *dims);
     t->base = base;
     t->ndim = nd;
     t->dims_off = h->ntdims;
@@ -455,8 +455,8 @@ static long tnode_shaped(hp *h, uint32_t base, const uint64_t *dims, uint32_t nd
 
 /* ('S0', n) and its kind: the scalar n bytes (U: n characters) wide that NumPy makes of it. */
 static long tnode_widened(hp *h, uint32_t base, uint64_t itemsize) {
-    const npzs_content *c = &h->p->c;
-    const char *d = (const char *)c->tstrs + ((const tnode *)c->tnodes)[base].str_off;
+    npzs_kept *kb = &h->p->kept;
+    const char *d = (const char *)kb->tstrs + ((const tnode *)kb->tnodes)[base].str_off;
     char w[48];
     uint64_t v = d[1] == 'U' ? itemsize / 4 : itemsize;
     char digits[24];
@@ -471,9 +471,9 @@ static long tnode_widened(hp *h, uint32_t base, uint64_t itemsize) {
 
 static int tfield_add(hp *h, uint32_t owner, uint32_t type, uint64_t offset, uint32_t noff, uint32_t nlen, int titled,
                       uint32_t toff, uint32_t tlen) {
-    npzs_content *c = &h->p->c;
-    if (tgrow(h, &c->tfields, &c->tfields_cap, h->ntf * sizeof(tfield), (h->ntf + 1) * sizeof(tfield)) < 0) return -1;
-    tfield *f = (tfield *)c->tfields + h->ntf++;
+    npzs_kept *kb = &h->p->kept;
+    if (tgrow(h, &kb->tfields, &kb->tfields_cap, h->ntf * sizeof(tfield), (h->ntf + 1) * sizeof(tfield)) < 0) return -1;
+    tfield *f = (tfield *)kb->tfields + h->ntf++;
     f->owner = owner;
     f->type = type;
     f->offset = offset;
@@ -488,23 +488,24 @@ static int tfield_add(hp *h, uint32_t owner, uint32_t type, uint64_t offset, uin
 /* The accepted header's tree, with pointers: a struct's fields made contiguous (in order). */
 static int tree_publish(hp *h) {
     npzs_content *c = &h->p->c;
+    npzs_kept *kb = &h->p->kept;
     size_t bytes = h->ntn * sizeof(npzs_dtnode) + h->ntf * sizeof(npzs_dtfield) + h->ntn * sizeof(uint32_t);
-    if (npzs__buffer(h->p, &c->dt, &c->dt_cap, bytes, npzs__here(h->p), NPZS_R_NOMEM_DESCR) < 0) return -1;
-    npzs_dtnode *nodes = c->dt;
+    if (npzs__buffer(h->p, &kb->dt, &kb->dt_cap, bytes, npzs__here(h->p), NPZS_R_NOMEM_DESCR) < 0) return -1;
+    npzs_dtnode *nodes = kb->dt;
     npzs_dtfield *fields = (npzs_dtfield *)(nodes + h->ntn);
     uint32_t *fill = (uint32_t *)(fields + h->ntf);
-    const tnode *tn = c->tnodes;
-    const tfield *tf = c->tfields;
+    const tnode *tn = kb->tnodes;
+    const tfield *tf = kb->tfields;
     for (uint32_t k = 0; k < h->ntn; k++) {
         npzs_dtnode *o = &nodes[k];
         memset(o, 0, sizeof *o);
         o->kind = tn[k].kind;
         o->itemsize = tn[k].itemsize;
-        if (o->kind == NPZS_DT_SCALAR) o->dtype = (const char *)c->tstrs + tn[k].str_off;
+        if (o->kind == NPZS_DT_SCALAR) o->dtype = (const char *)kb->tstrs + tn[k].str_off;
         if (o->kind == NPZS_DT_SUBARRAY) {
             o->base = tn[k].base;
             o->ndim = tn[k].ndim;
-            o->shape = (const uint64_t *)c->tdims + tn[k].dims_off;
+            o->shape = (const uint64_t *)kb->tdims + tn[k].dims_off;
         }
         fill[k] = 0;
     }
@@ -645,17 +646,17 @@ static int begin_type(hp *h, dframe *fr, uint32_t *sp, uint32_t d, uint64_t *rsi
 
 /* The field list at h->i (the descr value); *itemsize the struct's size. */
 static int descr_list(hp *h, uint64_t *itemsize) {
-    npzs_content *c = &h->p->c;
+    npzs_kept *kb = &h->p->kept;
     /* a list and its field per level: 2 * max_depth frames, and one to spare */
     size_t need = (2 * (size_t)h->p->lim.max_depth + 1) * sizeof(dframe);
-    if (c->frames_cap < need) {
-        npzs__free(h->p, c->frames);
-        c->frames_cap = 0;
-        if (!(c->frames = npzs__alloc(h->p, need)))
+    if (kb->frames_cap < need) {
+        npzs__free(h->p, kb->frames);
+        kb->frames_cap = 0;
+        if (!(kb->frames = npzs__alloc(h->p, need)))
             return npzs__fail(h->p, NPZS_E_NOMEM, npzs__here(h->p), NPZS_R_NOMEM_DESCR);
-        c->frames_cap = need;
+        kb->frames_cap = need;
     }
-    dframe *fr = c->frames;
+    dframe *fr = kb->frames;
     uint32_t sp = 0;
     uint64_t rsize = 0; /* the size (and T_* bits, node) of the type that was completed last */
     int rflags = 0;
@@ -676,7 +677,7 @@ static int descr_list(hp *h, uint64_t *itemsize) {
             } else if (f->stage == 2) { /* a field was completed (its offset: the size so far) */
                 if (rsize > ITEMSIZE_MAX - f->size) return hfail(h, NPZS_E_SIZE_OVERFLOW, f->at, NPZS_R_DESCR_STRUCT_SIZE);
                 if (rflags & T_NAMED) {
-                    tfield *tf = (tfield *)h->p->c.tfields + h->ntf - 1;
+                    tfield *tf = (tfield *)h->p->kept.tfields + h->ntf - 1;
                     tf->owner = f->node;
                     tf->offset = f->size;
                 }
@@ -694,7 +695,7 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                 rsize = f->size;
                 rflags = 0;
                 rnode = f->node;
-                ((tnode *)h->p->c.tnodes)[rnode].itemsize = rsize;
+                ((tnode *)h->p->kept.tnodes)[rnode].itemsize = rsize;
                 if (--sp == 0) { *itemsize = rsize; return 0; }
                 continue;
             }
@@ -1055,6 +1056,7 @@ int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint6
 
 int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off, int mode) {
     npzs_content *c = &p->c;
+    npzs_kept *kb = &p->kept;
     hp h;
     memset(&h, 0, sizeof h);
     h.p = p;
@@ -1074,12 +1076,12 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
     }
     /* scratch: decoded strings never exceed 2 bytes per header byte; the UTF-8 copy of
      * the descr text (for the HEADER event) needs as much again */
-    if (npzs__buffer(p, (void **)&c->scratch, &c->scratch_cap, 4 * n + 16, npzs__here(p), NPZS_R_NOMEM_HEADER) < 0)
+    if (npzs__buffer(p, (void **)&kb->scratch, &kb->scratch_cap, 4 * n + 16, npzs__here(p), NPZS_R_NOMEM_HEADER) < 0)
         return p->err;
-    h.sc = c->scratch;
-    h.sc_cap = c->scratch_cap;
-    h.names = c->names;
-    h.names_cap = c->names_cap / sizeof(name_ref);
+    h.sc = kb->scratch;
+    h.sc_cap = kb->scratch_cap;
+    h.names = kb->names;
+    h.names_cap = kb->names_cap / sizeof(name_ref);
 
     if (mode != NPZS__HDR_GENERAL) {
         size_t d0, d1;

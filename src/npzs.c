@@ -2,14 +2,17 @@
  * npzs.c -- the public API: creation, limits, allocation, errors, and the one dispatcher.
  *
  * npzs_next() is the only entry into the machine.  Its loop switches on every top-level state
- * of states.h and hands each to its step function (the plain .npy states in content.c, the ZIP
- * states in zip.c), with one contract for all of them:
+ * of states.h and hands each to the step function its row names (the plain .npy states in
+ * content.c, the ZIP states in zip.c, the rest here), with one contract for all of them:
  *   - a step reads from *in (advancing in->pos, never past in->size) and moves p->state;
- *   - it returns NPZS__STEP (the state moved on: dispatch again), NPZS_EVENT (*ev was filled),
- *     NPZS_NEED_INPUT (the push is used up and nothing can be emitted) or an error (< 0, already
- *     recorded by npzs__fail);
+ *   - it returns an npzs__rc: NPZS__GO (the state moved on: dispatch again), NPZS__EVENT (*ev was
+ *     filled), NPZS__NEED (the push is used up and nothing can be emitted), NPZS__DONE or
+ *     NPZS__ERROR (recorded by npzs__fail);
+ *   - it emits every event it reaches: whether the caller gets it (npzs_events) is decided here,
+ *     in one place, and an event the caller did not ask for is dropped as if delivered;
  *   - offsets are absolute: npzs__here(p) is the offset of the next byte of the push.
- * The loop has one exit, where the bytes taken from the push are added to p->consumed.
+ * The loop has one exit, where the bytes taken from the push are added to p->consumed and the
+ * step's result becomes the public code.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -78,6 +81,24 @@ NPZS__API const char *npzs_rule_hint(const char *rule) {
 
 NPZS__API const char *npzs_error_hint(const npzs_parser *p) { return npzs_rule_hint(npzs_error_rule(p)); }
 
+/* The state's scope column (states.h): the member an error raised in it belongs to.  Every byte
+ * of a plain .npy belongs to its array (a sequence's current one). */
+static const unsigned char state_scope[] = {
+#define X(name, step, scope, rec, doc) NPZS_SCOPE_##scope,
+    NPZS_STATE_MAP(X)
+#undef X
+};
+
+static long error_member(const npzs_parser *p) {
+    if (p->format == NPZS_FORMAT_NPY) return (long)p->cur;
+    if (p->format != NPZS_FORMAT_NPZ || p->state <= NPZS_S__BASE || p->state >= NPZS_S__END) return -1;
+    switch (state_scope[p->state - NPZS_S__BASE - 1]) {
+    case NPZS_SCOPE_MEMBER: return (long)p->cur;
+    case NPZS_SCOPE_ENTRY: return p->end.cd_count < p->members ? (long)p->end.cd_count : -1;
+    default: return -1;
+    }
+}
+
 int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule) {
     if (p->err) return p->err; /* the first error stays */
     if (code == NPZS_E_NOMEM && p->mem_capped) { /* not the hooks: max_memory refused it */
@@ -90,13 +111,9 @@ int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule) {
     p->err_msg = rule > 0 && rule < NPZS_R__END ? rule_msgs[rule] : npzs_strerror(code);
     p->err_coff = NPZS_NO_OFFSET;
     p->err_detail[0] = 0;
-    p->err_member = (p->format == NPZS_FORMAT_NPY) ? (long)p->cur : -1;
-    if (p->format == NPZS_FORMAT_NPZ && p->state >= NPZS_S_ZIP_LFH && p->state <= NPZS_S_ZIP_MEMBER_END)
-        p->err_member = (long)p->cur;
-    if (p->format == NPZS_FORMAT_NPZ && p->state >= NPZS_S_ZIP_CDH && p->state <= NPZS_S_ZIP_CDH_COMMENT &&
-        p->end.cd_count < p->members)
-        p->err_member = (long)p->end.cd_count;
+    p->err_member = error_member(p);
     p->state = NPZS_S_FAILED;
+    if (p->seam.passed) p->seam.passed(p->seam.ctx, UINT64_MAX);
     NPZS_VISIT(p, NPZS_S_FAILED);
     return code;
 }
@@ -120,7 +137,7 @@ NPZS__API const char *npzs_error_member_name(const npzs_parser *p, size_t *len) 
     if (m == p->members && p->lfh.name_ready) {
         /* the member whose local header was being read: its name if complete */
         if (len) *len = p->lfh.h.f.name_len;
-        return (const char *)p->name;
+        return (const char *)p->kept.name;
     }
     return NULL;
 }
@@ -131,13 +148,23 @@ NPZS__API uint64_t npzs_ignored_bytes(const npzs_parser *p) { return p ? p->igno
 NPZS__API uint64_t npzs_memory(const npzs_parser *p) { return p ? p->mem_used : 0; }
 
 static const char *const state_ids[] = {
-#define X(name, doc) #name,
+#define X(name, step, scope, rec, doc) #name,
     NPZS_STATE_MAP(X)
 #undef X
 };
 static const char *const state_docs[] = {
-#define X(name, doc) doc,
+#define X(name, step, scope, rec, doc) doc,
     NPZS_STATE_MAP(X)
+#undef X
+};
+static const unsigned char state_recs[] = {
+#define X(name, step, scope, rec, doc) NPZS_REC_##rec,
+    NPZS_STATE_MAP(X)
+#undef X
+};
+static const char *const rec_labels[] = {
+#define X(name, label) label,
+    NPZS_RECORD_MAP(X)
 #undef X
 };
 static const char *const cstate_ids[] = {
@@ -147,8 +174,24 @@ static const char *const cstate_ids[] = {
 };
 
 const char *npzs__state_id(int i) { return i >= 0 && i < NPZS_NSTATES ? state_ids[i] : NULL; }
+NPZS__API int npzs_state_count(void) { return NPZS_NSTATES; }
+NPZS__API const char *npzs_state_id(int i) { return npzs__state_id(i); }
+NPZS__API int npzs_state_index(const npzs_parser *p) {
+    if (!p || p->state <= NPZS_S__BASE || p->state >= NPZS_S__END) return -1;
+    return p->state - NPZS_S__BASE - 1;
+}
+NPZS__API npzs_record_part npzs_state_record(int i) { return (npzs_record_part)npzs__state_record(i); }
+NPZS__API const char *npzs_record_label(npzs_record_part r) { return npzs__record_label((int)r); }
 const char *npzs__state_doc(int i) { return i >= 0 && i < NPZS_NSTATES ? state_docs[i] : NULL; }
 const char *npzs__cstate_id(int i) { return i >= 0 && i < NPZS_NCSTATES ? cstate_ids[i] : NULL; }
+static const char *const scstate_ids[] = {
+#define X(name, doc) #name,
+    NPZS_SCOUT_MAP(X)
+#undef X
+};
+const char *npzs__scstate_id(int i) { return i >= 0 && i < NPZS_NSCSTATES ? scstate_ids[i] : NULL; }
+int npzs__state_record(int i) { return i >= 0 && i < NPZS_NSTATES ? state_recs[i] : NPZS_REC_NONE; }
+const char *npzs__record_label(int r) { return r >= 0 && r < NPZS_REC__END ? rec_labels[r] : NULL; }
 uint64_t npzs__visited(const npzs_parser *p) { return p->visited; }
 uint32_t npzs__cvisited(const npzs_parser *p) { return p->cvisited; }
 
@@ -204,18 +247,18 @@ static void def_free(void *o, void *ptr) { (void)o; free(ptr); }
 const npzs_allocator npzs__malloc = {def_alloc, def_free, NULL};
 
 /* ---- limits --------------------------------------------------------------------------------- */
+/* Every row of the limits table names a field of its width (a table and a struct that disagree
+ * do not compile). */
+#define X(f, bits, def, lo, hi, opt, help) \
+    typedef char npzs__limit_width_##f[sizeof(((npzs_limits *)0)->f) * 8 == (bits) ? 1 : -1];
+NPZS_LIMITS_MAP(X)
+#undef X
+
 static void limits_default(npzs_limits *lim) {
     memset(lim, 0, sizeof *lim);
-    lim->max_header_size = 10000;
-    lim->max_ndim = 32;
-    lim->max_fields = 100000;
-    lim->max_depth = 32;
-    lim->max_members = 100000;
-    lim->max_name_len = 4096;
-    lim->max_extra_len = 65535;
-    lim->max_total_bytes = UINT64_C(1) << 30; /* SECURITY.md, "Defaults for untrusted input" */
-    lim->inflate_window = 256 * 1024;
-    lim->max_memory = UINT64_C(256) << 20;
+#define X(f, bits, def, lo, hi, opt, help) lim->f = (def);
+    NPZS_LIMITS_MAP(X)
+#undef X
 }
 
 /* The size of npzs_limits in 0.1.0 (up to inflate_window), which the unversioned entry points
@@ -244,17 +287,15 @@ static const npzs_limits *limits_read(const npzs_limits *lim, size_t size, npzs_
     return out;
 }
 
+static int in_range(uint64_t v, uint64_t lo, uint64_t hi) { return v >= lo && v <= hi; }
+
 NPZS__API const char *npzs_limits_check_(const npzs_limits *lim, size_t size) {
     npzs_limits l;
     if (!limits_read(lim, size, &l)) return "size";
-    if (l.max_header_size == 0 || l.max_header_size > (UINT64_C(1) << 30)) return "max_header_size";
-    if (l.max_ndim > NPZS_MAX_NDIM) return "max_ndim";
-    if (l.max_fields == 0) return "max_fields";
-    if (l.max_depth == 0 || l.max_depth > 1000) return "max_depth";
-    if (l.max_members == 0 || l.max_members > UINT32_C(0x7FFFFFFF)) return "max_members";
-    if (l.max_name_len == 0 || l.max_name_len > 65535) return "max_name_len";
-    if (l.max_extra_len > 65535) return "max_extra_len";
-    if (l.inflate_window == 0) return "inflate_window";
+#define X(f, bits, def, lo, hi, opt, help) \
+    if (!in_range(l.f, (lo), (hi))) return #f;
+    NPZS_LIMITS_MAP(X)
+#undef X
     uint32_t known = NPZS_LENIENT_NPY_TRAILING | NPZS_LENIENT_HEADER_NEWLINE |
                      (npzs__fast_inflate_built() ? NPZS_LENIENT_FAST_INFLATE : 0);
     if (l.lenient & ~known) return "lenient";
@@ -264,6 +305,13 @@ NPZS__API const char *npzs_limits_check_(const npzs_limits *lim, size_t size) {
 
 #undef npzs_limits_check
 NPZS__API const char *npzs_limits_check(const npzs_limits *lim) { return npzs_limits_check_(lim, sizeof *lim); }
+
+/* One input's state, what is not 0 of it (npzs_new, npzs_reset). */
+static void run_init(npzs_parser *p) {
+    p->state = NPZS_S_START;
+    p->err_member = -1;
+    p->err_coff = NPZS_NO_OFFSET;
+}
 
 NPZS__API npzs_parser *npzs_new_(const npzs_limits *lim, size_t lim_size, const npzs_allocator *alloc) {
     npzs_allocator al = npzs__malloc;
@@ -279,11 +327,9 @@ NPZS__API npzs_parser *npzs_new_(const npzs_limits *lim, size_t lim_size, const 
     p->al = al;
     p->lim = l;
     p->mem_used = p->mem_peak = sizeof *p;
-    p->state = NPZS_S_START;
-    p->err_member = -1;
-    p->err_coff = NPZS_NO_OFFSET;
-    p->ev_user = p->ev_emit = NPZS_EV_ALL;
+    p->ev_user = NPZS_EV_ALL;
     npzs__names_seed(p);
+    run_init(p);
     return p;
 }
 
@@ -302,65 +348,38 @@ NPZS__API void npzs_free(npzs_parser *p) {
 
 /* Back to the start of an input, keeping the buffers that do not depend on one (header staging
  * and the parser's scratch, the inflate state and window, the staging of names and extra fields,
- * the end-record tail); the member records and the name table of the last input are freed. */
+ * the end-record tail); the member records and the name table of the last input are freed.
+ * The caller's choices stay (limits, hooks, policy, hashing, the events mask, a helper, which
+ * forgets the input too). */
 NPZS__API void npzs_reset(npzs_parser *p) {
     if (!p) return;
-    for (size_t c = 0; c < p->recs_chunks; c++) npzs__free(p, p->recs[c]);
-    npzs__free(p, p->recs);
-    while (p->names) {
-        npzs_block *b = p->names;
-        p->names = b->next;
-        npzs__free(p, b);
-    }
-    npzs__names_release(p);
-    npzs_parser keep = *p;
-    memset(p, 0, sizeof *p);
-    p->al = keep.al;
-    p->lim = keep.lim;
-    p->names_key[0] = keep.names_key[0];
-    p->names_key[1] = keep.names_key[1];
-    p->mem_used = keep.mem_used;
-    p->mem_peak = keep.mem_peak;
-    p->c.hdr = keep.c.hdr;
-    p->c.hdr_cap = keep.c.hdr_cap;
-    p->c.scratch = keep.c.scratch;
-    p->c.scratch_cap = keep.c.scratch_cap;
-    p->c.names = keep.c.names;
-    p->c.names_cap = keep.c.names_cap;
-    p->c.frames = keep.c.frames;
-    p->c.frames_cap = keep.c.frames_cap;
-    p->c.tnodes = keep.c.tnodes;
-    p->c.tnodes_cap = keep.c.tnodes_cap;
-    p->c.tfields = keep.c.tfields;
-    p->c.tfields_cap = keep.c.tfields_cap;
-    p->c.tdims = keep.c.tdims;
-    p->c.tdims_cap = keep.c.tdims_cap;
-    p->c.tstrs = keep.c.tstrs;
-    p->c.tstrs_cap = keep.c.tstrs_cap;
-    p->c.dt = keep.c.dt;
-    p->c.dt_cap = keep.c.dt_cap;
-    p->inf.zs = keep.inf.zs;
-    p->inf.zs_init = keep.inf.zs_init;
-    p->inf.win = keep.inf.win;
-    p->inf.win_cap = keep.inf.win_cap;
-    p->inf.zin = keep.inf.zin;
-    p->inf.isal = keep.inf.isal;
-    p->name = keep.name;
-    p->name_cap = keep.name_cap;
-    p->extra = keep.extra;
-    p->extra_cap = keep.extra_cap;
-    p->end.tail = keep.end.tail;
-    p->end.tail_cap = keep.end.tail_cap;
-    p->pol = keep.pol; /* the caller's choices, like the limits: the policy (its state made new), hashing */
-    p->hashes = keep.hashes;
+    if (p->seam.reset) p->seam.reset(p->seam.ctx);
+    npzs__zip_input_release(p);
     npzs__policy_reset(p);
-    p->ev_user = keep.ev_user; /* the caller's choice, like the limits; a helper stays attached */
-    p->ev_helper = keep.ev_helper;
-    p->ev_emit = keep.ev_emit;
-    p->state = NPZS_S_START;
-    p->err_member = -1;
-    p->err_coff = NPZS_NO_OFFSET;
+    memset((char *)p + NPZS__RUN_OFFSET, 0, sizeof *p - NPZS__RUN_OFFSET);
+    run_init(p);
 }
+
+/* ---- the seam (seam.h) ------------------------------------------------------------------- */
+
+int npzs__seam_attach(npzs_parser *p, const npzs__seam *s) {
+    if (p->seam.take || !s || !s->take) return -1;
+    p->seam = *s;
+    return 0;
+}
+
+void npzs__seam_detach(npzs_parser *p) {
+    memset(&p->seam, 0, sizeof p->seam);
+    if (p->inf.pre && p->state == NPZS_S_ZIP_DEFLATED) /* its bytes were the helper's: gone now */
+        npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_PAR_FREE);
+    p->inf.pre = NULL;
+}
+
+const npzs_limits *npzs__seam_limits(const npzs_parser *p) { return &p->lim; }
+const npzs_allocator *npzs__seam_allocator(const npzs_parser *p) { return &p->al; }
+unsigned npzs__seam_events(const npzs_parser *p) { return p->ev_user; }
+
+int npzs__seam_bad_call(npzs_parser *p, int rule) { return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), rule); }
 
 NPZS__API int npzs_fast_inflate(void) { return npzs__fast_inflate_built(); }
 
@@ -387,7 +406,6 @@ NPZS__API int npzs_events(npzs_parser *p, unsigned mask) {
     if (p->err) return p->err;
     if (mask & ~(unsigned)NPZS_EV_ALL) return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_EVENTS);
     p->ev_user = mask | NPZS_EV_BIT(NPZS_EV_END);
-    p->ev_emit = p->ev_user | p->ev_helper;
     return 0;
 }
 
@@ -398,30 +416,29 @@ NPZS__API void npzs_finish(npzs_parser *p) {
 /* ---- the dispatcher ------------------------------------------------------------------------- */
 
 /* START: the first byte decides the format. */
-static int st_start(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__st_start(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     if (!in || in->pos == in->size) {
-        if (!p->finished) return NPZS_NEED_INPUT;
-        return npzs__fail(p, NPZS_E_TRUNCATED, 0, NPZS_R_TRUNC_EMPTY);
+        if (!p->finished) return NPZS__NEED;
+        return npzs__error(p, NPZS_E_TRUNCATED, 0, NPZS_R_TRUNC_EMPTY);
     }
     uint8_t b = ((const uint8_t *)in->src)[in->pos];
     if (b == 0x93) {
         p->format = NPZS_FORMAT_NPY;
-        if (npzs__pol_start(p) < 0) return p->err;
+        if (npzs__pol_start(p) < 0) return NPZS__ERROR;
         npzs__content_start(p, 1, 1, 0, 0);
         p->state = NPZS_S_NPY_CONTENT;
         p->cur = 0;
         p->members = 1;
-        if (!npzs__emits(p, NPZS_EV_MEMBER_BEGIN)) return NPZS__STEP;
         *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = 0, .offset = 0, .method = NPZS_METHOD_STORED};
-        return NPZS_EVENT;
+        return NPZS__EVENT;
     }
     if (b == 'P') {
         p->format = NPZS_FORMAT_NPZ;
-        if (npzs__pol_start(p) < 0) return p->err;
+        if (npzs__pol_start(p) < 0) return NPZS__ERROR;
         p->state = NPZS_S_ZIP_SIG;
-        return NPZS__STEP;
+        return NPZS__GO;
     }
-    return npzs__fail(p, NPZS_E_BAD_MAGIC, 0, NPZS_R_MAGIC_FIRST);
+    return npzs__error(p, NPZS_E_BAD_MAGIC, 0, NPZS_R_MAGIC_FIRST);
 }
 
 static int trail_rule(const npzs_parser *p) {
@@ -429,18 +446,26 @@ static int trail_rule(const npzs_parser *p) {
 }
 
 /* END_EMIT: the verdict. */
-static int st_end_emit(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    if (in && in->pos < in->size) return npzs__fail(p, NPZS_E_TRAILING_DATA, npzs__here(p), trail_rule(p));
+npzs__rc npzs__st_end_emit(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+    if (in && in->pos < in->size) return npzs__error(p, NPZS_E_TRAILING_DATA, npzs__here(p), trail_rule(p));
     p->state = NPZS_S_DONE;
     *ev = (npzs_event){.type = NPZS_EV_END, .offset = npzs__here(p), .format = p->format, .members = p->members};
-    return NPZS_EVENT;
+    return NPZS__EVENT;
 }
 
 /* DONE: END was delivered; only the end of input may follow. */
-static int st_done(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__st_done(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
-    if (in && in->pos < in->size) return npzs__fail(p, NPZS_E_TRAILING_DATA, npzs__here(p), trail_rule(p));
-    return NPZS_DONE;
+    if (in && in->pos < in->size) return npzs__error(p, NPZS_E_TRAILING_DATA, npzs__here(p), trail_rule(p));
+    return NPZS__DONE;
+}
+
+/* FAILED: the error stays. */
+npzs__rc npzs__st_failed(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+    (void)p;
+    (void)in;
+    (void)ev;
+    return NPZS__ERROR;
 }
 
 /* The npzs_event layouts this library can fill: 0.1.0's (unchanged to 0.4.0), and 0.5.0's, which
@@ -450,6 +475,18 @@ static int st_done(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 
 #undef npzs_next
 NPZS__API int npzs_next(npzs_parser *p, npzs_in *in, npzs_event *ev) { return npzs_next_(p, in, ev, EVENT_V010); }
+
+/* One step of the state the parser is in: the row's step function (states.h). */
+static npzs__rc dispatch(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+    NPZS_VISIT(p, p->state);
+    switch (p->state) {
+#define X(name, step, scope, rec, doc) \
+    case NPZS_S_##name: return step(p, in, ev);
+        NPZS_STATE_MAP(X)
+#undef X
+    default: return npzs__error(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_STATE);
+    }
+}
 
 NPZS__API int npzs_next_(npzs_parser *p, npzs_in *in, npzs_event *ev, size_t ev_size) {
     if (!p || !ev || (in && (in->pos > in->size || (!in->src && in->size))))
@@ -466,41 +503,34 @@ NPZS__API int npzs_next_(npzs_parser *p, npzs_in *in, npzs_event *ev, size_t ev_
     if (p->c.pend_rule) return npzs__pol_pending(p); /* a violation in the chunk the last call gave */
     p->in = in; /* *ev is written whole by the step that emits an event, and only then */
     p->pos0 = in ? in->pos : 0;
-    int rc;
-    do {
-        NPZS_VISIT(p, p->state);
-        switch (p->state) {
-        case NPZS_S_START: rc = st_start(p, in, ev); break;
-        case NPZS_S_NPY_CONTENT: rc = npzs__npy_content(p, in, ev); break;
-        case NPZS_S_NPY_MEMBER_END: rc = npzs__npy_member_end(p, in, ev); break;
-        case NPZS_S_NPY_TAIL: rc = npzs__npy_tail(p, in, ev); break;
-        case NPZS_S_ZIP_SIG: rc = npzs__zip_sig(p, in, ev); break;
-        case NPZS_S_ZIP_LFH: rc = npzs__zip_lfh(p, in, ev); break;
-        case NPZS_S_ZIP_LFH_NAME: rc = npzs__zip_lfh_name(p, in, ev); break;
-        case NPZS_S_ZIP_LFH_EXTRA: rc = npzs__zip_lfh_extra(p, in, ev); break;
-        case NPZS_S_ZIP_MEMBER_BEGIN: rc = npzs__zip_member_begin(p, in, ev); break;
-        case NPZS_S_ZIP_STORED: rc = npzs__zip_stored(p, in, ev); break;
-        case NPZS_S_ZIP_DEFLATED: rc = npzs__zip_deflated(p, in, ev); break;
-        case NPZS_S_ZIP_CONTENT_END: rc = npzs__zip_content_end(p, in, ev); break;
-        case NPZS_S_ZIP_DD: rc = npzs__zip_dd(p, in, ev); break;
-        case NPZS_S_ZIP_MEMBER_END: rc = npzs__zip_member_end(p, in, ev); break;
-        case NPZS_S_ZIP_CDH: rc = npzs__zip_cdh(p, in, ev); break;
-        case NPZS_S_ZIP_CDH_NAME: rc = npzs__zip_cdh_name(p, in, ev); break;
-        case NPZS_S_ZIP_CDH_EXTRA: rc = npzs__zip_cdh_extra(p, in, ev); break;
-        case NPZS_S_ZIP_CDH_COMMENT: rc = npzs__zip_cdh_comment(p, in, ev); break;
-        case NPZS_S_ZIP_Z64_EOCD: rc = npzs__zip_z64_eocd(p, in, ev); break;
-        case NPZS_S_ZIP_Z64_LOC: rc = npzs__zip_z64_loc(p, in, ev); break;
-        case NPZS_S_ZIP_EOCD: rc = npzs__zip_eocd(p, in, ev); break;
-        case NPZS_S_ZIP_EOCD_COMMENT: rc = npzs__zip_eocd_comment(p, in, ev); break;
-        case NPZS_S_ZIP_TAIL: rc = npzs__zip_tail(p, in, ev); break;
-        case NPZS_S_END_EMIT: rc = st_end_emit(p, in, ev); break;
-        case NPZS_S_DONE: rc = st_done(p, in, ev); break;
-        case NPZS_S_FAILED: rc = p->err; break;
-        default: rc = npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_STATE); break;
+    npzs__rc rc;
+    for (;;) {
+        rc = dispatch(p, in, ev);
+        if (rc == NPZS__GO) continue;
+        /* the one place the events mask is applied: an event not asked for passes as if delivered
+         * (a violation found in its chunk then fails at once, as at the next call) */
+        if (rc == NPZS__EVENT && !((p->ev_user >> ev->type) & 1u)) {
+            if (p->c.pend_rule) {
+                (void)npzs__pol_pending(p);
+                rc = NPZS__ERROR;
+                break;
+            }
+            continue;
         }
-    } while (rc == NPZS__STEP);
+        break;
+    }
     /* the one exit: what the steps took from the push is consumed; no pointer into it stays */
     p->consumed += in ? in->pos - p->pos0 : 0;
     p->in = NULL;
-    return rc;
+    switch (rc) {
+    case NPZS__EVENT: return NPZS_EVENT;
+    case NPZS__NEED: return NPZS_NEED_INPUT;
+    case NPZS__DONE: return NPZS_DONE;
+    case NPZS__ERROR: break;
+    default: /* a step returned what no step may return here (NPZS__NOT_TAKEN) */
+        npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_STATE);
+        break;
+    }
+    /* an error not recorded would be a bug: never a pass */
+    return p->err ? p->err : npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_STATE);
 }

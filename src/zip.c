@@ -1,8 +1,8 @@
 /*
  * zip.c -- the .npz (ZIP) machine: one step function per ZIP state of states.h, each called
  * by the dispatcher in npzs.c (npzs_next), with the contract given there: it consumes from *in,
- * moves p->state, and returns NPZS__STEP (dispatch again), NPZS_EVENT, NPZS_NEED_INPUT or an
- * error.  The records are decoded and checked by the pure functions of zrec.c; this file checks
+ * moves p->state, and returns an npzs__rc (NPZS__GO: dispatch again; NPZS__EVENT, NPZS__NEED,
+ * NPZS__ERROR).  The records are decoded and checked by the pure functions of zrec.c; this file checks
  * what a record must agree with elsewhere in the stream.
  *
  * Every byte of an accepted archive belongs to exactly one record or member, in order: local
@@ -32,31 +32,31 @@ enum { PH_LOCALS, PH_CENTRAL, PH_Z64, PH_LOC, PH_END };
 
 /* ---- the directory region's tail ------------------------------------------------------------
  * From the first central directory (or end) record on, every byte taken is also kept in
- * p->end.tail, the last NPZS_TAIL_MAX of them once the region is longer: at the end of the input
+ * p->kept.tail, the last NPZS_TAIL_MAX of them once the region is longer: at the end of the input
  * zipfile's own end-record search runs over them (bind_end).  Bytes before the region (member
  * data) are not kept: the search can only land on them when it does not land on the end record
  * the stream parsed, and that is already a rejection.  The buffer grows with the region, room
  * being reserved (tail_reserve) before a record is taken, so keeping bytes never fails. */
 static int tail_reserve(npzs_parser *p, size_t more) {
     npzs_end *d = &p->end;
-    if (d->tail_cap >= NPZS_TAIL_MAX || d->tail_len + more <= d->tail_cap) return 0;
+    if (p->kept.tail_cap >= NPZS_TAIL_MAX || d->tail_len + more <= p->kept.tail_cap) return 0;
     uint64_t need = d->tail_len + more;
-    size_t cap = d->tail_cap ? d->tail_cap : 256;
+    size_t cap = p->kept.tail_cap ? p->kept.tail_cap : 256;
     while (cap < need && cap < NPZS_TAIL_MAX) cap *= 2;
     if (cap > NPZS_TAIL_MAX) cap = NPZS_TAIL_MAX;
     uint8_t *t = npzs__alloc(p, cap);
     if (!t) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_TAIL);
-    if (d->tail_len) memcpy(t, d->tail, (size_t)d->tail_len); /* not a ring yet: tail_len <= tail_cap */
-    npzs__free(p, d->tail);
-    d->tail = t;
-    d->tail_cap = cap;
+    if (d->tail_len) memcpy(t, p->kept.tail, (size_t)d->tail_len); /* not a ring yet: tail_len <= tail_cap */
+    npzs__free(p, p->kept.tail);
+    p->kept.tail = t;
+    p->kept.tail_cap = cap;
     return 0;
 }
 
 static void tail_put(npzs_parser *p, const uint8_t *s, size_t n) {
     npzs_end *d = &p->end;
-    if (d->tail_cap < NPZS_TAIL_MAX) { /* reserved: fits */
-        memcpy(d->tail + d->tail_len, s, n);
+    if (p->kept.tail_cap < NPZS_TAIL_MAX) { /* reserved: fits */
+        memcpy(p->kept.tail + d->tail_len, s, n);
         d->tail_len += n;
         return;
     }
@@ -67,8 +67,8 @@ static void tail_put(npzs_parser *p, const uint8_t *s, size_t n) {
     }
     size_t at = (size_t)(d->tail_len % NPZS_TAIL_MAX), k = NPZS_TAIL_MAX - at;
     if (k > n) k = n;
-    memcpy(d->tail + at, s, k);
-    memcpy(d->tail, s + k, n - k);
+    memcpy(p->kept.tail + at, s, k);
+    memcpy(p->kept.tail, s + k, n - k);
     d->tail_len += n;
 }
 
@@ -106,24 +106,28 @@ static inline int take_var(npzs_parser *p, npzs_in *in, uint8_t *buf, size_t n) 
     return 1;
 }
 
-int npzs__need(npzs_parser *p) {
-    if (p->finished) return npzs__fail(p, NPZS_E_TRUNCATED, npzs__here(p), NPZS_R_TRUNC_ARCHIVE);
-    return NPZS_NEED_INPUT;
+npzs__rc npzs__need(npzs_parser *p) {
+    if (p->finished) return npzs__error(p, NPZS_E_TRUNCATED, npzs__here(p), NPZS_R_TRUNC_ARCHIVE);
+    return NPZS__NEED;
 }
 
 /* A record is done: the next one starts with its signature. */
-static int next_record(npzs_parser *p) {
+static npzs__rc next_record(npzs_parser *p) {
     p->stage_len = 0;
     p->state = NPZS_S_ZIP_SIG;
-    return NPZS__STEP;
+    return NPZS__GO;
 }
 
 /* The member's next state, stepped into at once (the dispatcher's iteration left out: the member
  * states run one after the other within a push). */
 #define GO(p, in, ev, S, step) ((p)->state = (S), NPZS_VISIT((p), (S)), step((p), (in), (ev)))
 
+/* An error in the record being read, at its first byte: bad/bad_e for the checks (0 or < 0),
+ * stop/stop_e for the steps. */
 static int bad(npzs_parser *p, int code, int rule) { return npzs__fail(p, code, p->rec_off, rule); }
 static int bad_e(npzs_parser *p, const npzs_zerr *e) { return npzs__fail(p, e->code, p->rec_off, e->rule); }
+static npzs__rc stop(npzs_parser *p, int code, int rule) { return npzs__error(p, code, p->rec_off, rule); }
+static npzs__rc stop_e(npzs_parser *p, const npzs_zerr *e) { return npzs__error(p, e->code, p->rec_off, e->rule); }
 
 /* ---- member records -------------------------------------------------------------------------- */
 
@@ -163,18 +167,13 @@ static int remember(npzs_parser *p) {
     r->name_len = l->h.f.name_len;
     r->flags = l->h.f.flags;
     r->method = l->h.f.method;
-    memcpy(b->data + b->used, p->name, l->h.f.name_len);
+    memcpy(b->data + b->used, p->kept.name, l->h.f.name_len);
     b->used += l->h.f.name_len;
     p->members = m + 1;
     return npzs__names_add(p, m) < 0 ? p->err : 0;
 }
 
-void npzs__zip_release(npzs_parser *p) {
-    npzs__inf_release(p);
-    npzs__free(p, p->name);
-    npzs__free(p, p->extra);
-    p->name = p->extra = NULL;
-    p->name_cap = p->extra_cap = 0;
+void npzs__zip_input_release(npzs_parser *p) {
     for (size_t c = 0; c < p->recs_chunks; c++) npzs__free(p, p->recs[c]);
     npzs__free(p, p->recs);
     p->recs = NULL;
@@ -185,9 +184,16 @@ void npzs__zip_release(npzs_parser *p) {
         npzs__free(p, b);
     }
     npzs__names_release(p);
-    npzs__free(p, p->end.tail);
-    p->end.tail = NULL;
-    p->end.tail_cap = 0;
+}
+
+void npzs__zip_release(npzs_parser *p) {
+    npzs__zip_input_release(p);
+    npzs__inf_release(p);
+    npzs__free(p, p->kept.name);
+    npzs__free(p, p->kept.extra);
+    npzs__free(p, p->kept.tail);
+    p->kept.name = p->kept.extra = p->kept.tail = NULL;
+    p->kept.name_cap = p->kept.extra_cap = p->kept.tail_cap = 0;
 }
 
 /* Everything the local header states must equal what was measured. */
@@ -208,10 +214,10 @@ static int bind_end(npzs_parser *p) {
     npzs_tailview v;
     uint64_t total = npzs__here(p);
     uint64_t keep = d->tail_len < NPZS_TAIL_MAX ? d->tail_len : NPZS_TAIL_MAX;
-    size_t start = d->tail_len <= d->tail_cap ? 0 : (size_t)(d->tail_len % NPZS_TAIL_MAX);
-    v.a = d->tail + start;
+    size_t start = d->tail_len <= p->kept.tail_cap ? 0 : (size_t)(d->tail_len % NPZS_TAIL_MAX);
+    v.a = p->kept.tail + start;
     v.alen = (size_t)keep - start;
-    v.b = d->tail;
+    v.b = p->kept.tail;
     v.blen = start;
     v.base = total - keep;
     v.size = total;
@@ -259,33 +265,33 @@ static int end_of_cd(npzs_parser *p) {
     return 0;
 }
 
-static int lfh_whole(npzs_parser *p, npzs_in *in, npzs_event *ev);
-static int cdh_whole(npzs_parser *p, npzs_in *in, size_t pending);
+static npzs__rc lfh_whole(npzs_parser *p, npzs_in *in, npzs_event *ev);
+static npzs__rc cdh_whole(npzs_parser *p, npzs_in *in, size_t pending);
 
 /* ZIP_SIG: the 4-byte signature of the next record; which ones may come depends on the phase. */
-int npzs__zip_sig(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_sig(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     if (p->stage_len == 0 && in) { /* a whole record in the push: read in place */
-        int rc = 0;
+        npzs__rc rc = NPZS__NOT_TAKEN;
         if (p->phase == PH_LOCALS) {
             rc = lfh_whole(p, in, ev);
         } else if (p->phase == PH_CENTRAL) { /* the directory's records one after the other, kept at once */
             size_t from = in->pos;
-            while ((rc = cdh_whole(p, in, in->pos - from)) == NPZS__STEP) {
+            while ((rc = cdh_whole(p, in, in->pos - from)) == NPZS__GO) {
             }
-            if (rc >= 0 && in->pos > from) tail_put(p, (const uint8_t *)in->src + from, in->pos - from);
+            if (rc != NPZS__ERROR && in->pos > from) tail_put(p, (const uint8_t *)in->src + from, in->pos - from);
         }
-        if (rc) return rc;
+        if (rc != NPZS__NOT_TAKEN) return rc;
     }
     if (p->stage_len == 0) {
         p->rec_off = npzs__here(p);
         /* room for the signature and the fixed part of any directory record */
-        if (p->end.tail_on && tail_reserve(p, 64) < 0) return p->err;
+        if (p->end.tail_on && tail_reserve(p, 64) < 0) return NPZS__ERROR;
     }
     if (p->rec_off == 0) {
         /* byte by byte, so that "not a zip" is reported at once */
         while (p->stage_len < 4) {
             if (!take(p, in, p->stage_len + 1)) return npzs__need(p);
-            if (!sig_first_byte_ok(p)) return npzs__fail(p, NPZS_E_BAD_MAGIC, 0, NPZS_R_MAGIC_FIRST);
+            if (!sig_first_byte_ok(p)) return npzs__error(p, NPZS_E_BAD_MAGIC, 0, NPZS_R_MAGIC_FIRST);
         }
     } else if (!take(p, in, 4)) {
         return npzs__need(p);
@@ -297,25 +303,25 @@ int npzs__zip_sig(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         p->lfh.name_ready = 0;
         p->state = NPZS_S_ZIP_LFH;
     } else if (in_cd && s == SIG_CDH) {
-        if (p->phase == PH_LOCALS && npzs__pol_directory(p) < 0) return p->err;
+        if (p->phase == PH_LOCALS && npzs__pol_directory(p) < 0) return NPZS__ERROR;
         if (p->phase == PH_LOCALS) p->end.cd_start = p->rec_off;
         p->phase = PH_CENTRAL;
-        if (region_start(p) < 0) return p->err;
+        if (region_start(p) < 0) return NPZS__ERROR;
         p->state = NPZS_S_ZIP_CDH;
     } else if (in_cd && s == SIG_Z64_EOCD) {
-        if (end_of_cd(p) < 0) return p->err;
+        if (end_of_cd(p) < 0) return NPZS__ERROR;
         p->state = NPZS_S_ZIP_Z64_EOCD;
     } else if (in_cd && s == SIG_EOCD) {
-        if (end_of_cd(p) < 0) return p->err;
+        if (end_of_cd(p) < 0) return NPZS__ERROR;
         p->state = NPZS_S_ZIP_EOCD;
     } else if (p->phase == PH_Z64 && s == SIG_Z64_LOC) {
         p->state = NPZS_S_ZIP_Z64_LOC;
     } else if (p->phase == PH_LOC && s == SIG_EOCD) {
         p->state = NPZS_S_ZIP_EOCD;
     } else {
-        return bad(p, NPZS_E_ZIP_BAD_HEADER, s == SIG_LFH ? NPZS_R_LFH_AFTER_CD : NPZS_R_SIG_UNEXPECTED);
+        return stop(p, NPZS_E_ZIP_BAD_HEADER, s == SIG_LFH ? NPZS_R_LFH_AFTER_CD : NPZS_R_SIG_UNEXPECTED);
     }
-    return NPZS__STEP;
+    return NPZS__GO;
 }
 
 /* ---- the local header: its checks, shared by the states below and by lfh_whole ---------------- */
@@ -325,20 +331,20 @@ static int lfh_fixed(npzs_parser *p, const uint8_t *b) {
     npzs_zerr e;
     if (p->members >= p->lim.max_members) return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_MEMBERS);
     if (npzs__zr_lfh(b, &p->lim, &p->lfh.h, &e) < 0) return bad_e(p, &e);
-    if (npzs__buffer(p, (void **)&p->name, &p->name_cap, p->lfh.h.f.name_len, p->rec_off, NPZS_R_NOMEM_NAME) < 0 ||
-        npzs__buffer(p, (void **)&p->extra, &p->extra_cap, p->lfh.h.f.extra_len, p->rec_off, NPZS_R_NOMEM_EXTRA) < 0)
+    if (npzs__buffer(p, (void **)&p->kept.name, &p->kept.name_cap, p->lfh.h.f.name_len, p->rec_off, NPZS_R_NOMEM_NAME) < 0 ||
+        npzs__buffer(p, (void **)&p->kept.extra, &p->kept.extra_cap, p->lfh.h.f.extra_len, p->rec_off, NPZS_R_NOMEM_EXTRA) < 0)
         return p->err;
     return 0;
 }
 
-/* The name (staged in p->name) and the extra field at x: the member is checked, delimited and
+/* The name (staged in p->kept.name) and the extra field at x: the member is checked, delimited and
  * remembered. */
 static int lfh_vars(npzs_parser *p, const uint8_t *x) {
     npzs_zlfh *h = &p->lfh.h;
     npzs_zerr e;
     const uint8_t *z;
     size_t zl;
-    if (npzs__zr_name(p->name, h->f.name_len, h->f.flags, &e) < 0 || npzs__zr_extra(x, h->f.extra_len, 1, &z, &zl, &e) < 0 ||
+    if (npzs__zr_name(p->kept.name, h->f.name_len, h->f.flags, &e) < 0 || npzs__zr_extra(x, h->f.extra_len, 1, &z, &zl, &e) < 0 ||
         npzs__zr_lfh_sizes(h, z, zl, &e) < 0)
         return bad_e(p, &e);
     uint64_t cap = npzs__total_cap(p);
@@ -349,37 +355,32 @@ static int lfh_vars(npzs_parser *p, const uint8_t *x) {
 }
 
 /* MEMBER_BEGIN: start the content machine (and inflate) and emit the event. */
-static int member_begin(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+static npzs__rc member_begin(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     const npzs_record *r = p->rec;
     const npzs_zlfh *h = &p->lfh.h;
     int stored = h->f.method == NPZS_METHOD_STORED;
     p->data_start = npzs__here(p);
     p->data_in = 0;
     npzs__content_start(p, 0, stored, stored && h->dd, p->data_start);
-    if (!stored && npzs__inf_begin(p) < 0) return p->err;
+    if (!stored && npzs__inf_begin(p) < 0) return NPZS__ERROR;
+    (void)in;
     p->state = stored ? NPZS_S_ZIP_STORED : NPZS_S_ZIP_DEFLATED;
-    if (!npzs__emits(p, NPZS_EV_MEMBER_BEGIN)) {
-        if (!stored) return NPZS__STEP;
-        /* on into the data; the push used up there is a step here (lfh_whole's 0 means "not taken") */
-        int rc = GO(p, in, ev, NPZS_S_ZIP_STORED, npzs__zip_stored);
-        return rc == NPZS_NEED_INPUT ? NPZS__STEP : rc;
-    }
     *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = p->cur, .offset = r->lfh_off, .name = (const char *)r->name,
                        .name_len = r->name_len, .method = h->f.method, .flags = h->f.flags};
-    return NPZS_EVENT;
+    return NPZS__EVENT;
 }
 
 /* A local header whose 30 bytes, name and extra field are all in the push (the common case): the
  * states from ZIP_LFH to ZIP_MEMBER_BEGIN in one step, with their checks in their order, the push
- * taken as far as they take it, and the bytes read where they are (no staging).  0 when the
- * record is not whole in the push (the states then take it piece by piece). */
-static int lfh_whole(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+ * taken as far as they take it, and the bytes read where they are (no staging).  NPZS__NOT_TAKEN
+ * when the record is not whole in the push (the states then take it piece by piece). */
+static npzs__rc lfh_whole(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     size_t avail = in->size - in->pos;
-    if (avail < LFH_SIZE) return 0; /* (an empty push may have no buffer at all) */
+    if (avail < LFH_SIZE) return NPZS__NOT_TAKEN; /* (an empty push may have no buffer at all) */
     const uint8_t *b = (const uint8_t *)in->src + in->pos;
-    if (npzs__le32(b) != SIG_LFH) return 0;
+    if (npzs__le32(b) != SIG_LFH) return NPZS__NOT_TAKEN;
     size_t n = npzs__le16(b + 26), x = npzs__le16(b + 28);
-    if (avail - LFH_SIZE < n + x) return 0;
+    if (avail - LFH_SIZE < n + x) return NPZS__NOT_TAKEN;
     p->rec_off = npzs__here(p);
     p->cur = p->members;
     p->lfh.name_ready = 0;
@@ -389,123 +390,120 @@ static int lfh_whole(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     NPZS_VISIT(p, NPZS_S_ZIP_LFH_EXTRA);
     NPZS_VISIT(p, NPZS_S_ZIP_MEMBER_BEGIN);
     in->pos += LFH_SIZE;
-    if (lfh_fixed(p, b) < 0) return p->err;
-    memcpy(p->name, b + LFH_SIZE, n); /* staged: error messages name the member */
+    if (lfh_fixed(p, b) < 0) return NPZS__ERROR;
+    memcpy(p->kept.name, b + LFH_SIZE, n); /* staged: error messages name the member */
     p->lfh.name_ready = 1;
     in->pos += n + x;
-    if (lfh_vars(p, b + LFH_SIZE + n) < 0) return p->err;
+    if (lfh_vars(p, b + LFH_SIZE + n) < 0) return NPZS__ERROR;
     return member_begin(p, in, ev);
 }
 
 /* ZIP_LFH: the 26 fixed bytes after a local header's signature. */
-int npzs__zip_lfh(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_lfh(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
     if (!take(p, in, LFH_SIZE)) return npzs__need(p);
-    if (lfh_fixed(p, p->stage) < 0) return p->err;
+    if (lfh_fixed(p, p->stage) < 0) return NPZS__ERROR;
     p->var_len = 0;
     p->state = NPZS_S_ZIP_LFH_NAME;
-    return NPZS__STEP;
+    return NPZS__GO;
 }
 
 /* ZIP_LFH_NAME: the local header's name. */
-int npzs__zip_lfh_name(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_lfh_name(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
-    if (!take_var(p, in, p->name, p->lfh.h.f.name_len)) return npzs__need(p);
+    if (!take_var(p, in, p->kept.name, p->lfh.h.f.name_len)) return npzs__need(p);
     p->lfh.name_ready = 1;
     p->var_len = 0;
     p->state = NPZS_S_ZIP_LFH_EXTRA;
-    return NPZS__STEP;
+    return NPZS__GO;
 }
 
 /* ZIP_LFH_EXTRA: the local extra fields; then the member is checked, delimited and remembered. */
-int npzs__zip_lfh_extra(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_lfh_extra(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
-    if (!take_var(p, in, p->extra, p->lfh.h.f.extra_len)) return npzs__need(p);
-    if (lfh_vars(p, p->extra) < 0) return p->err;
+    if (!take_var(p, in, p->kept.extra, p->lfh.h.f.extra_len)) return npzs__need(p);
+    if (lfh_vars(p, p->kept.extra) < 0) return NPZS__ERROR;
     p->state = NPZS_S_ZIP_MEMBER_BEGIN;
-    return NPZS__STEP;
+    return NPZS__GO;
 }
 
 /* ZIP_MEMBER_BEGIN: emit MEMBER_BEGIN, start the content machine (and inflate). */
-int npzs__zip_member_begin(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_member_begin(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     return member_begin(p, in, ev);
 }
 
 /* ZIP_STORED: stored data straight from the push (zero copy); a stored member with a data
  * descriptor is delimited by its own .npy header. */
-int npzs__zip_stored(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_stored(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     const npzs_zlfh *h = &p->lfh.h;
     uint64_t left = h->known ? h->csize - p->data_in : npzs__content_want(p);
     if (left == 0) {
         p->state = NPZS_S_ZIP_CONTENT_END;
-        return NPZS__STEP;
+        return NPZS__GO;
     }
     size_t avail = in ? in->size - in->pos : 0;
     if (!avail) return npzs__need(p);
     size_t n = avail < left ? avail : (size_t)left, used = 0;
-    int rc = npzs__content_feed(p, (const uint8_t *)in->src + in->pos, n, 1, &used, ev);
+    npzs__rc rc = npzs__content_feed(p, (const uint8_t *)in->src + in->pos, n, 1, &used, ev);
     in->pos += used;
     p->data_in += used;
-    if (rc == NPZS_EVENT) ev->member = p->cur;
-    if (rc != NPZS_NEED_INPUT) return rc;
+    if (rc == NPZS__EVENT) ev->member = p->cur;
+    if (rc != NPZS__NEED) return rc;
     if (h->known && p->data_in == h->csize) return GO(p, in, ev, NPZS_S_ZIP_CONTENT_END, npzs__zip_content_end);
-    return NPZS__STEP;
+    return NPZS__GO;
 }
 
 /* ZIP_DEFLATED: hand the window's bytes to the content machine, then refill it (inflate.c). */
-int npzs__zip_deflated(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_deflated(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     npzs_inflate *f = &p->inf;
     const npzs_zlfh *h = &p->lfh.h;
     if (f->win_pos < f->win_len) {
         size_t n = f->win_len - f->win_pos, used = 0;
         uint64_t room = npzs__total_cap(p) - p->total_out; /* total_out <= the cap always */
         if (p->c.pos >= room)
-            return npzs__fail(p, npzs__total_code(p), p->data_start, npzs__total_rule(p, NPZS_R_LIMIT_TOTAL_INFLATE));
+            return npzs__error(p, npzs__total_code(p), p->data_start, npzs__total_rule(p, NPZS_R_LIMIT_TOTAL_INFLATE));
         if (n > room - p->c.pos) n = (size_t)(room - p->c.pos);
         /* content of a known size gets exactly that many bytes, whatever the window holds */
         if (h->known) {
-            if (p->c.pos >= h->usize) return npzs__fail(p, NPZS_E_SIZE_MISMATCH, p->data_start, NPZS_R_INFLATE_LONGER);
+            if (p->c.pos >= h->usize) return npzs__error(p, NPZS_E_SIZE_MISMATCH, p->data_start, NPZS_R_INFLATE_LONGER);
             if (n > h->usize - p->c.pos) n = (size_t)(h->usize - p->c.pos);
         }
-        int rc = npzs__content_feed(p, f->made + f->win_pos, n, 0, &used, ev);
+        npzs__rc rc = npzs__content_feed(p, f->made + f->win_pos, n, 0, &used, ev);
         f->win_pos += used;
-        if (rc == NPZS_EVENT) ev->member = p->cur;
-        return rc == NPZS_NEED_INPUT ? NPZS__STEP : rc;
+        if (rc == NPZS__EVENT) ev->member = p->cur;
+        return rc == NPZS__NEED ? NPZS__GO : rc;
     }
-    if (f->bad) return npzs__fail(p, NPZS_E_INFLATE, p->data_start, NPZS_R_INFLATE_DATA);
+    if (f->bad) return npzs__error(p, NPZS_E_INFLATE, p->data_start, NPZS_R_INFLATE_DATA);
     if (f->end) {
         p->state = NPZS_S_ZIP_CONTENT_END;
-        return NPZS__STEP;
+        return NPZS__GO;
     }
     return npzs__inf_fill(p, in);
 }
 
 /* ZIP_CONTENT_END: the member's data ended; its content and sizes are checked. */
-int npzs__zip_content_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_content_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     const npzs_zlfh *h = &p->lfh.h;
-    int rc = npzs__content_end(p, ev);
-    if (rc == NPZS_EVENT) {
-        ev->member = p->cur;
-        return rc;
-    }
-    if (rc < 0) return rc;
+    npzs__rc rc = npzs__content_end(p, ev);
+    if (rc == NPZS__EVENT) ev->member = p->cur;
+    if (rc != NPZS__GO) return rc;
     p->crc = npzs__content_crc(p);
     uint64_t end = p->data_start + p->data_in; /* where the member's data ends */
     if (h->f.method == NPZS_METHOD_DEFLATED && h->known && p->data_in != h->csize)
-        return npzs__fail(p, NPZS_E_SIZE_MISMATCH, end, NPZS_R_DEFLATE_END_EARLY);
-    if (h->known && p->c.pos != h->usize) return npzs__fail(p, NPZS_E_SIZE_MISMATCH, end, NPZS_R_INFLATE_SIZE);
+        return npzs__error(p, NPZS_E_SIZE_MISMATCH, end, NPZS_R_DEFLATE_END_EARLY);
+    if (h->known && p->c.pos != h->usize) return npzs__error(p, NPZS_E_SIZE_MISMATCH, end, NPZS_R_INFLATE_SIZE);
     if (h->dd) {
         p->stage_len = 0;
         p->rec_off = npzs__here(p);
         p->state = NPZS_S_ZIP_DD;
-        return NPZS__STEP;
+        return NPZS__GO;
     }
-    if (check_local(p, npzs__here(p)) < 0) return p->err;
+    if (check_local(p, npzs__here(p)) < 0) return NPZS__ERROR;
     return GO(p, in, ev, NPZS_S_ZIP_MEMBER_END, npzs__zip_member_end);
 }
 
 /* ZIP_DD: the data descriptor: signature optional, 4- or 8-byte sizes (8 after a ZIP64 extra). */
-int npzs__zip_dd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_dd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
     if (!take(p, in, 4)) return npzs__need(p);
     uint32_t crc = p->crc;
@@ -516,15 +514,19 @@ int npzs__zip_dd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     if (!take(p, in, total)) return npzs__need(p);
     npzs_zdd d;
     npzs__zr_dd(p->stage + (has_sig ? 4 : 0), wide, &d);
-    if (d.crc != crc) return bad(p, NPZS_E_CRC_MISMATCH, NPZS_R_CRC_DD);
-    if (d.csize != p->data_in || d.usize != p->c.pos) return bad(p, NPZS_E_SIZE_MISMATCH, NPZS_R_SIZE_DD);
-    if (check_local(p, p->rec_off) < 0) return p->err;
+    if (d.crc != crc) return stop(p, NPZS_E_CRC_MISMATCH, NPZS_R_CRC_DD);
+    if (d.csize != p->data_in || d.usize != p->c.pos) return stop(p, NPZS_E_SIZE_MISMATCH, NPZS_R_SIZE_DD);
+    if (check_local(p, p->rec_off) < 0) return NPZS__ERROR;
     p->state = NPZS_S_ZIP_MEMBER_END;
-    return NPZS__STEP;
+    return NPZS__GO;
+}
+
+void npzs__seam_member_end(npzs_parser *p) {
+    if (p->seam.passed) p->seam.passed(p->seam.ctx, npzs__here(p));
 }
 
 /* ZIP_MEMBER_END: the member is complete: remember its CRC and sizes, emit MEMBER_END. */
-int npzs__zip_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)in;
     npzs_record *r = p->rec;
     r->crc = p->crc;
@@ -533,13 +535,13 @@ int npzs__zip_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     p->total_out += p->c.pos;
     p->stage_len = 0;
     p->state = NPZS_S_ZIP_SIG;
-    if (!npzs__emits(p, NPZS_EV_MEMBER_END)) return NPZS__STEP;
+    npzs__seam_member_end(p);
     *ev = (npzs_event){.type = NPZS_EV_MEMBER_END, .member = p->cur, .offset = npzs__here(p), .name = (const char *)r->name,
                        .name_len = r->name_len, .method = r->method, .kind = p->c.kind, .size = p->c.pos,
                        .csize = p->data_in, .crc32 = r->crc, .data_crc32 = p->c.crc_data, .data_size = p->c.data_len,
                        .array = p->c.kind == NPZS_KIND_ARRAY ? &p->c.info : NULL, .sniff = p->c.sniff,
                        .sha256 = p->c.digest_ok ? p->c.digest : NULL};
-    return NPZS_EVENT;
+    return NPZS__EVENT;
 }
 
 /* ---- the central directory header: its checks, shared by the states below and by cdh_whole ---- */
@@ -556,7 +558,7 @@ static int cdh_fixed(npzs_parser *p, const uint8_t *b) {
     if (c->f.crc != r->crc) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_CRC);
     if (c->f.name_len != r->name_len) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_NAME_LEN);
     if (c->f.extra_len > p->lim.max_extra_len) return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_EXTRA_CD);
-    if (npzs__buffer(p, (void **)&p->extra, &p->extra_cap, c->f.extra_len, p->rec_off, NPZS_R_NOMEM_EXTRA) < 0)
+    if (npzs__buffer(p, (void **)&p->kept.extra, &p->kept.extra_cap, c->f.extra_len, p->rec_off, NPZS_R_NOMEM_EXTRA) < 0)
         return p->err;
     return 0;
 }
@@ -587,68 +589,68 @@ static int cdh_extra(npzs_parser *p, const uint8_t *x) {
  * are all in the push: the states from ZIP_SIG to ZIP_CDH_COMMENT in one step, with the same
  * checks and reservations in the same order (the room reserved is the same: the record's 46
  * bytes are kept with the rest, once it passed), the push taken as far as they take it, the
- * bytes read where they are.  0 when the record is not whole in the push.  The caller keeps the
+ * bytes read where they are.  NPZS__NOT_TAKEN when the record is not whole in the push.  The caller keeps the
  * records' bytes (tail_put) after the last of a run: `pending` bytes of the run before this one
  * are still to be kept, and the room reserved counts them. */
-static int cdh_whole(npzs_parser *p, npzs_in *in, size_t pending) {
+static npzs__rc cdh_whole(npzs_parser *p, npzs_in *in, size_t pending) {
     size_t avail = in->size - in->pos;
-    if (avail < CDH_SIZE) return 0;
+    if (avail < CDH_SIZE) return NPZS__NOT_TAKEN;
     const uint8_t *b = (const uint8_t *)in->src + in->pos;
-    if (npzs__le32(b) != SIG_CDH) return 0;
+    if (npzs__le32(b) != SIG_CDH) return NPZS__NOT_TAKEN;
     size_t n = npzs__le16(b + 28), x = npzs__le16(b + 30), k = npzs__le16(b + 32);
-    if (avail - CDH_SIZE < n + x + k) return 0;
+    if (avail - CDH_SIZE < n + x + k) return NPZS__NOT_TAKEN;
     p->rec_off = npzs__here(p);
-    if (tail_reserve(p, pending + 64) < 0) return p->err;
+    if (tail_reserve(p, pending + 64) < 0) return NPZS__ERROR;
     p->state = NPZS_S_ZIP_CDH;
     NPZS_VISIT(p, NPZS_S_ZIP_CDH);
     NPZS_VISIT(p, NPZS_S_ZIP_CDH_NAME);
     NPZS_VISIT(p, NPZS_S_ZIP_CDH_EXTRA);
     NPZS_VISIT(p, NPZS_S_ZIP_CDH_COMMENT);
     in->pos += CDH_SIZE;
-    if (cdh_fixed(p, b) < 0 || tail_reserve(p, pending + CDH_SIZE + n + x + k) < 0) return p->err;
+    if (cdh_fixed(p, b) < 0 || tail_reserve(p, pending + CDH_SIZE + n + x + k) < 0) return NPZS__ERROR;
     in->pos += n;
-    if (cdh_name(p, b + CDH_SIZE) < 0) return p->err;
+    if (cdh_name(p, b + CDH_SIZE) < 0) return NPZS__ERROR;
     in->pos += x;
-    if (cdh_extra(p, b + CDH_SIZE + n) < 0) return p->err;
+    if (cdh_extra(p, b + CDH_SIZE + n) < 0) return NPZS__ERROR;
     in->pos += k;
     p->end.cd_count++;
     return next_record(p);
 }
 
 /* ZIP_CDH: the fixed part of a central directory header, against the member it must repeat. */
-int npzs__zip_cdh(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_cdh(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
     if (!take(p, in, CDH_SIZE)) return npzs__need(p);
     const npzs_zcdh *c = &p->cdh;
     if (cdh_fixed(p, p->stage) < 0 || tail_reserve(p, (size_t)c->f.name_len + c->f.extra_len + c->comment_len) < 0)
-        return p->err;
+        return NPZS__ERROR;
     p->var_len = 0;
     p->state = NPZS_S_ZIP_CDH_NAME;
-    return NPZS__STEP;
+    return NPZS__GO;
 }
 
 /* ZIP_CDH_NAME: the central directory name, byte for byte the local header's. */
-int npzs__zip_cdh_name(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_cdh_name(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
-    if (!take_var(p, in, p->name, p->cdh.f.name_len)) return npzs__need(p);
-    if (cdh_name(p, p->name) < 0) return p->err;
+    if (!take_var(p, in, p->kept.name, p->cdh.f.name_len)) return npzs__need(p);
+    if (cdh_name(p, p->kept.name) < 0) return NPZS__ERROR;
     p->var_len = 0;
     p->state = NPZS_S_ZIP_CDH_EXTRA;
-    return NPZS__STEP;
+    return NPZS__GO;
 }
 
 /* ZIP_CDH_EXTRA: the central extra fields (ZIP64 sizes and offset), against the member. */
-int npzs__zip_cdh_extra(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_cdh_extra(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
-    if (!take_var(p, in, p->extra, p->cdh.f.extra_len)) return npzs__need(p);
-    if (cdh_extra(p, p->extra) < 0) return p->err;
+    if (!take_var(p, in, p->kept.extra, p->cdh.f.extra_len)) return npzs__need(p);
+    if (cdh_extra(p, p->kept.extra) < 0) return NPZS__ERROR;
     p->var_len = 0;
     p->state = NPZS_S_ZIP_CDH_COMMENT;
-    return NPZS__STEP;
+    return NPZS__GO;
 }
 
 /* ZIP_CDH_COMMENT: the entry's comment, skipped (the end-record search reads it: bind_end). */
-int npzs__zip_cdh_comment(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_cdh_comment(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
     if (!take_var(p, in, NULL, p->cdh.comment_len)) return npzs__need(p);
     p->end.cd_count++;
@@ -656,15 +658,15 @@ int npzs__zip_cdh_comment(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 }
 
 /* ZIP_Z64_EOCD: the ZIP64 end record, right after the central directory. */
-int npzs__zip_z64_eocd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_z64_eocd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
     if (!take(p, in, Z64_EOCD_SIZE)) return npzs__need(p);
     npzs_end *d = &p->end;
     npzs_zend z;
     npzs_zerr e;
-    if (npzs__zr_z64_eocd(p->stage, &z, &e) < 0) return bad_e(p, &e);
-    if (z.count_disk != p->members || z.count != p->members) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_Z64_COUNT);
-    if (z.cd_size != d->cd_end - d->cd_start || z.cd_off != d->cd_start) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_Z64_CD);
+    if (npzs__zr_z64_eocd(p->stage, &z, &e) < 0) return stop_e(p, &e);
+    if (z.count_disk != p->members || z.count != p->members) return stop(p, NPZS_E_CD_MISMATCH, NPZS_R_Z64_COUNT);
+    if (z.cd_size != d->cd_end - d->cd_start || z.cd_off != d->cd_start) return stop(p, NPZS_E_CD_MISMATCH, NPZS_R_Z64_CD);
     d->have_z64 = 1;
     d->z64_off = p->rec_off;
     p->phase = PH_Z64;
@@ -672,14 +674,14 @@ int npzs__zip_z64_eocd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 }
 
 /* ZIP_Z64_LOC: the ZIP64 locator, right after the ZIP64 end record it points at. */
-int npzs__zip_z64_loc(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_z64_loc(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
     if (!take(p, in, Z64_LOC_SIZE)) return npzs__need(p);
     npzs_end *d = &p->end;
     npzs_zerr e;
     uint64_t at;
-    if (npzs__zr_z64_loc(p->stage, &at, &e) < 0) return bad_e(p, &e);
-    if (at != d->z64_off) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_LOC_OFFSET);
+    if (npzs__zr_z64_loc(p->stage, &at, &e) < 0) return stop_e(p, &e);
+    if (at != d->z64_off) return stop(p, NPZS_E_CD_MISMATCH, NPZS_R_LOC_OFFSET);
     d->have_loc = 1;
     d->loc_off = p->rec_off;
     p->phase = PH_LOC;
@@ -687,7 +689,7 @@ int npzs__zip_z64_loc(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 }
 
 /* ZIP_EOCD: the end record; with a ZIP64 end record its fields may be the 0xFF.. sentinels. */
-int npzs__zip_eocd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_eocd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
     if (!take(p, in, EOCD_SIZE)) return npzs__need(p);
     npzs_end *d = &p->end;
@@ -695,31 +697,31 @@ int npzs__zip_eocd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     npzs__zr_eocd(p->stage, &r);
     int z = d->have_z64;
     if (!((r.disk == 0 || (z && r.disk == 0xFFFF)) && (r.disk_cd == 0 || (z && r.disk_cd == 0xFFFF))))
-        return bad(p, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_DISK_EOCD);
+        return stop(p, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_DISK_EOCD);
     if (!((r.count_disk == p->members || (z && r.count_disk == 0xFFFF)) && (r.count == p->members || (z && r.count == 0xFFFF))))
-        return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_EOCD_COUNT);
+        return stop(p, NPZS_E_CD_MISMATCH, NPZS_R_EOCD_COUNT);
     if (!(r.cd_size == d->cd_end - d->cd_start || (z && r.cd_size == 0xFFFFFFFFu)))
-        return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_EOCD_CD_SIZE);
+        return stop(p, NPZS_E_CD_MISMATCH, NPZS_R_EOCD_CD_SIZE);
     if (!(r.cd_off == d->cd_start || (z && r.cd_off == 0xFFFFFFFFu)))
-        return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_EOCD_CD_OFFSET);
+        return stop(p, NPZS_E_CD_MISMATCH, NPZS_R_EOCD_CD_OFFSET);
     d->comment_len = r.comment_len;
     d->eocd_off = p->rec_off;
-    if (tail_reserve(p, d->comment_len) < 0) return p->err;
+    if (tail_reserve(p, d->comment_len) < 0) return NPZS__ERROR;
     p->var_len = 0;
     d->comment_sig = 0;
     p->phase = PH_END;
     p->state = NPZS_S_ZIP_EOCD_COMMENT;
-    return NPZS__STEP;
+    return NPZS__GO;
 }
 
 /* ZIP_EOCD_COMMENT: the archive comment: no record signature in it, ending at the end of input. */
-int npzs__zip_eocd_comment(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_eocd_comment(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
     npzs_end *d = &p->end;
     while (p->var_len < d->comment_len) {
         if (!in || in->pos == in->size) {
-            if (p->finished) return npzs__fail(p, NPZS_E_TRUNCATED, npzs__here(p), NPZS_R_COMMENT_PAST_END);
-            return NPZS_NEED_INPUT;
+            if (p->finished) return npzs__error(p, NPZS_E_TRUNCATED, npzs__here(p), NPZS_R_COMMENT_PAST_END);
+            return NPZS__NEED;
         }
         uint8_t c = ((const uint8_t *)in->src)[in->pos];
         eat(p, in, NULL, 1);
@@ -727,18 +729,18 @@ int npzs__zip_eocd_comment(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         uint32_t w = d->comment_sig = (d->comment_sig << 8) | c;
         if (w == 0x504B0102u || w == 0x504B0304u || w == 0x504B0506u || w == 0x504B0606u || w == 0x504B0607u ||
             w == 0x504B0708u)
-            return bad(p, NPZS_E_ZIP_BAD_HEADER, NPZS_R_COMMENT_SIG);
+            return stop(p, NPZS_E_ZIP_BAD_HEADER, NPZS_R_COMMENT_SIG);
     }
     p->state = NPZS_S_ZIP_TAIL;
-    return NPZS__STEP;
+    return NPZS__GO;
 }
 
 /* ZIP_TAIL: the archive is complete; at the end of input zipfile's reading is checked. */
-int npzs__zip_tail(npzs_parser *p, npzs_in *in, npzs_event *ev) {
+npzs__rc npzs__zip_tail(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
-    if (in && in->pos < in->size) return npzs__fail(p, NPZS_E_TRAILING_DATA, npzs__here(p), NPZS_R_ZIP_TRAIL);
-    if (!p->finished) return NPZS_NEED_INPUT;
-    if (bind_end(p) < 0) return p->err;
+    if (in && in->pos < in->size) return npzs__error(p, NPZS_E_TRAILING_DATA, npzs__here(p), NPZS_R_ZIP_TRAIL);
+    if (!p->finished) return NPZS__NEED;
+    if (bind_end(p) < 0) return NPZS__ERROR;
     p->state = NPZS_S_END_EMIT;
-    return NPZS__STEP;
+    return NPZS__GO;
 }

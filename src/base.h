@@ -1,0 +1,26 @@
+/* base.h -- what every npzstream source may use: the export marker, little-endian reads, CRC-32. */
+#ifndef NPZS_BASE_H
+#define NPZS_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define NPZS__API __attribute__((visibility("default")))
+#else
+#define NPZS__API
+#endif
+
+static inline uint16_t npzs__le16(const uint8_t *b) { return (uint16_t)(b[0] | (b[1] << 8)); }
+static inline uint32_t npzs__le32(const uint8_t *b) {
+    return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) | ((uint32_t)b[3] << 24);
+}
+static inline uint64_t npzs__le64(const uint8_t *b) {
+    return (uint64_t)npzs__le32(b) | ((uint64_t)npzs__le32(b + 4) << 32);
+}
+
+/* crc.c: CRC-32 (zlib's polynomial), and the CRC of a || b from theirs. */
+uint32_t npzs__crc32(uint32_t crc, const uint8_t *buf, size_t len);
+uint32_t npzs__crc32_combine(uint32_t a, uint32_t b, uint64_t blen);
+
+#endif
