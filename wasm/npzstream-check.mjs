@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-/* npzstream-check.mjs [--json] [--policy FILE] [--feed N] [LIMITS] [FILE|-]...
+/* npzstream-check.mjs [--json] [--policy FILE] [--sequence] [--feed N] [LIMITS] [FILE|-]...
  *
  * The WebAssembly build as a command, under Node.js: for each FILE, exactly what
  * `npzstream check --json FILE` prints (with --json; else what `npzstream check FILE` prints),
@@ -15,6 +15,7 @@ const LIMITS = {
     '--max-extra-len': 'max_extra_len', '--max-total-bytes': 'max_total_bytes',
     '--inflate-window': 'inflate_window', '--max-memory': 'max_memory',
 };
+const WIDE = new Set(['--max-header-size', '--max-total-bytes', '--max-memory']); /* 64-bit fields */
 const LENIENT = {
     '--lenient-npy-trailing': 'lenient_npy_trailing', '--lenient-header-newline': 'lenient_header_newline',
     '--lenient-fast-inflate': 'lenient_fast_inflate',
@@ -28,7 +29,7 @@ const STRERROR = {
     ENODEV: 'No such device', EOVERFLOW: 'Value too large for defined data type',
 };
 const READ_SIZE = 256 << 10;
-const USAGE = 'usage: npzstream-check.mjs [--json] [--policy FILE] [--feed N] [LIMITS] [FILE|-]...\n' +
+const USAGE = 'usage: npzstream-check.mjs [--json] [--policy FILE] [--sequence] [--feed N] [LIMITS] [FILE|-]...\n' +
     'Validates NumPy .npy or .npz files with the WebAssembly build: prints for each FILE what\n' +
     '`npzstream check [--json] FILE` prints.  Exit status: 0 accepted, 1 rejected, 2 usage or I/O error.\n';
 
@@ -49,13 +50,14 @@ function usageError(msg) {
 }
 
 function parseArgs(argv) {
-    const a = {json: false, feed: 0, limits: {}, policy: null, files: []};
+    const a = {json: false, sequence: false, feed: 0, limits: {}, policy: null, files: []};
     let only = false;
     for (let i = 0; i < argv.length; i++) {
         const s = argv[i];
         if (only || s[0] !== '-' || s === '-') { a.files.push(s); continue; }
         if (s === '--') { only = true; continue; }
         if (s === '--json') { a.json = true; continue; }
+        if (s === '--sequence') { a.sequence = true; continue; }
         if (s === '-h' || s === '--help') { write(1, USAGE); process.exit(0); }
         if (s === '--sha256') usageError('--sha256: the WebAssembly build has no SHA-256 (it has no OpenSSL)');
         if (LENIENT[s]) { a.limits[LENIENT[s]] = true; continue; }
@@ -86,6 +88,7 @@ function parseArgs(argv) {
             usageError(`${flag} needs a non-negative integer, optionally with a suffix (K M G T P E, or Ki Mi Gi Ti Pi Ei)`);
         }
         if (flag === '--feed') a.feed = Number(v);
+        else if (!WIDE.has(flag) && v > 0xffffffffn) usageError(`${flag} ${v}: too large (at most 4294967295)`); /* never clamped */
         else a.limits[LIMITS[flag]] = v;
     }
     if (!a.files.length) a.files.push('-');
@@ -95,11 +98,13 @@ function parseArgs(argv) {
 /* One validator for the options: a usage error (a bad limit or policy) ends the command. */
 function validator(a, label) {
     try {
-        return new Validator({limits: a.limits, policy: a.policy, text: !a.json, label});
+        return new Validator({limits: a.limits, policy: a.policy, sequence: a.sequence, text: !a.json, label});
     } catch (e) {
         if (e instanceof PolicyError)
             usageError(e.line ? `--policy ${a.policyPath}:${e.line}:${e.column}: ${e.path}${e.path ? ': ' : ''}${e.message}`
                               : `--policy ${a.policyPath}: ${e.message}`);
+        const flag = Object.keys(LIMITS).find((f) => LIMITS[f] === e.field);
+        if (flag) usageError(`${flag}: out of the range the library accepts`);
         if (e instanceof RangeError || e instanceof UnsupportedError) usageError(e.message.replace(/^npzstream: /, ''));
         throw e;
     }

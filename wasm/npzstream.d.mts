@@ -26,6 +26,8 @@ export interface ValidatorOptions {
     policy?: string | object | null;
     /** SHA-256 of every member: not in the wasm build (UnsupportedError, rule CALL.hash). */
     hash?: boolean;
+    /** .npy arrays back to back on one stream (repeated np.save; the CLI's --sequence). */
+    sequence?: boolean;
     /** The text of `npzstream check FILE` (report.text) instead of the JSON object. */
     text?: boolean;
     /** The file's name in that text ("-" by default). */
@@ -150,5 +152,7 @@ export function ruleMessage(rule: string): string | null;
 export function parseSize(v: Size | boolean): bigint;
 /** The library's version, "0.6.0". */
 export function version(): string;
+/** Bytes of the wasm's memory now (grown to what the parsers held; bounded by their limits). */
+export function memoryBytes(): number;
 /** false: the wasm build computes no SHA-256. */
 export function sha256Available(): boolean;

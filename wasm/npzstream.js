@@ -97,6 +97,7 @@ const live = typeof FinalizationRegistry === 'function' ? new FinalizationRegist
  *           fields of npzs_limits, as the Python package names them; sizes as the CLI takes them)
  *   policy: a policy, as a JSON string or an object (README.md, "Policies")
  *   hash:   true asks for SHA-256: refused here (UnsupportedError), the wasm build has none
+ *   sequence: true reads .npy arrays back to back (repeated np.save to one stream; --sequence)
  *   text:   true gives the text of `npzstream check FILE` (report.text) instead of the JSON
  *   label:  the file's name in that text ("-" by default) */
 export class Validator {
@@ -118,8 +119,8 @@ export class Validator {
         try {
             for (const [k, v] of Object.entries(options.limits || {})) {
                 const rc = withCString(m, k, (kp) => withCString(m, parseSize(v).toString(), (vp) => m._nzs_set(h, kp, vp)));
-                if (rc === -1) throw new RangeError(`npzstream: unknown limit ${k}`);
-                if (rc !== 0) throw new RangeError(`npzstream: ${k} ${v}: out of the field's range`);
+                if (rc === -1) throw Object.assign(new RangeError(`npzstream: unknown limit ${k}`), {field: k});
+                if (rc !== 0) throw Object.assign(new RangeError(`npzstream: ${k} ${v}: out of the field's range`), {field: k});
             }
             if (options.policy !== undefined && options.policy !== null) {
                 const text = typeof options.policy === 'string' ? options.policy : JSON.stringify(options.policy);
@@ -129,8 +130,14 @@ export class Validator {
                 }
             }
             this.#text = !!options.text;
-            const rc = withCString(m, options.label ?? '-', (lp) => m._nzs_start(h, this.#text ? 1 : 0, options.hash ? 1 : 0, lp));
-            if (rc === -1) throw new RangeError(`npzstream: ${readText(m, h)}: out of the range the library accepts`);
+            const flags = (this.#text ? 1 : 0) | (options.hash ? 2 : 0) | (options.sequence ? 4 : 0);
+            const rc = withCString(m, options.label ?? '-', (lp) => m._nzs_start(h, flags, lp));
+            if (rc === -1) {
+                const bad = readText(m, h);
+                throw Object.assign(new RangeError(bad ? `npzstream: ${bad}: out of the range the library accepts`
+                                                       : 'npzstream: sequence does not go with lenient_npy_trailing'),
+                                    {field: bad || 'sequence'});
+            }
             if (rc === -3)
                 throw new UnsupportedError('npzstream: SHA-256 is not available in the WebAssembly build (it has no ' +
                                            'OpenSSL): hash on the server', 'CALL.hash');
@@ -299,6 +306,13 @@ export function version() {
     if (!core) throw new Error('npzstream: await ready() first');
     const v = core._nzs_version();
     return `${v >> 16}.${(v >> 8) & 255}.${v & 255}`;
+}
+
+/* Bytes of the wasm's memory now (it grows with what the parsers hold, bounded by their limits,
+ * and never shrinks). */
+export function memoryBytes() {
+    if (!core) throw new Error('npzstream: await ready() first');
+    return core.HEAPU8.length;
 }
 
 /* Whether this build computes SHA-256: false for the wasm build (no OpenSSL). */

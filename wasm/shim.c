@@ -4,7 +4,7 @@
  * wasm): the JSON object of `npzstream check --json FILE` and the text of `npzstream check FILE`,
  * byte for byte, from the same events the command asks for (cli/cmd_check.c).
  *
- *   nzs_new()  nzs_set(name, value)...  nzs_policy(json)  nzs_start(mode, hash, label)
+ *   nzs_new()  nzs_set(name, value)...  nzs_policy(json)  nzs_start(flags, label)
  *   (write up to nzs_in_cap() bytes at nzs_in(), nzs_push(n))...  nzs_finish()
  *   nzs_take(): what was printed since the last call (JSON, text, or a setup fault)
  *   nzs_free()
@@ -144,25 +144,30 @@ NZS_EXPORT int nzs_policy(nzs *h, const char *json, size_t len) {
     return -1;
 }
 
-/* Start: text 1 for the text output (label: the file's name in it).  0, -1 for a limit the
+/* Start, with flags: NZS_TEXT for the text output (label: the file's name in it), NZS_HASH for
+ * SHA-256, NZS_SEQUENCE for .npy arrays back to back (--sequence).  0, -1 for a limit the
  * library refuses (its field name in nzs_take()), -2 out of memory, -3 hashing asked for in a
  * build without SHA-256 (rule CALL.hash). */
-NZS_EXPORT int nzs_start(nzs *h, int text, int hash, const char *label) {
+enum { NZS_TEXT = 1, NZS_HASH = 2, NZS_SEQUENCE = 4 };
+
+NZS_EXPORT int nzs_start(nzs *h, int flags, const char *label) {
     const char *bad = npzs_limits_check(&h->lim);
     if (bad) {
         say(h, bad, strlen(bad));
         return -1;
     }
+    int hash = (flags & NZS_HASH) != 0;
     if (hash && !npzs_sha256_built()) return -3;
-    h->text = text;
+    h->text = (flags & NZS_TEXT) != 0;
     h->label = strdup(label ? label : "-");
     h->in = malloc(IN_CAP);
     h->p = npzs_new(&h->lim, NULL);
     if (!h->label || !h->in || !h->p) return -2;
     if ((h->pol && npzs_policy_use(h->p, h->pol) < 0) || (hash && npzs_hash(h->p, NPZS_HASH_SHA256) < 0)) return -2;
+    if ((flags & NZS_SEQUENCE) && npzs_npy_sequence(h->p) < 0) return -1; /* with lenient_npy_trailing */
     /* the events the command asks for (cli/cmd_check.c) */
     unsigned want = NPZS_EV_BIT(NPZS_EV_MEMBER_END);
-    if (!text) want |= NPZS_EV_BIT(NPZS_EV_MEMBER_BEGIN) | NPZS_EV_BIT(NPZS_EV_HEADER);
+    if (!h->text) want |= NPZS_EV_BIT(NPZS_EV_MEMBER_BEGIN) | NPZS_EV_BIT(NPZS_EV_HEADER);
     npzs_events(h->p, want);
     wb_init(&h->w, NULL);
     return 0;
