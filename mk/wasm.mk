@@ -5,6 +5,7 @@
 #   make test-wasm          the differential test against build/npzstream (tests/wasm/test_wasm.py)
 #   make test-wasm-browser  the demo page in headless Chromium (tests/wasm/test_browser.py)
 #   make bench-wasm         wasm size and speed against the native command (bench/wasm.py)
+# make test-all runs the two tests (tests/run_all.py, tier rest) after building what they need.
 # zlib is Debian's source of the zlib the native build links (wasm/zlib-source.sh, into
 # build/wasm/zlib); the library's sources but the parallel helper's (threads) and vlen's.
 .DEFAULT_GOAL := all
@@ -31,7 +32,7 @@ WASM_OUT    = $(BW)/npzstream.mjs $(BW)/npzstream.d.mts $(BW)/npzstream-check.mj
 # emcc's JS optimizer finds its modules (Debian's node-* packages) there
 EMCC_RUN    = NODE_PATH=/usr/share/nodejs$(if $(NODE_PATH),:$(NODE_PATH),) $(EMCC)
 
-.PHONY: wasm test-wasm test-wasm-browser bench-wasm
+.PHONY: wasm wasm-if-available test-wasm test-wasm-browser bench-wasm
 wasm:
 	@command -v $(EMCC) >/dev/null || { echo "make wasm: $(EMCC) not found: apt-get install emscripten (Debian's, 3.1.6)"; exit 1; }
 	@sh wasm/zlib-source.sh $(BW)/zlib
@@ -54,6 +55,15 @@ $(BW)/core.js: $(WASM_OBJ)
 $(WASM_OUT) &: $(BW)/core.js wasm/bundle.mjs wasm/npzstream.js wasm/worker.js wasm/demo.html wasm/npzstream.d.mts \
                 wasm/npzstream-check.mjs
 	NPZS_VERSION=$(NPZS_VER) $(NODE) wasm/bundle.mjs $(BW)/core.js $(BW)
+
+# make test-all builds what the suites of tests/wasm need where the tools are installed; they
+# say "skipped" where they are not (a failed build fails them instead)
+TEST_DEPS += wasm-if-available
+wasm-if-available:
+	@if command -v $(EMCC) >/dev/null; then $(MAKE) --no-print-directory wasm || echo "wasm: make wasm failed"; \
+	else echo "wasm: skipped: no $(EMCC) (apt-get install emscripten)"; fi
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then \
+	  $(MAKE) --no-print-directory $(WASM_VENV)/bin/python || echo "wasm: no Selenium (pip install selenium failed: offline?)"; fi
 
 test-wasm: all wasm
 	$(PYTHON) tests/wasm/test_wasm.py --bin $(B)/npzstream --wasm $(BW)
