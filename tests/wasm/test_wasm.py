@@ -251,6 +251,27 @@ def test_api(wasm, tmp, binary):
     ok(e["code"] == "bad_magic" and e["pulled"] <= 1 and e["status"] == 1, "an early rejection stops the reading", str(e))
 
 
+def test_types(wasm, tmp):
+    """npzstream.d.mts: the documented uses type-check under tsc (Debian's node-typescript), a misuse does not."""
+    tsc = shutil.which("tsc")
+    if not tsc:
+        print("wasm: the TypeScript declarations not checked: no tsc (apt-get install node-typescript)")
+        return
+    d = os.path.join(tmp, "ts")
+    os.makedirs(d)
+    for f in ("npzstream.mjs", "npzstream.d.mts"):
+        shutil.copy(os.path.join(wasm, f), d)
+    good = open(os.path.join(ROOT, "tests", "wasm", "types.mts")).read()
+    args = [tsc, "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022",
+            "--lib", "es2022,dom"]
+    for name, text, want in (("good.mts", good, 0), ("bad.mts", good + "\nvalidate(new Uint8Array(1), {limits: {max_sides: 1}});\n", 2),
+                             ("bad2.mts", good + "\nconst n: number = new Validator().push(new Uint8Array(1));\n", 2)):
+        with open(os.path.join(d, name), "w") as f:
+            f.write(text)
+        r = subprocess.run(args + [name], cwd=d, capture_output=True, text=True)
+        ok(r.returncode == want, "tsc %s: exit %d (want %d)" % (name, r.returncode, want), r.stdout[-1000:])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="build/npzstream")
@@ -275,6 +296,7 @@ def main():
         test_module(binary, wasm, files, tmp)
         test_command(binary, wasm, files, tmp)
         test_api(wasm, tmp, binary)
+        test_types(wasm, tmp)
     return T.summary()
 
 
