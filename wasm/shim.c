@@ -57,6 +57,7 @@ NZS_EXPORT const char *nzs_take(nzs *h) {
     h->taken = NULL;
     h->taken_len = 0;
     if (h->mem) {
+        if (cli_stdout == h->mem) cli_stdout = NULL;
         fclose(h->mem);
         h->mem = NULL;
         h->taken = h->buf;
