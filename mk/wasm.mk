@@ -21,7 +21,7 @@ WASM_OPT   ?= -O2
 # the project's warnings as errors, as the native build in CI; sign conversions left out for the
 # library's files: wasm32's long is 32 bits, and two functions there return a uint32_t index as
 # long (src/npyhdr.c, src/policy.c; harmless, the values are small)
-WASM_CFLAGS = $(CSTD) $(WARN) -Werror $(INC) -I$(BW)/zlib $(WASM_OPT) -DNDEBUG
+WASM_CFLAGS = $(CSTD) $(WARN) -Werror $(INC) -I$(BW)/zlib $(WASM_OPT)
 # the emscripten runtime: one file (the wasm inlined: Node 20 cannot fetch a file path), for the
 # web, workers and Node (the web path: the glue's Node path needs require, which an ES module has
 # not), memory that grows to what the limits allow, no file system, no eval
@@ -72,9 +72,9 @@ test-wasm: all wasm
 WASM_VENV = $(B)/venv-selenium
 $(WASM_VENV)/bin/python:
 	$(PYTHON) -m venv $(WASM_VENV) && $(WASM_VENV)/bin/pip install -q selenium || { rm -rf $(WASM_VENV); exit 1; }
-test-wasm-browser: wasm
+test-wasm-browser: all wasm
 	@$(MAKE) --no-print-directory $(WASM_VENV)/bin/python || echo "test-wasm-browser: no Selenium (pip install failed: offline?)"
-	$(PYTHON) tests/wasm/test_browser.py --wasm $(BW) --python $(WASM_VENV)/bin/python
+	$(PYTHON) tests/wasm/test_browser.py --bin $(B)/npzstream --wasm $(BW) --python $(WASM_VENV)/bin/python
 
 # the native command once more with zlib's CRC-32 (ISAL=0), the CRC the wasm runs
 bench-wasm: all wasm
