@@ -1,7 +1,7 @@
 /* shim.c -- the C side of the WebAssembly build: one validation a handle, driven by the JavaScript
  * module (wasm/npzstream.js) through the functions below, over the library's public API alone
- * and the command line's output code.
- * The report is printed by that code (cli/output.c, compiled into the wasm): the JSON object of `npzstream check --json FILE` and the text of `npzstream check FILE`,
+ * and the command line's output code (cli/output.c, compiled into the wasm), which prints the
+ * report: the JSON object of `npzstream check --json FILE` and the text of `npzstream check FILE`,
  * byte for byte, from the same events the command asks for (cli/cmd_check.c).
  *
  *   nzs_new()  nzs_set(name, value)...  nzs_policy(json)  nzs_start(flags, label)
