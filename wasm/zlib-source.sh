@@ -3,9 +3,11 @@
 # installed zlib1g), unpacked with Debian's patches into DIR, for `make wasm`.  Nothing comes from
 # anywhere but the Debian archives apt takes zlib1g from: when apt has no deb-src entry for them,
 # one is added for each (as root: /etc/apt/sources.list.d/npzstream-deb-src.list) and apt's lists
-# are updated.  The installed version is taken when the archive serves its source; else the
-# newest source of the same upstream release (1.2.13.dfsg-1 for 1.2.13.dfsg-1+deb12u1, whose
-# change is in minizip), and the build says so.
+# are updated.  The installed version is taken when the archive serves its source.  Where it does
+# not (an archive whose index lists a source its pool does not serve, as a security archive's
+# mirror may), the newest source of the same upstream release is taken, and the build says so
+# loudly, with the Debian changes the native zlib has and the wasm's lacks (from zlib1g's
+# changelog); WASM_ZLIB_EXACT=1 refuses that and fails instead.
 set -eu
 dest=${1:?usage: wasm/zlib-source.sh DIR}
 say() { echo "zlib-source: $*" >&2; }
@@ -14,7 +16,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 ver=$(dpkg-query -W -f='${source:Version}' zlib1g 2>/dev/null) ||
   fail "zlib1g is not installed: the wasm build takes the source of the zlib the native build uses (apt-get install zlib1g-dev)"
-if [ -f "$dest/.npzs-version" ] && grep -qx "native $ver" "$dest/.npzs-version"; then exit 0; fi
+if [ -f "$dest/.npzs-version" ] && grep -qx "native $ver" "$dest/.npzs-version"; then
+  grep -qx "source $ver" "$dest/.npzs-version" ||
+    say "WARNING: the wasm's zlib is $(sed -n 's/^source //p' "$dest/.npzs-version"), not the native $ver (see above, or rm -r $dest)"
+  exit 0
+fi
 command -v dpkg-source >/dev/null || fail "dpkg-source is missing: apt-get install dpkg-dev"
 upstream=$(echo "$ver" | sed 's/^[0-9]*://; s/-[^-]*$//')
 
@@ -54,8 +60,9 @@ if [ -z "$want" ]; then
   [ -n "$want" ] || fail "the archives serve no source of zlib $upstream (the installed zlib1g is $ver)"
 fi
 if ! get "$want"; then
-  # an index may list a version its pool no longer serves: the newest other of the same release
+  # an index may list a version its pool does not serve: the newest other of the same release
   other=$(grep -E "^([0-9]+:)?$(echo "$upstream" | sed 's/\./\\./g')-" "$tmp/versions" | grep -vx "$want" | sort -V | tail -n 1)
+  [ "${WASM_ZLIB_EXACT:-0}" = 1 ] && fail "apt-get source zlib=$want failed, and WASM_ZLIB_EXACT=1 takes no other version"
   [ -n "$other" ] && get "$other" && want=$other ||
     fail "apt-get source zlib=$want failed (offline?): the wasm build needs zlib's source"
 fi
@@ -64,4 +71,11 @@ src=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d -name 'zlib-*' | head -n 1)
 rm -rf "$dest" && mkdir -p "$(dirname "$dest")" && mv "$src" "$dest"
 printf 'native %s\nsource %s\n' "$ver" "$want" >"$dest/.npzs-version"
 if [ "$want" = "$ver" ]; then say "zlib $want, Debian's source with its patches, in $dest"
-else say "zlib $want, Debian's source with its patches, in $dest (the installed zlib1g is $ver: the archive does not serve that source; same upstream zlib $upstream)"; fi
+else
+  say "WARNING: zlib $want in $dest, not the installed $ver, whose source the archive does not serve"
+  say "WARNING: (the same upstream zlib $upstream); the wasm's zlib lacks these changes of the native one:"
+  # zlib1g's changelog, from its top to the entry of the version taken
+  zcat /usr/share/doc/zlib1g/changelog.Debian.gz 2>/dev/null | awk -v v="$want" '$1 == "zlib" && $2 == "(" v ")" { exit } { print }' |
+    grep -E '^ +\*' | sed 's/^/zlib-source:   /' >&2 || true
+  say "WARNING: make wasm WASM_ZLIB_EXACT=1 refuses this; the exact source needs an archive that serves it"
+fi

@@ -287,6 +287,11 @@ def main():
             return 0
         ok(False, "%s/npzstream.mjs exists (make wasm)" % a.wasm)
         return T.summary()
+    stamp = os.path.join(wasm, "zlib", ".npzs-version")
+    if os.path.exists(stamp):
+        v = dict(l.split(" ", 1) for l in open(stamp).read().split("\n") if " " in l)
+        print("wasm: zlib %s (the native build's: %s)%s" % (v.get("source"), v.get("native"),
+              "" if v.get("source") == v.get("native") else ": WARNING, not the same Debian version (wasm/zlib-source.sh)"))
     files = inputs(a.quick)
     peers = [f for f, _ in files if os.sep + "peers" + os.sep in f]
     vectors = [f for f, _ in files if f.endswith(".bin")]
