@@ -18,7 +18,7 @@ ver=$(dpkg-query -W -f='${source:Version}' zlib1g 2>/dev/null) ||
   fail "zlib1g is not installed: the wasm build takes the source of the zlib the native build uses (apt-get install zlib1g-dev)"
 if [ -f "$dest/.npzs-version" ] && grep -qx "native $ver" "$dest/.npzs-version"; then
   grep -qx "source $ver" "$dest/.npzs-version" ||
-    say "WARNING: the wasm's zlib is $(sed -n 's/^source //p' "$dest/.npzs-version"), not the native $ver (see above, or rm -r $dest)"
+    say "WARNING: the wasm's zlib is $(sed -n 's/^source //p' "$dest/.npzs-version"), not the native $ver: the archive served no other source when it was fetched (rm -r $dest to try again)"
   exit 0
 fi
 command -v dpkg-source >/dev/null || fail "dpkg-source is missing: apt-get install dpkg-dev"
