@@ -52,6 +52,16 @@ static const char LIMITS_REST[] =
     "  --lenient-fast-inflate   inflate with ISA-L (about 2x zlib; where the build has it): may\n"
     "                           accept deflate data zlib, and so np.load, refuses (SECURITY.md)\n";
 
+/* ", at most N" for a limit whose maximum is below its type's, else "". */
+#define LIMIT_MAX_TEXT 48
+static void limit_max_text(char hi[LIMIT_MAX_TEXT], const struct limit_opt *l) {
+    char h[24];
+    hi[0] = 0;
+    if (l->hi >= (l->bits == 32 ? UINT32_MAX : UINT64_MAX)) return;
+    size_text(h, sizeof h, l->hi);
+    snprintf(hi, LIMIT_MAX_TEXT, ", at most %s", h);
+}
+
 /* --help's limits: the table's rows (defaults and maxima with units), then the other shared
  * options.  Made once, on the first call (usage is printed by the main thread). */
 const char *limits_help(void) {
@@ -60,15 +70,10 @@ const char *limits_help(void) {
     size_t n = (size_t)snprintf(buf, sizeof buf, "Limits (defaults in parentheses; see npzstream(1) and SECURITY.md):\n");
     for (size_t i = 0; i < NLIMITS && n < sizeof buf; i++) {
         const struct limit_opt *l = &LIMIT_OPTS[i];
-        char opt[40], def[32], hi[32] = "";
+        char opt[40], def[32], hi[LIMIT_MAX_TEXT];
         snprintf(opt, sizeof opt, "%s N", l->flag);
         size_text(def, sizeof def, l->def);
-        uint64_t type_max = l->bits == 32 ? UINT32_MAX : UINT64_MAX;
-        if (l->hi < type_max) {
-            char h[24];
-            size_text(h, sizeof h, l->hi);
-            snprintf(hi, sizeof hi, ", at most %s", h);
-        }
+        limit_max_text(hi, l);
         n += (size_t)snprintf(buf + n, sizeof buf - n, "  %-22s%s%s (%s)\n", opt, l->help, hi, def);
     }
     if (n < sizeof buf) snprintf(buf + n, sizeof buf - n, "%s", LIMITS_REST);
@@ -85,13 +90,9 @@ void limits_print(FILE *f, int man) {
     }
     for (size_t i = 0; i < NLIMITS; i++) {
         const struct limit_opt *l = &LIMIT_OPTS[i];
-        char def[32], hi[32] = "";
+        char def[32], hi[LIMIT_MAX_TEXT];
         size_text(def, sizeof def, l->def);
-        if (l->hi < (l->bits == 32 ? UINT32_MAX : UINT64_MAX)) {
-            char h[24];
-            size_text(h, sizeof h, l->hi);
-            snprintf(hi, sizeof hi, ", at most %s", h);
-        }
+        limit_max_text(hi, l);
         fputs(".TP\n.BI ", f);
         for (const char *c = l->flag; *c; c++) fputs(*c == '-' ? "\\-" : (char[2]){*c, 0}, f);
         fprintf(f, " \" N\"\n%s%s%s (%s).\n", l->help[0] == '.' ? "\\&" : "", l->help, hi, def);

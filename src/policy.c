@@ -472,9 +472,9 @@ static int spec_of(pc *c, const npzs_jv *v, npzs_pspec *s, int is_array) {
             if (is_array) rc = bad(c, f, "optional is for members");
             else rc = bool_of(c, f, &s->optional);
         } else if (!strcmp(k, "fortran_order")) {
-            uint8_t b;
+            uint8_t b = 0;
             rc = bool_of(c, f, &b);
-            s->fortran = (int8_t)b;
+            if (rc == 0) s->fortran = (int8_t)b;
             array_only = 1;
         } else if (!strcmp(k, "byte_order")) {
             if (f->t != NPZS_J_STR || (strcmp(f->s, "little") && strcmp(f->s, "big") && strcmp(f->s, "any")))

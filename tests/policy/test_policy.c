@@ -322,8 +322,11 @@ static void test_vectors(const char *dir) {
         if (nc < 6) { CHECK(0, "a malformed manifest line"); continue; }
         mrow m;
         memset(&m, 0, sizeof m);
-        snprintf(m.name, sizeof m.name, "%s", col[0]);
-        snprintf(m.verdict, sizeof m.verdict, "%s", col[1]);
+        if ((size_t)snprintf(m.name, sizeof m.name, "%s", col[0]) >= sizeof m.name ||
+            (size_t)snprintf(m.verdict, sizeof m.verdict, "%s", col[1]) >= sizeof m.verdict) {
+            CHECK(0, "a manifest name or verdict too long");
+            continue;
+        }
         m.off = strcmp(col[2], "-") ? strtoull(col[2], NULL, 10) : 0;
         const char *pp = strstr(col[5], "--policy ") + 9;
         char ppath[512];
