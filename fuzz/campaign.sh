@@ -2,7 +2,8 @@
 # fuzz/campaign.sh -- a fuzzing campaign that adds up: every harness in turn, its share of HOURS of
 # CPU time, on JOBS cores (default: the cores the load average leaves free, at least 1) at NICE
 # (default 19), each run appending one row to the ledger in fuzz/README.md (harness, commit, CPU
-# time, executions, seeds, findings).  `make fuzz-campaign HOURS=N [JOBS=J] [FUZZ_HARNESSES="..."]` runs it.
+# time, executions, seeds, findings).  `make fuzz-campaign HOURS=N [JOBS=J] [NICE=N]
+# [FUZZ_HARNESSES="..."]` runs it.
 #
 # Seeds: the harness's committed corpus (corpus/<h>), corpus/peers and tests/vectors (real files
 # and every hand-built vector; harnesses with a control prefix read their first bytes as control).

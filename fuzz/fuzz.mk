@@ -142,10 +142,11 @@ $(FB)/fuzz_inflate_diff: fuzz/fuzz_inflate_diff.c fuzz/fuzz.mk
 fuzz-isal-seeds:
 	$(PYTHON) fuzz/gen_inflate_seeds.py corpus/fuzz_inflate_diff
 
-# make fuzz-campaign HOURS=N [JOBS=J]: every harness in turn, HOURS of CPU time shared among them,
-# on the free cores; each run appends its row (harness, commit, CPU time, execs, seeds, findings)
+# make fuzz-campaign HOURS=N [JOBS=J] [NICE=19]: every harness in turn, HOURS of CPU time shared
+# among them, on the free cores; each run appends its row (harness, commit, CPU time, execs, seeds, findings)
 # to the ledger in fuzz/README.md (fuzz/campaign.sh).
 .PHONY: fuzz-campaign
 HOURS ?= 1
+NICE ?= 19
 fuzz-campaign: fuzz
-	HOURS=$(HOURS) JOBS=$(JOBS) FUZZ_HARNESSES="$(FUZZ_HARNESSES)" bash fuzz/campaign.sh
+	HOURS=$(HOURS) JOBS=$(JOBS) NICE=$(NICE) FUZZ_HARNESSES="$(FUZZ_HARNESSES)" bash fuzz/campaign.sh
