@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The Python package's suite: tests/python/pytest_load.py (pytest) in every environment that
+"""The Python package's suite: tests/python/pytest_*.py (pytest) in every environment that
 `make python-env` set up (.venv-pkg: Debian's Python and NumPy 1.24; .venv-pkg-np2: NumPy 2.x),
 with the package installed there by pip; then a wheel is built from python/.
 
@@ -41,7 +41,8 @@ def main():
         ran += 1
         r = subprocess.run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
                             os.path.join(ROOT, "tests", "python", "pytest_load.py"),
-                            os.path.join(ROOT, "tests", "python", "pytest_policy.py")],
+                            os.path.join(ROOT, "tests", "python", "pytest_policy.py"),
+                            os.path.join(ROOT, "tests", "python", "pytest_io.py")],
                            cwd=tempfile.gettempdir(), capture_output=True, text=True)
         out = r.stdout + r.stderr
         p = sum(int(x) for x in re.findall(r"(\d+) passed", out.splitlines()[-1] if out.strip() else ""))

@@ -68,6 +68,8 @@ READ_SIZE = 1 << 20
 # a stored array's data is read straight into the array in pieces of this size, each pushed while
 # it is still in the cache (the parser's CRC-32 reads it once more)
 DIRECT_PIECE = 256 << 10
+# the read after an array read in place: its member's end and the next member's records and header
+_HEAD_READ = 64 << 10
 # chunks this large are fed from a worker thread in aload() (the parser releases the GIL)
 _THREAD_CHUNK = 1 << 18
 
@@ -448,6 +450,7 @@ class Loader:
         s = self._s
         feed = s.feed
         mv = memoryview(bytearray(READ_SIZE))
+        want = _HEAD_READ  # after an array read in place, the next records are read in a small piece
         while True:
             d = s.direct
             if d is not None:
@@ -459,8 +462,10 @@ class Loader:
                 if not n:
                     return
                 feed(dst[:n])
+                want = _HEAD_READ
                 continue
-            n = readinto(mv)
+            n = readinto(mv[:want])
+            want = READ_SIZE
             if n is None:
                 raise BlockingIOError("npzstream: the file is non-blocking and has no data; use Loader.feed")
             if not n:
@@ -967,8 +972,10 @@ def _view(mapping: Any, m: Dict[str, Any]) -> numpy.ndarray:
     the mapped bytes (the first DATA event's offset, zero copy)."""
     dt = _dtype(m["descr"])
     order = "F" if m["fortran_order"] else "C"
-    if not m["nbytes"]:
-        return numpy.ndarray(m["shape"], dtype=dt, order=order)
+    if not m["nbytes"]:  # no data: an empty array of its own, read-only as the views are
+        arr = numpy.ndarray(m["shape"], dtype=dt, order=order)
+        arr.flags.writeable = False
+        return arr
     at = m["content_at"] + m["header_len"]
     if m.get("data_offset", at) != at:
         raise RuntimeError("npzstream: the data of member %d is at %r, its header ends at %d"
