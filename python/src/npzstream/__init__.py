@@ -618,10 +618,7 @@ def _chunks(source: Source) -> Iterable[Any]:
 
 
 async def _achunks(source: Any):
-    if hasattr(source, "__aiter__"):
-        async for chunk in source:
-            yield chunk
-        return
+    # an async read(n) first: aiohttp's StreamReader iterates lines, not chunks
     read = getattr(source, "read", None)
     if read is not None and asyncio.iscoroutinefunction(read):
         while True:
@@ -629,6 +626,10 @@ async def _achunks(source: Any):
             if not b:
                 return
             yield b
+        return
+    if hasattr(source, "__aiter__"):
+        async for chunk in source:
+            yield chunk
         return
     for chunk in _chunks(source):  # a synchronous source given to aload
         yield chunk
