@@ -23,7 +23,8 @@ import django
 from django.conf import settings
 
 settings.configure(
-    DEBUG=False, SECRET_KEY="npzstream-example-not-secret", ROOT_URLCONF=__name__, ALLOWED_HOSTS=["127.0.0.1", "localhost"],
+    DEBUG=False, SECRET_KEY="npzstream-example-not-secret", ROOT_URLCONF=__name__,
+    ALLOWED_HOSTS=["127.0.0.1", "localhost"],
     MIDDLEWARE=[], INSTALLED_APPS=[], DATA_UPLOAD_MAX_MEMORY_SIZE=None,
     UPLOAD_DIR=os.environ.get("UPLOAD_DIR", "/tmp/uploads"),
 )
@@ -89,7 +90,7 @@ def load(request):
     loader = npzstream.Loader(max_bytes=MAX_BYTES)
     h = NpzHandler(request, loader)
     request.upload_handlers = [h]
-    request.FILES  # the multipart parser runs here, feeding the handler
+    _ = request.FILES  # the multipart parser runs here, feeding the handler
     if h.error is None:
         try:
             arrays = loader.finish()  # the verdict
@@ -124,7 +125,7 @@ def spool(request, name):
     with npzstream.spool(os.path.join(settings.UPLOAD_DIR, name)) as sp:
         h = NpzHandler(request, sp)
         request.upload_handlers = [h]
-        request.FILES
+        _ = request.FILES  # the handler feeds the spool as the parser reads
         report = sp.finish()  # accepted: fsync, rename into place; rejected: already deleted
     if not report:
         return rejected(report.error, h.received)

@@ -12,9 +12,7 @@ import pickle
 import socket
 import stat
 import sys
-import tempfile
 import threading
-import zipfile
 
 import numpy as np
 import pytest
@@ -23,7 +21,7 @@ import npzstream
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pytest_load import REF, SAMPLE, same_array, same_result, truth  # noqa: E402
-from pytest_load import real_files  # noqa: E402,F401  (the fixture)
+from pytest_load import real_files as real_files  # noqa: E402  (the fixture)
 
 
 def stored_sample():
@@ -60,9 +58,9 @@ def base_of(a):
 
 # ---- open(): views of a mapped file ------------------------------------------------------------
 
-def test_open_gives_what_load_gives_for_every_real_file(real_files, tmp):
+def test_open_gives_what_load_gives_for_every_real_file(real_files, tmp):  # noqa: F811
     opened = rejected = 0
-    for path, case in real_files:
+    for path, _case in real_files:
         kw = {"max_total_bytes": 1 << 40}
         try:
             ref = npzstream.load(path, max_bytes=1 << 40, **kw)
@@ -134,7 +132,7 @@ def test_open_npy_and_its_mapping_view(tmp):
                 f(z)
     with npzstream.open(write(tmp, "s.npz", STORED)) as z:
         with pytest.raises(TypeError):
-            z.array
+            _ = z.array
 
 
 def test_open_arrays_outlive_close(tmp):
@@ -279,9 +277,9 @@ def test_load_reads_stored_data_into_the_arrays():
     same_result(npzstream.load(Recorder(STORED, most=999)), STORED_REF)
 
 
-def test_direct_reads_give_what_bytes_give(real_files, tmp):
+def test_direct_reads_give_what_bytes_give(real_files, tmp):  # noqa: F811
     n = 0
-    for path, case in real_files:
+    for path, _case in real_files:
         data = open(path, "rb").read()
         try:
             ref = npzstream.load(data, max_bytes=1 << 40, max_total_bytes=1 << 40)

@@ -57,6 +57,28 @@ def main():
         print("python: %s: %d passed, %d failed" % (env, p, f))
         passed += p
         failed += f
+    # the types: the extension's stubs against the module (mypy.stubtest), the package with mypy,
+    # the package, the examples and these suites with ruff (python/pyproject.toml's rules)
+    py = os.path.join(ROOT, ".venv-pkg-np2", "bin", "python")
+    tools = os.access(py, os.X_OK) and subprocess.run([py, "-c", "import mypy, ruff, npzstream"],
+                                                      capture_output=True).returncode == 0
+    if not tools:
+        print("python: the type checks skipped: no mypy and ruff in .venv-pkg-np2 (make python-env installs them)")
+    else:
+        cfg = os.path.join(ROOT, "python", "pyproject.toml")
+        lint = [os.path.join(ROOT, d) for d in ("python/src/npzstream", "examples/python", "tests/python", "tests/web",
+                                                "tests/dask", "bench/python_io.py")]
+        for what, cmd in (("stubtest", [py, "-m", "mypy.stubtest", "npzstream"]),
+                          ("mypy", [py, "-m", "mypy", "--config-file", cfg, os.path.join(ROOT, "python", "src", "npzstream")]),
+                          ("ruff", [py, "-m", "ruff", "check", "--config", cfg] + lint)):
+            r = subprocess.run(cmd, cwd=tempfile.gettempdir(), capture_output=True, text=True)
+            if r.returncode == 0:
+                passed += 1
+                print("python: %s: ok (%s)" % (what, (r.stdout.strip().splitlines() or [""])[-1]))
+            else:
+                failed += 1
+                print((r.stdout + r.stderr)[-4000:])
+                print("FAIL %s" % what)
     # a wheel builds, and carries the extension, the stubs and py.typed
     py = os.path.join(ROOT, ".venv-pkg", "bin", "python")
     if os.access(py, os.X_OK):

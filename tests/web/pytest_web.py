@@ -154,17 +154,17 @@ def test_load_good(server):
 @pytest.mark.parametrize("case", ["header", "truncated", "crc", "pickle"])
 def test_load_bad(server, case):
     if case == "header":
-        data, code, member, rule = corrupt_header(GOOD), "bad_header", 0, None
+        data, code, member = corrupt_header(GOOD), "bad_header", 0
     elif case == "truncated":
-        data, code, member, rule = GOOD[:-10], "truncated", None, None
+        data, code, member = GOOD[:-10], "truncated", None
     elif case == "crc":
         i = GOOD.index(np.arange(300000, dtype="<f4").tobytes()[40000:40016])
         data = GOOD[:i] + bytes([GOOD[i] ^ 1]) + GOOD[i + 1:]
-        code, member, rule = "crc_mismatch", 0, None
+        code, member = "crc_mismatch", 0
     else:
         b = io.BytesIO()
         np.savez(b, ok=np.arange(3), bad=np.array([1, "x"], dtype=object))
-        data, code, member, rule = b.getvalue(), "pickle", 1, None
+        data, code, member = b.getvalue(), "pickle", 1
     r = post(server, "/load", data)
     assert r.status_code == 400, r.text
     e = r.json()

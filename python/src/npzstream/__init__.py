@@ -31,11 +31,11 @@ import io
 import json
 import os
 import socket
-import sys
 import tempfile
 from dataclasses import dataclass, field
-from typing import (Any, AsyncIterable, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
-                    Union)
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
+                    Literal, Union, cast)
+
 
 import numpy
 
@@ -151,7 +151,7 @@ class PolicyError(ValueError):
         self.source = source
 
     def __str__(self) -> str:
-        where = "" if self.line is None or self.source is None else "%s:%d:%d: " % (self.source, self.line, self.column)
+        where = "" if self.line is None or self.source is None else "%s:%d:%s: " % (self.source, self.line, self.column)
         return "policy: %s%s%s" % (where, self.path + ": " if self.path else "", self.message)
 
     def __reduce__(self):
@@ -380,6 +380,14 @@ def _key(m: Dict[str, Any]) -> Optional[str]:
     return name[:-4] if name.endswith(".npy") else name
 
 
+def _npz_key(m: Dict[str, Any]) -> str:
+    """The key of an .npz member (it has a name)."""
+    k = _key(m)
+    if k is None:
+        raise RuntimeError("npzstream: an .npz member without a name")
+    return k
+
+
 def _dtype(spec: Any) -> numpy.dtype:
     """The dtype of a header, from the parsed descr (a type string, or the field list as the
     dict np.dtype() takes: names, formats, offsets, titles, itemsize), the way NumPy's
@@ -392,7 +400,7 @@ def _alloc_array(arrays: Dict[int, numpy.ndarray], m: Dict[str, Any]) -> Optiona
     memory as bytes (the parser's destination), or None when there is nothing to write (no data,
     or a worker's output the array was made over)."""
     dt = _dtype(m["descr"])
-    order = "F" if m["fortran_order"] else "C"
+    order: Literal["C", "F"] = "F" if m["fortran_order"] else "C"
     block = m.pop("buffer", None)
     if block is not None:  # a worker thread inflated the data: the array is made over it, no copy
         arr = numpy.ndarray(m["shape"], dtype=dt, buffer=block, order=order)
@@ -410,7 +418,7 @@ def _alloc_array(arrays: Dict[int, numpy.ndarray], m: Dict[str, Any]) -> Optiona
     if not arr.nbytes:
         return None
     # the array's memory as bytes, in its own order (C or Fortran)
-    return memoryview(arr.reshape(-1, order="A").view(numpy.uint8))
+    return memoryview(cast(Any, arr.reshape(-1, order="A").view(numpy.uint8)))
 
 
 class Loader:
@@ -486,7 +494,7 @@ class Loader:
             else:
                 out: Dict[str, Union[numpy.ndarray, bytes]] = {}
                 for m in members:
-                    out[_key(m)] = self._arrays[m["index"]] if m["kind"] == "array" else m["data"]
+                    out[_npz_key(m)] = self._arrays[m["index"]] if m["kind"] == "array" else m["data"]
                 self._result = out
             self._arrays = {}
             self._dst = memoryview(b"")
@@ -946,7 +954,7 @@ def open(path: Union[str, "os.PathLike[str]"], *, policy: Optional[PolicyLike] =
         arrays: List[numpy.ndarray] = []
         for m in s.members:
             if m["kind"] != "array":
-                items[_key(m)] = m.pop("data")
+                items[_npz_key(m)] = m.pop("data")
                 continue
             if m["index"] in loaded:
                 arr = loaded.pop(m["index"])
@@ -954,7 +962,7 @@ def open(path: Union[str, "os.PathLike[str]"], *, policy: Optional[PolicyLike] =
                 arr = _view(mapping, m)
             arrays.append(arr)
             if fmt == "npz":
-                items[_key(m)] = arr
+                items[_npz_key(m)] = arr
         members = s.members
 
         def recheck() -> Report:
@@ -962,7 +970,7 @@ def open(path: Union[str, "os.PathLike[str]"], *, policy: Optional[PolicyLike] =
             v.feed(mapping)
             r = v.finish()
             return dataclasses.replace(r, path=path)
-        return Mapped(path, fd, mapping, fmt, members, items, arrays[0] if fmt == "npy" else None, recheck)
+        return Mapped(path, fd, mapping, fmt or "npy", members, items, arrays[0] if fmt == "npy" else None, recheck)
     except BaseException:
         os.close(fd)
         raise
@@ -972,7 +980,7 @@ def _view(mapping: Any, m: Dict[str, Any]) -> numpy.ndarray:
     """A stored array as a view of the mapping: its data starts where the parser took it from
     the mapped bytes (the first DATA event's offset, zero copy)."""
     dt = _dtype(m["descr"])
-    order = "F" if m["fortran_order"] else "C"
+    order: Literal["C", "F"] = "F" if m["fortran_order"] else "C"
     if not m["nbytes"]:  # no data: an empty array of its own, read-only as the views are
         arr = numpy.ndarray(m["shape"], dtype=dt, order=order)
         arr.flags.writeable = False
