@@ -62,9 +62,14 @@ def bare_pieces(path, size, piece):
 
 
 def rounds(fns, n):
+    """{name: median seconds}: every contender once a round, the order rotated round by round (what
+    ran before matters here: NumPy asks for huge pages for large arrays, and the kernel may compact
+    memory in the page faults of whatever comes after a pass that filled the page cache)."""
     t = {k: [] for k in fns}
-    for _ in range(n):
-        for k, f in fns.items():
+    names = list(fns)
+    for r in range(n):
+        for k in names[r % len(names):] + names[:r % len(names)]:
+            f = fns[k]
             t0 = time.perf_counter()
             x = f()
             t[k].append(time.perf_counter() - t0)
