@@ -23,6 +23,12 @@ def arrays(size_mib, seed):
     return {"a%d" % i: rng.random(n, dtype=np.float32).reshape(-1, 256) for i in range(8)}
 
 
+def compressible(size_mib, rng):
+    """SIZE/2 MiB of small random integers stored as float32, in four arrays (deflates ~3.3x)."""
+    n = size_mib * (1 << 20) // 2 // 4 // 4
+    return {"c%d" % i: rng.integers(0, 64, n).astype(np.float32).reshape(-1, 128) for i in range(4)}
+
+
 def main():
     d, size = sys.argv[1], int(sys.argv[2])
     os.makedirs(d, exist_ok=True)
@@ -40,9 +46,7 @@ def main():
             sys.exit("pipe.npz: writer failed")
     rng = np.random.default_rng(2)
     np.save(os.path.join(d, "big.npy"), rng.random(size * (1 << 20) // 4, dtype=np.float32).reshape(-1, 1024))
-    # compressible: small random integers stored as float32 (deflates ~3.3x)
-    n = size * (1 << 20) // 2 // 4 // 4
-    C = {"c%d" % i: rng.integers(0, 64, n).astype(np.float32).reshape(-1, 128) for i in range(4)}
+    C = compressible(size, rng)
     np.savez_compressed(os.path.join(d, "deflated.npz"), **C)
     del C
     M = {"m%05d" % i: np.full(16, i, dtype=np.float32) for i in range(20000)}

@@ -375,7 +375,8 @@ void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int
 /* A structured dtype's node k as NumPy's repr of its descr writes it. */
 static size_t dt_node_text(char *t, size_t cap, const npzs_array_info *a, uint32_t k, int depth) {
     size_t n = 0;
-#define PUT(str, len) do { size_t l_ = (len); if (n + l_ < cap) { memcpy(t + n, (str), l_); } n += l_; } while (0)
+/* what fits of each piece is written (a piece cut short leaves no unwritten bytes before the end) */
+#define PUT(str, len) do { size_t l_ = (len); if (n < cap) { memcpy(t + n, (str), l_ < cap - n ? l_ : cap - n); } n += l_; } while (0)
 #define PUTS(str) PUT((str), strlen(str))
     const npzs_dtnode *d = k < a->dt_nnodes ? &a->dt_nodes[k] : NULL;
     if (!d || depth > 8) {
@@ -418,9 +419,11 @@ size_t dtype_text(char *t, size_t cap, const npzs_array_info *a) {
         memcpy(t, a->dtype, n);
     } else {
         n = dt_node_text(t, cap, a, 0, 0);
-        if (n >= cap) { /* cut: the end says so */
-            n = cap - 1;
-            memcpy(t + n - 3, "...", 3);
+        if (n >= cap) { /* cut: the end says so, after the last whole UTF-8 character */
+            n = cap - 4;
+            while (n > 0 && ((unsigned char)t[n] & 0xC0) == 0x80) n--;
+            memcpy(t + n, "...", 3);
+            n += 3;
         }
     }
     t[n] = 0;

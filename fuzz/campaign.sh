@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fuzz/campaign.sh -- a fuzzing campaign that adds up: every harness in turn, its share of HOURS of
-# CPU time, on JOBS cores (default: the cores the load average leaves free, at least 1), each run
+# CPU time, on JOBS cores (default: the cores the load average leaves free, at least 1; at NICE,
+# default 19), each run
 # appending one row to the ledger in fuzz/README.md (harness, commit, CPU time, executions, seeds,
 # findings).  `make fuzz-campaign HOURS=N [JOBS=J] [FUZZ_HARNESSES="..."]` runs it.
 #
@@ -47,7 +48,7 @@ run_one() {
   seeds="corpus/$h ($(ls corpus/$h 2>/dev/null | wc -l)) + corpus/peers + tests/vectors"
   local start=$(date +%s) mark=$work/logs/$h.start
   touch "$mark"
-  nice -n 19 "$bin/$h" -max_total_time="$secs" -max_len=$ml -timeout=20 -rss_limit_mb=2048 \
+  nice -n "${NICE:-19}" "$bin/$h" -max_total_time="$secs" -max_len=$ml -timeout=20 -rss_limit_mb=2048 \
       -malloc_limit_mb=${MALLOC_LIMIT_MB:-512} -dict=fuzz/npzstream.dict -print_final_stats=1 \
       -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
       -artifact_prefix="$work/findings/$h-" "$work/$h" corpus/$h $extra >"$log" 2>&1

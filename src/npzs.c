@@ -8,8 +8,8 @@
  *   - it returns an npzs__rc: NPZS__GO (the state moved on: dispatch again), NPZS__EVENT (*ev was
  *     filled), NPZS__NEED (the push is used up and nothing can be emitted), NPZS__DONE or
  *     NPZS__ERROR (recorded by npzs__fail);
- *   - it emits every event it reaches: whether the caller gets it (npzs_events) is decided here,
- *     in one place, and an event the caller did not ask for is dropped as if delivered;
+ *   - an event the caller did not ask for (npzs_events, npzs__wants) is not delivered: a step
+ *     goes on past it at once, and the loop drops any that is built all the same;
  *   - offsets are absolute: npzs__here(p) is the offset of the next byte of the push.
  * The loop has one exit, where the bytes taken from the push are added to p->consumed and the
  * step's result becomes the public code.
@@ -429,6 +429,7 @@ npzs__rc npzs__st_start(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         p->state = NPZS_S_NPY_CONTENT;
         p->cur = 0;
         p->members = 1;
+        if (!npzs__wants(p, NPZS_EV_MEMBER_BEGIN)) return NPZS__GO;
         *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = 0, .offset = 0, .method = NPZS_METHOD_STORED};
         return NPZS__EVENT;
     }
@@ -507,9 +508,9 @@ NPZS__API int npzs_next_(npzs_parser *p, npzs_in *in, npzs_event *ev, size_t ev_
     for (;;) {
         rc = dispatch(p, in, ev);
         if (rc == NPZS__GO) continue;
-        /* the one place the events mask is applied: an event not asked for passes as if delivered
-         * (a violation found in its chunk then fails at once, as at the next call) */
-        if (rc == NPZS__EVENT && !((p->ev_user >> ev->type) & 1u)) {
+        /* the events mask (npzs__wants): an event not asked for passes as if delivered (a violation
+         * found in its chunk then fails at once, as at the next call) */
+        if (rc == NPZS__EVENT && !npzs__wants(p, ev->type)) {
             if (p->c.pend_rule) {
                 (void)npzs__pol_pending(p);
                 rc = NPZS__ERROR;

@@ -1001,6 +1001,24 @@ def test_trace(binary, update=False):
                and e["rule"] in lines[-1], "trace %s: last line %r vs %r" % (label, lines[-1], e))
 
 
+def test_text_dtype_cut(binary, tmp):
+    """A structured dtype too long for its line is cut after its last whole character, with every
+    byte before the cut written (a piece that did not fit once left unwritten stack bytes in the
+    line: `check` and `ls` printed different garbage at each run)."""
+    for name in ("\u6574" * 200, "x" * 300, "ab" + "\u00e9" * 150):
+        data = npy_bytes(np.zeros(1, dtype=[(name, "<i2"), ("b", "<f4")]))
+        outs = [run(binary, [cmd, "-"], data).stdout for cmd in ("check", "check", "ls")]
+        line = outs[0].split(b"\n")[0]
+        ok(outs[0] == outs[1] and b"\x00" not in outs[0] + outs[2] and b"..." in line,
+           "a long field name (%d characters): the line is cut, the same at each run" % len(name), repr(line[:80]))
+        try:
+            outs[0].decode("utf-8")
+            outs[2].decode("utf-8")
+            ok(True, "a long field name: valid UTF-8 after the cut")
+        except UnicodeDecodeError as e:
+            ok(False, "a long field name: valid UTF-8 after the cut", str(e))
+
+
 def guarded(fn, *args):
     """Run one test function; an exception is a failure, not the end of the suite."""
     try:
@@ -1054,6 +1072,7 @@ def main():
         guarded(test_extract_all_commit, binary, tmp)
         guarded(test_json_lossless, binary, tmp)
         guarded(test_text_output_once, binary, tmp)
+        guarded(test_text_dtype_cut, binary, tmp)
         guarded(test_files_from_exact, binary, tmp)
         guarded(test_limit_ranges, binary)
         guarded(test_parallel_files, binary, tmp)

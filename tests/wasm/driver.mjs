@@ -1,0 +1,92 @@
+/* driver.mjs WASMDIR LIST -- tests/wasm/test_wasm.py's side under Node: every file of LIST (JSON
+ * lines: {"path": ..., "options": {limits, policy, sequence}}) through build/wasm/npzstream.mjs in
+ * every way a caller can push it, one record a line: "INDEX MODE STATUS PROGRESS JSON" (PROGRESS:
+ * "ok" or what was wrong with the onProgress calls; JSON: the report's exact text, which ends the
+ * line), or "INDEX MODE E NAME MESSAGE" when the module threw.
+ *   whole   Validator: the file in one push, then finish()
+ *   1       validate(Uint8Array, {chunkSize: 1})
+ *   7       validate(async iterable of 7-byte chunks)
+ *   4096    validate(ReadableStream of 4096-byte chunks)
+ *   blob    validate(Blob) */
+import fs from 'node:fs';
+import path from 'node:path';
+import {pathToFileURL} from 'node:url';
+
+const [dir, list] = process.argv.slice(2);
+const {validate, Validator} = await import(pathToFileURL(path.resolve(dir, 'npzstream.mjs')).href);
+
+async function* pieces(b, n) {
+    for (let off = 0; off < b.length; off += n) yield b.subarray(off, off + n);
+}
+
+function stream(b, n) {
+    let off = 0;
+    return new ReadableStream({
+        pull(c) {
+            if (off >= b.length) c.close();
+            else { c.enqueue(b.slice(off, off + n)); off += n; }
+        },
+    });
+}
+
+/* The onProgress calls must count up to what was read, with the total when the source says it. */
+function watcher(total) {
+    const seen = [];
+    return {
+        onProgress: (p) => seen.push(p),
+        check(size, report) {
+            let last = 0;
+            for (const p of seen) {
+                if (p.total !== total) return `total ${p.total}, not ${total}`;
+                if (!(p.done > last) || p.done > size) return `done ${p.done} after ${last} (size ${size})`;
+                last = p.done;
+            }
+            if (report.ok && last !== size) return `accepted after ${last} of ${size} bytes`;
+            if (size > 0 && !seen.length) return 'no progress reported';
+            return 'ok';
+        },
+    };
+}
+
+const modes = {
+    whole: async (b, o) => {
+        const v = await Validator.create(o);
+        return [v.push(b) || v.finish(), 'ok'];
+    },
+    1: async (b, o) => {
+        const w = watcher(b.length);
+        const r = await validate(b, {...o, chunkSize: 1, onProgress: w.onProgress});
+        return [r, w.check(b.length, r)];
+    },
+    7: async (b, o) => {
+        const w = watcher(null);
+        const r = await validate(pieces(b, 7), {...o, onProgress: w.onProgress});
+        return [r, w.check(b.length, r)];
+    },
+    4096: async (b, o) => {
+        const w = watcher(null);
+        const r = await validate(stream(b, 4096), {...o, onProgress: w.onProgress});
+        return [r, w.check(b.length, r)];
+    },
+    blob: async (b, o) => {
+        const w = watcher(b.length);
+        const r = await validate(new Blob([b]), {...o, onProgress: w.onProgress});
+        return [r, w.check(b.length, r)];
+    },
+};
+
+const out = [];
+const files = fs.readFileSync(list, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+for (const [i, f] of files.entries()) {
+    const b = new Uint8Array(fs.readFileSync(f.path));
+    for (const [name, run] of Object.entries(modes)) {
+        try {
+            const [r, progress] = await run(b, f.options || {});
+            out.push(`${i} ${name} ${r.status} ${progress.replace(/ /g, '_')} ${r.json}`);
+        } catch (e) {
+            out.push(`${i} ${name} E ${e.name} ${String(e.message).replace(/\n/g, ' ')}\n`);
+        }
+    }
+    if (out.length >= 512) fs.writeSync(1, out.splice(0).join(''));
+}
+fs.writeSync(1, out.join(''));

@@ -1,0 +1,310 @@
+#!/usr/bin/python3
+"""The WebAssembly build against the native command (issue 27).
+
+usage: /usr/bin/python3 tests/wasm/test_wasm.py --bin build/npzstream --wasm build/wasm [--quick]
+(--quick: of corpus/, only corpus/peers)
+
+Every file of corpus/ (recursively) and every tests/vectors/*.bin (with its manifest's options:
+limits, policies, --sequence) goes through build/wasm/npzstream.mjs under Node in five ways (one
+push, 1-byte pushes, an async iterable of 7-byte chunks, a ReadableStream of 4096-byte chunks, a
+Blob): each report must be byte for byte what `build/npzstream check --json FILE` prints, with
+the same exit status, and the progress reported must count up to what was read.  Then
+npzstream-check.mjs: `--json FILE...` prints exactly the native outputs one after the other, and
+without --json exactly what `npzstream check FILE...` prints, exit status and stderr included for
+the I/O and usage cases; and the wasm's memory stays flat on a 512 MiB input.
+Last line: `wasm: N passed, M failed`, or `wasm: skipped: ...` where Node or emscripten is missing.
+"""
+import argparse, glob, json, os, shutil, subprocess, sys, tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from common import Tally  # noqa: E402
+
+T = Tally("wasm")
+ok = T.ok
+MODES = ("whole", "1", "7", "4096", "blob")
+LIMIT_KEYS = {"--max-header-size": "max_header_size", "--max-ndim": "max_ndim", "--max-fields": "max_fields",
+              "--max-depth": "max_depth", "--max-members": "max_members", "--max-name-len": "max_name_len",
+              "--max-extra-len": "max_extra_len", "--max-total-bytes": "max_total_bytes",
+              "--inflate-window": "inflate_window", "--max-memory": "max_memory"}
+
+
+def inputs(quick=False):
+    """(path, native check args) for every corpus file (quick: corpus/peers only) and every vector."""
+    top = os.path.join(ROOT, "corpus", "peers" if quick else "")
+    files = [(f, []) for f in sorted(glob.glob(os.path.join(top, "**", "*"), recursive=True)) if os.path.isfile(f)]
+    args = {}
+    with open(os.path.join(ROOT, "tests", "vectors", "MANIFEST.tsv")) as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            cols = line.rstrip("\n").split("\t")
+            args[cols[0]] = cols[5].split() if len(cols) > 5 else []
+    for v in sorted(glob.glob(os.path.join(ROOT, "tests", "vectors", "*.bin"))):
+        files.append((v, args.get(os.path.basename(v)[:-4], [])))
+    return files
+
+
+def js_options(args):
+    """The native check options as the JavaScript module's."""
+    o, limits, i = {}, {}, 0
+    while i < len(args):
+        a = args[i]
+        if a == "--policy":
+            o["policy"] = open(os.path.join(ROOT, args[i + 1]), encoding="utf-8").read()
+            i += 1
+        elif a == "--sequence":
+            o["sequence"] = True
+        elif a.startswith("--lenient-"):
+            limits[a[2:].replace("-", "_")] = True
+        elif a in LIMIT_KEYS:
+            limits[LIMIT_KEYS[a]] = args[i + 1]
+            i += 1
+        else:
+            raise ValueError("no JavaScript option for %s" % a)
+        i += 1
+    if limits:
+        o["limits"] = limits
+    return o
+
+
+def native(binary, args, path):
+    r = subprocess.run([binary, "check", "--json"] + args + [path], capture_output=True, cwd=ROOT, timeout=120)
+    return r.returncode, r.stdout.decode("utf-8", "surrogateescape"), r.stderr.decode("utf-8", "surrogateescape")
+
+
+def hashing_refused(err):
+    return "SHA-256" in err
+
+
+def test_module(binary, wasm, files, tmp):
+    with ThreadPoolExecutor(4) as ex:
+        want = list(ex.map(lambda f: native(binary, f[1], f[0]), files))
+    lst = os.path.join(tmp, "list.jsonl")
+    with open(lst, "w") as f:
+        for path, args in files:
+            f.write(json.dumps({"path": path, "options": js_options(args)}) + "\n")
+    r = subprocess.run(["node", os.path.join(ROOT, "tests", "wasm", "driver.mjs"), wasm, lst], capture_output=True,
+                       timeout=1800)
+    if not ok(r.returncode == 0, "driver.mjs ran", r.stderr.decode()[-2000:]):
+        return
+    got = {}
+    for line in r.stdout.decode("utf-8").splitlines():
+        i, mode, rest = line.split(" ", 2)
+        got[(int(i), mode)] = rest
+    shown = 0
+    for i, (path, args) in enumerate(files):
+        rc, out, err = want[i]
+        rel = os.path.relpath(path, ROOT)
+        for mode in MODES:
+            rec = got.get((i, mode))
+            if rec is None:
+                ok(False, "%s [%s]: no record" % (rel, mode))
+                continue
+            if rec.startswith("E "):
+                # the one expected refusal: a policy that hashes, where the wasm has no SHA-256
+                name, msg = rec[2:].split(" ", 1)
+                good = name == "PolicyError" and hashing_refused(msg) and "--policy" in args and (
+                    rc == 0 and '"sha256"' in out or rc != 0 and hashing_refused(out + err))
+                ok(good, "%s [%s]: the module threw %s %s" % (rel, mode, name, msg[:200]))
+                continue
+            status, progress, js = rec.split(" ", 2)
+            same = int(status) == rc and js == out.rstrip("\n") and progress == "ok"
+            if not same and shown < 10:
+                shown += 1
+                print("   native (exit %d): %s\n   wasm   (exit %s, progress %s): %s" % (rc, out.strip()[:600], status,
+                                                                                         progress, js[:600]))
+            ok(same, "%s [%s %s]: the wasm's report is the native one" % (rel, mode, " ".join(args)))
+
+
+def run_check(wasm, args, cwd=ROOT):
+    r = subprocess.run(["node", os.path.join(wasm, "npzstream-check.mjs")] + args, capture_output=True, cwd=cwd,
+                       timeout=600)
+    return r.returncode, r.stdout.decode("utf-8", "surrogateescape"), r.stderr.decode("utf-8", "surrogateescape")
+
+
+def test_command(binary, wasm, files, tmp):
+    # --json FILE...: each file's native object, one after the other; the worst exit status
+    plain = [p for p, a in files if not a]
+    groups = {}
+    for p, a in files:
+        if a and not any(x.startswith("--policy") and "pinned" in y for x, y in zip(a, a[1:])):
+            groups.setdefault(tuple(a), []).append(p)
+    batches = [([], plain[k:k + 800]) for k in range(0, len(plain), 800)] + [(list(a), ps) for a, ps in groups.items()]
+    for args, paths in batches:
+        want = [native(binary, args, p) for p in paths] if args else None
+        if want is None:
+            with ThreadPoolExecutor(4) as ex:
+                want = list(ex.map(lambda p: native(binary, [], p), paths))
+        rc, out, err = run_check(wasm, ["--json"] + args + paths)
+        ok(out == "".join(w[1] for w in want), "npzstream-check.mjs --json %s (%d files): stdout" % (" ".join(args), len(paths)))
+        ok(rc == max(w[0] for w in want), "npzstream-check.mjs --json %s (%d files): exit %d" % (" ".join(args), len(paths), rc))
+        # the text output: native check takes many files too
+        n = subprocess.run([binary, "check"] + args + paths, capture_output=True, cwd=ROOT, timeout=600)
+        rc, out, err = run_check(wasm, args + paths)
+        ok(out == n.stdout.decode("utf-8", "surrogateescape") and rc == n.returncode,
+           "npzstream-check.mjs %s (%d files): the text and exit status of npzstream check" % (" ".join(args), len(paths)),
+           "exit %d vs %d" % (rc, n.returncode))
+    # I/O: a missing file and a directory among good ones; stderr too
+    good = os.path.join(ROOT, "corpus", "peers", "whisper", "mel_filters.npz")
+    for names in (["nosuch.npz"], [good, "nosuch.npz", tmp, good], ["corpus/peers"]):
+        want = [native(binary, [], p) for p in names]
+        rc, out, err = run_check(wasm, ["--json"] + names)
+        ok(out == "".join(w[1] for w in want) and err == "".join(w[2] for w in want) and rc == max(w[0] for w in want),
+           "npzstream-check.mjs --json %s: stdout, stderr and exit %d as native" % (" ".join(names), rc), out + err)
+        n = subprocess.run([binary, "check"] + names, capture_output=True, cwd=ROOT)
+        rc, out, err = run_check(wasm, names)
+        ok(out.encode() == n.stdout and err.encode() == n.stderr and rc == n.returncode,
+           "npzstream-check.mjs %s: text, stderr and exit %d as native" % (" ".join(names), rc), out + err)
+    # stdin
+    data = open(good, "rb").read()
+    n = subprocess.run([binary, "check", "--json", "-"], input=data, capture_output=True)
+    r = subprocess.run(["node", os.path.join(wasm, "npzstream-check.mjs"), "--json"], input=data, capture_output=True)
+    ok(r.stdout == n.stdout and r.returncode == n.returncode, "npzstream-check.mjs --json < FILE: as native")
+    # --feed N never changes the output
+    some = plain[:40]
+    want = "".join(native(binary, [], p)[1] for p in some)
+    for feed in ("1", "7", "4096"):
+        rc, out, err = run_check(wasm, ["--json", "--feed", feed] + some)
+        ok(out == want, "npzstream-check.mjs --json --feed %s: the same output" % feed)
+    # a malformed policy: the native usage error, word for word
+    bad = os.path.join(tmp, "bad-policy.json")
+    with open(bad, "w") as f:
+        f.write('{"members": {"w": {"shape": [1, -2]}}}')
+    n = subprocess.run([binary, "check", "--policy", bad, good], capture_output=True)
+    rc, out, err = run_check(wasm, ["--policy", bad, good])
+    ok(rc == 2 == n.returncode and err.encode() == n.stderr and out == "", "a malformed policy: usage error as native", err)
+    # bad limits: usage errors (exit 2) naming the flag
+    for args in (["--max-fields", "0"], ["--inflate-window=0"], ["--max-ndim", "5000000000"], ["--max-total-bytes", "1X"],
+                 ["--no-such-flag"]):
+        n = subprocess.run([binary, "check"] + args + [good], capture_output=True)
+        rc, out, err = run_check(wasm, args + [good])
+        first = n.stderr.decode().split("\n")[0]
+        ok(rc == 2 == n.returncode and out == "" and err.split("\n")[0] == first,
+           "%s: a usage error (exit 2), the native message" % " ".join(args), "%r vs %r" % (err, first))
+    # hashing: refused, and said so
+    rc, out, err = run_check(wasm, ["--sha256", good])
+    ok(rc == 2 and "SHA-256" in err and out == "", "--sha256: refused, exit 2", err)
+    rc, out, err = run_check(wasm, ["--policy", "examples/policies/pinned-model.json", good])
+    ok(rc == 2 and "SHA-256" in err and out == "", "a policy pinning hashes: refused, exit 2", err)
+
+
+API_SCRIPT = r"""
+const {validate, Validator, PolicyError, UnsupportedError, ruleHint, ruleMessage, version, memoryBytes,
+       sha256Available} = await import(process.argv[2]);
+const out = {};
+try { await Validator.create({policy: '{"members": 3}'}); } catch (e) {
+  out.policy = {name: e.name, isPolicyError: e instanceof PolicyError, line: e.line, column: e.column, path: e.path}; }
+try { await Validator.create({limits: {max_sides: 1}}); } catch (e) { out.unknown = e.name; }
+try { await Validator.create({limits: {max_fields: 0}}); } catch (e) { out.zero = [e.name, e.message]; }
+try { await validate(new Uint8Array(0), {hash: true}); } catch (e) {
+  out.hash = {unsupported: e instanceof UnsupportedError, rule: e.rule, message: e.message}; }
+try { await validate('not bytes'); } catch (e) { out.string = e.name; }
+out.hint = ruleHint('TRUNC.archive');
+out.message = ruleMessage('TRUNC.archive');
+out.version = version();
+out.sha = sha256Available();
+/* 512 MiB of one stored .npy pushed 1 MiB at a time: the wasm's memory stays what the parser needs */
+const n = 128 * 1024 * 1024, dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + n + ",), }";
+const head = new TextEncoder().encode(dict.padEnd(118) + '\n');
+const pre = new Uint8Array([0x93, 78, 85, 77, 80, 89, 1, 0, head.length & 255, head.length >> 8]);
+const zeros = new Uint8Array(1 << 20);
+async function* big() { yield pre; yield head; for (let i = 0; i < 512; i++) yield zeros; }
+const before = memoryBytes();
+const r = await validate(big(), {limits: {max_total_bytes: '1Gi'}});
+out.big = {ok: r.ok, before, after: memoryBytes(), nbytes: r.members[0] && r.members[0].nbytes};
+/* an early rejection stops the reading */
+let pulled = 0;
+async function* bad() { yield new Uint8Array([1, 2, 3, 4]); for (;;) { pulled++; yield zeros; } }
+const rej = await validate(bad());
+out.early = {code: rej.error.code, pulled, status: rej.status};
+console.log(JSON.stringify(out));
+"""
+
+
+def test_api(wasm, tmp, binary):
+    script = os.path.join(tmp, "api.mjs")
+    with open(script, "w") as f:
+        f.write(API_SCRIPT)
+    r = subprocess.run(["node", script, "file://" + os.path.abspath(os.path.join(wasm, "npzstream.mjs"))],
+                       capture_output=True, timeout=300)
+    if not ok(r.returncode == 0, "the API script ran", r.stderr.decode()[-2000:]):
+        return
+    o = json.loads(r.stdout)
+    p = o.get("policy", {})
+    ok(p.get("isPolicyError") and p.get("line") == 1 and p.get("column") and p.get("path") == "members",
+       "a malformed policy: PolicyError with line, column and path", str(p))
+    ok(o.get("unknown") == "RangeError", "an unknown limit: RangeError")
+    ok(o.get("zero", [""])[0] == "RangeError" and "max_fields" in o["zero"][1], "max_fields 0: RangeError naming it")
+    h = o.get("hash", {})
+    ok(h.get("unsupported") and h.get("rule") == "CALL.hash" and "SHA-256" in h.get("message", ""),
+       "hash: true: UnsupportedError, rule CALL.hash", str(h))
+    ok(o.get("string") == "TypeError", "a string source: TypeError")
+    ok(bool(o.get("hint")) and bool(o.get("message")), "ruleHint and ruleMessage of TRUNC.archive", str(o))
+    v = subprocess.run([binary, "--version"], capture_output=True, text=True).stdout
+    ok(o.get("version") and o["version"] in v, "version() is the library's: %s" % o.get("version"), v)
+    ok(o.get("sha") is False, "sha256Available() is false")
+    b = o["big"]
+    ok(b["ok"] and b["nbytes"] == 512 << 20, "512 MiB .npy accepted through an async iterable", str(b))
+    ok(b["after"] <= 32 << 20, "the wasm's memory stayed flat: %d bytes after 512 MiB" % b["after"], str(b))
+    e = o["early"]
+    ok(e["code"] == "bad_magic" and e["pulled"] <= 1 and e["status"] == 1, "an early rejection stops the reading", str(e))
+
+
+def test_types(wasm, tmp):
+    """npzstream.d.mts: the documented uses type-check under tsc (Debian's node-typescript), a misuse does not."""
+    tsc = shutil.which("tsc")
+    if not tsc:
+        print("wasm: the TypeScript declarations not checked: no tsc (apt-get install node-typescript)")
+        return
+    d = os.path.join(tmp, "ts")
+    os.makedirs(d)
+    for f in ("npzstream.mjs", "npzstream.d.mts"):
+        shutil.copy(os.path.join(wasm, f), d)
+    good = open(os.path.join(ROOT, "tests", "wasm", "types.mts")).read()
+    args = [tsc, "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext", "--target", "es2022",
+            "--lib", "es2022,dom"]
+    for name, text, want in (("good.mts", good, 0), ("bad.mts", good + "\nvalidate(new Uint8Array(1), {limits: {max_sides: 1}});\n", 2),
+                             ("bad2.mts", good + "\nconst n: number = new Validator().push(new Uint8Array(1));\n", 2)):
+        with open(os.path.join(d, name), "w") as f:
+            f.write(text)
+        r = subprocess.run(args + [name], cwd=d, capture_output=True, text=True)
+        ok(r.returncode == want, "tsc %s: exit %d (want %d)" % (name, r.returncode, want), r.stdout[-1000:])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default="build/npzstream")
+    ap.add_argument("--wasm", default="build/wasm")
+    ap.add_argument("--quick", action="store_true")
+    a = ap.parse_args()
+    binary = os.path.abspath(a.bin)
+    wasm = os.path.abspath(a.wasm)
+    if not os.path.exists(os.path.join(wasm, "npzstream.mjs")):
+        if not shutil.which("emcc") or not shutil.which("node"):
+            print("wasm: skipped: no emscripten or no Node.js (apt-get install emscripten); make wasm builds %s" % a.wasm)
+            return 0
+        ok(False, "%s/npzstream.mjs exists (make wasm)" % a.wasm)
+        return T.summary()
+    stamp = os.path.join(wasm, "zlib", ".npzs-version")
+    if os.path.exists(stamp):
+        v = dict(l.split(" ", 1) for l in open(stamp).read().split("\n") if " " in l)
+        print("wasm: zlib %s (the native build's: %s)%s" % (v.get("source"), v.get("native"),
+              "" if v.get("source") == v.get("native") else ": WARNING, not the same Debian version (wasm/zlib-source.sh)"))
+    files = inputs(a.quick)
+    peers = [f for f, _ in files if os.sep + "peers" + os.sep in f]
+    vectors = [f for f, _ in files if f.endswith(".bin")]
+    if not ok(len(peers) > 0 and len(vectors) > 0, "files to compare: %d (%d of corpus/peers, %d vectors)"
+              % (len(files), len(peers), len(vectors))):
+        return T.summary()
+    with tempfile.TemporaryDirectory(prefix="npzs-wasm-") as tmp:
+        test_module(binary, wasm, files, tmp)
+        test_command(binary, wasm, files, tmp)
+        test_api(wasm, tmp, binary)
+        test_types(wasm, tmp)
+    return T.summary()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,322 @@
+/* npzstream.js -- the JavaScript API of the WebAssembly build (build/wasm/npzstream.mjs is the
+ * compiled core followed by this file).  The verdict is the C library's, compiled to wasm with
+ * Debian's zlib; the report is printed by the command line's own code (wasm/shim.c), so it is
+ * byte for byte what `npzstream check --json FILE` prints.
+ *
+ *   const report = await validate(file, {limits, policy, onProgress});  // report.ok, .members, .error
+ *   const v = await Validator.create({limits, policy}); v.push(chunk) ... v.finish();
+ *
+ * `npzsCore` (the emscripten factory) is defined before this file by the build. */
+/* global npzsCore */
+
+const READ = 1 << 20; /* bytes read from a Blob or an ArrayBuffer at a time */
+let loading = null;
+let core = null;
+
+/* Load and instantiate the wasm (once); resolves when `new Validator()` can be called. */
+export function ready() {
+    if (!loading)
+        loading = npzsCore().then((m) => {
+            core = m;
+            return m;
+        });
+    return loading;
+}
+
+/* A malformed policy: where (line, column, offset in the text; the field, as "members.w.shape[1]")
+ * and what. */
+export class PolicyError extends Error {
+    constructor(info) {
+        super(info.line ? `policy:${info.line}:${info.column}: ${info.path}${info.path ? ': ' : ''}${info.message}`
+                        : `policy: ${info.message}`);
+        this.name = 'PolicyError';
+        Object.assign(this, info);
+    }
+}
+
+/* What this build cannot do (SHA-256: the wasm build has no OpenSSL): `rule` is the library's. */
+export class UnsupportedError extends Error {
+    constructor(message, rule) {
+        super(message);
+        this.name = 'UnsupportedError';
+        this.rule = rule;
+    }
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+function cstring(m, s) {
+    const b = encoder.encode(s);
+    const p = m._malloc(b.length + 1);
+    if (!p) throw new Error('npzstream: out of memory');
+    m.HEAPU8.set(b, p);
+    m.HEAPU8[p + b.length] = 0;
+    return [p, b.length];
+}
+
+function withCString(m, s, fn) {
+    const [p, n] = cstring(m, s);
+    try {
+        return fn(p, n);
+    } finally {
+        m._free(p);
+    }
+}
+
+/* A size as the command line takes it: digits, then nothing or one suffix of K M G T P E (powers
+ * of 1000) or Ki Mi Gi Ti Pi Ei (powers of 1024); or a non-negative integer (number or bigint). */
+export function parseSize(v) {
+    if (typeof v === 'bigint') {
+        if (v < 0n) throw new RangeError(`npzstream: a size is not negative: ${v}`);
+        return v;
+    }
+    if (typeof v === 'number') {
+        if (!Number.isSafeInteger(v) || v < 0) throw new RangeError(`npzstream: not a size: ${v}`);
+        return BigInt(v);
+    }
+    if (typeof v === 'boolean') return v ? 1n : 0n; /* lenient flags */
+    const m = /^([0-9]+)(?:([KMGTPE])(i?))?$/.exec(String(v));
+    if (!m) throw new RangeError(`npzstream: not a size (digits, optionally K M G or Ki Mi Gi ...): ${v}`);
+    const k = m[2] ? 'KMGTPE'.indexOf(m[2]) + 1 : 0;
+    return BigInt(m[1]) * (m[3] ? 1024n : 1000n) ** BigInt(k);
+}
+
+function readText(m, h) {
+    const p = m._nzs_take(h);
+    const n = m._nzs_taken(h);
+    return decoder.decode(m.HEAPU8.subarray(p, p + n));
+}
+
+const live = typeof FinalizationRegistry === 'function' ? new FinalizationRegistry(([m, h]) => m._nzs_free(h)) : null;
+
+/* One input, pushed as it arrives.  push(chunk) returns null while the verdict is open, or the
+ * report as soon as it is known (a rejection can come early; later chunks are then not read);
+ * finish() declares the end of the input and returns the report.  Options:
+ *   limits: {max_total_bytes: '512Mi', max_members: 100, lenient_npy_trailing: true, ...} (the
+ *           fields of npzs_limits, as the Python package names them; sizes as the CLI takes them)
+ *   policy: a policy, as a JSON string or an object (README.md, "Policies")
+ *   hash:   true asks for SHA-256: refused here (UnsupportedError), the wasm build has none
+ *   sequence: true reads .npy arrays back to back (repeated np.save to one stream; --sequence)
+ *   text:   true gives the text of `npzstream check FILE` (report.text) instead of the JSON
+ *   label:  the file's name in that text ("-" by default) */
+export class Validator {
+    static async create(options = {}) {
+        await ready();
+        return new Validator(options);
+    }
+
+    #m;
+    #h;
+    #report = null;
+    #text;
+
+    constructor(options = {}) {
+        const m = core;
+        if (!m) throw new Error('npzstream: the wasm is not loaded yet: use await Validator.create(...) or await ready()');
+        const h = m._nzs_new();
+        if (!h) throw new Error('npzstream: out of memory');
+        try {
+            for (const [k, v] of Object.entries(options.limits || {})) {
+                const rc = withCString(m, k, (kp) => withCString(m, parseSize(v).toString(), (vp) => m._nzs_set(h, kp, vp)));
+                if (rc === -1) throw Object.assign(new RangeError(`npzstream: unknown limit ${k}`), {field: k});
+                if (rc !== 0) throw Object.assign(new RangeError(`npzstream: ${k} ${v}: out of the field's range`), {field: k});
+            }
+            if (options.policy !== undefined && options.policy !== null) {
+                const text = typeof options.policy === 'string' ? options.policy : JSON.stringify(options.policy);
+                if (withCString(m, text, (p, n) => m._nzs_policy(h, p, n)) !== 0) {
+                    const fault = readText(m, h);
+                    throw fault ? new PolicyError(JSON.parse(fault)) : new Error('npzstream: out of memory');
+                }
+            }
+            this.#text = !!options.text;
+            const flags = (this.#text ? 1 : 0) | (options.hash ? 2 : 0) | (options.sequence ? 4 : 0);
+            const rc = withCString(m, options.label ?? '-', (lp) => m._nzs_start(h, flags, lp));
+            if (rc === -1) {
+                const bad = readText(m, h);
+                throw Object.assign(new RangeError(bad ? `npzstream: ${bad}: out of the range the library accepts`
+                                                       : 'npzstream: sequence does not go with lenient_npy_trailing'),
+                                    {field: bad || 'sequence'});
+            }
+            if (rc === -3)
+                throw new UnsupportedError('npzstream: SHA-256 is not available in the WebAssembly build (it has no ' +
+                                           'OpenSSL): hash on the server', 'CALL.hash');
+            if (rc !== 0) throw new Error('npzstream: out of memory');
+        } catch (e) {
+            m._nzs_free(h);
+            throw e;
+        }
+        this.#m = m;
+        this.#h = h;
+        this.bytes = 0; /* bytes pushed */
+        live?.register(this, [m, h], this);
+    }
+
+    /* Input bytes the parser has taken so far. */
+    get consumed() {
+        return this.#h ? this.#m._nzs_consumed(this.#h) : this.bytes;
+    }
+
+    /* The report once the verdict is known, else null. */
+    get report() {
+        return this.#report;
+    }
+
+    push(chunk) {
+        if (this.#report) return this.#report;
+        if (!this.#h) throw new Error('npzstream: push after close()');
+        const b = bytesOf(chunk);
+        const m = this.#m;
+        const h = this.#h;
+        const at = m._nzs_in(h);
+        const cap = m._nzs_in_cap();
+        for (let off = 0; off < b.length;) {
+            const n = Math.min(cap, b.length - off);
+            m.HEAPU8.set(b.subarray(off, off + n), at);
+            off += n;
+            this.bytes += n;
+            const rc = m._nzs_push(h, n);
+            if (rc >= 0) return this.#settle(rc);
+        }
+        return null;
+    }
+
+    finish() {
+        if (this.#report) return this.#report;
+        if (!this.#h) throw new Error('npzstream: finish after close()');
+        return this.#settle(this.#m._nzs_finish(this.#h));
+    }
+
+    /* Release the wasm memory of this validation (finish() and a verdict do it). */
+    close() {
+        if (!this.#h) return;
+        live?.unregister(this);
+        this.#m._nzs_free(this.#h);
+        this.#h = 0;
+    }
+
+    #settle(status) {
+        const out = readText(this.#m, this.#h);
+        this.close();
+        if (!out) throw new Error('npzstream: out of memory'); /* no verdict was printed */
+        const report = this.#text ? {ok: status === 0, text: out} : JSON.parse(out);
+        /* the exact bytes of `npzstream check --json`, and its exit status (0, 1, 2) */
+        Object.defineProperty(report, 'json', {value: this.#text ? null : out});
+        Object.defineProperty(report, 'status', {value: status});
+        this.#report = report;
+        return report;
+    }
+}
+
+function bytesOf(chunk) {
+    if (chunk instanceof Uint8Array) return chunk;
+    if (chunk instanceof ArrayBuffer) return new Uint8Array(chunk);
+    if (ArrayBuffer.isView(chunk)) return new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    throw new TypeError('npzstream: a chunk is a Uint8Array, an ArrayBuffer or a typed array');
+}
+
+function isBlob(s) {
+    return typeof Blob !== 'undefined' && s instanceof Blob;
+}
+
+/* The total size when the source knows it (a Blob, a buffer), else null. */
+function totalOf(source) {
+    if (isBlob(source)) return source.size;
+    if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return source.byteLength;
+    return null;
+}
+
+/* The source's bytes as chunks, read one at a time (never the whole source at once). */
+async function* chunksOf(source) {
+    if (isBlob(source)) {
+        for (let off = 0; off < source.size; off += READ)
+            yield new Uint8Array(await source.slice(off, off + READ).arrayBuffer());
+    } else if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) {
+        const b = bytesOf(source);
+        for (let off = 0; off < b.length; off += READ) yield b.subarray(off, off + READ);
+    } else if (source && typeof source.getReader === 'function') {
+        const reader = source.getReader();
+        let ended = false;
+        try {
+            for (;;) {
+                const {done, value} = await reader.read();
+                if (done) {
+                    ended = true;
+                    return;
+                }
+                yield value;
+            }
+        } finally {
+            if (!ended) reader.cancel().catch(() => {}); /* the verdict came before the end */
+            reader.releaseLock();
+        }
+    } else if (source && (typeof source[Symbol.asyncIterator] === 'function' || typeof source[Symbol.iterator] === 'function')) {
+        if (typeof source === 'string') throw new TypeError('npzstream: a source is bytes, not a string');
+        for await (const chunk of source) yield chunk;
+    } else {
+        throw new TypeError('npzstream: a source is a Blob or File, a ReadableStream, an ArrayBuffer or typed array, ' +
+                            'or an (async) iterable of byte chunks');
+    }
+}
+
+/* Validate a whole source: a File or Blob, a ReadableStream of bytes, an ArrayBuffer or
+ * Uint8Array, or an async iterable of chunks.  Options: those of Validator, and
+ *   onProgress({done, total}): after each chunk (total null when the source does not say)
+ *   chunkSize: push at most this many bytes at a time (the report never depends on it)
+ *   signal:    an AbortSignal
+ * Returns the report of `npzstream check --json` (report.json: its exact text). */
+export async function validate(source, options = {}) {
+    const v = await Validator.create(options);
+    const total = totalOf(source);
+    const step = options.chunkSize > 0 ? options.chunkSize : Infinity;
+    const progress = options.onProgress;
+    let done = 0;
+    try {
+        for await (const chunk of chunksOf(source)) {
+            options.signal?.throwIfAborted();
+            const b = bytesOf(chunk);
+            let report = null;
+            for (let off = 0; off < b.length && !report; off += step)
+                report = v.push(step >= b.length ? b : b.subarray(off, off + step));
+            done += b.length;
+            if (progress) progress({done, total});
+            if (report) return report;
+        }
+        return v.finish();
+    } finally {
+        v.close();
+    }
+}
+
+/* What a user can do about a rejection by rule id (the library's hint), and the rule's message. */
+export function ruleHint(rule) {
+    if (!core) throw new Error('npzstream: await ready() first');
+    const p = withCString(core, rule, (rp) => core._nzs_rule_hint(rp));
+    return p ? core.UTF8ToString(p) : null;
+}
+
+export function ruleMessage(rule) {
+    if (!core) throw new Error('npzstream: await ready() first');
+    const p = withCString(core, rule, (rp) => core._nzs_rule_message(rp));
+    return p ? core.UTF8ToString(p) : null;
+}
+
+/* The library's version ("0.6.0"). */
+export function version() {
+    if (!core) throw new Error('npzstream: await ready() first');
+    const v = core._nzs_version();
+    return `${v >> 16}.${(v >> 8) & 255}.${v & 255}`;
+}
+
+/* Bytes of the wasm's memory now (it grows with what the parsers hold, bounded by their limits,
+ * and never shrinks). */
+export function memoryBytes() {
+    if (!core) throw new Error('npzstream: await ready() first');
+    return core.HEAPU8.length;
+}
+
+/* Whether this build computes SHA-256: false for the wasm build (no OpenSSL). */
+export function sha256Available() {
+    if (!core) throw new Error('npzstream: await ready() first');
+    return core._nzs_sha256_built() !== 0;
+}
