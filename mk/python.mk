@@ -27,19 +27,24 @@ python-env:
 	    echo "python-env: .venv-pkg-np2: no mypy and ruff (build/pip-types.log): the type checks will be skipped"; fi
 
 # make web-env: .venv-web, the web recipes' and the Dask recipe's environment (tests/web,
-# tests/dask; make test-all): the python3 first on PATH with NumPy, FastAPI, uvicorn, aiohttp,
-# Django, Flask, httpx, dask[distributed] and fsspec from PyPI, and the package.  Made once (the
-# package reinstalled on every run); a step that cannot be done says so and the suites skip.
-WEB_PKGS ?= numpy pytest fastapi uvicorn aiohttp django flask httpx 'dask[distributed]' fsspec
+# tests/dask; make test-all): the python3 first on PATH with NumPy, pytest and httpx from PyPI, then
+# FastAPI, uvicorn, aiohttp, Django, Flask, dask[distributed] and fsspec (all at once, or one by
+# one when that fails: a framework that cannot be installed is named, and its tests skip), and the
+# package.  Made once (rm -rf .venv-web to start again); the package is reinstalled on every run.
+WEB_BASE       ?= numpy pytest httpx
+WEB_FRAMEWORKS ?= fastapi uvicorn aiohttp django flask 'dask[distributed]' fsspec
 .PHONY: web-env
 web-env:
 	@set -u; mkdir -p build; \
 	if [ -x .venv-web/bin/python ] || { $(PKG_PY) -m venv .venv-web >/dev/null 2>&1 && \
-	     .venv-web/bin/pip install -q $(WEB_PKGS) >build/pip-web.log 2>&1; }; then \
+	     .venv-web/bin/pip install -q $(WEB_BASE) >build/pip-web.log 2>&1 && \
+	     { .venv-web/bin/pip install -q $(WEB_FRAMEWORKS) >>build/pip-web.log 2>&1 || \
+	       for p in $(WEB_FRAMEWORKS); do .venv-web/bin/pip install -q "$$p" >>build/pip-web.log 2>&1 || \
+	         echo "python-env: .venv-web: $$p could not be installed from PyPI (build/pip-web.log): its tests will be skipped"; done; }; }; then \
 	  if .venv-web/bin/pip install -q --force-reinstall --no-deps ./python >>build/pip-web.log 2>&1; then \
-	    echo "python-env: .venv-web: npzstream with $$(.venv-web/bin/python -c 'import fastapi, aiohttp, django, flask, dask; print("FastAPI", fastapi.__version__, "aiohttp", aiohttp.__version__, "Django", django.__version__, "Flask", __import__("importlib.metadata").metadata.version("flask"), "Dask", dask.__version__)' 2>&1 | tail -1)"; \
+	    echo "python-env: .venv-web: npzstream with $$(.venv-web/bin/python -c 'import importlib.metadata as m; have = {d.metadata["Name"].lower() for d in m.distributions()}; print(", ".join(n + " " + (m.version(n) if n in have else "missing") for n in ("fastapi", "uvicorn", "aiohttp", "django", "flask", "dask", "distributed", "fsspec", "httpx")))' 2>&1 | tail -1)"; \
 	  else echo "python-env: .venv-web: pip install ./python failed (build/pip-web.log)"; tail -5 build/pip-web.log; fi; \
-	else echo "python-env: .venv-web skipped: the frameworks could not be installed from PyPI (build/pip-web.log)"; rm -rf .venv-web; fi
+	else echo "python-env: .venv-web skipped: NumPy, pytest and httpx could not be installed from PyPI (build/pip-web.log)"; rm -rf .venv-web; fi
 
 # make bench-python: open(), load's direct reads and deflated load against their budgets
 # (bench/python_io.py; bench/README.md); issue 15's figures are bench/python_load.py's
