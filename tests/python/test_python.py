@@ -69,7 +69,8 @@ def main():
         lint = [os.path.join(ROOT, d) for d in ("python/src/npzstream", "examples/python", "tests/python", "tests/web",
                                                 "tests/dask", "bench/python_io.py")]
         for what, cmd in (("stubtest", [py, "-m", "mypy.stubtest", "npzstream"]),
-                          ("mypy", [py, "-m", "mypy", "--config-file", cfg, os.path.join(ROOT, "python", "src", "npzstream")]),
+                          ("mypy", [py, "-m", "mypy", "--config-file", cfg,
+                                    os.path.join(ROOT, "python", "src", "npzstream")]),
                           ("ruff", [py, "-m", "ruff", "check", "--config", cfg] + lint)):
             r = subprocess.run(cmd, cwd=tempfile.gettempdir(), capture_output=True, text=True)
             if r.returncode == 0:
