@@ -4,7 +4,8 @@
 with the package installed there by pip; then a wheel is built from python/.
 
 usage: /usr/bin/python3 tests/python/test_python.py [--bin build/npzstream] [--quick]
-An environment that is not set up is skipped with a message.  --quick (the sanitizer pass of
+An environment that is not set up is skipped with a message (under CI, which sets up both, with
+mypy and ruff, a failure).  --quick (the sanitizer pass of
 run_all) runs nothing: the extension is tested with the plain build only.
 Last line: `python: N passed, M failed`.
 """
@@ -97,6 +98,9 @@ def main():
                 print("FAIL wheel: %s %s" % (names, r.stderr[-2000:]))
     if not ran:
         print("python: no environment set up: run make python-env (needs python3-venv and python3-dev)")
+    if os.environ.get("CI") and (ran < len(ENVS) or not tools):  # CI sets up both, with mypy and ruff
+        print("FAIL under CI: %s" % ("an environment was skipped" if ran < len(ENVS) else "the type checks were skipped"))
+        failed += 1
     print("python: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
