@@ -2,7 +2,7 @@
 # virtual environments the package tests (tests/python) run in:
 #   .venv-pkg       Debian's python3 with its NumPy 1.24 and pytest (--system-site-packages);
 #                   pip install --no-build-isolation ./python (Debian's setuptools, no network)
-#   .venv-pkg-np2   the python3 first on PATH with NumPy 2.x and pytest from PyPI;
+#   .venv-pkg-np2   the python3 first on PATH with NumPy 2.x, pytest, mypy and ruff from PyPI;
 #                   pip install ./python (an isolated build: setuptools from PyPI)
 # Each is (re)installed on every run, so the package is always today's sources.  A step that
 # cannot be done (no python3-venv, no network) says so; the suite then skips that environment.
@@ -21,4 +21,33 @@ python-env:
 	  if .venv-pkg-np2/bin/pip install -q --force-reinstall --no-deps ./python >build/pip-pkg-np2.log 2>&1; then \
 	    echo "python-env: .venv-pkg-np2: npzstream on $$(.venv-pkg-np2/bin/python -c 'import numpy,sys; print("NumPy", numpy.__version__, "Python", sys.version.split()[0])')"; \
 	  else echo "python-env: .venv-pkg-np2: pip install ./python failed (build/pip-pkg-np2.log)"; tail -5 build/pip-pkg-np2.log; fi; \
-	else echo "python-env: .venv-pkg-np2 skipped: no venv with numpy>=2 and pytest (offline?)"; rm -rf .venv-pkg-np2; fi
+	else echo "python-env: .venv-pkg-np2 skipped: no venv with numpy>=2 and pytest (offline?)"; rm -rf .venv-pkg-np2; fi; \
+	if [ -x .venv-pkg-np2/bin/python ] && ! .venv-pkg-np2/bin/python -c 'import mypy, ruff' 2>/dev/null; then \
+	  .venv-pkg-np2/bin/pip install -q mypy ruff >build/pip-types.log 2>&1 || \
+	    echo "python-env: .venv-pkg-np2: no mypy and ruff (build/pip-types.log): the type checks will be skipped"; fi
+
+# make web-env: .venv-web, the web recipes' and the Dask recipe's environment (tests/web,
+# tests/dask; make test-all): the python3 first on PATH with NumPy, pytest and httpx from PyPI, then
+# FastAPI, uvicorn, aiohttp, Django, Flask, dask[distributed] and fsspec (all at once, or one by
+# one when that fails: a framework that cannot be installed is named, and its tests skip), and the
+# package.  Made once (rm -rf .venv-web to start again); the package is reinstalled on every run.
+WEB_BASE       ?= numpy pytest httpx
+WEB_FRAMEWORKS ?= fastapi uvicorn aiohttp django flask 'dask[distributed]' fsspec
+.PHONY: web-env
+web-env:
+	@set -u; mkdir -p build; \
+	if [ -x .venv-web/bin/python ] || { $(PKG_PY) -m venv .venv-web >/dev/null 2>&1 && \
+	     .venv-web/bin/pip install -q $(WEB_BASE) >build/pip-web.log 2>&1 && \
+	     { .venv-web/bin/pip install -q $(WEB_FRAMEWORKS) >>build/pip-web.log 2>&1 || \
+	       for p in $(WEB_FRAMEWORKS); do .venv-web/bin/pip install -q "$$p" >>build/pip-web.log 2>&1 || \
+	         echo "python-env: .venv-web: $$p could not be installed from PyPI (build/pip-web.log): its tests will be skipped"; done; }; }; then \
+	  if .venv-web/bin/pip install -q --force-reinstall --no-deps ./python >>build/pip-web.log 2>&1; then \
+	    echo "python-env: .venv-web: npzstream with $$(.venv-web/bin/python -c 'import importlib.metadata as m; have = {d.metadata["Name"].lower() for d in m.distributions()}; print(", ".join(n + " " + (m.version(n) if n in have else "missing") for n in ("fastapi", "uvicorn", "aiohttp", "django", "flask", "dask", "distributed", "fsspec", "httpx")))' 2>&1 | tail -1)"; \
+	  else echo "python-env: .venv-web: pip install ./python failed (build/pip-web.log)"; tail -5 build/pip-web.log; fi; \
+	else echo "python-env: .venv-web skipped: NumPy, pytest and httpx could not be installed from PyPI (build/pip-web.log)"; rm -rf .venv-web; fi
+
+# make bench-python: open(), load's direct reads and deflated load against their budgets
+# (bench/python_io.py; bench/README.md); issue 15's figures are bench/python_load.py's
+.PHONY: bench-python
+bench-python: python-env
+	.venv-pkg/bin/python bench/python_io.py --size $(SIZE) $(BENCH_ARGS)

@@ -8,8 +8,9 @@
     environments), and a short fuzz smoke.
 --tier rest (what make test-all adds): the vectors and every script under ASan+UBSan, the thread
     sanitizer, clang's sanitizers, the suites that compare with np.load once more for every other
-    reference reader, the 4.5 GiB archives, the corpus replay and the state gate, and the
-    WebAssembly build against the native command and in headless Chromium (tests/wasm).
+    reference reader, the 4.5 GiB archives, the web recipes' servers and the Dask cluster (tests/web,
+    tests/dask), the mapped file twice the size of RAM (tests/mapped), the corpus replay and the state
+    gate, and the WebAssembly build against the native command and in headless Chromium (tests/wasm).
 --tier all: both.
 Each suite prints a last line `NAME: N passed, M failed` (or `NAME: skipped: why` where its tools
 are missing: counted as skipped, or as a failure when CI is set, as CI installs every tool); this
@@ -22,6 +23,9 @@ PY = "/usr/bin/python3"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import readers as READERS  # noqa: E402
 MATRIX_SUITES = ("differential", "real")
+# suites that run only in the rest tier (make test-all): the web frameworks' servers, the Dask
+# cluster, and the mapped file twice the size of RAM (tests/mapped in make test: a 3 GiB one)
+REST_ONLY = ("web", "dask")
 SMOKE_SECONDS = {"test": 4, "rest": 30}  # a fuzz smoke: seconds per harness
 LAST = re.compile(r"^(?:(\w[\w-]*): )?(\d+) passed, (\d+) failed")
 SKIPPED = re.compile(r"^(\w[\w-]*): skipped: ")  # a suite whose tools are missing: counted as skipped
@@ -123,7 +127,7 @@ def main():
             ]
             for rel in scripts:
                 name = suite_name(rel, scripts)
-                args = ["--quick"] if name == "big" else []
+                args = ["--quick"] if name == "big" or name in REST_ONLY or name == "mapped" else []
                 suites.append((name, [PY, rel, "--bin", os.path.join(a.plain, "npzstream")] + args))
             if os.path.exists(os.path.join(ROOT, "fuzz", "fuzz.mk")):
                 suites.append(fuzz_smoke(SMOKE_SECONDS["test"]))
@@ -144,6 +148,9 @@ def main():
                 print("reader %s: %s (%s)" % (rd[0], rd[3], info))
             for rel in scripts:
                 name = suite_name(rel, scripts)
+                if name in REST_ONLY or name == "mapped":  # the Python package's: no sanitizer build to try
+                    suites.append((name, [PY, rel, "--bin", os.path.join(a.plain, "npzstream")]))
+                    continue
                 suites.append((name + "-asan", [PY, rel, "--bin", os.path.join(a.san, "npzstream"), "--quick"]))
                 if rel.split("/")[1] in MATRIX_SUITES:
                     for rd, path, info in readers:

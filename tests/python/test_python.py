@@ -1,10 +1,11 @@
 #!/usr/bin/python3
-"""The Python package's suite: tests/python/pytest_load.py (pytest) in every environment that
+"""The Python package's suite: tests/python/pytest_*.py (pytest) in every environment that
 `make python-env` set up (.venv-pkg: Debian's Python and NumPy 1.24; .venv-pkg-np2: NumPy 2.x),
 with the package installed there by pip; then a wheel is built from python/.
 
 usage: /usr/bin/python3 tests/python/test_python.py [--bin build/npzstream] [--quick]
-An environment that is not set up is skipped with a message.  --quick (the sanitizer pass of
+An environment that is not set up is skipped with a message (under CI, which sets up both, with
+mypy and ruff, a failure).  --quick (the sanitizer pass of
 run_all) runs nothing: the extension is tested with the plain build only.
 Last line: `python: N passed, M failed`.
 """
@@ -41,7 +42,8 @@ def main():
         ran += 1
         r = subprocess.run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
                             os.path.join(ROOT, "tests", "python", "pytest_load.py"),
-                            os.path.join(ROOT, "tests", "python", "pytest_policy.py")],
+                            os.path.join(ROOT, "tests", "python", "pytest_policy.py"),
+                            os.path.join(ROOT, "tests", "python", "pytest_io.py")],
                            cwd=tempfile.gettempdir(), capture_output=True, text=True)
         out = r.stdout + r.stderr
         p = sum(int(x) for x in re.findall(r"(\d+) passed", out.splitlines()[-1] if out.strip() else ""))
@@ -56,6 +58,29 @@ def main():
         print("python: %s: %d passed, %d failed" % (env, p, f))
         passed += p
         failed += f
+    # the types: the extension's stubs against the module (mypy.stubtest), the package with mypy,
+    # the package, the examples and these suites with ruff (python/pyproject.toml's rules)
+    py = os.path.join(ROOT, ".venv-pkg-np2", "bin", "python")
+    tools = os.access(py, os.X_OK) and subprocess.run([py, "-c", "import mypy, ruff, npzstream"],
+                                                      capture_output=True).returncode == 0
+    if not tools:
+        print("python: the type checks skipped: no mypy and ruff in .venv-pkg-np2 (make python-env installs them)")
+    else:
+        cfg = os.path.join(ROOT, "python", "pyproject.toml")
+        lint = [os.path.join(ROOT, d) for d in ("python/src/npzstream", "examples/python", "tests/python", "tests/web",
+                                                "tests/dask", "tests/venv_suite.py", "bench/python_io.py")]
+        for what, cmd in (("stubtest", [py, "-m", "mypy.stubtest", "npzstream"]),
+                          ("mypy", [py, "-m", "mypy", "--config-file", cfg,
+                                    os.path.join(ROOT, "python", "src", "npzstream")]),
+                          ("ruff", [py, "-m", "ruff", "check", "--config", cfg] + lint)):
+            r = subprocess.run(cmd, cwd=tempfile.gettempdir(), capture_output=True, text=True)
+            if r.returncode == 0:
+                passed += 1
+                print("python: %s: ok (%s)" % (what, (r.stdout.strip().splitlines() or [""])[-1]))
+            else:
+                failed += 1
+                print((r.stdout + r.stderr)[-4000:])
+                print("FAIL %s" % what)
     # a wheel builds, and carries the extension, the stubs and py.typed
     py = os.path.join(ROOT, ".venv-pkg", "bin", "python")
     if os.access(py, os.X_OK):
@@ -73,6 +98,9 @@ def main():
                 print("FAIL wheel: %s %s" % (names, r.stderr[-2000:]))
     if not ran:
         print("python: no environment set up: run make python-env (needs python3-venv and python3-dev)")
+    if os.environ.get("CI") and (ran < len(ENVS) or not tools):  # CI sets up both, with mypy and ruff
+        print("FAIL under CI: %s" % ("an environment was skipped" if ran < len(ENVS) else "the type checks were skipped"))
+        failed += 1
     print("python: %d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

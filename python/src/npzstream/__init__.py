@@ -26,17 +26,23 @@ at the header that declares it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import io
 import json
 import os
 import socket
+import tempfile
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
+                    Literal, Union, cast)
+
 
 import numpy
 
 from . import _npzstream
 
-__all__ = ["load", "aload", "validate", "avalidate", "Loader", "Validator", "Report", "Member", "RejectedError",
+__all__ = ["load", "aload", "validate", "avalidate", "open", "Mapped", "spool", "Spool", "scan",
+           "Loader", "Validator", "Report", "Member", "RejectedError",
            "Policy", "MemberPolicy", "PolicyError", "DEFAULT_LIMITS", "DEFAULT_MAX_BYTES", "LIMITS", "FAST_INFLATE",
            "SHA256", "library_version", "__version__"]
 
@@ -59,6 +65,11 @@ LIMITS = tuple(k for k in DEFAULT_LIMITS if k != "lenient") + (
 #: twice as fast as zlib and may accept deflate data zlib (and so np.load) refuses (SECURITY.md).
 FAST_INFLATE = bool(_npzstream.FAST_INFLATE)
 READ_SIZE = 1 << 20
+# a stored array's data is read straight into the array in pieces of this size, each pushed while
+# it is still in the cache (the parser's CRC-32 reads it once more)
+DIRECT_PIECE = 256 << 10
+# the read after an array read in place: its member's end and the next member's records and header
+_HEAD_READ = 64 << 10
 # chunks this large are fed from a worker thread in aload() (the parser releases the GIL)
 _THREAD_CHUNK = 1 << 18
 
@@ -104,6 +115,18 @@ class RejectedError(ValueError):
         return (_rebuild, (self.message, self.code, self.offset, self.member, self.name, self.rule,
                            self.content_offset, self.detail, self.hint))
 
+    def _fields(self) -> Tuple[Any, ...]:
+        return (self.message, self.code, self.offset, self.member, self.name, self.rule, self.content_offset,
+                self.detail, self.hint)
+
+    def __eq__(self, other: object) -> bool:  # the same rejection: the same fields (a pickled copy, a rerun)
+        if not isinstance(other, RejectedError):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
 
 def _rebuild(message, code, offset, member, name, rule, content_offset, detail=None, hint=None):
     return RejectedError(message, code=code, offset=offset, member=member, name=name, rule=rule,
@@ -128,7 +151,7 @@ class PolicyError(ValueError):
         self.source = source
 
     def __str__(self) -> str:
-        where = "" if self.line is None or self.source is None else "%s:%d:%d: " % (self.source, self.line, self.column)
+        where = "" if self.line is None or self.source is None else "%s:%d:%s: " % (self.source, self.line, self.column)
         return "policy: %s%s%s" % (where, self.path + ": " if self.path else "", self.message)
 
     def __reduce__(self):
@@ -227,7 +250,7 @@ class Policy:
 
     @classmethod
     def load(cls, path: Union[str, "os.PathLike[str]"]) -> "Policy":
-        with open(path, "rb") as f:
+        with io.open(path, "rb") as f:
             text = f.read()
         compiled = _compile_text(text, os.fspath(path))
         p = cls.from_dict(json.loads(text))
@@ -278,7 +301,7 @@ def _policy(policy: Optional[PolicyLike]) -> Any:
             raise PolicyError("not JSON: %s" % e) from None
         return _compile_text(text, None)
     if isinstance(policy, (str, os.PathLike)):
-        with open(policy, "rb") as f:
+        with io.open(policy, "rb") as f:
             return _compile_text(f.read(), os.fspath(policy))
     raise TypeError("policy must be a dict, a Policy or the path of a JSON file, not %s" % type(policy).__name__)
 
@@ -357,11 +380,45 @@ def _key(m: Dict[str, Any]) -> Optional[str]:
     return name[:-4] if name.endswith(".npy") else name
 
 
+def _npz_key(m: Dict[str, Any]) -> str:
+    """The key of an .npz member (it has a name)."""
+    k = _key(m)
+    if k is None:
+        raise RuntimeError("npzstream: an .npz member without a name")
+    return k
+
+
 def _dtype(spec: Any) -> numpy.dtype:
     """The dtype of a header, from the parsed descr (a type string, or the field list as the
     dict np.dtype() takes: names, formats, offsets, titles, itemsize), the way NumPy's
     descr_to_dtype builds it; nothing is evaluated."""
     return numpy.dtype(spec)
+
+
+def _alloc_array(arrays: Dict[int, numpy.ndarray], m: Dict[str, Any]) -> Optional[memoryview]:
+    """The array of a HEADER (m: the member's dict), allocated once into arrays[index]; its
+    memory as bytes (the parser's destination), or None when there is nothing to write (no data,
+    or a worker's output the array was made over)."""
+    dt = _dtype(m["descr"])
+    order: Literal["C", "F"] = "F" if m["fortran_order"] else "C"
+    block = m.pop("buffer", None)
+    if block is not None:  # a worker thread inflated the data: the array is made over it, no copy
+        arr = numpy.ndarray(m["shape"], dtype=dt, buffer=block, order=order)
+        if arr.nbytes != m["nbytes"]:
+            raise RuntimeError("npzstream: dtype %r shape %r makes %d bytes, the header %d"
+                               % (dt, m["shape"], arr.nbytes, m["nbytes"]))
+        arrays[m["index"]] = arr
+        return None
+    # numpy.ndarray, as np.load allocates (numpy.empty would widen an unsized 'S0' to 'S1')
+    arr = numpy.ndarray(m["shape"], dtype=dt, order=order)
+    if arr.nbytes != m["nbytes"]:
+        raise RuntimeError("npzstream: dtype %r shape %r makes %d bytes, the header %d"
+                           % (dt, m["shape"], arr.nbytes, m["nbytes"]))
+    arrays[m["index"]] = arr
+    if not arr.nbytes:
+        return None
+    # the array's memory as bytes, in its own order (C or Fortran)
+    return memoryview(cast(Any, arr.reshape(-1, order="A").view(numpy.uint8)))
 
 
 class Loader:
@@ -384,29 +441,44 @@ class Loader:
         self._s = _npzstream.Stream(_limits(limits), self._alloc, True, _check_max_bytes(max_bytes),
                                     _check_threads(threads), _policy(policy))
         self._result: Optional[Loaded] = None
+        self._dst = memoryview(b"")
         self.feed = self._s.feed  # type: ignore[method-assign]  # no Python frame per chunk
 
     def _alloc(self, m: Dict[str, Any]) -> Optional[memoryview]:
-        dt = _dtype(m["descr"])
-        order = "F" if m["fortran_order"] else "C"
-        block = m.pop("buffer", None)
-        if block is not None:  # a worker thread inflated the data: the array is made over it, no copy
-            arr = numpy.ndarray(m["shape"], dtype=dt, buffer=block, order=order)
-            if arr.nbytes != m["nbytes"]:
-                raise RuntimeError("npzstream: dtype %r shape %r makes %d bytes, the header %d"
-                                   % (dt, m["shape"], arr.nbytes, m["nbytes"]))
-            self._arrays[m["index"]] = arr
-            return None
-        # numpy.ndarray, as np.load allocates (numpy.empty would widen an unsized 'S0' to 'S1')
-        arr = numpy.ndarray(m["shape"], dtype=dt, order=order)
-        if arr.nbytes != m["nbytes"]:
-            raise RuntimeError("npzstream: dtype %r shape %r makes %d bytes, the header %d"
-                               % (dt, m["shape"], arr.nbytes, m["nbytes"]))
-        self._arrays[m["index"]] = arr
-        if not arr.nbytes:
-            return None
-        # the array's memory as bytes, in its own order (C or Fortran)
-        return memoryview(arr.reshape(-1, order="A").view(numpy.uint8))
+        dst = _alloc_array(self._arrays, m)
+        if dst is not None:
+            self._dst = dst
+        return dst
+
+    def _read_from(self, readinto: Callable[[Any], Optional[int]]) -> None:
+        """Push a file's or socket's bytes to their end: headers and small records through one
+        buffer; the data of a stored array read straight into the array (Stream.direct says
+        where), then pushed where it lies: the parser finds it in place (no copy) and checks it
+        as any push, its CRC-32 included."""
+        s = self._s
+        feed = s.feed
+        mv = memoryview(bytearray(READ_SIZE))
+        want = _HEAD_READ  # after an array read in place, the next records are read in a small piece
+        while True:
+            d = s.direct
+            if d is not None:
+                pos, left = d
+                dst = self._dst[pos:pos + min(left, DIRECT_PIECE)]
+                n = readinto(dst)
+                if n is None:
+                    raise BlockingIOError("npzstream: the file is non-blocking and has no data; use Loader.feed")
+                if not n:
+                    return
+                feed(dst[:n])
+                want = _HEAD_READ
+                continue
+            n = readinto(mv[:want])
+            want = READ_SIZE
+            if n is None:
+                raise BlockingIOError("npzstream: the file is non-blocking and has no data; use Loader.feed")
+            if not n:
+                return
+            feed(mv[:n])
 
     def feed(self, data: Union[bytes, bytearray, memoryview]) -> None:
         """Push the next bytes (any length, 0 included)."""
@@ -422,9 +494,10 @@ class Loader:
             else:
                 out: Dict[str, Union[numpy.ndarray, bytes]] = {}
                 for m in members:
-                    out[_key(m)] = self._arrays[m["index"]] if m["kind"] == "array" else m["data"]
+                    out[_npz_key(m)] = self._arrays[m["index"]] if m["kind"] == "array" else m["data"]
                 self._result = out
             self._arrays = {}
+            self._dst = memoryview(b"")
         return self._result
 
     @property
@@ -477,6 +550,7 @@ class Report:
     members: List[Member] = field(default_factory=list)
     error: Optional[RejectedError] = None
     consumed: int = 0
+    path: Optional[str] = None  # the file's path (scan, Spool), else None
 
     def __bool__(self) -> bool:
         return self.ok
@@ -512,7 +586,7 @@ def _chunks(source: Source) -> Iterable[Any]:
         yield source
         return
     if isinstance(source, (str, os.PathLike)):
-        with open(source, "rb") as f:
+        with io.open(source, "rb") as f:
             yield from _chunks(f)
         return
     if isinstance(source, socket.socket):
@@ -552,10 +626,7 @@ def _chunks(source: Source) -> Iterable[Any]:
 
 
 async def _achunks(source: Any):
-    if hasattr(source, "__aiter__"):
-        async for chunk in source:
-            yield chunk
-        return
+    # an async read(n) first: aiohttp's StreamReader iterates lines, not chunks
     read = getattr(source, "read", None)
     if read is not None and asyncio.iscoroutinefunction(read):
         while True:
@@ -563,6 +634,10 @@ async def _achunks(source: Any):
             if not b:
                 return
             yield b
+        return
+    if hasattr(source, "__aiter__"):
+        async for chunk in source:
+            yield chunk
         return
     for chunk in _chunks(source):  # a synchronous source given to aload
         yield chunk
@@ -597,7 +672,14 @@ def load(source: Source, *, max_bytes: Union[int, str] = DEFAULT_MAX_BYTES, thre
     if isinstance(source, (list, tuple)):  # chunks in hand: no generator in between
         for chunk in source:
             feed(chunk)
-    else:
+    elif threads == 1 and isinstance(source, (str, os.PathLike)):
+        with io.open(source, "rb", buffering=0) as f:
+            ld._read_from(f.readinto)
+    elif threads == 1 and isinstance(source, socket.socket):
+        ld._read_from(source.recv_into)
+    elif threads == 1 and not isinstance(source, (bytes, bytearray, memoryview)) and hasattr(source, "readinto"):
+        ld._read_from(source.readinto)
+    else:  # bytes in hand, iterables; with worker threads the helper reads ahead of the parser
         for chunk in _chunks(source):
             feed(chunk)
     return ld.finish()
@@ -690,3 +772,445 @@ async def avalidate(source: Any, *, threads: int = 1, policy: Optional[PolicyLik
         if v.error is not None:
             break
     return v.finish()
+
+
+# ---- open(): the arrays as views of a mapped file -------------------------------------------------
+
+class Mapped(Mapping[str, Union[numpy.ndarray, bytes]]):
+    """What `open` returns: a read-only mapping of key -> array over a mapped file, the verdict
+    given.  A stored member's array is a read-only view of the mapping (no copy, no private
+    memory); a deflated member's array was inflated during the validating pass (its own memory);
+    a member that is not a .npy is bytes, as np.load gives it.  A .npy has one array: `.array`
+    (its mapping view has no keys: indexing it is a TypeError that says so).
+
+    Closing (close(), or leaving the with block) drops the file's references: the mapping is
+    unmapped as soon as no array made from it is referenced any more (each view holds the
+    mapping through ndarray.base, so an array stays valid for as long as it is used, and nothing
+    can unmap memory an array still points at).
+
+    What a mapping cannot promise: the verdict is about the bytes as they were during the pass.
+    The pages are private, but on Linux a page nobody wrote follows the file: if another process
+    rewrites the file afterwards, the views show the new bytes, and if it truncates the file,
+    touching a page past the new end kills the process with SIGBUS.  Map only files nobody else
+    writes (your own, or read-only ones); `verify()` re-reads the mapping and checks every CRC-32
+    again; `load` copies the bytes and has none of this."""
+
+    def __init__(self, path: str, fd: int, mapping: Any, fmt: str, members: List[Dict[str, Any]],
+                 items: Dict[str, Union[numpy.ndarray, bytes]], array: Optional[numpy.ndarray],
+                 recheck: Callable[[], Any]) -> None:
+        self.path = path
+        self.format = fmt
+        self._fd: Optional[int] = fd
+        self._map: Any = mapping
+        self._raw = members
+        self.members: List[Member] = [_member(m) for m in members]
+        self._items: Optional[Dict[str, Union[numpy.ndarray, bytes]]] = items
+        self._array = array
+        self._recheck = recheck
+
+    @property
+    def closed(self) -> bool:
+        return self._items is None
+
+    @property
+    def size(self) -> int:
+        """The bytes mapped (the file's size when it was opened)."""
+        return 0 if self._map is None else len(self._map)
+
+    @property
+    def array(self) -> numpy.ndarray:
+        """A .npy's array."""
+        if self.format != "npy":
+            raise TypeError("npzstream: an .npz has members, not one array: index it by key")
+        self._check_open()
+        assert self._array is not None
+        return self._array
+
+    def _check_open(self) -> None:
+        if self._items is None:
+            raise ValueError("npzstream: the mapped file is closed")
+
+    def _members(self) -> Dict[str, Union[numpy.ndarray, bytes]]:
+        self._check_open()
+        if self.format == "npy":
+            raise TypeError("npzstream: a .npy holds one array, not members: use .array")
+        assert self._items is not None
+        return self._items
+
+    def __getitem__(self, key: str) -> Union[numpy.ndarray, bytes]:
+        return self._members()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._members())
+
+    def __len__(self) -> int:
+        return len(self._members())
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._members()
+
+    def close(self) -> None:
+        """Drop the file: its descriptor now, its mapping once no array of it is referenced."""
+        self._items = None
+        self._array = None
+        self._map = None
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> "Mapped":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        fd = getattr(self, "_fd", None)
+        if fd is not None:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    def verify(self) -> "Report":
+        """Check the mapped bytes again, every CRC-32 and record, against the verdict of open():
+        a Report, true only when the file is still what was opened (the same size, the same
+        verdict, the same members with the same CRC-32s).  A stored member's view shows what the
+        file holds now; a deflated member's array was inflated at open() and does not change, but
+        its compressed bytes are checked too."""
+        self._check_open()
+        assert self._fd is not None
+        size = os.fstat(self._fd).st_size
+        if size != self.size:  # never read a page past a truncated end (SIGBUS)
+            return Report(ok=False, format=self.format, members=[], path=self.path,
+                          error=RejectedError("the file's size changed since it was opened (%d bytes, now %d)"
+                                              % (self.size, size), code="changed", offset=min(size, self.size),
+                                              rule="OPEN.changed"))
+        report = self._recheck()
+        if not report:
+            return report
+        for i, (a, b) in enumerate(zip(self.members, report.members)):
+            if a != b:
+                return Report(ok=False, format=report.format, members=report.members[:i], path=self.path,
+                              consumed=report.consumed,
+                              error=RejectedError("member %d is not the one open() checked (a CRC-32, a size or "
+                                                  "its header differs)" % i, code="changed", offset=b.offset,
+                                                  member=i, rule="OPEN.changed"))
+        if len(self.members) != len(report.members):
+            return Report(ok=False, format=report.format, members=report.members, path=self.path,
+                          error=RejectedError("the file has %d members, open() checked %d"
+                                              % (len(report.members), len(self.members)), code="changed",
+                                              offset=0, rule="OPEN.changed"))
+        return report
+
+    def __repr__(self) -> str:
+        if self._items is None:
+            return "<npzstream.Mapped %r closed>" % (self.path,)
+        what = "1 array" if self.format == "npy" else "%d members" % len(self._items)
+        return "<npzstream.Mapped %r: %s, %d bytes mapped>" % (self.path, what, self.size)
+
+
+#: open() asks for the whole mapping at once (MAP_POPULATE) up to this size: one call instead of
+#: a page fault every 64 KiB; larger files are faulted in as the pass reads them (sequentially).
+POPULATE_MAX = 1 << 30
+
+
+def open(path: Union[str, "os.PathLike[str]"], *, policy: Optional[PolicyLike] = None, threads: int = 1,
+         max_bytes: Union[int, str] = DEFAULT_MAX_BYTES, **limits: Any) -> Mapped:
+    """Map a .npy or .npz file and validate it whole in one pass (the verdict of `load`); then
+    return a `Mapped`: key -> array, where every stored member is a read-only view of a private
+    mapping of the file (zero copies, no private memory) and every deflated member an array
+    inflated during the pass (threads > 1: on worker threads).  A .npy's array is `.array`.
+
+        with npzstream.open("weights.npz", max_total_bytes="64Gi") as z:
+            w = z["w"]          # an ndarray over the file's pages
+
+    Raises RejectedError (nothing is returned before the verdict), OSError, and ValueError for
+    a file that cannot be mapped (a pipe: use load).  max_bytes caps the private memory (the
+    deflated members and the blobs); the limits are load's (max_total_bytes bounds the content:
+    raise it for files over 1 GiB).  See `Mapped` for what a mapping cannot promise."""
+    path = os.fspath(path)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        import stat
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError("npzstream.open: %r is not a regular file (use load for pipes and sockets)" % path)
+        mapping = _npzstream.Map(fd, st.st_size, st.st_size <= POPULATE_MAX)
+        lim = _limits(limits)
+        pol = _policy(policy)
+        n_threads = _check_threads(threads)
+        loaded: Dict[int, numpy.ndarray] = {}
+
+        def alloc(m: Dict[str, Any]) -> Optional[memoryview]:  # a deflated member: inflated into its array
+            return _alloc_array(loaded, m)
+        s = _npzstream.Stream(lim, alloc, True, _check_max_bytes(max_bytes), n_threads, pol, False, True)
+        mapping.madvise("sequential")  # one pass, front to back
+        s.feed(mapping)
+        s.finish()
+        mapping.madvise("normal")      # then the arrays, in any order
+        fmt = s.format
+        items: Dict[str, Union[numpy.ndarray, bytes]] = {}
+        arrays: List[numpy.ndarray] = []
+        for m in s.members:
+            if m["kind"] != "array":
+                items[_npz_key(m)] = m.pop("data")
+                continue
+            if m["index"] in loaded:
+                arr = loaded.pop(m["index"])
+            else:
+                arr = _view(mapping, m)
+            arrays.append(arr)
+            if fmt == "npz":
+                items[_npz_key(m)] = arr
+        members = s.members
+
+        def recheck() -> Report:
+            v = Validator(threads=n_threads, policy=pol, **limits)
+            v.feed(mapping)
+            r = v.finish()
+            return dataclasses.replace(r, path=path)
+        return Mapped(path, fd, mapping, fmt or "npy", members, items, arrays[0] if fmt == "npy" else None, recheck)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _view(mapping: Any, m: Dict[str, Any]) -> numpy.ndarray:
+    """A stored array as a view of the mapping: its data starts where the parser took it from
+    the mapped bytes (the first DATA event's offset, zero copy)."""
+    dt = _dtype(m["descr"])
+    order: Literal["C", "F"] = "F" if m["fortran_order"] else "C"
+    if not m["nbytes"]:  # no data: an empty array of its own, read-only as the views are
+        arr = numpy.ndarray(m["shape"], dtype=dt, order=order)
+        arr.flags.writeable = False
+        return arr
+    at = m["content_at"] + m["header_len"]
+    if m.get("data_offset", at) != at:
+        raise RuntimeError("npzstream: the data of member %d is at %r, its header ends at %d"
+                           % (m["index"], m.get("data_offset"), at))
+    arr = numpy.ndarray(m["shape"], dtype=dt, buffer=mapping, offset=at, order=order)
+    if arr.nbytes != m["nbytes"]:
+        raise RuntimeError("npzstream: dtype %r shape %r makes %d bytes, the header %d"
+                           % (dt, m["shape"], arr.nbytes, m["nbytes"]))
+    return arr
+
+
+# ---- spool(): validate an upload while writing it to disk ---------------------------------------
+
+class Spool:
+    """Write an upload to a temporary file beside `dest` while validating it; move it into place
+    only when the verdict is ok.
+
+        sp = npzstream.spool("/data/uploads/x.npz", policy=policy)
+        for chunk in body:
+            sp.feed(chunk)            # validated, then written; nothing more after a rejection
+            if sp.error: break        # (optional) stop reading: the verdict is known
+        report = sp.finish()          # ok: fsync, rename onto dest, fsync the directory
+                                      # rejected: the temporary file is deleted
+
+    The temporary file is `.NAME.XXXX.part` in dest's directory (the same file system, so the
+    rename is atomic: dest is either absent, its old file, or the whole accepted upload).  A
+    rejection deletes it at once.  abort() (or an exception leaving a with block) deletes it too.
+    afeed() is feed() for async code (large chunks are validated and written off the event loop).
+    mode: the file's permissions (default 0o644 minus the umask); overwrite=False refuses to
+    replace an existing dest (FileExistsError at finish(), the upload deleted)."""
+
+    def __init__(self, dest: Union[str, "os.PathLike[str]"], *, threads: int = 1, policy: Optional[PolicyLike] = None,
+                 hash: bool = False, mode: Optional[int] = None, overwrite: bool = True, **limits: Any) -> None:
+        self.dest = os.fspath(dest)
+        self._v = Validator(threads=threads, policy=policy, hash=hash, **limits)
+        d, name = os.path.split(os.path.abspath(self.dest))
+        if not name:
+            raise ValueError("npzstream.spool: %r names no file" % self.dest)
+        fd, self.temp = tempfile.mkstemp(prefix="." + name + ".", suffix=".part", dir=d)
+        self._f: Optional[io.FileIO] = io.FileIO(fd, "wb")
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o644 & ~umask
+        self._mode = mode
+        self._overwrite = overwrite
+        self._report: Optional[Report] = None
+        self.written = 0
+
+    @property
+    def error(self) -> Optional[RejectedError]:
+        """The rejection, as soon as it is known (None so far)."""
+        return self._v.error
+
+    def feed(self, chunk: Any) -> None:
+        """Validate the next bytes, then write them (after a rejection: nothing)."""
+        if self._f is None:
+            if self._report is None and self._v.error is None:
+                raise ValueError("npzstream: feed() after finish() or abort()")
+            return
+        self._v.feed(chunk)
+        if self._v.error is not None:
+            self._discard()
+            return
+        mv = memoryview(chunk).cast("B")
+        while mv:
+            n = self._f.write(mv)
+            if n is None:
+                raise BlockingIOError("npzstream: the spool file is non-blocking")
+            mv = mv[n:]
+        self.written += len(chunk)
+
+    async def afeed(self, chunk: Any) -> None:
+        if len(chunk) >= _THREAD_CHUNK:
+            await asyncio.get_running_loop().run_in_executor(None, self.feed, chunk)
+        else:
+            self.feed(chunk)
+
+    def _discard(self) -> None:
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+            try:
+                os.unlink(self.temp)
+            except FileNotFoundError:
+                pass
+
+    def abort(self) -> None:
+        """Give the upload up: the temporary file is deleted, dest is left as it was."""
+        self._discard()
+
+    def finish(self) -> Report:
+        """The verdict: a Report (path = dest when it was moved into place)."""
+        if self._report is not None:
+            return self._report
+        if self._f is None and self._v.error is None:
+            raise ValueError("npzstream: finish() after abort()")
+        report = self._v.finish()
+        if not report:
+            self._discard()
+            self._report = dataclasses.replace(report, path=None)
+            return self._report
+        f = self._f
+        assert f is not None
+        try:
+            f.flush()
+            os.fchmod(f.fileno(), self._mode)
+            os.fsync(f.fileno())
+            f.close()
+            self._f = None
+            if self._overwrite:
+                os.replace(self.temp, self.dest)
+            else:
+                os.link(self.temp, self.dest)  # FileExistsError when dest exists: never replaced
+                os.unlink(self.temp)
+        except BaseException:
+            self._f = f if not f.closed else None
+            if self._f is not None:
+                self._f.close()
+                self._f = None
+            try:
+                os.unlink(self.temp)
+            except FileNotFoundError:
+                pass
+            raise
+        _fsync_dir(os.path.dirname(os.path.abspath(self.dest)))
+        self._report = dataclasses.replace(report, path=self.dest)
+        return self._report
+
+    def __enter__(self) -> "Spool":
+        return self
+
+    def __exit__(self, exc_type: Any, *rest: Any) -> None:
+        if exc_type is not None or self._report is None:
+            self.abort()
+
+
+def _fsync_dir(d: str) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def spool(dest: Union[str, "os.PathLike[str]"], *, threads: int = 1, policy: Optional[PolicyLike] = None,
+          hash: bool = False, mode: Optional[int] = None, overwrite: bool = True, **limits: Any) -> Spool:
+    """A `Spool` for dest: feed()/afeed() the upload, finish() for the verdict; the file appears
+    at dest only when it was accepted (written beside it, fsynced, renamed)."""
+    return Spool(dest, threads=threads, policy=policy, hash=hash, mode=mode, overwrite=overwrite, **limits)
+
+
+# ---- scan(): many files in a process pool -------------------------------------------------------
+
+def _policy_text(policy: Optional[PolicyLike]) -> Optional[bytes]:
+    """policy= as JSON text (what a worker process compiles), checked here first."""
+    if policy is None:
+        return None
+    if isinstance(policy, Policy):
+        policy.check()
+        return policy.to_json().encode("utf-8")
+    if isinstance(policy, Mapping):
+        _policy(policy)
+        return json.dumps(dict(policy)).encode("utf-8")
+    if isinstance(policy, (str, os.PathLike)):
+        with io.open(policy, "rb") as f:
+            text = f.read()
+        _compile_text(text, os.fspath(policy))
+        return text
+    raise TypeError("scan: policy must be a dict, a Policy or the path of a JSON file, not %s" % type(policy).__name__)
+
+
+_SCAN_POLICIES: Dict[bytes, Any] = {}
+
+
+def check_file(path: Union[str, "os.PathLike[str]"], policy_text: Optional[bytes] = None, threads: int = 1,
+               hash: bool = False, limits: Optional[Dict[str, Any]] = None, opener: Any = None) -> Report:
+    """One file's Report, as scan() makes it in a worker: validate(path) with its path set; a file
+    that cannot be read is a Report with error code "io" (as `npzstream check` says it).
+    opener: a callable path -> binary file object (an fsspec filesystem's open), or None."""
+    pol = None
+    if policy_text is not None:
+        pol = _SCAN_POLICIES.get(policy_text)
+        if pol is None:
+            pol = _SCAN_POLICIES[policy_text] = _compile_text(policy_text, None)
+    name = path if isinstance(path, str) else os.fspath(path)
+    try:
+        if opener is None:
+            r = validate(name, threads=threads, policy=pol, hash=hash, **(limits or {}))
+        else:
+            with opener(name) as f:
+                r = validate(f, threads=threads, policy=pol, hash=hash, **(limits or {}))
+    except OSError as e:
+        r = Report(ok=False, format=None, error=RejectedError(e.strerror or str(e), code="io", offset=0))
+    return dataclasses.replace(r, path=name)
+
+
+def scan(paths: Iterable[Union[str, "os.PathLike[str]"]], *, workers: Optional[int] = None,
+         policy: Optional[PolicyLike] = None, threads: int = 1, hash: bool = False, **limits: Any) -> Iterator[Report]:
+    """Check many files in a process pool: yields one Report a path, in the input's order (each
+    report.path is its path; an unreadable file is a report with error code "io").  workers:
+    processes (default the CPU count; 0 or 1 checks in this process).  policy, threads, hash and
+    the limits are validate()'s.  Reports and RejectedError pickle; the policy is checked here
+    before any worker starts (PolicyError).  Dask: examples/python/dask_scan.py."""
+    text = _policy_text(policy)
+    _limits(dict(limits))  # a bad limit is a ValueError/TypeError here, not in a worker
+    _check_threads(threads)
+    names = [p if isinstance(p, str) else os.fspath(p) for p in paths]
+    n = (os.cpu_count() or 1) if workers is None else workers
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise ValueError("workers must be an int >= 0")
+    if n <= 1 or len(names) <= 1:
+        for name in names:
+            yield check_file(name, text, threads, hash, limits)
+        return
+    import concurrent.futures
+    import functools
+    import multiprocessing
+    # forkserver/spawn: a fork of a process with threads (an event loop, a server) is unsafe
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    with concurrent.futures.ProcessPoolExecutor(max_workers=min(n, len(names)),
+                                                mp_context=multiprocessing.get_context(method)) as ex:
+        job = functools.partial(check_file, policy_text=text, threads=threads, hash=hash, limits=limits)
+        yield from ex.map(job, names, chunksize=max(1, min(64, len(names) // (4 * n))))

@@ -101,6 +101,12 @@ typedef struct {
     Py_buffer out;        /* the destination of the current array */
     int have_out;
     int busy, done, finished;
+    /* the current member: stored (its bytes are the input's own), its array's size, the array
+     * data bytes the parser took so far, and the input offset of its first data byte when that
+     * came straight from a push (zero copy; UINT64_MAX otherwise) */
+    int cur_stored;
+    uint64_t cur_nbytes, data_got, data_at;
+    int map_stored;       /* open(): a stored array gets no destination, its data stays in the input */
     /* an error this module raised on its own (max_keep): the library has none */
     const char *own_code, *own_rule, *own_msg;
     uint64_t own_off;
@@ -139,6 +145,109 @@ static PyTypeObject BlockType = {
     .tp_doc = "an array's data where a worker thread inflated it",
     .tp_dealloc = (destructor)Block_dealloc,
     .tp_as_buffer = &Block_as_buffer,
+};
+
+/* ---- Map: a private, read-only mapping of a file (open()) ------------------------------------
+ * PROT_READ and MAP_PRIVATE: the arrays over it cannot write it, it costs no private memory and no
+ * commit charge (a read-only private mapping is not accounted, so a file larger than RAM maps).
+ * It is unmapped with its last reference: the arrays made over it hold one (ndarray.base), so
+ * there is no close() that could leave an array pointing at unmapped memory. */
+#if defined(__unix__) || defined(__APPLE__)
+#define NPZS_HAVE_MMAP 1
+#include <sys/mman.h>
+#endif
+
+typedef struct {
+    PyObject_HEAD
+    void *addr;
+    Py_ssize_t len;
+} Map;
+
+static int Map_init(Map *self, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"fd", "length", "populate", NULL};
+    int fd, populate = 0;
+    Py_ssize_t len;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "in|p", kwlist, &fd, &len, &populate)) return -1;
+    if (self->addr) { PyErr_SetString(PyExc_RuntimeError, "Map.__init__ called twice"); return -1; }
+    if (len < 0) { PyErr_SetString(PyExc_ValueError, "length must be >= 0"); return -1; }
+    if (len == 0) return 0; /* nothing to map: an empty buffer */
+#ifdef NPZS_HAVE_MMAP
+    int flags = MAP_PRIVATE;
+#ifdef MAP_POPULATE
+    if (populate) flags |= MAP_POPULATE;
+#endif
+    void *a;
+    Py_BEGIN_ALLOW_THREADS
+    a = mmap(NULL, (size_t)len, PROT_READ, flags, fd, 0);
+    Py_END_ALLOW_THREADS
+    if (a == MAP_FAILED) { PyErr_SetFromErrno(PyExc_OSError); return -1; }
+    self->addr = a;
+    self->len = len;
+    return 0;
+#else
+    (void)fd;
+    (void)populate;
+    PyErr_SetString(PyExc_OSError, "npzstream: no mmap on this platform");
+    return -1;
+#endif
+}
+
+static void Map_dealloc(Map *self) {
+#ifdef NPZS_HAVE_MMAP
+    if (self->addr) munmap(self->addr, (size_t)self->len);
+#endif
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int Map_getbuffer(Map *self, Py_buffer *view, int flags) {
+    static char empty;
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->addr ? self->addr : &empty, self->len, 1, flags);
+}
+
+static PyBufferProcs Map_as_buffer = {(getbufferproc)Map_getbuffer, NULL};
+
+/* madvise(advice): "normal", "sequential", "random", "willneed" or "dontneed"; False where the
+ * system has no madvise (advice only: nothing depends on it). */
+static PyObject *Map_madvise(Map *self, PyObject *arg) {
+    const char *a = PyUnicode_AsUTF8(arg);
+    if (!a) return NULL;
+#if defined(NPZS_HAVE_MMAP) && defined(MADV_NORMAL)
+    int adv;
+    if (!strcmp(a, "normal")) adv = MADV_NORMAL;
+    else if (!strcmp(a, "sequential")) adv = MADV_SEQUENTIAL;
+    else if (!strcmp(a, "random")) adv = MADV_RANDOM;
+    else if (!strcmp(a, "willneed")) adv = MADV_WILLNEED;
+    else if (!strcmp(a, "dontneed")) adv = MADV_DONTNEED;
+    else { PyErr_Format(PyExc_ValueError, "unknown advice %s", a); return NULL; }
+    if (!self->addr) Py_RETURN_FALSE;
+    if (madvise(self->addr, (size_t)self->len, adv) != 0) { PyErr_SetFromErrno(PyExc_OSError); return NULL; }
+    Py_RETURN_TRUE;
+#else
+    (void)self;
+    Py_RETURN_FALSE;
+#endif
+}
+
+static Py_ssize_t Map_length(Map *self) { return self->len; }
+static PySequenceMethods Map_as_sequence = {.sq_length = (lenfunc)Map_length};
+
+static PyMethodDef Map_methods[] = {
+    {"madvise", (PyCFunction)Map_madvise, METH_O, "madvise(advice): normal, sequential, random, willneed, dontneed"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject MapType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "npzstream._npzstream.Map",
+    .tp_basicsize = sizeof(Map),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Map(fd, length, populate=False): a private read-only mapping of a file, unmapped with its last reference",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Map_init,
+    .tp_dealloc = (destructor)Map_dealloc,
+    .tp_as_buffer = &Map_as_buffer,
+    .tp_as_sequence = &Map_as_sequence,
+    .tp_methods = Map_methods,
 };
 
 /* The current array's data as a Block, when a worker made it whole; NULL otherwise (the data
@@ -252,9 +361,11 @@ static int on_header(Stream *s, const npzs_event *ev) {
         set_item(c, "fortran_order", PyBool_FromLong(a->fortran_order)) < 0 ||
         set_item(c, "version", Py_BuildValue("(ii)", a->version_major, a->version_minor)) < 0 ||
         set_item(c, "nbytes", PyLong_FromUnsignedLongLong(a->nbytes)) < 0 ||
-        set_item(c, "header_len", PyLong_FromUnsignedLongLong(a->header_len)) < 0)
+        set_item(c, "header_len", PyLong_FromUnsignedLongLong(a->header_len)) < 0 ||
+        set_item(c, "content_at", PyLong_FromUnsignedLongLong(ev->offset)) < 0)
         return -1;
-    if (!s->on_header) return 0;
+    s->cur_nbytes = a->nbytes;
+    if (!s->on_header || (s->map_stored && s->cur_stored)) return 0;
     if (a->nbytes > s->max_keep - s->kept) return own_reject(s, ev->offset, (long)ev->member);
     PyObject *block = take_block(s, a);
     if (!block && PyErr_Occurred()) return -1;
@@ -296,6 +407,9 @@ static int on_event(Stream *s, const npzs_event *ev) {
         s->cur = PyDict_New();
         if (!s->cur) return -1;
         PyObject *name = ev->name ? PyBytes_FromStringAndSize(ev->name, (Py_ssize_t)ev->name_len) : Py_NewRef(Py_None);
+        s->cur_stored = ev->method == NPZS_METHOD_STORED;
+        s->cur_nbytes = s->data_got = 0;
+        s->data_at = UINT64_MAX;
         if (set_item(s->cur, "index", PyLong_FromUnsignedLong(ev->member)) < 0 || set_item(s->cur, "name", name) < 0 ||
             set_item(s->cur, "method", PyUnicode_FromString(ev->method == NPZS_METHOD_DEFLATED ? "deflated" : "stored")) < 0 ||
             set_item(s->cur, "offset", PyLong_FromUnsignedLongLong(ev->offset)) < 0 ||
@@ -328,6 +442,7 @@ static int on_event(Stream *s, const npzs_event *ev) {
             set_item(c, "end", PyLong_FromUnsignedLongLong(ev->offset)) < 0 ||
             set_item(c, "sniff", PyUnicode_FromString(npzs_sniff_name(ev->sniff))) < 0)
             return -1;
+        if (s->data_at != UINT64_MAX && set_item(c, "data_offset", PyLong_FromUnsignedLongLong(s->data_at)) < 0) return -1;
         if (ev->sha256) {
             char hex[65];
             for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", ev->sha256[i]);
@@ -366,7 +481,12 @@ static int run(Stream *s, npzs_in *in) {
         npzs_event ev;
         rc = s->q ? npzs_par_next(s->q, in, &ev) : npzs_next(s->p, in, &ev);
         if (rc != NPZS_EVENT) break;
-        if (ev.type == NPZS_EV_DATA || (ev.type == NPZS_EV_BLOB && !s->keep_blobs)) continue; /* nothing to do here */
+        if (ev.type == NPZS_EV_DATA) { /* counted: where the data is, how much came */
+            if (ev.pos == 0 && ev.zero_copy) s->data_at = ev.offset;
+            s->data_got += ev.len;
+            continue;
+        }
+        if (ev.type == NPZS_EV_BLOB && !s->keep_blobs) continue; /* nothing to do here */
         if (release) PyEval_RestoreThread(ts);
         r = on_event(s, &ev);
         if (release) ts = PyEval_SaveThread();
@@ -514,12 +634,13 @@ static int read_limits(PyObject *d, npzs_limits *lim) {
 }
 
 static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"limits", "on_header", "keep_blobs", "max_keep", "threads", "policy", "hash", NULL};
+    static char *kwlist[] = {"limits", "on_header", "keep_blobs", "max_keep", "threads", "policy", "hash",
+                             "map_stored", NULL};
     PyObject *limits = NULL, *cb = NULL, *policy = NULL;
-    int keep = 0, threads = 1, hash = 0;
+    int keep = 0, threads = 1, hash = 0, map_stored = 0;
     unsigned long long max_keep = UINT64_MAX;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOpKiOp", kwlist, &limits, &cb, &keep, &max_keep, &threads, &policy,
-                                     &hash))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOpKiOpp", kwlist, &limits, &cb, &keep, &max_keep, &threads, &policy,
+                                     &hash, &map_stored))
         return -1;
     if (policy == Py_None) policy = NULL;
     if (policy && !PyObject_TypeCheck(policy, &PolicyType)) {
@@ -555,6 +676,7 @@ static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
     }
     s->on_header = cb ? Py_NewRef(cb) : NULL;
     s->keep_blobs = keep;
+    s->map_stored = map_stored;
     s->max_keep = max_keep;
     s->own_member = -1;
     s->members = PyList_New(0);
@@ -602,6 +724,17 @@ static PyObject *Stream_get_consumed(Stream *s, void *c) { (void)c; return PyLon
 static PyObject *Stream_get_ahead(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(npzs_par_used(s->q)); }
 static PyObject *Stream_get_memory(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(s->p ? npzs_memory(s->p) : 0); }
 static PyObject *Stream_get_kept(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(s->kept); }
+/* (pos, left): the current array is stored and has a destination, and the parser wants its data
+ * bytes pos .. pos + left next, nothing else: the caller may read them straight into the
+ * destination at pos and push that span (the parser finds the bytes already in place: no copy,
+ * the CRC-32 and every check as for any push).  None otherwise (no helper: it reads ahead). */
+static PyObject *Stream_get_direct(Stream *s, void *c) {
+    (void)c;
+    if (!s->p || s->q || !s->have_out || !s->cur_stored || s->own_code || s->finished || npzs_error(s->p) ||
+        s->data_got >= s->cur_nbytes)
+        Py_RETURN_NONE;
+    return Py_BuildValue("(KK)", (unsigned long long)s->data_got, (unsigned long long)(s->cur_nbytes - s->data_got));
+}
 
 static PyGetSetDef Stream_getset[] = {
     {"members", (getter)Stream_get_members, NULL, "completed members (dicts), in input order", NULL},
@@ -611,6 +744,7 @@ static PyGetSetDef Stream_getset[] = {
     {"inflated_ahead", (getter)Stream_get_ahead, NULL, "members inflated by the worker threads", NULL},
     {"memory", (getter)Stream_get_memory, NULL, "bytes the parser holds now", NULL},
     {"kept", (getter)Stream_get_kept, NULL, "array and blob bytes kept so far", NULL},
+    {"direct", (getter)Stream_get_direct, NULL, "(pos, left) of the current stored array's data to read in place, or None", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -704,12 +838,16 @@ static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_npzstream", "libnpz
                                     NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__npzstream(void) {
-    if (PyType_Ready(&StreamType) < 0 || PyType_Ready(&BlockType) < 0 || PyType_Ready(&PolicyType) < 0) return NULL;
+    if (PyType_Ready(&StreamType) < 0 || PyType_Ready(&BlockType) < 0 || PyType_Ready(&PolicyType) < 0 ||
+        PyType_Ready(&MapType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&moddef);
     if (!m) return NULL;
     Py_INCREF(&StreamType);
     Py_INCREF(&PolicyType);
+    Py_INCREF(&MapType);
     if (PyModule_AddObject(m, "Stream", (PyObject *)&StreamType) < 0 ||
+        PyModule_AddObject(m, "Map", (PyObject *)&MapType) < 0 ||
         PyModule_AddObject(m, "Policy", (PyObject *)&PolicyType) < 0 ||
         PyModule_AddIntConstant(m, "SHA256", npzs_sha256_built()) < 0 ||
         PyModule_AddIntConstant(m, "LENIENT_NPY_TRAILING", NPZS_LENIENT_NPY_TRAILING) < 0 ||

@@ -1,0 +1,501 @@
+"""pytest suite of what the package does beyond np.load (issue 26): open() (views of a mapped
+file), load's reads straight into the arrays, Validator in async code, spool() and scan().
+Run by tests/python/test_python.py in every environment make python-env set up.
+
+Truth is np.load(f, allow_pickle=False) of the NumPy in the environment, and npzstream.load of
+the same bytes (its verdicts, codes, offsets and rules)."""
+import asyncio
+import dataclasses
+import io
+import os
+import pickle
+import socket
+import stat
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import npzstream
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pytest_load import REF, SAMPLE, same_array, same_result, truth  # noqa: E402
+from pytest_load import real_files as real_files  # noqa: E402  (the fixture)
+
+
+def stored_sample():
+    b = io.BytesIO()
+    dt = np.dtype([("a", "<i4"), ("b", [("c", "<f8", (2,)), ("d", "S3")])])
+    x = np.zeros(5, dt)
+    x["a"] = np.arange(5)
+    np.savez(b, w=np.arange(300000, dtype="<f4").reshape(600, 500), f=np.asfortranarray(np.eye(7)),
+             s=x, z=np.zeros((0, 3)), u=np.array(["a", "bcd"]), n=np.float64(3.5), big=np.arange(3 << 18, dtype="<i8"))
+    return b.getvalue()
+
+
+STORED = stored_sample()
+STORED_REF = truth(STORED, {})[1]
+
+
+@pytest.fixture()
+def tmp(tmp_path):
+    return str(tmp_path)
+
+
+def write(d, name, data):
+    p = os.path.join(d, name)
+    with open(p, "wb") as f:
+        f.write(data)
+    return p
+
+
+def base_of(a):
+    while isinstance(a, np.ndarray) and a.base is not None:
+        a = a.base
+    return a
+
+
+# ---- open(): views of a mapped file ------------------------------------------------------------
+
+def test_open_gives_what_load_gives_for_every_real_file(real_files, tmp):  # noqa: F811
+    opened = rejected = 0
+    for path, _case in real_files:
+        kw = {"max_total_bytes": 1 << 40}
+        try:
+            ref = npzstream.load(path, max_bytes=1 << 40, **kw)
+        except npzstream.RejectedError as e:
+            with pytest.raises(npzstream.RejectedError) as e2:
+                npzstream.open(path, max_bytes=1 << 40, **kw)
+            assert (e2.value.code, e2.value.offset, e2.value.rule, e2.value.member) == (e.code, e.offset, e.rule,
+                                                                                        e.member), path
+            rejected += 1
+            continue
+        with npzstream.open(path, max_bytes=1 << 40, **kw) as z:
+            if isinstance(ref, np.ndarray):
+                assert z.format == "npy"
+                same_array(z.array, ref)
+            else:
+                assert z.format == "npz"
+                same_result(dict(z), ref)
+                assert list(z) == list(ref) and len(z) == len(ref)
+            assert z.verify()
+        opened += 1
+    assert opened >= 50 and rejected >= 3, (opened, rejected)
+
+
+def test_open_stored_members_are_views_of_the_mapping(tmp):
+    p = write(tmp, "s.npz", STORED)
+    with npzstream.open(p) as z:
+        same_result(dict(z), STORED_REF)
+        m = base_of(z["w"])
+        assert type(m).__name__ == "Map" and len(m) == len(STORED)
+        for k in z:
+            a = z[k]
+            assert not a.flags.writeable  # read-only: the file's pages, never written
+            if a.nbytes:
+                assert base_of(a) is m, k  # a view: no copy
+                with pytest.raises(ValueError):
+                    a.flags.writeable = True
+                off = a.ctypes.data - np.frombuffer(m, np.uint8).ctypes.data
+                member = next(x for x in z.members if x.key == k)
+                assert member.offset < off < member.offset + member.csize + 200
+                assert bytes(np.frombuffer(m, np.uint8)[off:off + a.nbytes]) == STORED_REF[k].tobytes(order="A")
+        assert z["f"].flags.f_contiguous and not z["f"].flags.c_contiguous
+
+
+def test_open_deflated_members_are_inflated_arrays(tmp):
+    p = write(tmp, "d.npz", SAMPLE)
+    with npzstream.open(p) as z:
+        same_result(dict(z), REF)
+        for k in z:
+            assert type(base_of(z[k])).__name__ != "Map"  # memory of their own
+    with npzstream.open(p, threads=2) as z:
+        same_result(dict(z), REF)
+    with pytest.raises(npzstream.RejectedError) as e:  # max_bytes caps the private memory
+        npzstream.open(p, max_bytes=1000)
+    assert e.value.rule == "LIMIT.max_bytes"
+    with npzstream.open(write(tmp, "s.npz", STORED), max_bytes=0) as z:  # views cost none of it
+        assert z["w"].shape == (600, 500)
+
+
+def test_open_npy_and_its_mapping_view(tmp):
+    a = np.arange(24, dtype=">i4").reshape(2, 3, 4)
+    b = io.BytesIO()
+    np.save(b, a)
+    with npzstream.open(write(tmp, "a.npy", b.getvalue())) as z:
+        assert z.format == "npy"
+        same_array(z.array, a)
+        assert type(base_of(z.array)).__name__ == "Map"
+        for f in (len, list, lambda z: z["x"]):
+            with pytest.raises(TypeError, match="use .array"):
+                f(z)
+    with npzstream.open(write(tmp, "s.npz", STORED)) as z:
+        with pytest.raises(TypeError):
+            _ = z.array
+
+
+def test_open_arrays_outlive_close(tmp):
+    p = write(tmp, "s.npz", STORED)
+    z = npzstream.open(p)
+    w = z["w"]
+    z.close()
+    assert z.closed and "closed" in repr(z)
+    with pytest.raises(ValueError, match="closed"):
+        z["w"]
+    with pytest.raises(ValueError, match="closed"):
+        z.verify()
+    del z
+    import gc
+    gc.collect()
+    same_array(w, STORED_REF["w"])  # the mapping lives as long as its arrays
+    with npzstream.open(p) as z:
+        pass
+    with pytest.raises(ValueError):
+        len(z)
+
+
+def test_open_rejections_are_loads(tmp):
+    bad = bytearray(STORED)
+    i = STORED.index(STORED_REF["w"].tobytes()[4000:4016])
+    bad[i] ^= 1
+    p = write(tmp, "bad.npz", bytes(bad))
+    with pytest.raises(npzstream.RejectedError) as e:
+        npzstream.open(p)
+    with pytest.raises(npzstream.RejectedError) as e2:
+        npzstream.load(bytes(bad))
+    assert e.value.code == "crc_mismatch" and e.value == e2.value
+    with pytest.raises(npzstream.RejectedError) as e:
+        npzstream.open(write(tmp, "empty.npz", b""))
+    assert e.value.code == "truncated"
+    with pytest.raises(npzstream.RejectedError) as e:
+        npzstream.open(write(tmp, "s.npz", STORED), policy={"members": {"w": {"dtype": ["<f8"]}}})
+    assert e.value.code == "policy" and e.value.rule == "POLICY.dtype"
+    r, w = os.pipe()
+    try:
+        with pytest.raises(ValueError, match="not a regular file"):
+            npzstream.open("/dev/fd/%d" % r)
+    finally:
+        os.close(r)
+        os.close(w)
+    with pytest.raises(FileNotFoundError):
+        npzstream.open(os.path.join(tmp, "missing.npz"))
+
+
+def test_verify_sees_a_rewritten_or_truncated_file(tmp):
+    p = write(tmp, "s.npz", STORED)
+    z = npzstream.open(p)
+    assert z.verify() and z.verify().path == p
+    w = z["w"]
+    i = STORED.index(STORED_REF["w"].tobytes()[4000:4016])
+    fd = os.open(p, os.O_WRONLY)
+    os.pwrite(fd, bytes([STORED[i] ^ 0xFF]), i)  # someone else rewrites a byte in place
+    os.close(fd)
+    # what a mapping cannot promise: the page nobody wrote follows the file
+    assert np.frombuffer(w.tobytes(), np.uint8)[i - (w.ctypes.data - np.frombuffer(base_of(w), np.uint8).ctypes.data)] \
+        == STORED[i] ^ 0xFF
+    r = z.verify()
+    assert not r and r.error.code == "crc_mismatch" and r.error.member == 0
+    fd = os.open(p, os.O_WRONLY)
+    os.pwrite(fd, bytes([STORED[i]]), i)
+    os.close(fd)
+    assert z.verify()
+    os.truncate(p, len(STORED) - 10)
+    r = z.verify()  # checked before a page past the end is read (that would be SIGBUS)
+    assert not r and r.error.code == "changed" and r.error.rule == "OPEN.changed"
+    z.close()
+    # the same size, another valid archive: the members differ
+    other = io.BytesIO()
+    np.savez(other, w=np.zeros((600, 500), "<f4"), f=np.asfortranarray(np.eye(7)))
+    data = other.getvalue()
+    p2 = write(tmp, "o.npz", data)
+    z = npzstream.open(p2)
+    other2 = io.BytesIO()
+    np.savez(other2, w=np.ones((600, 500), "<f4"), f=np.asfortranarray(np.eye(7)))
+    assert len(other2.getvalue()) == len(data)
+    with open(p2, "r+b") as f:
+        f.write(other2.getvalue())
+    r = z.verify()
+    assert not r and r.error.code == "changed" and r.error.member == 0
+    z.close()
+
+
+def test_open_large_stored_file_touches_no_private_memory(tmp):
+    a = np.arange(64 << 20 >> 3, dtype="<i8")  # 64 MiB
+    b = io.BytesIO()
+    np.savez(b, a=a, b=a[::-1].copy())
+    p = write(tmp, "l.npz", b.getvalue())
+    del b
+    code = ("import numpy as np, npzstream, sys\n"
+            "anon = lambda: int([l for l in open('/proc/self/status') if l.startswith('RssAnon')][0].split()[1])\n"
+            "base = anon()\n"
+            "z = npzstream.open(sys.argv[1])\n"
+            "s = int(z['a'][-1]) + int(z['b'][0]) + sum(int(x.view(np.uint8)[::4096].sum()) for x in z.values())\n"
+            "print(anon() - base, s)\n")
+    import subprocess
+    if not os.path.exists("/proc/self/status"):
+        pytest.skip("no /proc/self/status to read RssAnon from")
+    out = subprocess.run([sys.executable, "-c", code, p], capture_output=True, text=True, check=True).stdout.split()
+    grew = int(out[0])
+    assert grew < 8 * 1024, "open + touching 128 MiB of views grew private memory by %d KiB" % grew
+    assert int(out[1]) > 0
+
+
+# ---- load: stored data read straight into the arrays -------------------------------------------
+
+class Recorder(io.RawIOBase):
+    """A raw file that records where each readinto wrote, and returns at most `most` bytes."""
+
+    def __init__(self, data, most=1 << 30):
+        self.f = io.BytesIO(data)
+        self.most = most
+        self.targets = []
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        mv = memoryview(b).cast("B")
+        n = min(len(mv), self.most)
+        self.targets.append((np.frombuffer(mv, np.uint8).ctypes.data if len(mv) else 0, n))
+        return self.f.readinto(mv[:n])
+
+
+def test_load_reads_stored_data_into_the_arrays():
+    rec = Recorder(STORED)
+    got = npzstream.load(rec)
+    same_result(got, STORED_REF)
+    for k in ("w", "big"):  # a read went straight into each large array's memory
+        a = got[k]
+        lo, hi = a.ctypes.data, a.ctypes.data + a.nbytes
+        assert any(lo <= t < hi for t, _ in rec.targets), k
+    direct = sum(n for t, n in rec.targets if any(got[k].ctypes.data <= t < got[k].ctypes.data + got[k].nbytes
+                                                  for k in ("w", "big")))
+    # only what came with the records in one small read went through the buffer
+    assert direct >= got["w"].nbytes + got["big"].nbytes - 2 * (64 << 10)
+    assert npzstream.load(Recorder(STORED, most=999)).keys() == got.keys()  # short reads
+    same_result(npzstream.load(Recorder(STORED, most=999)), STORED_REF)
+
+
+def test_direct_reads_give_what_bytes_give(real_files, tmp):  # noqa: F811
+    n = 0
+    for path, _case in real_files:
+        data = open(path, "rb").read()
+        try:
+            ref = npzstream.load(data, max_bytes=1 << 40, max_total_bytes=1 << 40)
+        except npzstream.RejectedError as e:
+            for src in (path, Recorder(data, most=4097)):
+                with pytest.raises(npzstream.RejectedError) as e2:
+                    npzstream.load(src, max_bytes=1 << 40, max_total_bytes=1 << 40)
+                assert e2.value == e, path
+            continue
+        same_result(npzstream.load(path, max_bytes=1 << 40, max_total_bytes=1 << 40), ref)
+        same_result(npzstream.load(Recorder(data, most=4097), max_bytes=1 << 40, max_total_bytes=1 << 40), ref)
+        n += 1
+    assert n >= 50
+
+
+def test_direct_reads_reject_as_bytes_do(tmp):
+    i = STORED.index(STORED_REF["big"].tobytes()[1 << 20:(1 << 20) + 16])
+    bad = bytearray(STORED)
+    bad[i] ^= 4
+    for data in (bytes(bad), STORED[:i], STORED[:-1], STORED + b"x"):
+        with pytest.raises(npzstream.RejectedError) as e:
+            npzstream.load(data)
+        for src in (write(tmp, "x.npz", data), Recorder(data), Recorder(data, most=333)):
+            with pytest.raises(npzstream.RejectedError) as e2:
+                npzstream.load(src)
+            assert e2.value == e.value
+    pol = {"members": {"big": {"range": [0, 1000]}}}  # a value check on data read in place
+    with pytest.raises(npzstream.RejectedError) as e:
+        npzstream.load(STORED, policy=pol)
+    with pytest.raises(npzstream.RejectedError) as e2:
+        npzstream.load(write(tmp, "x.npz", STORED), policy=pol)
+    assert e.value.rule == "POLICY.range" and e2.value == e.value
+
+
+def test_direct_reads_from_a_socket_and_a_npy():
+    a, b = socket.socketpair()
+    t = threading.Thread(target=lambda: (a.sendall(STORED), a.close()))
+    t.start()
+    same_result(npzstream.load(b), STORED_REF)
+    t.join()
+    b.close()
+    big = np.asfortranarray(np.arange(1 << 20, dtype="<f8").reshape(1024, 1024))
+    buf = io.BytesIO()
+    np.save(buf, big)
+    rec = Recorder(buf.getvalue())
+    got = npzstream.load(rec)
+    same_array(got, big)
+    assert any(got.ctypes.data <= t < got.ctypes.data + got.nbytes for t, _ in rec.targets)
+
+
+# ---- Validator in async code --------------------------------------------------------------------
+
+def test_validator_async_feed():
+    async def body(data, n):
+        for i in range(0, len(data), n):
+            await asyncio.sleep(0)
+            yield data[i:i + n]
+
+    async def main():
+        v = npzstream.Validator()
+        ticks = 0
+
+        async def ticker():  # the event loop keeps running while large chunks are checked
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0)
+        t = asyncio.ensure_future(ticker())
+        async for chunk in body(SAMPLE, 1 << 18):
+            await v.afeed(chunk)
+        r = v.finish()
+        t.cancel()
+        assert r and bool(r) is True and [m.key for m in r.members] == list(REF) and ticks > 0
+        v = npzstream.Validator()
+        fed = 0
+        async for chunk in body(SAMPLE[:2000] + b"\x00" * 100 + SAMPLE[2100:], 500):
+            await v.afeed(chunk)
+            fed += len(chunk)
+            if v.error:  # the verdict is known: stop reading
+                break
+        r = v.finish()
+        assert not r and bool(r) is False and "REJECTED" in repr(r) and fed < len(SAMPLE)
+        with pytest.raises(npzstream.RejectedError):
+            r.raise_for_error()
+    asyncio.run(main())
+
+
+# ---- spool(): validate while writing, move into place on ok -------------------------------------
+
+def test_spool_accepts_and_moves_into_place(tmp):
+    dest = os.path.join(tmp, "up.npz")
+    sp = npzstream.spool(dest)
+    for i in range(0, len(SAMPLE), 3000):
+        sp.feed(SAMPLE[i:i + 3000])
+        assert not os.path.exists(dest)  # nothing at dest before the verdict
+    assert os.path.exists(sp.temp) and os.path.dirname(sp.temp) == tmp
+    r = sp.finish()
+    assert r and r.path == dest and not os.path.exists(sp.temp)
+    assert open(dest, "rb").read() == SAMPLE
+    assert stat.S_IMODE(os.stat(dest).st_mode) == 0o644 & ~_umask()
+    assert sp.finish() is r
+    assert os.listdir(tmp) == ["up.npz"]
+
+
+def _umask():
+    u = os.umask(0)
+    os.umask(u)
+    return u
+
+
+def test_spool_rejection_deletes_at_once(tmp):
+    dest = os.path.join(tmp, "up.npz")
+    write(tmp, "up.npz", b"old")
+    sp = npzstream.spool(dest)
+    bad = SAMPLE[:2000] + b"\x00" * 100 + SAMPLE[2100:]
+    fed = 0
+    for i in range(0, len(bad), 1000):
+        sp.feed(bad[i:i + 1000])
+        fed += 1000
+        if sp.error:
+            break
+    assert sp.error is not None and fed < len(bad)
+    assert not os.path.exists(sp.temp)  # deleted as soon as the verdict is known
+    sp.feed(b"more")  # ignored after the rejection
+    r = sp.finish()
+    assert not r and r.error == sp.error and r.path is None
+    assert open(dest, "rb").read() == b"old" and os.listdir(tmp) == ["up.npz"]
+    sp = npzstream.spool(dest)  # truncated: known at finish
+    sp.feed(SAMPLE[:-1])
+    r = sp.finish()
+    assert not r and r.error.code == "truncated" and not os.path.exists(sp.temp)
+    assert open(dest, "rb").read() == b"old"
+
+
+def test_spool_abort_overwrite_and_policy(tmp):
+    dest = os.path.join(tmp, "up.npz")
+    with pytest.raises(RuntimeError):
+        with npzstream.spool(dest) as sp:
+            sp.feed(SAMPLE[:100])
+            raise RuntimeError("client went away")
+    assert os.listdir(tmp) == []
+    write(tmp, "up.npz", b"old")
+    sp = npzstream.spool(dest, overwrite=False, mode=0o600)
+    sp.feed(SAMPLE)
+    with pytest.raises(FileExistsError):
+        sp.finish()
+    assert open(dest, "rb").read() == b"old" and os.listdir(tmp) == ["up.npz"]
+    os.unlink(dest)
+    sp = npzstream.spool(dest, overwrite=False, mode=0o600)
+    sp.feed(SAMPLE)
+    assert sp.finish() and stat.S_IMODE(os.stat(dest).st_mode) == 0o600
+    os.unlink(dest)
+    sp = npzstream.spool(dest, policy={"members": {"w": {"dtype": ["<f8"]}}})
+    sp.feed(SAMPLE)
+    r = sp.finish()
+    assert not r and r.error.rule == "POLICY.dtype" and os.listdir(tmp) == []
+
+
+def test_spool_async(tmp):
+    dest = os.path.join(tmp, "up.npz")
+
+    async def main():
+        sp = npzstream.spool(dest)
+        for i in range(0, len(SAMPLE), 1 << 18):
+            await sp.afeed(SAMPLE[i:i + (1 << 18)])
+        return sp.finish()
+    assert asyncio.run(main())
+    assert open(dest, "rb").read() == SAMPLE
+
+
+# ---- scan(): many files in a process pool -------------------------------------------------------
+
+def scan_files(d):
+    files = [write(d, "ok.npz", SAMPLE), write(d, "trunc.npz", SAMPLE[:-7]), write(d, "s.npz", STORED)]
+    b = io.BytesIO()
+    np.save(b, np.arange(5))
+    files.append(write(d, "a.npy", b.getvalue()))
+    files.append(os.path.join(d, "missing.npz"))
+    files.append(write(d, "junk.npz", b"PK\x03\x04junk"))
+    return files * 3
+
+
+def test_scan_in_order_and_the_same_as_serial(tmp):
+    files = scan_files(tmp)
+    serial = list(npzstream.scan(files, workers=0))
+    par = list(npzstream.scan(files, workers=2))
+    assert [r.path for r in par] == files == [r.path for r in serial]
+    assert par == serial  # every field, the errors included
+    for r, f in zip(par, files):
+        assert r == dataclasses.replace(npzstream.validate(f), path=f) if os.path.exists(f) else \
+            (not r and r.error.code == "io")
+    assert [bool(r) for r in par[:6]] == [True, False, True, True, False, False]
+    pol = {"members": {"w": {"dtype": ["<f4"]}}}
+    assert list(npzstream.scan(files[:3], workers=2, policy=pol)) == list(npzstream.scan(files[:3], workers=0,
+                                                                                        policy=pol))
+    with pytest.raises(npzstream.PolicyError):
+        list(npzstream.scan(files, workers=2, policy={"members": {"w": {"dtype": 5}}}))
+    with pytest.raises(TypeError):
+        list(npzstream.scan(files, workers=2, max_nonsense=3))
+
+
+def test_reports_and_rejections_pickle(tmp):
+    for r in npzstream.scan(scan_files(tmp)[:6], workers=0, hash=npzstream.SHA256):
+        r2 = pickle.loads(pickle.dumps(r))
+        assert r2 == r and bool(r2) == bool(r) and repr(r2) == repr(r)
+        if r.error is not None:
+            e = pickle.loads(pickle.dumps(r.error))
+            assert e == r.error and str(e) == str(r.error) and isinstance(e, ValueError)
+    e = npzstream.RejectedError("m", code="policy", offset=3, member=1, name=b"w.npy", rule="POLICY.dtype",
+                                content_offset=7, detail="d", hint="h")
+    assert pickle.loads(pickle.dumps(e)) == e and hash(pickle.loads(pickle.dumps(e))) == hash(e)
+
+
+def test_version_is_the_library_s():
+    assert npzstream.__version__ == npzstream.library_version()
+    import re
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    h = open(os.path.join(root, "include", "npzstream.h")).read()
+    assert npzstream.__version__ == re.search(r'#define NPZS_VERSION "([^"]+)"', h).group(1)

@@ -1,0 +1,60 @@
+"""What tests/web and tests/dask share: their pytest file run in .venv-web (make web-env: the
+frameworks from PyPI, and the package), the result read from pytest's summary line.
+
+A suite whose environment is missing ends on `NAME: skipped: why` (run_all counts it as skipped,
+or as a failure under CI, which installs everything); tests that skip inside it (a framework that
+could not be installed) say why, and count as a failure under CI too.  Otherwise the last line is
+`NAME: N passed, M failed`.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+VENV_PY = os.path.join(ROOT, ".venv-web", "bin", "python")
+
+
+def run(name, needs, quick, quick_note, notes=()):
+    """Run tests/NAME/pytest_NAME.py; needs: the imports without which nothing can run; notes:
+    substrings of the lines of pytest's output worth echoing (figures the tests print).  Returns
+    the exit status."""
+    if quick:
+        print("%s: %s (nothing to do under --quick)" % (name, quick_note))
+        print("%s: 0 passed, 0 failed" % name)
+        return 0
+    if not os.access(VENV_PY, os.X_OK):
+        print("%s: skipped: .venv-web is not set up (make web-env: it needs PyPI)" % name)
+        return 0
+    r = subprocess.run([VENV_PY, "-c", needs], capture_output=True, text=True)
+    if r.returncode:
+        print("%s: skipped: .venv-web lacks what the suite needs (%s; make web-env installs it from PyPI)"
+              % (name, (r.stderr.strip().splitlines() or ["?"])[-1]))
+        return 0
+    r = subprocess.run([VENV_PY, "-m", "pytest", "-q", "-s", "-rs", "-p", "no:cacheprovider", "-o", "addopts=",
+                        os.path.join(ROOT, "tests", name, "pytest_%s.py" % name)], cwd=tempfile.gettempdir(),
+                       capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    # pytest's summary line (workers and servers may log after it)
+    last = next((line for line in reversed(out.splitlines())
+                 if re.search(r"\d+ (?:passed|failed|error|skipped)", line) and " in " in line), "")
+    p = sum(int(x) for x in re.findall(r"(\d+) passed", last))
+    f = sum(int(x) for x in re.findall(r"(\d+) (?:failed|error)", last))
+    s = sum(int(x) for x in re.findall(r"(\d+) skipped", last))
+    for line in out.splitlines():
+        if line.startswith(("FAILED", "ERROR", "SKIPPED")) or any(n in line for n in notes):
+            print(("FAIL " if line.startswith(("FAILED", "ERROR")) else "") + line)
+    if p == 0 and f == 0 and s and r.returncode == 0:
+        print("%s: skipped: every test skipped (what each needs is missing from .venv-web: make web-env)" % name)
+        return 0
+    if (r.returncode != 0 or p == 0) and f == 0:  # no summary, or nothing ran: a failure
+        f = 1
+    if s and os.environ.get("CI"):  # CI installs every framework: one missing there is a failure
+        print("FAIL %d tests skipped under CI (something missing from .venv-web)" % s)
+        f += 1
+    if f:
+        print(out[-8000:])
+    print("%s: %d passed, %d failed" % (name, p, f))
+    sys.stdout.flush()
+    return 1 if f else 0
