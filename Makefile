@@ -39,7 +39,7 @@ SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflat
            src/zlocate.c src/crc.c src/vlen.c src/par.c src/pool.c src/parbuf.c src/scout.c src/json.c \
            src/policy.c src/values.c src/sha256.c
 HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h src/internal.h src/policy.h \
-           src/states.h src/rules.h src/base.h src/seam.h src/zrec.h src/par.h src/pool.h
+           src/states.h src/rules.h src/base.h src/seam.h src/zrec.h src/par.h src/pool.h src/contract.h
 CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/output.c cli/cmd_check.c cli/cmd_ls.c cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c
 B        = build
 
@@ -48,7 +48,7 @@ B        = build
 # The sanitizer build: the library compiled once with ASan and UBSan (build/san/libnpzstream.a),
 # every sanitizer binary linked against it.
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-SAN_FLAGS = $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(FEAT_DEF) $(SAN)
+SAN_FLAGS = $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(FEAT_DEF) $(SAN) -DNPZS_CONTRACTS
 BS       = $(B)/san
 SAN_OBJ  = $(SRC:src/%.c=$(BS)/%.o)
 SAN_LIB  = $(BS)/libnpzstream.a
