@@ -11,6 +11,7 @@
 #define NPZS_PROVE_DRV_H
 
 #include <stdlib.h>
+#include <string.h>
 #include "__fc_builtin.h"
 #include "internal.h"
 
