@@ -155,9 +155,12 @@ test-all:
 
 # make check: what needs nothing but a C compiler and zlib (no Python): the API suite and the
 # vectors, plain and under ASan+UBSan.
+# the API suite over every committed input (corpus/: the real files and the fuzz corpora;
+# tests/vectors): a run that finds fewer than CHECK_FILES files fails
+CHECK_FILES ?= 5000
 check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test_policy $(BS)/test_policy
-	$(B)/test_api
-	$(BS)/test_api
+	$(B)/test_api --need-files $(CHECK_FILES) corpus tests/vectors
+	$(BS)/test_api --need-files 1000 corpus/peers tests/vectors
 	$(B)/test_policy
 	$(BS)/test_policy
 	$(B)/run_vectors --par

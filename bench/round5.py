@@ -13,29 +13,13 @@ interleaved (round by round), the median of each kept:
 usage: make bench-round5 [SIZE=512]   (bench/round5.py --bin build/npzstream --size 512 [--rounds 7])
 Prints a Markdown table for bench/README.md.
 """
-import argparse, os, re, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, os, re, shutil, subprocess, sys, tempfile
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def timed(cmd):
-    t0 = time.perf_counter()
-    r = subprocess.run(cmd, shell=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    dt = time.perf_counter() - t0
-    if r.returncode not in (0, 1):
-        sys.exit("bench: %s failed: %s" % (cmd, r.stderr[-500:]))
-    return dt
-
-
-def interleaved(cmds, rounds):
-    """{name: median seconds}: every command once a round, the rounds one after the other."""
-    t = {k: [] for k in cmds}
-    for _ in range(rounds):
-        for k, c in cmds.items():
-            t[k].append(timed(c))
-    return {k: statistics.median(v) for k, v in t.items()}
+sys.path.insert(0, HERE)
+from timing import interleaved  # noqa: E402
 
 
 def openssl_sha256():

@@ -50,21 +50,20 @@ typedef struct out {
     block *arena;
 } out;
 
-enum { L_HEADER, L_NDIM, L_FIELDS, L_DEPTH, L_MEMBERS, L_NAME, L_EXTRA, L_TOTAL, L_WINDOW, L_MEMORY, L_FEED, L__N };
-
 typedef struct opts {
     npzs_limits lim;
     uint64_t feed;
     unsigned jobs;        /* -j N: deflated members inflated by N worker threads (0, 1: none) */
     uint64_t jobs_memory; /* --jobs-memory: what the helper may hold (0: 128 MiB a worker) */
-    uint64_t given[L__N]; /* values as given, for diagnostics */
-    unsigned set;         /* bit i: LIMIT_FLAGS[i] was given */
     npzs_policy *policy;  /* --policy FILE, compiled */
     int sha256;           /* --sha256: every member's SHA-256 */
     unsigned parallel;    /* -P N: check or ls N files at once (0, 1: one at a time) */
 } opts;
 
-extern const char LIMITS_HELP[], EXIT_HELP[];
+extern const char EXIT_HELP[];
+/* --help's text of the shared options: the library's limits table, then the rest. */
+const char *limits_help(void);
+void limits_print(FILE *f, int man); /* `help limits [--man]` */
 /* A decimal number, digits only (no sign, no space); 0 or -1. */
 int cli_parse_u64(const char *s, uint64_t *v);
 void opts_init(opts *o);
@@ -169,6 +168,19 @@ int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, e
 /* Open FILE (or stdin) and make a parser with the options' limits; NULL (all released, the reason
  * said on stderr) when either fails. */
 npzs_parser *start(const char *path, const opts *op, const char **label, int *fd);
+
+/* One FILE of a batch (check, ls): file_begin opens it and takes the batch's parser (with
+ * --sequence): -1 to go on, or the exit status, the failure said (io_failure: on stderr, and as
+ * JSON with --json or --jsonl); file_end flushes the output, frees the members' table and gives
+ * the file and the parser back. */
+typedef struct file_run {
+    npzs_parser *p;
+    int fd;
+    const char *label;
+} file_run;
+int file_begin(const char *path, const batch *b, file_run *r, char *err, size_t errlen);
+void file_end(file_run *r, const batch *b, out *o);
+int io_failure(const batch *b, const char *label, const char *why);
 
 /* the commands: argc/argv are the arguments after the command's name */
 void usage(FILE *f);

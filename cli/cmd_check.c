@@ -35,7 +35,7 @@ void usage_check(FILE *f) {
                "  --sequence            the input is .npy arrays back to back (repeated np.save to one\n"
                "                        stream): each is a member; the end must fall between two arrays\n"
                "Sizes take a suffix: K M G T P E (powers of 1000), Ki Mi Gi Ti Pi Ei (powers of 1024).\n%s",
-            LIMITS_HELP);
+            limits_help());
 }
 
 
@@ -82,33 +82,14 @@ static int check_cb(void *ctx, const npzs_event *ev) {
 }
 
 
-/* An input that could not be opened or read. */
-static int io_failure(const batch *b, const char *label, const char *why) {
-    if (b->quiet) return 2;
-    if (b->json || b->jsonl) print_io_json(b->jsonl ? label : NULL, why);
-    wbuf w;
-    wb_init(&w, ERR); /* an I/O problem is said on stderr too (rejections never are) */
-    wb_s(&w, "npzstream: ");
-    safe_str(&w, label, strlen(label));
-    wb_s(&w, ": ");
-    wb_s(&w, why);
-    wb_c(&w, '\n');
-    wb_flush(&w);
-    return 2;
-}
-
 static int check_file(const char *path, const batch *b, void *unused) {
     (void)unused;
     char err[256] = "";
-    const char *label;
-    int fd = cli_open(path, &label, err, sizeof err);
-    if (fd < 0) return io_failure(b, label, err);
-    npzs_parser *p = batch_parser(&b->op);
-    if (!p) {
-        if (fd) close(fd);
-        return 2;
-    }
-    if (b->sequence) npzs_npy_sequence(p);
+    file_run r;
+    int st = file_begin(path, b, &r, err, sizeof err);
+    if (st >= 0) return st;
+    npzs_parser *p = r.p;
+    const char *label = r.label;
     /* only the events the output reads: MEMBER_END (with the array's header) a member for text */
     unsigned want = NPZS_EV_BIT(NPZS_EV_MEMBER_END);
     if (b->json || b->jsonl) want |= NPZS_EV_BIT(NPZS_EV_MEMBER_BEGIN) | NPZS_EV_BIT(NPZS_EV_HEADER);
@@ -119,7 +100,7 @@ static int check_file(const char *path, const batch *b, void *unused) {
     c.quiet = b->quiet;
     wb_init(&c.text, OUT);
     c.key_len = 0;
-    int status = drive(p, fd, label, &b->op, 0, check_cb, &c, err, sizeof err);
+    int status = drive(p, r.fd, label, &b->op, 0, check_cb, &c, err, sizeof err);
     npzs_format fmt = npzs_format_of(p);
     if (status == 0 || npzs_error(p)) { /* a verdict */
         if (b->quiet) {
@@ -132,10 +113,7 @@ static int check_file(const char *path, const batch *b, void *unused) {
         io_failure(b, label, err);
     }
     wb_flush(&c.text);
-    fflush(OUT);
-    out_free(&c.o);
-    parser_done(p, &b->op);
-    if (fd) close(fd);
+    file_end(&r, b, &c.o);
     return status;
 }
 

@@ -51,7 +51,7 @@ void usage_extract(FILE *f) {
             "                        nothing is written)\n"
             "%s"
             "Exit status: 0 extracted and the archive accepted, 1 rejected (invalid or unsafe\n"
-            "input), 2 usage or I/O error, or KEY is not in a valid archive.\n", LIMITS_HELP);
+            "input), 2 usage or I/O error, or KEY is not in a valid archive.\n", limits_help());
 }
 
 /* ---- private files in a directory --------------------------------------------------------- */

@@ -22,7 +22,7 @@ void usage_ls(FILE *f) {
             "                        (input_bytes only when the input is accepted)\n"
             "  --jsonl               one such object per file, with a \"file\" key\n"
             "  -q, --files-from, -0, -P N, --sequence: as for check\n"
-            "%s%s", LIMITS_HELP, EXIT_HELP);
+            "%s%s", limits_help(), EXIT_HELP);
 }
 
 
@@ -67,19 +67,11 @@ static int ls_cb(void *ctx, const npzs_event *ev) {
 static int ls_file(const char *path, const batch *b, void *vmany) {
     int many = *(int *)vmany;
     char err[256] = "";
-    const char *label;
-    int fd = cli_open(path, &label, err, sizeof err);
-    if (fd < 0) {
-        if (b->jsonl) print_io_json(label, err);
-        if (!b->quiet) fprintf(ERR, "npzstream: %s: %s\n", label, err);
-        return 2;
-    }
-    npzs_parser *p = batch_parser(&b->op);
-    if (!p) {
-        if (fd) close(fd);
-        return 2;
-    }
-    if (b->sequence) npzs_npy_sequence(p);
+    file_run r;
+    int st = file_begin(path, b, &r, err, sizeof err);
+    if (st >= 0) return st;
+    npzs_parser *p = r.p;
+    const char *label = r.label;
     ls_ctx c;
     memset(&c, 0, sizeof c);
     c.json = b->json || b->jsonl;
@@ -96,7 +88,7 @@ static int ls_file(const char *path, const batch *b, void *vmany) {
                "------------ ------------  -----  --------  ---------- ---------------- -----  ----\n",
                "Data", "Stored", "Kind", "Method", "DType", "Shape", "Order", "Name");
     }
-    int status = drive(p, fd, label, &b->op, 0, ls_cb, &c, err, sizeof err);
+    int status = drive(p, r.fd, label, &b->op, 0, ls_cb, &c, err, sizeof err);
     npzs_format fmt = npzs_format_of(p);
     if ((status == 0 || npzs_error(p)) && !b->quiet) {
         if (c.json) {
@@ -119,14 +111,10 @@ static int ls_file(const char *path, const batch *b, void *vmany) {
             }
             if (many) fprintf(OUT, "\n");
         }
-    } else if (status == 2 && err[0] && !b->quiet) {
-        if (c.json) print_io_json(b->jsonl ? label : NULL, err);
-        fprintf(ERR, "npzstream: %s: %s\n", label, err);
+    } else if (status == 2 && err[0]) {
+        io_failure(b, label, err);
     }
-    fflush(OUT);
-    out_free(&c.o);
-    parser_done(p, &b->op);
-    if (fd) close(fd);
+    file_end(&r, b, &c.o);
     return status;
 }
 

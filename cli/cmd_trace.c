@@ -26,12 +26,13 @@ void usage_trace(FILE *f) {
             "(local header, name, extra fields, data descriptor, central entry, end records) with\n"
             "its fields, the events, and the verdict (on a rejection: offset, code, rule, message).\n"
             "For a person debugging a refused file: it parses one byte per push.\n"
-            "%s%s", LIMITS_HELP, EXIT_HELP);
+            "%s%s", limits_help(), EXIT_HELP);
 }
 
 typedef struct tr_ctx {
     wbuf w;
-    const char *state; /* the state the parser is in (npzs_state_name: static text) */
+    int state;         /* the row of the library's state table the parser is in */
+    int start;         /* the first row (START) */
     uint8_t *rec;      /* the bytes of the record being read, from its first byte */
     size_t rec_len, rec_cap;
     uint16_t name_len, extra_len; /* of the record being read */
@@ -41,14 +42,8 @@ static uint16_t g16(const uint8_t *b) { return (uint16_t)(b[0] | b[1] << 8); }
 static uint32_t g32(const uint8_t *b) { return (uint32_t)g16(b) | (uint32_t)g16(b + 2) << 16; }
 static uint64_t g64(const uint8_t *b) { return (uint64_t)g32(b) | (uint64_t)g32(b + 4) << 32; }
 
-static int record_state(const char *s) {
-    static const char *const r[] = {"START", "ZIP_SIG", "ZIP_LFH", "ZIP_LFH_NAME", "ZIP_LFH_EXTRA", "ZIP_DD", "ZIP_CDH",
-                                    "ZIP_CDH_NAME", "ZIP_CDH_EXTRA", "ZIP_CDH_COMMENT", "ZIP_Z64_EOCD",
-                                    "ZIP_Z64_LOC", "ZIP_EOCD", "ZIP_EOCD_COMMENT"};
-    for (size_t i = 0; i < sizeof r / sizeof *r; i++)
-        if (!strcmp(s, r[i])) return 1;
-    return 0;
-}
+/* The bytes a state takes are a record's (the table's record column). */
+static int record_state(int s) { return npzs_state_record(s) != NPZS_REC_NONE; }
 
 static void extras(wbuf *w, const uint8_t *x, size_t n) {
     wb_s(w, "           extra fields:");
@@ -68,26 +63,27 @@ static void extras(wbuf *w, const uint8_t *x, size_t n) {
 }
 
 /* The parser left state `s`: print the record (or the part of it) it read there. */
-static void left(tr_ctx *t, const char *s) {
+static void left(tr_ctx *t, int s) {
     const uint8_t *r = t->rec;
     size_t n = t->rec_len;
     wbuf *w = &t->w;
-    if (!strcmp(s, "ZIP_LFH") && n >= 30) {
+    npzs_record_part part = npzs_state_record(s);
+    if (part == NPZS_REC_LFH && n >= 30) {
         t->name_len = g16(r + 26);
         t->extra_len = g16(r + 28);
         wb_fmt(w, "           local header: version %u, flags 0x%04x, method %u, crc32 %08" PRIx32
                   ", compressed %" PRIu32 ", uncompressed %" PRIu32 ", name %u bytes, extra %u bytes\n",
                g16(r + 4), g16(r + 6), g16(r + 8), g32(r + 14), g32(r + 18), g32(r + 22), t->name_len, t->extra_len);
-    } else if ((!strcmp(s, "ZIP_LFH_NAME") && n >= 30u + t->name_len) || (!strcmp(s, "ZIP_CDH_NAME") && n >= 46u + t->name_len)) {
-        size_t at = s[4] == 'L' ? 30 : 46;
+    } else if ((part == NPZS_REC_LFH_NAME && n >= 30u + t->name_len) || (part == NPZS_REC_CDH_NAME && n >= 46u + t->name_len)) {
+        size_t at = part == NPZS_REC_LFH_NAME ? 30 : 46;
         wb_s(w, "           name: ");
         json_str(w, (const char *)r + at, t->name_len);
         wb_c(w, '\n');
-    } else if (!strcmp(s, "ZIP_LFH_EXTRA") && n >= 30u + t->name_len + t->extra_len) {
+    } else if (part == NPZS_REC_LFH_EXTRA && n >= 30u + t->name_len + t->extra_len) {
         extras(w, r + 30 + t->name_len, t->extra_len);
-    } else if (!strcmp(s, "ZIP_CDH_EXTRA") && n >= 46u + t->name_len + t->extra_len) {
+    } else if (part == NPZS_REC_CDH_EXTRA && n >= 46u + t->name_len + t->extra_len) {
         extras(w, r + 46 + t->name_len, t->extra_len);
-    } else if (!strcmp(s, "ZIP_CDH") && n >= 46) {
+    } else if (part == NPZS_REC_CDH && n >= 46) {
         t->name_len = g16(r + 28);
         t->extra_len = g16(r + 30);
         wb_fmt(w, "           central entry: made by 0x%04x, version %u, flags 0x%04x, method %u, crc32 %08" PRIx32
@@ -95,7 +91,7 @@ static void left(tr_ctx *t, const char *s) {
                   ", local header at %" PRIu32 "\n",
                g16(r + 4), g16(r + 6), g16(r + 8), g16(r + 10), g32(r + 16), g32(r + 20), g32(r + 24), t->name_len,
                t->extra_len, g16(r + 32), g16(r + 34), g32(r + 42));
-    } else if (!strcmp(s, "ZIP_DD") && n >= 12) {
+    } else if (part == NPZS_REC_DD && n >= 12) {
         int sig = n >= 16 && g32(r) == 0x08074b50u;
         const uint8_t *d = r + (sig ? 4 : 0);
         size_t m = n - (sig ? 4 : 0);
@@ -103,14 +99,14 @@ static void left(tr_ctx *t, const char *s) {
                              sig ? " (signed)" : "", g32(d), g64(d + 4), g64(d + 12));
         else wb_fmt(w, "           data descriptor%s: crc32 %08" PRIx32 ", compressed %" PRIu32 ", uncompressed %" PRIu32 "\n",
                     sig ? " (signed)" : "", g32(d), g32(d + 4), g32(d + 8));
-    } else if (!strcmp(s, "ZIP_Z64_EOCD") && n >= 56) {
+    } else if (part == NPZS_REC_Z64_EOCD && n >= 56) {
         wb_fmt(w, "           zip64 end record: size %" PRIu64 ", disks %" PRIu32 "/%" PRIu32 ", entries %" PRIu64 "/%" PRIu64
                   ", directory %" PRIu64 " bytes at %" PRIu64 "\n",
                g64(r + 4), g32(r + 16), g32(r + 20), g64(r + 24), g64(r + 32), g64(r + 40), g64(r + 48));
-    } else if (!strcmp(s, "ZIP_Z64_LOC") && n >= 20) {
+    } else if (part == NPZS_REC_Z64_LOC && n >= 20) {
         wb_fmt(w, "           zip64 locator: disk %" PRIu32 ", end record at %" PRIu64 ", disks %" PRIu32 "\n", g32(r + 4),
                g64(r + 8), g32(r + 16));
-    } else if (!strcmp(s, "ZIP_EOCD") && n >= 22) {
+    } else if (part == NPZS_REC_EOCD && n >= 22) {
         wb_fmt(w, "           end record: disks %u/%u, entries %u/%u, directory %" PRIu32 " bytes at %" PRIu32
                   ", comment %u bytes\n",
                g16(r + 4), g16(r + 6), g16(r + 8), g16(r + 10), g32(r + 12), g32(r + 16), g16(r + 20));
@@ -154,13 +150,14 @@ static void event(tr_ctx *t, const npzs_event *ev) {
 }
 
 static void state_to(tr_ctx *t, npzs_parser *p) {
-    const char *now = npzs_state_name(p);
-    if (now == t->state || !strcmp(now, t->state) || !strcmp(now, "FAILED")) return; /* FAILED: the verdict says */
+    int now = npzs_state_index(p);
+    if (now == t->state || npzs_error(p)) return; /* FAILED: the verdict says */
     /* START only looks at the first byte: the state after it starts at 0, with that byte */
-    int first = !strcmp(t->state, "START");
+    int first = t->state == t->start;
     left(t, t->state);
-    if (!first && (!strcmp(now, "ZIP_SIG") || !strcmp(now, "ZIP_DD"))) t->rec_len = 0; /* a record starts */
-    wb_fmt(&t->w, "%10" PRIu64 "  %s\n", first ? 0 : npzs_consumed(p), now);
+    npzs_record_part part = npzs_state_record(now);
+    if (!first && (part == NPZS_REC_SIG || part == NPZS_REC_DD)) t->rec_len = 0; /* a record starts */
+    wb_fmt(&t->w, "%10" PRIu64 "  %s\n", first ? 0 : npzs_consumed(p), npzs_state_id(now));
     t->state = now;
 }
 
@@ -240,7 +237,7 @@ int cmd_trace(int argc, char **argv) {
     const char *label;
     int fd = cli_open(b.npaths ? b.paths[0] : NULL, &label, err, sizeof err);
     if (fd < 0) {
-        fprintf(stderr, "npzstream: %s: %s\n", label, err);
+        io_failure(&b, label, err);
         batch_free(&b);
         return 2;
     }
@@ -250,15 +247,15 @@ int cmd_trace(int argc, char **argv) {
     tr_ctx t;
     memset(&t, 0, sizeof t);
     wb_init(&t.w, stdout);
-    t.state = npzs_state_name(p);
-    wb_fmt(&t.w, "%10d  %s\n", 0, t.state);
+    t.state = t.start = npzs_state_index(p);
+    wb_fmt(&t.w, "%10d  %s\n", 0, npzs_state_id(t.state));
     tr_drive d = {p, &t, 0};
     status = cli_read_loop(fd, "npzstream", label, 0, tr_push, tr_eof, &d);
     if (d.failed) {
         left(&t, t.state);
         size_t nl = 0;
         const char *nm = npzs_error_member_name(p, &nl);
-        wb_fmt(&t.w, "%10" PRIu64 "  REJECTED in %s: %s, rule %s: %s", npzs_error_offset(p), t.state,
+        wb_fmt(&t.w, "%10" PRIu64 "  REJECTED in %s: %s, rule %s: %s", npzs_error_offset(p), npzs_state_id(t.state),
                npzs_error_name(npzs_error(p)), npzs_error_rule(p) ? npzs_error_rule(p) : "-", npzs_error_message(p));
         if (npzs_error_member(p) >= 0) wb_fmt(&t.w, " (member %ld", npzs_error_member(p));
         if (nm) { wb_s(&t.w, " "); json_str(&t.w, nm, nl); }

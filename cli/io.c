@@ -156,6 +156,39 @@ npzs_parser *start(const char *path, const opts *op, const char **label, int *fd
 
 /* ---- many files --------------------------------------------------------------------------- */
 
+int io_failure(const batch *b, const char *label, const char *why) {
+    if (b->quiet) return 2;
+    if (b->json || b->jsonl) print_io_json(b->jsonl ? label : NULL, why);
+    wbuf w;
+    wb_init(&w, ERR); /* an I/O problem is said on stderr too (rejections never are) */
+    wb_s(&w, "npzstream: ");
+    safe_str(&w, label, strlen(label));
+    wb_s(&w, ": ");
+    wb_s(&w, why);
+    wb_c(&w, '\n');
+    wb_flush(&w);
+    return 2;
+}
+
+int file_begin(const char *path, const batch *b, file_run *r, char *err, size_t errlen) {
+    r->fd = cli_open(path, &r->label, err, errlen);
+    if (r->fd < 0) return io_failure(b, r->label, err);
+    r->p = batch_parser(&b->op);
+    if (!r->p) {
+        if (r->fd) close(r->fd);
+        return 2;
+    }
+    if (b->sequence) npzs_npy_sequence(r->p);
+    return -1;
+}
+
+void file_end(file_run *r, const batch *b, out *o) {
+    fflush(OUT);
+    out_free(o);
+    parser_done(r->p, &b->op);
+    if (r->fd) close(r->fd);
+}
+
 static int worse(int a, int b) { return a > b ? a : b; }
 
 /* The names of a batch in order: the FILEs, then --files-from's (byte for byte: a name ends at a

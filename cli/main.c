@@ -37,7 +37,7 @@ static void usage_all(FILE *f) {
             "Reads a NumPy .npy or .npz file as a stream (FILE, or stdin for '-' or none);\n"
             "never seeks, so pipes and sockets work.  OPTIONS are the limits below and --feed.\n"
             "An .npz is valid only once its central directory was checked at the very end.\n\n"
-            "%s%s", LIMITS_HELP, EXIT_HELP);
+            "%s%s", limits_help(), EXIT_HELP);
 }
 
 
@@ -121,6 +121,10 @@ static int run(int argc, char **argv) {
     }
     if (argc >= 2 && !strcmp(argv[1], "help")) {
         if (argc >= 4 && !strcmp(argv[2], "rules") && !strcmp(argv[3], "--man")) return rules(NULL, 1);
+        if (argc >= 3 && !strcmp(argv[2], "limits")) {
+            limits_print(stdout, argc >= 4 && !strcmp(argv[3], "--man"));
+            return 0;
+        }
         return help(argc >= 3 ? argv[2] : NULL);
     }
     if (argc >= 2 && !strcmp(argv[1], "explain")) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fuzz/campaign.sh -- a fuzzing campaign that adds up: every harness in turn, its share of HOURS of
-# CPU time, on JOBS cores (default: the cores the load average leaves free, at least 1), each run
+# CPU time, on JOBS cores (default: the cores the load average leaves free, at least 1; at NICE,
+# default 19), each run
 # appending one row to the ledger in fuzz/README.md (harness, commit, CPU time, executions, seeds,
 # findings).  `make fuzz-campaign HOURS=N [JOBS=J] [FUZZ_HARNESSES="..."]` runs it.
 #
@@ -38,6 +39,8 @@ echo "campaign: $n harnesses, $secs s each, $JOBS at a time, commit $commit"
 
 run_one() {
   local h=$1 ml extra log t0 t1 execs cpu found seeds rc
+  # the copies (and the logs) are under build/: `make clean` during a campaign ends it here
+  [ -x "$bin/$h" ] && [ -d "$work/logs" ] || { echo "campaign: $bin/$h is gone (make clean?): $h not run" >&2; return 3; }
   case $h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut|fuzz_par|fuzz_policy_run) ml=8192;; *) ml=2048;; esac
   mkdir -p "$work/$h"
   log=$work/logs/$h-$(date +%Y%m%d-%H%M%S).log
@@ -45,7 +48,7 @@ run_one() {
   seeds="corpus/$h ($(ls corpus/$h 2>/dev/null | wc -l)) + corpus/peers + tests/vectors"
   local start=$(date +%s) mark=$work/logs/$h.start
   touch "$mark"
-  nice -n 19 "$bin/$h" -max_total_time="$secs" -max_len=$ml -timeout=20 -rss_limit_mb=2048 \
+  nice -n "${NICE:-19}" "$bin/$h" -max_total_time="$secs" -max_len=$ml -timeout=20 -rss_limit_mb=2048 \
       -malloc_limit_mb=${MALLOC_LIMIT_MB:-512} -dict=fuzz/npzstream.dict -print_final_stats=1 \
       -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
       -artifact_prefix="$work/findings/$h-" "$work/$h" corpus/$h $extra >"$log" 2>&1
@@ -78,10 +81,12 @@ while [ $# -gt 0 ]; do
     [ $# -gt 0 ] || break
     ( run_one "$1" ) & pids="$pids $!"; batch="$batch $1"; shift
   done
-  wait $pids
+  gone=0
+  for pid in $pids; do wait "$pid" || [ $? -ne 3 ] || gone=1; done
   for h in $batch; do
     [ -f "$work/logs/$h.row" ] && append_row "$(cat "$work/logs/$h.row")" && rm -f "$work/logs/$h.row"
   done
+  [ "$gone" = 0 ] || { echo "campaign: stopped: its copies of the harnesses were removed" >&2; exit 3; }
 done
 rm -rf "$bin"
 echo "campaign: rows appended to $ledger"

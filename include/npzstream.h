@@ -247,6 +247,25 @@ typedef struct npzs_limits {
                                   (added in 0.2.0) */
 } npzs_limits;
 
+/* The numeric limits, one row each (added in 0.6.0), in the struct's order:
+ *   X(field, bits, default, minimum, maximum, option, help)
+ * bits: the field's width (32 or 64); npzs_limits_check() refuses a value outside [minimum,
+ * maximum] (and max_memory below the parser's own size, but 0).  The library's defaults and
+ * checks, the command line's options and --help, the Python module's names and the man pages
+ * all take the limits from here. */
+#define NPZS_LIMITS_MAP(X)                                                                                    \
+    X(max_header_size, 64, 10000, 1, UINT64_C(1) << 30, "--max-header-size", ".npy header size in characters") \
+    X(max_ndim, 32, 32, 0, 64, "--max-ndim", "dimensions of an array")                                        \
+    X(max_fields, 32, 100000, 1, UINT32_MAX, "--max-fields", "names, titles and types in a structured dtype")  \
+    X(max_depth, 32, 32, 1, 1000, "--max-depth", "nesting of structured dtypes")                              \
+    X(max_members, 32, 100000, 1, 0x7FFFFFFF, "--max-members", "members of an archive")                       \
+    X(max_name_len, 32, 4096, 1, 65535, "--max-name-len", "bytes of a member name")                           \
+    X(max_extra_len, 32, 65535, 0, 65535, "--max-extra-len", "bytes of a ZIP extra field block")              \
+    X(max_total_bytes, 64, UINT64_C(1) << 30, 0, UINT64_MAX, "--max-total-bytes",                             \
+      "total uncompressed member bytes: stops zip bombs")                                                     \
+    X(inflate_window, 32, 256u * 1024u, 1, UINT32_MAX, "--inflate-window", "inflate output chunk in bytes")    \
+    X(max_memory, 64, UINT64_C(256) << 20, 0, UINT64_MAX, "--max-memory", "bytes the parser may hold, 0 for no cap")
+
 /* Lenient flags, off by default (llhttp-style: each is named, documented and tested).
  * NPZS_LENIENT_NPY_TRAILING: a plain .npy may be followed by bytes (a writer that overwrote a
  *   longer file without truncating it); they are consumed, never read, and counted by
@@ -414,6 +433,37 @@ uint64_t npzs_memory(const npzs_parser *p);
 uint64_t npzs_consumed(const npzs_parser *p);
 /* Name of the current state (for diagnostics and tests). */
 const char *npzs_state_name(const npzs_parser *p);
+/* For tools that trace a parse (added in 0.6.0), from the library's state table: the row the
+ * parser is in, 0 .. npzs_state_count() - 1 (-1 for NULL); a row's name (as npzs_state_name
+ * gives it), and the part of a ZIP record whose bytes the state takes (NPZS_REC_*: the local
+ * header's fixed part, its name, ...; NPZS_REC_NONE when its bytes are no record's), with the
+ * part's words ("local header", ...). */
+#define NPZS_RECORD_MAP(X)                                                          \
+    X(NONE, "")                                                                     \
+    X(SIG, "signature")                                                             \
+    X(LFH, "local header")                                                          \
+    X(LFH_NAME, "local header name")                                                \
+    X(LFH_EXTRA, "local header extra fields")                                       \
+    X(DD, "data descriptor")                                                        \
+    X(CDH, "central entry")                                                         \
+    X(CDH_NAME, "central entry name")                                               \
+    X(CDH_EXTRA, "central entry extra fields")                                      \
+    X(CDH_COMMENT, "central entry comment")                                         \
+    X(Z64_EOCD, "zip64 end record")                                                 \
+    X(Z64_LOC, "zip64 locator")                                                     \
+    X(EOCD, "end record")                                                           \
+    X(EOCD_COMMENT, "archive comment")
+typedef enum npzs_record_part {
+#define NPZS_X_REC(name, label) NPZS_REC_##name,
+    NPZS_RECORD_MAP(NPZS_X_REC)
+#undef NPZS_X_REC
+    NPZS_REC__END
+} npzs_record_part;
+int npzs_state_index(const npzs_parser *p);
+int npzs_state_count(void);
+const char *npzs_state_id(int state);
+npzs_record_part npzs_state_record(int state);
+const char *npzs_record_label(npzs_record_part part);
 
 /* ---- content hashes (added in 0.5.0) ----------------------------------------------------------
  * With NPZS_HASH_SHA256, every MEMBER_END carries the SHA-256 of the array's data bytes (a blob's:

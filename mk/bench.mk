@@ -31,3 +31,13 @@ $(B)/bench/hashflood: bench/hashflood.c
 .PHONY: bench-hashflood
 bench-hashflood: $(B)/npzstream $(B)/bench/hashflood
 	$(PYTHON) bench/hashflood.py --bin $(B)/npzstream --tool $(B)/bench/hashflood
+
+# make bench-round5: the budgets of the policy, hashing, -P and --inflate-threads (bench/round5.py)
+.PHONY: bench-round5
+bench-round5: $(B)/npzstream
+	$(PYTHON) bench/round5.py --bin $(B)/npzstream --size $(SIZE) $(BENCH_ARGS)
+
+# make bench-round6: the parallel helper's and -P's budgets (bench/round6.py)
+.PHONY: bench-round6
+bench-round6: $(B)/npzstream $(B)/bench/limit
+	$(PYTHON) bench/round6.py --bin $(B)/npzstream --limit $(B)/bench/limit --size $(SIZE) $(BENCH_ARGS)

@@ -182,6 +182,10 @@ uint32_t npzs__content_crc(npzs_parser *p) {
     return c->shift_crc ^ c->crc_data;
 }
 
+npzs__rc npzs__content_trailing(npzs_parser *p) {
+    return npzs__error_content(p, NPZS_E_TRAILING_DATA, p->c.pos, NPZS_R_ZIP_MEMBER_TRAIL);
+}
+
 /* Error at content position coff. */
 int npzs__fail_content(npzs_parser *p, int code, uint64_t coff, int rule) {
     if (p->err) return p->err; /* the first error stays, with its content offset */
@@ -296,11 +300,12 @@ static int header_memo_whole(npzs_parser *p) {
 
 /* A DATA or BLOB chunk of *n content bytes at buf: the policy's checks (which may cut it after
  * a failing element, *n then its new length: the error comes after the event, npzs__pol_defer),
- * the CRC, the hash, the counts, and the event (NPZS__EVENT); NPZS__ERROR when the chunk fails at
- * its first byte (no byte of it goes out). */
+ * the CRC, the hash, the counts, and the event (NPZS__EVENT), or, when the caller does not want
+ * it, nothing more (NPZS__GO: the error of a cut chunk then comes at once); NPZS__ERROR when the
+ * chunk fails at its first byte (no byte of it goes out), or is cut and not wanted. */
 static npzs__rc chunk(npzs_parser *p, npzs_content *c, npzs_event *ev, npzs_event_type type, const uint8_t *buf, size_t *n,
                       int zero_copy) {
-    int rule = 0;
+    int rule = 0, emit = npzs__wants(p, type);
     uint64_t bad = 0;
     size_t len = *n;
     if (c->checks) {
@@ -318,12 +323,13 @@ static npzs__rc chunk(npzs_parser *p, npzs_content *c, npzs_event *ev, npzs_even
                 rule = NPZS_R_POLICY_MEMBER_BYTES;
             }
         }
-        if (rule && len == 0) {
+        if (rule && (len == 0 || !emit)) {
             npzs__pol_value_fail(p, rule, bad);
             return NPZS__ERROR;
         }
     }
-    *ev = (npzs_event){.type = type, .offset = c->direct ? c->base + c->pos : c->base, .data = buf, .len = len,
+    if (emit)
+        *ev = (npzs_event){.type = type, .offset = c->direct ? c->base + c->pos : c->base, .data = buf, .len = len,
                            .pos = c->data_len, .zero_copy = zero_copy};
     c->crc_data = npzs__crc32(c->crc_data, buf, len);
     if (c->hashing) npzs__sha256_update(c->sha, buf, len);
@@ -331,17 +337,17 @@ static npzs__rc chunk(npzs_parser *p, npzs_content *c, npzs_event *ev, npzs_even
     c->pos += len;
     *n = len;
     if (rule) npzs__pol_defer(p, bad, rule);
-    return NPZS__EVENT;
+    return emit ? NPZS__EVENT : NPZS__GO;
 }
 
-/* The array's last data byte was taken, in a chunk that goes out as an event. */
-static int data_done(npzs_parser *p) {
+/* The array's last data byte was taken (emitted: in a chunk that goes out as an event). */
+static int data_done(npzs_parser *p, int emitted) {
     npzs_content *c = &p->c;
     c->state = NPZS_C_DONE;
     if (!c->hashing) return 0;
     npzs__sha256_final(c->sha, c->digest);
     c->digest_ok = 1;
-    return c->pend_rule ? 0 : npzs__pol_digest(p, c->pos, 1);
+    return c->pend_rule ? 0 : npzs__pol_digest(p, c->pos, emitted);
 }
 
 npzs__rc npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_copy, size_t *used,
@@ -427,6 +433,7 @@ npzs__rc npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int 
         }
         case NPZS_C_HEADER_EVENT:
             c->state = c->data_left ? NPZS_C_DATA : NPZS_C_DONE;
+            if (!npzs__wants(p, NPZS_EV_HEADER)) continue;
             *ev = (npzs_event){.type = NPZS_EV_HEADER, .offset = c->base, .array = &c->info};
             *used = i;
             return NPZS__EVENT;
@@ -442,22 +449,20 @@ npzs__rc npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int 
                 at = to;
                 out = 1;
             }
-            if (chunk(p, c, ev, NPZS_EV_DATA, at, &n, out ? 0 : zero_copy) == NPZS__ERROR) return NPZS__ERROR;
+            npzs__rc rc = chunk(p, c, ev, NPZS_EV_DATA, at, &n, out ? 0 : zero_copy);
+            if (rc == NPZS__ERROR) return NPZS__ERROR;
             c->data_left -= n;
             i += n;
-            if (!c->data_left && data_done(p) < 0) return NPZS__ERROR;
+            if (!c->data_left && data_done(p, rc == NPZS__EVENT) < 0) return NPZS__ERROR;
+            if (rc == NPZS__GO) continue; /* not asked for: on to what follows */
             *used = i;
             return NPZS__EVENT;
         }
         case NPZS_C_DONE:
             if (i == len) goto need;
-            if (c->top && (p->lim.lenient & NPZS_LENIENT_NPY_TRAILING)) { /* the driver's tail takes them */
-                *used = i;
-                return NPZS__NEED;
-            }
-            return npzs__error_content(p, NPZS_E_TRAILING_DATA, c->pos,
-                                      c->top ? NPZS_R_NPY_TRAIL
-                                             : NPZS_R_ZIP_MEMBER_TRAIL);
+            *used = i; /* the array is whole: the bytes from i on are not its (the caller says what
+                          they are: npzs__content_trailing) */
+            return NPZS__NOT_TAKEN;
         case NPZS_C_BLOB_SNIFF: /* a blob's first bytes, staged */
             while (i < len && c->pre_len < NPZS_SNIFF_BYTES) {
                 c->pre[c->pre_len++] = buf[i++];
@@ -471,16 +476,20 @@ npzs__rc npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int 
             c->state = NPZS_C_BLOB;
             c->pos -= c->pre_len;
             size_t n = c->pre_len;
-            if (chunk(p, c, ev, NPZS_EV_BLOB, c->pre, &n, 0) == NPZS__ERROR) return NPZS__ERROR;
+            npzs__rc rc = chunk(p, c, ev, NPZS_EV_BLOB, c->pre, &n, 0);
+            if (rc == NPZS__ERROR) return NPZS__ERROR;
             if (n < c->pre_len) c->pos += c->pre_len - n; /* cut by max_bytes: failing at the next call */
+            if (rc == NPZS__GO) continue;
             *used = i;
             return NPZS__EVENT;
         }
         case NPZS_C_BLOB: {
             if (i == len) goto need;
             size_t n = len - i;
-            if (chunk(p, c, ev, NPZS_EV_BLOB, buf + i, &n, zero_copy) == NPZS__ERROR) return NPZS__ERROR;
+            npzs__rc rc = chunk(p, c, ev, NPZS_EV_BLOB, buf + i, &n, zero_copy);
+            if (rc == NPZS__ERROR) return NPZS__ERROR;
             i += n;
+            if (rc == NPZS__GO) continue;
             *used = i;
             return NPZS__EVENT;
         }
@@ -567,7 +576,9 @@ npzs__rc npzs__npy_content(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     npzs__rc rc = npzs__content_feed(p, (const uint8_t *)in->src + in->pos, avail, 1, &used, ev);
     in->pos += used;
     if (rc == NPZS__EVENT) ev->member = p->cur;
-    return rc == NPZS__NEED ? NPZS__GO : rc;
+    /* not taken: after the array, the NPY states' (its MEMBER_END, then a sequence's next array,
+     * lenient trailing bytes, or trailing data) */
+    return rc == NPZS__NEED || rc == NPZS__NOT_TAKEN ? NPZS__GO : rc;
 }
 
 /* NPY_MEMBER_END: emit MEMBER_END for the array. */
@@ -576,6 +587,7 @@ npzs__rc npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     p->total_out += p->c.head_len + p->c.data_len;
     p->state = NPZS_S_NPY_TAIL;
     uint64_t size = p->c.head_len + p->c.data_len;
+    if (!npzs__wants(p, NPZS_EV_MEMBER_END)) return NPZS__GO;
     *ev = (npzs_event){.type = NPZS_EV_MEMBER_END, .member = p->cur, .offset = npzs__here(p), .kind = NPZS_KIND_ARRAY,
                        .size = size, .csize = size,
                        .crc32 = npzs__content_crc(p),
@@ -595,6 +607,7 @@ npzs__rc npzs__npy_tail(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         npzs__content_start(p, 1, 1, 0, at);
         p->cur = p->members++;
         p->state = NPZS_S_NPY_CONTENT;
+        if (!npzs__wants(p, NPZS_EV_MEMBER_BEGIN)) return NPZS__GO;
         *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = p->cur, .offset = at, .method = NPZS_METHOD_STORED};
         return NPZS__EVENT;
     }

@@ -256,6 +256,11 @@ typedef enum npzs__rc {
     NPZS__ERROR             /* the error is recorded (p->err) */
 } npzs__rc;
 
+/* The events mask, read here only: the dispatcher (npzs_next_) delivers an event of type t only
+ * when this holds, and a step asks it before building one, so that past an event the caller did
+ * not ask for it goes on at once, as if the event had been taken (npzs_events). */
+static inline int npzs__wants(const npzs_parser *p, npzs_event_type t) { return (p->ev_user >> t) & 1u; }
+
 /* The absolute offset of the next byte of the push (during a call). */
 static inline uint64_t npzs__here(const npzs_parser *p) {
     return p->consumed + (p->in ? p->in->pos - p->pos0 : 0) - p->inf.orphan;
@@ -321,9 +326,11 @@ int npzs__policy_hashes(const npzs_parser *p);        /* "hash": "sha256" */
 
 /* content.c: the content machine, and the plain .npy states */
 void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, uint64_t base);
-/* Feed content bytes.  Returns NPZS__EVENT (*used bytes taken), NPZS__NEED (all of them taken;
- * or, for the lenient trailing bytes of a plain .npy, *used: the tail takes the rest) or
- * NPZS__ERROR. */
+/* Feed content bytes.  Returns NPZS__EVENT (*used bytes taken), NPZS__NEED (all of them taken),
+ * NPZS__NOT_TAKEN (the array is complete and the bytes from *used on are not its: what follows
+ * a plain .npy or a member of unknown size, or, inside a member, content after its array:
+ * npzs__content_trailing) or NPZS__ERROR. */
+npzs__rc npzs__content_trailing(npzs_parser *p);
 npzs__rc npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_copy, size_t *used,
                             npzs_event *ev);
 /* Content ended.  Returns NPZS__EVENT (call again), NPZS__GO (a clean end) or NPZS__ERROR. */

@@ -8,8 +8,8 @@
  *   - it returns an npzs__rc: NPZS__GO (the state moved on: dispatch again), NPZS__EVENT (*ev was
  *     filled), NPZS__NEED (the push is used up and nothing can be emitted), NPZS__DONE or
  *     NPZS__ERROR (recorded by npzs__fail);
- *   - it emits every event it reaches: whether the caller gets it (npzs_events) is decided here,
- *     in one place, and an event the caller did not ask for is dropped as if delivered;
+ *   - an event the caller did not ask for (npzs_events, npzs__wants) is not delivered: a step
+ *     goes on past it at once, and the loop drops any that is built all the same;
  *   - offsets are absolute: npzs__here(p) is the offset of the next byte of the push.
  * The loop has one exit, where the bytes taken from the push are added to p->consumed and the
  * step's result becomes the public code.
@@ -174,6 +174,14 @@ static const char *const cstate_ids[] = {
 };
 
 const char *npzs__state_id(int i) { return i >= 0 && i < NPZS_NSTATES ? state_ids[i] : NULL; }
+NPZS__API int npzs_state_count(void) { return NPZS_NSTATES; }
+NPZS__API const char *npzs_state_id(int i) { return npzs__state_id(i); }
+NPZS__API int npzs_state_index(const npzs_parser *p) {
+    if (!p || p->state <= NPZS_S__BASE || p->state >= NPZS_S__END) return -1;
+    return p->state - NPZS_S__BASE - 1;
+}
+NPZS__API npzs_record_part npzs_state_record(int i) { return (npzs_record_part)npzs__state_record(i); }
+NPZS__API const char *npzs_record_label(npzs_record_part r) { return npzs__record_label((int)r); }
 const char *npzs__state_doc(int i) { return i >= 0 && i < NPZS_NSTATES ? state_docs[i] : NULL; }
 const char *npzs__cstate_id(int i) { return i >= 0 && i < NPZS_NCSTATES ? cstate_ids[i] : NULL; }
 static const char *const scstate_ids[] = {
@@ -239,18 +247,18 @@ static void def_free(void *o, void *ptr) { (void)o; free(ptr); }
 const npzs_allocator npzs__malloc = {def_alloc, def_free, NULL};
 
 /* ---- limits --------------------------------------------------------------------------------- */
+/* Every row of the limits table names a field of its width (a table and a struct that disagree
+ * do not compile). */
+#define X(f, bits, def, lo, hi, opt, help) \
+    typedef char npzs__limit_width_##f[sizeof(((npzs_limits *)0)->f) * 8 == (bits) ? 1 : -1];
+NPZS_LIMITS_MAP(X)
+#undef X
+
 static void limits_default(npzs_limits *lim) {
     memset(lim, 0, sizeof *lim);
-    lim->max_header_size = 10000;
-    lim->max_ndim = 32;
-    lim->max_fields = 100000;
-    lim->max_depth = 32;
-    lim->max_members = 100000;
-    lim->max_name_len = 4096;
-    lim->max_extra_len = 65535;
-    lim->max_total_bytes = UINT64_C(1) << 30; /* SECURITY.md, "Defaults for untrusted input" */
-    lim->inflate_window = 256 * 1024;
-    lim->max_memory = UINT64_C(256) << 20;
+#define X(f, bits, def, lo, hi, opt, help) lim->f = (def);
+    NPZS_LIMITS_MAP(X)
+#undef X
 }
 
 /* The size of npzs_limits in 0.1.0 (up to inflate_window), which the unversioned entry points
@@ -279,17 +287,15 @@ static const npzs_limits *limits_read(const npzs_limits *lim, size_t size, npzs_
     return out;
 }
 
+static int in_range(uint64_t v, uint64_t lo, uint64_t hi) { return v >= lo && v <= hi; }
+
 NPZS__API const char *npzs_limits_check_(const npzs_limits *lim, size_t size) {
     npzs_limits l;
     if (!limits_read(lim, size, &l)) return "size";
-    if (l.max_header_size == 0 || l.max_header_size > (UINT64_C(1) << 30)) return "max_header_size";
-    if (l.max_ndim > NPZS_MAX_NDIM) return "max_ndim";
-    if (l.max_fields == 0) return "max_fields";
-    if (l.max_depth == 0 || l.max_depth > 1000) return "max_depth";
-    if (l.max_members == 0 || l.max_members > UINT32_C(0x7FFFFFFF)) return "max_members";
-    if (l.max_name_len == 0 || l.max_name_len > 65535) return "max_name_len";
-    if (l.max_extra_len > 65535) return "max_extra_len";
-    if (l.inflate_window == 0) return "inflate_window";
+#define X(f, bits, def, lo, hi, opt, help) \
+    if (!in_range(l.f, (lo), (hi))) return #f;
+    NPZS_LIMITS_MAP(X)
+#undef X
     uint32_t known = NPZS_LENIENT_NPY_TRAILING | NPZS_LENIENT_HEADER_NEWLINE |
                      (npzs__fast_inflate_built() ? NPZS_LENIENT_FAST_INFLATE : 0);
     if (l.lenient & ~known) return "lenient";
@@ -423,6 +429,7 @@ npzs__rc npzs__st_start(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         p->state = NPZS_S_NPY_CONTENT;
         p->cur = 0;
         p->members = 1;
+        if (!npzs__wants(p, NPZS_EV_MEMBER_BEGIN)) return NPZS__GO;
         *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = 0, .offset = 0, .method = NPZS_METHOD_STORED};
         return NPZS__EVENT;
     }
@@ -501,9 +508,9 @@ NPZS__API int npzs_next_(npzs_parser *p, npzs_in *in, npzs_event *ev, size_t ev_
     for (;;) {
         rc = dispatch(p, in, ev);
         if (rc == NPZS__GO) continue;
-        /* the one place the events mask is applied: an event not asked for passes as if delivered
-         * (a violation found in its chunk then fails at once, as at the next call) */
-        if (rc == NPZS__EVENT && !((p->ev_user >> ev->type) & 1u)) {
+        /* the events mask (npzs__wants): an event not asked for passes as if delivered (a violation
+         * found in its chunk then fails at once, as at the next call) */
+        if (rc == NPZS__EVENT && !npzs__wants(p, ev->type)) {
             if (p->c.pend_rule) {
                 (void)npzs__pol_pending(p);
                 rc = NPZS__ERROR;

@@ -571,6 +571,50 @@ static void scout_decided(npzs_par *q, const uint8_t *x) {
 
 /* ---- taking input ------------------------------------------------------------------------ */
 
+/* A local header whole in the caller's push, read where it lies: 0 when it is not whole (it
+ * is staged), 1 when the scout went on, -1 when the rest of the push goes to the parser. */
+static int scout_in_place(npzs_par *q, npzs_in *in, const uint8_t *b, size_t avail) {
+    size_t k;
+    int r = npzs__scout_peek(&q->sc, b, avail, q->taken, npzs__seam_limits(q->p));
+    if (r < 0) {
+        npzs__scout_to(&q->sc, NPZS_SC_OFF);
+        return -1;
+    }
+    if (r == 0) return 0;
+    par_scout_cfg cfg = scout_cfg(q);
+    int kind = npzs__scout_classify(&q->sc, b + 30 + q->sc.h.f.name_len, &cfg);
+    if (kind == SCOUT_OFF) {
+        npzs__scout_to(&q->sc, NPZS_SC_OFF);
+        return -1;
+    }
+    if (kind == SCOUT_SKIP) { /* header and data go to the parser straight */
+        scout_skip(q, q->sc.hdr_len + q->sc.h.csize);
+        return -1;
+    }
+    k = hold_raw(q, b, q->sc.hdr_len, q->sc.hdr_len);
+    in->pos += k;
+    if (k < q->sc.hdr_len) { /* no memory for a header: the parser reads it alone */
+        scout_skip(q, q->sc.hdr_len - k + q->sc.h.csize);
+        return 1;
+    }
+    job_start(q);
+    return 1;
+}
+
+/* The next bytes of a local header (its fixed part, then exactly its name and extra field),
+ * copied into the scout. */
+static void scout_stage(npzs_par *q, npzs_in *in, const uint8_t *b, size_t avail) {
+    size_t k = q->sc.st == NPZS_SC_HDR ? 30 - q->sc.have : q->sc.var_need - q->sc.var_len;
+    k = hold_raw(q, b, avail < k ? avail : k, k);
+    in->pos += k;
+    if (!k) { /* no memory for a header: the parser reads it alone */
+        npzs__scout_to(&q->sc, NPZS_SC_OFF);
+        return;
+    }
+    npzs__scout_stage(&q->sc, &q->pb, b, k, q->taken - k, npzs__seam_limits(q->p));
+    if (q->sc.st == NPZS_SC_VAR && q->sc.var_len == q->sc.var_need) scout_decided(q, q->sc.var + q->sc.h.f.name_len);
+}
+
 /* Take what the scout and the bound allow from in.  The bytes of a member the scout skips are
  * not taken while nothing waits for the parser: they go to it straight from the caller. */
 static void take_input(npzs_par *q, npzs_in *in) {
@@ -601,44 +645,14 @@ static void take_input(npzs_par *q, npzs_in *in) {
         }
         case NPZS_SC_HDR:
             if (q->sc.have == 0 && all_fed(q)) { /* the header whole in the push: read in place */
-                int r = npzs__scout_peek(&q->sc, b, avail, q->taken, npzs__seam_limits(q->p));
-                if (r < 0) {
-                    npzs__scout_to(&q->sc, NPZS_SC_OFF);
-                    return;
-                }
-                if (r > 0) {
-                    par_scout_cfg cfg = scout_cfg(q);
-                    int kind = npzs__scout_classify(&q->sc, b + 30 + q->sc.h.f.name_len, &cfg);
-                    if (kind == SCOUT_OFF) {
-                        npzs__scout_to(&q->sc, NPZS_SC_OFF);
-                        return;
-                    }
-                    if (kind == SCOUT_SKIP) { /* header and data go to the parser straight */
-                        scout_skip(q, q->sc.hdr_len + q->sc.h.csize);
-                        return;
-                    }
-                    k = hold_raw(q, b, q->sc.hdr_len, q->sc.hdr_len);
-                    in->pos += k;
-                    if (k < q->sc.hdr_len) { /* no memory for a header: the parser reads it alone */
-                        scout_skip(q, q->sc.hdr_len - k + q->sc.h.csize);
-                        break;
-                    }
-                    job_start(q);
-                    break;
-                }
+                int r = scout_in_place(q, in, b, avail);
+                if (r < 0) return;
+                if (r > 0) break;
             }
-            /* not whole in the push: staged, piece by piece */
-            /* fall through */
+            scout_stage(q, in, b, avail); /* not whole in the push: staged, piece by piece */
+            break;
         case NPZS_SC_VAR: /* exactly the header's bytes: what follows is the member's */
-            k = q->sc.st == NPZS_SC_HDR ? 30 - q->sc.have : q->sc.var_need - q->sc.var_len;
-            k = hold_raw(q, b, avail < k ? avail : k, k);
-            in->pos += k;
-            if (!k) { /* no memory for a header: the parser reads it alone */
-                npzs__scout_to(&q->sc, NPZS_SC_OFF);
-                break;
-            }
-            npzs__scout_stage(&q->sc, &q->pb, b, k, q->taken - k, npzs__seam_limits(q->p));
-            if (q->sc.st == NPZS_SC_VAR && q->sc.var_len == q->sc.var_need) scout_decided(q, q->sc.var + q->sc.h.f.name_len);
+            scout_stage(q, in, b, avail);
             break;
         case NPZS_SC_SKIP:
         case NPZS_SC_OFF:

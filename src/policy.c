@@ -36,7 +36,9 @@ typedef struct pc {
     size_t path_len;
 } pc;
 
-static void err_at(pc *c, uint64_t at, const char *fmt, ...) {
+/* A compile fault at byte `at` of the text: its line and column (characters), the field's path,
+ * the message. */
+static void fault(pc *c, uint64_t at, const char *fmt, va_list ap) {
     if (!c->err) return;
     npzs_policy_error *e = c->err;
     e->offset = at;
@@ -51,32 +53,24 @@ static void err_at(pc *c, uint64_t at, const char *fmt, ...) {
         }
     }
     snprintf(e->path, sizeof e->path, "%s", c->path);
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(e->message, sizeof e->message, fmt, ap);
-    va_end(ap);
 }
 
+/* A fault at a value (-1). */
 static int bad(pc *c, const npzs_jv *v, const char *fmt, ...) {
-    if (!c->err) return -1;
-    char m[160];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(m, sizeof m, fmt, ap);
+    fault(c, v ? v->at : 0, fmt, ap);
     va_end(ap);
-    err_at(c, v ? v->at : 0, "%s", m);
     return -1;
 }
 
 /* The same at a byte offset (a key: an unknown field is reported where its name is). */
 static int bad_at(pc *c, uint64_t at, const char *fmt, ...) {
-    if (!c->err) return -1;
-    char m[160];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(m, sizeof m, fmt, ap);
+    fault(c, at, fmt, ap);
     va_end(ap);
-    err_at(c, at, "%s", m);
     return -1;
 }
 
@@ -680,7 +674,7 @@ NPZS__API npzs_policy *npzs_policy_new(const char *text, size_t len, const npzs_
     uint64_t at = 0;
     const npzs_jv *doc = npzs__json_read(&p->a, c.text, len, &why, &at);
     int rc = -1;
-    if (!doc) err_at(&c, at, "%s", why ? why : "out of memory");
+    if (!doc) (void)bad_at(&c, at, "%s", why ? why : "out of memory");
     else rc = doc_of(&c, doc);
     if (rc < 0) {
         if (err && !err->line && !err->message[0]) snprintf(err->message, sizeof err->message, "out of memory");

@@ -5,8 +5,8 @@
  *   scope   what an error raised in it belongs to (npzs_error_member): ARCHIVE (no member),
  *           MEMBER (the member being read), ENTRY (the central directory entry being read, the
  *           member it repeats);
- *   record  the part of a ZIP record whose bytes the state takes (npzstream trace prints each part
- *           once the parser leaves it; NONE: no record).
+ *   record  the part of a ZIP record whose bytes the state takes (NPZS_RECORD_MAP, npzstream.h:
+ *           npzstream trace prints each part once the parser leaves it; NONE: no record).
  * From the table come the state enum, the names and docs, the step prototypes, the dispatcher's
  * cases, the error scope, the trace labels and the fuzz harnesses' state prefixes
  * (fuzz/make_corpus.py reads the names here).  The content machine and the parallel helper's
@@ -34,7 +34,7 @@
 #define NPZS_STATES_H
 
 #define NPZS_STATE_MAP(X)                                                                                                                \
-    X(START,            npzs__st_start,         ARCHIVE, NONE,         "first byte: 0x93 selects .npy, 'P' selects .npz")                \
+    X(START,            npzs__st_start,         ARCHIVE, SIG,          "first byte: 0x93 selects .npy, 'P' selects .npz")                \
     X(NPY_CONTENT,      npzs__npy_content,      MEMBER,  NONE,         "plain .npy: input feeds the content machine directly")           \
     X(NPY_MEMBER_END,   npzs__npy_member_end,   MEMBER,  NONE,         "plain .npy: emit MEMBER_END")                                    \
     X(NPY_TAIL,         npzs__npy_tail,         MEMBER,  NONE,         "plain .npy complete: only end of input may follow")              \
@@ -83,29 +83,7 @@ enum npzs_state {
 /* What an error raised in a state belongs to (the scope column). */
 enum npzs_scope { NPZS_SCOPE_ARCHIVE, NPZS_SCOPE_MEMBER, NPZS_SCOPE_ENTRY };
 
-/* The record parts of the record column (the trace's labels: npzs__state_record). */
-#define NPZS_RECORD_MAP(X)                                                          \
-    X(NONE, "")                                                                     \
-    X(SIG, "signature")                                                             \
-    X(LFH, "local header")                                                          \
-    X(LFH_NAME, "local header name")                                                \
-    X(LFH_EXTRA, "local header extra fields")                                       \
-    X(DD, "data descriptor")                                                        \
-    X(CDH, "central entry")                                                         \
-    X(CDH_NAME, "central entry name")                                               \
-    X(CDH_EXTRA, "central entry extra fields")                                      \
-    X(CDH_COMMENT, "central entry comment")                                         \
-    X(Z64_EOCD, "zip64 end record")                                                 \
-    X(Z64_LOC, "zip64 locator")                                                     \
-    X(EOCD, "end record")                                                           \
-    X(EOCD_COMMENT, "archive comment")
-
-enum npzs_record_part {
-#define NPZS_X_REC(name, label) NPZS_REC_##name,
-    NPZS_RECORD_MAP(NPZS_X_REC)
-#undef NPZS_X_REC
-    NPZS_REC__END
-};
+/* The record column names a part of NPZS_RECORD_MAP (npzstream.h: NPZS_REC_*). */
 
 enum npzs_cstate {
     NPZS_C__BASE = 100,

@@ -363,8 +363,9 @@ static npzs__rc member_begin(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     p->data_in = 0;
     npzs__content_start(p, 0, stored, stored && h->dd, p->data_start);
     if (!stored && npzs__inf_begin(p) < 0) return NPZS__ERROR;
-    (void)in;
     p->state = stored ? NPZS_S_ZIP_STORED : NPZS_S_ZIP_DEFLATED;
+    if (!npzs__wants(p, NPZS_EV_MEMBER_BEGIN)) /* on into the data (its own step's result) */
+        return stored ? GO(p, in, ev, NPZS_S_ZIP_STORED, npzs__zip_stored) : NPZS__GO;
     *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = p->cur, .offset = r->lfh_off, .name = (const char *)r->name,
                        .name_len = r->name_len, .method = h->f.method, .flags = h->f.flags};
     return NPZS__EVENT;
@@ -448,6 +449,8 @@ npzs__rc npzs__zip_stored(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     in->pos += used;
     p->data_in += used;
     if (rc == NPZS__EVENT) ev->member = p->cur;
+    if (rc == NPZS__NOT_TAKEN) /* the array ended: a member of known size has more, else its end */
+        return h->known ? npzs__content_trailing(p) : NPZS__GO;
     if (rc != NPZS__NEED) return rc;
     if (h->known && p->data_in == h->csize) return GO(p, in, ev, NPZS_S_ZIP_CONTENT_END, npzs__zip_content_end);
     return NPZS__GO;
@@ -471,6 +474,7 @@ npzs__rc npzs__zip_deflated(npzs_parser *p, npzs_in *in, npzs_event *ev) {
         npzs__rc rc = npzs__content_feed(p, f->made + f->win_pos, n, 0, &used, ev);
         f->win_pos += used;
         if (rc == NPZS__EVENT) ev->member = p->cur;
+        if (rc == NPZS__NOT_TAKEN) return npzs__content_trailing(p); /* inflated bytes past the array */
         return rc == NPZS__NEED ? NPZS__GO : rc;
     }
     if (f->bad) return npzs__error(p, NPZS_E_INFLATE, p->data_start, NPZS_R_INFLATE_DATA);
@@ -536,6 +540,7 @@ npzs__rc npzs__zip_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     p->stage_len = 0;
     p->state = NPZS_S_ZIP_SIG;
     npzs__seam_member_end(p);
+    if (!npzs__wants(p, NPZS_EV_MEMBER_END)) return NPZS__GO;
     *ev = (npzs_event){.type = NPZS_EV_MEMBER_END, .member = p->cur, .offset = npzs__here(p), .name = (const char *)r->name,
                        .name_len = r->name_len, .method = r->method, .kind = p->c.kind, .size = p->c.pos,
                        .csize = p->data_in, .crc32 = r->crc, .data_crc32 = p->c.crc_data, .data_size = p->c.data_len,

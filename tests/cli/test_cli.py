@@ -736,6 +736,18 @@ def test_batch(binary, tmp, good):
     j = json.loads(r.stdout) if r.stdout else {}
     ok(r.returncode == 2 and j.get("ok") is False and j["error"]["code"] == "io" and "file" not in j,
        "check --json of a missing file: exit %d %r" % (r.returncode, r.stdout))
+    # ls reports a file it cannot read as check does: JSON with --json and --jsonl, the name
+    # escaped on stderr
+    odd = os.path.join(d, "miss\x1b[2Jing.npz")
+    for cmd in ("check", "ls"):
+        r = run(binary, [cmd, "--json", odd])
+        j = json.loads(r.stdout) if r.stdout else {}
+        ok(r.returncode == 2 and j.get("ok") is False and j["error"]["code"] == "io" and b"\x1b" not in r.stderr
+           and b"\\x1b" in r.stderr, "%s --json of a missing file: exit %d %r %r" % (cmd, r.returncode, r.stdout, r.stderr))
+        r = run(binary, [cmd, "--jsonl", odd])
+        j = json.loads(r.stdout) if r.stdout else {}
+        ok(r.returncode == 2 and j.get("error", {}).get("code") == "io" and j.get("file") == odd,
+           "%s --jsonl of a missing file: %r" % (cmd, r.stdout))
     # batch use: find -print0 | xargs -0 -P 2, and GNU parallel where installed
     sh = "find %s -name '*.np[yz]' -type f -print0 | xargs -0 -P 2 -n 2 %s check --jsonl" % (d, binary)
     r = subprocess.run(["sh", "-c", sh], capture_output=True, timeout=120)

@@ -412,15 +412,15 @@ def test_threads_load_the_same(real_files):
     arrays, the same rejections, whatever the split and the file."""
     rng = np.random.default_rng(7)
     b = io.BytesIO()
-    np.savez_compressed(b, a=rng.integers(0, 9, 400_000).astype("<f4"), s=np.arange(10), c=rng.random(90_000),
+    np.savez_compressed(b, a=rng.integers(0, 9, 400_000).astype("<f4"), s=np.arange(10), c=rng.random(150_000),
                         d=rng.integers(0, 3, (300, 700)).astype("u1"))
     big = b.getvalue()
     ref = truth(big, {})[1]
     ld = npzstream.Loader(threads=2)
     ld.feed(big)
     same_result(ld.finish(), ref)
-    # every deflated member of 64 KiB or more compressed is handed over (s is too small)
-    ahead = sum(m.method == "deflated" and m.csize >= 65536 for m in npzstream.validate(big).members)
+    # every deflated member of 1 MiB or more uncompressed is handed over (s and d are too small)
+    ahead = sum(m.method == "deflated" and m.size >= 1 << 20 for m in npzstream.validate(big).members)
     assert ahead >= 2 and ld.inflated_ahead == ahead, (ld.inflated_ahead, ahead)
     # and its array is made over the worker's output (no copy): writable, aligned, its memory the
     # array's own to keep after the loader is gone

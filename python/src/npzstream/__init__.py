@@ -51,10 +51,10 @@ DEFAULT_LIMITS: Dict[str, int] = dict(_npzstream.default_limits())
 DEFAULT_MAX_BYTES = DEFAULT_LIMITS["max_total_bytes"]
 #: hash=True and policies that hash are available: the module was built with OpenSSL's libcrypto.
 SHA256 = bool(_npzstream.SHA256)
-#: The library's limits, as keyword arguments (see SECURITY.md), with the lenient flags.
-LIMITS = ("max_header_size", "max_ndim", "max_fields", "max_depth", "max_members", "max_name_len",
-          "max_extra_len", "max_total_bytes", "inflate_window", "max_memory",
-          "lenient_npy_trailing", "lenient_header_newline", "lenient_fast_inflate")
+#: The library's limits, as keyword arguments (see SECURITY.md), with the lenient flags: the
+#: numeric ones are the C library's table (NPZS_LIMITS_MAP), in its order.
+LIMITS = tuple(k for k in DEFAULT_LIMITS if k != "lenient") + (
+    "lenient_npy_trailing", "lenient_header_newline", "lenient_fast_inflate")
 #: lenient_fast_inflate=True is available: the module was built with ISA-L.  It inflates about
 #: twice as fast as zlib and may accept deflate data zlib (and so np.load) refuses (SECURITY.md).
 FAST_INFLATE = bool(_npzstream.FAST_INFLATE)

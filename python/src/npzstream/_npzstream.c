@@ -471,13 +471,12 @@ static PyObject *Stream_finish(Stream *s, PyObject *unused) {
 
 /* ---- the type --------------------------------------------------------------------------------- */
 
+/* the limits: the library's table (NPZS_LIMITS_MAP), and the lenient bits */
 static const struct { const char *name; int wide; size_t off; } LIMITS[] = {
-    {"max_header_size", 1, offsetof(npzs_limits, max_header_size)}, {"max_ndim", 0, offsetof(npzs_limits, max_ndim)},
-    {"max_fields", 0, offsetof(npzs_limits, max_fields)},           {"max_depth", 0, offsetof(npzs_limits, max_depth)},
-    {"max_members", 0, offsetof(npzs_limits, max_members)},         {"max_name_len", 0, offsetof(npzs_limits, max_name_len)},
-    {"max_extra_len", 0, offsetof(npzs_limits, max_extra_len)},     {"max_total_bytes", 1, offsetof(npzs_limits, max_total_bytes)},
-    {"inflate_window", 0, offsetof(npzs_limits, inflate_window)},   {"lenient", 0, offsetof(npzs_limits, lenient)},
-    {"max_memory", 1, offsetof(npzs_limits, max_memory)},
+#define X(f, bits, def, lo, hi, opt, help) {#f, (bits) == 64, offsetof(npzs_limits, f)},
+    NPZS_LIMITS_MAP(X)
+#undef X
+    {"lenient", 0, offsetof(npzs_limits, lenient)},
 };
 
 /* limits: a dict of field -> int; every value range-checked (never wrapped), every field known */
