@@ -7,8 +7,9 @@ zlib*.  A Python built against zlib-ng (zlib-ng's compat mode replaces zlib on s
 distributions) may decide some streams otherwise; this harness measures where.
 
 Seeds: every deflated member of every ZIP under corpus/ (local headers walked in order, sizes
-from the header) and the raw streams of corpus/fuzz_inflate_diff/ (their first byte is the
-harness's control byte).  Each input is a seed mutated 1-4 times (bit flips, bytes set, cut,
+from the header), the raw streams of corpus/fuzz_inflate_diff/ (their first byte is the
+harness's control byte), and the first 64 KiB of corpus/peers files as zlib's and zlib-ng's
+encoders write them (levels 0, 1, 6, 9, every strategy).  Each input is a seed mutated 1-4 times (bit flips, bytes set, cut,
 insertion, deletion, duplication, splice of two seeds, trailing bytes, flips in the first 32
 bytes where the block headers are), fed to both inflaters whole or in the same random pushes,
 output capped at 1 MiB.  Each run gives a verdict: `end` (the stream ended; where, and every
@@ -77,6 +78,26 @@ def seeds():
         elif data[:4] == b"PK\x03\x04":
             found.update(zip_deflate_members(data))
     return sorted(found)
+
+
+# zlib's and zlib-ng's own encoders, on the contents of corpus files: dynamic and fixed Huffman
+# blocks, stored blocks, every strategy, the two encoders' block layouts
+STRATEGIES = ("Z_DEFAULT_STRATEGY", "Z_FILTERED", "Z_HUFFMAN_ONLY", "Z_RLE", "Z_FIXED")
+
+
+def encoded_seeds(mods, files=48, size=64 << 10):
+    paths = [p for p in sorted(glob.glob(os.path.join(ROOT, "corpus", "peers", "**", "*"), recursive=True))
+             if os.path.isfile(p)][:files]
+    out = set()
+    for i, path in enumerate(paths):
+        with open(path, "rb") as f:
+            data = f.read(size)
+        for mod in mods:
+            for level in (0, 1, 6, 9):
+                st = STRATEGIES[(i + level) % len(STRATEGIES)]
+                c = mod.compressobj(level, mod.DEFLATED, -15, 8, getattr(mod, st))
+                out.add(c.compress(data) + c.flush())
+    return sorted(out)
 
 
 def mutate(rng, s, pool):
@@ -194,13 +215,15 @@ def main(argv=None):
     if not a.cpu_seconds and not a.count:
         a.count = 10000
     pool = seeds()
+    n_corpus = len(pool)
+    pool = sorted(set(pool) | set(encoded_seeds((zlib, zlib_ng))))
     if not pool:
         print("no deflate seeds under corpus/")
         print("inflate-diff-zlibng: 0 passed, 1 failed")
         return 1
     rng = random.Random(a.seed)
     os.makedirs(os.path.join(a.out, "examples"), exist_ok=True)
-    classes, agree_kinds, kept = {}, {}, {}
+    classes, agree_kinds, kept, messages = {}, {}, {}, {}
     streams = 0
     t0 = time.process_time()
     last = t0
@@ -221,6 +244,9 @@ def main(argv=None):
         c = classify(rz, rn)
         if c is None:
             agree_kinds[rz[0]] = agree_kinds.get(rz[0], 0) + 1
+            if rz[0] == "invalid" and rz[3] != rn[3]:  # the same verdict, said otherwise
+                k = "%s / %s" % (rz[3], rn[3])
+                messages[k] = messages.get(k, 0) + 1
         else:
             classes[c] = classes.get(c, 0) + 1
             k = kept.setdefault(c, 0)
@@ -240,12 +266,14 @@ def main(argv=None):
         "python": sys.version.split()[0],
         "seed": a.seed,
         "seeds": len(pool),
+        "seeds_from_corpus": n_corpus,
         "seeds_differing": seed_bad,
         "streams": streams,
         "cpu_seconds": round(cpu, 1),
         "agree": agree_kinds,
         "differ": differ,
         "classes": dict(sorted(classes.items(), key=lambda kv: -kv[1])),
+        "invalid_messages_differ": dict(sorted(messages.items(), key=lambda kv: -kv[1])),
     }
     if a.json:
         with open(a.json, "w") as f:
@@ -257,6 +285,10 @@ def main(argv=None):
     print("differ: %d" % differ)
     for c, n in res["classes"].items():
         print("  %8d  %s" % (n, c))
+    if messages:
+        print("both invalid, with other messages (not a disagreement): %d" % sum(messages.values()))
+        for c, n in res["invalid_messages_differ"].items():
+            print("  %8d  %s" % (n, c))
     failed = (len(classes) if a.strict else 0) + seed_bad
     print("inflate-diff-zlibng: %d passed, %d failed" % (streams - differ, failed))
     return 1 if failed else 0
