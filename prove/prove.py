@@ -9,7 +9,7 @@ prove/allow.txt, where each remaining alarm is listed with its reason.  An alarm
 fails; a listed one that no longer appears is reported (remove it).  The analysis must also
 reach every function of the file it proves and run to its end (no degeneration).
 
-usage: prove/prove.py [--src DIR] [--units a,b] [--jobs N] [--skip-missing] [--keep DIR]
+usage: prove/prove.py [--src DIR] [--units a,b | --all] [--jobs N] [--skip-missing] [--keep DIR]
 Last line: `prove: N passed, M failed` (units).  Exit 1 when a unit failed, 2 without frama-c
 (0 with --skip-missing, which prints why).
 """
@@ -42,6 +42,9 @@ UNITS = [
     ("npyhdr", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", [], ""),
     ("npyhdr-big", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["HDR_BIG=1"], ""),
 ]
+# units that make prove does not run unless named (--units) or --all is given: the header parser's
+# analysis does not finish in minutes yet and is not proven (SECURITY.md, "What is proven")
+NOT_DEFAULT = {"npyhdr", "npyhdr-big"}
 # functions of a proved file the driver does not call, with why (the coverage check skips them)
 NOT_DRIVEN = {
     "src/npyhdr.c": {"npzs__header_memo", "npzs__header_memo_hits"},  # content.c's, never called here
@@ -173,6 +176,7 @@ def main():
     ap.add_argument("--units", default="")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--skip-missing", action="store_true")
+    ap.add_argument("--all", action="store_true", help="the units left out by default too (NOT_DEFAULT)")
     ap.add_argument("--keep", default=os.path.join(ROOT, "build", "prove"))
     ap.add_argument("--allow", default=os.path.join(ROOT, "prove", "allow.txt"))
     a = ap.parse_args()
@@ -181,11 +185,16 @@ def main():
         print("prove: 0 passed, 0 failed")
         return 0 if a.skip_missing else 2
     src = os.path.abspath(a.src)
-    units = [u for u in UNITS if not a.units or u[0] in a.units.split(",")]
+    wanted = a.units.split(",") if a.units else None
+    units = [u for u in UNITS if (u[0] in wanted if wanted else (a.all or u[0] not in NOT_DEFAULT))]
+    for u in UNITS:
+        if not a.units and not a.all and u[0] in NOT_DEFAULT:
+            print("%-12s %-16s not run by default (not proven yet: SECURITY.md; --all or --units %s)" % (u[0], u[3], u[0]))
     os.makedirs(a.keep, exist_ok=True)
     allow = load_allow(a.allow)
     seen_allowed = set()
     per_file = {}
+    not_reached = {}
     passed = failed = 0
     t0 = time.time()
     with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as ex:
@@ -199,8 +208,8 @@ def main():
             problems.append("the analysis degenerated")
         unreached = reached_functions(out) & (defined_functions(os.path.join(src, os.path.basename(target)))
                                              - NOT_DRIVEN.get(target, set()))
-        if unreached:
-            problems.append("functions of %s not reached: %s" % (target, ", ".join(sorted(unreached))))
+        # a function is reached when any unit over its file reaches it (checked after all units)
+        not_reached[target] = not_reached.get(target, unreached) & unreached
         alarms = parse_alarms(out, src)
         new = []
         for f, fn, text in alarms:
@@ -223,6 +232,14 @@ def main():
             failed += 1
         else:
             passed += 1
+    ran = {u[0] for u in units}
+    for target, fns in sorted(not_reached.items()):
+        over = {u[0] for u in UNITS if u[3] == target}
+        if not (over - NOT_DEFAULT) <= ran:  # a partial run: only what it ran, not the file's coverage
+            continue
+        if fns:
+            print("FAIL functions of %s that no unit reaches: %s" % (target, ", ".join(sorted(fns))))
+            failed += 1
     stale = [k for k in allow if k[0] in {u[0] for u in units} and k not in seen_allowed]
     for k in stale:
         print("note: prove/allow.txt lists an alarm no longer raised (remove it): %s | %s | %s | %s" % k)

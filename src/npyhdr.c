@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract.h"
 #include "internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -860,7 +861,9 @@ static int utf8_count(const uint8_t *s, size_t n, size_t *cps, size_t *bad) {
     return 0;
 }
 
+/*@ requires n == 0 || \valid_read(s + (0 .. n - 1)); */
 int npzs__utf8_valid(const uint8_t *s, size_t n) {
+    NPZS_REQUIRE(s || n == 0);
     size_t cps, bad;
     return utf8_count(s, n, &cps, &bad) == 0;
 }
@@ -1051,11 +1054,18 @@ done:
     return rc;
 }
 
+/* s: the header text (after the preamble), n bytes (a 4-byte header_len: below 4 GiB); p: a parser
+ * whose kept buffers are what an earlier parse left (or none) */
+/*@ requires \valid(p) && n <= 0xFFFFFFFF && (n == 0 || \valid_read(s + (0 .. n - 1))); */
 int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off) {
+    NPZS_REQUIRE(p && (s || n == 0) && (uint64_t)n <= 0xFFFFFFFFu);
     return npzs__parse_header_mode(p, s, n, v3, text_off, NPZS__HDR_AUTO);
 }
 
+/*@ requires \valid(p) && n <= 0xFFFFFFFF && (n == 0 || \valid_read(s + (0 .. n - 1)));
+    requires NPZS__HDR_AUTO <= mode <= NPZS__HDR_FAST; */
 int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off, int mode) {
+    NPZS_REQUIRE(p && (s || n == 0) && (uint64_t)n <= 0xFFFFFFFFu && mode >= NPZS__HDR_AUTO && mode <= NPZS__HDR_FAST);
     npzs_content *c = &p->c;
     npzs_kept *kb = &p->kept;
     hp h;

@@ -47,8 +47,9 @@
 
 /* Copy n bytes at absolute offset off out of the view.  0 when some are outside it (each byte is
  * checked against its span too: a view whose size is not base + alen + blen cannot be read past
- * a span). */
+ * a span).  out is zeroed first: no byte of it is ever left unset, whichever span it comes from. */
 static int get(const npzs_tailview *v, uint64_t off, size_t n, uint8_t *out) {
+    memset(out, 0, n);
     if (off < v->base || off > v->size || n > v->size - off) return 0;
     uint64_t r = off - v->base;
     for (size_t k = 0; k < n; k++, r++) {
