@@ -18,6 +18,7 @@ disagreement is classed by the two verdicts (and the messages), or, where both e
 differed (`end offset`, `output`); where both refused or wait, by the output both made so far.
 
 usage: inflate_diff_zlibng.py [--cpu-seconds S | --count N] [--seed K] [--out DIR] [--json FILE]
+       inflate_diff_zlibng.py --merge RUN.json...
 Needs `import zlib_ng` (make inflate-diff-zlibng makes a venv with it).  Prints a summary and, as
 its last line, `inflate-diff-zlibng: N passed, M failed` where failed counts the classes of
 disagreement (0: none) when --strict is given, else 0.
@@ -195,8 +196,29 @@ def pushes_for(rng, n):
     return out or [1]
 
 
+def merge(paths):
+    """The runs' JSON results (--json) added up: one summary for runs with different seeds."""
+    tot = {"streams": 0, "cpu_seconds": 0.0, "differ": 0, "agree": {}, "classes": {}, "runs": []}
+    for path in paths:
+        with open(path) as f:
+            r = json.load(f)
+        tot["runs"].append({k: r[k] for k in ("seed", "streams", "cpu_seconds", "differ", "zlib", "zlib_ng", "python")})
+        for k in ("streams", "cpu_seconds", "differ"):
+            tot[k] += r[k]
+        for d in ("agree", "classes"):
+            for c, n in r[d].items():
+                tot[d][c] = tot[d].get(c, 0) + n
+    print("%d runs: %d mutated streams in %.1f CPU s, %d differ" % (
+        len(paths), tot["streams"], tot["cpu_seconds"], tot["differ"]))
+    print("agree: %s" % ", ".join("%s %d" % kv for kv in sorted(tot["agree"].items())))
+    for c, n in sorted(tot["classes"].items(), key=lambda kv: -kv[1]):
+        print("  %8d  %s" % (n, c))
+    return tot
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
+    ap.add_argument("--merge", nargs="+", metavar="JSON", help="add up the results of earlier runs and stop")
     ap.add_argument("--cpu-seconds", type=float, default=0)
     ap.add_argument("--count", type=int, default=0)
     ap.add_argument("--seed", type=int, default=1)
@@ -206,6 +228,9 @@ def main(argv=None):
     ap.add_argument("--strict", action="store_true", help="count each class of disagreement as a failure")
     ap.add_argument("--progress", type=float, default=0, help="print the counts every S CPU seconds")
     a = ap.parse_args(argv)
+    if a.merge:
+        merge(a.merge)
+        return 0
     try:
         from zlib_ng import zlib_ng
     except ImportError:
