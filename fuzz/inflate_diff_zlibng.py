@@ -257,6 +257,23 @@ def main(argv=None):
     for s in pool:
         if classify(run(zlib, s, [len(s)]), run(zlib_ng, s, [len(s)])):
             seed_bad += 1
+    def result():
+        return {
+            "zlib": zlib.ZLIB_RUNTIME_VERSION,
+            "zlib_ng": getattr(zlib_ng, "ZLIBNG_VERSION", "?"),
+            "python": sys.version.split()[0],
+            "seed": a.seed,
+            "seeds": len(pool),
+            "seeds_from_corpus": n_corpus,
+            "seeds_differing": seed_bad,
+            "streams": streams,
+            "cpu_seconds": round(time.process_time() - t0, 1),
+            "agree": dict(agree_kinds),
+            "differ": sum(classes.values()),
+            "classes": dict(sorted(classes.items(), key=lambda kv: -kv[1])),
+            "invalid_messages_differ": dict(sorted(messages.items(), key=lambda kv: -kv[1])),
+        }
+
     while True:
         cpu = time.process_time() - t0
         if (a.count and streams >= a.count) or (a.cpu_seconds and cpu >= a.cpu_seconds):
@@ -283,27 +300,13 @@ def main(argv=None):
         if a.progress and time.process_time() - last >= a.progress:
             last = time.process_time()
             print("%.0f CPU s: %d streams, %d differ" % (last - t0, streams, sum(classes.values())), flush=True)
-    cpu = time.process_time() - t0
-    differ = sum(classes.values())
-    res = {
-        "zlib": zlib.ZLIB_RUNTIME_VERSION,
-        "zlib_ng": getattr(zlib_ng, "ZLIBNG_VERSION", "?"),
-        "python": sys.version.split()[0],
-        "seed": a.seed,
-        "seeds": len(pool),
-        "seeds_from_corpus": n_corpus,
-        "seeds_differing": seed_bad,
-        "streams": streams,
-        "cpu_seconds": round(cpu, 1),
-        "agree": agree_kinds,
-        "differ": differ,
-        "classes": dict(sorted(classes.items(), key=lambda kv: -kv[1])),
-        "invalid_messages_differ": dict(sorted(messages.items(), key=lambda kv: -kv[1])),
-    }
+            if a.json:  # what has run so far survives a run that is stopped
+                write_json(a.json, result())
+    res = result()
+    differ = res["differ"]
+    cpu = res["cpu_seconds"]
     if a.json:
-        with open(a.json, "w") as f:
-            json.dump(res, f, indent=1)
-            f.write("\n")
+        write_json(a.json, res)
     print("zlib %s against zlib-ng %s (Python %s): %d seeds (%d differ), %d mutated streams in %.1f CPU s" % (
         res["zlib"], res["zlib_ng"], res["python"], len(pool), seed_bad, streams, cpu))
     print("agree: %s" % ", ".join("%s %d" % kv for kv in sorted(agree_kinds.items())))
@@ -317,6 +320,13 @@ def main(argv=None):
     failed = (len(classes) if a.strict else 0) + seed_bad
     print("inflate-diff-zlibng: %d passed, %d failed" % (streams - differ, failed))
     return 1 if failed else 0
+
+
+def write_json(path, res):
+    with open(path + ".tmp", "w") as f:
+        json.dump(res, f, indent=1)
+        f.write("\n")
+    os.replace(path + ".tmp", path)
 
 
 if __name__ == "__main__":
