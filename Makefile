@@ -108,6 +108,10 @@ $(B)/run_vectors: tests/vectors/run_vectors.c $(B)/libnpzstream.a $(HDR)
 $(BS)/run_vectors: tests/vectors/run_vectors.c $(SAN_LIB) $(HDR)
 	$(CC) $(SAN_FLAGS) -o $@ tests/vectors/run_vectors.c $(SAN_LIB) $(LDLIBS)
 TEST_DEPS += $(B)/run_vectors $(BS)/run_vectors
+# the proof's preconditions at run time: each broken one aborts in the sanitizer build
+$(BS)/test_contracts: tests/contracts/test_contracts.c $(SAN_LIB) $(HDR)
+	$(CC) $(SAN_FLAGS) -Isrc -o $@ tests/contracts/test_contracts.c $(SAN_LIB) $(LDLIBS)
+TEST_DEPS += $(BS)/test_contracts
 # the thread sanitizer on the parallel-inflate helper (its workers, queue and hand-over): the
 # vectors through the helper, under gcc's -fsanitize=thread
 BT       = $(B)/tsan
@@ -158,7 +162,8 @@ test-all:
 # the API suite over every committed input (corpus/: the real files and the fuzz corpora;
 # tests/vectors): a run that finds fewer than CHECK_FILES files fails
 CHECK_FILES ?= 5000
-check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test_policy $(BS)/test_policy
+check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test_policy $(BS)/test_policy \
+       $(BS)/test_contracts
 	$(B)/test_api --need-files $(CHECK_FILES) corpus tests/vectors
 	$(BS)/test_api --need-files 1000 corpus/peers tests/vectors
 	$(B)/test_policy
@@ -166,6 +171,7 @@ check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test
 	$(B)/run_vectors --par
 	$(BS)/run_vectors
 	$(BS)/run_vectors --par-only
+	$(BS)/test_contracts
 
 # Regenerate the fuzz seeds corpus/fuzz_vlen/ (numcodecs VLenBytes when importable).
 .PHONY: vlen-seeds
