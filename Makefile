@@ -39,7 +39,7 @@ SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflat
            src/zlocate.c src/crc.c src/vlen.c src/par.c src/pool.c src/parbuf.c src/scout.c src/json.c \
            src/policy.c src/values.c src/sha256.c
 HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h src/internal.h src/policy.h \
-           src/states.h src/rules.h src/base.h src/seam.h src/zrec.h src/par.h src/pool.h
+           src/states.h src/rules.h src/base.h src/seam.h src/zrec.h src/par.h src/pool.h src/contract.h
 CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/output.c cli/cmd_check.c cli/cmd_ls.c cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c
 B        = build
 
@@ -48,7 +48,7 @@ B        = build
 # The sanitizer build: the library compiled once with ASan and UBSan (build/san/libnpzstream.a),
 # every sanitizer binary linked against it.
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-SAN_FLAGS = $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(FEAT_DEF) $(SAN)
+SAN_FLAGS = $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(FEAT_DEF) $(SAN) -DNPZS_CONTRACTS
 BS       = $(B)/san
 SAN_OBJ  = $(SRC:src/%.c=$(BS)/%.o)
 SAN_LIB  = $(BS)/libnpzstream.a
@@ -108,6 +108,10 @@ $(B)/run_vectors: tests/vectors/run_vectors.c $(B)/libnpzstream.a $(HDR)
 $(BS)/run_vectors: tests/vectors/run_vectors.c $(SAN_LIB) $(HDR)
 	$(CC) $(SAN_FLAGS) -o $@ tests/vectors/run_vectors.c $(SAN_LIB) $(LDLIBS)
 TEST_DEPS += $(B)/run_vectors $(BS)/run_vectors
+# the proof's preconditions at run time: each broken one aborts in the sanitizer build
+$(BS)/test_contracts: tests/contracts/test_contracts.c $(SAN_LIB) $(HDR)
+	$(CC) $(SAN_FLAGS) -Isrc -o $@ tests/contracts/test_contracts.c $(SAN_LIB) $(LDLIBS)
+TEST_DEPS += $(BS)/test_contracts
 # the thread sanitizer on the parallel-inflate helper (its workers, queue and hand-over): the
 # vectors through the helper, under gcc's -fsanitize=thread
 BT       = $(B)/tsan
@@ -158,7 +162,8 @@ test-all:
 # the API suite over every committed input (corpus/: the real files and the fuzz corpora;
 # tests/vectors): a run that finds fewer than CHECK_FILES files fails
 CHECK_FILES ?= 5000
-check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test_policy $(BS)/test_policy
+check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test_policy $(BS)/test_policy \
+       $(BS)/test_contracts
 	$(B)/test_api --need-files $(CHECK_FILES) corpus tests/vectors
 	$(BS)/test_api --need-files 1000 corpus/peers tests/vectors
 	$(B)/test_policy
@@ -166,6 +171,7 @@ check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test
 	$(B)/run_vectors --par
 	$(BS)/run_vectors
 	$(BS)/run_vectors --par-only
+	$(BS)/test_contracts
 
 # Regenerate the fuzz seeds corpus/fuzz_vlen/ (numcodecs VLenBytes when importable).
 .PHONY: vlen-seeds

@@ -11,6 +11,7 @@
  * the CRC is zlib's, about 3x slower on stored data.  tests/crc checks every implementation
  * against zlib for all short lengths and alignments, long buffers, split feeds and combine.
  */
+#include "contract.h"
 #include "internal.h"
 
 #if defined(NPZS_HAVE_ISAL) && !defined(NPZS_CRC_PORTABLE)
@@ -21,15 +22,15 @@
 uint32_t npzs__crc32_with(int impl, uint32_t crc, const uint8_t *buf, size_t len);
 int npzs__crc32_impls(void);
 
-/* zlib's crc32 takes uInt lengths */
+/* zlib's crc32 takes uInt lengths: 1 GiB at a time, then the rest */
+#define CRC_STEP 0x40000000u
 static uint32_t crc_portable(uint32_t crc, const uint8_t *buf, size_t len) {
-    while (len) {
-        uInt n = len > 0x40000000u ? 0x40000000u : (uInt)len;
-        crc = (uint32_t)crc32(crc, buf, n);
-        buf += n;
-        len -= n;
+    while (len > CRC_STEP) {
+        crc = (uint32_t)crc32(crc, buf, CRC_STEP);
+        buf += CRC_STEP;
+        len -= CRC_STEP;
     }
-    return crc;
+    return len ? (uint32_t)crc32(crc, buf, (uInt)len) : crc;
 }
 
 #ifdef NPZS_CRC_ISAL
@@ -49,7 +50,9 @@ int npzs__crc32_impls(void) {
 }
 
 /* One implementation, for the tests and the benchmark (the portable one when it is not built). */
+/*@ requires len == 0 || \valid_read(buf + (0 .. len - 1)); */
 uint32_t npzs__crc32_with(int impl, uint32_t crc, const uint8_t *buf, size_t len) {
+    NPZS_REQUIRE(buf || len == 0);
 #ifdef NPZS_CRC_ISAL
     if (impl >= 1) return crc_isal(crc, buf, len);
 #else
@@ -58,7 +61,9 @@ uint32_t npzs__crc32_with(int impl, uint32_t crc, const uint8_t *buf, size_t len
     return crc_portable(crc, buf, len);
 }
 
+/*@ requires len == 0 || \valid_read(buf + (0 .. len - 1)); */
 uint32_t npzs__crc32(uint32_t crc, const uint8_t *buf, size_t len) {
+    NPZS_REQUIRE(buf || len == 0);
 #ifdef NPZS_CRC_ISAL
     return crc_isal(crc, buf, len);
 #else

@@ -18,6 +18,7 @@
 #include <stdlib.h> /* arc4random_buf */
 #endif
 
+#include "contract.h"
 #include "internal.h"
 
 /* ---- SipHash-1-3 (Aumasson and Bernstein): one compression round per block, three final ---- */
@@ -35,18 +36,19 @@ static inline void sip_round(sip *s) {
     s->v2 += s->v1; s->v1 = ROTL64(s->v1, 17); s->v1 ^= s->v2; s->v2 = ROTL64(s->v2, 32);
 }
 
+/*@ requires \valid_read(key + (0 .. 1)) && (n == 0 || \valid_read(m + (0 .. n - 1))); */
 uint64_t npzs__siphash13(const uint64_t key[2], const uint8_t *m, size_t n) {
+    NPZS_REQUIRE(key && (m || n == 0));
     sip s = {key[0] ^ UINT64_C(0x736f6d6570736575), key[1] ^ UINT64_C(0x646f72616e646f6d),
              key[0] ^ UINT64_C(0x6c7967656e657261), key[1] ^ UINT64_C(0x7465646279746573)};
-    size_t i = 0;
-    for (; n - i >= 8; i += 8) {
-        uint64_t w = npzs__le64(m + i);
+    size_t r = n & 7, i = n & ~(size_t)7; /* the whole words end at i, 0 to 7 bytes are left */
+    for (size_t j = 0; j < i; j += 8) {
+        uint64_t w = npzs__le64(m + j);
         s.v3 ^= w;
         sip_round(&s);
         s.v0 ^= w;
     }
     uint64_t last = (uint64_t)(n & 0xFF) << 56;
-    size_t r = n - i; /* 0 to 7 bytes left */
     if (r && n >= 8) /* the last 8 bytes, shifted down to the r that are left */
         last |= npzs__le64(m + n - 8) >> (8 * (8 - r));
     else if (r >= 4) /* two 4-byte loads that overlap where r < 8 (the same bytes, or-ed twice) */
@@ -99,8 +101,9 @@ void npzs__names_seed(npzs_parser *p) {
  * np.load resolves (the name without ".npy"). */
 static void entry(const npzs_parser *p, uint32_t v, const uint8_t **s, size_t *n) {
     const npzs_record *r = npzs__rec(p, (v - 1) >> 1);
+    size_t len = r->name_len;
     *s = r->name;
-    *n = r->name_len - (((v - 1) & 1) ? 4u : 0u);
+    *n = ((v - 1) & 1) && len > 4 ? len - 4 : len; /* a key's name ends in ".npy": len > 4 */
 }
 
 static uint32_t entry_hash(const npzs_parser *p, uint32_t v) {
@@ -167,7 +170,18 @@ static uint32_t hash_of(const npzs_parser *p, const uint8_t *s, size_t n) {
     return (uint32_t)npzs__siphash13(p->names_key, s, n);
 }
 
+/* The member's record holds its name (1 to 65535 bytes); the table holds the entries of the
+ * members before it (hash_cap 0, or a power of two of slots at most half full). */
+/*@ requires \valid(p) && member < 0x7FFFFFFF;
+    requires \valid(p->recs[member >> NPZS_REC_SHIFT] + (member & (NPZS_REC_CHUNK - 1)));
+    requires p->recs[member >> NPZS_REC_SHIFT][member & (NPZS_REC_CHUNK - 1)].name_len >= 1;
+    requires \valid_read(p->recs[member >> NPZS_REC_SHIFT][member & (NPZS_REC_CHUNK - 1)].name +
+                         (0 .. p->recs[member >> NPZS_REC_SHIFT][member & (NPZS_REC_CHUNK - 1)].name_len - 1));
+    requires p->hash_cap == 0 || \valid(p->hash + (0 .. p->hash_cap - 1)); */
 int npzs__names_add(npzs_parser *p, uint32_t member) {
+    NPZS_REQUIRE(p && member < 0x7FFFFFFFu && npzs__rec(p, member)->name && npzs__rec(p, member)->name_len >= 1);
+    NPZS_REQUIRE(p->hash_cap == 0 || (p->hash && p->hash_cap >= 64 && (p->hash_cap & (p->hash_cap - 1)) == 0 &&
+                                      (size_t)member * 2 <= p->hash_cap / 2));
     if (grow(p, member) < 0) return p->err;
     npzs_record *r = npzs__rec(p, member);
     size_t n = r->name_len;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract.h"
 #include "internal.h"
 
 /* ------------------------------------------------------------------------ */
@@ -833,35 +834,38 @@ static void sort_names(name_ref *v, size_t n, const uint8_t *sc) {
     }
 }
 
-/* Strict UTF-8 (no overlongs, no surrogates, <= U+10FFFF).  Returns the code
+/* Strict UTF-8 (no overlongs, no surrogates, <= U+10FFFF).  Returns 0 with *cps the code
  * point count, or -1 with *bad at the first byte of the invalid sequence. */
-static long utf8_count(const uint8_t *s, size_t n, size_t *bad) {
-    long cps = 0;
-    size_t i = 0;
+static int utf8_count(const uint8_t *s, size_t n, size_t *cps, size_t *bad) {
+    size_t i = 0, count = 0;
     while (i < n) {
         uint8_t b = s[i];
         size_t k;
         uint32_t cp;
-        if (b < 0x80) { i++; cps++; continue; }
+        if (b < 0x80) { i++; count++; continue; }
         if (b >= 0xC2 && b <= 0xDF) { k = 1; cp = b & 0x1Fu; }
         else if (b >= 0xE0 && b <= 0xEF) { k = 2; cp = b & 0x0Fu; }
         else if (b >= 0xF0 && b <= 0xF4) { k = 3; cp = b & 0x07u; }
         else { *bad = i; return -1; }
         for (size_t j = 1; j <= k; j++) {
-            if (i + j >= n || (s[i + j] & 0xC0) != 0x80) { *bad = i; return -1; }
-            cp = (cp << 6) | (s[i + j] & 0x3Fu);
+            size_t at = i + j;
+            if (at >= n || (s[at] & 0xC0) != 0x80) { *bad = i; return -1; }
+            cp = (cp << 6) | (s[at] & 0x3Fu);
         }
         if ((k == 2 && cp < 0x800) || (k == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
             (cp >= 0xD800 && cp <= 0xDFFF)) { *bad = i; return -1; }
         i += k + 1;
-        cps++;
+        count++;
     }
-    return cps;
+    *cps = count;
+    return 0;
 }
 
+/*@ requires n == 0 || \valid_read(s + (0 .. n - 1)); */
 int npzs__utf8_valid(const uint8_t *s, size_t n) {
-    size_t bad;
-    return utf8_count(s, n, &bad) >= 0;
+    NPZS_REQUIRE(s || n == 0);
+    size_t cps, bad;
+    return utf8_count(s, n, &cps, &bad) == 0;
 }
 
 /* NumPy's writer (format.py, _write_array_header) emits one exact text for a dtype that is a
@@ -1050,11 +1054,18 @@ done:
     return rc;
 }
 
+/* s: the header text (after the preamble), n bytes (a 4-byte header_len: below 4 GiB); p: a parser
+ * whose kept buffers are what an earlier parse left (or none) */
+/*@ requires \valid(p) && n <= 0xFFFFFFFF && (n == 0 || \valid_read(s + (0 .. n - 1))); */
 int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off) {
+    NPZS_REQUIRE(p && (s || n == 0) && (uint64_t)n <= 0xFFFFFFFFu);
     return npzs__parse_header_mode(p, s, n, v3, text_off, NPZS__HDR_AUTO);
 }
 
+/*@ requires \valid(p) && n <= 0xFFFFFFFF && (n == 0 || \valid_read(s + (0 .. n - 1)));
+    requires NPZS__HDR_AUTO <= mode <= NPZS__HDR_FAST; */
 int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off, int mode) {
+    NPZS_REQUIRE(p && (s || n == 0) && (uint64_t)n <= 0xFFFFFFFFu && mode >= NPZS__HDR_AUTO && mode <= NPZS__HDR_FAST);
     npzs_content *c = &p->c;
     npzs_kept *kb = &p->kept;
     hp h;
@@ -1067,9 +1078,8 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
     size_t dim_at[NPZS_MAX_NDIM];
 
     if (v3) {
-        size_t bad = 0;
-        long cps = utf8_count(s, n, &bad);
-        if (cps < 0) return hfail(&h, NPZS_E_BAD_HEADER, bad, NPZS_R_HDR_UTF8);
+        size_t cps = 0, bad = 0;
+        if (utf8_count(s, n, &cps, &bad) < 0) return hfail(&h, NPZS_E_BAD_HEADER, bad, NPZS_R_HDR_UTF8);
         if ((uint64_t)cps > p->lim.max_header_size)
             return npzs__fail_content(p, NPZS_E_HEADER_TOO_LARGE, 8,
                                       NPZS_R_HDR_TOO_LARGE_CHARS);

@@ -38,17 +38,26 @@
  */
 #include <string.h>
 
+#include "contract.h"
 #include "internal.h"
 
 #define SIG_EOCD "PK\x05\x06"
 #define SIG_LOC "PK\x06\x07"
 #define SIG_Z64 "PK\x06\x06"
 
-/* Copy n bytes at absolute offset off out of the view.  0 when some are outside it. */
+/* Copy n bytes at absolute offset off out of the view.  0 when some are outside it (each byte is
+ * checked against its span too: a view whose size is not base + alen + blen cannot be read past
+ * a span).  out is zeroed first: no byte of it is ever left unset, whichever span it comes from. */
 static int get(const npzs_tailview *v, uint64_t off, size_t n, uint8_t *out) {
+    memset(out, 0, n);
     if (off < v->base || off > v->size || n > v->size - off) return 0;
     uint64_t r = off - v->base;
-    for (size_t k = 0; k < n; k++, r++) out[k] = r < v->alen ? v->a[r] : v->b[r - v->alen];
+    for (size_t k = 0; k < n; k++, r++) {
+        uint64_t rb = r - v->alen;
+        if (r < v->alen) out[k] = v->a[r];
+        else if (rb < v->blen) out[k] = v->b[rb];
+        else return 0;
+    }
     return 1;
 }
 
@@ -64,7 +73,14 @@ static int fail(npzs_zf_end *e, int status, uint64_t at, const char *msg) {
     return status;
 }
 
+/*@ requires \valid_read(v) && \valid(e);
+    requires v->alen == 0 || \valid_read(v->a + (0 .. v->alen - 1));
+    requires v->blen == 0 || \valid_read(v->b + (0 .. v->blen - 1)); */
 int npzs__zf_locate(const npzs_tailview *v, unsigned variant, npzs_zf_end *e) {
+    /* and, for the search to be zipfile's (not for its safety: get() checks each span), a view
+     * whose size is base + alen + blen */
+    NPZS_REQUIRE(v && e && (v->a || !v->alen) && (v->b || !v->blen) && v->alen <= UINT64_MAX - v->base &&
+                 v->blen <= UINT64_MAX - v->base - v->alen && v->size == v->base + v->alen + v->blen);
     memset(e, 0, sizeof *e);
     uint64_t size = v->size;
     uint8_t r[56];

@@ -11,6 +11,7 @@
  */
 #include <string.h>
 
+#include "contract.h"
 #include "internal.h"
 
 #define FLAG_ENCRYPTED 0x0001u
@@ -38,8 +39,10 @@ static void fixed(const uint8_t *b, npzs_zfixed *f) {
     f->extra_len = npzs__le16(b + 22);
 }
 
+/* b: the 30 bytes of a local header, signature included */
+/*@ requires \valid_read(b + (0 .. 29)) && \valid_read(lim) && \valid(o) && \valid(e); */
 int npzs__zr_lfh(const uint8_t *b, const npzs_limits *lim, npzs_zlfh *o, npzs_zerr *e) {
-    /* b: the 30 bytes of a local header, signature included */
+    NPZS_REQUIRE(b && lim && o && e);
     uint16_t ver = npzs__le16(b + 4);
     memset(o, 0, sizeof *o);
     fixed(b + 6, &o->f);
@@ -83,7 +86,7 @@ static int name_special(const uint8_t *s, size_t n) {
     }
     uint64_t any = 0, dm, last = 0; /* last: 0x80 when the byte before the word was a '.' */
     size_t i = 0;
-    for (; n - i >= 8; i += 8) {
+    for (; i + 8 <= n; i += 8) { /* n <= 65535: no wrap */
         any |= word_special(npzs__le64(s + i), &dm) | (last & dm);
         last = (dm >> 56) & 0x80;
     }
@@ -91,7 +94,9 @@ static int name_special(const uint8_t *s, size_t n) {
     return any != 0;
 }
 
+/*@ requires 1 <= n <= 65535 && \valid_read(s + (0 .. n - 1)) && \valid(e); */
 int npzs__zr_name(const uint8_t *s, size_t n, unsigned flags, npzs_zerr *e) {
+    NPZS_REQUIRE(s && e && n >= 1 && n <= 65535);
     /* a name without any of those (the common case) passes the loop below without a finding:
      * it is skipped */
     int any = name_special(s, n);
@@ -102,7 +107,7 @@ int npzs__zr_name(const uint8_t *s, size_t n, unsigned flags, npzs_zerr *e) {
         if (s[i] == '\\') return err(e, NPZS_E_BAD_NAME, NPZS_R_NAME_BACKSLASH);
         if (s[i] >= 0x80) ascii = 0;
         /* a ".." path component */
-        if (s[i] == '.' && i + 1 < n && s[i + 1] == '.' && (i == 0 || s[i - 1] == '/') && (i + 2 == n || s[i + 2] == '/'))
+        if (s[i] == '.' && i + 1 < n && s[i + 1] == '.' && (i == 0 || s[i - 1] == '/') && (i + 2 >= n || s[i + 2] == '/'))
             return err(e, NPZS_E_BAD_NAME, NPZS_R_NAME_DOTDOT);
     }
     if (s[0] == '/') return err(e, NPZS_E_BAD_NAME, NPZS_R_NAME_ABSOLUTE);
@@ -116,18 +121,21 @@ int npzs__zr_name(const uint8_t *s, size_t n, unsigned flags, npzs_zerr *e) {
 /* 1-3 bytes after the last field are accepted when they are zero (writers that align member data
  * pad with zero bytes: 4 of them read as an empty field with id 0; zipfile's _decodeExtra stops at
  * fewer than 4 bytes whatever they hold). */
+/*@ requires n <= 65535 && (n == 0 || \valid_read(x + (0 .. n - 1)));
+    requires \valid(z64) && \valid(z64_len) && \valid(e); */
 int npzs__zr_extra(const uint8_t *x, size_t n, int local, const uint8_t **z64, size_t *z64_len, npzs_zerr *e) {
+    NPZS_REQUIRE((x || n == 0) && n <= 65535 && z64 && z64_len && e);
     size_t i = 0;
     *z64 = NULL;
     *z64_len = 0;
     while (i < n) {
-        if (n - i < 4) {
+        if (i + 4 > n) { /* n <= 65535: no wrap */
             for (; i < n; i++)
                 if (x[i]) return err(e, NPZS_E_ZIP_BAD_HEADER, NPZS_R_EXTRA_LEFTOVER);
             break;
         }
         uint16_t id = npzs__le16(x + i), len = npzs__le16(x + i + 2);
-        if (len > n - i - 4) /* zipfile reads central extra fields only */
+        if (i + 4 + len > n) /* zipfile reads central extra fields only */
             return err(e, NPZS_E_ZIP_BAD_HEADER, local ? NPZS_R_EXTRA_OVERRUN_LOCAL : NPZS_R_EXTRA_OVERRUN);
         if (id == 0x0001) {
             if (*z64) return err(e, NPZS_E_ZIP_BAD_HEADER, NPZS_R_EXTRA_TWO_ZIP64);
@@ -141,7 +149,9 @@ int npzs__zr_extra(const uint8_t *x, size_t n, int local, const uint8_t **z64, s
     return 0;
 }
 
+/*@ requires \valid(o) && \valid(e) && (z == \null || zl == 0 || \valid_read(z + (0 .. zl - 1))); */
 int npzs__zr_lfh_sizes(npzs_zlfh *o, const uint8_t *z, size_t zl, npzs_zerr *e) {
+    NPZS_REQUIRE(o && e);
     o->z64 = z != NULL;
     o->z64_usize = o->z64_csize = 0;
     if (z) {
@@ -160,7 +170,9 @@ int npzs__zr_lfh_sizes(npzs_zlfh *o, const uint8_t *z, size_t zl, npzs_zerr *e) 
     return 0;
 }
 
+/*@ requires \valid_read(o) && \valid(e); */
 int npzs__zr_lfh_deferred(const npzs_zlfh *o, uint32_t crc, uint64_t cs, uint64_t us, npzs_zerr *e) {
+    NPZS_REQUIRE(o && e);
     if ((!o->dd || o->f.crc) && o->f.crc != crc) return err(e, NPZS_E_CRC_MISMATCH, NPZS_R_CRC_LOCAL);
     if (o->dd) {
         /* deferred sizes: 0, or 0xFFFFFFFF with a ZIP64 field, or the real value */
@@ -174,14 +186,17 @@ int npzs__zr_lfh_deferred(const npzs_zlfh *o, uint32_t crc, uint64_t cs, uint64_
     return 0;
 }
 
+/*@ requires \valid_read(d + (0 .. (wide ? 19 : 11))) && \valid(o); */
 void npzs__zr_dd(const uint8_t *d, int wide, npzs_zdd *o) {
-    /* d: the descriptor after its optional signature */
+    NPZS_REQUIRE(d && o); /* d: the descriptor after its optional signature */
     o->crc = npzs__le32(d);
     o->csize = wide ? npzs__le64(d + 4) : npzs__le32(d + 4);
     o->usize = wide ? npzs__le64(d + 12) : npzs__le32(d + 8);
 }
 
+/*@ requires \valid_read(b + (0 .. 45)) && \valid(o) && \valid(e); */
 int npzs__zr_cdh(const uint8_t *b, npzs_zcdh *o, npzs_zerr *e) {
+    NPZS_REQUIRE(b && o && e);
     memset(o, 0, sizeof *o);
     fixed(b + 8, &o->f);
     o->comment_len = npzs__le16(b + 32);
@@ -191,7 +206,9 @@ int npzs__zr_cdh(const uint8_t *b, npzs_zcdh *o, npzs_zerr *e) {
     return 0;
 }
 
+/*@ requires \valid_read(c) && \valid(o) && \valid(e) && (z == \null || zl == 0 || \valid_read(z + (0 .. zl - 1))); */
 int npzs__zr_cdh_zip64(const npzs_zcdh *c, const uint8_t *z, size_t zl, npzs_zcdh_sizes *o, npzs_zerr *e) {
+    NPZS_REQUIRE(c && o && e);
     int su = c->f.usize32 == 0xFFFFFFFFu, sc = c->f.csize32 == 0xFFFFFFFFu;
     int so = c->off32 == 0xFFFFFFFFu, sd = c->disk == 0xFFFFu;
     size_t implied = 8u * (size_t)(su + sc + so) + 4u * (size_t)sd;
@@ -211,7 +228,9 @@ int npzs__zr_cdh_zip64(const npzs_zcdh *c, const uint8_t *z, size_t zl, npzs_zcd
     return 0;
 }
 
+/*@ requires \valid_read(b + (0 .. 55)) && \valid(o); */
 void npzs__zr_z64_fields(const uint8_t *b, npzs_zend *o) {
+    NPZS_REQUIRE(b && o);
     o->disk = npzs__le32(b + 16);
     o->disk_cd = npzs__le32(b + 20);
     o->count_disk = npzs__le64(b + 24);
@@ -221,7 +240,9 @@ void npzs__zr_z64_fields(const uint8_t *b, npzs_zend *o) {
     o->comment_len = 0;
 }
 
+/*@ requires \valid_read(b + (0 .. 55)) && \valid(o) && \valid(e); */
 int npzs__zr_z64_eocd(const uint8_t *b, npzs_zend *o, npzs_zerr *e) {
+    NPZS_REQUIRE(b && o && e);
     uint64_t size = npzs__le64(b + 4);
     if (size < 44) return err(e, NPZS_E_ZIP_BAD_HEADER, NPZS_R_Z64_SHORT);
     if (size != 44) return err(e, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_Z64_EXTENSIBLE);
@@ -230,13 +251,17 @@ int npzs__zr_z64_eocd(const uint8_t *b, npzs_zend *o, npzs_zerr *e) {
     return 0;
 }
 
+/*@ requires \valid_read(b + (0 .. 19)) && \valid(z64_off) && \valid(e); */
 int npzs__zr_z64_loc(const uint8_t *b, uint64_t *z64_off, npzs_zerr *e) {
+    NPZS_REQUIRE(b && z64_off && e);
     if (npzs__le32(b + 4) != 0 || npzs__le32(b + 16) != 1) return err(e, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_DISK_LOC);
     *z64_off = npzs__le64(b + 8);
     return 0;
 }
 
+/*@ requires \valid_read(b + (0 .. 21)) && \valid(o); */
 void npzs__zr_eocd(const uint8_t *b, npzs_zend *o) {
+    NPZS_REQUIRE(b && o);
     o->disk = npzs__le16(b + 4);
     o->disk_cd = npzs__le16(b + 6);
     o->count_disk = npzs__le16(b + 8);

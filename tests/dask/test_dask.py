@@ -3,7 +3,7 @@
 and fsspec from PyPI, and the package): examples/python/dask_scan.py on a LocalCluster of two
 worker processes, over local paths and over fsspec's HTTP filesystem, every report compared with
 the serial scan.  Skipped with a message when the environment is not set up (tests/venv_suite.py).
---quick (make test, and the sanitizer pass) runs nothing: it runs in make test-all.
+--quick exits 2 (a run that tests nothing): run_all runs it in make test-all only.
 
 usage: /usr/bin/python3 tests/dask/test_dask.py [--bin build/npzstream] [--quick]
 Last line: `dask: N passed, M failed`, or `dask: skipped: ...` without .venv-web.

@@ -3,7 +3,7 @@
 aiohttp, Django, Flask, httpx from PyPI, and the package).  Skipped with a message when the
 environment is not set up; a framework that could not be installed has its tests skipped, each
 saying so (under CI, which installs them all, that counts as a failure; tests/venv_suite.py).
---quick (make test, and the sanitizer pass) runs nothing: the servers run in make test-all.
+--quick exits 2 (a run that tests nothing): run_all runs the servers in make test-all only.
 
 usage: /usr/bin/python3 tests/web/test_web.py [--bin build/npzstream] [--quick]
 Last line: `web: N passed, M failed`, or `web: skipped: ...` without .venv-web.

@@ -1,0 +1,67 @@
+/* prove/names.c -- EVA driver for src/names.c: SipHash on any key and bytes of any length, the
+ * seed, and the duplicate-name table over a run of members with any names, from the empty
+ * table through two of its growths (64, 128, 256 slots). */
+#include "drv.h"
+
+#define EXACT 24   /* SipHash: every length up to this one on its own */
+/* NAMES_LEN: 0 for the SipHash and seed driver; a length for a table whose names all have it
+ * (each in a block of its size); -1 for names of any lengths up to 65535 (in one block) */
+#ifndef NAMES_LEN
+#define NAMES_LEN 0
+#endif
+/* members added one by one: through two growths of the table (at 16 and 32), or one */
+#define MEMBERS (NAMES_LEN > 0 ? 34 : 18)
+
+static uint8_t big[65535];
+static npzs_parser P;
+static npzs_record chunk[NPZS_REC_CHUNK];
+static npzs_record *chunks[1];
+
+static void sip_all(void);
+static void sip_all(void) {
+    uint64_t key[2] = {u64_any(), u64_any()};
+    /*@ loop unroll EXACT + 1; */
+    for (size_t n = 0; n <= EXACT; n++) (void)npzs__siphash13(key, any_bytes(n), n);
+    Frama_C_make_unknown((char *)big, sizeof big);
+    (void)npzs__siphash13(key, big, size_in(0, sizeof big));
+}
+
+/* A parser as npzs_new leaves it, with MEMBERS member records whose names are any bytes: all
+ * of length len, each in a block of that size (len > 0), or of any lengths up to 65535, all in
+ * one block (len == 0). */
+static void table_run(size_t len) {
+    (void)sip_all;
+    memset(&P, 0, sizeof P);
+    npzs_parser *p = &P;
+    any_limits(&p->lim);
+    npzs__names_seed(p);
+    /* any key (the seed mixes the parser's address where the system gives no random bytes,
+     * which the analysis keeps as an address: the table is analysed under every key instead) */
+    p->names_key[0] = u64_any();
+    p->names_key[1] = u64_any();
+    chunks[0] = chunk;
+    p->recs = chunks;
+    p->recs_chunks = p->recs_cap = 1;
+    Frama_C_make_unknown((char *)big, sizeof big);
+    /*@ loop unroll MEMBERS; */
+    for (uint32_t m = 0; m < MEMBERS; m++) {
+        npzs_record *r = &chunk[m];
+        memset(r, 0, sizeof *r);
+        size_t n = len ? len : size_in(1, sizeof big);
+        r->name = len ? any_bytes(n) : big;
+        r->name_len = (uint16_t)n;
+        p->members = m + 1;
+        if (npzs__names_add(p, m) < 0) break;
+    }
+    npzs__names_release(p);
+}
+
+int main(void) {
+#if NAMES_LEN == 0
+    sip_all();
+    npzs__names_seed(&P);
+#else
+    table_run(NAMES_LEN > 0 ? NAMES_LEN : 0);
+#endif
+    return 0;
+}

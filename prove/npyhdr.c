@@ -1,0 +1,41 @@
+/* prove/npyhdr.c -- EVA driver for src/npyhdr.c: the header parser (the dict, type strings, the
+ * descr grammar and the dtype tree) on any bytes, in every mode, as a v1/v2 or a v3 header, with
+ * any limits, twice on one parser (the second parse meets what the first left: the type memo,
+ * the kept buffers).  HDR_BIG: every length up to HDR_MAX in one buffer; else every length up to
+ * EXACT, each in a block of its size. */
+#include "drv.h"
+
+#define EXACT 12
+#define HDR_MAX 4096
+static npzs_parser P;
+static uint8_t big[HDR_MAX];
+
+static void parse(const uint8_t *s, size_t n) {
+    int mode = Frama_C_interval(NPZS__HDR_AUTO, NPZS__HDR_FAST);
+    if (mode == NPZS__HDR_AUTO) /* content.c's call */
+        (void)npzs__parse_header(&P, s, n, Frama_C_interval(0, 1), u64_in(0, 1u << 20));
+    else
+        (void)npzs__parse_header_mode(&P, s, n, Frama_C_interval(0, 1), u64_in(0, 1u << 20), mode);
+    (void)npzs__utf8_valid(s, n);
+}
+
+int main(void) {
+    memset(&P, 0, sizeof P);
+    any_limits(&P.lim);
+    P.c.base = u64_in(0, UINT64_C(1) << 62);
+#ifdef HDR_BIG
+    for (int k = 0; k < 2; k++) {
+        Frama_C_make_unknown((char *)big, sizeof big);
+        size_t n = size_in(0, sizeof big);
+        P.err = 0;
+        parse(big, n);
+    }
+#else
+    /*@ loop unroll EXACT + 1; */
+    for (size_t n = 0; n <= EXACT; n++) {
+        P.err = 0;
+        parse(any_bytes(n), n);
+    }
+#endif
+    return 0;
+}

@@ -1,0 +1,256 @@
+#!/usr/bin/python3
+"""make prove: Frama-C's EVA over the pure parts of the library, each through its driver (prove/).
+
+Every unit is one analysis: a driver that gives its entry points any input their contracts allow
+(prove/drv.h), the source it proves, and what that source calls.  The alarms (invalid memory
+access, signed overflow, uninitialised read, division by zero, invalid shift, a precondition of
+a called function that may not hold, ...) are counted per source file and compared with
+prove/allow.txt, where each remaining alarm is listed with its reason.  An alarm not listed
+fails; a listed one that no longer appears is reported (remove it).  The analysis must also
+reach every function of the file it proves and run to its end (no degeneration).
+
+usage: prove/prove.py [--src DIR] [--units a,b | --all] [--jobs N] [--skip-missing] [--keep DIR]
+Last line: `prove: N passed, M failed` (units).  Exit 1 when a unit failed, 2 without frama-c
+(0 with --skip-missing, which prints why).
+"""
+import argparse
+import concurrent.futures
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# name, driver, the sources analysed, the file it proves, -D for the driver, per-function slevel
+UNITS = [
+    ("zrec", "prove/zrec.c", ["src/zrec.c", "src/npyhdr.c"], "src/zrec.c", [], ""),
+    ("zlocate", "prove/zlocate.c", ["src/zlocate.c", "src/zrec.c"], "src/zlocate.c", [], "get:400"),
+    ("crc", "prove/crc.c", ["src/crc.c"], "src/crc.c", [], ""),
+    ("crc-isal", "prove/crc.c", ["src/crc.c"], "src/crc.c", ["NPZS_HAVE_ISAL"], ""),
+    ("names-sip", "prove/names.c", ["src/names.c"], "src/names.c", ["NAMES_LEN=0"], ""),
+    ("names-len1", "prove/names.c", ["src/names.c"], "src/names.c", ["NAMES_LEN=1"],
+     "table_run:1000,grow:1000,npzs__names_add:1000"),
+    ("names-len5", "prove/names.c", ["src/names.c"], "src/names.c", ["NAMES_LEN=5"],
+     "table_run:1000,grow:1000,npzs__names_add:1000"),
+    ("names-len9", "prove/names.c", ["src/names.c"], "src/names.c", ["NAMES_LEN=9"],
+     "table_run:1000,grow:1000,npzs__names_add:1000"),
+    ("names-any", "prove/names.c", ["src/names.c"], "src/names.c", ["NAMES_LEN=-1"],
+     "table_run:1000,grow:1000,npzs__names_add:1000"),
+    ("npyhdr", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", [], ""),
+    ("npyhdr-big", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["HDR_BIG=1"], ""),
+]
+# units that make prove does not run unless named (--units) or --all is given: the header parser's
+# analysis does not finish in minutes yet and is not proven (SECURITY.md, "What is proven")
+NOT_DEFAULT = {"npyhdr", "npyhdr-big"}
+# functions of a proved file the driver does not call, with why (the coverage check skips them)
+NOT_DRIVEN = {
+    "src/npyhdr.c": {"npzs__header_memo", "npzs__header_memo_hits"},  # content.c's, never called here
+    "src/crc.c": set(),
+}
+
+COMMON = ["-machdep", "x86_64", "-eva", "-eva-slevel", "100", "-eva-split-return", "full",
+          "-eva-alloc-builtin", "fresh", "-warn-signed-overflow", "-warn-signed-downcast",
+          "-warn-invalid-pointer", "-eva-warn-undefined-pointer-comparison", "none",
+          "-eva-no-show-progress", "-eva-msg-key=-final-states,-imprecision", "-eva-print-callstacks",
+          "-metrics", "-metrics-eva-cover", "-metrics-libc"]
+
+ALARM = re.compile(r"^\[eva:alarm\] (\S+?):(\d+): Warning: *$")
+FUNC_DEF = re.compile(r"^(?:static\s+)?(?:inline\s+)?(?:const\s+)?[A-Za-z_][\w\s\*]*?\b([A-Za-z_]\w*)\s*\([^;]*\)\s*\{",
+                      re.M)
+
+
+def frama_c():
+    return shutil.which("frama-c")
+
+
+def cmd_for(unit, src):
+    name, driver, sources, _, defs, slevels = unit
+    inc = [os.path.join(ROOT, "prove", "include"), os.path.join(ROOT, "include"), src]
+    cpp = []
+    for d in inc:
+        cpp.append("-cpp-extra-args=-I" + d)
+    cpp += ["-cpp-extra-args=-include", "-cpp-extra-args=" + os.path.join(ROOT, "prove", "include", "fc_prelude.h")]
+    cpp += ["-cpp-extra-args=-D" + d for d in defs]
+    files = [os.path.join(ROOT, driver), os.path.join(ROOT, "prove", "stubs.c")]
+    files += [os.path.join(src, os.path.basename(s)) for s in sources]
+    extra = ["-eva-slevel-function", slevels] if slevels else []
+    return [frama_c()] + cpp + COMMON + extra + files
+
+
+def parse_alarms(out, src):
+    """[(file, function, text)] of every alarm, file relative to the repository."""
+    lines = out.splitlines()
+    res = []
+    i = 0
+    while i < len(lines):
+        m = ALARM.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        f = m.group(1)
+        text, fn = [], "?"
+        i += 1
+        while i < len(lines) and not lines[i].startswith("["):
+            l = lines[i].strip()
+            if l.startswith("stack:"):
+                fn = l.split()[1]
+                while i + 1 < len(lines) and lines[i + 1].startswith("   ") and not lines[i + 1].startswith("  ["):
+                    i += 1
+                break
+            text.append(l)
+            i += 1
+        i += 1
+        f = os.path.relpath(os.path.join(ROOT, f) if not os.path.isabs(f) else f, ROOT)
+        if f.startswith(os.path.relpath(src, ROOT) + os.sep) and not f.startswith("src" + os.sep):
+            f = "src/" + os.path.basename(f)
+        # the frame: "fn :: file:line <-"; a callee inlined from base.h is named with a suffix
+        fn = re.sub(r"_\d+$", "", fn)
+        res.append((f, fn, " ".join(" ".join(text).split())))
+    return res
+
+
+def reached_functions(out):
+    """Functions EVA reached (Metrics' coverage: the unreached are listed)."""
+    unreached = set()
+    grab = False
+    for l in out.splitlines():
+        if "Unreached functions" in l or "unreached functions" in l.lower():
+            grab = True
+            continue
+        if grab:
+            if l.startswith("[") or not l.strip():
+                grab = l.strip() == "" and grab
+                if l.startswith("["):
+                    grab = False
+                continue
+            for w in re.split(r"[,;\s]+", l.strip()):
+                if w and re.match(r"^[A-Za-z_]\w*$", w):
+                    unreached.add(w)
+    return unreached
+
+
+def defined_functions(path):
+    with open(path) as f:
+        text = f.read()
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    names = set()
+    for m in FUNC_DEF.finditer(text):
+        n = m.group(1)
+        if n not in ("if", "for", "while", "switch", "return", "sizeof"):
+            names.add(n)
+    return names
+
+
+def load_allow(path):
+    allow = {}
+    if not os.path.exists(path):
+        return allow
+    with open(path) as f:
+        for ln, l in enumerate(f, 1):
+            l = l.rstrip("\n")
+            if not l.strip() or l.lstrip().startswith("#"):
+                continue
+            parts = [p.strip() for p in l.split("|")]
+            if len(parts) != 5 or not parts[4]:
+                sys.exit("prove/allow.txt:%d: want UNIT | FILE | FUNCTION | ALARM | REASON" % ln)
+            allow[(parts[0], parts[1], parts[2], " ".join(parts[3].split()))] = parts[4]
+    return allow
+
+
+def run_unit(unit, src, keep):
+    t0 = time.time()
+    r = subprocess.run(cmd_for(unit, src), cwd=ROOT, capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    if keep:
+        with open(os.path.join(keep, unit[0] + ".log"), "w") as f:
+            f.write(out)
+    return unit, r.returncode, out, time.time() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--src", default=os.path.join(ROOT, "src"), help="the sources to analyse (a copy, to compare)")
+    ap.add_argument("--units", default="")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--skip-missing", action="store_true")
+    ap.add_argument("--all", action="store_true", help="the units left out by default too (NOT_DEFAULT)")
+    ap.add_argument("--keep", default=os.path.join(ROOT, "build", "prove"))
+    ap.add_argument("--allow", default=os.path.join(ROOT, "prove", "allow.txt"))
+    a = ap.parse_args()
+    if not frama_c():
+        print("prove skipped: frama-c is not installed (Debian: apt-get install frama-c-base)")
+        print("prove: 0 passed, 0 failed")
+        return 0 if a.skip_missing else 2
+    src = os.path.abspath(a.src)
+    wanted = a.units.split(",") if a.units else None
+    units = [u for u in UNITS if (u[0] in wanted if wanted else (a.all or u[0] not in NOT_DEFAULT))]
+    for u in UNITS:
+        if not a.units and not a.all and u[0] in NOT_DEFAULT:
+            print("%-12s %-16s not run by default (not proven yet: SECURITY.md; --all or --units %s)" % (u[0], u[3], u[0]))
+    os.makedirs(a.keep, exist_ok=True)
+    allow = load_allow(a.allow)
+    seen_allowed = set()
+    per_file = {}
+    not_reached = {}
+    passed = failed = 0
+    t0 = time.time()
+    with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as ex:
+        results = list(ex.map(lambda u: run_unit(u, src, a.keep), units))
+    for unit, rc, out, dt in results:
+        name, target = unit[0], unit[3]
+        problems = []
+        if rc != 0 or "[eva] done for function main" not in out:
+            problems.append("the analysis did not complete (exit %d): %s" % (rc, out.strip().splitlines()[-1:] or ""))
+        if re.search(r"degeneration|Degeneration", out):
+            problems.append("the analysis degenerated")
+        unreached = reached_functions(out) & (defined_functions(os.path.join(src, os.path.basename(target)))
+                                             - NOT_DRIVEN.get(target, set()))
+        # a function is reached when any unit over its file reaches it (checked after all units)
+        not_reached[target] = not_reached.get(target, unreached) & unreached
+        alarms = parse_alarms(out, src)
+        new = []
+        for f, fn, text in alarms:
+            key = (name, f, fn, text)
+            pf = per_file.setdefault(f, [0, 0])
+            pf[0] += 1
+            if key in allow:
+                pf[1] += 1
+                seen_allowed.add(key)
+            else:
+                new.append(key)
+        for k in new:
+            problems.append("alarm not in prove/allow.txt: %s | %s | %s | %s" % k)
+        status = "ok" if not problems else "FAIL"
+        print("%-12s %-16s %4d alarms (%d allowed)  %5.1fs  %s" % (
+            name, target, len(alarms), len(alarms) - len(new), dt, status))
+        for p in problems:
+            print("    " + p)
+        if problems:
+            failed += 1
+        else:
+            passed += 1
+    ran = {u[0] for u in units}
+    for target, fns in sorted(not_reached.items()):
+        over = {u[0] for u in UNITS if u[3] == target}
+        if not (over - NOT_DEFAULT) <= ran:  # a partial run: only what it ran, not the file's coverage
+            continue
+        if fns:
+            print("FAIL functions of %s that no unit reaches: %s" % (target, ", ".join(sorted(fns))))
+            failed += 1
+    stale = [k for k in allow if k[0] in {u[0] for u in units} and k not in seen_allowed]
+    for k in stale:
+        print("note: prove/allow.txt lists an alarm no longer raised (remove it): %s | %s | %s | %s" % k)
+    print("\nalarms per file (allowed by prove/allow.txt, with a reason):")
+    for f in sorted(set(u[3] for u in units) | set(per_file)):
+        n, ok = per_file.get(f, [0, 0])
+        print("  %-18s %4d (%d allowed)" % (f, n, ok))
+    print("logs in %s (%.0f s)" % (os.path.relpath(a.keep, ROOT), time.time() - t0))
+    print("prove: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
