@@ -46,7 +46,9 @@
 #define PAR_PIECE_MAX (8u << 20)    /* and at most this */
 #define PAR_SLICE (1u << 20)        /* a worker looks for a cancel between slices of output */
 #define PAR_SCRATCH (256u * 1024u)  /* skip_data: a worker's output after the kept bytes */
-#define PAR_AHEAD 2u                /* jobs not done, a worker: the scout waits beyond */
+#define PAR_AHEAD 2u                /* jobs not done, a worker: the scout waits beyond; 1 with
+                                     * skip_data, where a job starts at its first bytes: the next
+                                     * one starts as a worker ends, in the pieces the last gave back */
 
 enum { J_FILLING, J_READY, J_QUEUED, J_RUNNING, J_DONE };
 
@@ -602,7 +604,7 @@ static void job_start(npzs_par *q) {
     pthread_mutex_lock(&q->mu);
     unsigned ahead = q->inflight;
     pthread_mutex_unlock(&q->mu);
-    if (in_use(q) > q->max_held - need || ahead >= PAR_AHEAD * npzs__pool_size(q->pool)) {
+    if (in_use(q) > q->max_held - need || ahead >= (q->skip_data ? 1 : PAR_AHEAD) * npzs__pool_size(q->pool)) {
         npzs__scout_to(&q->sc, NPZS_SC_WAIT); /* until the parser or the workers free what they hold */
         return;
     }
