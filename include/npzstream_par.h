@@ -19,8 +19,9 @@
  * serves any number of inputs (npzs_reset of its parser between them).  Memory follows what
  * arrives: a job's input grows piece by piece with its bytes (no allocation is larger than the
  * bytes received plus 64 KiB), its output is allocated once its input is whole (at most what
- * deflate can make of it: 1032 bytes a compressed byte), and everything held for the parser is
- * bounded by max_held.  Memory is taken through the parser's hooks, only on the thread that calls
+ * deflate can make of it: 1032 bytes a compressed byte) or, when it is no larger than the bytes
+ * received plus 64 KiB (npzs_par_skip_data), at the member's first bytes, and the worker then
+ * inflates the bytes as they arrive; everything held for the parser is bounded by max_held.  Memory is taken through the parser's hooks, only on the thread that calls
  * these functions (workers never allocate); it is not counted in npzs_memory() or max_memory.
  */
 #ifndef NPZSTREAM_PAR_H

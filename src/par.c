@@ -4,8 +4,9 @@
  * The parser stays what it is: single-threaded, and the only judge of the input.  The helper
  * takes input ahead of it.  The scout (scout.c) reads the local headers in the bytes as they
  * arrive; the compressed bytes of a deflated member worth a worker are copied into a job, piece
- * by piece as they arrive, and once whole the job goes to the pool (pool.c), whose worker
- * inflates it with zlib while the parser is still behind.  The parser is held before such a
+ * by piece as they arrive, and the job goes to the pool (pool.c) as soon as its output may be
+ * allocated (below): its worker inflates the bytes with zlib as they are published to it,
+ * waiting when it catches up, while the parser is still behind.  The parser is held before such a
  * member's local header until its job is done, so the workers run ahead.  When the parser
  * reaches the member it asks for the job through the seam (seam.h, take): it takes the job's
  * output instead of inflating, but only when zlib ended the stream exactly at the member's last
@@ -26,9 +27,10 @@
  * and outputs, and the cache) plus what its jobs may still allocate is bounded by max_held; a
  * member that does not fit is inflated by the parser.  A local header being read is held
  * whatever the bound (at most 30 + 2 * 65535 bytes).  No allocation is larger than the bytes
- * received plus a constant (PAR_PIECE0), but an output, which is made once its input is whole
- * (at most 1032 bytes a compressed byte).  Everything is allocated through the parser's hooks,
- * on the caller's thread only; workers never allocate.
+ * received plus a constant (PAR_PIECE0), but an output larger than that, which is made once its
+ * input is whole (at most 1032 bytes a compressed byte): a job whose output is small (skip_data:
+ * the .npy header) starts at its first bytes, any other once its input is whole.  Everything
+ * is allocated through the parser's hooks, on the caller's thread only; workers never allocate.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -44,7 +46,9 @@
 #define PAR_PIECE_MAX (8u << 20)    /* and at most this */
 #define PAR_SLICE (1u << 20)        /* a worker looks for a cancel between slices of output */
 #define PAR_SCRATCH (256u * 1024u)  /* skip_data: a worker's output after the kept bytes */
-#define PAR_AHEAD 2u                /* jobs not done, a worker: the scout waits beyond */
+#define PAR_AHEAD 2u                /* jobs not done, a worker: the scout waits beyond; 1 with
+                                     * skip_data, where a job starts at its first bytes: the next
+                                     * one starts as a worker ends, in the pieces the last gave back */
 
 enum { J_FILLING, J_READY, J_QUEUED, J_RUNNING, J_DONE };
 
@@ -76,6 +80,9 @@ typedef struct par_job {
     int cancel;                     /* atomic: the parser passed it, stop */
     int released;                   /* the parser is past its MEMBER_END (or failed) */
     int dead;                       /* never to be inflated ahead (cut short, no memory) */
+    int closed;                     /* no more input comes: whole, or dead (under the lock) */
+    int waiting;                    /* its worker waits for input (under the lock) */
+    int go;                         /* job_ready was called (the caller's thread only) */
     unsigned nseg;                  /* segments still pointing into its pieces */
     int given;                      /* out is the caller's now (npzs_par_take_data) */
 } par_job;
@@ -98,6 +105,7 @@ struct npzs_par {
     uint64_t max_held, promised, segs_held;
     pthread_mutex_t mu;             /* jobs' states, the slots' free list */
     pthread_cond_t cv_done;
+    pthread_cond_t cv_more;         /* a running job's input grew or closed, or it was cancelled */
     par_slot *free_slots;
     unsigned nslots;
     par_job *jobs, *jobs_tail;      /* live jobs in stream order */
@@ -157,49 +165,92 @@ static void slot_free(npzs_par *q, par_slot *s) {
     npzs__pb_free(&q->pb, s);
 }
 
-/* Inflate a job from its pieces: its first out_size output bytes into out, the rest (skip_data)
- * into the scratch, only its CRC-32 kept.  A worker's thread, without the lock. */
+/* The next compressed bytes of a running job for its worker: *src and *len (the bytes of the
+ * piece at *piece from *at that the caller's thread published); waits while none is there and
+ * more may come.  1: bytes; 0: every byte was given (the input is closed); -1: cancelled.  A
+ * worker's thread; the piece table is read only under the lock (the caller's thread grows it). */
+static int job_input(par_job *j, size_t *piece, size_t *at, uint8_t **src, size_t *len) {
+    npzs_par *q = j->q;
+    int r;
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        if (__atomic_load_n(&j->cancel, __ATOMIC_RELAXED)) {
+            r = -1;
+            break;
+        }
+        /* a piece followed by another is full: go on to the next */
+        while (*piece + 1 < j->npc && *at == j->pc_len[*piece]) {
+            ++*piece;
+            *at = 0;
+        }
+        if (*piece < j->npc && *at < j->pc_len[*piece]) {
+            *src = j->pc[*piece] + *at;
+            *len = j->pc_len[*piece] - *at;
+            r = 1;
+            break;
+        }
+        if (j->closed) {
+            r = 0;
+            break;
+        }
+        j->waiting = 1;
+        pthread_cond_wait(&q->cv_more, &q->mu);
+        j->waiting = 0;
+    }
+    pthread_mutex_unlock(&q->mu);
+    return r;
+}
+
+/* Inflate a job from its pieces as they arrive: its first out_size output bytes into out, the
+ * rest (skip_data) into the scratch, only its CRC-32 kept.  A worker's thread, without the lock
+ * but to take more input (job_input). */
 static void job_inflate(par_job *j) {
     z_stream *zs = &j->slot->zs;
     uint8_t *scratch = j->slot->scratch;
     j->clean = 0;
     if (inflateReset(zs) != Z_OK) return;
-    uint64_t out_done = 0, keep = j->out_size < j->out_cap ? j->out_size : j->out_cap;
+    uint64_t out_done = 0, in_done = 0, keep = j->out_size < j->out_cap ? j->out_size : j->out_cap;
     uint32_t crc = 0;
-    size_t piece = 0, at = 0;
-    int zr = Z_OK;
+    size_t piece = 0, at = 0, left = 0;
+    uint8_t *src = NULL;
+    int more = 1, zr = Z_OK;
     while (zr == Z_OK) {
         if (__atomic_load_n(&j->cancel, __ATOMIC_RELAXED)) return;
         uint64_t room = j->out_cap - out_done;
         if (!room) return; /* more than the local header declares: the parser decides */
-        while (piece < j->npc && at == j->pc_len[piece]) {
-            piece++;
-            at = 0;
+        if (!left && more) {
+            int r = job_input(j, &piece, &at, &src, &left);
+            if (r < 0) return;
+            more = r > 0;
         }
         uint8_t *dst = out_done < keep ? j->out + out_done : scratch;
         uint64_t ao = out_done < keep ? keep - out_done : PAR_SCRATCH;
         if (!dst) return;
         if (ao > room) ao = room;
         if (ao > PAR_SLICE) ao = PAR_SLICE;
-        size_t left = piece < j->npc ? j->pc_len[piece] - at : 0;
         uInt ai = (uInt)(left > 0x40000000u ? 0x40000000u : left);
-        zs->next_in = ai ? j->pc[piece] + at : dst;
+        zs->next_in = ai ? src : dst;
         zs->avail_in = ai;
         zs->next_out = dst;
         zs->avail_out = (uInt)ao;
         zr = inflate(zs, Z_NO_FLUSH);
-        at += ai - zs->avail_in;
+        size_t used = ai - zs->avail_in;
+        src += used;
+        at += used;
+        left -= used;
+        in_done += used;
         size_t made = (size_t)ao - zs->avail_out;
         if (dst == scratch) crc = npzs__crc32(crc, dst, made);
         out_done += made;
-        if (zr == Z_BUF_ERROR || (zr == Z_OK && !made && ai == zs->avail_in)) return; /* the input ran out */
+        if (zr == Z_BUF_ERROR || (zr == Z_OK && !made && !used)) {
+            if (left || !more) return; /* the input ran out (or zlib cannot go on with it) */
+            zr = Z_OK;                 /* all it was given is used: wait for more */
+        }
     }
-    int all_in = 1;
-    for (size_t k = piece; k < j->npc; k++) all_in &= k == piece ? at == j->pc_len[k] : j->pc_len[k] == 0;
     j->pre.len = out_done;
     j->pre.keep = out_done < keep ? out_done : keep;
     j->pre.crc_rest = crc;
-    j->clean = zr == Z_STREAM_END && all_in;
+    j->clean = zr == Z_STREAM_END && in_done == j->csize;
 }
 
 static void job_submit(npzs_par *q, par_job *j, par_slot *s);
@@ -220,6 +271,20 @@ static void job_done(npzs_par *q, par_job *j) {
     if (j->state == J_READY || j->state == J_QUEUED || j->state == J_RUNNING) q->inflight--;
     j->state = J_DONE;
     pthread_cond_broadcast(&q->cv_done);
+}
+
+/* A job never to be inflated ahead (cut short, no memory, or the parser reached it first): its
+ * input is closed and it ends, now or, when a worker has it, as soon as the worker sees it.
+ * Under the lock. */
+static void job_kill(npzs_par *q, par_job *j) {
+    j->dead = 1;
+    j->closed = 1;
+    if (j->state == J_FILLING || j->state == J_READY) {
+        job_done(q, j);
+    } else if (j->state != J_DONE) {
+        __atomic_store_n(&j->cancel, 1, __ATOMIC_RELAXED);
+        if (j->waiting) pthread_cond_broadcast(&q->cv_more);
+    }
 }
 
 /* The pool's call, on a worker. */
@@ -279,10 +344,9 @@ static npzs__pre *par_take(void *ctx, uint64_t start, uint64_t csize) {
     while (j && !(j->start == start && j->csize == csize && !j->released)) j = j->next;
     if (!j) return NULL;
     pthread_mutex_lock(&q->mu);
-    if (j->state == J_FILLING || j->state == J_READY) { /* cannot run ahead any more: the parser's now */
-        j->dead = 1; /* (a job filling is filled all the same: its pieces are the parser's input) */
-        job_done(q, j);
-    }
+    /* not started, or its input is still to come (the parser's thread would bring it): the
+     * parser's now (a job filling is filled all the same: its pieces are the parser's input) */
+    if (j->state == J_FILLING || j->state == J_READY || !j->closed) job_kill(q, j);
     while (j->state != J_DONE) pthread_cond_wait(&q->cv_done, &q->mu);
     pthread_mutex_unlock(&q->mu);
     if (!j->clean || j->dead) return NULL;
@@ -299,17 +363,30 @@ static npzs__pre *par_take(void *ctx, uint64_t start, uint64_t csize) {
     return &j->pre;
 }
 
-/* The job's input is whole: its output is allocated, and it goes to a worker (or waits for a
- * slot).  No memory for the output: the parser inflates it. */
+/* Output bytes a job keeps: all, or with skip_data only the first (the .npy header). */
+static uint64_t job_outn(const npzs_par *q, const par_job *j) {
+    return q->skip_data && j->out_cap > q->keep ? q->keep : j->out_cap;
+}
+
+/* A job filling may start once its output is no larger than the bytes received plus
+ * PAR_PIECE0 (with skip_data, at its first bytes), else once its input is whole. */
+static int job_startable(const npzs_par *q, const par_job *j) {
+    return j->filled == j->csize || job_outn(q, j) <= j->filled + PAR_PIECE0;
+}
+
+/* A job may start: its output is allocated, and it goes to a worker (or waits for a slot),
+ * which inflates its bytes as they arrive.  No memory for the output: the parser inflates it. */
 static void job_ready(npzs_par *q, par_job *j) {
-    uint64_t outn = j->out_cap; /* skip_data: only the first bytes (the .npy header) are kept */
-    if (q->skip_data && outn > q->keep) outn = q->keep;
-    if (!j->dead) j->out = npzs__pb_get(&q->pb, (size_t)outn, &j->out_size);
+    j->go = 1;
+    pthread_mutex_lock(&q->mu);
+    int dead = j->dead; /* the parser reached it first */
+    pthread_mutex_unlock(&q->mu);
+    if (dead) return;
+    j->out = npzs__pb_get(&q->pb, (size_t)job_outn(q, j), &j->out_size);
     if (j->out) charge(q, j, j->out_size);
     pthread_mutex_lock(&q->mu);
     if (!j->out) {
-        j->dead = 1;
-        job_done(q, j);
+        job_kill(q, j);
     } else {
         q->inflight++;
         j->state = J_READY;
@@ -332,8 +409,10 @@ static void reap(npzs_par *q) {
             job_done(q, j);
             slot_put(q, s);
         }
-        if (j->released && (j->state == J_QUEUED || j->state == J_RUNNING))
+        if (j->released && (j->state == J_QUEUED || j->state == J_RUNNING)) {
             __atomic_store_n(&j->cancel, 1, __ATOMIC_RELAXED);
+            if (j->waiting) pthread_cond_broadcast(&q->cv_more);
+        }
         if (j->released && (j->state == J_DONE || j->state == J_FILLING) && !j->nseg && j != q->sc_job) {
             *pp = j->next;
             pthread_mutex_unlock(&q->mu);
@@ -450,13 +529,17 @@ static size_t job_fill(npzs_par *q, par_job *j, const uint8_t *b, size_t n) {
                     memcpy(pl, j->pc_len, j->npc * sizeof *pl);
                     memcpy(ps, j->pc_size, j->npc * sizeof *ps);
                 }
-                npzs__pb_free(&q->pb, j->pc);
-                npzs__pb_free(&q->pb, j->pc_len);
-                npzs__pb_free(&q->pb, j->pc_size);
+                uint8_t **opc = j->pc;
+                size_t *opl = j->pc_len, *ops = j->pc_size;
+                pthread_mutex_lock(&q->mu); /* its worker reads the table under the lock */
                 j->pc = pc;
                 j->pc_len = pl;
                 j->pc_size = ps;
                 j->pc_slots = ns;
+                pthread_mutex_unlock(&q->mu);
+                npzs__pb_free(&q->pb, opc);
+                npzs__pb_free(&q->pb, opl);
+                npzs__pb_free(&q->pb, ops);
             }
             t = npzs__pb_alloc(&q->pb, sizeof *t);
             size_t size = 0;
@@ -472,20 +555,27 @@ static size_t job_fill(npzs_par *q, par_job *j, const uint8_t *b, size_t n) {
             t->job = j;
             t->data = piece;
             j->nseg++;
+            pthread_mutex_lock(&q->mu);
             j->pc[j->npc] = piece;
             j->pc_len[j->npc] = 0;
             j->pc_size[j->npc] = size;
             j->npc++;
+            pthread_mutex_unlock(&q->mu);
             seg_push(q, t);
         }
         size_t k = t->cap - t->len;
         if (k > n - done) k = n - done;
         memcpy(t->data + t->len, b + done, k);
         t->len += k;
-        j->pc_len[j->npc - 1] += k;
-        j->filled += k;
         done += k;
         q->taken += k;
+        /* the bytes published to its worker */
+        pthread_mutex_lock(&q->mu);
+        j->pc_len[j->npc - 1] += k;
+        j->filled += k;
+        if (j->filled == j->csize) j->closed = 1;
+        if (j->waiting) pthread_cond_broadcast(&q->cv_more);
+        pthread_mutex_unlock(&q->mu);
     }
     return done;
 }
@@ -514,7 +604,7 @@ static void job_start(npzs_par *q) {
     pthread_mutex_lock(&q->mu);
     unsigned ahead = q->inflight;
     pthread_mutex_unlock(&q->mu);
-    if (in_use(q) > q->max_held - need || ahead >= PAR_AHEAD * npzs__pool_size(q->pool)) {
+    if (in_use(q) > q->max_held - need || ahead >= (q->skip_data ? 1 : PAR_AHEAD) * npzs__pool_size(q->pool)) {
         npzs__scout_to(&q->sc, NPZS_SC_WAIT); /* until the parser or the workers free what they hold */
         return;
     }
@@ -628,17 +718,17 @@ static void take_input(npzs_par *q, npzs_in *in) {
             k = avail < j->csize - j->filled ? avail : (size_t)(j->csize - j->filled);
             k = job_fill(q, j, b, k);
             in->pos += k;
-            if (!k || j->filled == j->csize) {
+            if (!k) { /* no memory for a piece: the rest goes to the parser, which inflates it */
                 q->sc_job = NULL;
-                if (!k) { /* no memory for a piece: the rest goes to the parser, which inflates it */
-                    pthread_mutex_lock(&q->mu);
-                    j->dead = 1;
-                    job_done(q, j);
-                    pthread_mutex_unlock(&q->mu);
-                    scout_skip(q, j->csize - j->filled);
-                    break;
-                }
-                job_ready(q, j);
+                pthread_mutex_lock(&q->mu);
+                job_kill(q, j);
+                pthread_mutex_unlock(&q->mu);
+                scout_skip(q, j->csize - j->filled);
+                break;
+            }
+            if (!j->go && job_startable(q, j)) job_ready(q, j);
+            if (j->filled == j->csize) {
+                q->sc_job = NULL;
                 scout_next(q);
             }
             break;
@@ -691,10 +781,7 @@ static uint64_t barrier(npzs_par *q) {
 static void cut_short(npzs_par *q) {
     pthread_mutex_lock(&q->mu);
     for (par_job *j = q->jobs; j; j = j->next)
-        if (j->state == J_FILLING) {
-            j->dead = 1;
-            job_done(q, j);
-        }
+        if (!j->closed) job_kill(q, j);
     pthread_mutex_unlock(&q->mu);
     q->sc_job = NULL;
 }
@@ -758,11 +845,14 @@ static npzs_par *par_new(npzs_parser *p, npzs_pool *pool, int own, uint64_t max_
     q->min_size = PAR_MIN_SIZE;
     if (pthread_mutex_init(&q->mu, NULL)) goto fail_mu;
     if (pthread_cond_init(&q->cv_done, NULL)) goto fail_cv;
+    if (pthread_cond_init(&q->cv_more, NULL)) goto fail_more;
     npzs__seam seam = {q, par_take, par_passed, par_reset_hook};
     if (npzs__seam_attach(p, &seam) < 0) goto fail_seam;
     scout_next(q);
     return q;
 fail_seam:
+    pthread_cond_destroy(&q->cv_more);
+fail_more:
     pthread_cond_destroy(&q->cv_done);
 fail_cv:
     pthread_mutex_destroy(&q->mu);
@@ -802,6 +892,7 @@ NPZS__API void npzs_par_free(npzs_par *q) {
     if (q->own_pool) npzs_pool_free(q->pool);
     npzs__pb_clear(&q->pb);
     npzs__scout_release(&q->sc, &q->pb);
+    pthread_cond_destroy(&q->cv_more);
     pthread_cond_destroy(&q->cv_done);
     pthread_mutex_destroy(&q->mu);
     npzs_allocator al = q->pb.al;

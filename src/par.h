@@ -20,7 +20,7 @@
 #include "zrec.h"
 
 /* ---- parbuf.c: memory --------------------------------------------------------------------- */
-#define PAR_CACHE 6 /* large buffers kept for the next jobs */
+#define PAR_CACHE 24 /* large buffers kept for the next jobs (20 MB of compressed bytes: 10 pieces) */
 
 typedef struct par_bufs {
     npzs_allocator al;
@@ -31,8 +31,9 @@ typedef struct par_bufs {
 
 void *npzs__pb_alloc(par_bufs *pb, size_t n);       /* not counted (small structs), n >= 1 */
 void npzs__pb_free(par_bufs *pb, void *ptr);
-/* A counted buffer of at least n bytes (*size: its size), from the cache (one not more than
- * twice as large) or new; NULL when out of memory. */
+/* A counted buffer of at least n bytes (*size: its size), from the cache (the smallest one not
+ * more than twice as large: a member's pieces come back as the last member's) or new; NULL when
+ * out of memory. */
 uint8_t *npzs__pb_get(par_bufs *pb, size_t n, size_t *size);
 /* A counted buffer back: kept for later (the smallest goes when the cache is full) or freed. */
 void npzs__pb_put(par_bufs *pb, uint8_t *b, size_t n);

@@ -98,9 +98,9 @@ enum npzs_cstate {
 #define NPZS_SCOUT_MAP(X)                                                                     \
     X(SC_HDR, "30 fixed bytes of a local header (a record that is not one: SC_OFF)")          \
     X(SC_VAR, "the local header's name and extra field")                                      \
-    X(SC_WAIT, "a job for the member waits for memory the parser still holds")                \
+    X(SC_WAIT, "a job for the member waits for memory the parser holds, or for a worker")     \
     X(SC_SKIP, "member data not inflated ahead (stored, small, unknown size): counted past")  \
-    X(SC_JOB, "member data copied into its job, queued once whole")                           \
+    X(SC_JOB, "member data copied into its job, inflated as it comes or once whole")          \
     X(SC_OFF, "lost (a data descriptor, a record it cannot read): waits for the parser")
 
 enum npzs_scstate {
