@@ -25,7 +25,7 @@ def main():
             os.path.exists(os.path.join(d, "isa-l", "crc.h")) for d in ("/usr/include", "/usr/local/include"))
         if os.path.basename(bindir) == "san":
             cmd[1:1] = ["-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"] + (["-DNPZS_HAVE_ISAL"] if isal else [])
-            cmd += ["src/crc.c"]
+            cmd += ["src/crc.c", "src/crcfold.c"]
         else:
             cmd[1:1] = ["-O2"]
             cmd += [os.path.join(bindir, "libnpzstream.a")]

@@ -1,0 +1,99 @@
+/*
+ * crcfold.c -- CRC-32 (the ZIP/zlib polynomial, reflected) of long buffers without tables or
+ * carry-less multiplies: the CRC where the machine has neither (WebAssembly; a build without
+ * ISA-L), about 3x zlib's table-driven crc32 here, natively and in wasm (bench/README.md).
+ *
+ * The method (S. Russell's "Chorba", 2024): a polynomial Z(x) with Z mod G = 0, G the CRC
+ * polynomial, adds nothing to the remainder, so a message keeps its CRC when any shift of Z is
+ * XORed into it.  Z(x) = x^300 + x^155 + x^117 + x^89 + 1 is one (prove it with the Python of
+ * tests/crc/zero_poly.py), and so is Z(x)^128 = Z(x^128), whose terms are 128 bits -- one
+ * 16-byte word -- apart times 300, 155, 117, 89 and 0.  Choosing the shift of Z that cancels
+ * word j of the message (a reflected CRC reads the first byte as the highest degree) moves
+ * word j, unchanged, into the words j + 145, j + 183, j + 211 and j + 300 and leaves word j
+ * zero.  Cancelling every word but the last 300 in order, each word as it stands after the
+ * earlier ones were moved into it,
+ *
+ *     v[j] = m[j] ^ v[j - 145] ^ v[j - 183] ^ v[j - 211] ^ v[j - 300]
+ *
+ * (terms with a negative index or an index not cancelled left out), leaves a message of zeros
+ * followed by 300 words whose CRC from a zero register is the whole buffer's.  Zeros leave a
+ * zero register as they found it, so only the CRC's starting register needs care: a reflected
+ * CRC register c run over bytes b equals a zero register run over b with c XORed into its
+ * first four bytes (little-endian).  Every v[j] needs words 145 to 300 back: a ring of 512
+ * words holds them, and the last 300 (the residual) are written where the words 512 back were.
+ * zlib's crc32 runs over the residual (4,800 bytes) and the bytes after the last whole word;
+ * below NPZS_CRC_FOLD_MIN words (16 KiB: base.h) zlib's crc32, as fast there, runs over everything.
+ */
+#include <string.h>
+
+#include "contract.h"
+#include "internal.h"
+
+#define FOLD_K1 145u  /* 300 - 155 */
+#define FOLD_K2 183u  /* 300 - 117 */
+#define FOLD_K3 211u  /* 300 - 89 */
+#define FOLD_K4 300u  /* Z's degree: the words left for zlib */
+#define FOLD_RING 512u /* a power of two above FOLD_K4 */
+#define FOLD_MASK (FOLD_RING - 1u)
+
+typedef struct {
+    uint64_t lo, hi;
+} fold_word;
+
+static fold_word fx(fold_word a, fold_word b) {
+    a.lo ^= b.lo;
+    a.hi ^= b.hi;
+    return a;
+}
+
+/* zlib's crc32 takes uInt lengths; every length here is at most FOLD_K4 * 16 + 15 */
+static uint32_t zcrc(uint32_t crc, const uint8_t *b, size_t n) {
+    return (uint32_t)crc32(crc, b, (uInt)n);
+}
+
+/*@ requires len == 0 || \valid_read(buf + (0 .. len - 1)); */
+uint32_t npzs__crc32_fold(uint32_t crc, const uint8_t *buf, size_t len) {
+    NPZS_REQUIRE(buf || len == 0);
+    size_t nw = len / 16u;
+    if (nw < NPZS_CRC_FOLD_MIN) {
+        /* short: zlib's (at most 16 KiB + 15 bytes here) */
+        return len ? zcrc(crc, buf, len) : crc;
+    }
+    fold_word ring[FOLD_RING];
+    memset(ring, 0, sizeof ring); /* the words before the first: zero */
+    size_t lw = nw - FOLD_K4;     /* the words cancelled */
+    /* word 0 with the starting register XORed into its first four bytes */
+    uint8_t w0[16];
+    memcpy(w0, buf, 16);
+    uint32_t reg = ~crc;
+    for (unsigned k = 0; k < 4; k++) w0[k] ^= (uint8_t)(reg >> (8 * k));
+    memcpy(&ring[0], w0, 16);
+    for (size_t j = 1; j < lw; j++) {
+        fold_word v;
+        memcpy(&v, buf + 16u * j, 16);
+        v = fx(v, ring[(j - FOLD_K1) & FOLD_MASK]);
+        v = fx(v, ring[(j - FOLD_K2) & FOLD_MASK]);
+        v = fx(v, ring[(j - FOLD_K3) & FOLD_MASK]);
+        v = fx(v, ring[(j - FOLD_K4) & FOLD_MASK]);
+        ring[j & FOLD_MASK] = v;
+    }
+    /* the residual: words lw .. nw - 1, with what the cancelled words (below lw) moved in;
+     * word t's slot held word t - 512, which no word from t on reads (they read t - 300 on) */
+    for (size_t t = lw; t < nw; t++) {
+        fold_word v;
+        memcpy(&v, buf + 16u * t, 16);
+        if (t < lw + FOLD_K1) v = fx(v, ring[(t - FOLD_K1) & FOLD_MASK]);
+        if (t < lw + FOLD_K2) v = fx(v, ring[(t - FOLD_K2) & FOLD_MASK]);
+        if (t < lw + FOLD_K3) v = fx(v, ring[(t - FOLD_K3) & FOLD_MASK]);
+        v = fx(v, ring[(t - FOLD_K4) & FOLD_MASK]);
+        ring[t & FOLD_MASK] = v;
+    }
+    /* zlib from a zero register (crc32's argument is the register inverted) over the residual,
+     * which may wrap around the ring, then the bytes after the last whole word */
+    size_t first = lw & FOLD_MASK;
+    size_t run = FOLD_RING - first < FOLD_K4 ? FOLD_RING - first : FOLD_K4;
+    uint32_t c = zcrc(0xFFFFFFFFu, (const uint8_t *)&ring[first], 16u * run);
+    if (run < FOLD_K4) c = zcrc(c, (const uint8_t *)&ring[0], 16u * (FOLD_K4 - run));
+    size_t tail = len - 16u * nw;
+    return tail ? zcrc(c, buf + 16u * nw, tail) : c;
+}
