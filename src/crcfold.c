@@ -20,8 +20,8 @@
  * zero register as they found it, so only the CRC's starting register needs care: a reflected
  * CRC register c run over bytes b equals a zero register run over b with c XORed into its
  * first four bytes (little-endian).  Every v[j] needs words 145 to 300 back: a ring of 512
- * words holds them, and the last 300 (the residual) are written where the words 512 back were.
- * zlib's crc32 runs over the residual (4,800 bytes) and the bytes after the last whole word;
+ * words holds them.  zlib's crc32 runs over the residual (the last 300 words, 4,800 bytes) and
+ * the bytes after the last whole word;
  * below NPZS_CRC_FOLD_MIN words (16 KiB: base.h) zlib's crc32, as fast there, runs over everything.
  */
 #include <string.h>
@@ -77,23 +77,24 @@ uint32_t npzs__crc32_fold(uint32_t crc, const uint8_t *buf, size_t len) {
         v = fx(v, ring[(j - FOLD_K4) & FOLD_MASK]);
         ring[j & FOLD_MASK] = v;
     }
-    /* the residual: words lw .. nw - 1, with what the cancelled words (below lw) moved in;
-     * word t's slot held word t - 512, which no word from t on reads (they read t - 300 on) */
-    for (size_t t = lw; t < nw; t++) {
+    /* the residual: words lw .. nw - 1, with what the cancelled words (below lw) moved in: word
+     * lw + k takes word lw + k - K if that is below lw, i.e. if k < K */
+    fold_word res[FOLD_K4];
+    memset(res, 0, sizeof res); /* each word is set below; the proof's analysis cannot see it */
+    for (size_t k = 0; k < FOLD_K4; k++) {
+        size_t t = lw + k;
         fold_word v;
         memcpy(&v, buf + 16u * t, 16);
-        if (t < lw + FOLD_K1) v = fx(v, ring[(t - FOLD_K1) & FOLD_MASK]);
-        if (t < lw + FOLD_K2) v = fx(v, ring[(t - FOLD_K2) & FOLD_MASK]);
-        if (t < lw + FOLD_K3) v = fx(v, ring[(t - FOLD_K3) & FOLD_MASK]);
+        if (k < FOLD_K1) v = fx(v, ring[(t - FOLD_K1) & FOLD_MASK]);
+        if (k < FOLD_K2) v = fx(v, ring[(t - FOLD_K2) & FOLD_MASK]);
+        if (k < FOLD_K3) v = fx(v, ring[(t - FOLD_K3) & FOLD_MASK]);
         v = fx(v, ring[(t - FOLD_K4) & FOLD_MASK]);
-        ring[t & FOLD_MASK] = v;
+        res[k] = v;
     }
     /* zlib from a zero register (crc32's argument is the register inverted) over the residual,
-     * which may wrap around the ring, then the bytes after the last whole word */
-    size_t first = lw & FOLD_MASK;
-    size_t run = FOLD_RING - first < FOLD_K4 ? FOLD_RING - first : FOLD_K4;
-    uint32_t c = zcrc(0xFFFFFFFFu, (const uint8_t *)&ring[first], 16u * run);
-    if (run < FOLD_K4) c = zcrc(c, (const uint8_t *)&ring[0], 16u * (FOLD_K4 - run));
-    size_t tail = len - 16u * nw;
-    return tail ? zcrc(c, buf + 16u * nw, tail) : c;
+     * then the bytes after the last whole word, one at a time (at most 15: each read is then
+     * seen below len by the proof's analysis) */
+    uint32_t c = zcrc(0xFFFFFFFFu, (const uint8_t *)res, sizeof res);
+    for (size_t i = 16u * nw; i < len; i++) c = zcrc(c, buf + i, 1);
+    return c;
 }
