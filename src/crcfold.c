@@ -46,7 +46,18 @@ static fold_word fx(fold_word a, fold_word b) {
     return a;
 }
 
-/* zlib's crc32 takes uInt lengths; every length here is at most FOLD_K4 * 16 + 15 */
+/* word j cancelled: the message's word with the four it takes from the words before it */
+static void fold_one(fold_word *ring, const uint8_t *buf, size_t j) {
+    fold_word v;
+    memcpy(&v, buf + 16u * j, 16);
+    v = fx(v, ring[(j - FOLD_K1) & FOLD_MASK]);
+    v = fx(v, ring[(j - FOLD_K2) & FOLD_MASK]);
+    v = fx(v, ring[(j - FOLD_K3) & FOLD_MASK]);
+    v = fx(v, ring[(j - FOLD_K4) & FOLD_MASK]);
+    ring[j & FOLD_MASK] = v;
+}
+
+/* zlib's crc32 takes uInt lengths; every length here is under 16 KiB + 16 */
 static uint32_t zcrc(uint32_t crc, const uint8_t *b, size_t n) {
     return (uint32_t)crc32(crc, b, (uInt)n);
 }
@@ -68,15 +79,12 @@ uint32_t npzs__crc32_fold(uint32_t crc, const uint8_t *buf, size_t len) {
     uint32_t reg = ~crc;
     for (unsigned k = 0; k < 4; k++) w0[k] ^= (uint8_t)(reg >> (8 * k));
     memcpy(&ring[0], w0, 16);
-    for (size_t j = 1; j < lw; j++) {
-        fold_word v;
-        memcpy(&v, buf + 16u * j, 16);
-        v = fx(v, ring[(j - FOLD_K1) & FOLD_MASK]);
-        v = fx(v, ring[(j - FOLD_K2) & FOLD_MASK]);
-        v = fx(v, ring[(j - FOLD_K3) & FOLD_MASK]);
-        v = fx(v, ring[(j - FOLD_K4) & FOLD_MASK]);
-        ring[j & FOLD_MASK] = v;
-    }
+    /* four words a step (the loads of one step are independent: each reads 145 words back or
+     * more), then the rest one at a time */
+    size_t j = 1;
+    for (; j + 4 <= lw; j += 4)
+        for (size_t i = j; i < j + 4; i++) fold_one(ring, buf, i);
+    for (; j < lw; j++) fold_one(ring, buf, j);
     /* the residual: words lw .. nw - 1, with what the cancelled words (below lw) moved in: word
      * lw + k takes word lw + k - K if that is below lw, i.e. if k < K */
     fold_word res[FOLD_K4];
