@@ -79,7 +79,7 @@ test-wasm-browser: all wasm
 	@$(MAKE) --no-print-directory $(WASM_VENV)/bin/python || echo "test-wasm-browser: no Selenium (pip install failed: offline?)"
 	$(PYTHON) tests/wasm/test_browser.py --bin $(B)/npzstream --wasm $(BW) --python $(WASM_VENV)/bin/python
 
-# the native command once more with zlib's CRC-32 (ISAL=0), the CRC the wasm runs
+# the native command once more without ISA-L (ISAL=0): src/crcfold.c's CRC-32, the one the wasm runs
 bench-wasm: all wasm
 	@$(MAKE) --no-print-directory B=$(B)/bench-zlib ISAL=0 $(B)/bench-zlib/npzstream
 	$(PYTHON) bench/wasm.py --bin $(B)/npzstream --bin-zlib $(B)/bench-zlib/npzstream --wasm $(BW) --size $(SIZE)
