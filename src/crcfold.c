@@ -6,7 +6,7 @@
  * The method (S. Russell's "Chorba", 2024): a polynomial Z(x) with Z mod G = 0, G the CRC
  * polynomial, adds nothing to the remainder, so a message keeps its CRC when any shift of Z is
  * XORed into it.  Z(x) = x^300 + x^155 + x^117 + x^89 + 1 is one (prove it with the Python of
- * tests/crc/zero_poly.py), and so is Z(x)^128 = Z(x^128), whose terms are 128 bits -- one
+ * tests/crc/test_zero_poly.py), and so is Z(x)^128 = Z(x^128), whose terms are 128 bits -- one
  * 16-byte word -- apart times 300, 155, 117, 89 and 0.  Choosing the shift of Z that cancels
  * word j of the message (a reflected CRC reads the first byte as the highest degree) moves
  * word j, unchanged, into the words j + 145, j + 183, j + 211 and j + 300 and leaves word j
