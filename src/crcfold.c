@@ -19,10 +19,12 @@
  * followed by 300 words whose CRC from a zero register is the whole buffer's.  Zeros leave a
  * zero register as they found it, so only the CRC's starting register needs care: a reflected
  * CRC register c run over bytes b equals a zero register run over b with c XORed into its
- * first four bytes (little-endian).  Every v[j] needs words 145 to 300 back: a ring of 512
- * words holds them.  zlib's crc32 runs over the residual (the last 300 words, 4,800 bytes) and
- * the bytes after the last whole word;
- * below NPZS_CRC_FOLD_MIN words (16 KiB: base.h) zlib's crc32, as fast there, runs over everything.
+ * first four bytes (little-endian).  Every v[j] needs words 145 to 300 back: a history of the
+ * last 300 followed by a block of 1,024 (on the stack, 21 KiB) holds them, the reads at fixed
+ * distances behind the write (no index arithmetic), the last 300 moved to the front after each
+ * block.  zlib's crc32 runs over the residual (the last 300 words, 4,800 bytes) and the bytes
+ * after the last whole word; below NPZS_CRC_FOLD_MIN words (16 KiB: base.h) zlib's crc32, as
+ * fast there, runs over everything.
  */
 #include <string.h>
 
@@ -33,28 +35,16 @@
 #define FOLD_K2 183u  /* 300 - 117 */
 #define FOLD_K3 211u  /* 300 - 89 */
 #define FOLD_K4 300u  /* Z's degree: the words left for zlib */
-#define FOLD_RING 512u /* a power of two above FOLD_K4 */
-#define FOLD_MASK (FOLD_RING - 1u)
+#define FOLD_BLOCK 1024u /* words cancelled between two moves of the history */
 
 typedef struct {
     uint64_t lo, hi;
 } fold_word;
 
-static fold_word fx(fold_word a, fold_word b) {
+static inline fold_word fx(fold_word a, fold_word b) {
     a.lo ^= b.lo;
     a.hi ^= b.hi;
     return a;
-}
-
-/* word j cancelled: the message's word with the four it takes from the words before it */
-static void fold_one(fold_word *ring, const uint8_t *buf, size_t j) {
-    fold_word v;
-    memcpy(&v, buf + 16u * j, 16);
-    v = fx(v, ring[(j - FOLD_K1) & FOLD_MASK]);
-    v = fx(v, ring[(j - FOLD_K2) & FOLD_MASK]);
-    v = fx(v, ring[(j - FOLD_K3) & FOLD_MASK]);
-    v = fx(v, ring[(j - FOLD_K4) & FOLD_MASK]);
-    ring[j & FOLD_MASK] = v;
 }
 
 /* zlib's crc32 takes uInt lengths; every length here is under 16 KiB + 16 */
@@ -70,39 +60,55 @@ uint32_t npzs__crc32_fold(uint32_t crc, const uint8_t *buf, size_t len) {
         /* short: zlib's (at most 16 KiB + 15 bytes here) */
         return len ? zcrc(crc, buf, len) : crc;
     }
-    fold_word ring[FOLD_RING];
-    memset(ring, 0, sizeof ring); /* the words before the first: zero */
-    size_t lw = nw - FOLD_K4;     /* the words cancelled */
-    /* word 0 with the starting register XORed into its first four bytes */
-    uint8_t w0[16];
-    memcpy(w0, buf, 16);
-    uint32_t reg = ~crc;
-    for (unsigned k = 0; k < 4; k++) w0[k] ^= (uint8_t)(reg >> (8 * k));
-    memcpy(&ring[0], w0, 16);
-    /* four words a step (the loads of one step are independent: each reads 145 words back or
-     * more), then the rest one at a time */
-    size_t j = 1;
-    for (; j + 4 <= lw; j += 4)
-        for (size_t i = j; i < j + 4; i++) fold_one(ring, buf, i);
-    for (; j < lw; j++) fold_one(ring, buf, j);
+    /* h[0 .. K4): the last K4 words cancelled before the block (zero before the first word);
+     * h[K4 + i]: the block's word i.  The reads are at fixed distances behind the write. */
+    fold_word h[FOLD_K4 + FOLD_BLOCK];
+    memset(h, 0, sizeof h);
+    size_t lw = nw - FOLD_K4; /* the words cancelled */
+    for (size_t j0 = 0; j0 < lw;) {
+        size_t n = lw - j0 < FOLD_BLOCK ? lw - j0 : FOLD_BLOCK;
+        const uint8_t *m = buf + 16u * j0;
+        size_t i = 0;
+        if (j0 == 0) {
+            /* word 0, with the starting register XORed into its first four bytes (nothing
+             * comes before it) */
+            uint8_t w0[16];
+            memcpy(w0, buf, 16);
+            uint32_t reg = ~crc;
+            for (unsigned k = 0; k < 4; k++) w0[k] ^= (uint8_t)(reg >> (8 * k));
+            memcpy(&h[FOLD_K4], w0, 16);
+            i = 1;
+        }
+        for (; i < n; i++) {
+            fold_word v;
+            memcpy(&v, m + 16u * i, 16);
+            v = fx(v, h[FOLD_K4 + i - FOLD_K1]);
+            v = fx(v, h[FOLD_K4 + i - FOLD_K2]);
+            v = fx(v, h[FOLD_K4 + i - FOLD_K3]);
+            v = fx(v, h[i]);
+            h[FOLD_K4 + i] = v;
+        }
+        memmove(h, h + n, FOLD_K4 * sizeof *h); /* the last K4 words to the front */
+        j0 += n;
+    }
     /* the residual: words lw .. nw - 1, with what the cancelled words (below lw) moved in: word
-     * lw + k takes word lw + k - K if that is below lw, i.e. if k < K */
-    fold_word res[FOLD_K4];
-    memset(res, 0, sizeof res); /* each word is set below; the proof's analysis cannot see it */
+     * lw + k takes word lw + k - K if that is below lw, i.e. if k < K; h[0 .. K4) holds words
+     * lw - K4 .. lw - 1, so word lw + k - K is h[K4 + k - K].  The residual is written after
+     * them (h[K4 + k], never read here). */
+    fold_word *res = h + FOLD_K4;
     for (size_t k = 0; k < FOLD_K4; k++) {
-        size_t t = lw + k;
         fold_word v;
-        memcpy(&v, buf + 16u * t, 16);
-        if (k < FOLD_K1) v = fx(v, ring[(t - FOLD_K1) & FOLD_MASK]);
-        if (k < FOLD_K2) v = fx(v, ring[(t - FOLD_K2) & FOLD_MASK]);
-        if (k < FOLD_K3) v = fx(v, ring[(t - FOLD_K3) & FOLD_MASK]);
-        v = fx(v, ring[(t - FOLD_K4) & FOLD_MASK]);
+        memcpy(&v, buf + 16u * (lw + k), 16);
+        if (k < FOLD_K1) v = fx(v, h[FOLD_K4 + k - FOLD_K1]);
+        if (k < FOLD_K2) v = fx(v, h[FOLD_K4 + k - FOLD_K2]);
+        if (k < FOLD_K3) v = fx(v, h[FOLD_K4 + k - FOLD_K3]);
+        v = fx(v, h[k]);
         res[k] = v;
     }
     /* zlib from a zero register (crc32's argument is the register inverted) over the residual,
      * then the bytes after the last whole word, one at a time (at most 15: each read is then
      * seen below len by the proof's analysis) */
-    uint32_t c = zcrc(0xFFFFFFFFu, (const uint8_t *)res, sizeof res);
+    uint32_t c = zcrc(0xFFFFFFFFu, (const uint8_t *)res, FOLD_K4 * sizeof *res);
     for (size_t i = 16u * nw; i < len; i++) c = zcrc(c, buf + i, 1);
     return c;
 }
