@@ -65,32 +65,31 @@ uint32_t npzs__crc32_fold(uint32_t crc, const uint8_t *buf, size_t len) {
     fold_word h[FOLD_K4 + FOLD_BLOCK];
     memset(h, 0, sizeof h);
     size_t lw = nw - FOLD_K4; /* the words cancelled */
-    for (size_t j0 = 0; j0 < lw;) {
-        size_t n = lw - j0 < FOLD_BLOCK ? lw - j0 : FOLD_BLOCK;
-        const uint8_t *m = buf + 16u * j0;
-        size_t i = 0;
-        if (j0 == 0) {
-            /* word 0, with the starting register XORed into its first four bytes (nothing
-             * comes before it) */
-            uint8_t w0[16];
-            memcpy(w0, buf, 16);
-            uint32_t reg = ~crc;
-            for (unsigned k = 0; k < 4; k++) w0[k] ^= (uint8_t)(reg >> (8 * k));
-            memcpy(&h[FOLD_K4], w0, 16);
-            i = 1;
-        }
-        for (; i < n; i++) {
+    /* word 0, with the starting register XORed into its first four bytes (nothing comes before
+     * it), then words 1 .. lw - 1 */
+    uint8_t w0[16];
+    memcpy(w0, buf, 16);
+    uint32_t reg = ~crc;
+    for (unsigned k = 0; k < 4; k++) w0[k] ^= (uint8_t)(reg >> (8 * k));
+    memcpy(&h[FOLD_K4], w0, 16);
+    size_t p = 1; /* the block's next word */
+    const uint8_t *q = buf + 16, *end = buf + 16u * lw;
+    while (q < end) {
+        for (; p < FOLD_BLOCK && q < end; p++, q += 16) {
             fold_word v;
-            memcpy(&v, m + 16u * i, 16);
-            v = fx(v, h[FOLD_K4 + i - FOLD_K1]);
-            v = fx(v, h[FOLD_K4 + i - FOLD_K2]);
-            v = fx(v, h[FOLD_K4 + i - FOLD_K3]);
-            v = fx(v, h[i]);
-            h[FOLD_K4 + i] = v;
+            memcpy(&v, q, 16);
+            v = fx(v, h[FOLD_K4 + p - FOLD_K1]);
+            v = fx(v, h[FOLD_K4 + p - FOLD_K2]);
+            v = fx(v, h[FOLD_K4 + p - FOLD_K3]);
+            v = fx(v, h[p]);
+            h[FOLD_K4 + p] = v;
         }
-        memmove(h, h + n, FOLD_K4 * sizeof *h); /* the last K4 words to the front */
-        j0 += n;
+        if (p == FOLD_BLOCK) {
+            memmove(h, h + FOLD_BLOCK, FOLD_K4 * sizeof *h); /* the last K4 words to the front */
+            p = 0;
+        }
     }
+    memmove(h, h + p, FOLD_K4 * sizeof *h);
     /* the residual: words lw .. nw - 1, with what the cancelled words (below lw) moved in: word
      * lw + k takes word lw + k - K if that is below lw, i.e. if k < K; h[0 .. K4) holds words
      * lw - K4 .. lw - 1, so word lw + k - K is h[K4 + k - K].  The residual is written after
