@@ -61,7 +61,7 @@ uint32_t npzs__crc32_fold(uint32_t crc, const uint8_t *buf, size_t len) {
         return len ? zcrc(crc, buf, len) : crc;
     }
     /* h[0 .. K4): the last K4 words cancelled before the block (zero before the first word);
-     * h[K4 + i]: the block's word i.  The reads are at fixed distances behind the write. */
+     * h[K4 + p]: the block's word p.  The reads are at fixed distances behind the write. */
     fold_word h[FOLD_K4 + FOLD_BLOCK];
     memset(h, 0, sizeof h);
     size_t lw = nw - FOLD_K4; /* the words cancelled */
@@ -89,7 +89,7 @@ uint32_t npzs__crc32_fold(uint32_t crc, const uint8_t *buf, size_t len) {
             p = 0;
         }
     }
-    memmove(h, h + p, FOLD_K4 * sizeof *h);
+    memmove(h, h + p, FOLD_K4 * sizeof *h); /* the last K4 cancelled words to the front */
     /* the residual: words lw .. nw - 1, with what the cancelled words (below lw) moved in: word
      * lw + k takes word lw + k - K if that is below lw, i.e. if k < K; h[0 .. K4) holds words
      * lw - K4 .. lw - 1, so word lw + k - K is h[K4 + k - K].  The residual is written after
