@@ -8,9 +8,9 @@ Datasets (bench/gen.py's recipes, written by Debian's NumPy into a temporary fol
 (np.savez, 8 float32 arrays, SIZE MiB) and deflated.npz (np.savez_compressed of SIZE/2 MiB
 deflating ~3.3x).  Each round times, one after the other, `npzstream check -q FILE` (native) and
 the same file validated by build/wasm/npzstream.mjs in one Node process (bench/wasm-validate.mjs:
-the wasm loaded once, as a page or a server keeps it, 1 MiB reads pushed as npzstream-check.mjs
-does), and once the whole `node npzstream-check.mjs FILE` (Node's start-up included).  --bin-zlib
-is a native build with zlib's CRC-32 (make ISAL=0), the one the wasm runs: the same algorithms.  Times are
+the wasm loaded once, as a page or a server keeps it, the file read into the wasm's memory as
+npzstream-check.mjs reads it: Validator.readFrom, 256 KiB at a time), and once the whole `node npzstream-check.mjs FILE` (Node's start-up included).  --bin-zlib
+is a native build without ISA-L (make ISAL=0): src/crcfold.c's CRC-32, the one the wasm runs: the same algorithms.  Times are
 medians over the rounds; the file is in the page cache.  Prints a Markdown table for
 bench/README.md.
 """
@@ -102,8 +102,8 @@ def main():
     print("\nMeasured %s on %s (%d cores), Node %s, load average %.1f at the end; SIZE=%d MiB, %d rounds, medians.\n"
           % (time.strftime("%d %B %Y"), cpu(), os.cpu_count(), subprocess.run([node, "--version"], capture_output=True,
              text=True).stdout.strip(), load[0], a.size, a.rounds))
-    print("| file | bytes (array data) | native check | native, zlib's CRC-32 | wasm in Node (module loaded) | wasm / native |"
-          " target | wasm / native with zlib's CRC | `node npzstream-check.mjs` |")
+    print("| file | bytes (array data) | native check | native without ISA-L (the fold) | wasm in Node (module loaded) | wasm / native |"
+          " target | wasm / native without ISA-L | `node npzstream-check.mjs` |")
     print("|---|---:|---:|---:|---:|---:|---|---:|---:|")
     rate = lambda t, content: "%.3f s (%.2f GB/s)" % (t, content / t / 1e9)
     for name, size, content, n, nz, w, cmd, target in rows:

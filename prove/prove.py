@@ -28,8 +28,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UNITS = [
     ("zrec", "prove/zrec.c", ["src/zrec.c", "src/npyhdr.c"], "src/zrec.c", [], ""),
     ("zlocate", "prove/zlocate.c", ["src/zlocate.c", "src/zrec.c"], "src/zlocate.c", [], "get:400"),
-    ("crc", "prove/crc.c", ["src/crc.c"], "src/crc.c", [], ""),
-    ("crc-isal", "prove/crc.c", ["src/crc.c"], "src/crc.c", ["NPZS_HAVE_ISAL"], ""),
+    ("crc", "prove/crc.c", ["src/crc.c", "src/crcfold.c"], "src/crc.c", [], ""),
+    ("crc-isal", "prove/crc.c", ["src/crc.c", "src/crcfold.c"], "src/crc.c", ["NPZS_HAVE_ISAL"], ""),
     ("names-sip", "prove/names.c", ["src/names.c"], "src/names.c", ["NAMES_LEN=0"], ""),
     ("names-len1", "prove/names.c", ["src/names.c"], "src/names.c", ["NAMES_LEN=1"],
      "table_run:1000,grow:1000,npzs__names_add:1000"),

@@ -22,5 +22,14 @@ static inline uint64_t npzs__le64(const uint8_t *b) {
 /* crc.c: CRC-32 (zlib's polynomial), and the CRC of a || b from theirs. */
 uint32_t npzs__crc32(uint32_t crc, const uint8_t *buf, size_t len);
 uint32_t npzs__crc32_combine(uint32_t a, uint32_t b, uint64_t blen);
+/* the implementations (crc.c's comment), for the tests and the benchmark: npzs__crc32_with(impl)
+ * runs one, npzs__crc32_impls() has bit impl set for each one built here */
+enum { NPZS_CRC_ZLIB = 0, NPZS_CRC_ISAL_IMPL = 1, NPZS_CRC_FOLD = 2, NPZS_CRC_IMPLS = 3 };
+uint32_t npzs__crc32_with(int impl, uint32_t crc, const uint8_t *buf, size_t len);
+int npzs__crc32_impls(void);
+/* crcfold.c: the table-free CRC-32 of buffers of NPZS_CRC_FOLD_MIN 16-byte words or more
+ * (zlib's crc32 for shorter ones) */
+#define NPZS_CRC_FOLD_MIN 1024u
+uint32_t npzs__crc32_fold(uint32_t crc, const uint8_t *buf, size_t len);
 
 #endif

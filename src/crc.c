@@ -1,15 +1,17 @@
 /*
  * crc.c -- CRC-32 (the ZIP/zlib polynomial, reflected, 0xEDB88320), one place for the whole library.
  *
- * Two implementations:
- *   1  ISA-L's crc32_gzip_refl (where the build has ISA-L: Debian's libisal-dev), which folds
- *      with carry-less multiplies and picks its AVX-512 / PCLMUL / portable code from the CPU;
- *   0  zlib's crc32() (table driven, "braided"): the portable fallback.
- * make NPZS_CRC_PORTABLE=1 (-DNPZS_CRC_PORTABLE) uses zlib's alone.  The hand-written folding
- * this file held before (PCLMUL and VPCLMUL loops, a Barrett finish) ran at the speed of ISA-L's
- * here (bench/README.md: 1.00x), so it was dropped for the maintained library; without ISA-L
- * the CRC is zlib's, about 3x slower on stored data.  tests/crc checks every implementation
- * against zlib for all short lengths and alignments, long buffers, split feeds and combine.
+ * Three implementations (NPZS_CRC_*, also the bits of npzs__crc32_impls()):
+ *   ISAL  ISA-L's crc32_gzip_refl (where the build has ISA-L: Debian's libisal-dev), which folds
+ *         with carry-less multiplies and picks its AVX-512 / PCLMUL / portable code from the CPU;
+ *   FOLD  src/crcfold.c: table-free, by a sparse multiple of the polynomial, for long buffers
+ *         (zlib's below 16 KiB): the CRC without ISA-L (the WebAssembly build's), about 3x zlib's;
+ *   ZLIB  zlib's crc32() (table driven, "braided").
+ * npzs__crc32 uses ISA-L's where it is built, else the fold; make NPZS_CRC_PORTABLE=1
+ * (-DNPZS_CRC_PORTABLE) uses zlib's alone.  The hand-written PCLMUL folding this file held
+ * before ran at the speed of ISA-L's here (bench/README.md: 1.00x), so it was dropped for the
+ * maintained library.  tests/crc checks every implementation against zlib for all short lengths
+ * and alignments, long buffers, split feeds and combine.
  */
 #include "contract.h"
 #include "internal.h"
@@ -18,9 +20,6 @@
 #define NPZS_CRC_ISAL 1
 #include <isa-l/crc.h>
 #endif
-
-uint32_t npzs__crc32_with(int impl, uint32_t crc, const uint8_t *buf, size_t len);
-int npzs__crc32_impls(void);
 
 /* zlib's crc32 takes uInt lengths: 1 GiB at a time, then the rest */
 #define CRC_STEP 0x40000000u
@@ -43,31 +42,32 @@ static uint32_t crc_isal(uint32_t crc, const uint8_t *buf, size_t len) {
 /* Bitmask of the implementations usable here (bit i: implementation i). */
 int npzs__crc32_impls(void) {
 #ifdef NPZS_CRC_ISAL
-    return 1 | 2;
+    return 1 << NPZS_CRC_ZLIB | 1 << NPZS_CRC_FOLD | 1 << NPZS_CRC_ISAL_IMPL;
 #else
-    return 1;
+    return 1 << NPZS_CRC_ZLIB | 1 << NPZS_CRC_FOLD;
 #endif
 }
 
-/* One implementation, for the tests and the benchmark (the portable one when it is not built). */
+/* One implementation, for the tests and the benchmark (zlib's for one not built here). */
 /*@ requires len == 0 || \valid_read(buf + (0 .. len - 1)); */
 uint32_t npzs__crc32_with(int impl, uint32_t crc, const uint8_t *buf, size_t len) {
     NPZS_REQUIRE(buf || len == 0);
 #ifdef NPZS_CRC_ISAL
-    if (impl >= 1) return crc_isal(crc, buf, len);
-#else
-    (void)impl;
+    if (impl == NPZS_CRC_ISAL_IMPL) return crc_isal(crc, buf, len);
 #endif
+    if (impl == NPZS_CRC_FOLD) return npzs__crc32_fold(crc, buf, len);
     return crc_portable(crc, buf, len);
 }
 
 /*@ requires len == 0 || \valid_read(buf + (0 .. len - 1)); */
 uint32_t npzs__crc32(uint32_t crc, const uint8_t *buf, size_t len) {
     NPZS_REQUIRE(buf || len == 0);
-#ifdef NPZS_CRC_ISAL
+#if defined(NPZS_CRC_ISAL)
     return crc_isal(crc, buf, len);
-#else
+#elif defined(NPZS_CRC_PORTABLE)
     return crc_portable(crc, buf, len);
+#else
+    return npzs__crc32_fold(crc, buf, len);
 #endif
 }
 

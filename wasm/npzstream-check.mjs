@@ -147,17 +147,19 @@ function checkFile(a, path, buf) {
     const v = validator(a, path);
     let r = null;
     try {
-        for (;;) {
-            let n;
-            try {
-                n = fs.readSync(fd, buf, 0, buf.length, null);
-            } catch (e) {
-                v.close();
-                return ioFailure(a, path, `read: ${STRERROR[e.code] || e.message}`);
+        if (!a.feed) {
+            /* read into the wasm's memory: no copy */
+            r = v.readFrom((view) => fs.readSync(fd, view, 0, view.length, null));
+        } else {
+            for (;;) {
+                const n = fs.readSync(fd, buf, 0, buf.length, null);
+                if (n === 0) break;
+                if ((r = pushAll(v, buf.subarray(0, n), a.feed))) break;
             }
-            if (n === 0) break;
-            if ((r = pushAll(v, buf.subarray(0, n), a.feed))) break;
         }
+    } catch (e) {
+        v.close();
+        return ioFailure(a, path, `read: ${STRERROR[e.code] || e.message}`);
     } finally {
         fs.closeSync(fd);
     }

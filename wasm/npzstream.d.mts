@@ -128,6 +128,13 @@ export class Validator {
     readonly report: Report | null;
     /** null while the verdict is open; the report as soon as it is known (later chunks are not read). */
     push(chunk: Uint8Array | ArrayBuffer | ArrayBufferView): Report | null;
+    /**
+     * The whole input read straight into the validator's buffer in the wasm's memory, with no
+     * copy: `read(view)` writes up to `view.length` bytes at the start of `view` and returns how
+     * many, 0 at the end of the input (Node: `(view) => fs.readSync(fd, view)`).  Returns the
+     * report; reading stops as soon as the verdict is known.
+     */
+    readFrom(read: (view: Uint8Array) => number): Report;
     /** The end of the input: the verdict. */
     finish(): Report;
     /** Release the wasm memory (finish() and a verdict do it). */

@@ -5,11 +5,13 @@
  *
  *   const report = await validate(file, {limits, policy, onProgress});  // report.ok, .members, .error
  *   const v = await Validator.create({limits, policy}); v.push(chunk) ... v.finish();
+ *   v.readFrom((view) => fs.readSync(fd, view));  // Node: read into the wasm's memory, no copy
  *
  * `npzsCore` (the emscripten factory) is defined before this file by the build. */
 /* global npzsCore */
 
 const READ = 1 << 20; /* bytes read from a Blob or an ArrayBuffer at a time */
+const READ_INTO = 256 << 10; /* readFrom's reads: the native command's size, a buffer the L2 cache holds */
 let loading = null;
 let core = null;
 
@@ -179,6 +181,30 @@ export class Validator {
             if (rc >= 0) return this.#settle(rc);
         }
         return null;
+    }
+
+    /* The whole input read straight into the validator's buffer in the wasm's memory (no copy,
+     * as push() makes): read(view) writes up to view.length bytes at the start of view and
+     * returns how many, 0 at the end of the input; Node's `(view) => fs.readSync(fd, view)` is
+     * one.  Returns the report: reading stops as soon as the verdict is known, and finish() is
+     * called at the end.  What read() throws goes to the caller (then close() the validator). */
+    readFrom(read) {
+        if (this.#report) return this.#report;
+        if (!this.#h) throw new Error('npzstream: readFrom after close()');
+        const m = this.#m;
+        const h = this.#h;
+        const at = m._nzs_in(h);
+        const cap = Math.min(m._nzs_in_cap(), READ_INTO);
+        for (;;) {
+            /* a new view each time: the wasm's memory may have grown (and moved) in a push */
+            const n = read(m.HEAPU8.subarray(at, at + cap));
+            if (!Number.isInteger(n) || n < 0 || n > cap)
+                throw new RangeError(`npzstream: readFrom: read() returned ${n}, not a count of 0 to ${cap} bytes`);
+            if (n === 0) return this.finish();
+            this.bytes += n;
+            const rc = m._nzs_push(h, n);
+            if (rc >= 0) return this.#settle(rc);
+        }
     }
 
     finish() {

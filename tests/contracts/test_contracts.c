@@ -56,6 +56,7 @@ static void extra_too_long(void) {
 }
 static void crc_null(void) { (void)npzs__crc32(0, NULL, 5); }
 static void crc_with_null(void) { (void)npzs__crc32_with(0, 0, NULL, 1); }
+static void crc_fold_null(void) { (void)npzs__crc32_fold(0, NULL, 1); }
 static void sip_null(void) {
     uint64_t key[2] = {1, 2};
     (void)npzs__siphash13(key, NULL, 3);
@@ -90,6 +91,7 @@ static const struct {
     {"npzs__zr_extra with n > 65535", extra_too_long},
     {"npzs__crc32 without bytes", crc_null},
     {"npzs__crc32_with without bytes", crc_with_null},
+    {"npzs__crc32_fold without bytes", crc_fold_null},
     {"npzs__siphash13 without bytes", sip_null},
     {"npzs__zf_locate with a size that is not base + alen + blen", locate_bad_size},
     {"npzs__zf_locate with a span without bytes", locate_null_span},

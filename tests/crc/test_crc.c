@@ -7,8 +7,6 @@
 
 #include "internal.h"
 
-uint32_t npzs__crc32_with(int impl, uint32_t crc, const uint8_t *buf, size_t len);
-int npzs__crc32_impls(void);
 
 static unsigned long passed, failed;
 static uint64_t rng = 0x9E3779B97F4A7C15u;
@@ -40,9 +38,15 @@ int main(int argc, char **argv) {
     if (!buf) return 2;
     for (size_t i = 0; i < big + 64; i++) buf[i] = (uint8_t)rnd();
     int impls = npzs__crc32_impls();
-    printf("implementations here: portable (zlib)%s\n", impls & 2 ? " isa-l" : "");
+    static const char *const names[NPZS_CRC_IMPLS] = {"zlib", "isa-l", "fold"};
+    printf("implementations here:");
+    for (int impl = 0; impl < NPZS_CRC_IMPLS; impl++)
+        if (impls & 1 << impl) printf(" %s", names[impl]);
+    printf("\n");
+    if (!(impls & 1 << NPZS_CRC_FOLD)) return 2;
     size_t maxlen = quick ? 700 : 2100;
-    for (int impl = 0; impl < 2; impl++) {
+    for (int impl = 0; impl < NPZS_CRC_IMPLS; impl++) {
+        if (!(impls & 1 << impl)) continue;
         for (size_t align = 0; align < 64; align += quick ? 7 : 1)
             for (size_t len = 0; len <= maxlen; len++) {
                 uint32_t init = len & 1 ? rnd() : 0;
@@ -60,6 +64,21 @@ int main(int argc, char **argv) {
         for (size_t len = 0; len <= 4096; len += 61)
             check("ones", impl, len, 0, npzs__crc32_with(impl, 0, z, len), ref(0, z, len));
         free(z);
+        /* the fold's lengths: from below its threshold through 600 more words, so that the
+         * residual starts at every slot of its ring of 512 and the bytes after the last whole
+         * word number 0 to 15; long runs of zeros and ones */
+        for (size_t nw = NPZS_CRC_FOLD_MIN - 2; nw < NPZS_CRC_FOLD_MIN + (quick ? 40 : 600); nw++) {
+            size_t len = 16 * nw + nw % 17 % 16, align = nw % 13;
+            uint32_t init = rnd();
+            check("fold", impl, len, align, npzs__crc32_with(impl, init, buf + align, len), ref(init, buf + align, len));
+        }
+        uint8_t *zz = calloc(1, 100000);
+        if (!zz) return 2;
+        check("fold-zeros", impl, 100000, 0, npzs__crc32_with(impl, 0, zz, 100000), ref(0, zz, 100000));
+        check("fold-zeros-ffff", impl, 99999, 0, npzs__crc32_with(impl, 0xFFFFFFFFu, zz, 99999), ref(0xFFFFFFFFu, zz, 99999));
+        memset(zz, 0xFF, 100000);
+        check("fold-ones", impl, 100000, 0, npzs__crc32_with(impl, 0, zz, 100000), ref(0, zz, 100000));
+        free(zz);
         /* long buffers, odd lengths and offsets */
         for (int k = 0; k < (quick ? 3 : 12); k++) {
             size_t len = big - (size_t)(rnd() % 4099), align = rnd() % 64;

@@ -7,7 +7,8 @@
  *   1       validate(Uint8Array, {chunkSize: 1})
  *   7       validate(async iterable of 7-byte chunks)
  *   4096    validate(ReadableStream of 4096-byte chunks)
- *   blob    validate(Blob) */
+ *   blob    validate(Blob)
+ *   read    Validator.readFrom, the reader giving 1 to 13 bytes at a time (never more than asked) */
 import fs from 'node:fs';
 import path from 'node:path';
 import {pathToFileURL} from 'node:url';
@@ -67,6 +68,18 @@ const modes = {
         const w = watcher(null);
         const r = await validate(stream(b, 4096), {...o, onProgress: w.onProgress});
         return [r, w.check(b.length, r)];
+    },
+    read: async (b, o) => {
+        const v = await Validator.create(o);
+        let off = 0;
+        let k = 0;
+        const r = v.readFrom((view) => {
+            const n = Math.min(view.length, b.length - off, 1 + (k++ * 7) % 13);
+            view.set(b.subarray(off, off + n));
+            off += n;
+            return n;
+        });
+        return [r, r.ok && off !== b.length ? `accepted after reading ${off} of ${b.length} bytes` : 'ok'];
     },
     blob: async (b, o) => {
         const w = watcher(b.length);

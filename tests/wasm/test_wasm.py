@@ -5,9 +5,9 @@ usage: /usr/bin/python3 tests/wasm/test_wasm.py --bin build/npzstream --wasm bui
 (--quick: of corpus/, only corpus/peers)
 
 Every file of corpus/ (recursively) and every tests/vectors/*.bin (with its manifest's options:
-limits, policies, --sequence) goes through build/wasm/npzstream.mjs under Node in five ways (one
+limits, policies, --sequence) goes through build/wasm/npzstream.mjs under Node in six ways (one
 push, 1-byte pushes, an async iterable of 7-byte chunks, a ReadableStream of 4096-byte chunks, a
-Blob): each report must be byte for byte what `build/npzstream check --json FILE` prints, with
+Blob, Validator.readFrom with reads of 1 to 13 bytes): each report must be byte for byte what `build/npzstream check --json FILE` prints, with
 the same exit status, and the progress reported must count up to what was read.  Then
 npzstream-check.mjs: `--json FILE...` prints exactly the native outputs one after the other, and
 without --json exactly what `npzstream check FILE...` prints, exit status and stderr included for
@@ -23,7 +23,7 @@ from common import Tally  # noqa: E402
 
 T = Tally("wasm")
 ok = T.ok
-MODES = ("whole", "1", "7", "4096", "blob")
+MODES = ("whole", "1", "7", "4096", "blob", "read")
 LIMIT_KEYS = {"--max-header-size": "max_header_size", "--max-ndim": "max_ndim", "--max-fields": "max_fields",
               "--max-depth": "max_depth", "--max-members": "max_members", "--max-name-len": "max_name_len",
               "--max-extra-len": "max_extra_len", "--max-total-bytes": "max_total_bytes",
