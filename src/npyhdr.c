@@ -369,10 +369,11 @@ static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *i
         size_t o = 0;
         out[o++] = oc;
         out[o++] = (char)kind;
-        for (size_t k = ds; k < de && o < 40; k++) out[o++] = (char)t[k];
+        /* ASCII (digits, a unit's letters): the mask keeps each byte as it is */
+        for (size_t k = ds; k < de && o < 40; k++) out[o++] = (char)(t[k] & 0x7F);
         if (unit_end > unit_start) {
             out[o++] = '[';
-            for (size_t k = unit_start; k < unit_end && o < 46; k++) out[o++] = (char)t[k];
+            for (size_t k = unit_start; k < unit_end && o < 46; k++) out[o++] = (char)(t[k] & 0x7F);
             out[o++] = ']';
         }
         out[o] = 0;
