@@ -5,8 +5,12 @@
  * EXACT, each in a block of its size. */
 #include "drv.h"
 
+#ifndef EXACT
 #define EXACT 12
+#endif
+#ifndef HDR_MAX
 #define HDR_MAX 4096
+#endif
 static npzs_parser P;
 static uint8_t big[HDR_MAX];
 

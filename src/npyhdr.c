@@ -112,19 +112,15 @@ static int str(hp *h, uint32_t *off, uint32_t *len) {
     h->i++;
     if (h->i + 1 < h->n && h->s[h->i] == q && h->s[h->i + 1] == q)
         return hfail(h, NPZS_E_BAD_HEADER, start, NPZS_R_STR_TRIPLE);
+    if (h->sc_cap < 4 || h->sc_len > h->sc_cap - 4) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
     *off = (uint32_t)h->sc_len;
     for (;;) {
         if (h->i >= h->n) return hfail(h, NPZS_E_BAD_HEADER, start, NPZS_R_STR_UNTERMINATED);
+        /* a byte of text gives at most 2 decoded bytes and scratch holds 4 per byte of text
+         * (npzs__parse_header_mode): a step writes at most 4, there is room for it */
+        if (h->sc_cap < 4 || h->sc_len > h->sc_cap - 4) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
         uint8_t b = h->s[h->i];
         if (b == q) { h->i++; break; }
-        if (b >= 0x20 && b < 0x7F && b != '\\') { /* a run of plain ASCII: copied at once */
-            size_t j = h->i + 1;
-            while (j < h->n && h->s[j] >= 0x20 && h->s[j] < 0x7F && h->s[j] != '\\' && h->s[j] != q) j++;
-            memcpy(h->sc + h->sc_len, h->s + h->i, j - h->i);
-            h->sc_len += j - h->i;
-            h->i = j;
-            continue;
-        }
         if (b < 0x20 || b == 0x7F)
             return hfail(h, NPZS_E_BAD_HEADER, h->i, NPZS_R_STR_CONTROL);
         if (b == '\\') {
@@ -163,6 +159,7 @@ static int str(hp *h, uint32_t *off, uint32_t *len) {
         if (!h->v3) { put_utf8(h, b); h->i++; continue; } /* latin-1 */
         /* v3: the UTF-8 was validated already; copy the sequence */
         size_t k = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2;
+        if (h->i + k > h->n) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
         memcpy(h->sc + h->sc_len, h->s + h->i, k);
         h->sc_len += k;
         h->i += k;
@@ -173,7 +170,7 @@ static int str(hp *h, uint32_t *off, uint32_t *len) {
 
 static int str_is(hp *h, uint32_t off, uint32_t len, const char *lit) {
     size_t l = strlen(lit);
-    return len == l && memcmp(h->sc + off, lit, l) == 0;
+    return len == l && off + l <= h->sc_cap && memcmp(h->sc + off, lit, l) == 0;
 }
 
 /* Decimal integer (with the Python-2 L suffix in v1/v2).  *ovf set when > INT64_MAX. */
@@ -274,20 +271,21 @@ enum { T_VOID = 1, T_UNSIZED = 2, T_UNICODE = 4, /* type_string's *is_void bits 
  * T_UNSIZED for a zero-size S, U or V (NumPy reads ('S0', n) as n bytes wide) and T_UNICODE for U. */
 static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *itemsize, int *is_void,
                        char *out) {
-    const uint8_t *t = h->sc + off;
-    size_t n = len, i = 0;
+    const uint8_t *t = h->sc; /* the type string is t[off, n), in scratch */
+    size_t n = (size_t)off + len, i = off;
     *is_void = 0;
-    if (n == 0) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_EMPTY);
-    int order = t[0];
+    if (n > h->sc_cap) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    if (n == i) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_EMPTY);
+    int order = t[i];
     if (order != '<' && order != '>' && order != '|' && order != '=') order = 0;
-    else i = 1;
+    else i++;
     if (i >= n) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_NO_TYPE);
     int kind = t[i++];
     /* object arrays first: whatever follows, this is the pickle path */
     if (kind == 'O') {
         if (!h->has_object) h->obj_at = at;
         h->has_object = 1;
-        if (i == n || (n - i == 1 && (t[i] == '4' || t[i] == '8'))) {
+        if (i == n || (i + 1 == n && (t[i] == '4' || t[i] == '8'))) {
             *itemsize = 8;
             if (out) strcpy(out, "|O");
             return 0;
@@ -303,7 +301,7 @@ static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *i
         else sz = sz * 10 + (uint64_t)(t[i] - '0');
         i++;
     }
-    size_t nd = i - ds;
+    size_t de = i, nd = i - ds; /* the digits: t[ds, de) */
     if (nd == 0) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_NO_SIZE);
     if (nd > 1 && t[ds] == '0') return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_SIZE_ZERO);
     if (!order) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_NO_ORDER);
@@ -342,13 +340,15 @@ static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *i
                 j++;
             }
             if (j > ms && (t[ms] == '0')) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_DT_MULT);
-            size_t ul = e - j;
-            const char *u = (const char *)t + j;
             static const char *const units[] = {"Y", "M", "W", "D", "h", "m", "s", "ms", "us",
                                                 "ns", "ps", "fs", "as", "generic"};
             int ok = 0;
-            for (size_t k = 0; k < sizeof units / sizeof units[0]; k++)
-                if (strlen(units[k]) == ul && memcmp(units[k], u, ul) == 0) ok = 1 + (int)k;
+            for (size_t k = 0; k < sizeof units / sizeof units[0]; k++) { /* t[j, e) is units[k] */
+                const char *u = units[k];
+                size_t x = j;
+                while (x < e && *u && (uint8_t)*u == t[x]) { x++; u++; }
+                if (x == e && !*u) ok = 1 + (int)k;
+            }
             if (!ok) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_DT_UNIT);
             if (ok == 14 && j > ms) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_DT_GENERIC);
             if (ok == 14) { unit_start = unit_end = n; } /* [generic] prints as plain M8 */
@@ -369,10 +369,11 @@ static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *i
         size_t o = 0;
         out[o++] = oc;
         out[o++] = (char)kind;
-        for (size_t k = ds; k < ds + nd && o < 40; k++) out[o++] = (char)t[k];
+        /* ASCII (digits, a unit's letters): the mask keeps each byte as it is */
+        for (size_t k = ds; k < de && o < 40; k++) out[o++] = (char)(t[k] & 0x7F);
         if (unit_end > unit_start) {
             out[o++] = '[';
-            for (size_t k = unit_start; k < unit_end && o < 46; k++) out[o++] = (char)t[k];
+            for (size_t k = unit_start; k < unit_end && o < 46; k++) out[o++] = (char)(t[k] & 0x7F);
             out[o++] = ']';
         }
         out[o] = 0;
@@ -743,7 +744,7 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                 h->i++;
                 ws(h);
                 if (peek(h) != ')') {
-                    uint64_t dims[NPZS_MAX_NDIM];
+                    uint64_t dims[NPZS_MAX_NDIM] = {0};
                     uint32_t nd;
                     int bare;
                     size_t at = h->i;
@@ -780,7 +781,7 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                 if (r) continue;
             }
             {
-                uint64_t dims[NPZS_MAX_NDIM], isz = rsize;
+                uint64_t dims[NPZS_MAX_NDIM] = {0}, isz = rsize;
                 uint32_t nd, base = rnode;
                 int bare, tflags = rflags;
                 if (expect(h, ',', NPZS_E_BAD_HEADER, NPZS_R_DESCR_SUB_COMMA) < 0) return -1;
@@ -894,13 +895,13 @@ static int fast_header(npzs_parser *p, const uint8_t *s, size_t n, size_t *d0, s
     *d0 = i;
     while (i < n && descr_char(s[i])) i++;
     *d1 = i;
-    if (i == *d0 || n - i < sizeof k_fo - 1 || memcmp(s + i, k_fo, sizeof k_fo - 1) != 0) return 0;
+    if (i == *d0 || i + (sizeof k_fo - 1) > n || memcmp(s + i, k_fo, sizeof k_fo - 1) != 0) return 0;
     i += sizeof k_fo - 1;
     int fo;
-    if (n - i >= 5 && memcmp(s + i, "False", 5) == 0) { fo = 0; i += 5; }
-    else if (n - i >= 4 && memcmp(s + i, "True", 4) == 0) { fo = 1; i += 4; }
+    if (i + 5 <= n && memcmp(s + i, "False", 5) == 0) { fo = 0; i += 5; }
+    else if (i + 4 <= n && memcmp(s + i, "True", 4) == 0) { fo = 1; i += 4; }
     else return 0;
-    if (n - i < sizeof k_shape - 1 || memcmp(s + i, k_shape, sizeof k_shape - 1) != 0) return 0;
+    if (i + (sizeof k_shape - 1) > n || memcmp(s + i, k_shape, sizeof k_shape - 1) != 0) return 0;
     i += sizeof k_shape - 1;
     uint32_t k = 0;
     if (i < n && s[i] == ')') {
@@ -926,13 +927,12 @@ static int fast_header(npzs_parser *p, const uint8_t *s, size_t n, size_t *d0, s
             return 0;
         }
     }
-    if (n - i < 4 || memcmp(s + i, ", }", 3) != 0) return 0;
+    if (i + 4 > n || memcmp(s + i, ", }", 3) != 0) return 0;
     i += 3;
     /* the padding: spaces up to a '\n' that ends the text; 8 bytes at a time, the last word
      * ending where the padding ends (it may overlap the one before) */
     if (s[n - 1] != '\n') return 0;
-    size_t pad = n - 1 - i;
-    if (pad >= 8) {
+    if (i + 9 <= n) { /* 8 bytes of padding or more */
         uint64_t w, acc = 0;
         for (size_t j = i; j + 8 <= n - 1; j += 8) {
             memcpy(&w, s + j, 8);
@@ -952,8 +952,7 @@ static int fast_header(npzs_parser *p, const uint8_t *s, size_t n, size_t *d0, s
 
 /* What both parsers share once the text is accepted: the array size, dtype.str and the
  * descr text as UTF-8 for the HEADER event. */
-static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr_end, const size_t *dim_at,
-                         int ascii) {
+static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr_end, const size_t *dim_at) {
     npzs_parser *p = h->p;
     npzs_content *c = &p->c;
     const uint8_t *s = h->s;
@@ -987,19 +986,18 @@ static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr
         o[2 + l] = 0;
     }
     c->info.dtype = c->dtype;
-    /* the descr text as UTF-8, NUL-terminated, after the decoded strings in scratch */
-    uint8_t *d = h->sc + h->sc_len, *o = d;
-    if (ascii) { /* the fast path's descr: ASCII */
-        memcpy(o, s + descr_at, descr_end - descr_at);
-        o += descr_end - descr_at;
+    /* the descr text as UTF-8, NUL-terminated, after the decoded strings in scratch: at most 2
+     * bytes a byte of text, where scratch holds 4 (npzs__parse_header_mode) */
+    size_t o = h->sc_len;
+    for (size_t k = descr_at; k < descr_end; k++) {
+        if (h->sc_cap < 3 || o > h->sc_cap - 3) return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_STATE);
+        if (h->v3 || s[k] < 0x80) h->sc[o++] = s[k];
+        else { h->sc[o++] = (uint8_t)(0xC0 | (s[k] >> 6)); h->sc[o++] = (uint8_t)(0x80 | (s[k] & 0x3F)); }
     }
-    for (size_t k = descr_at; !ascii && k < descr_end; k++) {
-        if (h->v3 || s[k] < 0x80) *o++ = s[k];
-        else { *o++ = (uint8_t)(0xC0 | (s[k] >> 6)); *o++ = (uint8_t)(0x80 | (s[k] & 0x3F)); }
-    }
-    *o = 0;
-    c->info.descr = (const char *)d;
-    c->info.descr_len = (size_t)(o - d);
+    if (o >= h->sc_cap) return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_STATE);
+    h->sc[o] = 0;
+    c->info.descr = (const char *)h->sc + h->sc_len;
+    c->info.descr_len = o - h->sc_len;
     return 0;
 }
 
@@ -1010,9 +1008,9 @@ static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr
  * understand ends it; the parser then reports the error where it meets it. */
 static int dup_keys(hp *h) {
     size_t save = h->i, sc = h->sc_len;
-    int depth = 0, seen[3] = {0, 0, 0};
+    size_t depth = 0;
+    int seen[3] = {0, 0, 0};
     h->quiet = 1;
-    static const char *const keys[3] = {"descr", "fortran_order", "shape"};
     static const int rules[3] = {NPZS_R_HDR_DUP_DESCR, NPZS_R_HDR_DUP_FORTRAN, NPZS_R_HDR_DUP_SHAPE};
     int rc = 0;
     while (h->i < h->n) {
@@ -1026,16 +1024,20 @@ static int dup_keys(hp *h) {
                 h->i = j + 1;
                 continue;
             }
-            uint32_t off, len;
+            uint32_t off = 0, len = 0;
             if (str(h, &off, &len) < 0) break;
             ws(h);
             if (peek(h) != ':') continue;
-            for (int k = 0; k < 3; k++)
-                if (str_is(h, off, len, keys[k]) && seen[k]++) {
+            int k = str_is(h, off, len, "descr") ? 0 : str_is(h, off, len, "fortran_order") ? 1
+                  : str_is(h, off, len, "shape") ? 2 : -1;
+            if (k >= 0) {
+                if (seen[k]) {
                     h->quiet = 0;
                     rc = hfail(h, NPZS_E_BAD_HEADER, at, rules[k]);
                     goto done;
                 }
+                seen[k] = 1;
+            }
             h->i++;
             continue;
         }
@@ -1075,7 +1077,7 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
     h.n = n;
     h.v3 = v3;
     h.text_off = text_off;
-    size_t dim_at[NPZS_MAX_NDIM];
+    size_t dim_at[NPZS_MAX_NDIM] = {0}; /* read for a dimension's offset in an error */
 
     if (v3) {
         size_t cps = 0, bad = 0;
@@ -1086,8 +1088,14 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
     }
     /* scratch: decoded strings never exceed 2 bytes per header byte; the UTF-8 copy of
      * the descr text (for the HEADER event) needs as much again */
+    if (!kb->scratch || !kb->scratch_cap) { /* none kept (npzs.c keeps the two together) */
+        kb->scratch = NULL;
+        kb->scratch_cap = 0;
+    }
+    size_t cap0 = kb->scratch_cap;
     if (npzs__buffer(p, (void **)&kb->scratch, &kb->scratch_cap, 4 * n + 16, npzs__here(p), NPZS_R_NOMEM_HEADER) < 0)
         return p->err;
+    if (kb->scratch_cap != cap0) memset(kb->scratch, 0, kb->scratch_cap); /* a new block: no byte left unset */
     h.sc = kb->scratch;
     h.sc_cap = kb->scratch_cap;
     h.names = kb->names;
@@ -1114,7 +1122,7 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
                     memcpy(c->type_memo_dtype, c->dtype, sizeof c->dtype);
                 }
             }
-            return header_finish(&h, itemsize, d0 - 1, d1 + 1, dim_at, 1);
+            return header_finish(&h, itemsize, d0 - 1, d1 + 1, dim_at);
         }
         if (mode == NPZS__HDR_FAST) return NPZS__HDR_NOT_FAST;
     }
@@ -1201,7 +1209,7 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
     if (h.has_object)
         return hfail(&h, NPZS_E_PICKLE, h.obj_at, NPZS_R_PICKLE);
     if (c->info.structured && tree_publish(&h) < 0) return p->err;
-    return header_finish(&h, itemsize, descr_at, descr_end, dim_at, 0);
+    return header_finish(&h, itemsize, descr_at, descr_end, dim_at);
 }
 
 
