@@ -88,7 +88,24 @@ const modes = {
     },
 };
 
-const out = [];
+/* readFrom's reader must return a count of 0 to view.length: anything else throws RangeError
+ * and leaves the validator open, to be closed; a line "X readFrom-count WHAT" says how it went */
+async function readerMisuse() {
+    const bad = [];
+    for (const give of [-1, 1.5, NaN, 'x', (1 << 20) + 1]) {
+        const v = await Validator.create();
+        try {
+            v.readFrom(() => give);
+            bad.push(`${give}:no-throw`);
+        } catch (e) {
+            if (!(e instanceof RangeError)) bad.push(`${give}:${e.name}`);
+        }
+        v.close();
+    }
+    return bad.length ? bad.join(',') : 'ok';
+}
+
+const out = [`X readFrom-count ${await readerMisuse()}\n`];
 const files = fs.readFileSync(list, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
 for (const [i, f] of files.entries()) {
     const b = new Uint8Array(fs.readFileSync(f.path));

@@ -90,9 +90,14 @@ def test_module(binary, wasm, files, tmp):
     if not ok(r.returncode == 0, "driver.mjs ran", r.stderr.decode()[-2000:]):
         return
     got = {}
+    misuse = None
     for line in r.stdout.decode("utf-8").splitlines():
         i, mode, rest = line.split(" ", 2)
+        if i == "X":
+            misuse = rest
+            continue
         got[(int(i), mode)] = rest
+    ok(misuse == "ok", "readFrom: a reader returning no count of 0 to view.length throws RangeError (%s)" % misuse)
     shown = 0
     for i, (path, args) in enumerate(files):
         rc, out, err = want[i]
