@@ -5,9 +5,6 @@
  * each in a block of exactly that size. */
 #include "drv.h"
 
-uint32_t npzs__crc32_with(int impl, uint32_t crc, const uint8_t *buf, size_t len);
-int npzs__crc32_impls(void);
-
 #define EXACT 16
 static uint8_t huge[UINT64_C(5) << 30]; /* 5 GiB: lengths over zlib's uInt and its 1 GiB steps */
 

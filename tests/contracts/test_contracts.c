@@ -14,7 +14,6 @@
 #include "internal.h"
 #include "zrec.h"
 
-uint32_t npzs__crc32_with(int impl, uint32_t crc, const uint8_t *buf, size_t len);
 
 static int passed, failed;
 static uint8_t buf[70000];
