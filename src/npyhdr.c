@@ -33,8 +33,7 @@ typedef struct hp {
     uint64_t text_off;   /* content offset of s[0] */
     uint8_t *sc;         /* scratch for decoded strings */
     size_t sc_len, sc_cap;
-    name_ref *names;
-    size_t nnames, names_cap;
+    size_t nnames;       /* name_refs in the kept names pool */
     uint32_t groups;
     int has_object;
     size_t obj_at;       /* the first object type string */
@@ -239,25 +238,69 @@ static int int_tuple(hp *h, int code, uint64_t *dims, size_t *dims_at, uint32_t 
     return 0;
 }
 
+/* ---- the kept pools --------------------------------------------------------------------------
+ * Every array that grows while a header is parsed (the field names, the descr parser's frames,
+ * the dtype tree's nodes, fields, shapes and strings, and the tree it publishes) is a block of
+ * the parser's kept buffers with its capacity in bytes.  pool_room, pool_write and pool_read
+ * are the only accesses to those blocks, each checked against the capacity (a check that fails
+ * cannot happen: CALL.state); everything else works on local copies.  The proof's analysis
+ * cannot relate a block's size to the variable that records it, so the remaining alarms of
+ * src/npyhdr.c are these three functions' copies (prove/allow.txt). */
+
+/* *buf holds `used` bytes worth keeping; make room for `need` (doubling). */
+static int pool_room(hp *h, void **buf, size_t *cap, size_t used, size_t need, int rule) {
+    if (*cap >= need) return 0;
+    if (used > *cap) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    size_t n = *cap ? *cap : 256;
+    while (n < need) n = n > SIZE_MAX / 2 ? need : n * 2;
+    void *nb = npzs__alloc(h->p, n);
+    if (!nb) return npzs__fail(h->p, NPZS_E_NOMEM, npzs__here(h->p), rule);
+    if (used) memcpy(nb, *buf, used);
+    npzs__free(h->p, *buf);
+    *buf = nb;
+    *cap = n;
+    return 0;
+}
+
+static int pool_write(hp *h, void *buf, size_t cap, size_t at, const void *src, size_t size) {
+    if (!buf || at > cap || size > cap - at) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    memcpy((uint8_t *)buf + at, src, size);
+    return 0;
+}
+
+static int pool_read(hp *h, const void *buf, size_t cap, size_t at, void *dst, size_t size) {
+    if (!buf || at > cap || size > cap - at) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    memcpy(dst, (const uint8_t *)buf + at, size);
+    return 0;
+}
+
+/* The field names, for the duplicate check: a table of at most max_fields. */
 static int add_name(hp *h, uint32_t group, uint32_t off, uint32_t len, size_t at) {
-    if (h->nnames == h->names_cap) {
+    npzs_kept *kb = &h->p->kept;
+    size_t cap = kb->names_cap / sizeof(name_ref);
+    if (h->nnames >= cap) {
         if (h->nnames >= h->p->lim.max_fields)
             return hfail(h, NPZS_E_LIMIT, at, NPZS_R_LIMIT_FIELDS);
-        size_t ncap = h->names_cap ? h->names_cap * 2 : 64;
+        size_t ncap = cap ? cap * 2 : 64;
         if (ncap > h->p->lim.max_fields) ncap = h->p->lim.max_fields;
-        name_ref *nn = npzs__alloc(h->p, ncap * sizeof *nn);
+        if (ncap <= h->nnames) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+        /* exactly ncap entries (not pool_room's doubling): the table never exceeds max_fields */
+        void *nn = npzs__alloc(h->p, ncap * sizeof(name_ref));
         if (!nn) return npzs__fail(h->p, NPZS_E_NOMEM, npzs__here(h->p), NPZS_R_NOMEM_FIELDS);
-        if (h->nnames) memcpy(nn, h->names, h->nnames * sizeof *nn);
-        npzs__free(h->p, h->names);
-        h->names = nn;
-        h->names_cap = ncap;
-        h->p->kept.names = nn;
-        h->p->kept.names_cap = ncap * sizeof *nn;
+        if (h->nnames && pool_read(h, kb->names, kb->names_cap, 0, nn, h->nnames * sizeof(name_ref)) < 0) {
+            npzs__free(h->p, nn);
+            return -1;
+        }
+        npzs__free(h->p, kb->names);
+        kb->names = nn;
+        kb->names_cap = ncap * sizeof(name_ref);
     }
-    h->names[h->nnames].group = group;
-    h->names[h->nnames].off = off;
-    h->names[h->nnames].len = len;
-    h->names[h->nnames].at = (uint32_t)at;
+    name_ref r;
+    r.group = group;
+    r.off = off;
+    r.len = len;
+    r.at = (uint32_t)at;
+    if (pool_write(h, kb->names, kb->names_cap, h->nnames * sizeof r, &r, sizeof r) < 0) return -1;
     h->nnames++;
     return 0;
 }
@@ -402,40 +445,51 @@ typedef struct tfield {
     uint64_t offset;
 } tfield;
 
-/* buf holds `used` bytes worth keeping; make room for `need`. */
-static int tgrow(hp *h, void **buf, size_t *cap, size_t used, size_t need) {
-    if (*cap >= need) return 0;
-    size_t n = *cap ? *cap : 256;
-    while (n < need) n *= 2;
-    void *nb = npzs__alloc(h->p, n);
-    if (!nb) return npzs__fail(h->p, NPZS_E_NOMEM, npzs__here(h->p), NPZS_R_NOMEM_DESCR);
-    if (used) memcpy(nb, *buf, used);
-    npzs__free(h->p, *buf);
-    *buf = nb;
-    *cap = n;
-    return 0;
-}
-
-/* A new node; its index, or -1 (out of memory, recorded). */
-static long tnode_new(hp *h, npzs_dtkind kind, uint64_t itemsize) {
+/* A new node, built by the caller: its index, or -1 (out of memory, recorded). */
+static long tnode_add(hp *h, const tnode *t) {
     npzs_kept *kb = &h->p->kept;
-    if (tgrow(h, &kb->tnodes, &kb->tnodes_cap, h->ntn * sizeof(tnode), (h->ntn + 1) * sizeof(tnode)) < 0) return -1;
-    tnode *t = (tnode *)kb->tnodes + h->ntn;
-    memset(t, 0, sizeof *t);
-    t->kind = kind;
-    t->itemsize = itemsize;
+    size_t at = (size_t)h->ntn * sizeof *t;
+    if (pool_room(h, &kb->tnodes, &kb->tnodes_cap, at, at + sizeof *t, NPZS_R_NOMEM_DESCR) < 0 ||
+        pool_write(h, kb->tnodes, kb->tnodes_cap, at, t, sizeof *t) < 0)
+        return -1;
     return (long)h->ntn++;
 }
 
+static int tnode_get(hp *h, uint32_t k, tnode *t) {
+    if (k >= h->ntn) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    return pool_read(h, h->p->kept.tnodes, h->p->kept.tnodes_cap, (size_t)k * sizeof *t, t, sizeof *t);
+}
+
+static int tnode_put(hp *h, uint32_t k, const tnode *t) {
+    if (k >= h->ntn) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    return pool_write(h, h->p->kept.tnodes, h->p->kept.tnodes_cap, (size_t)k * sizeof *t, t, sizeof *t);
+}
+
+static long tnode_new(hp *h, npzs_dtkind kind, uint64_t itemsize) {
+    tnode t;
+    memset(&t, 0, sizeof t);
+    t.kind = kind;
+    t.itemsize = itemsize;
+    return tnode_add(h, &t);
+}
+
+/* A type string's node; dtype: dtype.str, at most 47 bytes and its NUL. */
 static long tnode_scalar(hp *h, const char *dtype, uint64_t itemsize) {
     npzs_kept *kb = &h->p->kept;
-    size_t l = strlen(dtype) + 1;
-    if (tgrow(h, &kb->tstrs, &kb->tstrs_cap, h->ntstrs, h->ntstrs + l) < 0) return -1;
-    long k = tnode_new(h, NPZS_DT_SCALAR, itemsize);
-    if (k < 0) return -1;
-    memcpy((char *)kb->tstrs + h->ntstrs, dtype, l);
-    ((tnode *)kb->tnodes)[k].str_off = h->ntstrs;
-    h->ntstrs += l;
+    size_t l = 0;
+    while (l < 47 && dtype[l]) l++;
+    if (dtype[l]) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    l++;
+    if (pool_room(h, &kb->tstrs, &kb->tstrs_cap, h->ntstrs, h->ntstrs + l, NPZS_R_NOMEM_DESCR) < 0 ||
+        pool_write(h, kb->tstrs, kb->tstrs_cap, h->ntstrs, dtype, l) < 0)
+        return -1;
+    tnode t;
+    memset(&t, 0, sizeof t);
+    t.kind = NPZS_DT_SCALAR;
+    t.itemsize = itemsize;
+    t.str_off = h->ntstrs;
+    long k = tnode_add(h, &t);
+    if (k >= 0) h->ntstrs += l;
     return k;
 }
 
@@ -443,27 +497,34 @@ static long tnode_scalar(hp *h, const char *dtype, uint64_t itemsize) {
 static long tnode_shaped(hp *h, uint32_t base, const uint64_t *dims, uint32_t nd, uint64_t itemsize) {
     npzs_kept *kb = &h->p->kept;
     if (nd == 0) return base;
-    if (tgrow(h, &kb->tdims, &kb->tdims_cap, h->ntdims * 8, (h->ntdims + nd) * 8) < 0) return -1;
-    long k = tnode_new(h, NPZS_DT_SUBARRAY, itemsize);
-    if (k < 0) return -1;
-    tnode *t = (tnode *)kb->tnodes + k;
-    memcpy((uint64_t *)kb->tdims + h->ntdims, dims, nd * sizeof *dims);
-    t->base = base;
-    t->ndim = nd;
-    t->dims_off = h->ntdims;
-    h->ntdims += nd;
+    if (nd > NPZS_MAX_NDIM) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    size_t at = h->ntdims * 8, size = (size_t)nd * 8;
+    if (pool_room(h, &kb->tdims, &kb->tdims_cap, at, at + size, NPZS_R_NOMEM_DESCR) < 0 ||
+        pool_write(h, kb->tdims, kb->tdims_cap, at, dims, size) < 0)
+        return -1;
+    tnode t;
+    memset(&t, 0, sizeof t);
+    t.kind = NPZS_DT_SUBARRAY;
+    t.itemsize = itemsize;
+    t.base = base;
+    t.ndim = nd;
+    t.dims_off = h->ntdims;
+    long k = tnode_add(h, &t);
+    if (k >= 0) h->ntdims += nd;
     return k;
 }
 
 /* ('S0', n) and its kind: the scalar n bytes (U: n characters) wide that NumPy makes of it. */
 static long tnode_widened(hp *h, uint32_t base, uint64_t itemsize) {
     npzs_kept *kb = &h->p->kept;
-    const char *d = (const char *)kb->tstrs + ((const tnode *)kb->tnodes)[base].str_off;
+    tnode b;
+    char d[2]; /* the base's byte order and kind, e.g. "|S" */
+    if (tnode_get(h, base, &b) < 0 || pool_read(h, kb->tstrs, kb->tstrs_cap, b.str_off, d, 2) < 0) return -1;
     char w[48];
     uint64_t v = d[1] == 'U' ? itemsize / 4 : itemsize;
     char digits[24];
     int l = 0;
-    do { digits[l++] = (char)('0' + v % 10); v /= 10; } while (v);
+    do { digits[l++] = (char)('0' + v % 10); v /= 10; } while (v && l < 20);
     w[0] = d[0];
     w[1] = d[1];
     for (int k = 0; k < l; k++) w[2 + k] = digits[l - 1 - k];
@@ -471,65 +532,105 @@ static long tnode_widened(hp *h, uint32_t base, uint64_t itemsize) {
     return tnode_scalar(h, w, itemsize);
 }
 
-static int tfield_add(hp *h, uint32_t owner, uint32_t type, uint64_t offset, uint32_t noff, uint32_t nlen, int titled,
-                      uint32_t toff, uint32_t tlen) {
+static int tfield_add(hp *h, uint32_t type, uint32_t noff, uint32_t nlen, int titled, uint32_t toff, uint32_t tlen) {
     npzs_kept *kb = &h->p->kept;
-    if (tgrow(h, &kb->tfields, &kb->tfields_cap, h->ntf * sizeof(tfield), (h->ntf + 1) * sizeof(tfield)) < 0) return -1;
-    tfield *f = (tfield *)kb->tfields + h->ntf++;
-    f->owner = owner;
-    f->type = type;
-    f->offset = offset;
-    f->noff = noff;
-    f->nlen = nlen;
-    f->titled = titled;
-    f->toff = toff;
-    f->tlen = tlen;
+    tfield f;
+    memset(&f, 0, sizeof f);
+    f.type = type; /* owner and offset are the list's to give (tfield_place) */
+    f.noff = noff;
+    f.nlen = nlen;
+    f.titled = titled;
+    f.toff = toff;
+    f.tlen = tlen;
+    size_t at = (size_t)h->ntf * sizeof f;
+    if (pool_room(h, &kb->tfields, &kb->tfields_cap, at, at + sizeof f, NPZS_R_NOMEM_DESCR) < 0 ||
+        pool_write(h, kb->tfields, kb->tfields_cap, at, &f, sizeof f) < 0)
+        return -1;
+    h->ntf++;
     return 0;
 }
 
-/* The accepted header's tree, with pointers: a struct's fields made contiguous (in order). */
+static int tfield_get(hp *h, uint32_t k, tfield *f) {
+    if (k >= h->ntf) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    return pool_read(h, h->p->kept.tfields, h->p->kept.tfields_cap, (size_t)k * sizeof *f, f, sizeof *f);
+}
+
+/* The last field added belongs to list node `owner`, at `offset` in it. */
+static int tfield_place(hp *h, uint32_t owner, uint64_t offset) {
+    tfield f;
+    if (h->ntf == 0 || tfield_get(h, h->ntf - 1, &f) < 0) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    f.owner = owner;
+    f.offset = offset;
+    return pool_write(h, h->p->kept.tfields, h->p->kept.tfields_cap, (size_t)(h->ntf - 1) * sizeof f, &f, sizeof f);
+}
+
+/* The accepted header's tree, with pointers: a struct's fields made contiguous (in order).  The
+ * published block holds the nodes, then the fields, then a fill count per node. */
 static int tree_publish(hp *h) {
     npzs_content *c = &h->p->c;
     npzs_kept *kb = &h->p->kept;
-    size_t bytes = h->ntn * sizeof(npzs_dtnode) + h->ntf * sizeof(npzs_dtfield) + h->ntn * sizeof(uint32_t);
+    size_t fields_at = (size_t)h->ntn * sizeof(npzs_dtnode), fill_at = fields_at + (size_t)h->ntf * sizeof(npzs_dtfield);
+    size_t bytes = fill_at + (size_t)h->ntn * sizeof(uint32_t);
     if (npzs__buffer(h->p, &kb->dt, &kb->dt_cap, bytes, npzs__here(h->p), NPZS_R_NOMEM_DESCR) < 0) return -1;
-    npzs_dtnode *nodes = kb->dt;
-    npzs_dtfield *fields = (npzs_dtfield *)(nodes + h->ntn);
-    uint32_t *fill = (uint32_t *)(fields + h->ntf);
-    const tnode *tn = kb->tnodes;
-    const tfield *tf = kb->tfields;
+    npzs_dtnode o;
+    tnode t;
+    tfield f;
+    uint32_t zero = 0, fill;
     for (uint32_t k = 0; k < h->ntn; k++) {
-        npzs_dtnode *o = &nodes[k];
-        memset(o, 0, sizeof *o);
-        o->kind = tn[k].kind;
-        o->itemsize = tn[k].itemsize;
-        if (o->kind == NPZS_DT_SCALAR) o->dtype = (const char *)kb->tstrs + tn[k].str_off;
-        if (o->kind == NPZS_DT_SUBARRAY) {
-            o->base = tn[k].base;
-            o->ndim = tn[k].ndim;
-            o->shape = (const uint64_t *)kb->tdims + tn[k].dims_off;
+        if (tnode_get(h, k, &t) < 0) return -1;
+        memset(&o, 0, sizeof o);
+        o.kind = t.kind;
+        o.itemsize = t.itemsize;
+        if ((o.kind == NPZS_DT_SCALAR && t.str_off >= h->ntstrs) ||
+            (o.kind == NPZS_DT_SUBARRAY && (t.dims_off > h->ntdims || t.ndim > h->ntdims - t.dims_off)))
+            return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+        if (o.kind == NPZS_DT_SCALAR) o.dtype = (const char *)kb->tstrs + t.str_off;
+        if (o.kind == NPZS_DT_SUBARRAY) {
+            o.base = t.base;
+            o.ndim = t.ndim;
+            o.shape = (const uint64_t *)kb->tdims + t.dims_off;
         }
-        fill[k] = 0;
+        if (pool_write(h, kb->dt, kb->dt_cap, (size_t)k * sizeof o, &o, sizeof o) < 0 ||
+            pool_write(h, kb->dt, kb->dt_cap, fill_at + (size_t)k * sizeof zero, &zero, sizeof zero) < 0)
+            return -1;
     }
-    for (uint32_t f = 0; f < h->ntf; f++) nodes[tf[f].owner].count++;
+    for (uint32_t k = 0; k < h->ntf; k++) { /* each node's field count */
+        if (tfield_get(h, k, &f) < 0 || f.owner >= h->ntn) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+        if (pool_read(h, kb->dt, kb->dt_cap, (size_t)f.owner * sizeof o, &o, sizeof o) < 0) return -1;
+        o.count++;
+        if (pool_write(h, kb->dt, kb->dt_cap, (size_t)f.owner * sizeof o, &o, sizeof o) < 0) return -1;
+    }
     uint32_t at = 0;
-    for (uint32_t k = 0; k < h->ntn; k++) {
-        nodes[k].first = at;
-        at += nodes[k].count;
+    for (uint32_t k = 0; k < h->ntn; k++) { /* where each node's fields start */
+        if (pool_read(h, kb->dt, kb->dt_cap, (size_t)k * sizeof o, &o, sizeof o) < 0) return -1;
+        o.first = at;
+        at += o.count;
+        if (pool_write(h, kb->dt, kb->dt_cap, (size_t)k * sizeof o, &o, sizeof o) < 0) return -1;
     }
-    for (uint32_t f = 0; f < h->ntf; f++) {
-        const tfield *t = &tf[f];
-        npzs_dtfield *o = &fields[nodes[t->owner].first + fill[t->owner]++];
-        o->name = (const char *)h->sc + t->noff;
-        o->name_len = t->nlen;
-        o->title = t->titled ? (const char *)h->sc + t->toff : NULL;
-        o->title_len = t->titled ? t->tlen : 0;
-        o->offset = t->offset;
-        o->type = t->type;
+    for (uint32_t k = 0; k < h->ntf; k++) {
+        npzs_dtfield of;
+        if (tfield_get(h, k, &f) < 0 || f.owner >= h->ntn ||
+            pool_read(h, kb->dt, kb->dt_cap, (size_t)f.owner * sizeof o, &o, sizeof o) < 0 ||
+            pool_read(h, kb->dt, kb->dt_cap, fill_at + (size_t)f.owner * sizeof fill, &fill, sizeof fill) < 0)
+            return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+        if (f.noff > h->sc_cap || f.toff > h->sc_cap)
+            return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+        memset(&of, 0, sizeof of);
+        of.name = (const char *)h->sc + f.noff;
+        of.name_len = f.nlen;
+        of.title = f.titled ? (const char *)h->sc + f.toff : NULL;
+        of.title_len = f.titled ? f.tlen : 0;
+        of.offset = f.offset;
+        of.type = f.type;
+        size_t slot = (size_t)o.first + fill;
+        if (slot >= h->ntf || pool_write(h, kb->dt, kb->dt_cap, fields_at + slot * sizeof of, &of, sizeof of) < 0)
+            return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+        fill++;
+        if (pool_write(h, kb->dt, kb->dt_cap, fill_at + (size_t)f.owner * sizeof fill, &fill, sizeof fill) < 0) return -1;
     }
-    c->info.dt_nodes = nodes;
+    c->info.dt_nodes = kb->dt;
     c->info.dt_nnodes = h->ntn;
-    c->info.dt_fields = fields;
+    c->info.dt_fields = (const npzs_dtfield *)((const uint8_t *)kb->dt + fields_at);
     c->info.dt_nfields = h->ntf;
     return 0;
 }
@@ -597,24 +698,35 @@ static int shape_value(hp *h, uint64_t *dims, uint32_t *nd, int *bare) {
     return integer(h, NPZS_E_BAD_HEADER, &dims[0]);
 }
 
-/* A list is refused at its '[' when too deep; a subarray at its base type (begin_type). */
-static int push(hp *h, dframe *fr, uint32_t *sp, int kind, uint32_t depth, uint32_t group) {
+/* The frame on top of the stack is descr_list's local `cur`; the frames below it (its parents)
+ * are saved in the kept block `frames`, sp of them.  A list is refused at its '[' when too
+ * deep; a subarray at its base type (begin_type). */
+static int push(hp *h, uint32_t *sp, dframe *cur, int kind, uint32_t depth, uint32_t group) {
+    npzs_kept *kb = &h->p->kept;
     if (kind == F_LIST && depth > h->p->lim.max_depth)
         return hfail(h, NPZS_E_LIMIT, h->i, NPZS_R_LIMIT_DEPTH);
-    if (*sp >= 2 * h->p->lim.max_depth + 1) /* cannot happen: depth grows with every second frame */
+    if (*sp + 1 >= 2 * h->p->lim.max_depth + 1) /* cannot happen: depth grows with every second frame */
         return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_DESCR_STACK);
-    dframe *f = &fr[(*sp)++];
-    memset(f, 0, sizeof *f);
-    f->kind = (uint8_t)kind;
-    f->depth = depth;
-    f->group = group;
-    f->first = 1;
+    if (pool_write(h, kb->frames, kb->frames_cap, (size_t)*sp * sizeof *cur, cur, sizeof *cur) < 0) return -1;
+    ++*sp;
+    memset(cur, 0, sizeof *cur);
+    cur->kind = (uint8_t)kind;
+    cur->depth = depth;
+    cur->group = group;
+    cur->first = 1;
     return 0;
+}
+
+/* The frame below the top becomes the top again. */
+static int pop(hp *h, uint32_t *sp, dframe *cur) {
+    if (*sp == 0) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_DESCR_FRAME);
+    --*sp;
+    return pool_read(h, h->p->kept.frames, h->p->kept.frames_cap, (size_t)*sp * sizeof *cur, cur, sizeof *cur);
 }
 
 /* A type at depth d for the frame on top: a string gives its size now (0), a list or a
  * subarray pushes a frame whose size arrives when it is popped (1). */
-static int begin_type(hp *h, dframe *fr, uint32_t *sp, uint32_t d, uint64_t *rsize, int *rflags, uint32_t *rnode) {
+static int begin_type(hp *h, uint32_t *sp, dframe *cur, uint32_t d, uint64_t *rsize, int *rflags, uint32_t *rnode) {
     ws(h);
     int ch = peek(h);
     if (d > h->p->lim.max_depth) return hfail(h, NPZS_E_LIMIT, h->i, NPZS_R_LIMIT_DEPTH);
@@ -630,17 +742,17 @@ static int begin_type(hp *h, dframe *fr, uint32_t *sp, uint32_t d, uint64_t *rsi
         return 0;
     }
     if (ch == '[') {
-        if (push(h, fr, sp, F_LIST, d + 1, 0) < 0) return -1;
+        if (push(h, sp, cur, F_LIST, d + 1, 0) < 0) return -1;
         long k = tnode_new(h, NPZS_DT_STRUCT, 0);
         if (k < 0) return -1;
-        fr[*sp - 1].node = (uint32_t)k;
+        cur->node = (uint32_t)k;
         return 1;
     }
     if (ch == '(') {
         size_t at = h->i;
         h->i++;
-        if (push(h, fr, sp, F_SUB, d + 1, 0) < 0) return -1;
-        fr[*sp - 1].at = at;
+        if (push(h, sp, cur, F_SUB, d + 1, 0) < 0) return -1;
+        cur->at = at;
         return 1;
     }
     return hfail(h, NPZS_E_BAD_HEADER, h->i, NPZS_R_DESCR_TYPE_FORM);
@@ -658,16 +770,20 @@ static int descr_list(hp *h, uint64_t *itemsize) {
             return npzs__fail(h->p, NPZS_E_NOMEM, npzs__here(h->p), NPZS_R_NOMEM_DESCR);
         kb->frames_cap = need;
     }
-    dframe *fr = kb->frames;
+    dframe cur; /* the frame on top; its parents are saved (push, pop) */
     uint32_t sp = 0;
     uint64_t rsize = 0; /* the size (and T_* bits, node) of the type that was completed last */
     int rflags = 0;
     uint32_t rnode = 0;
     h->ntn = h->ntf = 0;
     h->ntdims = h->ntstrs = 0;
-    if (push(h, fr, &sp, F_LIST, 1, 0) < 0 || tnode_new(h, NPZS_DT_STRUCT, 0) < 0) return -1; /* node 0 */
+    memset(&cur, 0, sizeof cur); /* the top-level list, at depth 1 (max_depth is at least 1) */
+    cur.kind = F_LIST;
+    cur.depth = 1;
+    cur.first = 1;
+    if (tnode_new(h, NPZS_DT_STRUCT, 0) < 0) return -1; /* node 0 */
     for (;;) {
-        dframe *f = &fr[sp - 1];
+        dframe *f = &cur;
         int r;
         switch (f->kind) {
         case F_LIST:
@@ -678,11 +794,7 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                 f->stage = 1;
             } else if (f->stage == 2) { /* a field was completed (its offset: the size so far) */
                 if (rsize > ITEMSIZE_MAX - f->size) return hfail(h, NPZS_E_SIZE_OVERFLOW, f->at, NPZS_R_DESCR_STRUCT_SIZE);
-                if (rflags & T_NAMED) {
-                    tfield *tf = (tfield *)h->p->kept.tfields + h->ntf - 1;
-                    tf->owner = f->node;
-                    tf->offset = f->size;
-                }
+                if ((rflags & T_NAMED) && tfield_place(h, f->node, f->size) < 0) return -1;
                 f->size += rsize;
                 f->stage = 1;
             }
@@ -697,14 +809,18 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                 rsize = f->size;
                 rflags = 0;
                 rnode = f->node;
-                ((tnode *)h->p->kept.tnodes)[rnode].itemsize = rsize;
-                if (--sp == 0) { *itemsize = rsize; return 0; }
+                tnode t;
+                if (tnode_get(h, rnode, &t) < 0) return -1;
+                t.itemsize = rsize;
+                if (tnode_put(h, rnode, &t) < 0) return -1;
+                if (sp == 0) { *itemsize = rsize; return 0; }
+                if (pop(h, &sp, &cur) < 0) return -1;
                 continue;
             }
             f->first = 0;
             f->at = h->i;
             f->stage = 2;
-            if (push(h, fr, &sp, F_FIELD, f->depth, f->group) < 0) return -1;
+            if (push(h, &sp, &cur, F_FIELD, f->depth, f->group) < 0) return -1;
             continue;
 
         case F_FIELD:
@@ -732,7 +848,7 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                 }
                 if (expect(h, ',', NPZS_E_BAD_HEADER, NPZS_R_DESCR_NAME_COMMA) < 0) return -1;
                 f->stage = 1;
-                if ((r = begin_type(h, fr, &sp, f->depth, &rsize, &rflags, &rnode)) < 0) return -1;
+                if ((r = begin_type(h, &sp, &cur, f->depth, &rsize, &rflags, &rnode)) < 0) return -1;
                 if (r) continue;
             }
             /* the type is complete: an optional shape, the closing parenthesis */
@@ -767,17 +883,17 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                 if (add_name(h, f->group, f->noff, f->nlen, f->name_at) < 0) return -1;
                 if (f->titled && add_name(h, f->group, f->toff, f->tlen, f->title_at) < 0) return -1;
                 /* owner and offset are the list's to give (stage 2 above) */
-                if (tfield_add(h, 0, f->node, 0, f->noff, f->nlen, f->titled, f->toff, f->tlen) < 0) return -1;
+                if (tfield_add(h, f->node, f->noff, f->nlen, f->titled, f->toff, f->tlen) < 0) return -1;
             }
             rsize = f->size;
             rflags = f->tflags | (f->nlen ? T_NAMED : 0);
-            sp--;
+            if (pop(h, &sp, &cur) < 0) return -1;
             continue;
 
         case F_SUB:
             if (f->stage == 0) { /* '(' was taken: the base type */
                 f->stage = 1;
-                if ((r = begin_type(h, fr, &sp, f->depth, &rsize, &rflags, &rnode)) < 0) return -1;
+                if ((r = begin_type(h, &sp, &cur, f->depth, &rsize, &rflags, &rnode)) < 0) return -1;
                 if (r) continue;
             }
             {
@@ -797,42 +913,85 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                 rflags = tflags;
                 rnode = (uint32_t)k;
             }
-            sp--;
+            if (pop(h, &sp, &cur) < 0) return -1;
             continue;
         }
         return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_DESCR_FRAME);
     }
 }
 
-static int cmp_names(const void *a, const void *b, const uint8_t *sc) {
-    const name_ref *x = a, *y = b;
+static int name_get(hp *h, size_t k, name_ref *r) {
+    if (k >= h->nnames) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    return pool_read(h, h->p->kept.names, h->p->kept.names_cap, k * sizeof *r, r, sizeof *r);
+}
+
+static int name_put(hp *h, size_t k, const name_ref *r) {
+    if (k >= h->nnames) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    return pool_write(h, h->p->kept.names, h->p->kept.names_cap, k * sizeof *r, r, sizeof *r);
+}
+
+/* The order of the duplicate check: by field list, then the decoded bytes, then the length,
+ * then the position (a name and its duplicate end up side by side). */
+static int cmp_names(const hp *h, const name_ref *x, const name_ref *y) {
     if (x->group != y->group) return x->group < y->group ? -1 : 1;
     size_t l = x->len < y->len ? x->len : y->len;
-    int c = memcmp(sc + x->off, sc + y->off, l);
+    if (x->off > h->sc_cap || y->off > h->sc_cap || l > h->sc_cap - x->off || l > h->sc_cap - y->off)
+        return 0; /* cannot happen: names are decoded into scratch */
+    int c = memcmp(h->sc + x->off, h->sc + y->off, l);
     if (c) return c;
     if (x->len != y->len) return x->len < y->len ? -1 : 1;
     return x->at < y->at ? -1 : x->at > y->at;
 }
 
-/* Heap sort: O(n log n) whatever the input, no recursion, no allocation. */
-static void sift_down(name_ref *v, size_t r, size_t n, const uint8_t *sc) {
+static int name_swap(hp *h, size_t a, size_t b) {
+    name_ref x, y;
+    if (name_get(h, a, &x) < 0 || name_get(h, b, &y) < 0 || name_put(h, a, &y) < 0 || name_put(h, b, &x) < 0) return -1;
+    return 0;
+}
+
+/* Heap sort of names [0, n): O(n log n) whatever the input, no recursion, no allocation. */
+static int sift_down(hp *h, size_t r, size_t n) {
+    name_ref x, y;
     for (;;) {
         size_t c = 2 * r + 1;
-        if (c >= n) return;
-        if (c + 1 < n && cmp_names(&v[c], &v[c + 1], sc) < 0) c++;
-        if (cmp_names(&v[r], &v[c], sc) >= 0) return;
-        name_ref t = v[r]; v[r] = v[c]; v[c] = t;
+        if (c >= n) return 0;
+        if (name_get(h, c, &x) < 0) return -1;
+        if (c + 1 < n) {
+            if (name_get(h, c + 1, &y) < 0) return -1;
+            if (cmp_names(h, &x, &y) < 0) { c++; x = y; }
+        }
+        if (name_get(h, r, &y) < 0) return -1;
+        if (cmp_names(h, &y, &x) >= 0) return 0;
+        if (name_swap(h, r, c) < 0) return -1;
         r = c;
     }
 }
 
-static void sort_names(name_ref *v, size_t n, const uint8_t *sc) {
-    if (n < 2) return;
-    for (size_t start = n / 2; start-- > 0;) sift_down(v, start, n, sc);
-    for (size_t end = n - 1; end > 0; end--) {
-        name_ref t = v[0]; v[0] = v[end]; v[end] = t;
-        sift_down(v, 0, end, sc);
+static int sort_names(hp *h) {
+    size_t n = h->nnames;
+    if (n < 2) return 0;
+    for (size_t start = n / 2; start-- > 0;)
+        if (sift_down(h, start, n) < 0) return -1;
+    for (size_t end = n - 1; end > 0; end--)
+        if (name_swap(h, 0, end) < 0 || sift_down(h, 0, end) < 0) return -1;
+    return 0;
+}
+
+/* Two names of one field list that decode to the same text: the later one is refused. */
+static int dup_names(hp *h) {
+    if (h->nnames < 2) return 0;
+    if (sort_names(h) < 0) return -1;
+    name_ref a, b;
+    if (name_get(h, 0, &a) < 0) return -1;
+    for (size_t k = 1; k < h->nnames; k++, a = b) {
+        if (name_get(h, k, &b) < 0) return -1;
+        if (a.group != b.group || a.len != b.len) continue;
+        if (a.off > h->sc_cap || b.off > h->sc_cap || a.len > h->sc_cap - a.off || a.len > h->sc_cap - b.off)
+            return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+        if (memcmp(h->sc + a.off, h->sc + b.off, a.len) == 0)
+            return hfail(h, NPZS_E_BAD_HEADER, a.at > b.at ? a.at : b.at, NPZS_R_DESCR_DUP_NAME);
     }
+    return 0;
 }
 
 /* Strict UTF-8 (no overlongs, no surrogates, <= U+10FFFF).  Returns 0 with *cps the code
@@ -1098,8 +1257,6 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
     if (kb->scratch_cap != cap0) memset(kb->scratch, 0, kb->scratch_cap); /* a new block: no byte left unset */
     h.sc = kb->scratch;
     h.sc_cap = kb->scratch_cap;
-    h.names = kb->names;
-    h.names_cap = kb->names_cap / sizeof(name_ref);
 
     if (mode != NPZS__HDR_GENERAL) {
         size_t d0, d1;
@@ -1197,15 +1354,7 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
     if (h.i != n) return hfail(&h, NPZS_E_BAD_HEADER, h.i, NPZS_R_HDR_AFTER_DICT);
 
     /* duplicate field names or titles within one field list */
-    if (h.nnames > 1) {
-        sort_names(h.names, h.nnames, h.sc);
-        for (size_t k = 1; k < h.nnames; k++) {
-            name_ref *a = &h.names[k - 1], *b = &h.names[k];
-            if (a->group == b->group && a->len == b->len && memcmp(h.sc + a->off, h.sc + b->off, a->len) == 0)
-                return hfail(&h, NPZS_E_BAD_HEADER, a->at > b->at ? a->at : b->at,
-                             NPZS_R_DESCR_DUP_NAME);
-        }
-    }
+    if (dup_names(&h) < 0) return p->err;
     if (h.has_object)
         return hfail(&h, NPZS_E_PICKLE, h.obj_at, NPZS_R_PICKLE);
     if (c->info.structured && tree_publish(&h) < 0) return p->err;
