@@ -142,14 +142,15 @@ static int str(hp *h, uint32_t *off, uint32_t *len) {
             }
             h->i += 2;
             if (nd) {
-                if (h->i + (size_t)nd > h->n) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_STR_ESCAPE_SHORT);
-                for (int k = 0; k < nd; k++) {
-                    int v = hexval(h->s[h->i + (size_t)k]);
+                size_t de = h->i + (size_t)nd; /* the digits: s[h->i, de) */
+                if (de > h->n) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_STR_ESCAPE_SHORT);
+                for (size_t j = h->i; j < de; j++) {
+                    int v = hexval(h->s[j]);
                     if (v < 0) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_STR_ESCAPE_HEX);
                     cp = cp * 16 + (uint32_t)v;
                 }
                 if (cp > 0x10FFFF) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_STR_ESCAPE_RANGE);
-                h->i += (size_t)nd;
+                h->i = de;
             }
             put_utf8(h, cp);
             continue;
@@ -157,11 +158,12 @@ static int str(hp *h, uint32_t *off, uint32_t *len) {
         if (b < 0x80) { h->sc[h->sc_len++] = b; h->i++; continue; }
         if (!h->v3) { put_utf8(h, b); h->i++; continue; } /* latin-1 */
         /* v3: the UTF-8 was validated already; copy the sequence */
-        size_t k = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2;
-        if (h->i + k > h->n) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
-        memcpy(h->sc + h->sc_len, h->s + h->i, k);
-        h->sc_len += k;
-        h->i += k;
+        size_t e = h->i + (b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2); /* the sequence: s[h->i, e) */
+        if (e > h->n) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+        while (h->i < e) {
+            if (h->sc_len >= h->sc_cap) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+            h->sc[h->sc_len++] = h->s[h->i++];
+        }
     }
     *len = (uint32_t)(h->sc_len - *off);
     return 0;
@@ -187,7 +189,7 @@ static int integer(hp *h, int code, uint64_t *v) {
         else x = x * 10 + d;
         h->i++;
     }
-    if (h->s[at] == '0' && h->i - at > 1) return hfail(h, code, at, NPZS_R_INT_LEADING_ZERO);
+    if (ch == '0' && h->i - at > 1) return hfail(h, code, at, NPZS_R_INT_LEADING_ZERO);
     ch = peek(h);
     if (ch == 'x' || ch == 'X' || ch == 'o' || ch == 'O' || ch == 'b' || ch == 'B' || ch == '_' ||
         ch == '.' || ch == 'e' || ch == 'E' || ch == 'j' || ch == 'J' || ch == 'l')
@@ -223,9 +225,9 @@ static int int_tuple(hp *h, int code, uint64_t *dims, size_t *dims_at, uint32_t 
             break;
         }
         if (k > 0 && !comma) return hfail(h, code, h->i, field ? NPZS_R_FIELD_TUPLE_COMMA : NPZS_R_TUPLE_COMMA);
-        if (k == maxdims) /* bad_shape in a field too: max_ndim is the limit of both */
+        if (k >= maxdims || k >= NPZS_MAX_NDIM) /* bad_shape in a field too: max_ndim is the limit of both */
             return hfail(h, NPZS_E_BAD_SHAPE, h->i, field ? NPZS_R_FIELD_NDIM : NPZS_R_NDIM);
-        uint64_t v;
+        uint64_t v = 0;
         ws(h);
         if (dims_at) dims_at[k] = h->i;
         if (integer(h, code, &v) < 0) return -1;
@@ -256,6 +258,7 @@ static int pool_room(hp *h, void **buf, size_t *cap, size_t used, size_t need, i
     void *nb = npzs__alloc(h->p, n);
     if (!nb) return npzs__fail(h->p, NPZS_E_NOMEM, npzs__here(h->p), rule);
     if (used) memcpy(nb, *buf, used);
+    memset((uint8_t *)nb + used, 0, n - used); /* no byte of a pool is ever unset */
     npzs__free(h->p, *buf);
     *buf = nb;
     *cap = n;
@@ -291,15 +294,12 @@ static int add_name(hp *h, uint32_t group, uint32_t off, uint32_t len, size_t at
             npzs__free(h->p, nn);
             return -1;
         }
+        memset((uint8_t *)nn + h->nnames * sizeof(name_ref), 0, (ncap - h->nnames) * sizeof(name_ref));
         npzs__free(h->p, kb->names);
         kb->names = nn;
         kb->names_cap = ncap * sizeof(name_ref);
     }
-    name_ref r;
-    r.group = group;
-    r.off = off;
-    r.len = len;
-    r.at = (uint32_t)at;
+    name_ref r = {.group = group, .off = off, .len = len, .at = (uint32_t)at};
     if (pool_write(h, kb->names, kb->names_cap, h->nnames * sizeof r, &r, sizeof r) < 0) return -1;
     h->nnames++;
     return 0;
@@ -413,10 +413,10 @@ static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *i
         out[o++] = oc;
         out[o++] = (char)kind;
         /* ASCII (digits, a unit's letters): the mask keeps each byte as it is */
-        for (size_t k = ds; k < de && o < 40; k++) out[o++] = (char)(t[k] & 0x7F);
+        for (size_t k = ds; k < de && k < n && o < 40; k++) out[o++] = (char)(t[k] & 0x7F);
         if (unit_end > unit_start) {
             out[o++] = '[';
-            for (size_t k = unit_start; k < unit_end && o < 46; k++) out[o++] = (char)(t[k] & 0x7F);
+            for (size_t k = unit_start; k < unit_end && k < n && o < 46; k++) out[o++] = (char)(t[k] & 0x7F);
             out[o++] = ']';
         }
         out[o] = 0;
@@ -466,10 +466,7 @@ static int tnode_put(hp *h, uint32_t k, const tnode *t) {
 }
 
 static long tnode_new(hp *h, npzs_dtkind kind, uint64_t itemsize) {
-    tnode t;
-    memset(&t, 0, sizeof t);
-    t.kind = kind;
-    t.itemsize = itemsize;
+    tnode t = {.kind = kind, .itemsize = itemsize};
     return tnode_add(h, &t);
 }
 
@@ -483,11 +480,7 @@ static long tnode_scalar(hp *h, const char *dtype, uint64_t itemsize) {
     if (pool_room(h, &kb->tstrs, &kb->tstrs_cap, h->ntstrs, h->ntstrs + l, NPZS_R_NOMEM_DESCR) < 0 ||
         pool_write(h, kb->tstrs, kb->tstrs_cap, h->ntstrs, dtype, l) < 0)
         return -1;
-    tnode t;
-    memset(&t, 0, sizeof t);
-    t.kind = NPZS_DT_SCALAR;
-    t.itemsize = itemsize;
-    t.str_off = h->ntstrs;
+    tnode t = {.kind = NPZS_DT_SCALAR, .itemsize = itemsize, .str_off = h->ntstrs};
     long k = tnode_add(h, &t);
     if (k >= 0) h->ntstrs += l;
     return k;
@@ -502,16 +495,21 @@ static long tnode_shaped(hp *h, uint32_t base, const uint64_t *dims, uint32_t nd
     if (pool_room(h, &kb->tdims, &kb->tdims_cap, at, at + size, NPZS_R_NOMEM_DESCR) < 0 ||
         pool_write(h, kb->tdims, kb->tdims_cap, at, dims, size) < 0)
         return -1;
-    tnode t;
-    memset(&t, 0, sizeof t);
-    t.kind = NPZS_DT_SUBARRAY;
-    t.itemsize = itemsize;
-    t.base = base;
-    t.ndim = nd;
-    t.dims_off = h->ntdims;
+    tnode t = {.kind = NPZS_DT_SUBARRAY, .itemsize = itemsize, .base = base, .ndim = nd, .dims_off = h->ntdims};
     long k = tnode_add(h, &t);
     if (k >= 0) h->ntdims += nd;
     return k;
+}
+
+/* The decimal digits of v (at most 20) at o: how many. */
+static size_t put_dec(char *o, uint64_t v) {
+    size_t l = 1;
+    for (uint64_t t = v; t >= 10 && l < 20; t /= 10) l++;
+    for (size_t k = l; k > 0; k--) {
+        o[k - 1] = (char)('0' + v % 10);
+        v /= 10;
+    }
+    return l;
 }
 
 /* ('S0', n) and its kind: the scalar n bytes (U: n characters) wide that NumPy makes of it. */
@@ -520,28 +518,17 @@ static long tnode_widened(hp *h, uint32_t base, uint64_t itemsize) {
     tnode b;
     char d[2]; /* the base's byte order and kind, e.g. "|S" */
     if (tnode_get(h, base, &b) < 0 || pool_read(h, kb->tstrs, kb->tstrs_cap, b.str_off, d, 2) < 0) return -1;
-    char w[48];
-    uint64_t v = d[1] == 'U' ? itemsize / 4 : itemsize;
-    char digits[24];
-    int l = 0;
-    do { digits[l++] = (char)('0' + v % 10); v /= 10; } while (v && l < 20);
+    char w[48] = {0};
     w[0] = d[0];
     w[1] = d[1];
-    for (int k = 0; k < l; k++) w[2 + k] = digits[l - 1 - k];
-    w[2 + l] = 0;
+    (void)put_dec(w + 2, d[1] == 'U' ? itemsize / 4 : itemsize);
     return tnode_scalar(h, w, itemsize);
 }
 
 static int tfield_add(hp *h, uint32_t type, uint32_t noff, uint32_t nlen, int titled, uint32_t toff, uint32_t tlen) {
     npzs_kept *kb = &h->p->kept;
-    tfield f;
-    memset(&f, 0, sizeof f);
-    f.type = type; /* owner and offset are the list's to give (tfield_place) */
-    f.noff = noff;
-    f.nlen = nlen;
-    f.titled = titled;
-    f.toff = toff;
-    f.tlen = tlen;
+    /* owner and offset are the list's to give (tfield_place) */
+    tfield f = {.type = type, .noff = noff, .nlen = nlen, .titled = titled, .toff = toff, .tlen = tlen};
     size_t at = (size_t)h->ntf * sizeof f;
     if (pool_room(h, &kb->tfields, &kb->tfields_cap, at, at + sizeof f, NPZS_R_NOMEM_DESCR) < 0 ||
         pool_write(h, kb->tfields, kb->tfields_cap, at, &f, sizeof f) < 0)
@@ -676,11 +663,12 @@ static int apply_shape(hp *h, uint64_t *isz, int *tflags, const uint64_t *dims, 
     if (bare && dims[0] == 1)
         return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_SHAPE_ONE);
     uint64_t items = 1;
-    for (uint32_t k = 0; k < nd; k++) {
-        if (dims[k] > ITEMSIZE_MAX) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, NPZS_R_DESCR_DIM);
-        if (dims[k] && items > UINT64_C(0x7FFFFFFFFFFFFFFF) / dims[k])
+    for (uint32_t k = 0; k < nd && k < NPZS_MAX_NDIM; k++) {
+        uint64_t d = dims[k];
+        if (d > ITEMSIZE_MAX) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, NPZS_R_DESCR_DIM);
+        if (d && items > UINT64_C(0x7FFFFFFFFFFFFFFF) / d)
             return hfail(h, NPZS_E_SIZE_OVERFLOW, at, NPZS_R_DESCR_COUNT_OVF);
-        items *= dims[k];
+        items *= d;
     }
     if (items > ITEMSIZE_MAX) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, NPZS_R_DESCR_COUNT);
     if (items && *isz > ITEMSIZE_MAX / items) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, NPZS_R_DESCR_FIELD_SIZE);
@@ -733,7 +721,7 @@ static int begin_type(hp *h, uint32_t *sp, dframe *cur, uint32_t d, uint64_t *rs
     if (ch == '\'' || ch == '"') {
         size_t at = h->i;
         uint32_t off, len;
-        char dtype[48];
+        char dtype[48] = {0};
         if (str(h, &off, &len) < 0) return -1;
         if (type_string(h, off, len, at, rsize, rflags, dtype) < 0) return -1;
         long k = tnode_scalar(h, dtype, *rsize);
@@ -1067,7 +1055,7 @@ static int fast_header(npzs_parser *p, const uint8_t *s, size_t n, size_t *d0, s
         i++;
     } else {
         for (;;) {
-            if (k == p->lim.max_ndim || i >= n || s[i] < '0' || s[i] > '9') return 0;
+            if (k >= p->lim.max_ndim || k >= NPZS_MAX_NDIM || i >= n || s[i] < '0' || s[i] > '9') return 0;
             if (s[i] == '0' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9') return 0;
             size_t at = i;
             uint64_t v = 0;
@@ -1118,6 +1106,8 @@ static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr
     /* size: NumPy's rule, itemsize times the product of the non-zero dims must fit in intp */
     uint64_t acc = itemsize ? itemsize : 1;
     int zero = 0;
+    if (c->info.ndim > NPZS_MAX_NDIM || descr_at > descr_end || descr_end > h->n)
+        return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_STATE);
     for (uint32_t k = 0; k < c->info.ndim; k++) {
         uint64_t d = c->shape[k];
         if (d == 0) { zero = 1; continue; }
@@ -1137,12 +1127,7 @@ static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr
     if (c->info.structured) {
         char *o = c->dtype;
         o[0] = '|'; o[1] = 'V';
-        uint64_t v = itemsize;
-        char tmp[24];
-        int l = 0;
-        do { tmp[l++] = (char)('0' + v % 10); v /= 10; } while (v);
-        for (int k = 0; k < l; k++) o[2 + k] = tmp[l - 1 - k];
-        o[2 + l] = 0;
+        o[2 + put_dec(o + 2, itemsize)] = 0;
     }
     c->info.dtype = c->dtype;
     /* the descr text as UTF-8, NUL-terminated, after the decoded strings in scratch: at most 2
@@ -1259,18 +1244,21 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
     h.sc_cap = kb->scratch_cap;
 
     if (mode != NPZS__HDR_GENERAL) {
-        size_t d0, d1;
+        size_t d0 = 0, d1 = 0;
         if (fast_header(p, s, n, &d0, &d1, dim_at)) {
-            uint64_t itemsize;
+            uint64_t itemsize = 0;
             int is_void;
+            if (d0 == 0 || d0 > d1 || d1 >= n || d1 - d0 > h.sc_cap)
+                return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_STATE);
             size_t dl = d1 - d0;
-            int differs = dl != c->type_memo_len; /* from the last member's type (type_memo_len 0: none) */
-            for (size_t k = 0; !differs && k < dl; k++) differs = s[d0 + k] != c->type_memo[k];
+            /* from the last member's type (type_memo_len 0: none) */
+            int differs = dl != c->type_memo_len || dl > sizeof c->type_memo;
+            for (size_t k = 0; !differs && k < dl && k < sizeof c->type_memo; k++) differs = s[d0 + k] != c->type_memo[k];
             if (!differs) {
                 itemsize = c->type_memo_itemsize;
                 memcpy(c->dtype, c->type_memo_dtype, sizeof c->dtype);
             } else {
-                memcpy(h.sc, s + d0, dl);
+                for (size_t j = d0; j < d1; j++) h.sc[j - d0] = s[j];
                 if (type_string(&h, 0, (uint32_t)dl, d0 - 1, &itemsize, &is_void, c->dtype) < 0) return p->err;
                 if (dl <= sizeof c->type_memo) { /* type_string is a function of the text alone */
                     memcpy(c->type_memo, s + d0, dl);
@@ -1303,7 +1291,7 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
         }
         first = 0;
         size_t key_at = h.i;
-        uint32_t koff, klen;
+        uint32_t koff = 0, klen = 0;
         if (str(&h, &koff, &klen) < 0) return p->err;
         if (expect(&h, ':', NPZS_E_BAD_HEADER, NPZS_R_HDR_DICT_COLON) < 0) return p->err;
         ws(&h);
