@@ -720,7 +720,7 @@ static int begin_type(hp *h, uint32_t *sp, dframe *cur, uint32_t d, uint64_t *rs
     if (d > h->p->lim.max_depth) return hfail(h, NPZS_E_LIMIT, h->i, NPZS_R_LIMIT_DEPTH);
     if (ch == '\'' || ch == '"') {
         size_t at = h->i;
-        uint32_t off, len;
+        uint32_t off = 0, len = 0;
         char dtype[48] = {0};
         if (str(h, &off, &len) < 0) return -1;
         if (type_string(h, off, len, at, rsize, rflags, dtype) < 0) return -1;
@@ -1301,7 +1301,7 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
             descr_at = vat;
             int ch = peek(&h);
             if (ch == '\'' || ch == '"') {
-                uint32_t off, len;
+                uint32_t off = 0, len = 0;
                 int is_void;
                 if (str(&h, &off, &len) < 0) return p->err;
                 if (type_string(&h, off, len, vat, &itemsize, &is_void, c->dtype) < 0) return p->err;
