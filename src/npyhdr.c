@@ -259,9 +259,10 @@ static int pool_room(hp *h, void **buf, size_t *cap, size_t used, size_t need, i
     if (!nb) return npzs__fail(h->p, NPZS_E_NOMEM, npzs__here(h->p), rule);
     if (used) memcpy(nb, *buf, used);
     memset((uint8_t *)nb + used, 0, n - used); /* no byte of a pool is ever unset */
-    npzs__free(h->p, *buf);
+    void *old = *buf;
     *buf = nb;
     *cap = n;
+    npzs__free(h->p, old);
     return 0;
 }
 
@@ -295,9 +296,10 @@ static int add_name(hp *h, uint32_t group, uint32_t off, uint32_t len, size_t at
             return -1;
         }
         memset((uint8_t *)nn + h->nnames * sizeof(name_ref), 0, (ncap - h->nnames) * sizeof(name_ref));
-        npzs__free(h->p, kb->names);
+        void *old = kb->names;
         kb->names = nn;
         kb->names_cap = ncap * sizeof(name_ref);
+        npzs__free(h->p, old);
     }
     name_ref r = {.group = group, .off = off, .len = len, .at = (uint32_t)at};
     if (pool_write(h, kb->names, kb->names_cap, h->nnames * sizeof r, &r, sizeof r) < 0) return -1;
@@ -849,7 +851,7 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                 ws(h);
                 if (peek(h) != ')') {
                     uint64_t dims[NPZS_MAX_NDIM] = {0};
-                    uint32_t nd;
+                    uint32_t nd = 0;
                     int bare;
                     size_t at = h->i;
                     if (shape_value(h, dims, &nd, &bare) < 0) return -1;
@@ -886,7 +888,7 @@ static int descr_list(hp *h, uint64_t *itemsize) {
             }
             {
                 uint64_t dims[NPZS_MAX_NDIM] = {0}, isz = rsize;
-                uint32_t nd, base = rnode;
+                uint32_t nd = 0, base = rnode;
                 int bare, tflags = rflags;
                 if (expect(h, ',', NPZS_E_BAD_HEADER, NPZS_R_DESCR_SUB_COMMA) < 0) return -1;
                 if (shape_value(h, dims, &nd, &bare) < 0) return -1;
