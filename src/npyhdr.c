@@ -758,6 +758,7 @@ static int descr_list(hp *h, uint64_t *itemsize) {
         kb->frames_cap = 0;
         if (!(kb->frames = npzs__alloc(h->p, need)))
             return npzs__fail(h->p, NPZS_E_NOMEM, npzs__here(h->p), NPZS_R_NOMEM_DESCR);
+        memset(kb->frames, 0, need); /* a frame popped is one pushed; the proof sees every byte set */
         kb->frames_cap = need;
     }
     dframe cur; /* the frame on top; its parents are saved (push, pop) */
