@@ -142,7 +142,8 @@ enum { NPZS__INF_OK, NPZS__INF_END, NPZS__INF_BAD, NPZS__INF_NOMEM };
  * hold), each grown to the largest need yet and released by npzs_free. */
 typedef struct npzs_kept {
     /* content.c and npyhdr.c: the staged header (+1 for a NUL), the header parser's scratch
-     * (decoded strings, the name list, the descr parser's stack of 2 * max_depth + 1 frames), the
+     * (decoded strings, the name list, the descr parser's stack of frames, at most
+     * 2 * max_depth + 1 and as many as the nesting met), the
      * structured dtype's tree while it is built, and as published */
     uint8_t *hdr, *scratch;
     void *names, *frames, *tnodes, *tfields, *tdims, *tstrs, *dt;

@@ -626,8 +626,9 @@ static int tree_publish(hp *h) {
 
 /* ---- structured descr: an iterative parser ----------------------------------------------
  * A field list nests field lists and (type, shape) subarrays to any depth up to max_depth; the
- * nesting lives in an explicit stack of frames (allocated through the hooks, 2 * max_depth + 1
- * of them: a list and its field per level), never on the C stack, so no limit the API accepts can overflow it.
+ * nesting lives in an explicit stack of frames (a list and its field per level: at most
+ * 2 * max_depth + 1, in a kept pool that grows with the nesting met), never on the C stack, so no
+ * limit the API accepts can overflow it.
  *
  *   list  := '[' [field (',' field)* [',']] ']'          itemsize: the sum of the fields
  *   field := '(' name-or-(title, name) ',' type [',' shape] [','] ')'
@@ -697,7 +698,10 @@ static int push(hp *h, uint32_t *sp, dframe *cur, int kind, uint32_t depth, uint
         return hfail(h, NPZS_E_LIMIT, h->i, NPZS_R_LIMIT_DEPTH);
     if (*sp + 1 >= 2 * h->p->lim.max_depth + 1) /* cannot happen: depth grows with every second frame */
         return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_DESCR_STACK);
-    if (pool_write(h, kb->frames, kb->frames_cap, (size_t)*sp * sizeof *cur, cur, sizeof *cur) < 0) return -1;
+    size_t at = (size_t)*sp * sizeof *cur; /* the stack grows with the nesting met, not the limit */
+    if (pool_room(h, &kb->frames, &kb->frames_cap, at, at + sizeof *cur, NPZS_R_NOMEM_DESCR) < 0 ||
+        pool_write(h, kb->frames, kb->frames_cap, at, cur, sizeof *cur) < 0)
+        return -1;
     ++*sp;
     memset(cur, 0, sizeof *cur);
     cur->kind = (uint8_t)kind;
@@ -750,17 +754,6 @@ static int begin_type(hp *h, uint32_t *sp, dframe *cur, uint32_t d, uint64_t *rs
 
 /* The field list at h->i (the descr value); *itemsize the struct's size. */
 static int descr_list(hp *h, uint64_t *itemsize) {
-    npzs_kept *kb = &h->p->kept;
-    /* a list and its field per level: 2 * max_depth frames, and one to spare */
-    size_t need = (2 * (size_t)h->p->lim.max_depth + 1) * sizeof(dframe);
-    if (kb->frames_cap < need) {
-        npzs__free(h->p, kb->frames);
-        kb->frames_cap = 0;
-        if (!(kb->frames = npzs__alloc(h->p, need)))
-            return npzs__fail(h->p, NPZS_E_NOMEM, npzs__here(h->p), NPZS_R_NOMEM_DESCR);
-        memset(kb->frames, 0, need); /* a frame popped is one pushed; the proof sees every byte set */
-        kb->frames_cap = need;
-    }
     dframe cur; /* the frame on top; its parents are saved (push, pop) */
     uint32_t sp = 0;
     uint64_t rsize = 0; /* the size (and T_* bits, node) of the type that was completed last */
