@@ -45,15 +45,23 @@ typedef struct hp {
 /* A syntax error at a byte that shows why better than the check that met it: whitespace NumPy
  * accepts and the grammar does not, a string prefix (u'', b'', r''...), or a second string where
  * a ',' or ':' was expected (implicit concatenation).  All three are strict rules. */
+/* A letter of a Python string prefix (u'', b'', r'', f'' in either case). */
+static int prefix_char(int b) {
+    switch (b) {
+    case 'u': case 'U': case 'r': case 'R': case 'b': case 'B': case 'f': case 'F': return 1;
+    default: return 0;
+    }
+}
+
 static int why(const hp *h, size_t at, int rule) {
     if (at >= h->n) return rule;
     uint8_t b = h->s[at];
     if (b == '\r' || b == '\f' || b == '\v') return NPZS_R_HDR_WS_CHAR;
     if (b == '#') return NPZS_R_HDR_COMMENT;
     if (b == '\\' && at + 1 < h->n && (h->s[at + 1] == '\n' || h->s[at + 1] == '\r')) return NPZS_R_HDR_CONTINUATION;
-    if (strchr("uUrRbBfF", b) && b) {
+    if (prefix_char(b)) {
         size_t j = at + 1;
-        if (j < h->n && strchr("uUrRbBfF", h->s[j]) && h->s[j]) j++;
+        if (j < h->n && prefix_char(h->s[j])) j++;
         if (j < h->n && (h->s[j] == '\'' || h->s[j] == '"')) return NPZS_R_STR_PREFIX;
     }
     if ((b == '\'' || b == '"') &&
@@ -275,6 +283,11 @@ static int pool_write(hp *h, void *buf, size_t cap, size_t at, const void *src, 
     const uint8_t *o = src;
     for (size_t k = 0; k < size; k++) d[at + k] = o[k];
     return 0;
+}
+
+/* A pointer `at` bytes into a pool, for the published tree (NULL: past its end, cannot happen). */
+static const void *pool_at(const void *buf, size_t cap, size_t at) {
+    return buf && at <= cap ? (const uint8_t *)buf + at : NULL;
 }
 
 static int pool_read(hp *h, const void *buf, size_t cap, size_t at, void *dst, size_t size) {
@@ -580,11 +593,11 @@ static int tree_publish(hp *h) {
         if ((o.kind == NPZS_DT_SCALAR && t.str_off >= h->ntstrs) ||
             (o.kind == NPZS_DT_SUBARRAY && (t.dims_off > h->ntdims || t.ndim > h->ntdims - t.dims_off)))
             return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
-        if (o.kind == NPZS_DT_SCALAR) o.dtype = (const char *)kb->tstrs + t.str_off;
+        if (o.kind == NPZS_DT_SCALAR) o.dtype = pool_at(kb->tstrs, kb->tstrs_cap, t.str_off);
         if (o.kind == NPZS_DT_SUBARRAY) {
             o.base = t.base;
             o.ndim = t.ndim;
-            o.shape = (const uint64_t *)kb->tdims + t.dims_off;
+            o.shape = pool_at(kb->tdims, kb->tdims_cap, t.dims_off * 8);
         }
         if (pool_write(h, kb->dt, kb->dt_cap, (size_t)k * sizeof o, &o, sizeof o) < 0 ||
             pool_write(h, kb->dt, kb->dt_cap, fill_at + (size_t)k * sizeof zero, &zero, sizeof zero) < 0)
@@ -626,7 +639,7 @@ static int tree_publish(hp *h) {
     }
     c->info.dt_nodes = kb->dt;
     c->info.dt_nnodes = h->ntn;
-    c->info.dt_fields = (const npzs_dtfield *)((const uint8_t *)kb->dt + fields_at);
+    c->info.dt_fields = pool_at(kb->dt, kb->dt_cap, fields_at);
     c->info.dt_nfields = h->ntf;
     return 0;
 }
@@ -823,7 +836,7 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                     h->i++;
                     ws(h);
                     f->title_at = h->i;
-                    if (peek(h) != '\'' && peek(h) != '"' && !strchr("uUrRbBfF", peek(h) > 0 ? peek(h) : 'x'))
+                    if (peek(h) != '\'' && peek(h) != '"' && !prefix_char(peek(h)))
                         return hfail(h, NPZS_E_BAD_HEADER, h->i, NPZS_R_DESCR_TITLE_TYPE);
                     if (str(h, &f->toff, &f->tlen) < 0) return -1;
                     if (expect(h, ',', NPZS_E_BAD_HEADER, NPZS_R_DESCR_TITLE_COMMA) < 0) return -1;
@@ -1109,7 +1122,7 @@ static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr
     /* size: NumPy's rule, itemsize times the product of the non-zero dims must fit in intp */
     uint64_t acc = itemsize ? itemsize : 1;
     int zero = 0;
-    if (c->info.ndim > NPZS_MAX_NDIM || descr_at > descr_end || descr_end > h->n)
+    if (c->info.ndim > NPZS_MAX_NDIM || descr_at > descr_end || descr_end > h->n || h->sc_len > h->sc_cap)
         return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_STATE);
     for (uint32_t k = 0; k < c->info.ndim; k++) {
         uint64_t d = c->shape[k];
@@ -1300,7 +1313,8 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
         ws(&h);
         size_t vat = h.i;
         if (str_is(&h, koff, klen, "descr")) {
-            if (seen_descr++) return hfail(&h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_DUP_DESCR);
+            if (seen_descr) return hfail(&h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_DUP_DESCR);
+            seen_descr = 1;
             descr_at = vat;
             int ch = peek(&h);
             if (ch == '\'' || ch == '"') {
@@ -1317,7 +1331,8 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
             }
             descr_end = h.i;
         } else if (str_is(&h, koff, klen, "fortran_order")) {
-            if (seen_fo++) return hfail(&h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_DUP_FORTRAN);
+            if (seen_fo) return hfail(&h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_DUP_FORTRAN);
+            seen_fo = 1;
             if (h.i + 4 <= n && memcmp(s + h.i, "True", 4) == 0) { c->info.fortran_order = 1; h.i += 4; }
             else if (h.i + 5 <= n && memcmp(s + h.i, "False", 5) == 0) { c->info.fortran_order = 0; h.i += 5; }
             else return hfail(&h, NPZS_E_BAD_HEADER, vat, peek(&h) == '(' ? NPZS_R_HDR_PAREN : NPZS_R_HDR_FORTRAN);
@@ -1325,7 +1340,8 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
             if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')
                 return hfail(&h, NPZS_E_BAD_HEADER, vat, NPZS_R_HDR_FORTRAN);
         } else if (str_is(&h, koff, klen, "shape")) {
-            if (seen_shape++) return hfail(&h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_DUP_SHAPE);
+            if (seen_shape) return hfail(&h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_DUP_SHAPE);
+            seen_shape = 1;
             if (peek(&h) != '(') return hfail(&h, NPZS_E_BAD_SHAPE, vat, NPZS_R_HDR_SHAPE_TUPLE);
             if (int_tuple(&h, NPZS_E_BAD_SHAPE, c->shape, dim_at, p->lim.max_ndim, &c->info.ndim) < 0) return p->err;
         } else {
