@@ -24,6 +24,9 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# the header parser: its scanners merge their states at every byte (slevel 0: their bounds are
+# checked byte by byte) and the pools' growth at every step, which keeps the analysis in minutes
+HDR_SLEVEL = "dup_keys:0,str:0,put_utf8:0,why:0,hfail:0,integer:0,tnode_scalar:10,tnode_add:10"
 # name, driver, the sources analysed, the file it proves, -D for the driver, per-function slevel
 UNITS = [
     ("zrec", "prove/zrec.c", ["src/zrec.c", "src/npyhdr.c"], "src/zrec.c", [], ""),
@@ -39,12 +42,25 @@ UNITS = [
      "table_run:1000,grow:1000,npzs__names_add:1000"),
     ("names-any", "prove/names.c", ["src/names.c"], "src/names.c", ["NAMES_LEN=-1"],
      "table_run:1000,grow:1000,npzs__names_add:1000"),
-    ("npyhdr", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", [], "dup_keys:0"),
-    ("npyhdr-big", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["HDR_BIG=1"], "dup_keys:0"),
+    ("npyhdr", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["EXACT=8"], HDR_SLEVEL),
+    ("npyhdr-descr", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["DESCR_TAIL=5"], HDR_SLEVEL),
+    ("npyhdr-forms", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["FORMS=1"], HDR_SLEVEL),
+    ("npyhdr-12", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["EXACT=12"], HDR_SLEVEL),
+    ("npyhdr-big", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["HDR_BIG=1"], HDR_SLEVEL),
 ]
-# units that make prove does not run unless named (--units) or --all is given: the header parser's
-# analysis does not finish in minutes yet and is not proven (SECURITY.md, "What is proven")
-NOT_DEFAULT = {"npyhdr", "npyhdr-big"}
+# units that make prove does not run unless named (--units) or --all is given: their analysis
+# does not finish in 15 CPU-minutes yet (SECURITY.md, "What is proven")
+NOT_DEFAULT = {"npyhdr-descr", "npyhdr-forms", "npyhdr-12", "npyhdr-big"}
+# functions of a proved file that only NOT_DEFAULT units reach: what make prove does not prove
+# yet, named here so that SECURITY.md can say so and the coverage check holds make prove to
+# exactly this list (a function that is reached, or a new one that is not, fails it)
+ONLY_NOT_DEFAULT = {
+    "src/npyhdr.c": {  # the structured descr and its dtype tree: texts longer than the 8 bytes analysed
+        "add_name", "apply_shape", "begin_type", "cmp_names", "descr_char", "dup_names", "header_finish",
+        "name_get", "name_put", "name_swap", "pool_at", "pop", "put_dec", "shape_value", "sift_down",
+        "sort_names", "tfield_add", "tfield_get", "tfield_place", "tnode_scalar", "tnode_shaped",
+        "tnode_widened", "tree_publish"},
+}
 # functions of a proved file the driver does not call, with why (the coverage check skips them)
 NOT_DRIVEN = {
     "src/npyhdr.c": {"npzs__header_memo", "npzs__header_memo_hits"},  # content.c's, never called here
@@ -237,9 +253,17 @@ def main():
         over = {u[0] for u in UNITS if u[3] == target}
         if not (over - NOT_DEFAULT) <= ran:  # a partial run: only what it ran, not the file's coverage
             continue
-        if fns:
-            print("FAIL functions of %s that no unit reaches: %s" % (target, ", ".join(sorted(fns))))
+        expected = set() if (over & NOT_DEFAULT) <= ran else ONLY_NOT_DEFAULT.get(target, set())
+        if fns - expected:
+            print("FAIL functions of %s that no unit reaches: %s" % (target, ", ".join(sorted(fns - expected))))
             failed += 1
+        if expected - fns:
+            print("FAIL functions of %s reached now, still listed in ONLY_NOT_DEFAULT (remove them): %s" % (
+                target, ", ".join(sorted(expected - fns))))
+            failed += 1
+        if expected:
+            print("not proven by default: %d functions of %s that only %s reach (SECURITY.md)" % (
+                len(expected), target, ", ".join(sorted(over & NOT_DEFAULT))))
     stale = [k for k in allow if k[0] in {u[0] for u in units} and k not in seen_allowed]
     for k in stale:
         print("note: prove/allow.txt lists an alarm no longer raised (remove it): %s | %s | %s | %s" % k)

@@ -253,10 +253,10 @@ static int int_tuple(hp *h, int code, uint64_t *dims, size_t *dims_at, uint32_t 
  * the dtype tree's nodes, fields, shapes and strings, and the tree it publishes) is a block of
  * the parser's kept buffers with its capacity in bytes.  pool_room, pool_write and pool_read
  * are the only accesses to those blocks, each checked against the capacity (a check that fails
- * cannot happen: CALL.state); everything else works on local copies.  Their copies are byte
- * loops (the compiler makes them memcpy/memset): the proof's analysis cannot relate a block's
- * size to the variable that records it, and a loop keeps each alarm that follows from it on the
- * copy's one line (prove/allow.txt) instead of on every use of the copied values. */
+ * cannot happen: CALL.state); everything else works on local copies.  pool_read and pool_write
+ * copy in byte loops (the compiler makes them memcpy): the proof's analysis cannot relate a
+ * block's size to the variable that records it, and a loop keeps each alarm that follows from it
+ * on the copy's one line (prove/allow.txt) instead of on every use of the copied values. */
 
 /* *buf holds `used` bytes worth keeping; make room for `need` (doubling). */
 static int pool_room(hp *h, void **buf, size_t *cap, size_t used, size_t need, int rule) {
@@ -266,10 +266,8 @@ static int pool_room(hp *h, void **buf, size_t *cap, size_t used, size_t need, i
     while (n < need) n = n > SIZE_MAX / 2 ? need : n * 2;
     void *nb = npzs__alloc(h->p, n);
     if (!nb) return npzs__fail(h->p, NPZS_E_NOMEM, npzs__here(h->p), rule);
-    uint8_t *d = nb;
-    const uint8_t *o = *buf;
-    for (size_t k = 0; k < used; k++) d[k] = o[k];
-    for (size_t k = used; k < n; k++) d[k] = 0; /* no byte of a pool is ever unset */
+    if (used) memcpy(nb, *buf, used);
+    memset((uint8_t *)nb + used, 0, n - used); /* no byte of a pool is ever unset */
     void *old = *buf;
     *buf = nb;
     *cap = n;
@@ -315,7 +313,7 @@ static int add_name(hp *h, uint32_t group, uint32_t off, uint32_t len, size_t at
             npzs__free(h->p, nn);
             return -1;
         }
-        for (size_t k = h->nnames * sizeof(name_ref); k < ncap * sizeof(name_ref); k++) ((uint8_t *)nn)[k] = 0;
+        memset((uint8_t *)nn + h->nnames * sizeof(name_ref), 0, (ncap - h->nnames) * sizeof(name_ref));
         void *old = kb->names;
         kb->names = nn;
         kb->names_cap = ncap * sizeof(name_ref);
