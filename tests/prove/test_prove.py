@@ -72,6 +72,14 @@ def offline():
     names = {u[0] for u in prove.UNITS}
     for k in allow:
         check(k[0] in names, "prove/allow.txt: unit %s exists" % k[0])
+    # what make prove leaves to the units it does not run: functions of the file, which such a unit covers
+    for target, fns in prove.ONLY_NOT_DEFAULT.items():
+        defined = prove.defined_functions(os.path.join(ROOT, target))
+        check(fns and fns <= defined, "ONLY_NOT_DEFAULT names functions of %s: %s" % (target, sorted(fns - defined)))
+        check(any(u[3] == target and u[0] in prove.NOT_DEFAULT for u in prove.UNITS),
+              "a unit outside the default run covers %s" % target)
+        check(any(u[3] == target and u[0] not in prove.NOT_DEFAULT for u in prove.UNITS),
+              "make prove runs a unit over %s" % target)
     # the coverage check sees the functions of a proved file
     fns = prove.defined_functions(os.path.join(ROOT, "src", "zrec.c"))
     check({"npzs__zr_name", "npzs__zr_extra", "npzs__zr_lfh", "name_special"} <= fns,
