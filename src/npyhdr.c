@@ -42,9 +42,6 @@ typedef struct hp {
     size_t ntdims, ntstrs; /* shape values and dtype string bytes so far */
 } hp;
 
-/* A syntax error at a byte that shows why better than the check that met it: whitespace NumPy
- * accepts and the grammar does not, a string prefix (u'', b'', r''...), or a second string where
- * a ',' or ':' was expected (implicit concatenation).  All three are strict rules. */
 /* A letter of a Python string prefix (u'', b'', r'', f'' in either case). */
 static int prefix_char(int b) {
     switch (b) {
@@ -53,6 +50,9 @@ static int prefix_char(int b) {
     }
 }
 
+/* A syntax error at a byte that shows why better than the check that met it: whitespace NumPy
+ * accepts and the grammar does not, a string prefix (u'', b'', r''...), or a second string where
+ * a ',' or ':' was expected (implicit concatenation).  All three are strict rules. */
 static int why(const hp *h, size_t at, int rule) {
     if (at >= h->n) return rule;
     uint8_t b = h->s[at];
