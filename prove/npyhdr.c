@@ -6,7 +6,8 @@
  * grown from none is the other unit's); else every length up to EXACT, each in a block of its
  * size, from no kept buffers at all.  DESCR_TAIL: the text "{'descr':" and then any bytes of
  * every length up to DESCR_TAIL, each in a block of its size (the descr grammar, which texts of
- * EXACT bytes reach only through the analysis' approximations). */
+ * EXACT bytes reach only through the analysis' approximations).  FORMS: ten whole headers, one
+ * of each form, with any limits. */
 #include "drv.h"
 
 #ifndef EXACT

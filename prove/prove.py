@@ -25,7 +25,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # the header parser: its scanners merge their states at every byte (slevel 0: their bounds are
-# checked byte by byte) and the pools' growth at every step, which keeps the analysis in minutes
+# checked byte by byte) and the tree's node building after ten, which keeps the analysis in minutes
 HDR_SLEVEL = "dup_keys:0,str:0,put_utf8:0,why:0,hfail:0,integer:0,tnode_scalar:10,tnode_add:10"
 # name, driver, the sources analysed, the file it proves, -D for the driver, per-function slevel
 UNITS = [
