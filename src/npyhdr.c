@@ -72,6 +72,9 @@ static int why(const hp *h, size_t at, int rule) {
     return rule;
 }
 
+/* A check that cannot fail did: the parser's state is corrupt (NPZS_E_BAD_CALL, CALL.state). */
+static int corrupt(hp *h) { return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE); }
+
 static int hfail(hp *h, int code, size_t at, int rule) {
     if (h->quiet) return -1; /* a look-ahead (dup_keys): the parser reports errors where it meets them */
     return npzs__fail_content(h->p, code, h->text_off + at, why(h, at, rule));
@@ -119,13 +122,13 @@ static int str(hp *h, uint32_t *off, uint32_t *len) {
     h->i++;
     if (h->i + 1 < h->n && h->s[h->i] == q && h->s[h->i + 1] == q)
         return hfail(h, NPZS_E_BAD_HEADER, start, NPZS_R_STR_TRIPLE);
-    if (h->sc_cap < 4 || h->sc_len > h->sc_cap - 4) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    if (h->sc_cap < 4 || h->sc_len > h->sc_cap - 4) return corrupt(h);
     *off = (uint32_t)h->sc_len;
     for (;;) {
         if (h->i >= h->n) return hfail(h, NPZS_E_BAD_HEADER, start, NPZS_R_STR_UNTERMINATED);
         /* a byte of text gives at most 2 decoded bytes and scratch holds 4 per byte of text
          * (npzs__parse_header_mode): a step writes at most 4, there is room for it */
-        if (h->sc_cap < 4 || h->sc_len > h->sc_cap - 4) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+        if (h->sc_cap < 4 || h->sc_len > h->sc_cap - 4) return corrupt(h);
         uint8_t b = h->s[h->i];
         if (b == q) { h->i++; break; }
         if (b < 0x20 || b == 0x7F)
@@ -167,9 +170,9 @@ static int str(hp *h, uint32_t *off, uint32_t *len) {
         if (!h->v3) { put_utf8(h, b); h->i++; continue; } /* latin-1 */
         /* v3: the UTF-8 was validated already; copy the sequence */
         size_t e = h->i + (b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2); /* the sequence: s[h->i, e) */
-        if (e > h->n) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+        if (e > h->n) return corrupt(h);
         while (h->i < e) {
-            if (h->sc_len >= h->sc_cap) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+            if (h->sc_len >= h->sc_cap) return corrupt(h);
             h->sc[h->sc_len++] = h->s[h->i++];
         }
     }
@@ -261,7 +264,7 @@ static int int_tuple(hp *h, int code, uint64_t *dims, size_t *dims_at, uint32_t 
 /* *buf holds `used` bytes worth keeping; make room for `need` (doubling). */
 static int pool_room(hp *h, void **buf, size_t *cap, size_t used, size_t need, int rule) {
     if (*cap >= need) return 0;
-    if (used > *cap) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    if (used > *cap) return corrupt(h);
     size_t n = *cap ? *cap : 256;
     while (n < need) n = n > SIZE_MAX / 2 ? need : n * 2;
     void *nb = npzs__alloc(h->p, n);
@@ -276,7 +279,7 @@ static int pool_room(hp *h, void **buf, size_t *cap, size_t used, size_t need, i
 }
 
 static int pool_write(hp *h, void *buf, size_t cap, size_t at, const void *src, size_t size) {
-    if (!buf || at > cap || size > cap - at) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    if (!buf || at > cap || size > cap - at) return corrupt(h);
     uint8_t *d = buf;
     const uint8_t *o = src;
     for (size_t k = 0; k < size; k++) d[at + k] = o[k];
@@ -289,7 +292,7 @@ static const void *pool_at(const void *buf, size_t cap, size_t at) {
 }
 
 static int pool_read(hp *h, const void *buf, size_t cap, size_t at, void *dst, size_t size) {
-    if (!buf || at > cap || size > cap - at) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    if (!buf || at > cap || size > cap - at) return corrupt(h);
     uint8_t *d = dst;
     const uint8_t *o = buf;
     for (size_t k = 0; k < size; k++) d[k] = o[at + k];
@@ -305,7 +308,7 @@ static int add_name(hp *h, uint32_t group, uint32_t off, uint32_t len, size_t at
             return hfail(h, NPZS_E_LIMIT, at, NPZS_R_LIMIT_FIELDS);
         size_t ncap = cap ? cap * 2 : 64;
         if (ncap > h->p->lim.max_fields) ncap = h->p->lim.max_fields;
-        if (ncap <= h->nnames) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+        if (ncap <= h->nnames) return corrupt(h);
         /* exactly ncap entries (not pool_room's doubling): the table never exceeds max_fields */
         void *nn = npzs__alloc(h->p, ncap * sizeof(name_ref));
         if (!nn) return npzs__fail(h->p, NPZS_E_NOMEM, npzs__here(h->p), NPZS_R_NOMEM_FIELDS);
@@ -337,7 +340,7 @@ static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *i
     const uint8_t *t = h->sc; /* the type string is t[off, n), in scratch */
     size_t n = (size_t)off + len, i = off;
     *is_void = 0;
-    if (n > h->sc_cap) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    if (n > h->sc_cap) return corrupt(h);
     if (n == i) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_EMPTY);
     int order = t[i];
     if (order != '<' && order != '>' && order != '|' && order != '=') order = 0;
@@ -476,12 +479,12 @@ static long tnode_add(hp *h, const tnode *t) {
 }
 
 static int tnode_get(hp *h, uint32_t k, tnode *t) {
-    if (k >= h->ntn) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    if (k >= h->ntn) return corrupt(h);
     return pool_read(h, h->p->kept.tnodes, h->p->kept.tnodes_cap, (size_t)k * sizeof *t, t, sizeof *t);
 }
 
 static int tnode_put(hp *h, uint32_t k, const tnode *t) {
-    if (k >= h->ntn) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    if (k >= h->ntn) return corrupt(h);
     return pool_write(h, h->p->kept.tnodes, h->p->kept.tnodes_cap, (size_t)k * sizeof *t, t, sizeof *t);
 }
 
@@ -495,7 +498,7 @@ static long tnode_scalar(hp *h, const char *dtype, uint64_t itemsize) {
     npzs_kept *kb = &h->p->kept;
     size_t l = 0;
     while (l < 47 && dtype[l]) l++;
-    if (dtype[l]) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    if (dtype[l]) return corrupt(h);
     l++;
     if (pool_room(h, &kb->tstrs, &kb->tstrs_cap, h->ntstrs, h->ntstrs + l, NPZS_R_NOMEM_DESCR) < 0 ||
         pool_write(h, kb->tstrs, kb->tstrs_cap, h->ntstrs, dtype, l) < 0)
@@ -510,7 +513,7 @@ static long tnode_scalar(hp *h, const char *dtype, uint64_t itemsize) {
 static long tnode_shaped(hp *h, uint32_t base, const uint64_t *dims, uint32_t nd, uint64_t itemsize) {
     npzs_kept *kb = &h->p->kept;
     if (nd == 0) return base;
-    if (nd > NPZS_MAX_NDIM) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    if (nd > NPZS_MAX_NDIM) return corrupt(h);
     size_t at = h->ntdims * 8, size = (size_t)nd * 8;
     if (pool_room(h, &kb->tdims, &kb->tdims_cap, at, at + size, NPZS_R_NOMEM_DESCR) < 0 ||
         pool_write(h, kb->tdims, kb->tdims_cap, at, dims, size) < 0)
@@ -558,14 +561,14 @@ static int tfield_add(hp *h, uint32_t type, uint32_t noff, uint32_t nlen, int ti
 }
 
 static int tfield_get(hp *h, uint32_t k, tfield *f) {
-    if (k >= h->ntf) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    if (k >= h->ntf) return corrupt(h);
     return pool_read(h, h->p->kept.tfields, h->p->kept.tfields_cap, (size_t)k * sizeof *f, f, sizeof *f);
 }
 
 /* The last field added belongs to list node `owner`, at `offset` in it. */
 static int tfield_place(hp *h, uint32_t owner, uint64_t offset) {
     tfield f;
-    if (h->ntf == 0 || tfield_get(h, h->ntf - 1, &f) < 0) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    if (h->ntf == 0 || tfield_get(h, h->ntf - 1, &f) < 0) return corrupt(h);
     f.owner = owner;
     f.offset = offset;
     return pool_write(h, h->p->kept.tfields, h->p->kept.tfields_cap, (size_t)(h->ntf - 1) * sizeof f, &f, sizeof f);
@@ -590,7 +593,7 @@ static int tree_publish(hp *h) {
         o.itemsize = t.itemsize;
         if ((o.kind == NPZS_DT_SCALAR && t.str_off >= h->ntstrs) ||
             (o.kind == NPZS_DT_SUBARRAY && (t.dims_off > h->ntdims || t.ndim > h->ntdims - t.dims_off)))
-            return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+            return corrupt(h);
         if (o.kind == NPZS_DT_SCALAR) o.dtype = pool_at(kb->tstrs, kb->tstrs_cap, t.str_off);
         if (o.kind == NPZS_DT_SUBARRAY) {
             o.base = t.base;
@@ -602,7 +605,7 @@ static int tree_publish(hp *h) {
             return -1;
     }
     for (uint32_t k = 0; k < h->ntf; k++) { /* each node's field count */
-        if (tfield_get(h, k, &f) < 0 || f.owner >= h->ntn) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+        if (tfield_get(h, k, &f) < 0 || f.owner >= h->ntn) return corrupt(h);
         if (pool_read(h, kb->dt, kb->dt_cap, (size_t)f.owner * sizeof o, &o, sizeof o) < 0) return -1;
         o.count++;
         if (pool_write(h, kb->dt, kb->dt_cap, (size_t)f.owner * sizeof o, &o, sizeof o) < 0) return -1;
@@ -619,9 +622,9 @@ static int tree_publish(hp *h) {
         if (tfield_get(h, k, &f) < 0 || f.owner >= h->ntn ||
             pool_read(h, kb->dt, kb->dt_cap, (size_t)f.owner * sizeof o, &o, sizeof o) < 0 ||
             pool_read(h, kb->dt, kb->dt_cap, fill_at + (size_t)f.owner * sizeof fill, &fill, sizeof fill) < 0)
-            return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+            return corrupt(h);
         if (f.noff > h->sc_cap || f.toff > h->sc_cap)
-            return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+            return corrupt(h);
         memset(&of, 0, sizeof of);
         of.name = (const char *)h->sc + f.noff;
         of.name_len = f.nlen;
@@ -631,7 +634,7 @@ static int tree_publish(hp *h) {
         of.type = f.type;
         size_t slot = (size_t)o.first + fill;
         if (slot >= h->ntf || pool_write(h, kb->dt, kb->dt_cap, fields_at + slot * sizeof of, &of, sizeof of) < 0)
-            return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+            return corrupt(h);
         fill++;
         if (pool_write(h, kb->dt, kb->dt_cap, fill_at + (size_t)f.owner * sizeof fill, &fill, sizeof fill) < 0) return -1;
     }
@@ -923,12 +926,12 @@ static int descr_list(hp *h, uint64_t *itemsize) {
 }
 
 static int name_get(hp *h, size_t k, name_ref *r) {
-    if (k >= h->nnames) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    if (k >= h->nnames) return corrupt(h);
     return pool_read(h, h->p->kept.names, h->p->kept.names_cap, k * sizeof *r, r, sizeof *r);
 }
 
 static int name_put(hp *h, size_t k, const name_ref *r) {
-    if (k >= h->nnames) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+    if (k >= h->nnames) return corrupt(h);
     return pool_write(h, h->p->kept.names, h->p->kept.names_cap, k * sizeof *r, r, sizeof *r);
 }
 
@@ -989,7 +992,7 @@ static int dup_names(hp *h) {
         if (name_get(h, k, &b) < 0) return -1;
         if (a.group != b.group || a.len != b.len) continue;
         if (a.off > h->sc_cap || b.off > h->sc_cap || a.len > h->sc_cap - a.off || a.len > h->sc_cap - b.off)
-            return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE);
+            return corrupt(h);
         if (memcmp(h->sc + a.off, h->sc + b.off, a.len) == 0)
             return hfail(h, NPZS_E_BAD_HEADER, a.at > b.at ? a.at : b.at, NPZS_R_DESCR_DUP_NAME);
     }
@@ -1121,7 +1124,7 @@ static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr
     uint64_t acc = itemsize ? itemsize : 1;
     int zero = 0;
     if (c->info.ndim > NPZS_MAX_NDIM || descr_at > descr_end || descr_end > h->n || h->sc_len > h->sc_cap)
-        return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_STATE);
+        return corrupt(h);
     for (uint32_t k = 0; k < c->info.ndim; k++) {
         uint64_t d = c->shape[k];
         if (d == 0) { zero = 1; continue; }
@@ -1148,11 +1151,11 @@ static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr
      * bytes a byte of text, where scratch holds 4 (npzs__parse_header_mode) */
     size_t o = h->sc_len;
     for (size_t k = descr_at; k < descr_end; k++) {
-        if (h->sc_cap < 3 || o > h->sc_cap - 3) return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_STATE);
+        if (h->sc_cap < 3 || o > h->sc_cap - 3) return corrupt(h);
         if (h->v3 || s[k] < 0x80) h->sc[o++] = s[k];
         else { h->sc[o++] = (uint8_t)(0xC0 | (s[k] >> 6)); h->sc[o++] = (uint8_t)(0x80 | (s[k] & 0x3F)); }
     }
-    if (o >= h->sc_cap) return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_STATE);
+    if (o >= h->sc_cap) return corrupt(h);
     h->sc[o] = 0;
     c->info.descr = (const char *)h->sc + h->sc_len;
     c->info.descr_len = o - h->sc_len;
@@ -1263,7 +1266,7 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
             uint64_t itemsize = 0;
             int is_void;
             if (d0 == 0 || d0 > d1 || d1 >= n || d1 - d0 > h.sc_cap)
-                return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_STATE);
+                return corrupt(&h);
             size_t dl = d1 - d0;
             /* from the last member's type (type_memo_len 0: none) */
             int differs = dl != c->type_memo_len || dl > sizeof c->type_memo;
