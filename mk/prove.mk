@@ -5,7 +5,7 @@
 # prove/allow.txt does not list with its reason, on an analysis that does not reach its end, and on
 # a function of a proved file that no driver reaches.  Logs in build/prove/.  Without frama-c it
 # says so and fails; prove-if-available (CI) skips instead.
-PROVE_JOBS ?= 1
+PROVE_JOBS ?= 2
 PROVE_UNITS ?=
 .PHONY: prove prove-if-available
 prove:

@@ -1,13 +1,20 @@
 /* prove/npyhdr.c -- EVA driver for src/npyhdr.c: the header parser (the dict, type strings, the
  * descr grammar and the dtype tree) on any bytes, in every mode, as a v1/v2 or a v3 header, with
- * any limits, twice on one parser (the second parse meets what the first left: the type memo,
- * the kept buffers).  HDR_BIG: every length up to HDR_MAX in one buffer, with a kept scratch
- * of the size the largest of them asks for (what an earlier, larger header leaves; scratch
- * grown from none is the other unit's); else every length up to EXACT, each in a block of its
- * size, from no kept buffers at all.  DESCR_TAIL: the text "{'descr':" and then any bytes of
- * every length up to DESCR_TAIL, each in a block of its size (the descr grammar, which texts of
- * EXACT bytes reach only through the analysis' approximations).  FORMS: ten whole headers, one
- * of each form, with any limits. */
+ * any limits.
+ *   EXACT (default): every length up to EXACT, each in a block of its size, all parsed by one
+ *     parser, which starts with no kept buffers (each parse meets what the last left: the type
+ *     memo, the kept buffers).
+ *   DESCR_TAIL: the text "{'descr':" and then any bytes of every length up to DESCR_TAIL, each in
+ *     a block of its size and parsed by a parser of its own (the descr grammar, which texts of
+ *     EXACT bytes reach only through the analysis' approximations).
+ *   TEMPLATES: whole headers with any bytes in a type string, the fortran_order value and the
+ *     shape, each parsed by a parser of its own.
+ *   FORMS: ten whole headers, one of each form, each parsed by a parser of its own (but the
+ *     second, which repeats the first on its parser): the paths to an accepted header (the dtype
+ *     tree published, the names sorted, the fast path and its type memo).
+ *   HDR_BIG: every length up to HDR_MAX in one buffer, parsed twice by one parser that starts
+ *     with a kept scratch of the size the largest of them asks for (what an earlier, larger header
+ *     leaves; scratch grown from none is EXACT's). */
 #include "drv.h"
 
 #ifndef EXACT
@@ -28,14 +35,34 @@ static void parse(const uint8_t *s, size_t n) {
     (void)npzs__utf8_valid(s, n);
 }
 
-int main(void) {
+/* a parser as npzs_new leaves it, with any limits */
+static void fresh(void) {
     memset(&P, 0, sizeof P);
     any_limits(&P.lim);
     P.c.base = u64_in(0, UINT64_C(1) << 62);
+}
+
+/* the text t in a block of its length, any byte at each \1; parsed by a parser of its own, or
+ * (keep) by the one the last text left */
+static void parse_text(const char *t, int keep) {
+    size_t n = strlen(t);
+    uint8_t *b = malloc(n);
+    if (!b) Frama_C_abort();
+    memcpy(b, t, n);
+    /*@ loop unroll 160; */
+    for (size_t i = 0; i < n; i++)
+        if (b[i] == 1) Frama_C_make_unknown((char *)b + i, 1);
+    if (keep) P.err = 0;
+    else fresh();
+    parse(b, n);
+}
+
+int main(void) {
+    fresh();
 #if defined FORMS
     /* whole headers of every form the grammar has, each with any limits and in every mode: the
      * paths to an accepted header (the dtype tree published, the names sorted, the fast path
-     * and its memo) that texts of unknown bytes reach only past the lengths analysed above */
+     * and its memo) that texts of unknown bytes reach only past the lengths analysed */
     static const char *const forms[] = {
         "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }          \n",
         "{'descr': '<f8', 'fortran_order': False, 'shape': (3, 4), }          \n",
@@ -49,14 +76,19 @@ int main(void) {
         "{'descr': [('\\u00e9', '<c16'), ('\\x41', '<m8[D]')], 'fortran_order': False, 'shape': (4,)}",
     };
     /*@ loop unroll 11; */
-    for (size_t k = 0; k < sizeof forms / sizeof forms[0]; k++) {
-        size_t n = strlen(forms[k]);
-        uint8_t *b = malloc(n);
-        if (!b) Frama_C_abort();
-        memcpy(b, forms[k], n);
-        P.err = 0;
-        parse(b, n);
-    }
+    for (size_t k = 0; k < sizeof forms / sizeof forms[0]; k++)
+        parse_text(forms[k], k == 1); /* the second is the first again, on its parser: the type memo's hit */
+#elif defined TEMPLATES
+    /* whole headers with unknown bytes at the places marked \1: a type string of five, the
+     * fortran_order value and the shape of four each (a quote, a comma or a parenthesis among
+     * them ends the value early, and the rest is what follows it) */
+    static const char *const tmpl[] = {
+        "{'descr': '\1\1\1\1\1', 'fortran_order': False, 'shape': ()}",
+        "{'descr': '<f8', 'fortran_order': \1\1\1\1, 'shape': (\1\1\1\1)}",
+    };
+    /*@ loop unroll 5; */
+    for (size_t k = 0; k < sizeof tmpl / sizeof tmpl[0]; k++)
+        parse_text(tmpl[k], 0);
 #elif defined DESCR_TAIL
     /* the descr grammar straight away: a dict whose first value is any bytes of every length up
      * to DESCR_TAIL, each in a block of its size */
@@ -66,7 +98,7 @@ int main(void) {
         size_t n = sizeof pre - 1 + m;
         uint8_t *b = any_bytes(n);
         memcpy(b, pre, sizeof pre - 1);
-        P.err = 0;
+        fresh();
         parse(b, n);
     }
 #elif defined HDR_BIG

@@ -302,28 +302,12 @@ static int pool_read(hp *h, const void *buf, size_t cap, size_t at, void *dst, s
 /* The field names, for the duplicate check: a table of at most max_fields. */
 static int add_name(hp *h, uint32_t group, uint32_t off, uint32_t len, size_t at) {
     npzs_kept *kb = &h->p->kept;
-    size_t cap = kb->names_cap / sizeof(name_ref);
-    if (h->nnames >= cap) {
-        if (h->nnames >= h->p->lim.max_fields)
-            return hfail(h, NPZS_E_LIMIT, at, NPZS_R_LIMIT_FIELDS);
-        size_t ncap = cap ? cap * 2 : 64;
-        if (ncap > h->p->lim.max_fields) ncap = h->p->lim.max_fields;
-        if (ncap <= h->nnames) return corrupt(h);
-        /* exactly ncap entries (not pool_room's doubling): the table never exceeds max_fields */
-        void *nn = npzs__alloc(h->p, ncap * sizeof(name_ref));
-        if (!nn) return npzs__fail(h->p, NPZS_E_NOMEM, npzs__here(h->p), NPZS_R_NOMEM_FIELDS);
-        if (h->nnames && pool_read(h, kb->names, kb->names_cap, 0, nn, h->nnames * sizeof(name_ref)) < 0) {
-            npzs__free(h->p, nn);
-            return -1;
-        }
-        memset((uint8_t *)nn + h->nnames * sizeof(name_ref), 0, (ncap - h->nnames) * sizeof(name_ref));
-        void *old = kb->names;
-        kb->names = nn;
-        kb->names_cap = ncap * sizeof(name_ref);
-        npzs__free(h->p, old);
-    }
+    if (h->nnames >= h->p->lim.max_fields) return hfail(h, NPZS_E_LIMIT, at, NPZS_R_LIMIT_FIELDS);
     name_ref r = {.group = group, .off = off, .len = len, .at = (uint32_t)at};
-    if (pool_write(h, kb->names, kb->names_cap, h->nnames * sizeof r, &r, sizeof r) < 0) return -1;
+    size_t used = h->nnames * sizeof r;
+    if (pool_room(h, &kb->names, &kb->names_cap, used, used + sizeof r, NPZS_R_NOMEM_FIELDS) < 0 ||
+        pool_write(h, kb->names, kb->names_cap, used, &r, sizeof r) < 0)
+        return -1;
     h->nnames++;
     return 0;
 }

@@ -78,8 +78,11 @@ def offline():
         check(fns and fns <= defined, "ONLY_NOT_DEFAULT names functions of %s: %s" % (target, sorted(fns - defined)))
         check(any(u[3] == target and u[0] in prove.NOT_DEFAULT for u in prove.UNITS),
               "a unit outside the default run covers %s" % target)
+    # make prove runs a unit over every proved file; the units it leaves out exist
+    for target in sorted(targets):
         check(any(u[3] == target and u[0] not in prove.NOT_DEFAULT for u in prove.UNITS),
               "make prove runs a unit over %s" % target)
+    check(prove.NOT_DEFAULT <= names, "NOT_DEFAULT names units: %s" % sorted(prove.NOT_DEFAULT - names))
     # the coverage check sees the functions of a proved file
     fns = prove.defined_functions(os.path.join(ROOT, "src", "zrec.c"))
     check({"npzs__zr_name", "npzs__zr_extra", "npzs__zr_lfh", "name_special"} <= fns,
