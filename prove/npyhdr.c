@@ -8,7 +8,7 @@
  *     a block of its size and parsed by a parser of its own (the descr grammar, which texts of
  *     EXACT bytes reach only through the analysis' approximations).
  *   TEMPLATES: whole headers with any bytes in a type string, the fortran_order value and the
- *     shape, each parsed by a parser of its own.
+ *     shape (1), or in a field's name (2), each parsed by a parser of its own.
  *   FORMS: ten whole headers, one of each form, each parsed by a parser of its own (but the
  *     second, which repeats the first on its parser): the paths to an accepted header (the dtype
  *     tree published, the names sorted, the fast path and its type memo).
@@ -79,12 +79,17 @@ int main(void) {
     for (size_t k = 0; k < sizeof forms / sizeof forms[0]; k++)
         parse_text(forms[k], k == 1); /* the second is the first again, on its parser: the type memo's hit */
 #elif defined TEMPLATES
-    /* whole headers with unknown bytes at the places marked \1: a type string of five, the
-     * fortran_order value and the shape of four each (a quote, a comma or a parenthesis among
-     * them ends the value early, and the rest is what follows it) */
+    /* whole headers with unknown bytes at the places marked \1 (a quote, a comma or a
+     * parenthesis among them ends the value early, and the rest is what follows it).
+     * TEMPLATES=1: a type string of five, the fortran_order value and the shape of four each;
+     * TEMPLATES=2: a field's name of two */
     static const char *const tmpl[] = {
+#if TEMPLATES == 1
         "{'descr': '\1\1\1\1\1', 'fortran_order': False, 'shape': ()}",
         "{'descr': '<f8', 'fortran_order': \1\1\1\1, 'shape': (\1\1\1\1)}",
+#else
+        "{'descr': [('\1\1', '<i4')], 'fortran_order': False, 'shape': ()}",
+#endif
     };
     /*@ loop unroll 5; */
     for (size_t k = 0; k < sizeof tmpl / sizeof tmpl[0]; k++)

@@ -55,6 +55,7 @@ UNITS = [
     ("npyhdr-descr", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["DESCR_TAIL=3"], TEXT_SLEVEL),
     ("npyhdr-forms", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["FORMS=1"], TEXT_SLEVEL),
     ("npyhdr-templates", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["TEMPLATES=1"], TEXT_SLEVEL),
+    ("npyhdr-names", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["TEMPLATES=2"], TEXT_SLEVEL),
     ("npyhdr-descr5", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["DESCR_TAIL=5"], TEXT_SLEVEL),
     ("npyhdr-12", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["EXACT=12"], HDR_SLEVEL),
     ("npyhdr-big", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["HDR_BIG=1"], HDR_SLEVEL),

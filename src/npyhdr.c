@@ -565,7 +565,7 @@ static int tree_publish(hp *h) {
     npzs_kept *kb = &h->p->kept;
     size_t fields_at = (size_t)h->ntn * sizeof(npzs_dtnode), fill_at = fields_at + (size_t)h->ntf * sizeof(npzs_dtfield);
     size_t bytes = fill_at + (size_t)h->ntn * sizeof(uint32_t);
-    if (npzs__buffer(h->p, &kb->dt, &kb->dt_cap, bytes, npzs__here(h->p), NPZS_R_NOMEM_DESCR) < 0) return -1;
+    if (pool_room(h, &kb->dt, &kb->dt_cap, 0, bytes, NPZS_R_NOMEM_DESCR) < 0) return -1;
     npzs_dtnode o;
     tnode t;
     tfield f;
