@@ -29,12 +29,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # keeps the analysis in minutes
 HDR_SLEVEL = "dup_keys:0,str:0,put_utf8:0,why:0,hfail:0,integer:0,tnode_scalar:10,tnode_add:10"
 # the header parser on texts that are mostly known (a known prefix, whole headers, whole headers
-# with a few unknown bytes): the scanners
-# keep their states apart, so a string or an integer ends at the one position it ends at and what
-# follows it is analysed at that position (merged, the positions of everything after the first
-# key become intervals, and the descr parser's loop meets every frame kind at every one of them:
-# it did not finish in 15 CPU-minutes).  The driver's states are merged between texts (main:0):
-# each text starts from a parser of its own, so nothing of the last one is lost.
+# with a few unknown bytes): the scanners keep their states apart, so a string or an integer ends
+# at the one position it ends at and what follows it is analysed at that position (merged, the
+# positions of everything after the first key become intervals, and the descr parser's loop meets
+# every frame kind at every one of them: it did not finish in 15 CPU-minutes).  The driver's states
+# are merged between texts (main:0): each text starts from a parser of its own, so the merge joins
+# only parsers that no later text uses.
 TEXT_SLEVEL = "main:0,tnode_scalar:10,tnode_add:10"
 # name, driver, the sources analysed, the file it proves, -D for the driver, per-function slevel
 UNITS = [
