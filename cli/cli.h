@@ -83,6 +83,9 @@ void batch_end(void);
 npzs_par *batch_helper(npzs_parser *p, const opts *o, int data);
 void parser_free(npzs_parser *p);
 void cli_read_buffer_free(void);
+/* The file drive() mapped for the thread's helper (-j N), unmapped: call once the helper's jobs
+ * are over (its parser reset, or the helper freed). */
+void cli_unmap(void);
 int cli_parse_size(const char *s, uint64_t *v); /* digits and an SI or IEC suffix (K, Mi, ...) */
 
 /* What check and ls run over: FILEs and --files-from, with the output mode. */

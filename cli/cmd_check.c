@@ -102,15 +102,15 @@ static int check_file(const char *path, const batch *b, void *unused) {
     c.key_len = 0;
     int status = drive(p, r.fd, label, &b->op, 0, check_cb, &c, err, sizeof err);
     npzs_format fmt = npzs_format_of(p);
-    if (status == 0 || npzs_error(p)) { /* a verdict */
+    if (status == 2 && err[0]) { /* the input could not be read whole: no verdict, whatever the parser said */
+        io_failure(b, label, err);
+    } else if (status == 0 || npzs_error(p)) { /* a verdict */
         if (b->quiet) {
         } else if (c.json) {
             print_json(&c.o, status == 0, fmt, p, 0, b->jsonl ? label : NULL);
         } else {
             text_verdict(&c.text, c.members, status == 0, fmt, p, label); /* the verdict, once */
         }
-    } else if (err[0]) {
-        io_failure(b, label, err);
     }
     wb_flush(&c.text);
     file_end(&r, b, &c.o);

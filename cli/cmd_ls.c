@@ -90,7 +90,9 @@ static int ls_file(const char *path, const batch *b, void *vmany) {
     }
     int status = drive(p, r.fd, label, &b->op, 0, ls_cb, &c, err, sizeof err);
     npzs_format fmt = npzs_format_of(p);
-    if ((status == 0 || npzs_error(p)) && !b->quiet) {
+    if (status == 2 && err[0]) { /* the input could not be read whole: no verdict */
+        io_failure(b, label, err);
+    } else if ((status == 0 || npzs_error(p)) && !b->quiet) {
         if (c.json) {
             print_json(&c.o, status == 0, fmt, p, 1, b->jsonl ? label : NULL);
         } else {
@@ -111,8 +113,6 @@ static int ls_file(const char *path, const batch *b, void *vmany) {
             }
             if (many) fprintf(OUT, "\n");
         }
-    } else if (status == 2 && err[0]) {
-        io_failure(b, label, err);
     }
     file_end(&r, b, &c.o);
     return status;

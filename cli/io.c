@@ -9,6 +9,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <pthread.h>
@@ -106,6 +107,113 @@ int cli_read_loop_err(int fd, const char *prog, const char *label, uint64_t feed
     return status;
 }
 
+/* ---- a regular file mapped (-j N) --------------------------------------------------------
+ * With workers, a regular file is mapped and pushed whole with npzs_par_stable_input: the helper
+ * holds its bytes where they are, so the reading thread copies nothing and the scout reaches
+ * every member at once (bench/README.md).  The mapping stays until the helper's parser is reset
+ * or freed (cli_unmap), since workers may still read it after the verdict.  A file that shrinks
+ * while it is mapped raises SIGBUS on the pages past its new end: the handler maps zero pages
+ * there and marks the file, which is then reported as an I/O failure (as a read error would
+ * be), whatever the parser made of the zeros. */
+#define MAPS 256 /* files mapped at once: one a thread (-P N) */
+static struct {
+    uintptr_t addr; /* 0: free (atomic) */
+    size_t len;
+    volatile sig_atomic_t bad;
+} maps[MAPS];
+static _Thread_local int my_map = -1;
+static uintptr_t page_size;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc) {
+    (void)uc;
+    uintptr_t a = (uintptr_t)si->si_addr, pg = page_size;
+    for (int i = 0; i < MAPS; i++) {
+        uintptr_t m = __atomic_load_n(&maps[i].addr, __ATOMIC_ACQUIRE);
+        if (m && a >= m && a < m + maps[i].len) {
+            uintptr_t from = a & ~(pg - 1);
+            if (mmap((void *)from, m + maps[i].len - from, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+                MAP_FAILED)
+                break;
+            maps[i].bad = 1;
+            return;
+        }
+    }
+    signal(sig, SIG_DFL); /* not a mapped input's: the fault is re-raised as it was */
+}
+
+static void catch_sigbus(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_sigbus;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGBUS, &sa, NULL);
+}
+
+/* The thread's mapped file, unmapped (its helper's jobs are over: reset or freed). */
+void cli_unmap(void) {
+    if (my_map < 0) return;
+    munmap((void *)maps[my_map].addr, maps[my_map].len);
+    __atomic_store_n(&maps[my_map].addr, 0, __ATOMIC_RELEASE);
+    my_map = -1;
+}
+
+/* fd mapped when it is a regular file of at least `least` bytes, the thread's last mapping was
+ * released and a slot is free: its slot, or -1 (then it is read as any input). */
+static int map_file(int fd, uint64_t least) {
+    struct stat st;
+    if (my_map >= 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size < least ||
+        (uint64_t)st.st_size > SIZE_MAX)
+        return -1;
+    for (int i = 0; i < MAPS; i++) {
+        uintptr_t none = 0;
+        if (!__atomic_compare_exchange_n(&maps[i].addr, &none, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) continue;
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m == MAP_FAILED) {
+            __atomic_store_n(&maps[i].addr, 0, __ATOMIC_RELEASE);
+            return -1;
+        }
+        (void)madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+        maps[i].len = (size_t)st.st_size;
+        maps[i].bad = 0;
+        page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
+        catch_sigbus();
+        __atomic_store_n(&maps[i].addr, (uintptr_t)m, __ATOMIC_RELEASE);
+        return my_map = i;
+    }
+    return -1;
+}
+
+/* A mapped file pushed as one input (in --feed pieces when asked); a status as cli_read_loop's,
+ * 2 with err (or the message printed) when the file shrank or grew meanwhile. */
+static int map_loop(int fd, int k, const char *label, uint64_t feed, cli_push_fn push, cli_eof_fn at_eof, void *ctx,
+                    char *err, size_t errlen) {
+    const uint8_t *b = (const uint8_t *)maps[k].addr;
+    size_t len = maps[k].len, off = 0;
+    int status = -1;
+    while (status < 0 && off < len) {
+        size_t n = len - off;
+        if (feed && n > feed) n = (size_t)feed;
+        npzs_in in = {b + off, n, 0};
+        status = push(ctx, &in);
+        off += in.pos;
+    }
+    if (status < 0) {
+        at_eof(ctx);
+        npzs_in none = {b + len, 0, 0};
+        status = push(ctx, &none);
+        if (status < 0) { fprintf(ERR, "npzstream: internal error: no verdict\n"); status = 2; }
+    }
+    struct stat st;
+    if (maps[k].bad || fstat(fd, &st) < 0 || (uint64_t)st.st_size != len) {
+        const char *why = "read: the file changed size while it was read";
+        if (err) snprintf(err, errlen, "%s", why);
+        else fprintf(ERR, "npzstream: %s: %s\n", label, why);
+        status = 2;
+    }
+    return status;
+}
+
 typedef struct drive_ctx {
     npzs_parser *p;
     npzs_par *q; /* -j N: the parallel-inflate helper over p */
@@ -138,6 +246,11 @@ int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, e
     if (op->jobs > 1 && !(d.q = batch_helper(p, op, data))) {
         fprintf(ERR, "npzstream: --inflate-threads %u: cannot start the workers (out of memory)\n", op->jobs);
         return 2;
+    }
+    if (d.q) {
+        int k = map_file(fd, (uint64_t)1 << 20); /* smaller files gain little: a job is 1 MiB of output */
+        if (npzs_par_stable_input(d.q, k >= 0) != 0) return 2; /* cannot happen: a new input */
+        if (k >= 0) return map_loop(fd, k, label, op->feed, drive_push, drive_eof, &d, err, errlen);
     }
     return cli_read_loop_err(fd, "npzstream", label, op->feed, drive_push, drive_eof, &d, err, errlen);
 }

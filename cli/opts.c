@@ -282,12 +282,15 @@ static const char *flag_of(const char *field) {
  * releases it. */
 static _Thread_local npzs_parser *kept;
 static _Thread_local const opts *kept_for;
+static _Thread_local npzs_par *kept_q;      /* the helper of -j N (batch_helper) */
+static _Thread_local npzs_parser *kept_q_p;
 
 npzs_parser *batch_parser(const opts *o) {
     npzs_parser *p = kept;
     if (p && kept_for == o) {
         kept = NULL;
         npzs_reset(p);
+        if (p == kept_q_p) cli_unmap(); /* its helper's jobs are gone */
         return p;
     }
     return new_parser(o);
@@ -306,8 +309,6 @@ void parser_done(npzs_parser *p, const opts *o) {
 /* The helper of -j N (--inflate-threads): one a thread too, over the thread's parser, kept with
  * it from file to file (npzs_reset of the parser resets the helper), so its workers start once
  * for the batch, and only when a member is large enough to gain from one. */
-static _Thread_local npzs_par *kept_q;
-static _Thread_local npzs_parser *kept_q_p;
 
 npzs_par *batch_helper(npzs_parser *p, const opts *o, int data) {
     if (kept_q && kept_q_p == p) return kept_q;
@@ -321,6 +322,7 @@ npzs_par *batch_helper(npzs_parser *p, const opts *o, int data) {
     }
     if (q) {
         npzs_par_free(kept_q);
+        if (kept_q) cli_unmap();
         kept_q = q;
         kept_q_p = p;
     }
@@ -330,6 +332,7 @@ npzs_par *batch_helper(npzs_parser *p, const opts *o, int data) {
 void parser_free(npzs_parser *p) {
     if (p && p == kept_q_p) {
         npzs_par_free(kept_q);
+        cli_unmap();
         kept_q = NULL;
         kept_q_p = NULL;
     }

@@ -483,7 +483,12 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
         npzs__par_min_csize(q, 1);
         if (o->par_skip && npzs_par_skip_data(q) != 0) fz_die("npzs_par_skip_data failed");
         if (o->par_skip && o->par_skip != UINT64_MAX) npzs__par_keep(q, o->par_skip);
+        if (o->par_stable && npzs_par_stable_input(q, 1) != 0) fz_die("npzs_par_stable_input refused");
     }
+    /* stable input: the pushes are slices of one copy of the file, kept until the helper is freed */
+    uint8_t *whole = q && o->par_stable ? malloc(n ? n : 1) : NULL;
+    if (q && o->par_stable && !whole) fz_die("host malloc failed");
+    if (whole && n) memcpy(whole, data, n);
     /* after the helper is attached: the events it needs stay emitted whatever the caller asks */
     if (o->mask && o->mask_parser && npzs_events(p, o->mask) != 0) fz_die("npzs_events(%#x) refused", o->mask);
 #define FZ_NEXT(in_, ev_) (q ? npzs_par_next(q, (in_), (ev_)) : npzs_next(p, (in_), (ev_)))
@@ -519,10 +524,12 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
             } else {
                 size_t want = sched_size(o, k++, &last_zero);
                 if (want > n - off) want = n - off;
-                chunk = malloc(want ? want : 1);
-                if (!chunk) fz_die("host malloc failed");
-                if (want) memcpy(chunk, data + off, want);
-                in.src = want ? chunk : NULL; /* an empty push may come without a buffer */
+                if (!whole) {
+                    chunk = malloc(want ? want : 1);
+                    if (!chunk) fz_die("host malloc failed");
+                    if (want) memcpy(chunk, data + off, want);
+                }
+                in.src = !want ? NULL : whole ? whole + off : chunk; /* an empty push may come without a buffer */
                 in.size = want;
                 in.pos = 0;
                 off += want;
@@ -610,6 +617,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
         fz_scout_visited_all |= npzs__par_visited(q);
         npzs_par_free(q);
     }
+    free(whole);
     for (size_t i = 0; i < tk.n; i++) al.free(al.opaque, tk.blocks[i]); /* the caller's, made with the hooks */
     free(tk.blocks);
 #undef FZ_NEXT

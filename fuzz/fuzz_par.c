@@ -9,6 +9,8 @@
  *   ctl bits 4-5 both set and the file's last byte odd: npzs_par_skip_data instead of the
  *                 small bound, a job keeping (last byte >> 1) + 1 bytes of a member (DATA and
  *                 BLOB events then left out of both digests)
+ *   bit 2 of the file's length set: npzs_par_stable_input, the pushes slices of one copy of the
+ *                 file (the helper holds them by reference)
  * The file is parsed whole by the parser alone, then through the helper (every deflated member
  * of known size inflated ahead by a worker, whatever its size) under the schedule; abort unless
  * the normalized event digests, verdicts, error codes and offsets are identical. */
@@ -33,6 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         a0.no_data = 1;
         fz_run(in.file, in.file_n, &a0, &alone);
     }
+    o.par_stable = (in.file_n >> 2) & 1;
     if (!o.par_skip && (in.file_n & 1)) o.par_take = (in.file_n & 3) == 3 ? 5 : 1;
     switch (in.ctl >> 6) {
     case 1: o.sched = in.file; o.sched_n = 0; break; /* 1-byte pushes */

@@ -60,7 +60,7 @@ npzs_par *npzs_par_new(npzs_parser *p, unsigned threads, uint64_t max_held);
  * at most as many at once as the pool has threads. */
 npzs_par *npzs_par_new_pool(npzs_parser *p, npzs_pool *pool, uint64_t max_held);
 /* npzs_next() through the helper: same arguments, results and events.  It may take bytes from
- * in ahead of the parser (copied: in's buffer is not kept) and return NPZS_NEED_INPUT once in is
+ * in ahead of the parser (copied: in's buffer is not kept, but with npzs_par_stable_input) and return NPZS_NEED_INPUT once in is
  * used up, also when events are still to come from bytes it holds: push more, or call
  * npzs_par_finish() at the end of the input; DATA events of stored members may point into the
  * helper's copy (valid until the next call, like a push's). */
@@ -74,6 +74,17 @@ int npzs_par_next_(npzs_par *q, npzs_in *in, npzs_event *ev, size_t ev_size);
  * again, is inflated again by the parser).  Call before the first byte; it lasts until the
  * helper is freed.  Returns 0, NPZS_E_BAD_CALL after the first byte, or NPZS_E_NOMEM. */
 int npzs_par_skip_data(npzs_par *q);
+/* Stable input (added in 0.7.0; zstd's stableInBuffer is the model): the caller promises that
+ * every byte it pushes through npzs_par_next() stays where it is, unchanged and readable, until
+ * the helper's parser is reset (npzs_par_reset, npzs_reset) or the helper freed -- also after
+ * the verdict, since workers may still be reading them.  The helper then holds the bytes it
+ * takes ahead of the parser where they are: no copy, no memory for them (a job's compressed
+ * bytes and the raw bytes before the barrier are pointers into the caller's), so a caller that
+ * has the whole input in memory (a mapped file, a received buffer) pushes it at once and the
+ * workers start on every member at once.  on: 1 to promise, 0 (the default) to copy.  Call
+ * before an input's first byte; it lasts until changed.  Returns 0, or NPZS_E_BAD_CALL after the
+ * first byte (the setting then unchanged). */
+int npzs_par_stable_input(npzs_par *q, int on);
 /* An array's data without a copy (added in 0.4.0): right after an array's HEADER event from
  * npzs_par_next(), before its first DATA event, when a worker inflated the member and kept its
  * whole output, that output becomes the caller's: *block is the start of an allocation made with

@@ -92,8 +92,9 @@ typedef struct par_seg {
     struct par_seg *next;
     uint64_t start;                 /* offset of its first byte */
     size_t len, cap, fed;
-    par_job *job;                   /* a piece of a job's compressed bytes, or NULL: raw[] */
-    uint8_t *data;
+    par_job *job;                   /* a piece of a job's compressed bytes, or NULL: raw bytes */
+    size_t held;                    /* raw bytes: what it counts in segs_held */
+    uint8_t *data;                  /* raw[], or the caller's bytes (stable input) */
     uint8_t raw[];
 } par_seg;
 
@@ -119,6 +120,7 @@ struct npzs_par {
     par_job *sc_job;                /* SC_JOB: the job being filled */
     uint64_t min_size;              /* PAR_MIN_SIZE; tests lower it to reach every member */
     int skip_data;                  /* npzs_par_skip_data */
+    int stable;                     /* npzs_par_stable_input: the caller's bytes held where they are */
     uint64_t keep;                  /* skip_data: output bytes a job keeps (header and preamble) */
 };
 
@@ -327,7 +329,8 @@ static void charge(npzs_par *q, par_job *j, uint64_t n) {
 }
 
 static void job_free(npzs_par *q, par_job *j) {
-    for (size_t i = 0; i < j->npc; i++) npzs__pb_put(&q->pb, j->pc[i], j->pc_size[i]);
+    for (size_t i = 0; i < j->npc; i++)
+        if (j->pc_size[i]) npzs__pb_put(&q->pb, j->pc[i], j->pc_size[i]); /* 0: the caller's bytes */
     if (!j->given) npzs__pb_put(&q->pb, j->out, j->out_size);
     q->promised -= j->promise;
     npzs__pb_free(&q->pb, j->pc);
@@ -448,7 +451,7 @@ static void seg_push(npzs_par *q, par_seg *s) {
 
 static void seg_free(npzs_par *q, par_seg *s) {
     if (s->job) s->job->nseg--;
-    else q->segs_held -= s->cap;
+    else q->segs_held -= s->held;
     npzs__pb_free(&q->pb, s);
 }
 
@@ -472,11 +475,42 @@ static int all_fed(const npzs_par *q) {
 /* What the helper holds and has promised. */
 static uint64_t in_use(const npzs_par *q) { return q->pb.held + q->segs_held + q->promised; }
 
+/* A new segment at the end of the list: sizeof + cap bytes (the struct alone, pointing at `at`,
+ * when cap is 0).  NULL: no memory. */
+static par_seg *seg_new(npzs_par *q, size_t cap, par_job *job, const uint8_t *at) {
+    par_seg *t = npzs__pb_alloc(&q->pb, sizeof *t + cap);
+    if (!t) return NULL;
+    memset(t, 0, sizeof *t);
+    t->start = q->taken;
+    t->cap = cap;
+    t->job = job;
+    t->data = cap ? t->raw : (uint8_t *)(uintptr_t)at;
+    if (!job) q->segs_held += t->held = cap ? cap : sizeof *t;
+    seg_push(q, t);
+    return t;
+}
+
+/* Stable input: the tail segment when it is job's (NULL: raw) and the n bytes at b follow its
+ * own in the stream and in memory, so it grows over them. */
+static par_seg *seg_follows(npzs_par *q, const par_job *job, const uint8_t *b) {
+    par_seg *t = q->segs_tail;
+    return t && t->job == job && t->data != t->raw && t->data + t->len == b && t->start + t->len == q->taken ? t : NULL;
+}
+
 /* Hold n raw bytes; exempt: a local header being read, hdr bytes of it still to come (not bounded,
- * a segment of that size).  Returns how many were held. */
+ * a segment of that size).  Returns how many were held.  Stable input: held where they are (a
+ * segment grows while the caller's bytes follow on). */
 static size_t hold_raw(npzs_par *q, const uint8_t *b, size_t n, size_t hdr) {
     int exempt = hdr > 0;
     size_t done = 0;
+    if (q->stable && n) {
+        par_seg *t = seg_follows(q, NULL, b);
+        if (!t && !exempt && (in_use(q) >= q->max_held || q->max_held - in_use(q) < sizeof *t)) return 0;
+        if (!t && !(t = seg_new(q, 0, NULL, b))) return 0;
+        t->len = t->cap = t->len + n;
+        q->taken += n;
+        return n;
+    }
     while (done < n) {
         par_seg *t = q->segs_tail;
         /* a new segment also when bytes went to the parser straight since the last one was filled:
@@ -484,14 +518,7 @@ static size_t hold_raw(npzs_par *q, const uint8_t *b, size_t n, size_t hdr) {
         if (!t || t->job || t->len == t->cap || t->start + t->len != q->taken) {
             size_t cap = exempt ? (hdr < 64 ? 64 : hdr) : PAR_SEG;
             if (!exempt && (in_use(q) >= q->max_held || q->max_held - in_use(q) < cap)) break;
-            t = npzs__pb_alloc(&q->pb, sizeof *t + cap);
-            if (!t) break;
-            memset(t, 0, sizeof *t);
-            t->start = q->taken;
-            t->cap = cap;
-            t->data = t->raw;
-            q->segs_held += cap;
-            seg_push(q, t);
+            if (!(t = seg_new(q, cap, NULL, NULL))) break;
         }
         size_t k = t->cap - t->len;
         if (k > n - done) k = n - done;
@@ -503,10 +530,77 @@ static size_t hold_raw(npzs_par *q, const uint8_t *b, size_t n, size_t hdr) {
     return done;
 }
 
-/* Copy up to n bytes into the job being filled, a piece at a time: a new piece holds at most as
- * many bytes as the job has already (at least PAR_PIECE0), so no allocation is larger than the
- * bytes received plus PAR_PIECE0.  Returns how many were taken (0: no memory). */
+/* Room for one more piece in a job's table (a few words a piece): 0, or -1 (no memory). */
+static int piece_room(npzs_par *q, par_job *j) {
+    if (j->npc < j->pc_slots) return 0;
+    size_t ns = j->pc_slots ? 2 * j->pc_slots : 8;
+    uint8_t **pc = npzs__pb_alloc(&q->pb, ns * sizeof *pc);
+    size_t *pl = npzs__pb_alloc(&q->pb, ns * sizeof *pl), *ps = npzs__pb_alloc(&q->pb, ns * sizeof *ps);
+    if (!pc || !pl || !ps) {
+        npzs__pb_free(&q->pb, pc);
+        npzs__pb_free(&q->pb, pl);
+        npzs__pb_free(&q->pb, ps);
+        return -1;
+    }
+    if (j->npc) {
+        memcpy(pc, j->pc, j->npc * sizeof *pc);
+        memcpy(pl, j->pc_len, j->npc * sizeof *pl);
+        memcpy(ps, j->pc_size, j->npc * sizeof *ps);
+    }
+    uint8_t **opc = j->pc;
+    size_t *opl = j->pc_len, *ops = j->pc_size;
+    pthread_mutex_lock(&q->mu); /* its worker reads the table under the lock */
+    j->pc = pc;
+    j->pc_len = pl;
+    j->pc_size = ps;
+    j->pc_slots = ns;
+    pthread_mutex_unlock(&q->mu);
+    npzs__pb_free(&q->pb, opc);
+    npzs__pb_free(&q->pb, opl);
+    npzs__pb_free(&q->pb, ops);
+    return 0;
+}
+
+/* A new piece of a job at `piece` (size: its allocation, 0 for the caller's bytes), with its
+ * segment (the piece, cap bytes; 0: grown as the caller's bytes follow).  NULL: no memory. */
+static par_seg *piece_new(npzs_par *q, par_job *j, uint8_t *piece, size_t size, size_t cap) {
+    par_seg *t = piece_room(q, j) < 0 ? NULL : seg_new(q, 0, j, piece);
+    if (!t) return NULL;
+    t->cap = cap;
+    j->nseg++;
+    pthread_mutex_lock(&q->mu);
+    j->pc[j->npc] = piece;
+    j->pc_len[j->npc] = 0;
+    j->pc_size[j->npc] = size;
+    j->npc++;
+    pthread_mutex_unlock(&q->mu);
+    return t;
+}
+
+/* k more bytes of the job's last piece published to its worker. */
+static void publish(npzs_par *q, par_job *j, size_t k) {
+    q->taken += k;
+    pthread_mutex_lock(&q->mu);
+    j->pc_len[j->npc - 1] += k;
+    j->filled += k;
+    if (j->filled == j->csize) j->closed = 1;
+    if (j->waiting) pthread_cond_broadcast(&q->cv_more);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* Up to n bytes into the job being filled (n at most the bytes it still lacks).  Copied, a piece
+ * at a time: a new piece holds at most as many bytes as the job has already (at least
+ * PAR_PIECE0), so no allocation is larger than the bytes received plus PAR_PIECE0.  Stable
+ * input: a piece is the caller's bytes, grown while they follow on.  Returns how many were taken
+ * (0: no memory). */
 static size_t job_fill(npzs_par *q, par_job *j, const uint8_t *b, size_t n) {
+    if (q->stable) {
+        par_seg *t = seg_follows(q, j, b);
+        if (!n || (!t && !(t = piece_new(q, j, (uint8_t *)(uintptr_t)b, 0, 0)))) return 0;
+        t->len = t->cap = t->len + n;
+        publish(q, j, n);
+        return n;
+    }
     size_t done = 0;
     while (done < n && j->filled < j->csize) {
         par_seg *t = q->segs_tail;
@@ -514,68 +608,21 @@ static size_t job_fill(npzs_par *q, par_job *j, const uint8_t *b, size_t n) {
             uint64_t want = j->filled < PAR_PIECE0 ? PAR_PIECE0 : j->filled;
             if (want > PAR_PIECE_MAX) want = PAR_PIECE_MAX;
             if (want > j->csize - j->filled) want = j->csize - j->filled;
-            if (j->npc == j->pc_slots) { /* the piece table (a few words a piece) */
-                size_t ns = j->pc_slots ? 2 * j->pc_slots : 8;
-                uint8_t **pc = npzs__pb_alloc(&q->pb, ns * sizeof *pc);
-                size_t *pl = npzs__pb_alloc(&q->pb, ns * sizeof *pl), *ps = npzs__pb_alloc(&q->pb, ns * sizeof *ps);
-                if (!pc || !pl || !ps) {
-                    npzs__pb_free(&q->pb, pc);
-                    npzs__pb_free(&q->pb, pl);
-                    npzs__pb_free(&q->pb, ps);
-                    break;
-                }
-                if (j->npc) {
-                    memcpy(pc, j->pc, j->npc * sizeof *pc);
-                    memcpy(pl, j->pc_len, j->npc * sizeof *pl);
-                    memcpy(ps, j->pc_size, j->npc * sizeof *ps);
-                }
-                uint8_t **opc = j->pc;
-                size_t *opl = j->pc_len, *ops = j->pc_size;
-                pthread_mutex_lock(&q->mu); /* its worker reads the table under the lock */
-                j->pc = pc;
-                j->pc_len = pl;
-                j->pc_size = ps;
-                j->pc_slots = ns;
-                pthread_mutex_unlock(&q->mu);
-                npzs__pb_free(&q->pb, opc);
-                npzs__pb_free(&q->pb, opl);
-                npzs__pb_free(&q->pb, ops);
-            }
-            t = npzs__pb_alloc(&q->pb, sizeof *t);
             size_t size = 0;
-            uint8_t *piece = t ? npzs__pb_get(&q->pb, (size_t)want, &size) : NULL;
-            if (!piece) {
-                npzs__pb_free(&q->pb, t);
+            uint8_t *piece = npzs__pb_get(&q->pb, (size_t)want, &size);
+            if (!piece) break;
+            if (!(t = piece_new(q, j, piece, size, (size_t)want))) {
+                npzs__pb_put(&q->pb, piece, size);
                 break;
             }
             charge(q, j, size);
-            memset(t, 0, sizeof *t);
-            t->start = q->taken;
-            t->cap = (size_t)want;
-            t->job = j;
-            t->data = piece;
-            j->nseg++;
-            pthread_mutex_lock(&q->mu);
-            j->pc[j->npc] = piece;
-            j->pc_len[j->npc] = 0;
-            j->pc_size[j->npc] = size;
-            j->npc++;
-            pthread_mutex_unlock(&q->mu);
-            seg_push(q, t);
         }
         size_t k = t->cap - t->len;
         if (k > n - done) k = n - done;
         memcpy(t->data + t->len, b + done, k);
         t->len += k;
         done += k;
-        q->taken += k;
-        /* the bytes published to its worker */
-        pthread_mutex_lock(&q->mu);
-        j->pc_len[j->npc - 1] += k;
-        j->filled += k;
-        if (j->filled == j->csize) j->closed = 1;
-        if (j->waiting) pthread_cond_broadcast(&q->cv_more);
-        pthread_mutex_unlock(&q->mu);
+        publish(q, j, k);
     }
     return done;
 }
@@ -595,7 +642,7 @@ static void job_start(npzs_par *q) {
     const npzs_zlfh *h = &q->sc.h;
     uint64_t outn = h->usize + 1;
     if (q->skip_data && outn > q->keep) outn = q->keep;
-    uint64_t need = h->csize + outn;
+    uint64_t need = (q->stable ? 0 : h->csize) + outn; /* stable input: its bytes stay the caller's */
     if (need > q->max_held || need > SIZE_MAX / 2) {
         scout_skip(q, h->csize);
         return;
@@ -936,6 +983,13 @@ NPZS__API int npzs_par_skip_data(npzs_par *q) {
     q->skip_data = 1;
     unsigned mask = npzs__seam_events(q->p) & ~(NPZS_EV_BIT(NPZS_EV_DATA) | NPZS_EV_BIT(NPZS_EV_BLOB));
     return npzs_events(q->p, mask);
+}
+
+NPZS__API int npzs_par_stable_input(npzs_par *q, int on) {
+    if (!q) return NPZS_E_BAD_CALL;
+    if (q->taken) return q->stable == (on != 0) ? 0 : NPZS_E_BAD_CALL;
+    q->stable = on != 0;
+    return 0;
 }
 
 void npzs__par_keep(npzs_par *q, uint64_t n) { q->keep = n ? n : 1; }

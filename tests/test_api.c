@@ -378,12 +378,15 @@ static void test_file(const char *path) {
         fo.no_data = 1;
         fz_run(buf, len, &fo, &alone_nd);
         static const uint8_t s7[] = {7}, s4k[] = {0xE4}, smix[] = {1, 0xE5, 3, 0, 0xE0};
-        const struct { const uint8_t *s; size_t n; unsigned th; uint64_t held; int into; uint64_t skip; int take; } runs[] = {
-            {NULL, 0, 2, UINT64_C(1) << 30, 0, 0, 0}, {s4k, 1, 2, UINT64_C(1) << 30, 0, 0, 0}, {s4k, 1, 1, 4096, 0, 0, 0},
-            {smix, 5, 2, UINT64_C(1) << 30, 1, 0, 0}, {s7, 1, 2, UINT64_C(1) << 30, 0, 0, 0},
-            {NULL, 0, 2, UINT64_C(1) << 30, 0, UINT64_MAX, 0}, {s4k, 1, 2, UINT64_C(1) << 30, 0, 64, 0}, {smix, 5, 1, 1u << 20, 0, 700, 0},
+        const struct { const uint8_t *s; size_t n; unsigned th; uint64_t held; int into; uint64_t skip; int take, stable; } runs[] = {
+            {NULL, 0, 2, UINT64_C(1) << 30, 0, 0, 0, 0}, {s4k, 1, 2, UINT64_C(1) << 30, 0, 0, 0, 0}, {s4k, 1, 1, 4096, 0, 0, 0, 0},
+            {smix, 5, 2, UINT64_C(1) << 30, 1, 0, 0, 0}, {s7, 1, 2, UINT64_C(1) << 30, 0, 0, 0, 0},
+            {NULL, 0, 2, UINT64_C(1) << 30, 0, UINT64_MAX, 0, 0}, {s4k, 1, 2, UINT64_C(1) << 30, 0, 64, 0, 0},
+            {smix, 5, 1, 1u << 20, 0, 700, 0, 0},
             /* npzs_par_take_data: any address, 16-byte aligned ones only (the rest into a destination) */
-            {NULL, 0, 2, UINT64_C(1) << 30, 0, 0, 1}, {smix, 5, 2, UINT64_C(1) << 30, 1, 0, 5}, {s4k, 1, 1, 1u << 20, 0, 0, 1}};
+            {NULL, 0, 2, UINT64_C(1) << 30, 0, 0, 1, 0}, {smix, 5, 2, UINT64_C(1) << 30, 1, 0, 5, 0}, {s4k, 1, 1, 1u << 20, 0, 0, 1, 0},
+            /* npzs_par_stable_input: the pushes slices of one copy, held by reference */
+            {s4k, 1, 2, UINT64_C(1) << 30, 0, UINT64_MAX, 0, 1}, {smix, 5, 1, 4096, 1, 0, 0, 1}, {NULL, 0, 2, UINT64_C(1) << 30, 0, 0, 5, 1}};
         for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
             if (runs[k].s == s7 && len > (1u << 20)) continue;
             fo.sched = runs[k].s;
@@ -395,6 +398,7 @@ static void test_file(const char *path) {
             fo.par_skip = runs[k].skip;
             fo.no_data = runs[k].skip != 0;
             fo.par_take = runs[k].take;
+            fo.par_stable = runs[k].stable;
             fz_run(buf, len, &fo, &pr);
             CHECK(fz_same(runs[k].skip ? &alone_nd : &alone, &pr), "%s: through the helper (run %zu) the result differs", path, k);
         }
@@ -707,9 +711,22 @@ static void par_fail_free(void *opaque, void *ptr) {
     if (ptr) { st->live--; free(ptr); }
 }
 
+static int par_stable;      /* test_par: helpers take their input by reference (npzs_par_stable_input) */
+static uint64_t par_peak;   /* the most a helper held in par_parse's last run (npzs_par_memory) */
+
+static npzs_par *par_mk(npzs_parser *p, unsigned threads, uint64_t max_held) {
+    npzs_par *q = npzs_par_new(p, threads, max_held);
+    if (q && npzs_par_stable_input(q, par_stable) != 0) {
+        npzs_par_free(q);
+        return NULL;
+    }
+    return q;
+}
+
 static par_run par_parse(npzs_parser *p, npzs_par *q, const uint8_t *b, size_t n, size_t feed) {
     par_run r = {0, 0, UINT64_C(1469598103934665603), NULL, -1};
     size_t off = 0;
+    par_peak = 0;
     for (int guard = 0; guard < 1 << 24; guard++) {
         size_t k = n - off < feed ? n - off : feed;
         npzs_in in = {b + off, k, 0};
@@ -717,6 +734,7 @@ static par_run par_parse(npzs_parser *p, npzs_par *q, const uint8_t *b, size_t n
         npzs_event ev;
         int rc;
         while ((rc = q ? npzs_par_next(q, &in, &ev) : npzs_next(p, &in, &ev)) == NPZS_EVENT) {
+            if (q && npzs_par_memory(q) > par_peak) par_peak = npzs_par_memory(q);
             if (ev.type == NPZS_EV_DATA || ev.type == NPZS_EV_BLOB) continue; /* chunks follow the pushes */
             uint64_t v = (uint64_t)ev.type << 56 ^ ev.offset ^ (ev.type == NPZS_EV_MEMBER_END ? (uint64_t)ev.crc32 << 20 ^ ev.size : 0);
             r.digest = (r.digest ^ v) * UINT64_C(1099511628211);
@@ -770,7 +788,7 @@ static void test_par(void) {
     for (size_t f = 0; f < sizeof feeds / sizeof *feeds; f++) {
         for (unsigned th = 0; th <= 3; th++) {
             npzs_reset(p);
-            npzs_par *q = npzs_par_new(p, th, UINT64_C(1) << 30);
+            npzs_par *q = par_mk(p, th, UINT64_C(1) << 30);
             CHECK(q && npzs_par_threads(q) == 0, "par: %u workers started before a job", th);
             if (!q) continue;
             par_run r = par_parse(p, q, z.p, z.n, feeds[f]);
@@ -793,18 +811,22 @@ static void test_par(void) {
     for (size_t k = 0; k < sizeof keeps / sizeof *keeps; k++)
         for (size_t f = 0; f < sizeof feeds / sizeof *feeds; f++) {
             npzs_reset(p);
-            npzs_par *qs = npzs_par_new(p, 2, UINT64_C(1) << 30);
+            npzs_par *qs = par_mk(p, 2, UINT64_C(1) << 30);
             CHECK(qs && npzs_par_skip_data(qs) == 0, "par: skip_data refused");
             if (keeps[k] != UINT64_MAX) npzs__par_keep(qs, keeps[k]);
             par_run r = par_parse(p, qs, z.p, z.n, feeds[f]);
             CHECK(par_same(&alone, &r) && npzs_par_used(qs) == 3, "par: skip_data keeping %llu, pushes of %zu: differs (used %llu)",
                   (unsigned long long)keeps[k], feeds[f], (unsigned long long)npzs_par_used(qs));
+            /* stable input: the members' compressed bytes (600 KB and more each) are never held,
+             * only the jobs' kept output (3 x 40 KB at most here) */
+            CHECK(!par_stable || par_peak < 256 * 1024, "par: stable input, keeping %llu, pushes of %zu: held %llu bytes",
+                  (unsigned long long)keeps[k], feeds[f], (unsigned long long)par_peak);
             CHECK(npzs_par_skip_data(qs) == 0 || npzs_error(p), "par: skip_data again");
             npzs_par_free(qs);
         }
     npzs_reset(p);
     {
-        npzs_par *qs = npzs_par_new(p, 1, 1u << 20);
+        npzs_par *qs = par_mk(p, 1, 1u << 20);
         npzs_event e0;
         npzs_in i0 = {z.p, 100, 0};
         (void)npzs_par_next(qs, &i0, &e0);
@@ -815,7 +837,7 @@ static void test_par(void) {
      * events there, the bytes the array's), the stored one not; misuse is sticky (CALL.par-take) */
     {
         npzs_reset(p);
-        npzs_par *qt = npzs_par_new(p, 2, UINT64_C(1) << 30);
+        npzs_par *qt = par_mk(p, 2, UINT64_C(1) << 30);
         npzs_in in = {z.p, z.n, 0};
         npzs_event ev;
         void *blocks[4] = {NULL, NULL, NULL, NULL};
@@ -850,14 +872,14 @@ static void test_par(void) {
         }
         /* outside an array's data, and twice */
         npzs_reset(p);
-        qt = npzs_par_new(p, 1, UINT64_C(1) << 30);
+        qt = par_mk(p, 1, UINT64_C(1) << 30);
         void *b;
         uint64_t off;
         rc = npzs_par_take_data(qt, 1, &b, &off);
         CHECK(rc == NPZS_E_BAD_CALL && !strcmp(npzs_error_rule(p), "CALL.par-take"), "par: take before any HEADER: %d", rc);
         npzs_par_free(qt);
         npzs_reset(p);
-        qt = npzs_par_new(p, 1, UINT64_C(1) << 30);
+        qt = par_mk(p, 1, UINT64_C(1) << 30);
         in = (npzs_in){z.p, z.n, 0};
         npzs_par_finish(qt);
         while (npzs_par_next(qt, &in, &ev) == NPZS_EVENT && ev.type != NPZS_EV_HEADER) {
@@ -872,7 +894,7 @@ static void test_par(void) {
          * for: with HEADER alone, every job is let go at its member's end (what it held goes back
          * to the cache, in use again by the next job) and the input ends with nothing held but it */
         npzs_reset(p);
-        qt = npzs_par_new(p, 2, UINT64_C(1) << 30);
+        qt = par_mk(p, 2, UINT64_C(1) << 30);
         npzs_events(p, NPZS_EV_BIT(NPZS_EV_HEADER));
         par_run masked = par_parse(p, qt, z.p, z.n, 4096);
         npzs_events(p, NPZS_EV_ALL);
@@ -889,7 +911,7 @@ static void test_par(void) {
     }
     /* a bound smaller than a member: the parser inflates every member itself, with the same result */
     npzs_reset(p);
-    npzs_par *q = npzs_par_new(p, 2, 500000);
+    npzs_par *q = par_mk(p, 2, 500000);
     par_run tight = par_parse(p, q, z.p, z.n, 4096);
     CHECK(par_same(&alone, &tight) && npzs_par_used(q) == 0, "par: a bound below a member's size (used %llu)",
           (unsigned long long)npzs_par_used(q));
@@ -906,7 +928,7 @@ static void test_par(void) {
         CHECK(a.verdict < 0, "par: the damaged archive %d is accepted", k);
         for (size_t f = 0; f < sizeof feeds / sizeof *feeds; f++) {
             npzs_reset(p);
-            q = npzs_par_new(p, 2, UINT64_C(1) << 30);
+            q = par_mk(p, 2, UINT64_C(1) << 30);
             if (f & 1) npzs_par_skip_data(q);
             par_run r = par_parse(p, q, bad.p, bad.n, feeds[f]);
             CHECK(par_same(&a, &r), "par: damaged archive %d, pushes of %zu: %d@%llu %s, alone %d@%llu %s", k, feeds[f],
@@ -924,7 +946,7 @@ static void test_par(void) {
         npzs_parser *pf = npzs_new(NULL, &al);
         if (!pf) continue;
         st.count = 0;
-        npzs_par *qf = npzs_par_new(pf, 2, UINT64_C(1) << 30);
+        npzs_par *qf = par_mk(pf, 2, UINT64_C(1) << 30);
         if (qf) {
             if (k & 1) npzs_par_skip_data(qf);
             par_run r = par_parse(pf, qf, z.p, z.n, k % 3 ? 4096 : z.n);
@@ -939,6 +961,19 @@ static void test_par(void) {
     npzs_reset(p);
     q = npzs_par_new(p, 1, 1u << 20);
     CHECK(q && !npzs_par_new(p, 1, 1u << 20), "par: a second helper on one parser");
+    /* npzs_par_stable_input: before an input's first byte only, and again after a reset */
+    CHECK(npzs_par_stable_input(NULL, 1) == NPZS_E_BAD_CALL, "par: stable input without a helper");
+    CHECK(npzs_par_stable_input(q, 1) == 0 && npzs_par_stable_input(q, 0) == 0 && npzs_par_stable_input(q, 1) == 0,
+          "par: stable input refused before the first byte");
+    {
+        npzs_event e1;
+        npzs_in i1 = {z.p, 100, 0};
+        (void)npzs_par_next(q, &i1, &e1);
+        CHECK(npzs_par_stable_input(q, 0) == NPZS_E_BAD_CALL && npzs_par_stable_input(q, 1) == 0,
+              "par: stable input changed after the first byte");
+        npzs_par_reset(q);
+        CHECK(npzs_par_stable_input(q, 0) == 0, "par: stable input not changeable after a reset");
+    }
     npzs_par_free(q);
     CHECK(!npzs_par_new(NULL, 1, 1u << 20) && !npzs_par_new(p, 65, 1u << 20), "par: NULL parser or 65 workers accepted");
     q = npzs_par_new(p, 1, 1u << 20);
@@ -1792,6 +1827,8 @@ int main(int argc, char **argv) {
     test_contract();
     test_many_members();
     test_gathered_inflate();
+    test_par();
+    par_stable = 1;
     test_par();
     /* the files: paths, or directories walked for their files; --need-files N fails a run over
      * fewer than N (make check: a corpus that went missing is a failure, not a pass) */
