@@ -70,16 +70,22 @@ int cli_read_loop(int fd, const char *prog, const char *label, uint64_t feed, cl
     return cli_read_loop_err(fd, prog, label, feed, push, at_eof, ctx, NULL, 0);
 }
 
-int cli_read_loop_err(int fd, const char *prog, const char *label, uint64_t feed, cli_push_fn push,
-                      cli_eof_fn at_eof, void *ctx, char *err, size_t errlen) {
+/* Called before each read with the bytes read so far: -1 to go on reading, or the status of the
+ * rest of the input, which it took over (drive(): a mapped file). */
+typedef int (*divert_fn)(void *ctx, uint64_t off);
+
+static int read_loop(int fd, const char *prog, const char *label, uint64_t feed, cli_push_fn push, cli_eof_fn at_eof,
+                     void *ctx, char *err, size_t errlen, divert_fn divert) {
 #ifdef F_SETPIPE_SZ
     if (fd == 0) (void)fcntl(fd, F_SETPIPE_SZ, (int)READ_SIZE); /* a larger pipe where stdin is one */
 #endif
     unsigned char *buf = read_buffer();
     int status = -1, eof = 0;
+    uint64_t total = 0;
     if (!buf) { fprintf(ERR, "%s: out of memory\n", prog); status = 2; }
     while (status < 0) {
         ssize_t r = 0;
+        if (!eof && divert && (status = divert(ctx, total)) >= 0) break;
         if (!eof) {
             r = read_some(fd, buf, READ_SIZE);
             if (r < 0) {
@@ -89,6 +95,7 @@ int cli_read_loop_err(int fd, const char *prog, const char *label, uint64_t feed
                 break;
             }
             if (r == 0) { eof = 1; at_eof(ctx); }
+            total += (uint64_t)r;
         }
         size_t off = 0, len = (size_t)r;
         do {
@@ -107,14 +114,21 @@ int cli_read_loop_err(int fd, const char *prog, const char *label, uint64_t feed
     return status;
 }
 
+int cli_read_loop_err(int fd, const char *prog, const char *label, uint64_t feed, cli_push_fn push,
+                      cli_eof_fn at_eof, void *ctx, char *err, size_t errlen) {
+    return read_loop(fd, prog, label, feed, push, at_eof, ctx, err, errlen, NULL);
+}
+
 /* ---- a regular file mapped (-j N) --------------------------------------------------------
- * With workers, a regular file is mapped and pushed whole with npzs_par_stable_input: the helper
- * holds its bytes where they are, so the reading thread copies nothing and the scout reaches
- * every member at once (bench/README.md).  The mapping stays until the helper's parser is reset
- * or freed (cli_unmap), since workers may still read it after the verdict.  A file that shrinks
- * while it is mapped raises SIGBUS on the pages past its new end: the handler maps zero pages
- * there and marks the file, which is then reported as an I/O failure (as a read error would
- * be), whatever the parser made of the zeros. */
+ * With workers, a regular file is read until a worker starts (a member large enough to gain from
+ * one), and the rest of it is then mapped and pushed with npzs_par_stable_input: the helper holds
+ * those bytes where they are, so the reading thread copies nothing and the scout reaches the next
+ * members at once (bench/README.md).  Files with no such member are read as any input: their
+ * memory is that of one thread.  The mapping stays until the helper's parser is reset or freed
+ * (cli_unmap), since workers may still read it after the verdict.  A file that shrinks while it
+ * is mapped raises SIGBUS on the pages past its new end: the handler maps zero pages there and
+ * marks the file, which is then reported as an I/O failure (as a read error would be), whatever
+ * the parser made of the zeros. */
 #define MAPS 256 /* files mapped at once: one a thread (-P N) */
 static struct {
     uintptr_t addr; /* 0: free (atomic) */
@@ -158,11 +172,11 @@ void cli_unmap(void) {
     my_map = -1;
 }
 
-/* fd mapped when it is a regular file of at least `least` bytes, the thread's last mapping was
- * released and a slot is free: its slot, or -1 (then it is read as any input). */
-static int map_file(int fd, uint64_t least) {
+/* fd mapped when it is a regular file of more than `from` bytes (those read already), the thread's
+ * last mapping was released and a slot is free: its slot, or -1 (then it is read on). */
+static int map_file(int fd, uint64_t from) {
     struct stat st;
-    if (my_map >= 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size < least ||
+    if (my_map >= 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size <= from ||
         (uint64_t)st.st_size > SIZE_MAX)
         return -1;
     for (int i = 0; i < MAPS; i++) {
@@ -184,41 +198,17 @@ static int map_file(int fd, uint64_t least) {
     return -1;
 }
 
-/* A mapped file pushed as one input (in --feed pieces when asked); a status as cli_read_loop's,
- * 2 with err (or the message printed) when the file shrank or grew meanwhile. */
-static int map_loop(int fd, int k, const char *label, uint64_t feed, cli_push_fn push, cli_eof_fn at_eof, void *ctx,
-                    char *err, size_t errlen) {
-    const uint8_t *b = (const uint8_t *)maps[k].addr;
-    size_t len = maps[k].len, off = 0;
-    int status = -1;
-    while (status < 0 && off < len) {
-        size_t n = len - off;
-        if (feed && n > feed) n = (size_t)feed;
-        npzs_in in = {b + off, n, 0};
-        status = push(ctx, &in);
-        off += in.pos;
-    }
-    if (status < 0) {
-        at_eof(ctx);
-        npzs_in none = {b + len, 0, 0};
-        status = push(ctx, &none);
-        if (status < 0) { fprintf(ERR, "npzstream: internal error: no verdict\n"); status = 2; }
-    }
-    struct stat st;
-    if (maps[k].bad || fstat(fd, &st) < 0 || (uint64_t)st.st_size != len) {
-        const char *why = "read: the file changed size while it was read";
-        if (err) snprintf(err, errlen, "%s", why);
-        else fprintf(ERR, "npzstream: %s: %s\n", label, why);
-        status = 2;
-    }
-    return status;
-}
-
 typedef struct drive_ctx {
     npzs_parser *p;
     npzs_par *q; /* -j N: the parallel-inflate helper over p */
     event_fn fn;
     void *ctx;
+    /* for map_rest */
+    int fd, tried;
+    const char *label;
+    uint64_t feed;
+    char *err;
+    size_t errlen;
 } drive_ctx;
 
 static int drive_push(void *vc, npzs_in *in) {
@@ -240,19 +230,64 @@ static void drive_eof(void *vc) {
     else npzs_finish(d->p);
 }
 
+/* The rest of a mapped file from `from` on, pushed in slices of READ_SIZE (or --feed) bytes:
+ * after each, the pages the parser has passed are dropped from the process (MADV_DONTNEED: a
+ * private mapping of a file reads them again from the file if touched), so what stays resident is
+ * what the workers read ahead.  (The helper takes each slice at once: its workers do not wait for
+ * the slices.)  A status as read_loop's, 2 with err (or the message printed) when the file shrank
+ * or grew meanwhile. */
+static int map_loop(drive_ctx *d, int k, uint64_t from) {
+    const uint8_t *b = (const uint8_t *)maps[k].addr;
+    size_t len = maps[k].len, off = (size_t)from, dropped = 0, slice = d->feed ? (size_t)d->feed : READ_SIZE;
+    int status = -1;
+    while (status < 0 && off < len) {
+        npzs_in in = {b + off, len - off < slice ? len - off : slice, 0};
+        status = drive_push(d, &in);
+        off += in.pos;
+        uint64_t passed = npzs_consumed(d->p);
+        size_t upto = (size_t)(passed < len ? passed : len) & ~(size_t)(page_size - 1);
+        if (upto >= dropped + (64u << 10)) {
+            (void)madvise((void *)(uintptr_t)(b + dropped), upto - dropped, MADV_DONTNEED);
+            dropped = upto;
+        }
+    }
+    if (status < 0) {
+        drive_eof(d);
+        npzs_in none = {b + len, 0, 0};
+        status = drive_push(d, &none);
+        if (status < 0) { fprintf(ERR, "npzstream: internal error: no verdict\n"); status = 2; }
+    }
+    struct stat st;
+    if (maps[k].bad || fstat(d->fd, &st) < 0 || (uint64_t)st.st_size != len) {
+        const char *why = "read: the file changed size while it was read";
+        if (d->err) snprintf(d->err, d->errlen, "%s", why);
+        else fprintf(ERR, "npzstream: %s: %s\n", d->label, why);
+        status = 2;
+    }
+    return status;
+}
+
+/* read_loop's divert under -j N: once a worker has started, the rest of a regular file is mapped
+ * (once tried, a file that cannot be is read on). */
+static int map_rest(void *vc, uint64_t off) {
+    drive_ctx *d = vc;
+    if (d->tried || !npzs_par_threads(d->q)) return -1;
+    d->tried = 1;
+    int k = map_file(d->fd, off);
+    if (k < 0) return -1;
+    if (npzs_par_stable_input(d->q, 1) != 0) return -1; /* cannot happen: turning it on */
+    return map_loop(d, k, off);
+}
+
 int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, event_fn fn, void *ctx, char *err,
           size_t errlen) {
-    drive_ctx d = {p, NULL, fn, ctx};
+    drive_ctx d = {p, NULL, fn, ctx, fd, 0, label, op->feed, err, errlen};
     if (op->jobs > 1 && !(d.q = batch_helper(p, op, data))) {
         fprintf(ERR, "npzstream: --inflate-threads %u: cannot start the workers (out of memory)\n", op->jobs);
         return 2;
     }
-    if (d.q) {
-        int k = map_file(fd, (uint64_t)1 << 20); /* smaller files gain little: a job is 1 MiB of output */
-        if (npzs_par_stable_input(d.q, k >= 0) != 0) return 2; /* cannot happen: a new input */
-        if (k >= 0) return map_loop(fd, k, label, op->feed, drive_push, drive_eof, &d, err, errlen);
-    }
-    return cli_read_loop_err(fd, "npzstream", label, op->feed, drive_push, drive_eof, &d, err, errlen);
+    if (d.q && npzs_par_stable_input(d.q, 0) != 0) return 2; /* cannot happen: a new input */
+    return read_loop(fd, "npzstream", label, op->feed, drive_push, drive_eof, &d, err, errlen, d.q ? map_rest : NULL);
 }
 
 npzs_parser *start(const char *path, const opts *op, const char **label, int *fd) {

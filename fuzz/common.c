@@ -483,10 +483,11 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
         npzs__par_min_csize(q, 1);
         if (o->par_skip && npzs_par_skip_data(q) != 0) fz_die("npzs_par_skip_data failed");
         if (o->par_skip && o->par_skip != UINT64_MAX) npzs__par_keep(q, o->par_skip);
-        if (o->par_stable && npzs_par_stable_input(q, 1) != 0) fz_die("npzs_par_stable_input refused");
+        if (o->par_stable == 1 && npzs_par_stable_input(q, 1) != 0) fz_die("npzs_par_stable_input refused");
     }
     /* stable input: the pushes are slices of one copy of the file, kept until the helper is freed */
     uint8_t *whole = q && o->par_stable ? malloc(n ? n : 1) : NULL;
+    int stable_on = o->par_stable == 1;
     if (q && o->par_stable && !whole) fz_die("host malloc failed");
     if (whole && n) memcpy(whole, data, n);
     /* after the helper is attached: the events it needs stay emitted whatever the caller asks */
@@ -524,12 +525,16 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
             } else {
                 size_t want = sched_size(o, k++, &last_zero);
                 if (want > n - off) want = n - off;
-                if (!whole) {
+                if (whole && o->par_stable == 2 && off && !stable_on) { /* the first push copied, the rest not */
+                    if (npzs_par_stable_input(q, 1) != 0) fz_die("npzs_par_stable_input refused mid-input");
+                    stable_on = 1;
+                }
+                if (!whole || (o->par_stable == 2 && !stable_on)) {
                     chunk = malloc(want ? want : 1);
                     if (!chunk) fz_die("host malloc failed");
                     if (want) memcpy(chunk, data + off, want);
                 }
-                in.src = !want ? NULL : whole ? whole + off : chunk; /* an empty push may come without a buffer */
+                in.src = !want ? NULL : chunk ? chunk : whole + off; /* an empty push may come without a buffer */
                 in.size = want;
                 in.pos = 0;
                 off += want;

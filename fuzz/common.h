@@ -72,7 +72,8 @@ typedef struct fz_opts {
                                 outside them is a failure */
     uint64_t par_skip;       /* with par: npzs_par_skip_data, a job keeping this many bytes
                                 (UINT64_MAX: the default; 0: not skipping); needs no_data */
-    int par_stable;          /* with par: npzs_par_stable_input, the pushes slices of one copy */
+    int par_stable;          /* with par: npzs_par_stable_input, the pushes slices of one copy
+                                (1: from the first byte; 2: from the second push on) */
     const npzs_policy *policy; /* npzs_policy_use (NULL: none) */
     int hash;                /* npzs_hash(NPZS_HASH_SHA256): the digests go into the events' digest */
 } fz_opts;

@@ -10,7 +10,8 @@
  *                 small bound, a job keeping (last byte >> 1) + 1 bytes of a member (DATA and
  *                 BLOB events then left out of both digests)
  *   bit 2 of the file's length set: npzs_par_stable_input, the pushes slices of one copy of the
- *                 file (the helper holds them by reference)
+ *                 file (the helper holds them by reference); with bit 3 set too, only from the
+ *                 second push on (the first copied)
  * The file is parsed whole by the parser alone, then through the helper (every deflated member
  * of known size inflated ahead by a worker, whatever its size) under the schedule; abort unless
  * the normalized event digests, verdicts, error codes and offsets are identical. */
@@ -35,7 +36,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         a0.no_data = 1;
         fz_run(in.file, in.file_n, &a0, &alone);
     }
-    o.par_stable = (in.file_n >> 2) & 1;
+    o.par_stable = (in.file_n >> 2) & 1 ? 1 + (int)((in.file_n >> 3) & 1) : 0;
     if (!o.par_skip && (in.file_n & 1)) o.par_take = (in.file_n & 3) == 3 ? 5 : 1;
     switch (in.ctl >> 6) {
     case 1: o.sched = in.file; o.sched_n = 0; break; /* 1-byte pushes */

@@ -75,15 +75,17 @@ int npzs_par_next_(npzs_par *q, npzs_in *in, npzs_event *ev, size_t ev_size);
  * helper is freed.  Returns 0, NPZS_E_BAD_CALL after the first byte, or NPZS_E_NOMEM. */
 int npzs_par_skip_data(npzs_par *q);
 /* Stable input (added in 0.7.0; zstd's stableInBuffer is the model): the caller promises that
- * every byte it pushes through npzs_par_next() stays where it is, unchanged and readable, until
- * the helper's parser is reset (npzs_par_reset, npzs_reset) or the helper freed -- also after
- * the verdict, since workers may still be reading them.  The helper then holds the bytes it
- * takes ahead of the parser where they are: no copy, no memory for them (a job's compressed
- * bytes and the raw bytes before the barrier are pointers into the caller's), so a caller that
- * has the whole input in memory (a mapped file, a received buffer) pushes it at once and the
- * workers start on every member at once.  on: 1 to promise, 0 (the default) to copy.  Call
- * before an input's first byte; it lasts until changed.  Returns 0, or NPZS_E_BAD_CALL after the
- * first byte (the setting then unchanged). */
+ * every byte it pushes through npzs_par_next() from now on stays where it is, unchanged and
+ * readable, until the helper's parser is reset (npzs_par_reset, npzs_reset) or the helper freed --
+ * also after the verdict, since workers may still be reading them.  The helper then holds the
+ * bytes it takes ahead of the parser where they are: no copy, no memory for them (a job's
+ * compressed bytes and the raw bytes before the barrier are pointers into the caller's), so a
+ * caller that has the input in memory (a mapped file, a received buffer) pushes it at once and
+ * the workers start on every member at once.  on: 1 to promise, at any point of an input (the
+ * bytes pushed before were copied: a program may read a file and map the rest once a worker
+ * started, as the command line does); 0 (the default) to copy, unless the helper holds bytes by
+ * reference already.  It lasts until changed.  Returns 0, or NPZS_E_BAD_CALL for 0 once bytes
+ * were held by reference (until a reset; the setting then unchanged). */
 int npzs_par_stable_input(npzs_par *q, int on);
 /* An array's data without a copy (added in 0.4.0): right after an array's HEADER event from
  * npzs_par_next(), before its first DATA event, when a worker inflated the member and kept its

@@ -94,7 +94,8 @@ typedef struct par_seg {
     size_t len, cap, fed;
     par_job *job;                   /* a piece of a job's compressed bytes, or NULL: raw bytes */
     size_t held;                    /* raw bytes: what it counts in segs_held */
-    uint8_t *data;                  /* raw[], or the caller's bytes (stable input) */
+    int ref;                        /* data points into the caller's bytes (stable input) */
+    uint8_t *data;                  /* raw[], a job's piece, or the caller's bytes */
     uint8_t raw[];
 } par_seg;
 
@@ -121,6 +122,7 @@ struct npzs_par {
     uint64_t min_size;              /* PAR_MIN_SIZE; tests lower it to reach every member */
     int skip_data;                  /* npzs_par_skip_data */
     int stable;                     /* npzs_par_stable_input: the caller's bytes held where they are */
+    int refs;                       /* some were (until a reset): the promise cannot be taken back */
     uint64_t keep;                  /* skip_data: output bytes a job keeps (header and preamble) */
 };
 
@@ -490,11 +492,12 @@ static par_seg *seg_new(npzs_par *q, size_t cap, par_job *job, const uint8_t *at
     return t;
 }
 
-/* Stable input: the tail segment when it is job's (NULL: raw) and the n bytes at b follow its
- * own in the stream and in memory, so it grows over them. */
+/* Stable input: the tail segment when it points into the caller's bytes, is job's (NULL: raw)
+ * and the bytes at b follow its own in the stream and in memory, so it grows over them; else
+ * NULL (a new segment). */
 static par_seg *seg_follows(npzs_par *q, const par_job *job, const uint8_t *b) {
     par_seg *t = q->segs_tail;
-    return t && t->job == job && t->data != t->raw && t->data + t->len == b && t->start + t->len == q->taken ? t : NULL;
+    return t && t->ref && t->job == job && t->data + t->len == b && t->start + t->len == q->taken ? t : NULL;
 }
 
 /* Hold n raw bytes; exempt: a local header being read, hdr bytes of it still to come (not bounded,
@@ -507,6 +510,7 @@ static size_t hold_raw(npzs_par *q, const uint8_t *b, size_t n, size_t hdr) {
         par_seg *t = seg_follows(q, NULL, b);
         if (!t && !exempt && (in_use(q) >= q->max_held || q->max_held - in_use(q) < sizeof *t)) return 0;
         if (!t && !(t = seg_new(q, 0, NULL, b))) return 0;
+        t->ref = q->refs = 1;
         t->len = t->cap = t->len + n;
         q->taken += n;
         return n;
@@ -597,6 +601,7 @@ static size_t job_fill(npzs_par *q, par_job *j, const uint8_t *b, size_t n) {
     if (q->stable) {
         par_seg *t = seg_follows(q, j, b);
         if (!n || (!t && !(t = piece_new(q, j, (uint8_t *)(uintptr_t)b, 0, 0)))) return 0;
+        t->ref = q->refs = 1;
         t->len = t->cap = t->len + n;
         publish(q, j, n);
         return n;
@@ -868,7 +873,7 @@ static void par_clear(npzs_par *q) {
         (void)wait_job(q); /* a running job stops at its next slice */
     }
     q->taken = q->passed = 0;
-    q->ended = q->p_finished = q->forced = 0;
+    q->ended = q->p_finished = q->forced = q->refs = 0;
     scout_next(q);
 }
 
@@ -987,7 +992,7 @@ NPZS__API int npzs_par_skip_data(npzs_par *q) {
 
 NPZS__API int npzs_par_stable_input(npzs_par *q, int on) {
     if (!q) return NPZS_E_BAD_CALL;
-    if (q->taken) return q->stable == (on != 0) ? 0 : NPZS_E_BAD_CALL;
+    if (q->refs && !on) return NPZS_E_BAD_CALL; /* bytes are held by reference already */
     q->stable = on != 0;
     return 0;
 }

@@ -711,12 +711,13 @@ static void par_fail_free(void *opaque, void *ptr) {
     if (ptr) { st->live--; free(ptr); }
 }
 
-static int par_stable;      /* test_par: helpers take their input by reference (npzs_par_stable_input) */
+static int par_stable;      /* test_par: helpers take their input by reference (npzs_par_stable_input):
+                               1 from the first byte, 2 from the second push on */
 static uint64_t par_peak;   /* the most a helper held in par_parse's last run (npzs_par_memory) */
 
 static npzs_par *par_mk(npzs_parser *p, unsigned threads, uint64_t max_held) {
     npzs_par *q = npzs_par_new(p, threads, max_held);
-    if (q && npzs_par_stable_input(q, par_stable) != 0) {
+    if (q && npzs_par_stable_input(q, par_stable == 1) != 0) {
         npzs_par_free(q);
         return NULL;
     }
@@ -728,6 +729,7 @@ static par_run par_parse(npzs_parser *p, npzs_par *q, const uint8_t *b, size_t n
     size_t off = 0;
     par_peak = 0;
     for (int guard = 0; guard < 1 << 24; guard++) {
+        if (q && par_stable == 2 && off && npzs_par_stable_input(q, 1) != 0) { r.verdict = 93; return r; }
         size_t k = n - off < feed ? n - off : feed;
         npzs_in in = {b + off, k, 0};
         if (off + k == n) { if (q) npzs_par_finish(q); else npzs_finish(p); }
@@ -819,7 +821,7 @@ static void test_par(void) {
                   (unsigned long long)keeps[k], feeds[f], (unsigned long long)npzs_par_used(qs));
             /* stable input: the members' compressed bytes (600 KB and more each) are never held,
              * only the jobs' kept output (3 x 40 KB at most here) */
-            CHECK(!par_stable || par_peak < 256 * 1024, "par: stable input, keeping %llu, pushes of %zu: held %llu bytes",
+            CHECK(par_stable != 1 || par_peak < 256 * 1024, "par: stable input, keeping %llu, pushes of %zu: held %llu bytes",
                   (unsigned long long)keeps[k], feeds[f], (unsigned long long)par_peak);
             CHECK(npzs_par_skip_data(qs) == 0 || npzs_error(p), "par: skip_data again");
             npzs_par_free(qs);
@@ -973,6 +975,15 @@ static void test_par(void) {
               "par: stable input changed after the first byte");
         npzs_par_reset(q);
         CHECK(npzs_par_stable_input(q, 0) == 0, "par: stable input not changeable after a reset");
+        /* turned on after bytes were copied: allowed; off again only while nothing is held by reference */
+        i1 = (npzs_in){z.p, 10, 0};
+        (void)npzs_par_next(q, &i1, &e1);
+        CHECK(npzs_par_stable_input(q, 1) == 0 && npzs_par_stable_input(q, 0) == 0 && npzs_par_stable_input(q, 1) == 0,
+              "par: stable input not turned on and off again before a byte was held by reference");
+        i1 = (npzs_in){z.p + 10, 90, 0};
+        (void)npzs_par_next(q, &i1, &e1);
+        CHECK(npzs_par_stable_input(q, 0) == NPZS_E_BAD_CALL, "par: stable input turned off with bytes held by reference");
+        npzs_par_reset(q);
     }
     npzs_par_free(q);
     CHECK(!npzs_par_new(NULL, 1, 1u << 20) && !npzs_par_new(p, 65, 1u << 20), "par: NULL parser or 65 workers accepted");
@@ -1829,6 +1840,8 @@ int main(int argc, char **argv) {
     test_gathered_inflate();
     test_par();
     par_stable = 1;
+    test_par();
+    par_stable = 2;
     test_par();
     /* the files: paths, or directories walked for their files; --need-files N fails a run over
      * fewer than N (make check: a corpus that went missing is a failure, not a pass) */

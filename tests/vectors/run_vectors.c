@@ -14,7 +14,8 @@
  * and 4096 bytes and whole, also with npzs_par_skip_data (no DATA or BLOB events; a job keeping
  * its first 1, 64, 150 bytes or the default, so that the parser skips the rest or inflates the
  * member again), and with npzs_par_stable_input (the vector placed once against the guard page,
- * pushed in slices of that copy, which the helper holds by reference): each run must give the same verdict, error and events as the parser alone, and
+ * pushed in slices of that copy, which the helper holds by reference; or only after the first
+ * push, which is copied): each run must give the same verdict, error and events as the parser alone, and
  * some runs must have taken members from the workers.
  *
  * --par-only runs the whole input alone and then only the helper's runs (for the thread sanitizer).
@@ -89,7 +90,8 @@ typedef struct par_cfg {
     int threads;
     uint64_t held;
     uint64_t skip; /* npzs_par_skip_data, keeping that many bytes of a member (0: not skipping) */
-    int stable;    /* npzs_par_stable_input: the vector placed once, pushed in slices of it */
+    int stable;    /* npzs_par_stable_input: the vector placed once, pushed in slices of it (1); the
+                      first push copied as usual, the rest so (2) */
 } par_cfg;
 static const par_cfg ALONE = {-1, 0, 0, 0};
 static uint64_t par_used, par_runs;
@@ -114,12 +116,16 @@ static outcome run_par(const npzs_limits *lim, const uint8_t *buf, size_t len, s
         npzs__par_min_csize(q, 1);
         if (pc.skip && npzs_par_skip_data(q) != 0) { o.rc = 96; npzs_par_free(q); npzs_free(p); return o; }
         if (pc.skip && pc.skip != UINT64_MAX) npzs__par_keep(q, pc.skip);
-        if (pc.stable && npzs_par_stable_input(q, 1) != 0) { o.rc = 94; npzs_par_free(q); npzs_free(p); return o; }
+        if (pc.stable == 1 && npzs_par_stable_input(q, 1) != 0) { o.rc = 94; npzs_par_free(q); npzs_free(p); return o; }
     }
-    const uint8_t *all = pc.stable ? guarded_put(g, buf, len, right) : NULL;
+    const uint8_t *all = pc.stable == 1 ? guarded_put(g, buf, len, right) : NULL;
     uint64_t data = UINT64_C(0x84222325);
     size_t off = 0;
     for (;;) {
+        if (pc.stable == 2 && off && !all) { /* the first push was copied: the rest by reference */
+            if (npzs_par_stable_input(q, 1) != 0) { o.rc = 94; break; }
+            all = guarded_put(g, buf, len, right);
+        }
         size_t n = len - off < step ? len - off : step;
         npzs_in in = {all ? all + off : guarded_put(g, buf + off, n, right), n, 0};
         if (off + n == len) {
@@ -339,7 +345,8 @@ static void check_vector(const char *dir, const vec *v) {
                                        {2, UINT64_C(1) << 30, UINT64_MAX, 0}, {2, UINT64_C(1) << 30, 1, 0},
                                        {1, 70000, 64, 0},                     {2, UINT64_C(1) << 30, 150, 0},
                                        {2, UINT64_C(1) << 30, 0, 1},          {2, 4096, 0, 1},
-                                       {2, UINT64_C(1) << 30, UINT64_MAX, 1}, {1, 70000, 64, 1}};
+                                       {2, UINT64_C(1) << 30, UINT64_MAX, 1}, {1, 70000, 64, 1},
+                                       {2, UINT64_C(1) << 30, UINT64_MAX, 2}, {2, 4096, 0, 2}};
         for (size_t c = 0; par_mode && ok && c < sizeof cfgs / sizeof *cfgs; c++) {
             for (size_t k = 0; ok && k < sizeof steps / sizeof *steps; k++) {
                 size_t step = steps[k] ? steps[k] : (len ? len : 1);
