@@ -155,13 +155,20 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc) {
     signal(sig, SIG_DFL); /* not a mapped input's: the fault is re-raised as it was */
 }
 
-static void catch_sigbus(void) {
+static void catch_sigbus_once(void) {
+    page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigbus;
     sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGBUS, &sa, NULL);
+}
+
+/* The handler, installed once (the first file mapped, by whichever thread). */
+static void catch_sigbus(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, catch_sigbus_once);
 }
 
 /* The thread's mapped file, unmapped (its helper's jobs are over: reset or freed). */
@@ -190,7 +197,6 @@ static int map_file(int fd, uint64_t from) {
         (void)madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
         maps[i].len = (size_t)st.st_size;
         maps[i].bad = 0;
-        page_size = (uintptr_t)sysconf(_SC_PAGESIZE);
         catch_sigbus();
         __atomic_store_n(&maps[i].addr, (uintptr_t)m, __ATOMIC_RELEASE);
         return my_map = i;
