@@ -1,13 +1,14 @@
 /*
  * npzstream_par.h -- the parallel helper: deflated members inflated on worker threads while the
  * stream goes on (added in 0.3.0; its own header, a worker pool and a parser reset that keeps it
- * in 0.6.0).
+ * in 0.6.0; stable input in 0.7.0).
  *
  * A helper sits over one parser, for archives written by np.savez_compressed (one deflate stream
  * per array).  The parser stays single-threaded and decides everything: the helper takes input
  * ahead of it, copies the compressed bytes of each deflated member whose local header gives its
- * size (and that is large enough to gain from a worker: 1 MiB uncompressed or more) into a job,
- * and a worker inflates the job with zlib.  When the parser reaches the member it takes the job's
+ * size (and that is large enough to gain from a worker: 1 MiB uncompressed or more) into a job
+ * (or, with npzs_par_stable_input, holds them where they are), and a worker inflates the job
+ * with zlib.  When the parser reaches the member it takes the job's
  * output instead of inflating, only when zlib ended the stream exactly at the member's last
  * compressed byte within the size the header declares; anything else (invalid data, early or late
  * ends, a member too large for max_held, members written to a pipe with their sizes in a data

@@ -18,7 +18,8 @@
  *
  * One push, in words: the caller's bytes go to take_input, where the scout reads a local header
  * in place (a member not worth a job: its bytes go on to the parser straight from the caller's
- * buffer, no copy) or holds it and the member's data for a job (held segments); the loop then
+ * buffer, no copy) or holds it and the member's data for a job (held segments: copies, or with
+ * stable input pointers into the caller's bytes, grown while they follow on); the loop then
  * feeds the parser, in stream order, every held byte before the barrier (the local header of the
  * first job not done) and the caller's bytes when nothing is held; the parser returns an event,
  * an error or NEED_INPUT, which goes back to the caller as it is.
@@ -31,6 +32,8 @@
  * input is whole (at most 1032 bytes a compressed byte): a job whose output is small (skip_data:
  * the .npy header) starts at its first bytes, any other once its input is whole.  Everything
  * is allocated through the parser's hooks, on the caller's thread only; workers never allocate.
+ * With stable input (npzs_par_stable_input) the bytes taken are not copied: a job needs only its
+ * output, and a held segment is its few words.
  */
 #include <pthread.h>
 #include <stdlib.h>
