@@ -61,10 +61,10 @@ npzs_par *npzs_par_new(npzs_parser *p, unsigned threads, uint64_t max_held);
  * at most as many at once as the pool has threads. */
 npzs_par *npzs_par_new_pool(npzs_parser *p, npzs_pool *pool, uint64_t max_held);
 /* npzs_next() through the helper: same arguments, results and events.  It may take bytes from
- * in ahead of the parser (copied: in's buffer is not kept, but with npzs_par_stable_input) and return NPZS_NEED_INPUT once in is
- * used up, also when events are still to come from bytes it holds: push more, or call
- * npzs_par_finish() at the end of the input; DATA events of stored members may point into the
- * helper's copy (valid until the next call, like a push's). */
+ * in ahead of the parser (copied: in's buffer is not kept, but with npzs_par_stable_input) and
+ * return NPZS_NEED_INPUT once in is used up, also when events are still to come from bytes it
+ * holds: push more, or call npzs_par_finish() at the end of the input; DATA events of stored
+ * members may point into the helper's copy (valid until the next call, like a push's). */
 int npzs_par_next_(npzs_par *q, npzs_in *in, npzs_event *ev, size_t ev_size);
 #define npzs_par_next(q, in, ev) npzs_par_next_((q), (in), (ev), sizeof(npzs_event))
 /* For validation, where the array bytes are not read (check, ls): clears DATA and BLOB from the

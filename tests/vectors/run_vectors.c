@@ -15,8 +15,8 @@
  * its first 1, 64, 150 bytes or the default, so that the parser skips the rest or inflates the
  * member again), and with npzs_par_stable_input (the vector placed once against the guard page,
  * pushed in slices of that copy, which the helper holds by reference; or only after the first
- * push, which is copied): each run must give the same verdict, error and events as the parser alone, and
- * some runs must have taken members from the workers.
+ * push, which is copied): each run must give the same verdict, error and events as the parser
+ * alone, and some runs must have taken members from the workers.
  *
  * --par-only runs the whole input alone and then only the helper's runs (for the thread sanitizer).
  *
