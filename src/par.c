@@ -96,7 +96,6 @@ typedef struct par_seg {
     uint64_t start;                 /* offset of its first byte */
     size_t len, cap, fed;
     par_job *job;                   /* a piece of a job's compressed bytes, or NULL: raw bytes */
-    size_t held;                    /* raw bytes: what it counts in segs_held */
     int ref;                        /* data points into the caller's bytes (stable input) */
     uint8_t *data;                  /* raw[], a job's piece, or the caller's bytes */
     uint8_t raw[];
@@ -454,9 +453,12 @@ static void seg_push(npzs_par *q, par_seg *s) {
     q->segs_tail = s;
 }
 
+/* What a raw segment counts in segs_held: its bytes, or its struct when they are the caller's. */
+static size_t seg_held(const par_seg *s) { return s->ref ? sizeof *s : s->cap; }
+
 static void seg_free(npzs_par *q, par_seg *s) {
     if (s->job) s->job->nseg--;
-    else q->segs_held -= s->held;
+    else q->segs_held -= seg_held(s);
     npzs__pb_free(&q->pb, s);
 }
 
@@ -480,20 +482,25 @@ static int all_fed(const npzs_par *q) {
 /* What the helper holds and has promised. */
 static uint64_t in_use(const npzs_par *q) { return q->pb.held + q->segs_held + q->promised; }
 
-/* A new segment at the end of the list: sizeof + cap bytes (the struct alone, pointing at `at`,
- * when cap is 0).  NULL: no memory. */
-static par_seg *seg_new(npzs_par *q, size_t cap, par_job *job, const uint8_t *at) {
+/* A new segment at the end of the list: sizeof + cap bytes, or the struct alone pointing at `at`
+ * (a job's piece, or with ref the caller's bytes).  NULL: no memory. */
+static par_seg *seg_new(npzs_par *q, size_t cap, par_job *job, const uint8_t *at, int ref) {
     par_seg *t = npzs__pb_alloc(&q->pb, sizeof *t + cap);
     if (!t) return NULL;
     memset(t, 0, sizeof *t);
     t->start = q->taken;
     t->cap = cap;
     t->job = job;
-    t->data = cap ? t->raw : (uint8_t *)(uintptr_t)at;
-    if (!job) q->segs_held += t->held = cap ? cap : sizeof *t;
+    t->data = at ? (uint8_t *)(uintptr_t)at : t->raw;
+    t->ref = ref;
+    q->refs |= ref;
+    if (!job) q->segs_held += seg_held(t);
     seg_push(q, t);
     return t;
 }
+
+/* Stable input: n more of the caller's bytes in a segment that points at them. */
+static void seg_grow(par_seg *t, size_t n) { t->len = t->cap = t->len + n; }
 
 /* Stable input: the tail segment when it points into the caller's bytes, is job's (NULL: raw)
  * and the bytes at b follow its own in the stream and in memory, so it grows over them; else
@@ -512,9 +519,8 @@ static size_t hold_raw(npzs_par *q, const uint8_t *b, size_t n, size_t hdr) {
     if (q->stable && n) {
         par_seg *t = seg_follows(q, NULL, b);
         if (!t && !exempt && (in_use(q) >= q->max_held || q->max_held - in_use(q) < sizeof *t)) return 0;
-        if (!t && !(t = seg_new(q, 0, NULL, b))) return 0;
-        t->ref = q->refs = 1;
-        t->len = t->cap = t->len + n;
+        if (!t && !(t = seg_new(q, 0, NULL, b, 1))) return 0;
+        seg_grow(t, n);
         q->taken += n;
         return n;
     }
@@ -525,7 +531,7 @@ static size_t hold_raw(npzs_par *q, const uint8_t *b, size_t n, size_t hdr) {
         if (!t || t->job || t->len == t->cap || t->start + t->len != q->taken) {
             size_t cap = exempt ? (hdr < 64 ? 64 : hdr) : PAR_SEG;
             if (!exempt && (in_use(q) >= q->max_held || q->max_held - in_use(q) < cap)) break;
-            if (!(t = seg_new(q, cap, NULL, NULL))) break;
+            if (!(t = seg_new(q, cap, NULL, NULL, 0))) break;
         }
         size_t k = t->cap - t->len;
         if (k > n - done) k = n - done;
@@ -571,7 +577,7 @@ static int piece_room(npzs_par *q, par_job *j) {
 /* A new piece of a job at `piece` (size: its allocation, 0 for the caller's bytes), with its
  * segment (the piece, cap bytes; 0: grown as the caller's bytes follow).  NULL: no memory. */
 static par_seg *piece_new(npzs_par *q, par_job *j, uint8_t *piece, size_t size, size_t cap) {
-    par_seg *t = piece_room(q, j) < 0 ? NULL : seg_new(q, 0, j, piece);
+    par_seg *t = piece_room(q, j) < 0 ? NULL : seg_new(q, 0, j, piece, size == 0);
     if (!t) return NULL;
     t->cap = cap;
     j->nseg++;
@@ -604,8 +610,7 @@ static size_t job_fill(npzs_par *q, par_job *j, const uint8_t *b, size_t n) {
     if (q->stable) {
         par_seg *t = seg_follows(q, j, b);
         if (!n || (!t && !(t = piece_new(q, j, (uint8_t *)(uintptr_t)b, 0, 0)))) return 0;
-        t->ref = q->refs = 1;
-        t->len = t->cap = t->len + n;
+        seg_grow(t, n);
         publish(q, j, n);
         return n;
     }
