@@ -1539,6 +1539,153 @@ static void test_dtype_tree(void) {
     free(f);
 }
 
+/* A v2.0 .npy of the header text `t` (padded as NumPy pads), no data; free() it. */
+static uint8_t *npy2_of(const char *t, size_t *len) {
+    size_t n = strlen(t), pad = (64 - (12 + n + 1) % 64) % 64, hl = n + pad + 1;
+    uint8_t *f = calloc(1, 12 + hl);
+    memcpy(f, "\x93NUMPY\x02\x00", 8);
+    for (int k = 0; k < 4; k++) f[8 + k] = (uint8_t)(hl >> (8 * k));
+    memcpy(f + 12, t, n);
+    memset(f + 12 + n, ' ', pad);
+    f[12 + n + pad] = '\n';
+    *len = 12 + hl;
+    return f;
+}
+
+/* The header of `f` through parser p (reset first): its array info, or NULL with the error set. */
+static const npzs_array_info *header_of(npzs_parser *p, const uint8_t *f, size_t len) {
+    npzs_reset(p);
+    npzs_in in = {f, len, 0};
+    npzs_finish(p);
+    npzs_event ev;
+    int rc;
+    while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT)
+        if (ev.type == NPZS_EV_HEADER) return ev.array;
+    return NULL;
+}
+
+/* A structured dtype of n fields of four kinds in turn (a plain type; a datetime of a varying
+ * unit with a shape; a zero-width string given its width; a subarray of 1 to 6 dimensions as
+ * the type), every seventh field titled: the header text, and what NumPy makes of field k. */
+typedef struct big_field {
+    char name[16], title[16], dtype[24];
+    uint64_t offset, itemsize, dims[6];
+    uint32_t ndim; /* 0: the field's type is the scalar dtype */
+} big_field;
+
+static char *big_descr(uint32_t n, big_field *fl) {
+    size_t cap = (size_t)n * 96 + 128, at = 0;
+    char *t = malloc(cap);
+    uint64_t off = 0;
+    at += (size_t)snprintf(t + at, cap - at, "{'descr': [");
+    for (uint32_t k = 0; k < n; k++) {
+        big_field *b = &fl[k];
+        memset(b, 0, sizeof *b);
+        snprintf(b->name, sizeof b->name, "f%u", k);
+        if (k % 7 == 0) snprintf(b->title, sizeof b->title, "t%u", k);
+        char nm[40];
+        if (k % 7 == 0) snprintf(nm, sizeof nm, "('%s', '%s')", b->title, b->name);
+        else snprintf(nm, sizeof nm, "'%s'", b->name);
+        switch (k % 4) {
+        case 0:
+            snprintf(b->dtype, sizeof b->dtype, "<i4");
+            b->itemsize = 4;
+            at += (size_t)snprintf(t + at, cap - at, "(%s, '<i4'), ", nm);
+            break;
+        case 1:
+            snprintf(b->dtype, sizeof b->dtype, "<M8[%uus]", k % 997 + 2); /* [1us] is [us] */
+            b->ndim = 2;
+            b->dims[0] = k % 3 + 1;
+            b->dims[1] = 2;
+            b->itemsize = 8 * b->dims[0] * 2;
+            at += (size_t)snprintf(t + at, cap - at, "(%s, '%s', (%llu, 2)), ", nm, b->dtype,
+                                   (unsigned long long)b->dims[0]);
+            break;
+        case 2:
+            snprintf(b->dtype, sizeof b->dtype, "|S%u", k % 50 + 2);
+            b->itemsize = k % 50 + 2;
+            at += (size_t)snprintf(t + at, cap - at, "(%s, '|S0', %u), ", nm, k % 50 + 2);
+            break;
+        default: {
+            snprintf(b->dtype, sizeof b->dtype, "<u2");
+            b->ndim = k % 6 + 1;
+            b->itemsize = 2;
+            at += (size_t)snprintf(t + at, cap - at, "(%s, ('<u2', (", nm);
+            for (uint32_t d = 0; d < b->ndim; d++) {
+                b->dims[d] = (k >> d) % 2 + 1;
+                b->itemsize *= b->dims[d];
+                at += (size_t)snprintf(t + at, cap - at, "%llu,%s", (unsigned long long)b->dims[d], d + 1 < b->ndim ? " " : "");
+            }
+            at += (size_t)snprintf(t + at, cap - at, "))), ");
+        }
+        }
+        b->offset = off;
+        off += b->itemsize;
+    }
+    snprintf(t + at, cap - at, "], 'fortran_order': False, 'shape': (0,), }");
+    return t;
+}
+
+/* Field k of the tree is what big_descr says; NULL when it is. */
+static const char *big_field_is(const npzs_array_info *a, uint32_t k, const big_field *b) {
+    const npzs_dtnode *n = a->dt_nodes;
+    if (k >= n[0].count) return "missing";
+    const npzs_dtfield *f = &a->dt_fields[n[0].first + k];
+    if (f->name_len != strlen(b->name) || memcmp(f->name, b->name, f->name_len)) return "name";
+    if (b->title[0] ? !f->title || f->title_len != strlen(b->title) || memcmp(f->title, b->title, f->title_len) : f->title != NULL)
+        return "title";
+    if (f->offset != b->offset) return "offset";
+    const npzs_dtnode *t = &n[f->type];
+    if (t->itemsize != b->itemsize) return "itemsize";
+    if (b->ndim) {
+        if (t->kind != NPZS_DT_SUBARRAY || t->ndim != b->ndim) return "subarray";
+        for (uint32_t d = 0; d < b->ndim; d++)
+            if (t->shape[d] != b->dims[d]) return "shape";
+        t = &n[t->base];
+    }
+    if (t->kind != NPZS_DT_SCALAR || strcmp(t->dtype, b->dtype)) return "type string";
+    return NULL;
+}
+
+/* Big trees: 40000 fields, every one as NumPy makes it, on one parser between small headers
+ * (what the parser keeps is reused and grown, and the published tree is good while its header is
+ * current). */
+static void test_big_tree(void) {
+    npzs_limits lim;
+    npzs_limits_default(&lim);
+    lim.max_header_size = UINT64_C(1) << 30;
+    lim.max_fields = 1000000;
+    npzs_parser *p = npzs_new(&lim, NULL);
+    static const uint32_t sizes[] = {3, 40000, 5, 40000, 1};
+    for (size_t r = 0; r < sizeof sizes / sizeof sizes[0]; r++) {
+        uint32_t n = sizes[r];
+        big_field *fl = calloc(n, sizeof *fl);
+        char *t = big_descr(n, fl);
+        size_t len;
+        uint8_t *f = npy2_of(t, &len);
+        const npzs_array_info *a = header_of(p, f, len);
+        CHECK(a != NULL, "big tree of %u fields: error %d rule %s", n, npzs_error(p),
+              npzs_error_rule(p) ? npzs_error_rule(p) : "-");
+        if (a) {
+            uint64_t h = 0;
+            const char *why = tree_check(a, &h);
+            CHECK(!why, "big tree of %u fields: %s", n, why ? why : "");
+            uint32_t bad = 0;
+            const char *what = NULL;
+            for (uint32_t k = 0; !why && k < n; k++) {
+                const char *w = big_field_is(a, k, &fl[k]);
+                if (w && !bad++) what = w;
+            }
+            CHECK(!why && bad == 0 && a->dt_nfields == n, "big tree of %u fields: %u differ (first: %s), %u listed", n,
+                  bad, what ? what : "-", a->dt_nfields);
+        }
+        free(f);
+        free(t);
+        free(fl);
+    }
+    npzs_free(p);
+}
+
 /* npzs_npy_sequence: three arrays back to back give three members at every split; cut inside
  * any of them, truncated at the cut; and the call is refused after the first byte. */
 static void test_sequence(void) {
@@ -1833,6 +1980,7 @@ int main(int argc, char **argv) {
     test_zr_name();
     test_deep_descr();
     test_dtype_tree();
+    test_big_tree();
     test_sequence();
     test_events_call();
     test_contract();
