@@ -2,8 +2,8 @@
  * descr grammar and the dtype tree) on any bytes, in every mode, as a v1/v2 or a v3 header, with
  * any limits.
  *   EXACT (default): every length up to EXACT, each in a block of its size, all parsed by one
- *     parser, which starts with no kept buffers (each parse meets what the last left: the type
- *     memo, the kept buffers).
+ *     parser, which starts with the pools content.c makes and no other kept buffer (each parse
+ *     meets what the last left: the type memo, the kept buffers).
  *   DESCR_TAIL: the text "{'descr':" and then any bytes of every length up to DESCR_TAIL, each in
  *     a block of its size and parsed by a parser of its own (the descr grammar, which texts of
  *     EXACT bytes reach only through the analysis' approximations).
@@ -35,11 +35,14 @@ static void parse(const uint8_t *s, size_t n) {
     (void)npzs__utf8_valid(s, n);
 }
 
-/* a parser as npzs_new leaves it, with any limits */
+/* a parser as npzs_new leaves it, with any limits, once content.c has made the header parser's
+ * pools (their first chunks) */
 static void fresh(void) {
     memset(&P, 0, sizeof P);
     any_limits(&P.lim);
     P.c.base = u64_in(0, UINT64_C(1) << 62);
+    /* content.c makes the pools' first chunks before it parses a header, and stops if it fails */
+    if (npzs__header_pools(&P, u64_in(0, 1u << 20)) < 0) Frama_C_abort();
 }
 
 /* the text t in a block of its length, any byte at each \1; parsed by a parser of its own, or
@@ -107,7 +110,7 @@ int main(void) {
         parse(b, n);
     }
 #elif defined HDR_BIG
-    const size_t sc_cap = 4 * HDR_MAX + 16; /* npzs__parse_header_mode's need for HDR_MAX bytes */
+    const size_t sc_cap = (size_t)4 * HDR_MAX + 16; /* npzs__parse_header_mode's need for HDR_MAX bytes */
     P.kept.scratch = any_bytes(sc_cap);
     P.kept.scratch_cap = sc_cap;
     for (int k = 0; k < 2; k++) {
@@ -123,5 +126,6 @@ int main(void) {
         parse(any_bytes(n), n);
     }
 #endif
+    npzs__header_release(&P); /* what npzs_free does with the pools and the tree */
     return 0;
 }

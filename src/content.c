@@ -133,17 +133,9 @@ NPZS__API const char *npzs_sniff_name(int sniff) {
 void npzs__content_release(npzs_parser *p) {
     npzs__free(p, p->kept.hdr);
     npzs__free(p, p->kept.scratch);
-    npzs__free(p, p->kept.names);
-    npzs__free(p, p->kept.frames);
-    npzs__free(p, p->kept.tnodes);
-    npzs__free(p, p->kept.tfields);
-    npzs__free(p, p->kept.tdims);
-    npzs__free(p, p->kept.tstrs);
-    npzs__free(p, p->kept.dt);
     p->kept.hdr = p->kept.scratch = NULL;
-    p->kept.names = p->kept.frames = p->kept.tnodes = p->kept.tfields = p->kept.tdims = p->kept.tstrs = p->kept.dt = NULL;
-    p->kept.hdr_cap = p->kept.scratch_cap = p->kept.names_cap = p->kept.frames_cap = 0;
-    p->kept.tnodes_cap = p->kept.tfields_cap = p->kept.tdims_cap = p->kept.tstrs_cap = p->kept.dt_cap = 0;
+    p->kept.hdr_cap = p->kept.scratch_cap = 0;
+    npzs__header_release(p);
 }
 
 uint64_t npzs__content_want(const npzs_parser *p) {
@@ -241,6 +233,7 @@ static int header_parse(npzs_parser *p) {
     memset(&c->info, 0, sizeof c->info);
     c->info.version_major = c->pre[6];
     c->crc_head = npzs__crc32(0, p->kept.hdr, n);
+    if (npzs__header_pools(p, c->pre_len) < 0) return p->err;
     if (npzs__parse_header(p, p->kept.hdr + c->pre_len, c->hlen, c->pre[6] == 3, c->pre_len) < 0) return p->err;
     if (!c->hmemo_off && !c->info.structured && n <= sizeof c->hmemo) {
         memcpy(c->hmemo, p->kept.hdr, n);

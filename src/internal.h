@@ -140,14 +140,25 @@ enum { NPZS__INF_OK, NPZS__INF_END, NPZS__INF_BAD, NPZS__INF_NOMEM };
 
 /* The buffers a parser keeps from one input to the next (npzs_reset keeps them, not what they
  * hold), each grown to the largest need yet and released by npzs_free. */
+/* A pool of the header parser (npyhdr.c, "the pools"): chunks of NPZS_POOL_CHUNK bytes, found
+ * through directory blocks of NPZS_POOL_DIR chunks, at most NPZS_POOL_TOP of those (a pool holds
+ * at most 128 MiB).  Every block has a size fixed at compile time, so that each access is bounded
+ * by a constant (SECURITY.md, "What is proven").  top: NULL until the pool is first used. */
+enum { NPZS_POOL_CHUNK = 2048, NPZS_POOL_DIR = 256, NPZS_POOL_TOP = 256 };
+typedef struct npzs_hpool {
+    uint8_t ***top;
+} npzs_hpool;
+
 typedef struct npzs_kept {
     /* content.c and npyhdr.c: the staged header (+1 for a NUL), the header parser's scratch
-     * (decoded strings, the name list, the descr parser's stack of frames, at most
-     * 2 * max_depth + 1 and as many as the nesting met), the
-     * structured dtype's tree while it is built, and as published */
+     * (decoded strings and the UTF-8 copy of the descr), its pools (the name list, the descr
+     * parser's stack of frames, at most 2 * max_depth + 1 and as many as the nesting met, the
+     * structured dtype's tree while it is built: nodes, fields, shapes, type strings), and the
+     * tree as published (one block: the API's arrays) */
     uint8_t *hdr, *scratch;
-    void *names, *frames, *tnodes, *tfields, *tdims, *tstrs, *dt;
-    size_t hdr_cap, scratch_cap, names_cap, frames_cap, tnodes_cap, tfields_cap, tdims_cap, tstrs_cap, dt_cap;
+    npzs_hpool names, frames, tnodes, tfields, tdims, tstrs;
+    void *dt;
+    size_t hdr_cap, scratch_cap, dt_cap;
     /* inflate.c: zlib's state (it points at itself: never moved), ISA-L's, the output window (up
      * to inflate_window bytes), the gathering buffer of small pushes */
     z_stream zs;
@@ -270,6 +281,7 @@ static inline uint64_t npzs__here(const npzs_parser *p) {
 extern const npzs_allocator npzs__malloc; /* malloc and free */
 
 void *npzs__alloc(npzs_parser *p, size_t n);
+void *npzs__alloc0(npzs_parser *p, size_t n); /* npzs__alloc, zeroed */
 void npzs__free(npzs_parser *p, void *ptr);
 /* A buffer that holds at least `need` bytes (grown by doubling, its contents not kept): 0, or
  * < 0 with nomem recorded at off with rule. */
@@ -361,6 +373,11 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
 /* For tests: 0 turns off the memo of the last header (on by default); the headers it gave. */
 void npzs__header_memo(npzs_parser *p, int on);
 uint64_t npzs__header_memo_hits(const npzs_parser *p);
+/* The first chunk of each of the header parser's pools, made before every header is parsed (only
+ * the first call allocates): 0, or < 0 with NOMEM recorded at text_off.  npzs__header_release
+ * frees the pools and the published tree (npzs__content_release). */
+int npzs__header_pools(npzs_parser *p, uint64_t text_off);
+void npzs__header_release(npzs_parser *p);
 
 /* Strict UTF-8 check: 1 if valid (no overlongs, surrogates, > U+10FFFF). */
 int npzs__utf8_valid(const uint8_t *s, size_t n);

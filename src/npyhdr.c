@@ -39,7 +39,7 @@ typedef struct hp {
     size_t obj_at;       /* the first object type string */
     int quiet;           /* failures are not recorded (dup_keys' look-ahead) */
     uint32_t ntn, ntf;   /* the dtype tree: nodes and fields so far */
-    size_t ntdims, ntstrs; /* shape values and dtype string bytes so far */
+    size_t tdims_used, tstrs_used; /* bytes taken in the shape and type string pools */
 } hp;
 
 /* A letter of a Python string prefix (u'', b'', r'', f'' in either case). */
@@ -120,7 +120,7 @@ static int str(hp *h, uint32_t *off, uint32_t *len) {
     if (q != '\'' && q != '"') return hfail(h, NPZS_E_BAD_HEADER, h->i, NPZS_R_STR_EXPECTED);
     size_t start = h->i;
     h->i++;
-    if (h->i + 1 < h->n && h->s[h->i] == q && h->s[h->i + 1] == q)
+    if (h->i < h->n && h->i + 1 < h->n && h->s[h->i] == q && h->s[h->i + 1] == q)
         return hfail(h, NPZS_E_BAD_HEADER, start, NPZS_R_STR_TRIPLE);
     if (h->sc_cap < 4 || h->sc_len > h->sc_cap - 4) return corrupt(h);
     *off = (uint32_t)h->sc_len;
@@ -251,52 +251,164 @@ static int int_tuple(hp *h, int code, uint64_t *dims, size_t *dims_at, uint32_t 
     return 0;
 }
 
-/* ---- the kept pools --------------------------------------------------------------------------
+/* ---- the pools ------------------------------------------------------------------------------
  * Every array that grows while a header is parsed (the field names, the descr parser's frames,
- * the dtype tree's nodes, fields, shapes and strings, and the tree it publishes) is a block of
- * the parser's kept buffers with its capacity in bytes.  pool_room, pool_write and pool_read
- * are the only accesses to those blocks, each checked against the capacity (a check that fails
- * cannot happen: CALL.state); everything else works on local copies.  pool_read and pool_write
- * copy in byte loops (the compiler makes them memcpy): the proof's analysis cannot relate a
- * block's size to the variable that records it, and a loop keeps each alarm that follows from it
- * on the copy's one line (prove/allow.txt) instead of on every use of the copied values. */
+ * the dtype tree's nodes, fields, shapes and type strings) is a pool of the parser's kept
+ * buffers (internal.h, npzs_hpool): chunks of NPZS_POOL_CHUNK bytes, found through directory
+ * blocks of fixed sizes.  Every block's size is a constant, so every access is bounded by a
+ * constant; a block whose size the program records in a variable would have to be related to
+ * that variable, which the proof's analysis does not do (SECURITY.md, "What is proven").
+ * An item never spans two chunks: record k of a record pool is at rec_at(k, size), a type
+ * string or a shape is placed by place_at, and the published tree points into the chunks.
+ * pool_put and pool_get are the only accesses to a pool, copies of a constant size each
+ * checked against its chunk (a check that fails cannot happen: CALL.state).  A pool past its
+ * 128 MiB is out of memory, with the caller's rule. */
 
-/* *buf holds `used` bytes worth keeping; make room for `need` (doubling). */
-static int pool_room(hp *h, void **buf, size_t *cap, size_t used, size_t need, int rule) {
-    if (*cap >= need) return 0;
-    if (used > *cap) return corrupt(h);
-    size_t n = *cap ? *cap : 256;
-    while (n < need) n = n > SIZE_MAX / 2 ? need : n * 2;
-    void *nb = npzs__alloc(h->p, n);
-    if (!nb) return npzs__fail(h->p, NPZS_E_NOMEM, npzs__here(h->p), rule);
-    if (used) memcpy(nb, *buf, used);
-    memset((uint8_t *)nb + used, 0, n - used); /* no byte of a pool is ever unset */
-    void *old = *buf;
-    *buf = nb;
-    *cap = n;
-    npzs__free(h->p, old);
+/* Out of memory where the parser is in the header: the byte whose item did not fit. */
+static int nomem(hp *h, int rule) { return npzs__fail_content(h->p, NPZS_E_NOMEM, h->text_off + h->i, rule); }
+
+/* A block of a pool, zeroed: no byte of a pool is ever unset. */
+static void *pool_block(hp *h, size_t size, int rule) {
+    void *b = npzs__alloc0(h->p, size);
+    if (!b) nomem(h, rule);
+    return b;
+}
+
+/* The chunk holding byte `pos` of a pool when it is missing: with `make`, allocated with the
+ * directory blocks it needs, else NULL (cannot happen).  NULL: failed, recorded. */
+static uint8_t *pool_grow(hp *h, npzs_hpool *pl, size_t pos, int make, int rule) {
+    size_t c = pos / NPZS_POOL_CHUNK, t = c / NPZS_POOL_DIR, d = c % NPZS_POOL_DIR;
+    if (t >= NPZS_POOL_TOP) {
+        if (make) nomem(h, rule);
+        else corrupt(h);
+        return NULL;
+    }
+    if (!make) {
+        corrupt(h);
+        return NULL;
+    }
+    if (!pl->top && !(pl->top = pool_block(h, NPZS_POOL_TOP * sizeof *pl->top, rule))) return NULL;
+    uint8_t **dir = pl->top[t];
+    if (!dir && !(dir = pl->top[t] = pool_block(h, NPZS_POOL_DIR * sizeof *dir, rule))) return NULL;
+    uint8_t *ch = dir[d];
+    if (!ch && !(ch = dir[d] = pool_block(h, NPZS_POOL_CHUNK, rule))) return NULL;
+    return ch;
+}
+
+/* The chunk holding byte `pos` of a pool (pool_grow when it is missing). */
+static inline uint8_t *pool_chunk(hp *h, npzs_hpool *pl, size_t pos, int make, int rule) {
+    size_t c = pos / NPZS_POOL_CHUNK, t = c / NPZS_POOL_DIR;
+    if (pl->top && t < NPZS_POOL_TOP) {
+        uint8_t **dir = pl->top[t];
+        if (dir && dir[c % NPZS_POOL_DIR]) return dir[c % NPZS_POOL_DIR];
+    }
+    return pool_grow(h, pl, pos, make, rule);
+}
+
+/* Where record k of `size` bytes is: records fill a chunk and never span two. */
+static size_t rec_at(size_t k, size_t size) {
+    size_t per = NPZS_POOL_CHUNK / size;
+    return k / per * NPZS_POOL_CHUNK + k % per * size;
+}
+
+/* Where an item of `size` bytes (at most a chunk) goes when `used` bytes of the pool are taken:
+ * there, or at the next chunk if it does not fit in this one. */
+static size_t place_at(size_t used, size_t size) {
+    size_t in = used % NPZS_POOL_CHUNK;
+    return in + size <= NPZS_POOL_CHUNK ? used : used - in + NPZS_POOL_CHUNK;
+}
+
+/* Copies of `size` bytes, a constant at every call (a record, a shape's value, 8 bytes of a type
+ * string), so that the check bounds the copy. */
+static inline int pool_put(hp *h, npzs_hpool *pl, size_t pos, const void *src, size_t size, int rule) {
+    uint8_t *ch = pool_chunk(h, pl, pos, 1, rule);
+    if (!ch) return -1;
+    size_t at = pos % NPZS_POOL_CHUNK;
+    if (at + size > NPZS_POOL_CHUNK) return corrupt(h);
+    memcpy(ch + at, src, size);
     return 0;
 }
 
-static int pool_write(hp *h, void *buf, size_t cap, size_t at, const void *src, size_t size) {
-    if (!buf || at > cap || size > cap - at) return corrupt(h);
-    uint8_t *d = buf;
+static inline int pool_get(hp *h, npzs_hpool *pl, size_t pos, void *dst, size_t size) {
+    const uint8_t *ch = pool_chunk(h, pl, pos, 0, 0);
+    if (!ch) return -1;
+    size_t at = pos % NPZS_POOL_CHUNK;
+    if (at + size > NPZS_POOL_CHUNK) return corrupt(h);
+    memcpy(dst, ch + at, size);
+    return 0;
+}
+
+/* A pointer to byte `pos` of a pool, for the published tree (NULL: not there, cannot happen). */
+static const void *pool_ptr(hp *h, npzs_hpool *pl, size_t pos) {
+    const uint8_t *ch = pool_chunk(h, pl, pos, 0, 0);
+    return ch ? ch + pos % NPZS_POOL_CHUNK : NULL;
+}
+
+static void pool_free(npzs_parser *p, npzs_hpool *pl) {
+    if (!pl->top) return;
+    for (size_t t = 0; t < NPZS_POOL_TOP; t++) {
+        uint8_t **dir = pl->top[t];
+        if (!dir) continue;
+        for (size_t d = 0; d < NPZS_POOL_DIR; d++) npzs__free(p, dir[d]);
+        npzs__free(p, dir);
+    }
+    npzs__free(p, pl->top);
+    pl->top = NULL;
+}
+
+/* The published tree: one block (the API's arrays), grown to `need` bytes, zeroed.  tree_put is
+ * its only access, checked against its size (cannot fail: CALL.state). */
+static int tree_room(hp *h, size_t need) {
+    npzs_kept *kb = &h->p->kept;
+    if (kb->dt_cap >= need) return 0;
+    size_t n = kb->dt_cap ? kb->dt_cap : 256;
+    while (n < need) n = n > SIZE_MAX / 2 ? need : n * 2;
+    void *nb = pool_block(h, n, NPZS_R_NOMEM_DESCR);
+    if (!nb) return -1;
+    npzs__free(h->p, kb->dt);
+    kb->dt = nb;
+    kb->dt_cap = n;
+    return 0;
+}
+
+static int tree_put(hp *h, size_t at, const void *src, size_t size) {
+    npzs_kept *kb = &h->p->kept;
+    if (!kb->dt || at > kb->dt_cap || size > kb->dt_cap - at) return corrupt(h);
+    uint8_t *d = kb->dt;
     const uint8_t *o = src;
     for (size_t k = 0; k < size; k++) d[at + k] = o[k];
     return 0;
 }
 
-/* A pointer `at` bytes into a pool, for the published tree (NULL: past its end, cannot happen). */
-static const void *pool_at(const void *buf, size_t cap, size_t at) {
-    return buf && at <= cap ? (const uint8_t *)buf + at : NULL;
+/* The first chunk of every pool, made before the first header is parsed (content.c) and kept for
+ * the parser's life: most headers need no other, and the parse itself then allocates only when a
+ * pool grows past its first chunk (the proof's analysis handles allocation inside the descr loop
+ * worst: SECURITY.md, "What is proven").  Out of memory is reported at text_off, the text's
+ * first byte. */
+int npzs__header_pools(npzs_parser *p, uint64_t text_off) {
+    hp h;
+    memset(&h, 0, sizeof h);
+    h.p = p;
+    h.text_off = text_off;
+    npzs_kept *kb = &p->kept;
+    if (!pool_chunk(&h, &kb->names, 0, 1, NPZS_R_NOMEM_FIELDS)) return -1;
+    npzs_hpool *const pl[] = {&kb->frames, &kb->tnodes, &kb->tfields, &kb->tdims, &kb->tstrs};
+    for (size_t k = 0; k < sizeof pl / sizeof pl[0]; k++)
+        if (!pool_chunk(&h, pl[k], 0, 1, NPZS_R_NOMEM_DESCR)) return -1;
+    return 0;
 }
 
-static int pool_read(hp *h, const void *buf, size_t cap, size_t at, void *dst, size_t size) {
-    if (!buf || at > cap || size > cap - at) return corrupt(h);
-    uint8_t *d = dst;
-    const uint8_t *o = buf;
-    for (size_t k = 0; k < size; k++) d[k] = o[at + k];
-    return 0;
+void npzs__header_release(npzs_parser *p) {
+    npzs_kept *kb = &p->kept;
+    pool_free(p, &kb->names);
+    pool_free(p, &kb->frames);
+    pool_free(p, &kb->tnodes);
+    pool_free(p, &kb->tfields);
+    pool_free(p, &kb->tdims);
+    pool_free(p, &kb->tstrs);
+    npzs__free(p, kb->dt);
+    kb->dt = NULL;
+    kb->dt_cap = 0;
 }
 
 /* The field names, for the duplicate check: a table of at most max_fields. */
@@ -304,10 +416,7 @@ static int add_name(hp *h, uint32_t group, uint32_t off, uint32_t len, size_t at
     npzs_kept *kb = &h->p->kept;
     if (h->nnames >= h->p->lim.max_fields) return hfail(h, NPZS_E_LIMIT, at, NPZS_R_LIMIT_FIELDS);
     name_ref r = {.group = group, .off = off, .len = len, .at = (uint32_t)at};
-    size_t used = h->nnames * sizeof r;
-    if (pool_room(h, &kb->names, &kb->names_cap, used, used + sizeof r, NPZS_R_NOMEM_FIELDS) < 0 ||
-        pool_write(h, kb->names, kb->names_cap, used, &r, sizeof r) < 0)
-        return -1;
+    if (pool_put(h, &kb->names, rec_at(h->nnames, sizeof r), &r, sizeof r, NPZS_R_NOMEM_FIELDS) < 0) return -1;
     h->nnames++;
     return 0;
 }
@@ -442,7 +551,8 @@ typedef struct tnode {
     npzs_dtkind kind;
     uint64_t itemsize;
     uint32_t base, ndim;
-    size_t str_off, dims_off;
+    size_t str_at, dims_at; /* in the type string and shape pools */
+    uint32_t count, first, fill; /* tree_publish's: its fields, the first, those placed */
 } tnode;
 
 typedef struct tfield {
@@ -455,41 +565,48 @@ typedef struct tfield {
 /* A new node, built by the caller: its index, or -1 (out of memory, recorded). */
 static long tnode_add(hp *h, const tnode *t) {
     npzs_kept *kb = &h->p->kept;
-    size_t at = (size_t)h->ntn * sizeof *t;
-    if (pool_room(h, &kb->tnodes, &kb->tnodes_cap, at, at + sizeof *t, NPZS_R_NOMEM_DESCR) < 0 ||
-        pool_write(h, kb->tnodes, kb->tnodes_cap, at, t, sizeof *t) < 0)
-        return -1;
+    if (pool_put(h, &kb->tnodes, rec_at(h->ntn, sizeof *t), t, sizeof *t, NPZS_R_NOMEM_DESCR) < 0) return -1;
     return (long)h->ntn++;
 }
 
 static int tnode_get(hp *h, uint32_t k, tnode *t) {
     if (k >= h->ntn) return corrupt(h);
-    return pool_read(h, h->p->kept.tnodes, h->p->kept.tnodes_cap, (size_t)k * sizeof *t, t, sizeof *t);
+    return pool_get(h, &h->p->kept.tnodes, rec_at(k, sizeof *t), t, sizeof *t);
 }
 
 static int tnode_put(hp *h, uint32_t k, const tnode *t) {
     if (k >= h->ntn) return corrupt(h);
-    return pool_write(h, h->p->kept.tnodes, h->p->kept.tnodes_cap, (size_t)k * sizeof *t, t, sizeof *t);
+    return pool_put(h, &h->p->kept.tnodes, rec_at(k, sizeof *t), t, sizeof *t, NPZS_R_NOMEM_DESCR);
 }
 
-static long tnode_new(hp *h, npzs_dtkind kind, uint64_t itemsize) {
-    tnode t = {.kind = kind, .itemsize = itemsize};
+/* A new node: a struct (its size comes when its list ends), a type string's (at str_at in the
+ * type string pool), a subarray's (of node base, nd dimensions at dims_at in the shape pool). */
+static long tnode_new(hp *h, npzs_dtkind kind, uint64_t itemsize, size_t str_at, uint32_t base, uint32_t nd,
+                      size_t dims_at) {
+    tnode t;
+    memset(&t, 0, sizeof t); /* its padding too: a pool's bytes are all set */
+    t.kind = kind;
+    t.itemsize = itemsize;
+    t.str_at = str_at;
+    t.base = base;
+    t.ndim = nd;
+    t.dims_at = dims_at;
     return tnode_add(h, &t);
 }
 
-/* A type string's node; dtype: dtype.str, at most 47 bytes and its NUL. */
-static long tnode_scalar(hp *h, const char *dtype, uint64_t itemsize) {
+/* A type string's node; dtype: dtype.str, at most 47 bytes and its NUL, in a buffer of 48
+ * (stored 8 bytes at a time, its NUL and the zeros after it included). */
+static long tnode_scalar(hp *h, const char dtype[48], uint64_t itemsize) {
     npzs_kept *kb = &h->p->kept;
     size_t l = 0;
     while (l < 47 && dtype[l]) l++;
     if (dtype[l]) return corrupt(h);
-    l++;
-    if (pool_room(h, &kb->tstrs, &kb->tstrs_cap, h->ntstrs, h->ntstrs + l, NPZS_R_NOMEM_DESCR) < 0 ||
-        pool_write(h, kb->tstrs, kb->tstrs_cap, h->ntstrs, dtype, l) < 0)
-        return -1;
-    tnode t = {.kind = NPZS_DT_SCALAR, .itemsize = itemsize, .str_off = h->ntstrs};
-    long k = tnode_add(h, &t);
-    if (k >= 0) h->ntstrs += l;
+    l = (l + 8) / 8 * 8;
+    size_t at = place_at(h->tstrs_used, l);
+    for (size_t k = 0; k < l && k + 8 <= 48; k += 8)
+        if (pool_put(h, &kb->tstrs, at + k, dtype + k, 8, NPZS_R_NOMEM_DESCR) < 0) return -1;
+    long k = tnode_new(h, NPZS_DT_SCALAR, itemsize, at, 0, 0, 0);
+    if (k >= 0) h->tstrs_used = at + l;
     return k;
 }
 
@@ -498,13 +615,11 @@ static long tnode_shaped(hp *h, uint32_t base, const uint64_t *dims, uint32_t nd
     npzs_kept *kb = &h->p->kept;
     if (nd == 0) return base;
     if (nd > NPZS_MAX_NDIM) return corrupt(h);
-    size_t at = h->ntdims * 8, size = (size_t)nd * 8;
-    if (pool_room(h, &kb->tdims, &kb->tdims_cap, at, at + size, NPZS_R_NOMEM_DESCR) < 0 ||
-        pool_write(h, kb->tdims, kb->tdims_cap, at, dims, size) < 0)
-        return -1;
-    tnode t = {.kind = NPZS_DT_SUBARRAY, .itemsize = itemsize, .base = base, .ndim = nd, .dims_off = h->ntdims};
-    long k = tnode_add(h, &t);
-    if (k >= 0) h->ntdims += nd;
+    size_t size = (size_t)nd * 8, at = place_at(h->tdims_used, size); /* 8-aligned: every size is */
+    for (uint32_t k = 0; k < nd; k++)
+        if (pool_put(h, &kb->tdims, at + (size_t)k * 8, &dims[k], 8, NPZS_R_NOMEM_DESCR) < 0) return -1;
+    long k = tnode_new(h, NPZS_DT_SUBARRAY, itemsize, 0, base, nd, at);
+    if (k >= 0) h->tdims_used = at + size;
     return k;
 }
 
@@ -522,9 +637,9 @@ static size_t put_dec(char *o, uint64_t v) {
 /* ('S0', n) and its kind: the scalar n bytes (U: n characters) wide that NumPy makes of it. */
 static long tnode_widened(hp *h, uint32_t base, uint64_t itemsize) {
     npzs_kept *kb = &h->p->kept;
-    tnode b;
+    tnode b = {0};
     char d[2] = {0, 0}; /* the base's byte order and kind, e.g. "|S" */
-    if (tnode_get(h, base, &b) < 0 || pool_read(h, kb->tstrs, kb->tstrs_cap, b.str_off, d, 2) < 0) return -1;
+    if (tnode_get(h, base, &b) < 0 || pool_get(h, &kb->tstrs, b.str_at, d, 2) < 0) return -1;
     char w[48] = {0};
     w[0] = d[0];
     w[1] = d[1];
@@ -535,80 +650,60 @@ static long tnode_widened(hp *h, uint32_t base, uint64_t itemsize) {
 static int tfield_add(hp *h, uint32_t type, uint32_t noff, uint32_t nlen, int titled, uint32_t toff, uint32_t tlen) {
     npzs_kept *kb = &h->p->kept;
     /* owner and offset are the list's to give (tfield_place) */
-    tfield f = {.type = type, .noff = noff, .nlen = nlen, .titled = titled, .toff = toff, .tlen = tlen};
-    size_t at = (size_t)h->ntf * sizeof f;
-    if (pool_room(h, &kb->tfields, &kb->tfields_cap, at, at + sizeof f, NPZS_R_NOMEM_DESCR) < 0 ||
-        pool_write(h, kb->tfields, kb->tfields_cap, at, &f, sizeof f) < 0)
-        return -1;
+    tfield f;
+    memset(&f, 0, sizeof f); /* its padding too: a pool's bytes are all set */
+    f.type = type;
+    f.noff = noff;
+    f.nlen = nlen;
+    f.titled = titled;
+    f.toff = toff;
+    f.tlen = tlen;
+    if (pool_put(h, &kb->tfields, rec_at(h->ntf, sizeof f), &f, sizeof f, NPZS_R_NOMEM_DESCR) < 0) return -1;
     h->ntf++;
     return 0;
 }
 
 static int tfield_get(hp *h, uint32_t k, tfield *f) {
     if (k >= h->ntf) return corrupt(h);
-    return pool_read(h, h->p->kept.tfields, h->p->kept.tfields_cap, (size_t)k * sizeof *f, f, sizeof *f);
+    return pool_get(h, &h->p->kept.tfields, rec_at(k, sizeof *f), f, sizeof *f);
 }
 
 /* The last field added belongs to list node `owner`, at `offset` in it. */
 static int tfield_place(hp *h, uint32_t owner, uint64_t offset) {
-    tfield f;
+    tfield f = {0};
     if (h->ntf == 0 || tfield_get(h, h->ntf - 1, &f) < 0) return corrupt(h);
     f.owner = owner;
     f.offset = offset;
-    return pool_write(h, h->p->kept.tfields, h->p->kept.tfields_cap, (size_t)(h->ntf - 1) * sizeof f, &f, sizeof f);
+    return pool_put(h, &h->p->kept.tfields, rec_at(h->ntf - 1, sizeof f), &f, sizeof f, NPZS_R_NOMEM_DESCR);
 }
 
 /* The accepted header's tree, with pointers: a struct's fields made contiguous (in order).  The
- * published block holds the nodes, then the fields, then a fill count per node. */
+ * published block holds the nodes, then the fields; each node's field count, first field and
+ * the fields placed so far are counted in its record first, so the block is only written. */
 static int tree_publish(hp *h) {
     npzs_content *c = &h->p->c;
     npzs_kept *kb = &h->p->kept;
-    size_t fields_at = (size_t)h->ntn * sizeof(npzs_dtnode), fill_at = fields_at + (size_t)h->ntf * sizeof(npzs_dtfield);
-    size_t bytes = fill_at + (size_t)h->ntn * sizeof(uint32_t);
-    if (pool_room(h, &kb->dt, &kb->dt_cap, 0, bytes, NPZS_R_NOMEM_DESCR) < 0) return -1;
-    npzs_dtnode o;
-    tnode t;
-    tfield f;
-    uint32_t zero = 0, fill = 0;
-    for (uint32_t k = 0; k < h->ntn; k++) {
-        if (tnode_get(h, k, &t) < 0) return -1;
-        memset(&o, 0, sizeof o);
-        o.kind = t.kind;
-        o.itemsize = t.itemsize;
-        if ((o.kind == NPZS_DT_SCALAR && t.str_off >= h->ntstrs) ||
-            (o.kind == NPZS_DT_SUBARRAY && (t.dims_off > h->ntdims || t.ndim > h->ntdims - t.dims_off)))
-            return corrupt(h);
-        if (o.kind == NPZS_DT_SCALAR) o.dtype = pool_at(kb->tstrs, kb->tstrs_cap, t.str_off);
-        if (o.kind == NPZS_DT_SUBARRAY) {
-            o.base = t.base;
-            o.ndim = t.ndim;
-            o.shape = pool_at(kb->tdims, kb->tdims_cap, t.dims_off * 8);
-        }
-        if (pool_write(h, kb->dt, kb->dt_cap, (size_t)k * sizeof o, &o, sizeof o) < 0 ||
-            pool_write(h, kb->dt, kb->dt_cap, fill_at + (size_t)k * sizeof zero, &zero, sizeof zero) < 0)
-            return -1;
-    }
+    size_t fields_at = (size_t)h->ntn * sizeof(npzs_dtnode), bytes = fields_at + (size_t)h->ntf * sizeof(npzs_dtfield);
+    if (tree_room(h, bytes) < 0) return -1;
+    tnode t = {0};
+    tfield f = {0};
     for (uint32_t k = 0; k < h->ntf; k++) { /* each node's field count */
-        if (tfield_get(h, k, &f) < 0 || f.owner >= h->ntn) return corrupt(h);
-        if (pool_read(h, kb->dt, kb->dt_cap, (size_t)f.owner * sizeof o, &o, sizeof o) < 0) return -1;
-        o.count++;
-        if (pool_write(h, kb->dt, kb->dt_cap, (size_t)f.owner * sizeof o, &o, sizeof o) < 0) return -1;
+        if (tfield_get(h, k, &f) < 0 || tnode_get(h, f.owner, &t) < 0) return -1;
+        t.count++;
+        if (tnode_put(h, f.owner, &t) < 0) return -1;
     }
     uint32_t at = 0;
     for (uint32_t k = 0; k < h->ntn; k++) { /* where each node's fields start */
-        if (pool_read(h, kb->dt, kb->dt_cap, (size_t)k * sizeof o, &o, sizeof o) < 0) return -1;
-        o.first = at;
-        at += o.count;
-        if (pool_write(h, kb->dt, kb->dt_cap, (size_t)k * sizeof o, &o, sizeof o) < 0) return -1;
+        if (tnode_get(h, k, &t) < 0) return -1;
+        if (t.count > h->ntf - at) return corrupt(h);
+        t.first = at;
+        at += t.count;
+        if (tnode_put(h, k, &t) < 0) return -1;
     }
     for (uint32_t k = 0; k < h->ntf; k++) {
         npzs_dtfield of;
-        if (tfield_get(h, k, &f) < 0 || f.owner >= h->ntn ||
-            pool_read(h, kb->dt, kb->dt_cap, (size_t)f.owner * sizeof o, &o, sizeof o) < 0 ||
-            pool_read(h, kb->dt, kb->dt_cap, fill_at + (size_t)f.owner * sizeof fill, &fill, sizeof fill) < 0)
-            return corrupt(h);
-        if (f.noff > h->sc_cap || f.toff > h->sc_cap)
-            return corrupt(h);
+        if (tfield_get(h, k, &f) < 0 || tnode_get(h, f.owner, &t) < 0) return -1;
+        if (f.noff > h->sc_cap || f.toff > h->sc_cap || t.fill >= t.count) return corrupt(h);
         memset(&of, 0, sizeof of);
         of.name = (const char *)h->sc + f.noff;
         of.name_len = f.nlen;
@@ -616,15 +711,35 @@ static int tree_publish(hp *h) {
         of.title_len = f.titled ? f.tlen : 0;
         of.offset = f.offset;
         of.type = f.type;
-        size_t slot = (size_t)o.first + fill;
-        if (slot >= h->ntf || pool_write(h, kb->dt, kb->dt_cap, fields_at + slot * sizeof of, &of, sizeof of) < 0)
-            return corrupt(h);
-        fill++;
-        if (pool_write(h, kb->dt, kb->dt_cap, fill_at + (size_t)f.owner * sizeof fill, &fill, sizeof fill) < 0) return -1;
+        size_t slot = (size_t)t.first + t.fill;
+        t.fill++;
+        if (slot >= h->ntf) return corrupt(h);
+        if (tree_put(h, fields_at + slot * sizeof of, &of, sizeof of) < 0 || tnode_put(h, f.owner, &t) < 0) return -1;
+    }
+    for (uint32_t k = 0; k < h->ntn; k++) {
+        npzs_dtnode o;
+        if (tnode_get(h, k, &t) < 0) return -1;
+        memset(&o, 0, sizeof o);
+        o.kind = t.kind;
+        o.itemsize = t.itemsize;
+        o.count = t.count;
+        o.first = t.first;
+        if (o.kind == NPZS_DT_SCALAR) {
+            if (t.str_at >= h->tstrs_used || !(o.dtype = pool_ptr(h, &kb->tstrs, t.str_at))) return corrupt(h);
+        }
+        if (o.kind == NPZS_DT_SUBARRAY) {
+            if (t.dims_at > h->tdims_used || t.ndim > (h->tdims_used - t.dims_at) / 8 ||
+                t.dims_at % NPZS_POOL_CHUNK + (size_t)t.ndim * 8 > NPZS_POOL_CHUNK || /* place_at's */
+                !(o.shape = pool_ptr(h, &kb->tdims, t.dims_at)))
+                return corrupt(h);
+            o.base = t.base;
+            o.ndim = t.ndim;
+        }
+        if (tree_put(h, (size_t)k * sizeof o, &o, sizeof o) < 0) return -1;
     }
     c->info.dt_nodes = kb->dt;
     c->info.dt_nnodes = h->ntn;
-    c->info.dt_fields = pool_at(kb->dt, kb->dt_cap, fields_at);
+    c->info.dt_fields = (const npzs_dtfield *)((const uint8_t *)kb->dt + fields_at); /* fields_at <= bytes */
     c->info.dt_nfields = h->ntf;
     return 0;
 }
@@ -703,10 +818,8 @@ static int push(hp *h, uint32_t *sp, dframe *cur, int kind, uint32_t depth, uint
         return hfail(h, NPZS_E_LIMIT, h->i, NPZS_R_LIMIT_DEPTH);
     if (*sp + 1 >= 2 * h->p->lim.max_depth + 1) /* cannot happen: depth grows with every second frame */
         return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_DESCR_STACK);
-    size_t at = (size_t)*sp * sizeof *cur; /* the stack grows with the nesting met, not the limit */
-    if (pool_room(h, &kb->frames, &kb->frames_cap, at, at + sizeof *cur, NPZS_R_NOMEM_DESCR) < 0 ||
-        pool_write(h, kb->frames, kb->frames_cap, at, cur, sizeof *cur) < 0)
-        return -1;
+    /* the stack grows with the nesting met, not the limit */
+    if (pool_put(h, &kb->frames, rec_at(*sp, sizeof *cur), cur, sizeof *cur, NPZS_R_NOMEM_DESCR) < 0) return -1;
     ++*sp;
     memset(cur, 0, sizeof *cur);
     cur->kind = (uint8_t)kind;
@@ -720,7 +833,7 @@ static int push(hp *h, uint32_t *sp, dframe *cur, int kind, uint32_t depth, uint
 static int pop(hp *h, uint32_t *sp, dframe *cur) {
     if (*sp == 0) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_DESCR_FRAME);
     --*sp;
-    return pool_read(h, h->p->kept.frames, h->p->kept.frames_cap, (size_t)*sp * sizeof *cur, cur, sizeof *cur);
+    return pool_get(h, &h->p->kept.frames, rec_at(*sp, sizeof *cur), cur, sizeof *cur);
 }
 
 /* A type at depth d for the frame on top: a string gives its size now (0), a list or a
@@ -742,7 +855,7 @@ static int begin_type(hp *h, uint32_t *sp, dframe *cur, uint32_t d, uint64_t *rs
     }
     if (ch == '[') {
         if (push(h, sp, cur, F_LIST, d + 1, 0) < 0) return -1;
-        long k = tnode_new(h, NPZS_DT_STRUCT, 0);
+        long k = tnode_new(h, NPZS_DT_STRUCT, 0, 0, 0, 0, 0);
         if (k < 0) return -1;
         cur->node = (uint32_t)k;
         return 1;
@@ -765,12 +878,12 @@ static int descr_list(hp *h, uint64_t *itemsize) {
     int rflags = 0;
     uint32_t rnode = 0;
     h->ntn = h->ntf = 0;
-    h->ntdims = h->ntstrs = 0;
+    h->tdims_used = h->tstrs_used = 0;
     memset(&cur, 0, sizeof cur); /* the top-level list, at depth 1 (max_depth is at least 1) */
     cur.kind = F_LIST;
     cur.depth = 1;
     cur.first = 1;
-    if (tnode_new(h, NPZS_DT_STRUCT, 0) < 0) return -1; /* node 0 */
+    if (tnode_new(h, NPZS_DT_STRUCT, 0, 0, 0, 0, 0) < 0) return -1; /* node 0 */
     for (;;) {
         dframe *f = &cur;
         int r;
@@ -798,7 +911,7 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                 rsize = f->size;
                 rflags = 0;
                 rnode = f->node;
-                tnode t;
+                tnode t = {0};
                 if (tnode_get(h, rnode, &t) < 0) return -1;
                 t.itemsize = rsize;
                 if (tnode_put(h, rnode, &t) < 0) return -1;
@@ -911,12 +1024,24 @@ static int descr_list(hp *h, uint64_t *itemsize) {
 
 static int name_get(hp *h, size_t k, name_ref *r) {
     if (k >= h->nnames) return corrupt(h);
-    return pool_read(h, h->p->kept.names, h->p->kept.names_cap, k * sizeof *r, r, sizeof *r);
+    return pool_get(h, &h->p->kept.names, rec_at(k, sizeof *r), r, sizeof *r);
 }
 
 static int name_put(hp *h, size_t k, const name_ref *r) {
     if (k >= h->nnames) return corrupt(h);
-    return pool_write(h, h->p->kept.names, h->p->kept.names_cap, k * sizeof *r, r, sizeof *r);
+    return pool_put(h, &h->p->kept.names, rec_at(k, sizeof *r), r, sizeof *r, NPZS_R_NOMEM_FIELDS);
+}
+
+/* memcmp of l bytes of scratch at x and at y, each byte checked against scratch: SC_OUT for a
+ * byte past it (cannot happen: names are decoded into it). */
+enum { SC_OUT = 2 };
+static int sc_cmp(const hp *h, size_t x, size_t y, size_t l) {
+    for (size_t k = 0; k < l; k++) {
+        size_t a = x + k, b = y + k; /* bounded by the checks themselves, not by x and y */
+        if (a >= h->sc_cap || b >= h->sc_cap) return SC_OUT;
+        if (h->sc[a] != h->sc[b]) return h->sc[a] < h->sc[b] ? -1 : 1;
+    }
+    return 0;
 }
 
 /* The order of the duplicate check: by field list, then the decoded bytes, then the length,
@@ -924,23 +1049,22 @@ static int name_put(hp *h, size_t k, const name_ref *r) {
 static int cmp_names(const hp *h, const name_ref *x, const name_ref *y) {
     if (x->group != y->group) return x->group < y->group ? -1 : 1;
     size_t l = x->len < y->len ? x->len : y->len;
-    if (x->off > h->sc_cap || y->off > h->sc_cap || l > h->sc_cap - x->off || l > h->sc_cap - y->off)
-        return 0; /* cannot happen: names are decoded into scratch */
-    int c = memcmp(h->sc + x->off, h->sc + y->off, l);
+    int c = sc_cmp(h, x->off, y->off, l);
+    if (c == SC_OUT) return 0; /* cannot happen (dup_names reports it) */
     if (c) return c;
     if (x->len != y->len) return x->len < y->len ? -1 : 1;
     return x->at < y->at ? -1 : x->at > y->at;
 }
 
 static int name_swap(hp *h, size_t a, size_t b) {
-    name_ref x, y;
+    name_ref x = {0}, y = {0};
     if (name_get(h, a, &x) < 0 || name_get(h, b, &y) < 0 || name_put(h, a, &y) < 0 || name_put(h, b, &x) < 0) return -1;
     return 0;
 }
 
 /* Heap sort of names [0, n): O(n log n) whatever the input, no recursion, no allocation. */
 static int sift_down(hp *h, size_t r, size_t n) {
-    name_ref x, y;
+    name_ref x = {0}, y = {0};
     for (;;) {
         size_t c = 2 * r + 1;
         if (c >= n) return 0;
@@ -970,14 +1094,14 @@ static int sort_names(hp *h) {
 static int dup_names(hp *h) {
     if (h->nnames < 2) return 0;
     if (sort_names(h) < 0) return -1;
-    name_ref a, b;
+    name_ref a = {0}, b = {0};
     if (name_get(h, 0, &a) < 0) return -1;
     for (size_t k = 1; k < h->nnames; k++, a = b) {
         if (name_get(h, k, &b) < 0) return -1;
         if (a.group != b.group || a.len != b.len) continue;
-        if (a.off > h->sc_cap || b.off > h->sc_cap || a.len > h->sc_cap - a.off || a.len > h->sc_cap - b.off)
-            return corrupt(h);
-        if (memcmp(h->sc + a.off, h->sc + b.off, a.len) == 0)
+        int c = sc_cmp(h, a.off, b.off, a.len);
+        if (c == SC_OUT) return corrupt(h);
+        if (c == 0)
             return hfail(h, NPZS_E_BAD_HEADER, a.at > b.at ? a.at : b.at, NPZS_R_DESCR_DUP_NAME);
     }
     return 0;

@@ -222,6 +222,12 @@ void *npzs__alloc(npzs_parser *p, size_t n) {
     return h + AHDR;
 }
 
+void *npzs__alloc0(npzs_parser *p, size_t n) {
+    void *b = npzs__alloc(p, n);
+    if (b) memset(b, 0, n ? n : 1);
+    return b;
+}
+
 void npzs__free(npzs_parser *p, void *ptr) {
     if (!ptr) return;
     uint8_t *h = (uint8_t *)ptr - AHDR;

@@ -187,7 +187,7 @@
     X(LIMIT_TOTAL_INFLATE, "LIMIT.max_total_bytes.inflated", "inflated output exceeds max_total_bytes") \
     X(NOMEM_HEADER, "NOMEM.header", "allocating the header buffer failed") \
     X(NOMEM_FIELDS, "NOMEM.field-names", "allocating the field list failed") \
-    X(NOMEM_DESCR, "NOMEM.descr-stack", "allocating the descr parser's stack failed") \
+    X(NOMEM_DESCR, "NOMEM.descr-stack", "allocating the descr parser's stack or the dtype tree failed, or one of their pools passed 128 MiB") \
     X(NOMEM_TAIL, "NOMEM.end-search", "out of memory for the end-record search") \
     X(NOMEM_RECORDS_SIZE, "NOMEM.records-size", "allocation too large") \
     X(NOMEM_RECORDS, "NOMEM.records", "out of memory for member records") \

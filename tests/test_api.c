@@ -1647,9 +1647,9 @@ static const char *big_field_is(const npzs_array_info *a, uint32_t k, const big_
     return NULL;
 }
 
-/* Big trees: 40000 fields, every one as NumPy makes it, on one parser between small headers
- * (what the parser keeps is reused and grown, and the published tree is good while its header is
- * current). */
+/* Trees whose pools span many chunks and directory blocks (src/npyhdr.c, "the pools"): 40000
+ * fields, every one as NumPy makes it, on one parser between small headers (what it keeps is
+ * reused, and published pointers stay good while the header is current). */
 static void test_big_tree(void) {
     npzs_limits lim;
     npzs_limits_default(&lim);
@@ -1684,6 +1684,93 @@ static void test_big_tree(void) {
         free(fl);
     }
     npzs_free(p);
+}
+
+/* The pools' first chunks (src/npyhdr.c, npzs__header_pools) are made before the first header,
+ * plain or structured, and only then: a top block, a directory and a chunk for each of the six
+ * pools.  Each of those allocations failing is out of memory at the header text's first byte
+ * (10 in a version 1.0 file, 12 in 2.0), with the pool's rule, and leaks nothing. */
+static void test_pools_first(void) {
+    const char *t = "{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }";
+    for (int v = 1; v <= 2; v++) {
+        size_t len;
+        uint8_t *f = v == 1 ? npy_of(t, 8, &len) : npy2_of(t, &len);
+        const uint64_t text_at = v == 1 ? 10 : 12;
+        counting probe = {0, -1, 0};
+        npzs_allocator al = {c_alloc, c_free, &probe};
+        npzs_parser *p = npzs_new(NULL, &al);
+        long before = probe.n;
+        CHECK(p && header_of(p, f, len) != NULL, "pools: v%d header refused", v);
+        long first = probe.n;
+        CHECK(p && header_of(p, f, len) != NULL && probe.n == first, "pools: v%d second header allocates %ld", v,
+              probe.n - first);
+        npzs_free(p);
+        CHECK(probe.live == 0 && first - before >= 18, "pools: v%d %ld live, %ld allocations in the first header", v,
+              probe.live, first - before);
+        int pools = 0, names = 0, ok = 1;
+        for (long i = before; i < first; i++) {
+            counting c = {0, i, 0};
+            al.opaque = &c;
+            p = npzs_new(NULL, &al);
+            if (!p) { ok = 0; continue; }
+            const npzs_array_info *a = header_of(p, f, len);
+            const char *rule = npzs_error_rule(p);
+            if (a || npzs_error(p) != NPZS_E_NOMEM || !rule) {
+                ok = 0;
+                printf("  pools v%d: allocation %ld failing gives %d\n", v, i, npzs_error(p));
+            } else if (!strcmp(rule, "NOMEM.descr-stack") || !strcmp(rule, "NOMEM.field-names")) {
+                pools++;
+                names += !strcmp(rule, "NOMEM.field-names");
+                if (npzs_error_offset(p) != text_at) {
+                    ok = 0;
+                    printf("  pools v%d: allocation %ld failing: %s at %llu\n", v, i, rule,
+                           (unsigned long long)npzs_error_offset(p));
+                }
+            }
+            npzs_free(p);
+            if (c.live != 0) ok = 0;
+        }
+        CHECK(ok && pools == 18 && names == 3, "pools: v%d first header's allocations failing: %d pool blocks (%d of names)",
+              v, pools, names);
+        free(f);
+    }
+}
+
+/* A pool holds at most 128 MiB (NPZS_POOL_*): a tree that needs more is out of memory, with the
+ * descr's rule, at the end of the type string of the field whose node did not fit, when no other
+ * limit stops it first. */
+static void test_pool_full(void) {
+    npzs_limits lim;
+    npzs_limits_default(&lim);
+    lim.max_header_size = UINT64_C(1) << 30;
+    lim.max_fields = UINT32_MAX;
+    lim.max_memory = 0;
+    /* a node record takes at most 57 bytes of a chunk (36 of 56 bytes in 2048): 2.8 M fields
+     * of one node each need more than 128 MiB of nodes */
+    const size_t nf = (size_t)128 * 1024 * 1024 / 48;
+    const char unit[] = "('a', '|i1'), ";
+    size_t cap = nf * (sizeof unit - 1) + 128, at = 0;
+    char *t = malloc(cap);
+    at += (size_t)snprintf(t, cap, "{'descr': [");
+    for (size_t k = 0; k < nf; k++) {
+        memcpy(t + at, unit, sizeof unit - 1);
+        at += sizeof unit - 1;
+    }
+    snprintf(t + at, cap - at, "], 'fortran_order': False, 'shape': (0,), }");
+    size_t len;
+    uint8_t *f = npy2_of(t, &len);
+    npzs_parser *p = npzs_new(&lim, NULL);
+    const npzs_array_info *a = header_of(p, f, len);
+    const char *rule = npzs_error_rule(p);
+    /* the text starts at 12; field k's type string ends at 12 + 11 + 14 k + 11 */
+    uint64_t off = npzs_error_offset(p), k = (off - 34) / (sizeof unit - 1);
+    CHECK(!a && npzs_error(p) == NPZS_E_NOMEM && rule && !strcmp(rule, "NOMEM.descr-stack") && off >= 34 && off < len &&
+              (off - 34) % (sizeof unit - 1) == 0 && k > nf / 2,
+          "a tree past a pool's 128 MiB: error %d rule %s at %llu (field %llu of %zu)", npzs_error(p), rule ? rule : "-",
+          (unsigned long long)off, (unsigned long long)k, nf);
+    npzs_free(p);
+    free(f);
+    free(t);
 }
 
 /* npzs_npy_sequence: three arrays back to back give three members at every split; cut inside
@@ -1981,6 +2068,8 @@ int main(int argc, char **argv) {
     test_deep_descr();
     test_dtype_tree();
     test_big_tree();
+    test_pool_full();
+    test_pools_first();
     test_sequence();
     test_events_call();
     test_contract();

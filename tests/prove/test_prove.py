@@ -83,6 +83,14 @@ def offline():
         check(any(u[3] == target and u[0] not in prove.NOT_DEFAULT for u in prove.UNITS),
               "make prove runs a unit over %s" % target)
     check(prove.NOT_DEFAULT <= names, "NOT_DEFAULT names units: %s" % sorted(prove.NOT_DEFAULT - names))
+    check(set(prove.UNIT_OPTS) <= names, "UNIT_OPTS names units: %s" % sorted(set(prove.UNIT_OPTS) - names))
+    for u in prove.UNITS:  # a unit's own options come after the common ones, so that they win
+        opts = prove.UNIT_OPTS.get(u[0])
+        if opts and prove.frama_c():
+            cmd = prove.cmd_for(u, os.path.join(ROOT, "src"))
+            last = max(i for i, a in enumerate(cmd) if a == opts[0])
+            check(cmd[last:last + len(opts)] == opts and last > len(prove.COMMON),
+                  "unit %s: its options follow the common ones" % u[0])
     # the coverage check sees the functions of a proved file
     fns = prove.defined_functions(os.path.join(ROOT, "src", "zrec.c"))
     check({"npzs__zr_name", "npzs__zr_extra", "npzs__zr_lfh", "name_special"} <= fns,
