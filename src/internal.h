@@ -143,7 +143,8 @@ enum { NPZS__INF_OK, NPZS__INF_END, NPZS__INF_BAD, NPZS__INF_NOMEM };
 /* A pool of the header parser (npyhdr.c, "the pools"): chunks of NPZS_POOL_CHUNK bytes, found
  * through directory blocks of NPZS_POOL_DIR chunks, at most NPZS_POOL_TOP of those (a pool holds
  * at most 128 MiB).  Every block has a size fixed at compile time, so that each access is bounded
- * by a constant (SECURITY.md, "What is proven").  top: NULL until the pool is first used. */
+ * by a constant (SECURITY.md, "What is proven").  top: NULL until the parser's first header
+ * (npzs__header_pools). */
 enum { NPZS_POOL_CHUNK = 2048, NPZS_POOL_DIR = 256, NPZS_POOL_TOP = 256 };
 typedef struct npzs_hpool {
     uint8_t ***top;
