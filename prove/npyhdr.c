@@ -14,7 +14,7 @@
  *     tree published, the names sorted, the fast path and its type memo).
  *   HDR_BIG: every length up to HDR_MAX in one buffer, parsed twice by one parser that starts
  *     with a kept scratch of the size the largest of them asks for (what an earlier, larger header
- *     leaves; scratch grown from none is EXACT's). */
+ *     leaves; scratch grown from none is EXACT's); the parser is not released at the end. */
 #include "drv.h"
 
 #ifndef EXACT
@@ -126,6 +126,12 @@ int main(void) {
         parse(any_bytes(n), n);
     }
 #endif
+#ifndef HDR_BIG
     npzs__header_release(&P); /* what npzs_free does with the pools and the tree */
+#else
+    /* not the release: under HDR_BIG's allocation model (prove.py, UNIT_OPTS) the blocks one call
+     * stack allocates are one abstract block, so freeing one would make the others look freed
+     * (the other units, with a block per allocation, analyse it) */
+#endif
     return 0;
 }

@@ -363,9 +363,13 @@ static int tree_room(hp *h, size_t need) {
     if (kb->dt_cap >= need) return 0;
     size_t n = kb->dt_cap ? kb->dt_cap : 256;
     while (n < need) n = n > SIZE_MAX / 2 ? need : n * 2;
+    /* the old block first: its contents are not kept (the last header's tree, which this header
+     * replaces), and the peak is the new block alone */
+    npzs__free(h->p, kb->dt);
+    kb->dt = NULL;
+    kb->dt_cap = 0;
     void *nb = pool_block(h, n, NPZS_R_NOMEM_DESCR);
     if (!nb) return -1;
-    npzs__free(h->p, kb->dt);
     kb->dt = nb;
     kb->dt_cap = n;
     return 0;
