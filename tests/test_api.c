@@ -69,13 +69,13 @@ static uint64_t mix(uint64_t h, const void *p, size_t n) {
 #define MIXV(h, v) ((h) = mix((h), &(v), sizeof(v)))
 
 typedef struct counting {
-    long n, fail_at, live;
+    long n, fail_at, live, peak; /* peak: the most blocks live at once */
 } counting;
 static void *c_alloc(void *o, size_t n) {
     counting *c = o;
     if (c->fail_at >= 0 && c->n++ == c->fail_at) return NULL;
     if (c->fail_at < 0) c->n++;
-    c->live++;
+    if (++c->live > c->peak) c->peak = c->live;
     return malloc(n);
 }
 static void c_free(void *o, void *p) {
@@ -549,12 +549,12 @@ static void test_file(const char *path) {
 
     /* allocation failures: each must come back as NPZS_E_NOMEM, nothing leaks */
     if (len <= (1u << 16)) {
-        counting probe = {0, -1, 0};
+        counting probe = {0, -1, 0, 0};
         run pr = parse(buf, len, NULL, 0, NULL, &probe);
         CHECK(same(&whole, &pr) && probe.live == 0, "%s: counting allocator changes the result or leaks", path);
         int ok = 1;
         for (long i = 0; i < probe.n; i++) {
-            counting c = {0, i, 0};
+            counting c = {0, i, 0, 0};
             run fr = parse(buf, len, NULL, 0, NULL, &c);
             if (fr.verdict != NPZS_E_NOMEM && !same(&whole, &fr)) { ok = 0; printf("  alloc fail %ld: verdict %d\n", i, fr.verdict); }
             if (c.live != 0) { ok = 0; printf("  alloc fail %ld: %ld blocks leaked\n", i, c.live); }
@@ -563,11 +563,11 @@ static void test_file(const char *path) {
     }
     /* the same in 7-byte pushes (what only small pushes allocate: the inflate input) */
     if (len <= (1u << 14)) {
-        counting probe = {0, -1, 0};
+        counting probe = {0, -1, 0, 0};
         run pr = parse(buf, len, &seven, 1, NULL, &probe);
         int ok = same(&whole, &pr) && probe.live == 0;
         for (long i = 0; i < probe.n; i++) {
-            counting c = {0, i, 0};
+            counting c = {0, i, 0, 0};
             run fr = parse(buf, len, &seven, 1, NULL, &c);
             if ((fr.verdict != NPZS_E_NOMEM && !same(&whole, &fr)) || c.live != 0) ok = 0;
         }
@@ -611,13 +611,13 @@ static void test_many_members(void) {
     size_t sched = 97;
     run r = parse(buf, len, &sched, 1, NULL, NULL);
     CHECK(same(&whole, &r), "3000 members: 97-byte pushes differ");
-    counting probe = {0, -1, 0};
+    counting probe = {0, -1, 0, 0};
     run pr = parse(buf, len, NULL, 0, NULL, &probe);
     CHECK(same(&whole, &pr) && probe.live == 0, "3000 members: counting allocator");
     CHECK(probe.n >= 8, "3000 members: only %ld allocations (the record chunks are one each)", probe.n);
     int ok = 1;
     for (long i = 0; i < probe.n; i++) {
-        counting c = {0, i, 0};
+        counting c = {0, i, 0, 0};
         run fr = parse(buf, len, NULL, 0, NULL, &c);
         if (fr.verdict != NPZS_E_NOMEM || c.live != 0) {
             ok = 0;
@@ -1686,6 +1686,63 @@ static void test_big_tree(void) {
     npzs_free(p);
 }
 
+/* The published tree's block, grown (src/npyhdr.c, tree_room): the last header's tree is freed
+ * before the larger one is made, so a parser holds one tree at a time.  A header of one field with
+ * a long name, then a shorter one of 60 fields: the second grows the tree and nothing else that
+ * the first sized (the scratch), and no block is live at any moment that is not live after it.
+ * Each allocation of the second header failing is out of memory inside its text (the tree's at
+ * its end), with a pool's rule, and leaks nothing; the parser, reset, then parses it. */
+static void test_tree_grows(void) {
+    char ta[4200], tb[2000];
+    int at = snprintf(ta, sizeof ta, "{'descr': [('");
+    for (int k = 0; k < 3000; k++) ta[at++] = (char)('a' + k % 26);
+    snprintf(ta + at, sizeof ta - (size_t)at, "', '<i4')], 'fortran_order': False, 'shape': (), }");
+    at = snprintf(tb, sizeof tb, "{'descr': [");
+    for (int k = 0; k < 60; k++) at += snprintf(tb + at, sizeof tb - (size_t)at, "('f%02d', '%s'), ", k, k % 2 ? "<i4" : "<f8");
+    snprintf(tb + at, sizeof tb - (size_t)at, "], 'fortran_order': False, 'shape': (), }");
+    size_t la, lb;
+    uint8_t *fa = npy2_of(ta, &la), *fb = npy2_of(tb, &lb);
+    counting cnt = {0, -1, 0, 0};
+    npzs_allocator al = {c_alloc, c_free, &cnt};
+    npzs_parser *p = npzs_new(NULL, &al);
+    const npzs_array_info *a = p ? header_of(p, fa, la) : NULL;
+    CHECK(a && a->dt_nfields == 1, "tree grows: the first header refused (%d)", p ? npzs_error(p) : -1);
+    long after_a = cnt.n;
+    cnt.peak = cnt.live;
+    a = p ? header_of(p, fb, lb) : NULL;
+    CHECK(a && a->dt_nfields == 60 && cnt.n > after_a && cnt.peak == cnt.live,
+          "tree grows: %u fields, %ld allocations, %ld blocks live at most and %ld after", a ? a->dt_nfields : 0,
+          cnt.n - after_a, cnt.peak, cnt.live);
+    npzs_free(p);
+    CHECK(cnt.live == 0, "tree grows: %ld blocks leaked", cnt.live);
+    long fails = 0, bad = 0;
+    for (long i = after_a; i < cnt.n; i++) {
+        counting c = {0, i, 0, 0};
+        al.opaque = &c;
+        p = npzs_new(NULL, &al);
+        if (!p || !header_of(p, fa, la)) { bad++; npzs_free(p); continue; }
+        a = header_of(p, fb, lb);
+        const char *rule = npzs_error_rule(p);
+        uint64_t off = npzs_error_offset(p);
+        if (a || npzs_error(p) != NPZS_E_NOMEM || !rule ||
+            (strcmp(rule, "NOMEM.descr-stack") && strcmp(rule, "NOMEM.field-names")) || off < 12 || off > lb) {
+            bad++;
+            printf("  tree grows: allocation %ld failing gives %d %s at %llu\n", i, npzs_error(p), rule ? rule : "-",
+                   (unsigned long long)off);
+        }
+        c.fail_at = -1;
+        a = header_of(p, fb, lb);
+        if (!a || a->dt_nfields != 60) bad++;
+        npzs_free(p);
+        if (c.live != 0) bad++;
+        fails++;
+    }
+    CHECK(fails == cnt.n - after_a && fails > 0 && bad == 0, "tree grows: %ld of %ld failing allocations wrong", bad,
+          fails);
+    free(fa);
+    free(fb);
+}
+
 /* The pools' first chunks (src/npyhdr.c, npzs__header_pools) are made before the first header,
  * plain or structured, and only then: a top block, a directory and a chunk for each of the six
  * pools.  Each of those allocations failing is out of memory at the header text's first byte
@@ -1696,7 +1753,7 @@ static void test_pools_first(void) {
         size_t len;
         uint8_t *f = v == 1 ? npy_of(t, 8, &len) : npy2_of(t, &len);
         const uint64_t text_at = v == 1 ? 10 : 12;
-        counting probe = {0, -1, 0};
+        counting probe = {0, -1, 0, 0};
         npzs_allocator al = {c_alloc, c_free, &probe};
         npzs_parser *p = npzs_new(NULL, &al);
         long before = probe.n;
@@ -1709,7 +1766,7 @@ static void test_pools_first(void) {
               probe.live, first - before);
         int pools = 0, names = 0, ok = 1;
         for (long i = before; i < first; i++) {
-            counting c = {0, i, 0};
+            counting c = {0, i, 0, 0};
             al.opaque = &c;
             p = npzs_new(NULL, &al);
             if (!p) { ok = 0; continue; }
@@ -2070,6 +2127,7 @@ int main(int argc, char **argv) {
     test_big_tree();
     test_pool_full();
     test_pools_first();
+    test_tree_grows();
     test_sequence();
     test_events_call();
     test_contract();
