@@ -5,7 +5,7 @@
 # prove/allow.txt does not list with its reason, on an analysis that does not reach its end, and on
 # a function of a proved file that no driver reaches.  Logs in build/prove/.  Without frama-c it
 # says so and fails; prove-if-available (CI) skips instead.  prove-big: the unit over every header
-# text up to 4096 bytes (npyhdr-big), too long for CI; SECURITY.md ("What is proven") lists its
+# text the limits allow, up to 2^30 bytes (npyhdr-big), too long for CI; SECURITY.md ("What is proven") lists its
 # runs, one row per commit.
 PROVE_JOBS ?= 2
 PROVE_UNITS ?=
