@@ -31,6 +31,29 @@ class Tally:
         return 1 if self.failed else 0
 
 
+# ---- a block that must not hang ----------------------------------------------------------------
+
+class Alarm:
+    """with Alarm(10): ... raises TimeoutError (in the main thread) instead of hanging when the block
+    takes longer than 10 s: a blocking call is interrupted by SIGALRM."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+
+    def __enter__(self):
+        import signal
+
+        def ring(*_):
+            raise TimeoutError("blocked for %d s" % self.seconds)
+        self.old = signal.signal(signal.SIGALRM, ring)
+        signal.alarm(self.seconds)
+
+    def __exit__(self, *exc):
+        import signal
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, self.old)
+
+
 # ---- a zip bomb, built in a fraction of a second ------------------------------------------------
 
 def _gf2_times(mat, vec):

@@ -2,6 +2,8 @@
 tests/python/test_python.py in every environment it set up).  Expected values come from NumPy,
 zipfile and hashlib, and the command line's verdict on the same bytes and policy file."""
 import asyncio
+import dataclasses
+import functools
 import hashlib
 import io
 import json
@@ -20,7 +22,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EX = os.path.join(ROOT, "examples", "policies")
 CLI = os.path.join(ROOT, "build", "npzstream")
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from common import zeros_bomb  # noqa: E402
+from common import Alarm, zeros_bomb  # noqa: E402
 
 
 def savez(compressed=False, **arrays):
@@ -161,8 +163,9 @@ def test_policy_dataclass():
     assert npzstream.validate(savez(w=np.ones((2, 3), "<f4"), b=np.ones(2, "<f4")), policy=P)
     r = npzstream.validate(savez(w=np.ones((5, 3), "<f4"), b=np.ones(5, "<f4")), policy=P)
     assert not r and r.error.rule == "POLICY.dim-range" and "N = 5" in r.error.detail
-    P.dims = {"N": (1, 9)}  # a changed policy is compiled again
-    assert npzstream.validate(savez(w=np.ones((5, 3), "<f4"), b=np.ones(5, "<f4")), policy=P)
+    P2 = dataclasses.replace(P, dims={"N": (1, 9)})  # a Policy is immutable: another one, compiled on its own
+    assert npzstream.validate(savez(w=np.ones((5, 3), "<f4"), b=np.ones(5, "<f4")), policy=P2)
+    assert not npzstream.validate(savez(w=np.ones((5, 3), "<f4"), b=np.ones(5, "<f4")), policy=P)
     assert npzstream.Policy.load(os.path.join(EX, "mnist.json")).to_dict() == mnist_policy()
 
 
@@ -251,3 +254,297 @@ def test_bomb_refused_everywhere():
     assert npzstream.validate(bomb, max_total_bytes="65Mi")
     with pytest.raises(ValueError):
         npzstream.validate(bomb, max_total_bytes="65 Mi")
+
+
+# ---- one policy, one verdict: a Policy is immutable, a dict is snapshotted ---------------------------
+
+def nan_file():
+    w = np.ones(4, "<f4")
+    w[2] = np.nan
+    return savez(w=w)
+
+
+def verdicts(data, policy, tmp_path):
+    """The verdict of every entry point on data under policy: (entry point, rule or None)."""
+    path = str(tmp_path / "v.npz")
+    with open(path, "wb") as f:
+        f.write(data)
+
+    def rule_of(call):
+        try:
+            call()
+            return None
+        except npzstream.RejectedError as e:
+            return e.rule
+
+    def report_rule(r):
+        return None if r else r.error.rule
+
+    def spooled():
+        sp = npzstream.spool(str(tmp_path / "s.npz"), policy=policy)
+        sp.feed(data)
+        return report_rule(sp.finish())
+
+    def validator():
+        v = npzstream.Validator(policy=policy)
+        v.feed(data)
+        return report_rule(v.finish())
+
+    def opened():
+        with npzstream.open(path, policy=policy):
+            pass
+
+    return {"validate": report_rule(npzstream.validate(data, policy=policy)),
+            "load": rule_of(lambda: npzstream.load(data, policy=policy)),
+            "aload": rule_of(lambda: asyncio.run(npzstream.aload(io.BytesIO(data), policy=policy))),
+            "open": rule_of(opened),
+            "Validator": validator(),
+            "spool": spooled(),
+            "scan": report_rule(next(npzstream.scan([path], workers=0, policy=policy))),
+            "scan-pool": [report_rule(r) for r in npzstream.scan([path, path], workers=2, policy=policy)][0],
+            "check_file": report_rule(npzstream.check_file(path, npzstream._policy_text(policy)))}
+
+
+def test_a_policy_is_immutable_once_made(tmp_path):
+    """One Policy object, one verdict through every entry point, whatever is done to it or to
+    the dicts it was made from after it was used."""
+    data = nan_file()
+    spec = {"dtype": ["<f4"], "shape": [4]}
+    given = {"w": spec}
+    P = npzstream.Policy(members=given, allow_other_members=False)
+    before = verdicts(data, P, tmp_path)
+    assert before == dict.fromkeys(before, None)  # no finite: the NaN is accepted
+    with pytest.raises(TypeError):
+        P.members["w"]["finite"] = True
+    with pytest.raises(TypeError):
+        P.members["w"] = {"finite": True}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        P.members = {"w": {"finite": True}}
+    with pytest.raises(AttributeError):
+        P.members["w"]["shape"].append(5)  # a tuple now
+    spec["finite"] = True  # the dicts it was made from are the caller's: a snapshot was taken
+    given["x"] = {}
+    assert P.to_dict() == {"members": {"w": {"dtype": ["<f4"], "shape": [4]}}, "allow_other_members": False}
+    assert verdicts(data, P, tmp_path) == before
+    M = npzstream.MemberPolicy(dtype=["<f4"])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        M.finite = True
+    # the policy with the change is another object, with the other verdict everywhere
+    P2 = dataclasses.replace(P, members={"w": dict(spec)})
+    assert verdicts(data, P2, tmp_path) == dict.fromkeys(before, "POLICY.nan")
+    assert verdicts(data, P, tmp_path) == before
+
+
+def test_a_dict_policy_is_read_on_each_call(tmp_path):
+    """A dict is the caller's: each call takes its state then (never a stale compile)."""
+    data = nan_file()
+    d = {"members": {"w": {"dtype": ["<f4"]}}}
+    assert verdicts(data, d, tmp_path) == dict.fromkeys(verdicts(data, d, tmp_path), None)
+    d["members"]["w"]["finite"] = True
+    assert set(verdicts(data, d, tmp_path).values()) == {"POLICY.nan"}
+    del d["members"]["w"]["finite"]
+    assert set(verdicts(data, d, tmp_path).values()) == {None}
+
+
+def test_compiled_once(monkeypatch):
+    """A Policy is compiled once for all its uses; a dict once while its text is unchanged."""
+    real = npzstream._npzstream.Policy
+    texts = []
+
+    def counting(text):
+        texts.append(text)
+        return real(text)
+    monkeypatch.setattr(npzstream._npzstream, "Policy", counting)
+    monkeypatch.setattr(npzstream, "_COMPILED", type(npzstream._COMPILED)())
+    data = savez(w=np.ones(3, "<f4"))
+    P = npzstream.Policy(members={"w": {"dtype": ["<f4"], "finite": True}})
+    for _ in range(20):
+        assert npzstream.validate(data, policy=P)
+        npzstream.load(data, policy=P)
+    assert len(texts) == 1
+    d = {"members": {"w": {"dtype": ["<f4"]}}, "max_members": 3}
+    for _ in range(20):
+        assert npzstream.validate(data, policy=d)
+    assert len(texts) == 2
+    d["max_members"] = 2
+    for _ in range(20):
+        assert npzstream.validate(data, policy=d)
+    assert len(texts) == 3 and texts[1] != texts[2]
+    for i in range(100):  # the cache is bounded
+        npzstream.validate(data, policy={"max_members": i + 1})
+    assert len(npzstream._COMPILED) == npzstream._COMPILED_MAX
+
+
+def test_a_used_policy_pickles():
+    P = npzstream.Policy(members={"w": npzstream.MemberPolicy(dtype=["<f4"], range=(0, float("inf")))},
+                         dims={"N": (1, 3)})
+    P.check()
+    P2 = pickle.loads(pickle.dumps(P))
+    assert P2 == P and P2.to_json() == P.to_json() and npzstream._policy_text(P2) == npzstream._policy_text(P)
+    L = npzstream.Policy.load(os.path.join(EX, "mnist.json"))
+    assert pickle.loads(pickle.dumps(L)) == L
+
+
+# ---- one reader of policy text: the library's, for every form -------------------------------------
+
+def cli_outcome(policy_path, data):
+    """The command line's answer: ("policy", line, column, message) or ("verdict", rule or None)."""
+    c = subprocess.run([CLI, "check", "--json", "--policy", policy_path, "-"], input=data, capture_output=True)
+    if c.returncode == 2:
+        err = c.stderr.decode()
+        line, col, rest = err.split(policy_path + ":", 1)[1].split(":", 2)
+        return ("policy", int(line), int(col), rest.strip().rsplit(": ", 1)[-1])
+    out = json.loads(c.stdout)
+    return ("verdict", None if out["ok"] else out["error"]["rule"])
+
+
+def py_outcome(form, data):
+    try:
+        r = npzstream.validate(data, policy=form() if callable(form) else form)
+    except npzstream.PolicyError as e:
+        return ("policy", e.line, e.column, e.message)
+    return ("verdict", None if r else r.error.rule)
+
+
+TEXTS = [  # (name, policy text, files and the rule each gets, or None where the text is refused)
+    ("infinity", b'{"members": {"w": {"range": [-1e400, 1e400]}}}', {"inf": None, "nan": "POLICY.range"}),
+    ("infinite-hi", b'{"members": {"w": {"range": [0, 1e400]}}}', {"inf": "POLICY.range", "pos": None}),
+    ("bom", b'\xef\xbb\xbf{"members": {"w": {"dtype": ["<f8"]}}}', {"inf": None, "f4": "POLICY.dtype"}),
+    ("big-float", b'{"members": {"w": {"range": [0, 1.5e300]}}}', {"pos": None, "inf": "POLICY.range"}),
+    ("duplicate", b'{"members": {"w": {}, "w": {}}}', None),
+    ("nan", b'{"members": {"w": {"range": [0, NaN]}}}', None),
+    ("infinity-literal", b'{"members": {"w": {"range": [0, Infinity]}}}', None),
+    ("huge-int", b'{"max_members": ' + b"1" * 100 + b"}", None),
+    ("uint64+1", b'{"max_members": 18446744073709551616}', None),
+    ("not-utf8", b'{"members": {"\xff": {}}}', None),
+    ("surrogate", b'{"members": {"\\ud800": {}}}', None),
+    ("nul", b'{"members": {"a\\u0000": {}}}', None),
+    ("trailing-comma", b'{"members": {"w": {}},}', None),
+]
+FILES = {"inf": np.array([-np.inf, 0, np.inf]), "nan": np.array([0, np.nan]), "pos": np.array([0.0, 1e10]),
+         "f4": np.ones(2, "<f4")}
+
+
+@pytest.mark.parametrize("name,text,files", TEXTS, ids=[t[0] for t in TEXTS])
+def test_policy_text_read_as_the_cli_reads_it(name, text, files, tmp_path):
+    path = str(tmp_path / "p.json")
+    with open(path, "wb") as f:
+        f.write(text)
+    forms = {"path": path, "Policy.load": lambda: npzstream.Policy.load(path)}
+    for file, rule in (files or {"inf": None}).items():
+        data = savez(w=FILES[file])
+        got = {k: py_outcome(f, data) for k, f in forms.items()}
+        if files is not None:
+            assert got == dict.fromkeys(forms, ("verdict", rule)), got
+            # the fields as json.loads reads them mean the same (an infinity is written back as 1e400)
+            d = json.loads(text)
+            assert py_outcome(d, data) == py_outcome(functools.partial(npzstream.Policy.from_dict, d), data) == \
+                ("verdict", rule)
+        else:
+            assert len(set(got.values())) == 1 and got["path"][0] == "policy", got
+        if os.access(CLI, os.X_OK):
+            assert cli_outcome(path, data) == got["path"]
+
+
+def dict_error(policy):
+    with pytest.raises(npzstream.PolicyError) as e:
+        npzstream.validate(b"", policy=policy)
+    assert e.value.line is None and e.value.source is None
+    str(e.value).encode("utf-8")  # printable
+    return e.value.path, e.value.message
+
+
+def test_dict_policy_faults_name_their_field():
+    """What JSON cannot hold, and what the library refuses in the text written from a dict, is a
+    PolicyError at the field (the library's message where it decides)."""
+    assert dict_error({"members": {"w": {"range": [0, float("nan")]}}})[0] == "members.w.range[1]"
+    assert dict_error({"max_members": 10 ** 100}) == ("max_members", "number too long")
+    assert dict_error({"max_members": 2 ** 64}) == ("max_members", "integer too large (at most 2**64 - 1)")
+    assert dict_error({"members": {"w": {}, 1: {}}})[0] == "members"  # json.dumps would have made it "1"
+    assert dict_error({"members": {"\ud800": {}}}) == ("members.\\ud800", "a high surrogate escape without its low half")
+    assert dict_error({"members": {"w": {"dtype": ["a\x00"]}}})[0] == "members.w.dtype[0]"
+    assert dict_error({"members": {"w": {"shape": [object()]}}})[0] == "members.w.shape[0]"
+    assert dict_error({"members": {"w": {"shape": {1, 2}}}})[0] == "members.w.shape"
+    with pytest.raises(npzstream.PolicyError) as e:
+        npzstream.MemberPolicy(range=(0, float("nan")))
+    assert e.value.path == "range[1]"
+    # the same values in a Policy: the same fields
+    with pytest.raises(npzstream.PolicyError) as e:
+        npzstream.Policy(max_members=10 ** 100).check()
+    assert (e.value.path, e.value.message) == ("max_members", "number too long")
+
+
+def test_dtype_objects_in_a_policy():
+    """NumPy dtypes and types stand for their dtype.str (a structured dtype for its field list,
+    a type of any size or unit for its name)."""
+    rec = np.dtype([("x", "<f4"), ("y", "<i2", (2,))])
+    data = savez(w=np.ones(3, "<f4"), r=np.zeros(2, rec), s=np.array(["ab"]), t=np.zeros(2, "M8[s]"))
+    ok = {"members": {"w": {"dtype": [np.float32]}, "r": {"dtype": [rec]}, "s": {"dtype": [np.str_]},
+                      "t": {"dtype": [np.datetime64]}}}
+    assert npzstream.validate(data, policy=ok)
+    assert npzstream.Policy(**ok).to_dict()["members"] == {
+        "w": {"dtype": ["<f4"]}, "r": {"dtype": [[["x", "<f4"], ["y", "<i2", [2]]]]}, "s": {"dtype": ["str"]},
+        "t": {"dtype": ["datetime64"]}}
+    for bad, rule in (({"dtype": [np.float64]}, "POLICY.dtype"), ({"dtype": [np.dtype("<f4")]}, None),
+                      ({"dtype": [np.dtype(">f4")]}, "POLICY.dtype")):
+        r = npzstream.validate(data, policy={"members": {"w": bad}})
+        assert (None if r else r.error.rule) == rule
+    for t, what in ((np.floating, "floating is not a dtype"), (float, "the type float is not JSON")):
+        path, message = dict_error({"members": {"w": {"dtype": ["<f4", t]}}})
+        assert path == "members.w.dtype[1]" and message.startswith(what)
+
+
+def test_npy_keys_warn(monkeypatch):
+    monkeypatch.setattr(npzstream, "_COMPILED", type(npzstream._COMPILED)())  # warned when compiled
+    data = savez(**{"embed.weight": np.ones(2)})
+    with pytest.warns(npzstream.PolicyWarning, match="'embed.weight'"):
+        r = npzstream.validate(data, policy={"members": {"embed.weight.npy": {}}})
+    assert not r and r.error.rule == "POLICY.required"
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert npzstream.validate(data, policy={"members": {"embed.weight": {}}})
+    # a key may mean a member stored as "x.npy.npy": it is a warning, the policy still means it
+    data = savez(**{"x.npy": np.ones(2)})
+    with pytest.warns(npzstream.PolicyWarning):
+        assert npzstream.validate(data, policy=npzstream.Policy(members={"x.npy": {}}, allow_other_members=False))
+
+
+# ---- policy files: read at most what the library takes, never from a FIFO or a device -----------
+
+def test_policy_file_not_regular(tmp_path):
+    fifo = str(tmp_path / "fifo.json")
+    os.mkfifo(fifo)
+    for path, kind in ((fifo, "a FIFO"), ("/dev/zero", "a character device"), (str(tmp_path), "a directory")):
+        for call in (npzstream.Policy.load, lambda p: npzstream.validate(b"", policy=p),
+                     lambda p: list(npzstream.scan([], policy=p))):
+            with Alarm(10), pytest.raises(npzstream.PolicyError) as e:
+                call(path)
+            assert kind in e.value.message and e.value.source == path and path in str(e.value)
+
+
+def test_policy_file_read_bounded(tmp_path):
+    """A policy file larger than the library takes is refused after reading one byte more than
+    that, never read whole (the peak memory of a process that tries a 256 MiB file)."""
+    big = str(tmp_path / "big.json")
+    with open(big, "wb") as f:
+        f.truncate(256 << 20)  # sparse: no disk
+    code = ("import resource, sys, npzstream\n"
+            "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+            "for call in (npzstream.Policy.load, lambda p: npzstream.validate(b'', policy=p)):\n"
+            "    try:\n"
+            "        call(sys.argv[1])\n"
+            "    except npzstream.PolicyError as e:\n"
+            "        print(e)\n"
+            "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) // 1024)\n")
+    out = subprocess.run([sys.executable, "-c", code, big], capture_output=True, text=True, timeout=120).stdout.split("\n")
+    assert out[0] == out[1] == "policy: %s: a policy is at most 1 MiB of JSON" % big, out
+    assert int(out[2]) < 32, "reading the policy grew the peak RSS by %s MiB" % out[2]
+    ok = str(tmp_path / "ok.json")  # exactly the most the library takes: read whole
+    with open(ok, "wb") as f:
+        f.write(b"{}" + b" " * (npzstream._npzstream.POLICY_MAX_TEXT - 2))
+    assert npzstream.Policy.load(ok).to_dict() == {}
+    with open(ok, "ab") as f:
+        f.write(b" ")
+    with pytest.raises(npzstream.PolicyError, match="at most 1 MiB"):
+        npzstream.Policy.load(ok)

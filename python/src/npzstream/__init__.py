@@ -26,12 +26,20 @@ at the header that declares it.
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import io
+import itertools
 import json
+import math
+import numbers
 import os
 import socket
+import stat
 import tempfile
+import threading
+import types
+import warnings
 from dataclasses import dataclass, field
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
                     Literal, Union, cast)
@@ -43,8 +51,8 @@ from . import _npzstream
 
 __all__ = ["load", "aload", "validate", "avalidate", "open", "Mapped", "spool", "Spool", "scan",
            "Loader", "Validator", "Report", "Member", "RejectedError",
-           "Policy", "MemberPolicy", "PolicyError", "DEFAULT_LIMITS", "DEFAULT_MAX_BYTES", "LIMITS", "FAST_INFLATE",
-           "SHA256", "library_version", "__version__"]
+           "Policy", "MemberPolicy", "PolicyError", "PolicyWarning", "DEFAULT_LIMITS", "DEFAULT_MAX_BYTES", "LIMITS",
+           "FAST_INFLATE", "SHA256", "library_version", "__version__"]
 
 #: The version of the libnpzstream compiled into this module (the package's version too).
 __version__: str = _npzstream.library_version()
@@ -151,7 +159,12 @@ class PolicyError(ValueError):
         self.source = source
 
     def __str__(self) -> str:
-        where = "" if self.line is None or self.source is None else "%s:%d:%s: " % (self.source, self.line, self.column)
+        if self.source is None:
+            where = ""
+        elif self.line is None:
+            where = "%s: " % self.source
+        else:
+            where = "%s:%d:%s: " % (self.source, self.line, self.column)
         return "policy: %s%s%s" % (where, self.path + ": " if self.path else "", self.message)
 
     def __reduce__(self):
@@ -166,18 +179,281 @@ _npzstream._set_rejected(RejectedError)
 _npzstream._set_policy_error(PolicyError)
 
 
+# ---- files that are read whole or mapped --------------------------------------------------------
+
+class _NotRegularFile(ValueError):
+    pass
+
+
+_FILE_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+               (stat.S_ISDIR, "a directory"), (stat.S_ISSOCK, "a socket"))
+
+
+def _check_regular(path: str, mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        kind = next((what for test, what in _FILE_KINDS if test(mode)), "not a file")
+        raise _NotRegularFile("%r is %s, not a regular file" % (path, kind))
+
+
+def _open_regular(path: str) -> int:
+    """A read-only descriptor of path, a regular file.  Anything else (a FIFO, a device, a
+    directory) is refused before it is opened (opening a FIFO waits for a writer, opening a
+    device may act on it) and again after (it may have been swapped in between); the open
+    itself never waits (O_NONBLOCK, which a regular file ignores)."""
+    _check_regular(path, os.stat(path).st_mode)
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, os.O_RDONLY | nonblock | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        _check_regular(path, os.fstat(fd).st_mode)
+        if nonblock:
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 # ---- policies -----------------------------------------------------------------------------------
 
-_UNSET: Any = None
+class PolicyWarning(UserWarning):
+    """A policy that compiles but likely does not say what was meant: a `members` key that ends
+    in ".npy" (a policy's keys are np.load's, without it: "w.npy" names the member stored as
+    "w.npy.npy").  Issued once for each such key, when the policy is compiled."""
 
 
-@dataclass
+def _path(path: str, key: str) -> str:
+    """The field below path, as the library names it ("members.images.shape"); a key that is not
+    valid Unicode (a lone surrogate) as its escape, so that the name can be printed."""
+    if not key.isascii():
+        key = key.encode("utf-8", "backslashreplace").decode("utf-8")
+    return path + "." + key if path else key
+
+
+def _dtype_spec(t: Any, path: str) -> Any:
+    """A NumPy dtype or scalar type as a policy writes it: its dtype.str ("<f4": what
+    ``arr.dtype == t`` accepts), a name for a type of any size or unit ("str", "bytes", "void",
+    "datetime64", "timedelta64"), or a structured dtype's field list (its descr)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # NumPy 1.x warns about an abstract type (numpy.floating)
+            dt: Optional[numpy.dtype] = numpy.dtype(t)
+    except TypeError:
+        dt = None
+    if dt is None or (isinstance(t, type) and dt.type is not t):
+        raise PolicyError("%s is not a dtype (a NumPy type such as numpy.float32, or \"<f4\" or \"float32\")"
+                          % getattr(t, "__name__", repr(t)), path=path)
+    if dt.names is not None:
+        return _freeze(dt.descr, path)
+    if dt.itemsize == 0 and dt.kind in "SUV":
+        return {"S": "bytes", "U": "str", "V": "void"}[dt.kind]
+    if dt.kind in "Mm" and "[" not in dt.str:
+        return "datetime64" if dt.kind == "M" else "timedelta64"
+    return dt.str
+
+
+def _freeze(v: Any, path: str) -> Any:
+    """A policy value as the immutable, JSON-shaped snapshot a Policy holds (and a dict policy is
+    written from): mappings read-only with string keys, lists and tuples tuples, NumPy numbers
+    Python's, NumPy dtypes and types their policy spelling.  What JSON cannot hold (NaN, a
+    non-string key, another object) is a PolicyError naming the field; the rest is the library's
+    to judge when it compiles the text."""
+    if v is None or isinstance(v, (str, bool, MemberPolicy)):
+        return v  # a MemberPolicy was frozen when it was made
+    if isinstance(v, Mapping):
+        out: Dict[str, Any] = {}
+        for k, x in v.items():
+            if not isinstance(k, str):
+                raise PolicyError("a key is a string, not %s (%r)" % (type(k).__name__, k), path=path)
+            out[k] = _freeze(x, _path(path, k))
+        return types.MappingProxyType(out)
+    if isinstance(v, (list, tuple)):
+        return tuple(_freeze(x, "%s[%d]" % (path, i)) for i, x in enumerate(v))
+    if isinstance(v, numpy.bool_):
+        return bool(v)
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if isinstance(v, numbers.Real):
+        f = float(v)
+        if f != f:
+            raise PolicyError("NaN is not a value JSON can hold (a range bound is a number, or null for none)",
+                              path=path)
+        return f
+    if isinstance(v, numpy.dtype) or (isinstance(v, type) and issubclass(v, numpy.generic)):
+        return _dtype_spec(v, path)
+    if isinstance(v, type):
+        raise PolicyError("the type %s is not JSON (a dtype is a string, \"<f8\" or \"float64\", or a NumPy dtype or "
+                          "type such as numpy.float64)" % v.__name__, path=path)
+    raise PolicyError("%s is not JSON (a policy holds dicts, lists, strings, numbers, booleans and None; "
+                      "a dtype may also be a NumPy dtype or type)" % type(v).__name__, path=path)
+
+
+def _thaw(v: Any, keep: bool = False) -> Any:
+    """The JSON form of a frozen value: dicts and lists (keep: MemberPolicy objects as they are)."""
+    if isinstance(v, MemberPolicy):
+        return v if keep else v.to_dict()
+    if isinstance(v, Mapping):
+        return {k: _thaw(x, keep) for k, x in v.items()}
+    if isinstance(v, tuple):
+        return [_thaw(x, keep) for x in v]
+    return v
+
+
+def _set_fields(obj: Any) -> Dict[str, Any]:
+    """A policy dataclass's fields that are set (not None), in their order."""
+    return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj) if getattr(obj, f.name) is not None}
+
+
+def _json_str(s: str) -> str:
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: written as its \u escape, which the library refuses
+        return json.dumps(s)
+    return json.dumps(s, ensure_ascii=False)
+
+
+class _Text:
+    """The JSON text of a frozen policy (what the library compiles), written here rather than by
+    json.dumps: an infinite bound is written 1e400 (which the library reads as infinity, as the
+    command line does), and each value's place is kept, so that a fault the library finds in the
+    text (a number too long, a NUL, a lone surrogate) is reported at its field."""
+
+    def __init__(self, tree: Any) -> None:
+        self._out: List[str] = []
+        self._spans: List[Tuple[int, int, str]] = []  # (first piece, end piece, field)
+        self._put(tree, "")
+        self.text = "".join(self._out).encode("utf-8")
+
+    def _put(self, v: Any, path: str) -> None:
+        out = self._out
+        start = len(out)
+        if isinstance(v, MemberPolicy):
+            v = _set_fields(v)
+        if v is None:
+            out.append("null")
+        elif isinstance(v, bool):
+            out.append("true" if v else "false")
+        elif isinstance(v, str):
+            out.append(_json_str(v))
+        elif isinstance(v, int):
+            try:
+                out.append(int.__repr__(v))
+            except ValueError:  # more digits than Python writes (sys.set_int_max_str_digits)
+                raise PolicyError("number too long", path=path) from None
+        elif isinstance(v, float):
+            out.append("1e400" if v == math.inf else "-1e400" if v == -math.inf else float.__repr__(v))
+        elif isinstance(v, Mapping):
+            out.append("{")
+            for i, (k, x) in enumerate(v.items()):
+                if i:
+                    out.append(",")
+                at = len(out)
+                out.append(_json_str(k))
+                out.append(":")
+                self._put(x, _path(path, k))
+                self._spans.append((at, len(out), _path(path, k)))
+            out.append("}")
+        else:  # a tuple
+            out.append("[")
+            for i, x in enumerate(v):
+                if i:
+                    out.append(",")
+                self._put(x, "%s[%d]" % (path, i))
+            out.append("]")
+        self._spans.append((start, len(out), path))
+
+    def field_at(self, offset: int) -> str:
+        """The innermost field whose text holds the byte at offset."""
+        ends = list(itertools.accumulate(len(p.encode("utf-8")) for p in self._out))
+        best, width = "", None
+        for a, b, path in self._spans:
+            lo, hi = ends[a - 1] if a else 0, ends[b - 1] if b else 0
+            if lo <= offset < hi and (width is None or hi - lo < width):
+                best, width = path, hi - lo
+        return best
+
+
+#: Compiled policies by their exact text: a policy text (a dict's snapshot, a file's bytes, a
+#: Policy's) is compiled once while it is here, whatever object it came from; at most
+#: _COMPILED_MAX of them and _COMPILED_BYTES of text in all, the least recently used dropped.
+_COMPILED: "collections.OrderedDict[bytes, Any]" = collections.OrderedDict()
+_COMPILED_MAX = 16
+_COMPILED_BYTES = 2 * _npzstream.POLICY_MAX_TEXT
+_COMPILED_LOCK = threading.Lock()
+
+
+def _compile(tree: Any, text: Optional[bytes] = None, source: Optional[str] = None) -> Tuple[bytes, Any]:
+    """(text, compiled policy): the library compiles the text (a file's bytes, or else written
+    from tree, a frozen policy); a fault raises PolicyError, at its line and column in a file,
+    at its field otherwise."""
+    writer = None
+    if text is None:
+        writer = _Text(tree)
+        text = writer.text
+    with _COMPILED_LOCK:
+        c = _COMPILED.get(text)
+        if c is not None:
+            _COMPILED.move_to_end(text)
+            return text, c
+    try:
+        c = _npzstream.Policy(text)
+    except PolicyError as e:
+        if writer is not None:  # written from a dict: the field says where, not a line
+            e.line = e.column = None
+            if not e.path:
+                e.path = writer.field_at(e.offset)
+        e.source = source
+        raise
+    _warn_npy_keys(tree)
+    with _COMPILED_LOCK:
+        _COMPILED[text] = c
+        while len(_COMPILED) > _COMPILED_MAX or (len(_COMPILED) > 1 and sum(map(len, _COMPILED)) > _COMPILED_BYTES):
+            _COMPILED.popitem(last=False)
+    return text, c
+
+
+def _warn_npy_keys(tree: Any) -> None:
+    members = tree.get("members") if isinstance(tree, Mapping) else None
+    if not isinstance(members, Mapping):
+        return
+    for k in members:
+        if isinstance(k, str) and k.endswith(".npy"):
+            warnings.warn(PolicyWarning(
+                "policy: members.%s: a policy's keys are np.load's, without '.npy': this one names the member "
+                "stored as %r; for the member stored as %r, write %r" % (k, k + ".npy", k, k[:-4])), stacklevel=4)
+
+
+def _read_policy(path: Union[str, "os.PathLike[str]"]) -> Tuple[bytes, str]:
+    """A policy file's bytes, read up to one more than the library takes (a larger file is refused
+    by it, never read whole) from a regular file (a FIFO or a device is refused, not waited on)."""
+    src = os.fspath(path)
+    try:
+        fd = _open_regular(src)
+    except _NotRegularFile as e:
+        raise PolicyError(str(e), source=src) from None
+    with io.FileIO(fd, "rb") as f:
+        return _read_upto(f, _npzstream.POLICY_MAX_TEXT + 1), src
+
+
+def _read_upto(f: io.FileIO, n: int) -> bytes:
+    out = bytearray()
+    while len(out) < n:
+        b = f.read(n - len(out))
+        if not b:
+            break
+        out += b
+    return bytes(out)
+
+
+@dataclass(frozen=True)
 class MemberPolicy:
     """What one member (or, as Policy.array, a .npy's array) must be.  Every field is optional;
     None means "anything".  The fields and their meaning are those of the JSON policy (README.md,
-    "Policies"): dtype is a list of dtype.str values ("<f4"), NumPy names ("float32") or field
-    lists ([["x", "<f4"], ["y", "<i2", [2]]]); shape a list of integers, dimension names (shared
-    between members), "*" (any one) and "..." (any number); range (min, max), None for no bound."""
+    "Policies"): dtype is a list of dtype.str values ("<f4"), NumPy names ("float32"), NumPy
+    dtypes or types (numpy.float32: its dtype.str) or field lists ([["x", "<f4"], ["y", "<i2",
+    [2]]]); shape a list of integers, dimension names (shared between members), "*" (any one) and
+    "..." (any number); range (min, max), None for no bound, an infinity for none either.
+
+    Immutable, as a Policy: the values are snapshotted when it is made (lists become tuples)."""
     dtype: Optional[Sequence[Any]] = None
     shape: Optional[Sequence[Union[int, str]]] = None
     finite: Optional[bool] = None
@@ -191,11 +467,18 @@ class MemberPolicy:
     kind: Optional[str] = None
     blob_kinds: Optional[Sequence[str]] = None
 
+    def __post_init__(self) -> None:
+        for k, v in _set_fields(self).items():
+            object.__setattr__(self, k, _freeze(v, k))
+
     def to_dict(self) -> Dict[str, Any]:
-        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items() if v is not None}
+        return {k: _thaw(v) for k, v in _set_fields(self).items()}
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_policy, (type(self), self.to_dict(), None))
 
 
-@dataclass
+@dataclass(frozen=True)
 class Policy:
     """A declarative description of the files you accept, enforced by the C library while the
     bytes arrive (the same semantics as ``npzstream check --policy FILE``).
@@ -205,9 +488,14 @@ class Policy:
                      "labels": {"dtype": ["<i8"], "shape": ["N"], "range": [0, 9]}},
             dims={"N": (1, 60000)}, allow_other_members=False, allow_blobs=False)
 
-    Policy.from_dict(d) and Policy.load(path) read the JSON form; to_dict() and to_json() write
-    it.  It is checked (and compiled) when first used, or by check(); a fault raises PolicyError
-    naming the field."""
+    Immutable: the values are snapshotted when it is made (dicts become read-only mappings,
+    lists tuples; changing the dicts it was made from changes nothing), so one Policy gives one
+    verdict through every entry point and in every worker; dataclasses.replace(policy, ...)
+    makes another.  Policy.from_dict(d) and Policy.load(path) read the JSON form; to_dict() and
+    to_json() write it.  The library compiles it once, when first used or by check(); a fault
+    raises PolicyError naming the field.  Make a Policy once and pass it to every call: a dict
+    given as policy= is snapshotted and written out on each call (linear in its size), then
+    compiled unless the same text was compiled lately."""
     members: Optional[Mapping[str, Union[MemberPolicy, Mapping[str, Any]]]] = None
     array: Optional[Union[MemberPolicy, Mapping[str, Any]]] = None
     dims: Optional[Mapping[str, Any]] = None
@@ -218,92 +506,100 @@ class Policy:
     format: Optional[str] = None
     hash: Optional[str] = None
 
+    def __post_init__(self) -> None:
+        for k, v in _set_fields(self).items():
+            object.__setattr__(self, k, _freeze(v, k))
+
     def to_dict(self) -> Dict[str, Any]:
-        out: Dict[str, Any] = {}
-        for k, v in self.__dict__.items():
-            if v is None or k.startswith("_"):
-                continue
-            if k == "members":
-                v = {key: (m.to_dict() if isinstance(m, MemberPolicy) else dict(m)) for key, m in v.items()}
-            elif k == "array" and isinstance(v, MemberPolicy):
-                v = v.to_dict()
-            elif k == "dims":
-                v = {n: (list(r) if isinstance(r, tuple) else r) for n, r in v.items()}
-            elif isinstance(v, tuple):
-                v = list(v)
-            out[k] = v
-        return out
+        """The JSON form, as dicts and lists (an infinite range bound as float("inf"))."""
+        return {k: _thaw(v) for k, v in _set_fields(self).items()}
 
     def to_json(self, **kw: Any) -> str:
-        return json.dumps(self.to_dict(), **kw)
+        """The JSON text the library compiles; with keywords, json.dumps(self.to_dict(), **kw) (for
+        display: an infinite bound is then written Infinity, which no JSON reader takes)."""
+        if kw:
+            return json.dumps(self.to_dict(), **kw)
+        return _Text(_set_fields(self)).text.decode("utf-8")
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Policy":
+        """A Policy of the JSON form d (as json.load gives it), compiled now (PolicyError)."""
         if not isinstance(d, Mapping):
             raise TypeError("a policy is a dict (the JSON object), not %s" % type(d).__name__)
-        unknown = set(d) - set(cls.__dataclass_fields__)
-        if unknown:  # the library names the field; checked here for the dataclass too
-            _compile_text(json.dumps(dict(d)), None)
-        p = cls(**{k: d[k] for k in d})
-        p.check()
+        tree = _freeze(d, "")
+        text, compiled = _compile(tree)  # an unknown field is named by the library
+        p = cls(**tree)
+        p._keep(text, compiled)
         return p
 
     @classmethod
     def load(cls, path: Union[str, "os.PathLike[str]"]) -> "Policy":
-        with io.open(path, "rb") as f:
-            text = f.read()
-        compiled = _compile_text(text, os.fspath(path))
-        p = cls.from_dict(json.loads(text))
-        p.__dict__["_compiled"] = compiled
+        """The policy in a JSON file, compiled now from the file's very bytes, as
+        ``npzstream check --policy FILE`` and ``policy=path`` compile them (the fields are those
+        bytes as json.loads reads them).  The file must be a regular file of at most 1 MiB."""
+        text, src = _read_policy(path)
+        text, compiled = _compile(None, text, src)
+        p = cls(**json.loads(text))  # the library took it: valid JSON, known fields
+        _warn_npy_keys(_set_fields(p))
+        p._keep(text, compiled)
         return p
 
     def check(self) -> None:
         """Compile the policy now: raises PolicyError for a fault."""
-        self._compile()
+        self._compiled()
 
-    def _compile(self) -> Any:
-        c = self.__dict__.get("_compiled")
+    def _keep(self, text: bytes, compiled: Any) -> None:
+        object.__setattr__(self, "_text", text)
+        object.__setattr__(self, "_compiled_policy", compiled)
+
+    def _compiled(self) -> Any:
+        c = self.__dict__.get("_compiled_policy")
         if c is None:
-            c = _compile_text(self.to_json(), None)
-            self.__dict__["_compiled"] = c
+            self._keep(*_compile(_set_fields(self)))
+            c = self.__dict__["_compiled_policy"]
         return c
 
-    def __setattr__(self, name: str, value: Any) -> None:
-        self.__dict__.pop("_compiled", None)  # a changed policy is compiled again
-        object.__setattr__(self, name, value)
+    def _source(self) -> bytes:
+        """The text the policy was compiled from (what scan's workers compile)."""
+        self._compiled()
+        return cast(bytes, self.__dict__["_text"])
+
+    def __reduce__(self) -> Any:
+        return (_rebuild_policy, (type(self), {k: _thaw(v, keep=True) for k, v in _set_fields(self).items()},
+                                  self.__dict__.get("_text")))
+
+
+def _rebuild_policy(cls: Any, d: Dict[str, Any], text: Optional[bytes]) -> Any:
+    p = cls(**d)
+    if text is not None:  # the text it was compiled from, compiled again where it is unpickled
+        p._keep(*_compile(None, text))
+    return p
 
 
 PolicyLike = Union[Policy, Mapping[str, Any], str, "os.PathLike[str]"]
+_CompiledPolicy = _npzstream.Policy  # what the library compiled (check_file passes one on)
 
 
-def _compile_text(text: Union[str, bytes], source: Optional[str]) -> Any:
-    try:
-        return _npzstream.Policy(text if isinstance(text, bytes) else text.encode("utf-8"))
-    except PolicyError as e:
-        if source is None:
-            e.line = e.column = None  # the JSON was made from a dict: the field says where
-        e.source = source
-        raise
+def _policy_compiled(policy: Optional[PolicyLike]) -> Tuple[Optional[bytes], Any]:
+    """(text, compiled policy) of policy= (None: none): a Policy's own, a dict's snapshot, a
+    file's bytes."""
+    if policy is None:
+        return None, None
+    if isinstance(policy, Policy):
+        return policy._source(), policy._compiled()
+    if isinstance(policy, Mapping):
+        return _compile(_freeze(policy, ""))
+    if isinstance(policy, (str, os.PathLike)):
+        p = Policy.load(policy)
+        return p._source(), p._compiled()
+    raise TypeError("policy must be a dict, a Policy or the path of a JSON file, not %s" % type(policy).__name__)
 
 
 def _policy(policy: Optional[PolicyLike]) -> Any:
     """The compiled policy of policy= (None: none)."""
-    if policy is None:
-        return None
-    if isinstance(policy, _npzstream.Policy):
+    if isinstance(policy, _CompiledPolicy):
         return policy
-    if isinstance(policy, Policy):
-        return policy._compile()
-    if isinstance(policy, Mapping):
-        try:
-            text = json.dumps(dict(policy))
-        except (TypeError, ValueError) as e:
-            raise PolicyError("not JSON: %s" % e) from None
-        return _compile_text(text, None)
-    if isinstance(policy, (str, os.PathLike)):
-        with io.open(policy, "rb") as f:
-            return _compile_text(f.read(), os.fspath(policy))
-    raise TypeError("policy must be a dict, a Policy or the path of a JSON file, not %s" % type(policy).__name__)
+    return _policy_compiled(policy)[1]
 
 
 def library_version() -> str:
@@ -665,7 +961,8 @@ def load(source: Source, *, max_bytes: Union[int, str] = DEFAULT_MAX_BYTES, thre
     before anything is allocated. threads > 1 inflates deflated members (np.savez_compressed) on
     that many worker threads, with the GIL released, while the stream goes on: the same arrays
     and verdicts (the parser still decides), about 128 MiB more memory a thread at most. policy:
-    what you accept (a dict, a Policy, or the path of a JSON file), checked as the bytes arrive.
+    what you accept (a dict, a Policy, or the path of a JSON file), checked as the bytes arrive
+    (a Policy is compiled once; a dict is snapshotted on each call: make a Policy to reuse one).
     The other keywords are the library's limits (LIMITS; ints or sizes such as "4Gi")."""
     ld = Loader(max_bytes=max_bytes, threads=threads, policy=policy, **limits)
     feed = ld.feed
@@ -1145,36 +1442,23 @@ def spool(dest: Union[str, "os.PathLike[str]"], *, threads: int = 1, policy: Opt
 # ---- scan(): many files in a process pool -------------------------------------------------------
 
 def _policy_text(policy: Optional[PolicyLike]) -> Optional[bytes]:
-    """policy= as JSON text (what a worker process compiles), checked here first."""
-    if policy is None:
-        return None
-    if isinstance(policy, Policy):
-        policy.check()
-        return policy.to_json().encode("utf-8")
-    if isinstance(policy, Mapping):
-        _policy(policy)
-        return json.dumps(dict(policy)).encode("utf-8")
-    if isinstance(policy, (str, os.PathLike)):
-        with io.open(policy, "rb") as f:
-            text = f.read()
-        _compile_text(text, os.fspath(policy))
-        return text
-    raise TypeError("scan: policy must be a dict, a Policy or the path of a JSON file, not %s" % type(policy).__name__)
-
-
-_SCAN_POLICIES: Dict[bytes, Any] = {}
+    """policy= as the JSON text it was compiled from (what a worker process compiles: the same
+    verdicts), compiled here first (PolicyError)."""
+    if policy is not None and not isinstance(policy, (Policy, Mapping, str, os.PathLike)):
+        raise TypeError("scan: policy must be a dict, a Policy or the path of a JSON file, not %s"
+                        % type(policy).__name__)
+    return _policy_compiled(policy)[0]
 
 
 def check_file(path: Union[str, "os.PathLike[str]"], policy_text: Optional[bytes] = None, threads: int = 1,
                hash: bool = False, limits: Optional[Dict[str, Any]] = None, opener: Any = None) -> Report:
     """One file's Report, as scan() makes it in a worker: validate(path) with its path set; a file
-    that cannot be read is a Report with error code "io" (as `npzstream check` says it).
-    opener: a callable path -> binary file object (an fsspec filesystem's open), or None."""
-    pol = None
-    if policy_text is not None:
-        pol = _SCAN_POLICIES.get(policy_text)
-        if pol is None:
-            pol = _SCAN_POLICIES[policy_text] = _compile_text(policy_text, None)
+    that cannot be read is a Report with error code "io" (as `npzstream check` says it), and so
+    is a path that is not a regular file (a FIFO, a device, a directory: refused before it is
+    opened, never waited on).  policy_text: the policy's JSON text (compiled once a process while
+    it is in use).  opener: a callable path -> binary file object (an fsspec filesystem's open),
+    or None."""
+    pol = None if policy_text is None else _compile(None, policy_text)[1]
     name = path if isinstance(path, str) else os.fspath(path)
     try:
         if opener is None:

@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "npzstream.h"
+#include "policy.h" /* NPZS_POLICY_MAX_TEXT: how much of a policy file the package reads */
 
 #if PY_VERSION_HEX < 0x030A0000
 static inline PyObject *Py_NewRef(PyObject *o) { Py_INCREF(o); return o; }
@@ -850,6 +851,7 @@ PyMODINIT_FUNC PyInit__npzstream(void) {
         PyModule_AddObject(m, "Map", (PyObject *)&MapType) < 0 ||
         PyModule_AddObject(m, "Policy", (PyObject *)&PolicyType) < 0 ||
         PyModule_AddIntConstant(m, "SHA256", npzs_sha256_built()) < 0 ||
+        PyModule_AddIntConstant(m, "POLICY_MAX_TEXT", NPZS_POLICY_MAX_TEXT) < 0 ||
         PyModule_AddIntConstant(m, "LENIENT_NPY_TRAILING", NPZS_LENIENT_NPY_TRAILING) < 0 ||
         PyModule_AddIntConstant(m, "LENIENT_HEADER_NEWLINE", NPZS_LENIENT_HEADER_NEWLINE) < 0 ||
         PyModule_AddIntConstant(m, "LENIENT_FAST_INFLATE", NPZS_LENIENT_FAST_INFLATE) < 0 ||

@@ -5,6 +5,7 @@ LENIENT_HEADER_NEWLINE: int
 LENIENT_FAST_INFLATE: int
 FAST_INFLATE: int
 SHA256: int
+POLICY_MAX_TEXT: int
 
 @final
 class Policy:
