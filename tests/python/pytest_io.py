@@ -11,6 +11,7 @@ import os
 import pickle
 import socket
 import stat
+import subprocess
 import sys
 import threading
 
@@ -20,6 +21,8 @@ import pytest
 import npzstream
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from common import Alarm  # noqa: E402
 from pytest_load import REF, SAMPLE, same_array, same_result, truth  # noqa: E402
 from pytest_load import real_files as real_files  # noqa: E402  (the fixture)
 
@@ -499,3 +502,131 @@ def test_version_is_the_library_s():
     root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
     h = open(os.path.join(root, "include", "npzstream.h")).read()
     assert npzstream.__version__ == re.search(r'#define NPZS_VERSION "([^"]+)"', h).group(1)
+
+
+# ---- paths that are not regular files: refused, never waited on ------------------------------------
+
+def test_open_and_scan_refuse_what_is_not_a_regular_file(tmp):
+    fifo = os.path.join(tmp, "f.npz")
+    os.mkfifo(fifo)  # nobody writes it: opening it for reading the usual way waits forever
+    good = write(tmp, "s.npz", STORED)
+    for path, kind in ((fifo, "a FIFO"), ("/dev/zero", "a character device"), (tmp, "a directory")):
+        with Alarm(10), pytest.raises(ValueError, match="%s, not a regular file" % kind):
+            npzstream.open(path)
+        with Alarm(10):
+            r = npzstream.check_file(path)
+        assert not r and r.error.code == "io" and kind in r.error.message and r.path == path
+        with Alarm(30):
+            reports = list(npzstream.scan([good, path, good], workers=2))
+        assert [bool(x) for x in reports] == [True, False, True] and reports[1] == r
+    with Alarm(10):
+        assert [bool(x) for x in npzstream.scan([fifo, good], workers=0)] == [False, True]
+
+
+def test_load_reads_a_path_as_a_stream(tmp):
+    """load and validate read the path they are given as a stream: a FIFO is a pipe (its writer
+    is waited for), a device is read until the parser refuses its bytes."""
+    r = npzstream.validate("/dev/zero")
+    assert not r and r.error.offset == 0 and r.consumed <= 1 << 20
+    fifo = os.path.join(tmp, "f.npz")
+    os.mkfifo(fifo)
+
+    def writer():
+        with open(fifo, "wb") as f:
+            f.write(STORED)
+    t = threading.Thread(target=writer)
+    t.start()
+    with Alarm(30):
+        same_result(npzstream.load(fifo), STORED_REF)
+    t.join()
+
+
+# ---- verify(): what a CRC-32 can and cannot tell ----------------------------------------------------
+
+def crc_keeping_patch(data, lo, hi, at, flip):
+    """data with the bytes at `flip` changed and four bytes at `at` set so that the CRC-32 of
+    data[lo:hi] (and so of any range around it) stays the same: CRC-32 is linear over GF(2)."""
+    import zlib
+    n = hi - lo
+    zero = zlib.crc32(bytes(n))
+
+    def delta(positions):  # the CRC-32 change a change of those bits (offset, bit) makes
+        d = bytearray(n)
+        for off, bit in positions:
+            d[off - lo] ^= 1 << bit
+        return zlib.crc32(bytes(d)) ^ zero
+    want = delta([(i, b) for i, x in flip.items() for b in range(8) if (data[i] ^ x) >> b & 1])
+    # solve sum(c_k * delta(bit k of the patch)) == want over GF(2), by elimination
+    rows = [(delta([(at + k // 8, k % 8)]), 1 << k) for k in range(32)]
+    basis = {}
+    for v, m in rows:
+        for top in sorted(basis, reverse=True):
+            if v >> top & 1:
+                v ^= basis[top][0]
+                m ^= basis[top][1]
+        if v:
+            basis[v.bit_length() - 1] = (v, m)
+    v, m = want, 0
+    for top in sorted(basis, reverse=True):
+        if v >> top & 1:
+            v ^= basis[top][0]
+            m ^= basis[top][1]
+    assert v == 0
+    out = bytearray(data)
+    for i, x in flip.items():
+        out[i] = x
+    for k in range(32):
+        if m >> k & 1:
+            out[at + k // 8] ^= 1 << (k % 8)
+    assert zlib.crc32(bytes(out[lo:hi])) == zlib.crc32(bytes(data[lo:hi]))
+    return bytes(out)
+
+
+def test_verify_is_no_digest_unless_asked(tmp):
+    """A rewrite that keeps every CRC-32 passes verify() (as its docstring and SECURITY.md say);
+    with digest=True it does not."""
+    w = STORED_REF["w"]
+    lo = STORED.index(w.tobytes()[:64])
+    hi = lo + w.nbytes
+    i = lo + 4000
+    forged = crc_keeping_patch(STORED, lo, hi, at=lo + 8000, flip={i: STORED[i] ^ 0x40})
+    assert forged != STORED and len(forged) == len(STORED)
+    got = npzstream.load(forged)  # a valid file: the same CRC-32s, other values
+    assert not np.array_equal(got["w"], w)
+    for digest in (False, True):
+        p = write(tmp, "d%d.npz" % digest, STORED)
+        z = npzstream.open(p, digest=digest)
+        assert z.verify()
+        assert (z.sha256 is not None) == digest
+        with open(p, "r+b") as f:
+            f.write(forged)
+        assert not np.array_equal(z["w"], w)  # the view follows the file
+        r = z.verify()
+        if digest:
+            assert not r and r.error.code == "changed" and r.error.rule == "OPEN.changed" and "SHA-256" in r.error.message
+        else:
+            assert r  # every CRC-32 is the same: verify() cannot tell
+        with open(p, "r+b") as f:
+            f.write(STORED)
+        assert z.verify()
+        z.close()
+    import hashlib
+    with npzstream.open(write(tmp, "h.npz", STORED), digest=True) as z:
+        assert z.sha256 == hashlib.sha256(STORED).hexdigest()
+    assert "no digest" in npzstream.Mapped.verify.__doc__ and "digest=True" in npzstream.open.__doc__
+
+
+# ---- scan() from a script --------------------------------------------------------------------------
+
+def test_scan_in_an_unguarded_script_says_why(tmp):
+    files = [write(tmp, "a%d.npz" % i, STORED) for i in range(3)]
+    body = "import npzstream\nprint([bool(r) for r in npzstream.scan(%r, workers=2)])\n" % files
+    script = write(tmp, "unguarded.py", body.encode())
+    r = subprocess.run([sys.executable, script], capture_output=True, text=True, timeout=120, cwd=tmp)
+    last = r.stderr.strip().splitlines()[-1]
+    assert r.returncode != 0 and last.startswith("RuntimeError: npzstream.scan") and '__name__ == "__main__"' in last, \
+        r.stderr[-3000:]
+    guarded = write(tmp, "guarded.py", ("if __name__ == '__main__':\n" + "".join("    " + x + "\n" for x in
+                                                                               body.splitlines())).encode())
+    r = subprocess.run([sys.executable, guarded], capture_output=True, text=True, timeout=120, cwd=tmp)
+    assert r.returncode == 0 and r.stdout.strip() == "[True, True, True]", r.stderr[-3000:]

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
+import hashlib
 import io
 import itertools
 import json
@@ -951,7 +952,9 @@ async def _afeed(target: Any, chunk: Any) -> None:
 def load(source: Source, *, max_bytes: Union[int, str] = DEFAULT_MAX_BYTES, threads: int = 1,
          policy: Optional[PolicyLike] = None, **limits: Any) -> Loaded:
     """Load a .npy or .npz from source (bytes-like, a path, a binary file object, a socket, or an
-    iterable of byte chunks; pipes and sockets are fine: nothing seeks).
+    iterable of byte chunks; pipes and sockets are fine: nothing seeks).  A path is read as a
+    stream, whatever it names: the path of a FIFO waits for its writer, as reading a pipe does,
+    and a device is read until the parser refuses its bytes (at most the limits allow).
 
     Returns what np.load(f, allow_pickle=False) returns: an ndarray for a .npy, a dict of
     key -> ndarray (bytes for a member that is not a .npy) for an .npz, in the archive's order.
@@ -1089,12 +1092,14 @@ class Mapped(Mapping[str, Union[numpy.ndarray, bytes]]):
     The pages are private, but on Linux a page nobody wrote follows the file: if another process
     rewrites the file afterwards, the views show the new bytes, and if it truncates the file,
     touching a page past the new end kills the process with SIGBUS.  Map only files nobody else
-    writes (your own, or read-only ones); `verify()` re-reads the mapping and checks every CRC-32
-    again; `load` copies the bytes and has none of this."""
+    writes (your own, or read-only ones); `load` copies the bytes and has none of this.
+    `verify()` checks the file's size and validates the mapping again (every record and CRC-32):
+    a CRC-32 is no digest, and a rewrite that keeps every CRC-32 passes it; opened with
+    digest=True, it also compares the SHA-256 of every mapped byte with the one taken at open."""
 
     def __init__(self, path: str, fd: int, mapping: Any, fmt: str, members: List[Dict[str, Any]],
                  items: Dict[str, Union[numpy.ndarray, bytes]], array: Optional[numpy.ndarray],
-                 recheck: Callable[[], Any]) -> None:
+                 recheck: Callable[[], Any], digest: Optional[bytes] = None) -> None:
         self.path = path
         self.format = fmt
         self._fd: Optional[int] = fd
@@ -1104,6 +1109,12 @@ class Mapped(Mapping[str, Union[numpy.ndarray, bytes]]):
         self._items: Optional[Dict[str, Union[numpy.ndarray, bytes]]] = items
         self._array = array
         self._recheck = recheck
+        self._digest = digest
+
+    @property
+    def sha256(self) -> Optional[str]:
+        """The SHA-256 of the file as open() read it (hex), with digest=True; else None."""
+        return None if self._digest is None else self._digest.hex()
 
     @property
     def closed(self) -> bool:
@@ -1170,11 +1181,17 @@ class Mapped(Mapping[str, Union[numpy.ndarray, bytes]]):
                 pass
 
     def verify(self) -> "Report":
-        """Check the mapped bytes again, every CRC-32 and record, against the verdict of open():
-        a Report, true only when the file is still what was opened (the same size, the same
-        verdict, the same members with the same CRC-32s).  A stored member's view shows what the
-        file holds now; a deflated member's array was inflated at open() and does not change, but
-        its compressed bytes are checked too."""
+        """Validate the mapped bytes again, against the verdict of open(): a Report, true when the
+        file has the same size, is valid (every record and CRC-32 checked again) and has the same
+        members with the same headers, sizes and CRC-32s.  That finds a file truncated, grown,
+        or rewritten by chance or by a tool that does not mean to hide it; it does NOT prove the
+        bytes unchanged: a CRC-32 is no digest, and a rewrite can change an array's values and
+        keep every CRC-32 (CRC-32 is linear: four bytes chosen by solving for them restore it).  Opened with
+        digest=True, verify() also compares the SHA-256 of every mapped byte with the one taken at
+        open (another read of the whole file): then a true Report does mean the bytes are those
+        open() read.  Either way it speaks of the moment it ran.  A stored member's view shows
+        what the file holds now; a deflated member's array was inflated at open() and does not
+        change, but its compressed bytes are checked too."""
         self._check_open()
         assert self._fd is not None
         size = os.fstat(self._fd).st_size
@@ -1183,6 +1200,10 @@ class Mapped(Mapping[str, Union[numpy.ndarray, bytes]]):
                           error=RejectedError("the file's size changed since it was opened (%d bytes, now %d)"
                                               % (self.size, size), code="changed", offset=min(size, self.size),
                                               rule="OPEN.changed"))
+        if self._digest is not None and hashlib.sha256(cast(Any, self._map)).digest() != self._digest:
+            return Report(ok=False, format=self.format, members=[], path=self.path,
+                          error=RejectedError("the file's bytes changed since it was opened (their SHA-256 differs)",
+                                              code="changed", offset=0, rule="OPEN.changed"))
         report = self._recheck()
         if not report:
             return report
@@ -1213,7 +1234,7 @@ POPULATE_MAX = 1 << 30
 
 
 def open(path: Union[str, "os.PathLike[str]"], *, policy: Optional[PolicyLike] = None, threads: int = 1,
-         max_bytes: Union[int, str] = DEFAULT_MAX_BYTES, **limits: Any) -> Mapped:
+         max_bytes: Union[int, str] = DEFAULT_MAX_BYTES, digest: bool = False, **limits: Any) -> Mapped:
     """Map a .npy or .npz file and validate it whole in one pass (the verdict of `load`); then
     return a `Mapped`: key -> array, where every stored member is a read-only view of a private
     mapping of the file (zero copies, no private memory) and every deflated member an array
@@ -1223,17 +1244,20 @@ def open(path: Union[str, "os.PathLike[str]"], *, policy: Optional[PolicyLike] =
             w = z["w"]          # an ndarray over the file's pages
 
     Raises RejectedError (nothing is returned before the verdict), OSError, and ValueError for
-    a file that cannot be mapped (a pipe: use load).  max_bytes caps the private memory (the
-    deflated members and the blobs); the limits are load's (max_total_bytes bounds the content:
-    raise it for files over 1 GiB).  See `Mapped` for what a mapping cannot promise."""
+    a file that cannot be mapped: a FIFO, a device or a directory is refused before it is opened
+    (use load for pipes and sockets), and open() never waits on one.  max_bytes caps the private
+    memory (the deflated members and the blobs); the limits are load's (max_total_bytes bounds
+    the content: raise it for files over 1 GiB).  digest=True takes the SHA-256 of the whole file
+    before the validating pass (one more read of it), which `Mapped.verify` then compares: see
+    `Mapped` for what a mapping cannot promise."""
     path = os.fspath(path)
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
-        st = os.fstat(fd)
-        import stat
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError("npzstream.open: %r is not a regular file (use load for pipes and sockets)" % path)
-        mapping = _npzstream.Map(fd, st.st_size, st.st_size <= POPULATE_MAX)
+        fd = _open_regular(path)
+    except _NotRegularFile as e:
+        raise ValueError("npzstream.open: %s (use load for pipes and sockets)" % e) from None
+    try:
+        size = os.fstat(fd).st_size
+        mapping = _npzstream.Map(fd, size, size <= POPULATE_MAX)
         lim = _limits(limits)
         pol = _policy(policy)
         n_threads = _check_threads(threads)
@@ -1243,6 +1267,8 @@ def open(path: Union[str, "os.PathLike[str]"], *, policy: Optional[PolicyLike] =
             return _alloc_array(loaded, m)
         s = _npzstream.Stream(lim, alloc, True, _check_max_bytes(max_bytes), n_threads, pol, False, True)
         mapping.madvise("sequential")  # one pass, front to back
+        # the digest first: a change after it (during the pass included) is one verify() finds
+        sha = hashlib.sha256(cast(Any, mapping)).digest() if digest else None
         s.feed(mapping)
         s.finish()
         mapping.madvise("normal")      # then the arrays, in any order
@@ -1267,7 +1293,8 @@ def open(path: Union[str, "os.PathLike[str]"], *, policy: Optional[PolicyLike] =
             v.feed(mapping)
             r = v.finish()
             return dataclasses.replace(r, path=path)
-        return Mapped(path, fd, mapping, fmt or "npy", members, items, arrays[0] if fmt == "npy" else None, recheck)
+        return Mapped(path, fd, mapping, fmt or "npy", members, items, arrays[0] if fmt == "npy" else None, recheck,
+                      sha)
     except BaseException:
         os.close(fd)
         raise
@@ -1462,13 +1489,23 @@ def check_file(path: Union[str, "os.PathLike[str]"], policy_text: Optional[bytes
     name = path if isinstance(path, str) else os.fspath(path)
     try:
         if opener is None:
-            r = validate(name, threads=threads, policy=pol, hash=hash, **(limits or {}))
+            with io.FileIO(_open_regular(name), "rb") as f:
+                r = validate(f, threads=threads, policy=pol, hash=hash, **(limits or {}))
         else:
             with opener(name) as f:
                 r = validate(f, threads=threads, policy=pol, hash=hash, **(limits or {}))
+    except _NotRegularFile as e:
+        r = Report(ok=False, format=None, error=RejectedError(str(e), code="io", offset=0))
     except OSError as e:
         r = Report(ok=False, format=None, error=RejectedError(e.strerror or str(e), code="io", offset=0))
     return dataclasses.replace(r, path=name)
+
+
+#: what scan() says when its workers cannot start because the script that calls it runs again
+#: in each of them
+_SCAN_GUARD = ("npzstream.scan(workers > 1) starts worker processes with multiprocessing's %s method, which runs "
+               "the main script again in each worker: a script that calls scan() must do it under "
+               "`if __name__ == \"__main__\":` (or pass workers=0 to check in this process)")
 
 
 def scan(paths: Iterable[Union[str, "os.PathLike[str]"]], *, workers: Optional[int] = None,
@@ -1476,8 +1513,15 @@ def scan(paths: Iterable[Union[str, "os.PathLike[str]"]], *, workers: Optional[i
     """Check many files in a process pool: yields one Report a path, in the input's order (each
     report.path is its path; an unreadable file is a report with error code "io").  workers:
     processes (default the CPU count; 0 or 1 checks in this process).  policy, threads, hash and
-    the limits are validate()'s.  Reports and RejectedError pickle; the policy is checked here
-    before any worker starts (PolicyError).  Dask: examples/python/dask_scan.py."""
+    the limits are validate()'s.  Reports and RejectedError pickle; the policy is compiled here
+    before any worker starts (PolicyError), and each worker compiles the same text.  Only regular
+    files are read: a FIFO, a device or a directory is a report with error code "io".
+
+    The workers are started with multiprocessing's forkserver (or spawn) method, which imports
+    the main script again in each of them: a script must call scan() under
+    ``if __name__ == "__main__":`` (a RuntimeError says so otherwise).  Dask:
+    examples/python/dask_scan.py."""
+    # the arguments are checked, and the policy compiled, at the call (not at the first report)
     text = _policy_text(policy)
     _limits(dict(limits))  # a bad limit is a ValueError/TypeError here, not in a worker
     _check_threads(threads)
@@ -1486,15 +1530,27 @@ def scan(paths: Iterable[Union[str, "os.PathLike[str]"]], *, workers: Optional[i
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise ValueError("workers must be an int >= 0")
     if n <= 1 or len(names) <= 1:
-        for name in names:
-            yield check_file(name, text, threads, hash, limits)
-        return
-    import concurrent.futures
-    import functools
+        return (check_file(name, text, threads, hash, limits) for name in names)
     import multiprocessing
     # forkserver/spawn: a fork of a process with threads (an event loop, a server) is unsafe
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    with concurrent.futures.ProcessPoolExecutor(max_workers=min(n, len(names)),
-                                                mp_context=multiprocessing.get_context(method)) as ex:
-        job = functools.partial(check_file, policy_text=text, threads=threads, hash=hash, limits=limits)
-        yield from ex.map(job, names, chunksize=max(1, min(64, len(names) // (4 * n))))
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        # this is a worker (or the fork server) importing the main script, which called scan()
+        # unguarded: say so here, where multiprocessing would raise a RuntimeError of its own
+        raise RuntimeError(_SCAN_GUARD % method)
+    return _scan_pool(names, min(n, len(names)), method, text, threads, hash, limits)
+
+
+def _scan_pool(names: List[str], n: int, method: str, text: Optional[bytes], threads: int, hash: bool,
+               limits: Dict[str, Any]) -> Iterator[Report]:
+    import concurrent.futures
+    import concurrent.futures.process
+    import functools
+    import multiprocessing
+    try:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method)) as ex:
+            job = functools.partial(check_file, policy_text=text, threads=threads, hash=hash, limits=limits)
+            yield from ex.map(job, names, chunksize=max(1, min(64, len(names) // (4 * n))))
+    except concurrent.futures.process.BrokenProcessPool as e:
+        raise RuntimeError("npzstream.scan: a worker process ended abruptly (killed, or out of memory); if this "
+                           "happened at once, the likely cause: " + _SCAN_GUARD % method) from e
