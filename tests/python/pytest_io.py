@@ -630,3 +630,29 @@ def test_scan_in_an_unguarded_script_says_why(tmp):
                                                                                body.splitlines())).encode())
     r = subprocess.run([sys.executable, guarded], capture_output=True, text=True, timeout=120, cwd=tmp)
     assert r.returncode == 0 and r.stdout.strip() == "[True, True, True]", r.stderr[-3000:]
+
+
+def test_gc_of_a_stream_holding_a_destination():
+    """A stream collected with the memoryview it writes into (an array's, mid-member): the
+    collector once cleared the memoryview first, and the stream's release of it then crashed."""
+    code = ("import gc, io, numpy as np, npzstream\n"
+            "from npzstream import _npzstream\n"
+            "b = io.BytesIO(); np.save(b, np.arange(100000, dtype='<f8')); data = b.getvalue()\n"
+            "class Holder:\n"
+            "    pass\n"
+            "for i in range(20):\n"
+            "    mv = memoryview(bytearray(800000))  # tracked before the rest of the cycle: cleared first\n"
+            "    h = Holder()\n"
+            "    h.mv = mv\n"
+            "    h.s = _npzstream.Stream(npzstream._limits({}), lambda m, h=h: h.mv, True, 1 << 40, 1, None)\n"
+            "    h.s.feed(data[:len(data) // 2])  # the stream holds an export of mv\n"
+            "    del h, mv\n"
+            "    gc.collect()\n"
+            "    ld = npzstream.Loader()  # the same through the public API, in a cycle of its own\n"
+            "    ld.feed(data[:len(data) // 2])\n"
+            "    ld.me = ld\n"
+            "    del ld\n"
+            "    gc.collect()\n"
+            "print('ok')\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout == "ok\n", (r.returncode, r.stderr[-2000:])

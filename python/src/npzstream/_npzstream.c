@@ -690,7 +690,12 @@ static int Stream_traverse(Stream *s, visitproc visit, void *arg) {
     Py_VISIT(s->members);
     Py_VISIT(s->cur);
     Py_VISIT(s->blob);
-    if (s->have_out) Py_VISIT(s->out.obj);
+    /* s->out.obj is not visited: the export the stream holds would make it garbage with the
+     * stream, and a memoryview cleared while it has an export (memory_clear) drops its managed
+     * buffer, so the release in Stream_clear then freed it through a NULL pointer (a segfault in
+     * gc.collect()).  Unvisited, it outlives the cycle and is released by Stream_clear; a
+     * destination that refers back to the stream would keep the cycle alive (a leak, never a
+     * crash). */
     return 0;
 }
 
