@@ -465,6 +465,14 @@ def test_dict_policy_faults_name_their_field():
     assert dict_error({"members": {"w": {"dtype": ["a\x00"]}}})[0] == "members.w.dtype[0]"
     assert dict_error({"members": {"w": {"shape": [object()]}}})[0] == "members.w.shape[0]"
     assert dict_error({"members": {"w": {"shape": {1, 2}}}})[0] == "members.w.shape"
+    cycle = {"members": {}}
+    cycle["members"]["w"] = cycle
+    assert "nested too deeply" in dict_error(cycle)[1]
+    with pytest.raises(npzstream.PolicyError, match="nested too deeply"):
+        npzstream.Policy(members=cycle["members"])
+    # NumPy numbers are numbers, as the same values written in JSON
+    assert npzstream.validate(savez(w=np.ones(3)), policy={"members": {"w": {"range": [np.float32(0.5), np.int64(1)],
+                                                                          "shape": [np.uint8(3)]}}})
     with pytest.raises(npzstream.PolicyError) as e:
         npzstream.MemberPolicy(range=(0, float("nan")))
     assert e.value.path == "range[1]"

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import collections.abc as abc
 import dataclasses
 import hashlib
 import io
@@ -42,6 +43,7 @@ import threading
 import types
 import warnings
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring, encode_basestring_ascii
 from typing import (Any, Callable, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple,
                     Literal, Union, cast)
 
@@ -253,22 +255,47 @@ def _dtype_spec(t: Any, path: str) -> Any:
 
 
 def _freeze(v: Any, path: str) -> Any:
-    """A policy value as the immutable, JSON-shaped snapshot a Policy holds (and a dict policy is
-    written from): mappings read-only with string keys, lists and tuples tuples, NumPy numbers
-    Python's, NumPy dtypes and types their policy spelling.  What JSON cannot hold (NaN, a
-    non-string key, another object) is a PolicyError naming the field; the rest is the library's
-    to judge when it compiles the text."""
-    if v is None or isinstance(v, (str, bool, MemberPolicy)):
-        return v  # a MemberPolicy was frozen when it was made
-    if isinstance(v, Mapping):
-        out: Dict[str, Any] = {}
-        for k, x in v.items():
-            if not isinstance(k, str):
-                raise PolicyError("a key is a string, not %s (%r)" % (type(k).__name__, k), path=path)
-            out[k] = _freeze(x, _path(path, k))
-        return types.MappingProxyType(out)
-    if isinstance(v, (list, tuple)):
+    """A policy value as the immutable, JSON-shaped snapshot a Policy holds: mappings read-only
+    with string keys, lists and tuples tuples, the rest as _leaf makes it."""
+    t = type(v)
+    if t is str or t is int or t is bool or v is None:
+        return v
+    if t is dict or isinstance(v, abc.Mapping):
+        return types.MappingProxyType({_str_key(k, path): _freeze(x, _path(path, k)) for k, x in v.items()})
+    if t is list or t is tuple or isinstance(v, (list, tuple)):
         return tuple(_freeze(x, "%s[%d]" % (path, i)) for i, x in enumerate(v))
+    if isinstance(v, (str, MemberPolicy)):
+        return v  # a MemberPolicy was frozen when it was made
+    leaf = _leaf(v, path)
+    return _freeze(leaf, path) if type(leaf) is tuple else leaf  # a structured dtype's field list
+
+
+def _frozen_fields(obj: Any) -> None:
+    """Freeze the set fields of a Policy or MemberPolicy being made."""
+    try:
+        for k, v in _set_fields(obj).items():
+            object.__setattr__(obj, k, _freeze(v, k))
+    except RecursionError:
+        raise _too_deep() from None
+
+
+def _too_deep() -> PolicyError:
+    # a container that holds itself (json.dumps: "Circular reference detected"), or nesting far
+    # deeper than the library takes
+    return PolicyError("nested too deeply (a dict or list that holds itself?)")
+
+
+def _str_key(k: Any, path: str) -> str:
+    if type(k) is not str and not isinstance(k, str):  # json.dumps would have made it a string
+        raise PolicyError("a key is a string, not %s (%r)" % (type(k).__name__, k), path=path)
+    return k
+
+
+def _leaf(v: Any, path: str) -> Any:
+    """A value that is not a string, a mapping or a list, as JSON holds it: NumPy numbers as
+    Python's, a NumPy dtype or type as its policy spelling.  What JSON cannot hold (NaN, any
+    other object) is a PolicyError naming the field; the rest is the library's to judge when it
+    compiles the text."""
     if isinstance(v, numpy.bool_):
         return bool(v)
     if isinstance(v, numbers.Integral):
@@ -292,7 +319,7 @@ def _thaw(v: Any, keep: bool = False) -> Any:
     """The JSON form of a frozen value: dicts and lists (keep: MemberPolicy objects as they are)."""
     if isinstance(v, MemberPolicy):
         return v if keep else v.to_dict()
-    if isinstance(v, Mapping):
+    if isinstance(v, abc.Mapping):
         return {k: _thaw(x, keep) for k, x in v.items()}
     if isinstance(v, tuple):
         return [_thaw(x, keep) for x in v]
@@ -305,62 +332,84 @@ def _set_fields(obj: Any) -> Dict[str, Any]:
 
 
 def _json_str(s: str) -> str:
-    try:
-        s.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate: written as its \u escape, which the library refuses
-        return json.dumps(s)
-    return json.dumps(s, ensure_ascii=False)
+    if not s.isascii():
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: written as its \u escape, which the library refuses
+            return encode_basestring_ascii(s)
+    return encode_basestring(s)
 
 
 class _Text:
-    """The JSON text of a frozen policy (what the library compiles), written here rather than by
-    json.dumps: an infinite bound is written 1e400 (which the library reads as infinity, as the
-    command line does), and each value's place is kept, so that a fault the library finds in the
-    text (a number too long, a NUL, a lone surrogate) is reported at its field."""
+    """The JSON text of a policy (what the library compiles), from a Policy's frozen values or a
+    dict as the caller gave it (in one pass: a dict is written on every call), written here
+    rather than by json.dumps: an infinite bound is written 1e400 (which the library reads as
+    infinity, as the command line does), a non-string key is refused (json.dumps makes it a
+    string), and each value's place is kept, so that a fault the library finds in the text (a
+    number too long, a NUL, a lone surrogate) is reported at its field."""
 
     def __init__(self, tree: Any) -> None:
         self._out: List[str] = []
         self._spans: List[Tuple[int, int, str]] = []  # (first piece, end piece, field)
-        self._put(tree, "")
+        try:
+            self._put(tree, "")
+        except RecursionError:
+            raise _too_deep() from None
         self.text = "".join(self._out).encode("utf-8")
 
     def _put(self, v: Any, path: str) -> None:
         out = self._out
         start = len(out)
-        if isinstance(v, MemberPolicy):
-            v = _set_fields(v)
-        if v is None:
-            out.append("null")
-        elif isinstance(v, bool):
-            out.append("true" if v else "false")
-        elif isinstance(v, str):
+        t = type(v)
+        if t is str:
             out.append(_json_str(v))
-        elif isinstance(v, int):
-            try:
-                out.append(int.__repr__(v))
-            except ValueError:  # more digits than Python writes (sys.set_int_max_str_digits)
-                raise PolicyError("number too long", path=path) from None
-        elif isinstance(v, float):
-            out.append("1e400" if v == math.inf else "-1e400" if v == -math.inf else float.__repr__(v))
-        elif isinstance(v, Mapping):
-            out.append("{")
-            for i, (k, x) in enumerate(v.items()):
-                if i:
-                    out.append(",")
-                at = len(out)
-                out.append(_json_str(k))
-                out.append(":")
-                self._put(x, _path(path, k))
-                self._spans.append((at, len(out), _path(path, k)))
-            out.append("}")
-        else:  # a tuple
+        elif t is dict or t is types.MappingProxyType:
+            self._put_object(v, path)
+        elif t is list or t is tuple:
             out.append("[")
             for i, x in enumerate(v):
                 if i:
                     out.append(",")
                 self._put(x, "%s[%d]" % (path, i))
             out.append("]")
+        elif t is int:
+            try:
+                out.append(int.__repr__(v))
+            except ValueError:  # more digits than Python writes (sys.set_int_max_str_digits)
+                raise PolicyError("number too long", path=path) from None
+        elif t is bool:
+            out.append("true" if v else "false")
+        elif t is float and v == v:
+            out.append("1e400" if v == math.inf else "-1e400" if v == -math.inf else float.__repr__(v))
+        elif v is None:
+            out.append("null")
+        elif isinstance(v, MemberPolicy):
+            self._put_object(_set_fields(v), path)
+        elif isinstance(v, abc.Mapping):
+            self._put_object(v, path)
+        elif isinstance(v, (list, tuple)):
+            self._put(tuple(v), path)
+            return
+        elif isinstance(v, str):
+            out.append(_json_str(str.__str__(v)))
+        else:
+            self._put(_leaf(v, path), path)
+            return
         self._spans.append((start, len(out), path))
+
+    def _put_object(self, v: Mapping[str, Any], path: str) -> None:
+        out = self._out
+        out.append("{")
+        for i, (k, x) in enumerate(v.items()):
+            if i:
+                out.append(",")
+            at = len(out)
+            out.append(_json_str(_str_key(k, path)))
+            out.append(":")
+            sub = _path(path, k)
+            self._put(x, sub)
+            self._spans.append((at, len(out), sub))
+        out.append("}")
 
     def field_at(self, offset: int) -> str:
         """The innermost field whose text holds the byte at offset."""
@@ -469,8 +518,7 @@ class MemberPolicy:
     blob_kinds: Optional[Sequence[str]] = None
 
     def __post_init__(self) -> None:
-        for k, v in _set_fields(self).items():
-            object.__setattr__(self, k, _freeze(v, k))
+        _frozen_fields(self)
 
     def to_dict(self) -> Dict[str, Any]:
         return {k: _thaw(v) for k, v in _set_fields(self).items()}
@@ -508,8 +556,7 @@ class Policy:
     hash: Optional[str] = None
 
     def __post_init__(self) -> None:
-        for k, v in _set_fields(self).items():
-            object.__setattr__(self, k, _freeze(v, k))
+        _frozen_fields(self)
 
     def to_dict(self) -> Dict[str, Any]:
         """The JSON form, as dicts and lists (an infinite range bound as float("inf"))."""
@@ -589,7 +636,7 @@ def _policy_compiled(policy: Optional[PolicyLike]) -> Tuple[Optional[bytes], Any
     if isinstance(policy, Policy):
         return policy._source(), policy._compiled()
     if isinstance(policy, Mapping):
-        return _compile(_freeze(policy, ""))
+        return _compile(policy)  # written as it is now: the caller's dict, read on each call
     if isinstance(policy, (str, os.PathLike)):
         p = Policy.load(policy)
         return p._source(), p._compiled()
