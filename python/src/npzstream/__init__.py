@@ -432,9 +432,9 @@ _COMPILED_LOCK = threading.Lock()
 
 
 def _compile(tree: Any, text: Optional[bytes] = None, source: Optional[str] = None) -> Tuple[bytes, Any]:
-    """(text, compiled policy): the library compiles the text (a file's bytes, or else written
-    from tree, a frozen policy); a fault raises PolicyError, at its line and column in a file,
-    at its field otherwise."""
+    """(text, compiled policy): the library compiles the text (a file's bytes, or else the one
+    _Text writes of tree: a Policy's fields, or a caller's dict as it is now); a fault raises
+    PolicyError, at its line and column in a file, at its field otherwise."""
     writer = None
     if text is None:
         writer = _Text(tree)
@@ -462,8 +462,8 @@ def _compile(tree: Any, text: Optional[bytes] = None, source: Optional[str] = No
 
 
 def _warn_npy_keys(tree: Any) -> None:
-    members = tree.get("members") if isinstance(tree, Mapping) else None
-    if not isinstance(members, Mapping):
+    members = tree.get("members") if isinstance(tree, abc.Mapping) else None
+    if not isinstance(members, abc.Mapping):
         return
     for k in members:
         if isinstance(k, str) and k.endswith(".npy"):
