@@ -1214,3 +1214,4 @@ def scan(paths: Iterable[Union[str, "os.PathLike[str]"]], *, workers: Optional[i
                                                 mp_context=multiprocessing.get_context(method)) as ex:
         job = functools.partial(check_file, policy_text=text, threads=threads, hash=hash, limits=limits)
         yield from ex.map(job, names, chunksize=max(1, min(64, len(names) // (4 * n))))
+from .references import refs as refs  # noqa: E402  (npzstream.refs: kerchunk references, references.py)
