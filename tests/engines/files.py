@@ -4,10 +4,11 @@ NumPy of the Python running it, into a directory.
 good(d): accepted archives np.load reads: stored (np.savez), deflated (np.savez_compressed),
 written to a pipe (data descriptors, sizes only in the central directory), a .npy; each holds
 "images" [N, 4, 3] float32 and "labels" [N] int64, N differing from file to file.
-bad(d): rejected ones, each with the code and rule the library gives it: a pickle-bearing
-member (an object array: np.save with allow_pickle), a truncated archive, a policy-breaking one
-(labels of another length than images: POLICY's shared dimension N), an archive whose last
-member's CRC-32 is wrong (every member but the last is sound: nothing of it may be handed out).
+bad(d): rejected ones, each with the code and rule the library gives it (with POLICY or
+without): a pickle-bearing member (labels an object array: np.savez with allow_pickle), a
+truncated archive, a policy-breaking one (labels of another length than images: POLICY's shared
+dimension N), an archive whose last member's CRC-32 is wrong (every member but the last is
+sound: nothing of it may be handed out).
 zoo(d): one stored archive of many dtypes and orders, and the odd members (0-d, empty,
 structured, long double, a key with '/', a leading '.', a UTF-8 name, a deflated member).
 """
@@ -96,11 +97,10 @@ def bad(d):
     os.makedirs(d, exist_ok=True)
     out = {}
     b = io.BytesIO()
-    with zipfile.ZipFile(b, "w") as z:  # what np.savez writes for an object array
-        for k, a in arrays(4, 50).items():
-            with z.open(k + ".npy", "w") as f:
-                np.lib.format.write_array(f, a)
-        with z.open("meta.npy", "w") as f:
+    with zipfile.ZipFile(b, "w") as z:  # what np.savez(allow_pickle) writes: labels an object array
+        with z.open("images.npy", "w") as f:
+            np.lib.format.write_array(f, arrays(2, 50)["images"])
+        with z.open("labels.npy", "w") as f:
             np.lib.format.write_array(f, np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
     out[_save(os.path.join(d, "bad-pickle.npz"), b.getvalue())] = ("pickle", "PICKLE.object")
     whole = savez_bytes("stored", arrays(6, 51))
