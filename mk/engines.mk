@@ -16,3 +16,10 @@ engines-env:
 	  else echo "engines-env: .venv-engines: pip install ./python failed (build/pip-engines.log)"; tail -5 build/pip-engines.log; fi; \
 	else echo "engines-env: .venv-engines skipped: the packages could not be installed from PyPI (build/pip-engines.log)"; \
 	  tail -5 build/pip-engines.log; rm -rf .venv-engines; fi
+
+# make bench-engines: npzstream.ray.read_npz against Ray's read_numpy (local disk and moto's S3
+# server), and npzstream.dask planning a 10,000-file graph from headers alone (bench/engines.py;
+# bench/README.md, "Ray and Dask")
+.PHONY: bench-engines
+bench-engines: engines-env
+	nice -n 10 .venv-engines/bin/python bench/engines.py $(BENCH_ARGS)
