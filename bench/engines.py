@@ -9,7 +9,7 @@ and npzstream.dask.read_npz planning a graph of many files from their headers al
 1. Ray: FILES arrays of MIB MiB of float32 each, written twice: as stored .npz (np.savez, the
    member named "data") and as .npy (np.save).  ray.init(num_cpus=2); each round materializes
    read_numpy over the .npy files and npzstream.ray.read_npz over the .npz files (alternately
-   first), from the local disk and from a bucket of moto's S3 server on 127.0.0.1 (pyarrow's S3
+   first, after one round of each on two files that is not counted), from the local disk and from a bucket of moto's S3 server on 127.0.0.1 (pyarrow's S3
    filesystem).  The medians are compared: npzstream validates every byte (CRC-32s, the END
    verdict) and must not be slower.
 2. Dask: PLAN_FILES stored .npz files (two members each), planned by npzstream.dask.read_npz;
@@ -22,21 +22,19 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "engines"))
 import files  # noqa: E402
+import s3server  # noqa: E402
 
-KEY, SECRET, REGION, BUCKET = "bench", "bench", "us-east-1", "bench"
+BUCKET = "bench"
 
 
 def load():
@@ -55,34 +53,13 @@ def write_arrays(d, n, mib):
     return npz, npy
 
 
-def moto(d):
-    """moto's S3 server on 127.0.0.1 (our child process), the files of d uploaded."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    endpoint = "http://127.0.0.1:%d" % port
-    for _ in range(200):
-        try:
-            urllib.request.urlopen(endpoint + "/moto-api/", timeout=1).read()
-            break
-        except OSError:
-            time.sleep(0.1)
-    import boto3
-    c = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=KEY, aws_secret_access_key=SECRET,
-                     region_name=REGION)
-    c.create_bucket(Bucket=BUCKET)
-    for sub in ("npz", "npy"):
-        for name in sorted(os.listdir(os.path.join(d, sub))):
-            c.upload_file(os.path.join(d, sub, name), BUCKET, "%s/%s" % (sub, name))
-    return proc, endpoint
-
-
 def ray_rounds(ray, paths_npz, paths_npy, fs, rounds):
     import npzstream.ray
     times = {"read_numpy (.npy)": [], "npzstream.ray.read_npz (.npz)": []}
     rows = {}
+    # a round not counted: the workers started and the modules imported for both readers
+    ray.data.read_numpy(paths_npy[:2], filesystem=fs).materialize()
+    npzstream.ray.read_npz(paths_npz[:2], filesystem=fs).materialize()
     for r in range(rounds):
         order = list(times) if r % 2 == 0 else list(reversed(list(times)))
         for what in order:
@@ -100,7 +77,6 @@ def ray_rounds(ray, paths_npz, paths_npy, fs, rounds):
 
 
 def bench_ray(a, d, out):
-    import pyarrow.fs
     import ray
     npz, npy = write_arrays(d, a.files, a.mib)
     total = sum(os.path.getsize(p) for p in npy)
@@ -108,13 +84,12 @@ def bench_ray(a, d, out):
     ray.data.DataContext.get_current().enable_progress_bars = False
     try:
         places = [("local disk", npz, npy, None)]
-        proc = None
+        server = None
         if not a.skip_s3:
-            proc, endpoint = moto(d)
-            s3 = pyarrow.fs.S3FileSystem(access_key=KEY, secret_key=SECRET, region=REGION, scheme="http",
-                                         endpoint_override=endpoint.split("://", 1)[1])
+            server = s3server.S3Server()
+            server.upload(BUCKET, d, ("npz", "npy"))
             places.append(("S3 (moto, 127.0.0.1)", ["s3://%s/npz/%s" % (BUCKET, os.path.basename(p)) for p in npz],
-                           ["s3://%s/npy/%s" % (BUCKET, os.path.basename(p)) for p in npy], s3))
+                           ["s3://%s/npy/%s" % (BUCKET, os.path.basename(p)) for p in npy], server.arrow()))
         try:
             for where, pz, py, fs in places:
                 med, raw = ray_rounds(ray, pz, py, fs, a.rounds)
@@ -124,9 +99,8 @@ def bench_ray(a, d, out):
                     print("  %-32s %7.3f s  %7.1f MB/s  %.2fx read_numpy's time" % (k, v, total / v / 1e6, v / base))
                 out["ray"][where] = {"median_s": med, "runs_s": raw, "bytes": total}
         finally:
-            if proc is not None:
-                proc.terminate()
-                proc.wait(timeout=30)
+            if server is not None:
+                server.stop()
     finally:
         ray.shutdown()
 

@@ -15,12 +15,8 @@ import http.server
 import json
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import threading
-import time
-import urllib.request
 
 import numpy as np
 import pytest
@@ -34,20 +30,14 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "examples", "python"))
 import files  # noqa: E402
+import s3server  # noqa: E402
 
 BUCKET = "engines"
-KEY, SECRET, REGION = "testing", "testing", "us-east-1"
-os.environ.update(AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=SECRET, AWS_DEFAULT_REGION=REGION,
+os.environ.update(AWS_ACCESS_KEY_ID=s3server.KEY, AWS_SECRET_ACCESS_KEY=s3server.SECRET, AWS_DEFAULT_REGION=s3server.REGION,
                   NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost", RAY_USAGE_STATS_ENABLED="0")
 
 
 # ---- the store, the clusters ----------------------------------------------------------------------
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
@@ -64,46 +54,18 @@ def corpus(tmp_path_factory):
 @pytest.fixture(scope="module")
 def s3(corpus):
     """moto's S3 server on 127.0.0.1 (a process of its own), the corpus uploaded: good/, bad/
-    and mixed/ (both).  Yields its endpoint URL."""
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    endpoint = "http://127.0.0.1:%d" % port
+    and mixed/ (both)."""
+    srv = s3server.S3Server()
     try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(endpoint + "/moto-api/", timeout=1).read()
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("moto's S3 server did not answer on %s" % endpoint)
-        import boto3
-        c = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=KEY, aws_secret_access_key=SECRET,
-                         region_name=REGION)
-        c.create_bucket(Bucket=BUCKET)
-        for sub in ("good", "bad", "mixed"):
-            for name in sorted(os.listdir(os.path.join(corpus["dir"], sub))):
-                c.upload_file(os.path.join(corpus["dir"], sub, name), BUCKET, "%s/%s" % (sub, name))
-        yield endpoint
+        srv.upload(BUCKET, corpus["dir"], ("good", "bad", "mixed"))
+        yield srv
     finally:
-        proc.terminate()
-        proc.wait(timeout=30)
+        srv.stop()
 
 
-def storage_options(endpoint):
-    return {"key": KEY, "secret": SECRET, "client_kwargs": {"endpoint_url": endpoint, "region_name": REGION}}
-
-
-def arrow_s3(endpoint):
-    import pyarrow.fs
-    return pyarrow.fs.S3FileSystem(access_key=KEY, secret_key=SECRET, region=REGION, scheme="http",
-                                   endpoint_override=endpoint.split("://", 1)[1])
-
-
-def s3fs_fs(endpoint):
+def s3fs_fs(s3):
     import s3fs
-    return s3fs.S3FileSystem(**storage_options(endpoint))
+    return s3fs.S3FileSystem(**s3.storage_options())
 
 
 def url(sub, path):
@@ -159,7 +121,7 @@ def test_ray_gives_np_load_arrays(ray_local, corpus, s3, where):
         paths, fs, name = sorted(good), None, lambda p: p
     else:  # Ray's path column names an object bucket/key, as read_numpy's does
         paths = [url("good", p) for p in sorted(good)]
-        fs = arrow_s3(s3) if where == "s3-pyarrow" else s3fs_fs(s3)
+        fs = s3.arrow() if where == "s3-pyarrow" else s3fs_fs(s3)
         name = lambda p: url("good", p)[len("s3://"):]  # noqa: E731
     ds = npzstream.ray.read_npz(paths, filesystem=fs, policy=files.POLICY, include_paths=True)
     got = rows_by_file(ds)
@@ -181,7 +143,7 @@ def test_ray_reads_a_npy_as_read_numpy_does(ray_local, corpus):
 
 def test_ray_raises_the_first_rejected_file(ray_local, corpus, s3):
     with pytest.raises(npzstream.RejectedError) as e:
-        npzstream.ray.read_npz("s3://%s/mixed/" % BUCKET, filesystem=arrow_s3(s3), policy=files.POLICY).materialize()
+        npzstream.ray.read_npz("s3://%s/mixed/" % BUCKET, filesystem=s3.arrow(), policy=files.POLICY).materialize()
     err = e.value
     by_url = {url("mixed", p): v for p, v in corpus["bad"].items()}
     assert err.path in by_url, err.path
@@ -197,7 +159,7 @@ def test_ray_skips_and_records_rejected_files(ray_local, corpus, s3, tmp_path, w
         src, fs, name = corpus["mixed"], None, lambda p: os.path.join(corpus["mixed"], os.path.basename(p))
         column = name
     else:  # the rejections name the object's URL; Ray's path column its bucket/key
-        src, fs, name = "s3://%s/mixed/" % BUCKET, arrow_s3(s3), lambda p: url("mixed", p)
+        src, fs, name = "s3://%s/mixed/" % BUCKET, s3.arrow(), lambda p: url("mixed", p)
         column = lambda p: url("mixed", p)[len("s3://"):]  # noqa: E731
     ds = npzstream.ray.read_npz(src, filesystem=fs, policy=files.POLICY, on_error="skip", rejects=rejects,
                                 include_paths=True)
@@ -268,7 +230,7 @@ def test_ray_limits_and_arguments(ray_local, corpus):
 # ---- Dask -------------------------------------------------------------------------------------
 
 def test_dask_arrays_are_np_load_arrays(client, corpus, s3):
-    so = storage_options(s3)
+    so = s3.storage_options()
     images = npzstream.dask.read_npz("s3://%s/good/*.npz" % BUCKET, "images", storage_options=so, policy=files.POLICY)
     ns = tuple(len(arrs["labels"]) for _, (_, arrs) in sorted(corpus["good"].items()))
     assert images.chunks == (ns, (4,), (3,)) and images.dtype == np.float32
@@ -292,7 +254,7 @@ def test_dask_stacks_and_reads_npy_files(corpus, tmp_path):
 
 
 def test_dask_plans_read_no_data(corpus, s3):
-    so = storage_options(s3)
+    so = s3.storage_options()
     plans = npzstream.dask.plan(["s3://%s/good/%s" % (BUCKET, os.path.basename(p)) for p in sorted(corpus["good"])],
                                 storage_options=so)
     for pl, p in zip(plans, sorted(corpus["good"])):
@@ -302,7 +264,7 @@ def test_dask_plans_read_no_data(corpus, s3):
 
 
 def test_dask_rejected_files_raise_with_url_code_rule(client, corpus, s3):
-    so = storage_options(s3)
+    so = s3.storage_options()
     for p, (code, rule) in corpus["bad"].items():
         u = url("bad", p)
         with pytest.raises(npzstream.RejectedError) as e:  # at graph time, or when the chunk is computed
@@ -316,12 +278,11 @@ def test_dask_rejected_files_raise_with_url_code_rule(client, corpus, s3):
 
 
 def test_dask_chunk_changed_since_the_plan(corpus, s3):
-    import boto3
-    c = boto3.client("s3", endpoint_url=s3, aws_access_key_id=KEY, aws_secret_access_key=SECRET, region_name=REGION)
+    c = s3.client()
     key = "changing/x.npz"
     c.put_object(Bucket=BUCKET, Key=key, Body=files.savez_bytes("stored", files.arrays(4, 7)))
     u = "s3://%s/%s" % (BUCKET, key)
-    arr = npzstream.dask.read_npz(u, "labels", storage_options=storage_options(s3))
+    arr = npzstream.dask.read_npz(u, "labels", storage_options=s3.storage_options())
     c.put_object(Bucket=BUCKET, Key=key, Body=files.savez_bytes("stored", files.arrays(5, 7)))
     with pytest.raises(npzstream.RejectedError) as e:
         arr.compute(scheduler="sync")
@@ -329,7 +290,7 @@ def test_dask_chunk_changed_since_the_plan(corpus, s3):
 
 
 def test_dask_reports_are_the_serial_scans(client, corpus, s3):
-    so = storage_options(s3)
+    so = s3.storage_options()
     bag = npzstream.dask.reports("s3://%s/mixed/*" % BUCKET, storage_options=so, policy=files.POLICY)
     got = client.compute(bag).result()
     serial = list(npzstream.scan(sorted(os.path.join(corpus["mixed"], n) for n in os.listdir(corpus["mixed"])),
@@ -340,20 +301,20 @@ def test_dask_reports_are_the_serial_scans(client, corpus, s3):
 
 # ---- references -------------------------------------------------------------------------------
 
-def open_refs(refs, endpoint=None):
+def open_refs(refs, s3=None):
     """zarr over fsspec's reference filesystem: local files, or objects of the S3 endpoint (an
     asynchronous filesystem, as zarr's FsspecStore wants)."""
     import fsspec
     import zarr
-    if endpoint is None:
+    if s3 is None:
         return zarr.open(fsspec.filesystem("reference", fo=refs).get_mapper(""), mode="r", zarr_format=2)
     fs = fsspec.filesystem("reference", fo=refs, remote_protocol="s3", asynchronous=True,
-                           remote_options=dict(storage_options(endpoint), asynchronous=True))
+                           remote_options=dict(s3.storage_options(), asynchronous=True))
     return zarr.open(zarr.storage.FsspecStore(fs, read_only=True, path=""), mode="r", zarr_format=2)
 
 
 def test_references_round_trip_through_zarr(corpus, s3):
-    so = storage_options(s3)
+    so = s3.storage_options()
     for p, (how, arrs) in sorted(corpus["good"].items()):
         u = url("good", p)
         refs = npzstream.refs(u, storage_options=so)
@@ -381,7 +342,7 @@ def test_references_of_the_dtype_zoo(corpus, tmp_path):
 
 
 def test_no_references_for_a_rejected_archive(corpus, s3):
-    so = storage_options(s3)
+    so = s3.storage_options()
     for p, (code, rule) in corpus["bad"].items():
         with pytest.raises(npzstream.RejectedError) as e:
             npzstream.refs(url("bad", p), storage_options=so, policy=files.POLICY)
