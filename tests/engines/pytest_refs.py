@@ -209,3 +209,48 @@ def test_chunk_tasks_compare_with_the_plan(corpus, tmp_path):
     with pytest.raises(npzstream.RejectedError) as e:
         nd._load(p, Local(), planned, None, {})
     assert e.value.code == "truncated" and e.value.path == p
+
+
+# ---- mutated archives: the planner against the library ---------------------------------------------
+
+def mutants(seed, n):
+    """n archives a byte or a few away from good ones (stored, deflated, written to a pipe)."""
+    rng = np.random.default_rng(seed)
+    bases = [files.savez_bytes(how, files.arrays(3 + i, i)) for i, how in enumerate(("stored", "deflated", "pipe"))]
+    for i in range(n):
+        b = bytearray(bases[i % len(bases)])
+        for _ in range(int(rng.integers(1, 4))):
+            at = int(rng.integers(0, len(b)))
+            if rng.random() < 0.2:
+                del b[at:at + int(rng.integers(1, 9))]
+            else:
+                b[at] = int(rng.integers(0, 256))
+        yield bytes(b)
+
+
+def test_plans_of_mutants_agree_with_the_library(tmp_path):
+    """Whatever the bytes: the planner raises PlanError (or KeyError) or plans; when the library
+    accepts the file, the plan is the library's reading of it (every array, its dtype, shape and
+    order) and no range it read holds stored array data."""
+    p = str(tmp_path / "m.npz")
+    planned = accepted_ = 0
+    for data in mutants(43, 1500):
+        with open(p, "wb") as f:
+            f.write(data)
+        try:
+            pl = plan(p)
+        except (_plan.PlanError, KeyError):
+            pl = None
+        report = npzstream.validate(p)
+        if not report:
+            continue
+        accepted_ += 1
+        assert pl is not None, "the library accepts what the planner cannot read"
+        planned += 1
+        arrays = {m.key: m for m in report.members if m.kind == "array"}
+        assert set(pl.arrays) == set(arrays) and set(pl.others) == {m.key for m in report.members if m.kind != "array"}
+        for k, h in pl.arrays.items():
+            m = arrays[k]
+            assert (h.dtype, h.shape, h.fortran_order, h.method) == (m.dtype, m.shape, m.fortran_order, m.method)
+        assert not overlaps(pl.ranges, files.data_ranges(p))
+    assert accepted_ >= 20 and planned == accepted_, (accepted_, planned)

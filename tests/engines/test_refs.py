@@ -8,7 +8,8 @@ written to a pipe, a .npy, the dtype zoo, a ZIP comment), every reference is che
 np.load and the file's bytes (each chunk's range holds exactly the array's bytes, in its order),
 every member is listed with the reason it is or is not referenced; rejected files print nothing
 on stdout and exit 1 with their rule on stderr; --url, stdin, --feed, --inflate-threads, the
-limits, the policy and the usage errors.  --quick (the sanitizer build in make test-all) runs
+limits, the policy and the usage errors; and 400 archives a byte or two away from good ones:
+whenever refs accepts one, np.load loads it and every reference holds exactly its bytes.  --quick (the sanitizer build in make test-all) runs
 the command line's part only.
 
 usage: /usr/bin/python3 tests/engines/test_refs.py [--bin build/npzstream] [--quick]
@@ -142,6 +143,35 @@ def cli(bin_, d):
     ok(re.search(r"npzstream refs \[--url URL\]", h.stdout) is not None, "npzstream --help lists refs")
 
 
+def mutants(bin_, d, n=400):
+    """Archives a byte or a few away from good ones: whenever refs accepts one, np.load loads it
+    and every reference holds exactly its array's bytes (and refs prints nothing otherwise)."""
+    rng = np.random.default_rng(43)
+    bases = [files.savez_bytes(how, files.arrays(3 + i, i)) for i, how in enumerate(("stored", "pipe"))]
+    p = os.path.join(d, "mutant.npz")
+    accepted = 0
+    for i in range(n):
+        b = bytearray(bases[i % len(bases)])
+        for _ in range(int(rng.integers(1, 3))):
+            b[int(rng.integers(0, len(b)))] = int(rng.integers(0, 256))
+        with open(p, "wb") as f:
+            f.write(b)
+        rc, out, err = run(bin_, p)
+        if rc == 1:
+            if not ok(out == "", "refs of mutant %d (rejected): nothing on stdout" % i):
+                return
+            continue
+        if not ok(rc == 0, "refs of mutant %d: exit 0 or 1" % i, "%d %s" % (rc, err)):
+            return
+        accepted += 1
+        failed = T.failed
+        verify(p, json.loads(out), p)
+        if T.failed != failed:
+            print("FAIL mutant %d: %s" % (i, bytes(b).hex()))
+            return
+    ok(accepted >= 5, "refs accepted %d mutants (some must be accepted for this to test anything)" % accepted)
+
+
 def package(bin_):
     """pytest_refs.py in each package environment."""
     ran = 0
@@ -177,6 +207,7 @@ def main():
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="npzs-refs-") as d:
         cli(a.bin, d)
+        mutants(a.bin, d)
     if not a.quick:
         package(a.bin)
     return T.summary()
