@@ -212,7 +212,7 @@ def test_ray_rows_and_their_errors(ray_local, corpus, tmp_path):
     assert len(rows) == 2 and all(same(r["labels"], corpus["good"][p][1]["labels"]) for r, p in zip(rows, good))
 
 
-def test_ray_limits_and_arguments(ray_local, corpus):
+def test_ray_limits_and_arguments(ray_local, corpus, tmp_path):
     p = sorted(corpus["good"])[0]
     with pytest.raises(npzstream.RejectedError) as e:
         npzstream.ray.read_npz(p, max_bytes=64).materialize()
@@ -225,6 +225,11 @@ def test_ray_limits_and_arguments(ray_local, corpus):
         npzstream.ray.read_npz(p, on_error="ignore")
     with pytest.raises(ValueError):
         npzstream.ray.read_npz(p, rejects="x.jsonl")  # rejects go with on_error="skip"
+    bare = str(tmp_path / "no-extension")
+    shutil.copy(p, bare)
+    with pytest.raises(ValueError, match="extensions"):  # as read_numpy: the extensions are npz and npy
+        npzstream.ray.read_npz(bare)
+    assert npzstream.ray.read_npz(bare, file_extensions=None).count() == len(corpus["good"][p][1]["labels"])
 
 
 # ---- Dask -------------------------------------------------------------------------------------

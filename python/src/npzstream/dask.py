@@ -2,7 +2,7 @@
 arrays, planned from their headers, each validated when it is computed) and `reports` (a bag of
 one Report a file, for sweeps).
 
-    pip install 'npzstream[dask]'        # dask[array,bag], fsspec; s3fs for s3://
+    pip install 'npzstream[dask]'        # dask[array] and fsspec; 'npzstream[s3]' for s3://
 
     import npzstream.dask
     images = npzstream.dask.read_npz("s3://bucket/shards/*.npz", "images",
@@ -40,7 +40,7 @@ from ._plan import FilePlan, PlanError
 
 __all__ = ["read_npz", "reports", "plan", "FileRejectedError", "PlanError"]
 
-INSTALL = "pip install 'npzstream[dask]'  (dask[array,bag] and fsspec; s3fs for s3://)"
+INSTALL = "pip install 'npzstream[dask]'  (dask[array] and fsspec; 'npzstream[s3]' for s3://)"
 #: files planned at once (each a few range reads: on an object store, requests in flight)
 PLAN_THREADS = 16
 COMBINE = ("concatenate", "stack")

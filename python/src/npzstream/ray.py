@@ -39,7 +39,7 @@ import importlib
 import json
 import logging
 import os
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union, cast
+from typing import Any, Callable, Dict, Iterator, Optional, Sequence, Union, cast
 
 import numpy
 
@@ -203,7 +203,7 @@ def _recorder(ray: Any, rejects: Any) -> Any:
 
 
 def read_npz(paths: Union[str, Sequence[str]], *, filesystem: Any = None, policy: Any = None, on_error: str = "raise",
-             rejects: Any = None, include_paths: bool = False, file_extensions: Optional[List[str]] = None,
+             rejects: Any = None, include_paths: bool = False, file_extensions: Optional[Sequence[str]] = ("npz", "npy"),
              rows: str = "leading", override_num_blocks: Optional[int] = None, concurrency: Optional[int] = None,
              **limits: Any) -> Any:
     """A ray.data.Dataset of the .npz and .npy files at paths (files, directories, globs; local
@@ -213,7 +213,7 @@ def read_npz(paths: Union[str, Sequence[str]], *, filesystem: Any = None, policy
     (rows="file": one row a file).  on_error="raise" fails on the first rejected file
     (FileRejectedError: URL, code, rule); "skip" leaves it out and records it in rejects (a
     JSON Lines path on this machine, or a callable), or logs it when rejects is None.
-    file_extensions: the files read in a directory (default npz and npy)."""
+    file_extensions: the files read (as read_numpy's: npz and npy; None reads every file)."""
     ray = _need_ray()
     if on_error not in ON_ERROR:
         raise ValueError("on_error must be one of %s" % ", ".join(ON_ERROR))
@@ -227,5 +227,5 @@ def read_npz(paths: Union[str, Sequence[str]], *, filesystem: Any = None, policy
     scheme, _ = _files.split_url(str(first))
     source = _datasource()(paths, policy=pol, limits=limits, on_error=on_error, rejects=_recorder(ray, rejects),
                            rows=rows, scheme=scheme, filesystem=filesystem, include_paths=include_paths,
-                           file_extensions=list(file_extensions) if file_extensions is not None else ["npz", "npy"])
+                           file_extensions=None if file_extensions is None else list(file_extensions))
     return ray.data.read_datasource(source, override_num_blocks=override_num_blocks, concurrency=concurrency)
