@@ -346,6 +346,22 @@ def test_references_of_the_dtype_zoo(corpus, tmp_path):
     assert same(open_refs(npzstream.refs(one))[...], a)  # a .npy is the root array
 
 
+def test_kerchunks_own_tools_read_the_references(corpus):
+    import kerchunk.utils
+    import zarr
+    for p, (how, arrs) in sorted(corpus["good"].items()):
+        if how == "deflated":
+            continue
+        refs = npzstream.refs(p)
+        group = zarr.open(kerchunk.utils.refs_as_store(refs), mode="r", zarr_format=2)
+        assert all(same(group[k][...], a) for k, a in arrs.items()), p
+        # one chunk, no codec: kerchunk can cut it into a chunk a row
+        n = len(arrs["images"])
+        split = zarr.open(kerchunk.utils.refs_as_store(kerchunk.utils.subchunk(refs, "images", n)), mode="r",
+                          zarr_format=2)
+        assert split["images"].chunks == (1, 4, 3) and same(split["images"][...], arrs["images"])
+
+
 def test_no_references_for_a_rejected_archive(corpus, s3):
     so = s3.storage_options()
     for p, (code, rule) in corpus["bad"].items():
