@@ -9,9 +9,9 @@ and npzstream.dask.read_npz planning a graph of many files from their headers al
 1. Ray: FILES arrays of MIB MiB of float32 each, written twice: as stored .npz (np.savez, the
    member named "data") and as .npy (np.save).  ray.init(num_cpus=2); each round materializes
    read_numpy over the .npy files and npzstream.ray.read_npz over the .npz files (alternately
-   first, after one round of each on two files that is not counted), from the local disk and from a bucket of moto's S3 server on 127.0.0.1 (pyarrow's S3
-   filesystem).  The medians are compared: npzstream validates every byte (CRC-32s, the END
-   verdict) and must not be slower.
+   first, after one round of each on two files that is not counted), from the local disk and
+   from a bucket of moto's S3 server on 127.0.0.1 (pyarrow's S3 filesystem).  The medians are
+   compared: npzstream validates every byte (CRC-32s, the END verdict) and must not be slower.
 2. Dask: PLAN_FILES stored .npz files (two members each), planned by npzstream.dask.read_npz;
    the byte ranges the planner read (npzstream.dask.plan) are checked against every stored
    array's data range (tests/engines/files.py's data_ranges, from zipfile): none may overlap.

@@ -26,9 +26,9 @@ def main():
     ap.add_argument("--bin")
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
-    return venv_suite.run("engines", "import npzstream.ray, pytest, ray.data, dask.distributed, s3fs, zarr, kerchunk, moto.server",
-                          a.quick, "the clusters and the S3 server run in make test-all", venv=".venv-engines",
-                          make="engines-env", timeout=TIMEOUT)
+    needs = "import npzstream.ray, pytest, ray.data, dask.distributed, s3fs, zarr, kerchunk, moto.server"
+    return venv_suite.run("engines", needs, a.quick, "the clusters and the S3 server run in make test-all",
+                          venv=".venv-engines", make="engines-env", timeout=TIMEOUT)
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ np.load and the file's bytes (each chunk's range holds exactly the array's bytes
 every member is listed with the reason it is or is not referenced; rejected files print nothing
 on stdout and exit 1 with their rule on stderr; --url, stdin, --feed, --inflate-threads, the
 limits, the policy and the usage errors; and 400 archives a byte or two away from good ones:
-whenever refs accepts one, np.load loads it and every reference holds exactly its bytes.  --quick (the sanitizer build in make test-all) runs
-the command line's part only.
+whenever refs accepts one, np.load loads it and every reference holds exactly its bytes.
+--quick (the sanitizer build in make test-all) runs the command line's part only.
 
 usage: /usr/bin/python3 tests/engines/test_refs.py [--bin build/npzstream] [--quick]
 Last line: `engines-refs: N passed, M failed`.
