@@ -40,7 +40,7 @@ SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflat
            src/policy.c src/values.c src/sha256.c
 HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h src/internal.h src/policy.h \
            src/states.h src/rules.h src/base.h src/seam.h src/zrec.h src/par.h src/pool.h src/contract.h
-CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/output.c cli/cmd_check.c cli/cmd_ls.c cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c
+CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/output.c cli/cmd_check.c cli/cmd_ls.c cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c cli/cmd_refs.c
 B        = build
 
 .DEFAULT_GOAL := all
@@ -149,7 +149,7 @@ NPROC   ?= $(shell nproc 2>/dev/null || echo 2)
 .PHONY: test-build test-all-build
 test-build: all $(B)/test_api $(B)/run_vectors $(B)/test_policy $(B)/test_vlen_api $(BS)/test_api $(BS)/test_policy \
             examples python-env fuzz
-test-all-build: test-build $(BS)/npzstream $(TEST_DEPS) ref-matrix fuzz-replay web-env
+test-all-build: test-build $(BS)/npzstream $(TEST_DEPS) ref-matrix fuzz-replay web-env engines-env
 test:
 	@$(MAKE) --no-print-directory -j$(NPROC) test-build
 	$(PYTHON) tests/run_all.py --tier test --plain $(B) --san $(BS)

@@ -196,6 +196,8 @@ int cmd_extract(int argc, char **argv);
 int cmd_vlen(int argc, char **argv);
 void usage_trace(FILE *f);
 int cmd_trace(int argc, char **argv);
+void usage_refs(FILE *f);
+int cmd_refs(int argc, char **argv);
 
 /* Hand the parser one slice of input.  Returns -1 when the slice was used up and more input is
  * needed, else the final status: 0 accepted, 1 rejected, 2 error. */

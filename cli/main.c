@@ -5,6 +5,7 @@
  *   npzstream ls [--json] [--feed N] [LIMITS] [FILE|-]
  *   npzstream extract KEY [-o OUT] [--feed N] [LIMITS] [FILE|-]
  *   npzstream trace [LIMITS] [FILE|-]
+ *   npzstream refs [--url URL] [LIMITS] [FILE|-]   (cli/cmd_refs.c)
  *   npzstream vlen ...                       (cli/cmd_vlen.c)
  *   npzstream help [COMMAND] | --help | --version
  *
@@ -32,6 +33,7 @@ static void usage_all(FILE *f) {
             "       npzstream extract KEY [-o OUT] [OPTIONS] [FILE|-]           one member out, after the verdict\n"
             "       npzstream extract --all -d DIR [OPTIONS] [FILE|-]           every member, all or nothing\n"
             "       npzstream trace [OPTIONS] [FILE|-]                          the parse, record by record\n"
+            "       npzstream refs [--url URL] [OPTIONS] [FILE|-]               kerchunk references, after the verdict\n"
             "       npzstream vlen ...                                         (npzstream vlen --help)\n"
             "       npzstream help [COMMAND] | help rules | explain RULE | --help | --version\n"
             "Reads a NumPy .npy or .npz file as a stream (FILE, or stdin for '-' or none);\n"
@@ -84,6 +86,7 @@ static int help(const char *cmd) {
     else if (!strcmp(cmd, "ls")) usage_ls(stdout);
     else if (!strcmp(cmd, "extract")) usage_extract(stdout);
     else if (!strcmp(cmd, "trace")) usage_trace(stdout);
+    else if (!strcmp(cmd, "refs")) usage_refs(stdout);
     else if (!strcmp(cmd, "vlen")) {
         char h[] = "--help";
         char *args[] = {h, NULL};
@@ -138,6 +141,7 @@ static int run(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "extract")) return cmd_extract(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "vlen")) return cmd_vlen(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "trace")) return cmd_trace(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "refs")) return cmd_refs(argc - 2, argv + 2);
     if (argc < 2 || strcmp(argv[1], "check") != 0) {
         usage(stderr);
         return 2;

@@ -26,13 +26,12 @@ python-env:
 	  .venv-pkg-np2/bin/pip install -q mypy ruff >build/pip-types.log 2>&1 || \
 	    echo "python-env: .venv-pkg-np2: no mypy and ruff (build/pip-types.log): the type checks will be skipped"; fi
 
-# make web-env: .venv-web, the web recipes' and the Dask recipe's environment (tests/web,
-# tests/dask; make test-all): the python3 first on PATH with NumPy, pytest and httpx from PyPI, then
-# FastAPI, uvicorn, aiohttp, Django, Flask, dask[distributed] and fsspec (all at once, or one by
-# one when that fails: a framework that cannot be installed is named, and its tests skip), and the
-# package.  Made once (rm -rf .venv-web to start again); the package is reinstalled on every run.
+# make web-env: .venv-web, the web recipes' environment (tests/web; make test-all): the python3
+# first on PATH with NumPy, pytest and httpx from PyPI, then FastAPI, uvicorn, aiohttp, Django and
+# Flask (all at once, or one by one when that fails: a framework that cannot be installed is named,
+# and its tests skip), and the package.  Made once (rm -rf .venv-web to start again); the package is reinstalled on every run.
 WEB_BASE       ?= numpy pytest httpx
-WEB_FRAMEWORKS ?= fastapi uvicorn aiohttp django flask 'dask[distributed]' fsspec
+WEB_FRAMEWORKS ?= fastapi uvicorn aiohttp django flask
 .PHONY: web-env
 web-env:
 	@set -u; mkdir -p build; \
@@ -42,7 +41,7 @@ web-env:
 	       for p in $(WEB_FRAMEWORKS); do .venv-web/bin/pip install -q "$$p" >>build/pip-web.log 2>&1 || \
 	         echo "python-env: .venv-web: $$p could not be installed from PyPI (build/pip-web.log): its tests will be skipped"; done; }; }; then \
 	  if .venv-web/bin/pip install -q --force-reinstall --no-deps ./python >>build/pip-web.log 2>&1; then \
-	    echo "python-env: .venv-web: npzstream with $$(.venv-web/bin/python -c 'import importlib.metadata as m; have = {d.metadata["Name"].lower() for d in m.distributions()}; print(", ".join(n + " " + (m.version(n) if n in have else "missing") for n in ("fastapi", "uvicorn", "aiohttp", "django", "flask", "dask", "distributed", "fsspec", "httpx")))' 2>&1 | tail -1)"; \
+	    echo "python-env: .venv-web: npzstream with $$(.venv-web/bin/python -c 'import importlib.metadata as m; have = {d.metadata["Name"].lower() for d in m.distributions()}; print(", ".join(n + " " + (m.version(n) if n in have else "missing") for n in ("fastapi", "uvicorn", "aiohttp", "django", "flask", "httpx")))' 2>&1 | tail -1)"; \
 	  else echo "python-env: .venv-web: pip install ./python failed (build/pip-web.log)"; tail -5 build/pip-web.log; fi; \
 	else echo "python-env: .venv-web skipped: NumPy, pytest and httpx could not be installed from PyPI (build/pip-web.log)"; rm -rf .venv-web; fi
 

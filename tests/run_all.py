@@ -8,8 +8,9 @@
     environments), and a short fuzz smoke.
 --tier rest (what make test-all adds): the vectors and every script under ASan+UBSan, the thread
     sanitizer, clang's sanitizers, the suites that compare with np.load once more for every other
-    reference reader, the 4.5 GiB archives, the web recipes' servers and the Dask cluster (tests/web,
-    tests/dask), the mapped file twice the size of RAM (tests/mapped), the corpus replay and the state
+    reference reader, the 4.5 GiB archives, the web recipes' servers, the Ray and Dask readers on their
+    clusters and an S3 server (tests/web, tests/engines), the mapped file twice the size of RAM
+    (tests/mapped), the corpus replay and the state
     gate, and the WebAssembly build against the native command and in headless Chromium (tests/wasm).
 --tier all: both.
 Each suite prints a last line `NAME: N passed, M failed` (or `NAME: skipped: why` where its tools
@@ -24,9 +25,10 @@ PY = "/usr/bin/python3"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import readers as READERS  # noqa: E402
 MATRIX_SUITES = ("differential", "real")
-# suites that run only in the rest tier (make test-all): the web frameworks' servers, the Dask
-# cluster, and the mapped file twice the size of RAM (tests/mapped in make test: a 3 GiB one)
-REST_ONLY = ("web", "dask")
+# suites that run only in the rest tier (make test-all): the web frameworks' servers, the Ray and
+# Dask clusters with moto's S3 server (tests/engines/test_engines.py; its test_refs.py runs in both),
+# and the mapped file twice the size of RAM (tests/mapped in make test: a 3 GiB one)
+REST_ONLY = ("web", "engines")
 SMOKE_SECONDS = {"test": 4, "rest": 30}  # a fuzz smoke: seconds per harness
 LAST = re.compile(r"^(?:(\w[\w-]*): )?(\d+) passed, (\d+) failed")
 SKIPPED = re.compile(r"^(\w[\w-]*): skipped: ")  # a suite whose tools are missing: counted as skipped

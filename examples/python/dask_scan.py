@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""npzstream.scan's check on a Dask cluster: many .npy/.npz files validated on the workers, one
-Report a file, in the input's order, over local paths or any fsspec filesystem (s3://, gs://,
-http://, ...: the same code, the bytes streamed from the store, nothing downloaded first).
+"""Many .npy/.npz files validated on a Dask cluster: npzstream.dask.reports, one Report a file,
+in the input's order, over local paths or any fsspec filesystem (s3://, gs://, http://, ...: the
+bytes streamed from the store to the workers, nothing downloaded first).
 
-    pip install 'dask[distributed]' fsspec s3fs ./python      # s3fs for s3://
-    python3 examples/python/dask_scan.py --scheduler tcp://scheduler:8786 s3://bucket/uploads/*.npz
-    python3 examples/python/dask_scan.py --local 4 data/*.npz   # a LocalCluster of 4 processes
+    pip install 'npzstream[dask]' 'dask[distributed]' s3fs     # s3fs for s3://
+    python3 examples/python/dask_scan.py --scheduler tcp://scheduler:8786 's3://bucket/uploads/*.npz'
+    python3 examples/python/dask_scan.py --local 4 data/*.npz    # a LocalCluster of 4 processes
 
 Prints one JSON line a file ({"path", "ok", "code", "rule", "member", "members"}); the exit status
 is 1 when any file was rejected.  In a program:
@@ -15,52 +15,28 @@ is 1 when any file was rejected.  In a program:
     for report in dask_scan(client, ["s3://bucket/a.npz", ...], policy={"allow_blobs": False}):
         ...  # npzstream.Report, report.path set
 
-Every worker needs npzstream installed (and the fsspec backend of the store).  The policy is
-checked here, before anything is sent (PolicyError), and goes to the workers as its JSON text.
+Every worker needs npzstream installed (and the fsspec backend of the store).  The policy and
+the limits are checked here, before anything is sent (PolicyError).  To read the arrays
+themselves, validated, as dask arrays: npzstream.dask.read_npz.
 """
 import argparse
 import json
 import sys
 
-import fsspec
-
 import npzstream
+import npzstream.dask
 
 
-def check(path, fs, policy_text, limits):
-    """On a worker: one file's Report (npzstream.check_file over the filesystem's open)."""
-    return npzstream.check_file(path, policy_text, limits=limits, opener=None if fs is None else fs.open)
-
-
-def dask_scan(client, paths, *, policy=None, storage_options=None, batch=1000, **limits):
-    """Reports of paths (local paths or fsspec URLs of one filesystem), computed on the Dask
-    cluster of client, yielded in the input's order.  At most `batch` files are in flight."""
-    paths = list(paths)
-    text = npzstream._policy_text(policy)
-    npzstream._limits(dict(limits))  # a bad limit fails here, not on a worker
-    fs = None
-    if paths and "://" in paths[0]:
-        fs, _ = fsspec.core.url_to_fs(paths[0], **(storage_options or {}))
-    for i in range(0, len(paths), batch):
-        futures = client.map(check, paths[i:i + batch], fs=fs, policy_text=text, limits=limits, pure=False)
-        try:
-            for f in futures:
-                yield f.result()
-        finally:
-            client.cancel(futures)
-
-
-def expand(patterns, storage_options):
-    out = []
-    for p in patterns:
-        if "://" in p:
-            fs, _ = fsspec.core.url_to_fs(p, **storage_options)
-            proto = p.split("://", 1)[0]
-            out += sorted(proto + "://" + x if "://" not in x else x for x in fs.glob(p))
-        else:
-            import glob
-            out += sorted(glob.glob(p)) or [p]
-    return out
+def dask_scan(client, paths, *, policy=None, storage_options=None, **limits):
+    """Reports of paths (local paths or fsspec URLs of one filesystem; globs expanded), computed
+    on the Dask cluster of client, yielded in the input's order, a partition at a time."""
+    bag = npzstream.dask.reports(paths, storage_options=storage_options, policy=policy, **limits)
+    futures = client.compute(bag.to_delayed())
+    try:
+        for part in futures:
+            yield from part.result()
+    finally:
+        client.cancel(futures)
 
 
 def main():
@@ -79,7 +55,7 @@ def main():
         client = Client(a.scheduler)
     bad = 0
     try:
-        for r in dask_scan(client, expand(a.paths, {}), policy=a.policy):
+        for r in dask_scan(client, a.paths, policy=a.policy):
             e = r.error
             print(json.dumps({"path": r.path, "ok": r.ok, "code": e and e.code, "rule": e and e.rule,
                               "member": e and e.member, "members": len(r.members)}), flush=True)

@@ -67,7 +67,7 @@ def main():
     else:
         cfg = os.path.join(ROOT, "python", "pyproject.toml")
         lint = [os.path.join(ROOT, d) for d in ("python/src/npzstream", "examples/python", "tests/python", "tests/web",
-                                                "tests/dask", "tests/venv_suite.py", "bench/python_io.py")]
+                                                "tests/engines", "tests/venv_suite.py", "bench/python_io.py")]
         for what, cmd in (("stubtest", [py, "-m", "mypy.stubtest", "npzstream"]),
                           ("mypy", [py, "-m", "mypy", "--config-file", cfg,
                                     os.path.join(ROOT, "python", "src", "npzstream")]),

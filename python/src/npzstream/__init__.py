@@ -1601,3 +1601,4 @@ def _scan_pool(names: List[str], n: int, method: str, text: Optional[bytes], thr
     except concurrent.futures.process.BrokenProcessPool as e:
         raise RuntimeError("npzstream.scan: a worker process ended abruptly (killed, or out of memory); if this "
                            "happened at once, the likely cause: " + _SCAN_GUARD % method) from e
+from .references import refs as refs  # noqa: E402  (npzstream.refs: kerchunk references, references.py)
