@@ -286,6 +286,14 @@ static int dt_exact(const npzs_pdtype *d) {
 
 static int same_text(const char *a, size_t an, const char *b, size_t bn) { return an == bn && memcmp(a, b, an) == 0; }
 
+/* The length of the first n bytes of UTF-8 text s cut to at most max bytes, never inside a
+ * character (the words of a detail stay valid UTF-8). */
+static int cut_utf8(const char *s, size_t n, size_t max) {
+    if (n <= max) return (int)n;
+    while (max && ((unsigned char)s[max] & 0xC0) == 0x80) max--;
+    return (int)max;
+}
+
 /* A structured layout's fields: [[name, type], [name, type, shape], ...] (the plain list: packed,
  * no titles). */
 static int fields_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth) {
@@ -363,8 +371,8 @@ static int layout_of(pc *c, const npzs_jv *offsets, const npzs_jv *itemsize, con
             const npzs_pfield *pf = &d->fields[i];
             run = sat_add(d->has_offsets ? pf->offset : run, dt_min_size(&pf->type));
             if (run > d->size)
-                return bad(c, itemsize, "field '%.48s' ends at byte %llu at least, past the itemsize", pf->name,
-                           (unsigned long long)run);
+                return bad(c, itemsize, "field '%.*s' ends at byte %llu at least, past the itemsize",
+                           cut_utf8(pf->name, pf->name_len, 48), pf->name, (unsigned long long)run);
         }
         path_pop(c, o);
     }
@@ -1141,19 +1149,12 @@ static int dt_scalar_ok(const npzs_pdtype *d, const char *t) {
     return 1;
 }
 
-/* The length of the first n bytes of UTF-8 text s cut to at most max bytes, never inside a
- * character (the words of a detail stay valid UTF-8). */
-static int cut_utf8(const char *s, size_t n, size_t max) {
-    if (n <= max) return (int)n;
-    while (max && ((unsigned char)s[max] & 0xC0) == 0x80) max--;
-    return (int)max;
-}
-
 static int dt_node_ok(const npzs_array_info *a, uint32_t node, const npzs_pdtype *d);
 
 /* Whether struct node st has layout d: the same fields in the same order (names, titles, types),
  * at the same offsets, and the same itemsize; where it has not, the first difference in words
- * in why (when why is not NULL). */
+ * in why (when why is not NULL): names cut to 20 bytes come first, so a detail cut short is cut in
+ * its ASCII tail, never inside a character. */
 static int fields_same(const npzs_array_info *a, const npzs_dtnode *st, const npzs_pdtype *d, char *why, size_t n) {
     if (d->kind != NPZS_PDT_FIELDS) return 0;
     if (st->count != d->nfields) {
@@ -1164,18 +1165,17 @@ static int fields_same(const npzs_array_info *a, const npzs_dtnode *st, const np
     for (uint32_t i = 0; i < d->nfields; i++) {
         const npzs_dtfield *f = &a->dt_fields[st->first + i];
         const npzs_pfield *pf = &d->fields[i];
-        int fl = cut_utf8(f->name, f->name_len, 32);
+        int fl = cut_utf8(f->name, f->name_len, 20);
         if (!same_text(f->name, f->name_len, pf->name, pf->name_len)) {
             if (why) snprintf(why, n, "field %u is '%.*s', not '%.*s'", (unsigned)i, fl, f->name,
-                              cut_utf8(pf->name, pf->name_len, 32), pf->name);
+                              cut_utf8(pf->name, pf->name_len, 20), pf->name);
             return 0;
         }
         if (!f->title != !pf->title || (f->title && !same_text(f->title, f->title_len, pf->title, pf->title_len))) {
-            if (why) {
-                if (f->title) snprintf(why, n, "field '%.*s' has the title '%.*s'%s", fl, f->name, cut_utf8(f->title, f->title_len, 32),
-                                       f->title, pf->title ? ", not the layout's" : "; the layout's has none");
-                else snprintf(why, n, "field '%.*s' has no title; the layout's has one", fl, f->name);
-            }
+            if (why && f->title)
+                snprintf(why, n, "field '%.*s' is titled '%.*s'", fl, f->name, cut_utf8(f->title, f->title_len, 20), f->title);
+            else if (why)
+                snprintf(why, n, "field '%.*s' has no title", fl, f->name);
             return 0;
         }
         uint64_t at = d->has_offsets ? pf->offset : run; /* the plain list: packed */
@@ -1432,19 +1432,18 @@ int npzs__pol_header(npzs_parser *p) {
         if (sp->kind == NPZS_PK_BLOB)
             return pfail(p, NPZS_R_POLICY_KIND, 0, 1, "%s is a .npy array; the policy wants a blob", w);
         if (!dtype_ok(sp, a)) {
-            char l[120], why[112] = "";
+            char l[120], why[80] = "";
             dt_list(sp, l, sizeof l);
             for (uint32_t i = 0; a->structured && a->dt_nnodes && i < sp->ndt && !why[0]; i++) /* the first layout's difference */
                 if (sp->dt[i].kind == NPZS_PDT_FIELDS) fields_same(a, &a->dt_nodes[0], &sp->dt[i], why, sizeof why);
             if (why[0])
-                return pfail(p, NPZS_R_POLICY_DTYPE, coff, 1, "%s has a structured dtype ('%s') unlike the policy's layout: %s", w,
-                             a->dtype, why);
+                return pfail(p, NPZS_R_POLICY_DTYPE, coff, 1, "%s has a structured dtype unlike the policy's layout: %s", w, why);
             return pfail(p, NPZS_R_POLICY_DTYPE, coff, 1, "%s has dtype '%s'%s; the policy allows %s", w, a->dtype,
                          a->structured ? " (structured)" : "", l);
         }
         if (sp->order) {
             char want = sp->order == 1 ? '<' : '>', path[72] = "";
-            const char *t = a->structured ? (a->dt_nnodes ? order_bad(a, want, path, 64) : "?")
+            const char *t = a->structured ? (a->dt_nnodes ? order_bad(a, want, path, 40) : "?") /* the path before any tail */
                                           : a->dtype[0] != '|' && a->dtype[0] != want ? a->dtype : NULL;
             const char *got = want == '<' ? "big" : "little", *wants = want == '<' ? "little" : "big";
             if (t && a->structured)

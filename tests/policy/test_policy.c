@@ -515,6 +515,18 @@ static void test_values(void) {
 /* bfloat16 (a |V2 the name admits, little-endian), NaT (INT64_MIN, either byte order) and bool (any
  * byte but 0 is True): one failing element at every position around the vector blocks, among
  * elements that pass (some of them next to the failing pattern: NaT + 1, the largest bfloat16). */
+/* The parser's verdict on fb under pol, pushed whole (the caller frees the parser). */
+static npzs_parser *run_whole(const npzs_policy *pol, const fz_buf *fb, int *rc) {
+    npzs_parser *p = npzs_new(NULL, NULL);
+    npzs_policy_use(p, pol);
+    npzs_in in = {fb->p, fb->n, 0};
+    npzs_finish(p);
+    npzs_event ev;
+    while ((*rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {
+    }
+    return p;
+}
+
 static void kinds_npy(fz_buf *fb, const char *descr, unsigned w, const uint8_t *good, const uint8_t *good2,
                       const uint8_t *bad, size_t count, size_t bad_at) {
     uint8_t *data = malloc(count * w);
@@ -559,14 +571,8 @@ static void test_values_kinds(void) {
         }
         /* without the failing element: accepted */
         kinds_npy(&fb, t[ti].descr, w, t[ti].good, t[ti].good2, t[ti].bad, count, count);
-        npzs_parser *p = npzs_new(NULL, NULL);
-        npzs_policy_use(p, pol);
-        npzs_in in = {fb.p, fb.n, 0};
-        npzs_finish(p);
-        npzs_event ev;
         int rc;
-        while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {
-        }
+        npzs_parser *p = run_whole(pol, &fb, &rc);
         CHECK(rc == NPZS_DONE, "%s on %s: every element passes, got %d %s", json, t[ti].descr, rc,
               npzs_error_detail(p) ? npzs_error_detail(p) : "");
         npzs_free(p);
@@ -574,6 +580,69 @@ static void test_values_kinds(void) {
         npzs_policy_free(pol);
     }
     printf("policy: %zu value-check runs of bfloat16, NaT and bool\n", runs);
+}
+
+/* ---- the details name fields in whole characters --------------------------------------------------- */
+
+static int utf8_valid(const char *s) {
+    const unsigned char *u = (const unsigned char *)s;
+    while (*u) {
+        int k = *u < 0x80 ? 0 : (*u & 0xE0) == 0xC0 ? 1 : (*u & 0xF0) == 0xE0 ? 2 : (*u & 0xF8) == 0xF0 ? 3 : -1;
+        if (k < 0) return 0;
+        u++;
+        for (int i = 0; i < k; i++, u++)
+            if ((*u & 0xC0) != 0x80) return 0;
+    }
+    return 1;
+}
+
+/* Field names of 2-byte characters longer than a detail has room for: every detail that names
+ * them (a layout's difference, a big-endian field, a title) is valid UTF-8 and names them. */
+static void test_detail_names(void) {
+    char name[200] = "", other[200] = "", name1[100] = "", other1[100] = ""; /* UTF-8; latin-1 (a v1.0 header's) */
+    for (int i = 0; i < 45; i++) {
+        strcat(name, "\xc3\xa9"); /* U+00E9 */
+        strcat(other, "\xc3\xa8");
+        strcat(name1, "\xe9");
+        strcat(other1, "\xe8");
+    }
+    static const struct {
+        const char *descr_fmt, *policy_fmt, *rule;
+    } t[] = {
+        {"[('%s', '>f4')]", "{\"array\": {\"byte_order\": \"little\"}}", "POLICY.byte-order"},
+        {"[('a', [('%s', '>f4')])]", "{\"array\": {\"byte_order\": \"little\"}}", "POLICY.byte-order"},
+        {"[('%s', '<f4')]", "{\"array\": {\"dtype\": [[[\"%s\", \"<f4\"]]]}}", "POLICY.dtype"},
+        {"[(('%s', '%s'), '<f4')]", "{\"array\": {\"dtype\": [[[\"%s\", \"<f4\"]]]}}", "POLICY.dtype"},
+        {"[('%s', '<f4'), ('', '|V4')]", "{\"array\": {\"dtype\": [[[\"%s\", \"<f4\"]]]}}", "POLICY.dtype"}, /* no name */
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        char descr[600], dict[800], json[600];
+        if (i == 3) snprintf(descr, sizeof descr, t[i].descr_fmt, other1, name1);
+        else snprintf(descr, sizeof descr, t[i].descr_fmt, name1);
+        snprintf(json, sizeof json, t[i].policy_fmt, i == 2 ? other : name);
+        snprintf(dict, sizeof dict, "{'descr': %s, 'fortran_order': False, 'shape': (1,), }", descr);
+        static const uint8_t zero[8];
+        fz_buf fb = {0};
+        fz_npy(&fb, dict, zero, i == 4 ? 8 : 4);
+        npzs_policy_error e;
+        npzs_policy *pol = compile(json, &e);
+        CHECK(pol != NULL, "%s: %s", json, e.message);
+        int rc;
+        npzs_parser *p = run_whole(pol, &fb, &rc);
+        const char *d = npzs_error_detail(p);
+        CHECK(rc == NPZS_E_POLICY && !strcmp(npzs_error_rule(p), t[i].rule) && npzs_error_offset(p) == 10 && d &&
+                  utf8_valid(d) && strlen(d) < 200 && (i == 4 ? strstr(d, "itemsize is 8") : strstr(d, "\xc3\xa9\xc3\xa9\xc3\xa9")),
+              "detail %zu: %d %s at %" PRIu64 ": %s", i, rc, npzs_error_rule(p) ? npzs_error_rule(p) : "-", npzs_error_offset(p),
+              d ? d : "-");
+        npzs_free(p);
+        npzs_policy_free(pol);
+        fz_free_buf(&fb);
+    }
+    /* the compiler's words for a field past the itemsize */
+    char json[600];
+    snprintf(json, sizeof json, "{\"array\": {\"dtype\": [{\"fields\": [[\"%s\", \"<f8\"]], \"itemsize\": 4}]}}", name);
+    npzs_policy_error e;
+    CHECK(!compile(json, &e) && utf8_valid(e.message) && strstr(e.message, "past the itemsize"), "%s", e.message);
 }
 
 /* ---- SHA-256 ---------------------------------------------------------------------------------------- */
@@ -832,6 +901,7 @@ int main(int argc, char **argv) {
     test_sha256();
     test_values();
     test_values_kinds();
+    test_detail_names();
     test_vectors(dir);
     printf("policy: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
