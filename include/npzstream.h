@@ -480,7 +480,8 @@ int npzs_sha256_built(void);
  * A policy declares the files a caller accepts, in JSON (README.md, "Policies"): the members (keys
  * and glob patterns, required or optional, others allowed or not, blobs allowed or not), per
  * member the dtypes, byte order, order, shape (with dimension names shared between members),
- * element counts, bytes, the values (no NaN or infinity, a range) and a pinned SHA-256, and caps
+ * element counts, bytes, the values (no NaN, infinity or NaT, a range) and a pinned SHA-256 (of one
+ * exact array: the spec gives its dtype.str, shape and order with the hash), and caps
  * on the members and bytes in all.  The parser enforces it while the bytes arrive: a violation is
  * an error like any other (NPZS_E_POLICY, a rule POLICY.*, npzs_error_detail() in words), found at
  * the earliest byte that decides it (a dtype or shape at its header, before any data byte; a NaN

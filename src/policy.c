@@ -225,11 +225,79 @@ static int dtype_str_ok(const char *s, const char **why) {
     return 1;
 }
 
-static int dtype_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth);
+#define DT_MAX_DEPTH 16 /* field lists and subarrays inside one dtype */
 
-/* A field list: [[name, type], [name, type, shape], ...]. */
+static int dtype_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth, int field);
+
+/* A subarray's shape: a non-empty list of integers. */
+static int sub_shape_of(pc *c, const npzs_jv *v, npzs_pdtype *d) {
+    if (v->t != NPZS_J_ARR || v->len == 0 || v->len > NPZS_MAX_NDIM)
+        return bad(c, v, "a subarray's shape is a non-empty list of integers (at most 64)");
+    d->kind = NPZS_PDT_SUB;
+    d->ndim = v->len;
+    d->shape = pal(c, v->len * sizeof *d->shape);
+    d->base = pal(c, sizeof *d->base);
+    if (!d->shape || !d->base) return bad(c, NULL, "out of memory");
+    size_t k = 0;
+    for (const npzs_jv *x = v->kid; x; x = x->next)
+        if (uint_of(c, x, &d->shape[k++]) < 0) return -1;
+    return 0;
+}
+
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+/* The fewest bytes an element of type d has (a name of any size counts 0), saturated. */
+static uint64_t dt_min_size(const npzs_pdtype *d) {
+    switch (d->kind) {
+    case NPZS_PDT_STR: {
+        uint64_t n = strtoull(d->str + 2, NULL, 10); /* at most 10**9 (dtype_str_ok) */
+        return d->str[1] == 'U' ? 4 * n : n;
+    }
+    case NPZS_PDT_CLASS: return d->size;
+    case NPZS_PDT_SUB: {
+        uint64_t n = dt_min_size(d->base);
+        for (uint32_t k = 0; k < d->ndim && n; k++) n = d->shape[k] && n > UINT64_MAX / d->shape[k] ? UINT64_MAX : n * d->shape[k];
+        return n;
+    }
+    default: {
+        if (d->has_itemsize) return d->size;
+        uint64_t end = 0, run = 0;
+        for (uint32_t i = 0; i < d->nfields; i++) {
+            run = sat_add(d->has_offsets ? d->fields[i].offset : run, dt_min_size(&d->fields[i].type));
+            if (run > end) end = run;
+        }
+        return end;
+    }
+    }
+}
+
+/* One dtype: exactly one (a dtype.str, and field lists and subarrays of them only), as a pin needs. */
+static int dt_exact(const npzs_pdtype *d) {
+    switch (d->kind) {
+    case NPZS_PDT_STR: return 1;
+    case NPZS_PDT_SUB: return dt_exact(d->base);
+    case NPZS_PDT_FIELDS:
+        for (uint32_t i = 0; i < d->nfields; i++)
+            if (!dt_exact(&d->fields[i].type)) return 0;
+        return 1;
+    default: return 0;
+    }
+}
+
+static int same_text(const char *a, size_t an, const char *b, size_t bn) { return an == bn && memcmp(a, b, an) == 0; }
+
+/* The length of the first n bytes of UTF-8 text s cut to at most max bytes, never inside a
+ * character (the words of a detail stay valid UTF-8). */
+static int cut_utf8(const char *s, size_t n, size_t max) {
+    if (n <= max) return (int)n;
+    while (max && ((unsigned char)s[max] & 0xC0) == 0x80) max--;
+    return (int)max;
+}
+
+/* A structured layout's fields: [[name, type], [name, type, shape], ...] (the plain list: packed,
+ * no titles). */
 static int fields_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth) {
-    if (depth > 8) return bad(c, v, "field lists nested too deeply");
+    if (v->t != NPZS_J_ARR) return bad(c, v, "fields is a list: [[name, type], [name, type, shape], ...]");
     if (v->len == 0) return bad(c, v, "an empty field list");
     d->kind = NPZS_PDT_FIELDS;
     d->nfields = v->len;
@@ -241,31 +309,119 @@ static int fields_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth) {
         npzs_pfield *pf = &d->fields[i];
         if (f->t != NPZS_J_ARR || f->len < 2 || f->len > 3 || f->kid->t != NPZS_J_STR)
             return bad(c, f, "a field is [name, type] or [name, type, shape]");
+        if (f->kid->len == 0)
+            return bad(c, f->kid, "a field's name is not empty (padding is the room the offsets and itemsize leave)");
         pf->name = f->kid->s;
         pf->name_len = f->kid->len;
         for (size_t j = 0; j < i; j++)
-            if (d->fields[j].name_len == pf->name_len && memcmp(d->fields[j].name, pf->name, pf->name_len) == 0)
+            if (same_text(d->fields[j].name, d->fields[j].name_len, pf->name, pf->name_len))
                 return bad(c, f->kid, "two fields of one name");
-        if (dtype_of(c, f->kid->next, &pf->type, depth + 1) < 0) return -1;
+        npzs_pdtype t;
+        memset(&t, 0, sizeof t);
+        if (dtype_of(c, f->kid->next, &t, depth + 1, 1) < 0) return -1;
         const npzs_jv *sh = f->kid->next->next;
-        if (sh) {
-            if (sh->t != NPZS_J_ARR || sh->len == 0) return bad(c, sh, "a field's shape is a non-empty list of integers");
-            pf->has_shape = 1;
-            pf->ndim = sh->len;
-            pf->shape = pal(c, sh->len * sizeof *pf->shape);
-            if (!pf->shape) return bad(c, NULL, "out of memory");
-            size_t k = 0;
-            for (const npzs_jv *x = sh->kid; x; x = x->next)
-                if (uint_of(c, x, &pf->shape[k++]) < 0) return -1;
+        if (sh) { /* [name, type, shape]: a subarray of type */
+            if (sub_shape_of(c, sh, &pf->type) < 0) return -1;
+            *pf->type.base = t;
+        } else {
+            pf->type = t;
         }
         path_pop(c, o);
     }
     return 0;
 }
 
-static int dtype_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth) {
+/* The object form's offsets, itemsize and titles of the fields in d (each NULL: the plain list's). */
+static int layout_of(pc *c, const npzs_jv *offsets, const npzs_jv *itemsize, const npzs_jv *titles, npzs_pdtype *d) {
+    size_t i;
+    uint32_t n = d->nfields;
+    if (offsets) {
+        size_t o = path_push(c, "offsets", 0);
+        if (offsets->t != NPZS_J_ARR || offsets->len != n)
+            return bad(c, offsets, "offsets is a list of integers, one per field");
+        i = 0;
+        for (const npzs_jv *x = offsets->kid; x; x = x->next, i++)
+            if (uint_of(c, x, &d->fields[i].offset) < 0) return -1;
+        d->has_offsets = 1;
+        path_pop(c, o);
+    }
+    if (titles) {
+        size_t o = path_push(c, "titles", 0);
+        if (titles->t != NPZS_J_ARR || titles->len != n)
+            return bad(c, titles, "titles is a list of strings or null, one per field");
+        i = 0;
+        for (const npzs_jv *x = titles->kid; x; x = x->next, i++) {
+            if (x->t == NPZS_J_NULL) continue;
+            if (x->t != NPZS_J_STR) return bad(c, x, "a title is a string or null");
+            for (size_t j = 0; j < n; j++)
+                if (same_text(d->fields[j].name, d->fields[j].name_len, x->s, x->len) ||
+                    (j < i && d->fields[j].title && same_text(d->fields[j].title, d->fields[j].title_len, x->s, x->len)))
+                    return bad(c, x, "a title is another name than every field's name and title (NumPy's rule)");
+            d->fields[i].title = x->s;
+            d->fields[i].title_len = x->len;
+        }
+        path_pop(c, o);
+    }
+    if (itemsize) {
+        size_t o = path_push(c, "itemsize", 0);
+        if (uint_of(c, itemsize, &d->size) < 0) return -1;
+        d->has_itemsize = 1;
+        uint64_t run = 0;
+        for (i = 0; i < d->nfields; i++) {
+            const npzs_pfield *pf = &d->fields[i];
+            run = sat_add(d->has_offsets ? pf->offset : run, dt_min_size(&pf->type));
+            if (run > d->size)
+                return bad(c, itemsize, "field '%.*s' ends at byte %llu at least, past the itemsize",
+                           cut_utf8(pf->name, pf->name_len, 48), pf->name, (unsigned long long)run);
+        }
+        path_pop(c, o);
+    }
+    return 0;
+}
+
+/* The object form of a dtype: a structured layout in NumPy's words ({"fields": [...], "offsets":
+ * [...], "itemsize": n, "titles": [...]}) or, as a field's type, a subarray ({"base": type,
+ * "shape": [...]}). */
+static int dtype_object_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth, int field) {
+    const npzs_jv *fields = NULL, *offsets = NULL, *itemsize = NULL, *titles = NULL, *base = NULL, *shape = NULL;
+    for (const npzs_jv *f = v->kid; f; f = f->next) {
+        const char *k = f->key;
+        if (!strcmp(k, "fields")) fields = f;
+        else if (!strcmp(k, "offsets")) offsets = f;
+        else if (!strcmp(k, "itemsize")) itemsize = f;
+        else if (!strcmp(k, "titles")) titles = f;
+        else if (!strcmp(k, "base")) base = f;
+        else if (!strcmp(k, "shape")) shape = f;
+        else return bad_at(c, f->key_at, "unknown field '%s' (fields, offsets, itemsize, titles; or base and shape)", k);
+    }
+    if (base || shape) {
+        if (fields || offsets || itemsize || titles)
+            return bad(c, v, "a dtype object is a layout (fields, ...) or a subarray (base and shape), not both");
+        if (!field) return bad(c, v, "a subarray (base and shape) is a field's type: an array's shape holds its dimensions");
+        if (!base || !shape) return bad(c, v, "a subarray has base and shape");
+        size_t o = path_push(c, "shape", 0);
+        if (sub_shape_of(c, shape, d) < 0) return -1;
+        path_pop(c, o);
+        o = path_push(c, "base", 0);
+        if (dtype_of(c, base, d->base, depth + 1, 1) < 0) return -1;
+        path_pop(c, o);
+        return 0;
+    }
+    if (!fields) return bad(c, v, "a dtype object has fields (a structured layout) or base and shape (a subarray)");
+    size_t o = path_push(c, "fields", 0);
+    if (fields_of(c, fields, d, depth) < 0) return -1;
+    path_pop(c, o);
+    return layout_of(c, offsets, itemsize, titles, d);
+}
+
+/* A dtype: a string (a dtype.str or a name), a field list (the plain layout), or an object.
+ * field: it is a field's type (where a subarray may stand). */
+static int dtype_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth, int field) {
+    if ((v->t == NPZS_J_ARR || v->t == NPZS_J_OBJ) && depth >= DT_MAX_DEPTH)
+        return bad(c, v, "field lists and subarrays nested too deeply (at most 16 levels)");
     if (v->t == NPZS_J_ARR) return fields_of(c, v, d, depth);
-    if (v->t != NPZS_J_STR) return bad(c, v, "a dtype is a string (\"<f4\", \"float32\") or a field list");
+    if (v->t == NPZS_J_OBJ) return dtype_object_of(c, v, d, depth, field);
+    if (v->t != NPZS_J_STR) return bad(c, v, "a dtype is a string (\"<f4\", \"float32\"), a field list or a layout object");
     const char *s = v->s;
     for (size_t i = 0; i < sizeof dt_names / sizeof dt_names[0]; i++)
         if (!strcmp(s, dt_names[i].name)) {
@@ -433,17 +589,50 @@ static int hexval(char h) {
     return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
 }
 
+/* A pinned sha256 binds what np.load returns: a blob's bytes ("kind": "blob"), or an array's,
+ * which np.load reads by its dtype, shape and order: a pin of an array fixes all three, or the
+ * same bytes would pass as another array (a byte-swapped dtype, a transposed order, ...). */
+static int pin_of(pc *c, const npzs_pspec *s, const npzs_jv *kind, const npzs_jv *dtype, const npzs_jv *shape,
+                  const npzs_jv *sha) {
+    static const char give[] = "give dtype as one dtype.str (\"<f4\"), shape as integers and fortran_order";
+    if (s->kind == NPZS_PK_BLOB) return 0;
+    if (s->kind == NPZS_PK_ANY) return bad(c, kind, "a pinned sha256 is an array's or a blob's: kind \"array\" or \"blob\"");
+    size_t o = path_push(c, "sha256", 0);
+    if (!dtype) return bad(c, sha, "a pinned sha256 binds one exact array, and dtype is missing: %s", give);
+    if (!shape) return bad(c, sha, "a pinned sha256 binds one exact array, and shape is missing: %s", give);
+    if (s->fortran < 0) return bad(c, sha, "a pinned sha256 binds one exact array, and fortran_order is missing: %s", give);
+    path_pop(c, o);
+    o = path_push(c, "dtype", 0);
+    if (s->ndt != 1) return bad(c, dtype, "a pinned sha256 binds one exact array: one dtype, not %u", (unsigned)s->ndt);
+    path_push(c, NULL, 0);
+    if (!dt_exact(&s->dt[0]))
+        return bad(c, dtype->kid, "a pinned sha256 binds one exact array: a dtype.str (\"<f4\", \">f4\"), or a field "
+                                  "list of them; a name matches more than one");
+    path_pop(c, o);
+    o = path_push(c, "shape", 0);
+    for (uint32_t i = 0; i < s->nshape; i++)
+        if (s->shape[i].kind != NPZS_PSH_FIXED) {
+            path_push(c, NULL, i);
+            const npzs_jv *x = shape->kid;
+            for (uint32_t k = 0; k < i; k++) x = x->next;
+            return bad(c, x, "a pinned sha256 binds one exact array: its shape is integers only");
+        }
+    path_pop(c, o);
+    return 0;
+}
+
 static int spec_of(pc *c, const npzs_jv *v, npzs_pspec *s, int is_array) {
     if (want(c, v, NPZS_J_OBJ, "an object (dtype, shape, finite, ...)") < 0) return -1;
     s->fortran = -1;
     s->elem_max = s->max_bytes = UINT64_MAX;
     int array_only = 0;
-    const npzs_jv *kind = NULL;
+    const npzs_jv *kind = NULL, *dtype = NULL, *shape = NULL, *sha = NULL;
     for (const npzs_jv *f = v->kid; f; f = f->next) {
         size_t o = path_push(c, f->key, 0);
         const char *k = f->key;
         int rc = 0;
         if (!strcmp(k, "dtype")) {
+            dtype = f;
             if (f->t != NPZS_J_ARR) {
                 rc = bad(c, f, "dtype is a list of dtypes (\"<f4\", \"float32\", a field list)");
             } else {
@@ -453,13 +642,14 @@ static int spec_of(pc *c, const npzs_jv *v, npzs_pspec *s, int is_array) {
                 size_t i = 0;
                 for (const npzs_jv *x = f->kid; x && rc == 0; x = x->next, i++) {
                     size_t o2 = path_push(c, NULL, i);
-                    rc = dtype_of(c, x, &s->dt[i], 0);
+                    rc = dtype_of(c, x, &s->dt[i], 0, 0);
                     if (rc == 0) path_pop(c, o2);
                 }
                 if (rc == 0 && f->len == 0) rc = bad(c, f, "an empty dtype list allows nothing");
             }
             array_only = 1;
         } else if (!strcmp(k, "shape")) {
+            shape = f;
             rc = shape_of(c, f, s);
             array_only = 1;
         } else if (!strcmp(k, "finite")) {
@@ -487,6 +677,7 @@ static int spec_of(pc *c, const npzs_jv *v, npzs_pspec *s, int is_array) {
         } else if (!strcmp(k, "max_bytes")) {
             rc = size_of(c, f, &s->max_bytes);
         } else if (!strcmp(k, "sha256")) {
+            sha = f;
             if (f->t != NPZS_J_STR || f->len != 64) {
                 rc = bad(c, f, "sha256 is 64 hex digits");
             } else {
@@ -514,9 +705,9 @@ static int spec_of(pc *c, const npzs_jv *v, npzs_pspec *s, int is_array) {
         path_pop(c, o);
     }
     if (kind && s->kind == NPZS_PK_BLOB && array_only) return bad(c, kind, "a blob has no dtype, shape or values to check");
-    if (!kind && array_only) s->kind = NPZS_PK_ARRAY; /* dtype, shape or values: it must be an array */
+    if (!kind && (array_only || sha)) s->kind = NPZS_PK_ARRAY; /* dtype, shape, values or a pin: an array */
     if (is_array && s->kind == NPZS_PK_BLOB) return bad(c, kind, "a .npy file is an array");
-    return 0;
+    return sha ? pin_of(c, s, kind, dtype, shape, sha) : 0;
 }
 
 /* ---- the document ------------------------------------------------------------------------------ */
@@ -960,42 +1151,134 @@ static int dt_scalar_ok(const npzs_pdtype *d, const char *t) {
 
 static int dt_node_ok(const npzs_array_info *a, uint32_t node, const npzs_pdtype *d);
 
-static int dt_fields_ok(const npzs_array_info *a, const npzs_dtnode *st, const npzs_pdtype *d) {
-    if (d->kind != NPZS_PDT_FIELDS || st->count != d->nfields) return 0;
+/* Whether struct node st has layout d: the same fields in the same order (names, titles, types),
+ * at the same offsets, and the same itemsize; where it has not, the first difference in words
+ * in why (when why is not NULL): names cut to 20 bytes come first, so a detail cut short is cut in
+ * its ASCII tail, never inside a character. */
+static int fields_same(const npzs_array_info *a, const npzs_dtnode *st, const npzs_pdtype *d, char *why, size_t n) {
+    if (d->kind != NPZS_PDT_FIELDS) return 0;
+    if (st->count != d->nfields) {
+        if (why) snprintf(why, n, "%u fields, not %u", (unsigned)st->count, (unsigned)d->nfields);
+        return 0;
+    }
+    uint64_t run = 0, end = 0;
     for (uint32_t i = 0; i < d->nfields; i++) {
         const npzs_dtfield *f = &a->dt_fields[st->first + i];
         const npzs_pfield *pf = &d->fields[i];
-        if (f->name_len != pf->name_len || memcmp(f->name, pf->name, pf->name_len) != 0) return 0;
-        uint32_t t = f->type;
-        const npzs_dtnode *n = &a->dt_nodes[t];
-        if (pf->has_shape) {
-            if (n->kind != NPZS_DT_SUBARRAY || n->ndim != pf->ndim) return 0;
-            for (uint32_t k = 0; k < n->ndim; k++)
-                if (n->shape[k] != pf->shape[k]) return 0;
-            t = n->base;
-        } else if (n->kind == NPZS_DT_SUBARRAY) {
+        int fl = cut_utf8(f->name, f->name_len, 20);
+        if (!same_text(f->name, f->name_len, pf->name, pf->name_len)) {
+            if (why) snprintf(why, n, "field %u is '%.*s', not '%.*s'", (unsigned)i, fl, f->name,
+                              cut_utf8(pf->name, pf->name_len, 20), pf->name);
             return 0;
         }
-        if (!dt_node_ok(a, t, &pf->type)) return 0;
+        if (!f->title != !pf->title || (f->title && !same_text(f->title, f->title_len, pf->title, pf->title_len))) {
+            if (why && f->title)
+                snprintf(why, n, "field '%.*s' is titled '%.*s'", fl, f->name, cut_utf8(f->title, f->title_len, 20), f->title);
+            else if (why)
+                snprintf(why, n, "field '%.*s' has no title", fl, f->name);
+            return 0;
+        }
+        uint64_t at = d->has_offsets ? pf->offset : run; /* the plain list: packed */
+        if (f->offset != at) {
+            if (why) snprintf(why, n, "field '%.*s' is at offset %llu, not %llu", fl, f->name,
+                              (unsigned long long)f->offset, (unsigned long long)at);
+            return 0;
+        }
+        if (!dt_node_ok(a, f->type, &pf->type)) {
+            const npzs_dtnode *t = &a->dt_nodes[f->type];
+            if (why) snprintf(why, n, "field '%.*s' has %s%s%s, not the layout's", fl, f->name,
+                              t->kind == NPZS_DT_SCALAR ? "type '" : t->kind == NPZS_DT_STRUCT ? "a structured type" : "a subarray type",
+                              t->kind == NPZS_DT_SCALAR ? t->dtype : "", t->kind == NPZS_DT_SCALAR ? "'" : "");
+            return 0;
+        }
+        run = f->offset + a->dt_nodes[f->type].itemsize; /* the parser's tree: within the itemsize */
+        if (run > end) end = run;
+    }
+    uint64_t size = d->has_itemsize ? d->size : d->has_offsets ? end : run;
+    if (st->itemsize != size) {
+        if (why) snprintf(why, n, "the itemsize is %llu, not %llu", (unsigned long long)st->itemsize, (unsigned long long)size);
+        return 0;
     }
     return 1;
 }
 
+/* Whether node `node` of the array's dtype tree is of type d (a scalar of a dtype.str or a
+ * name's class, a layout, a subarray of that shape). */
 static int dt_node_ok(const npzs_array_info *a, uint32_t node, const npzs_pdtype *d) {
     const npzs_dtnode *n = &a->dt_nodes[node];
-    if (n->kind == NPZS_DT_SCALAR) return d->kind != NPZS_PDT_FIELDS && dt_scalar_ok(d, n->dtype);
-    if (n->kind == NPZS_DT_STRUCT) return dt_fields_ok(a, n, d);
-    return 0;
+    switch (n->kind) {
+    case NPZS_DT_SCALAR: return (d->kind == NPZS_PDT_STR || d->kind == NPZS_PDT_CLASS) && dt_scalar_ok(d, n->dtype);
+    case NPZS_DT_STRUCT: return fields_same(a, n, d, NULL, 0);
+    case NPZS_DT_SUBARRAY:
+        if (d->kind != NPZS_PDT_SUB || n->ndim != d->ndim) return 0;
+        for (uint32_t k = 0; k < n->ndim; k++)
+            if (n->shape[k] != d->shape[k]) return 0;
+        return dt_node_ok(a, n->base, d->base); /* as deep as the policy's type: at most DT_MAX_DEPTH */
+    default: return 0;
+    }
 }
 
 static int dtype_ok(const npzs_pspec *sp, const npzs_array_info *a) {
     if (!sp->ndt) return 1;
     for (uint32_t i = 0; i < sp->ndt; i++) {
         const npzs_pdtype *d = &sp->dt[i];
-        if (a->structured ? (a->dt_nnodes && dt_node_ok(a, 0, d)) : (d->kind != NPZS_PDT_FIELDS && dt_scalar_ok(d, a->dtype)))
+        if (a->structured ? a->dt_nnodes && dt_node_ok(a, 0, d)
+                          : (d->kind == NPZS_PDT_STR || d->kind == NPZS_PDT_CLASS) && dt_scalar_ok(d, a->dtype))
             return 1;
     }
     return 0;
+}
+
+/* The spec names "bfloat16" (the one name of class V and size 2, which admits every |V2). */
+static int names_bf16(const npzs_pspec *sp) {
+    for (uint32_t i = 0; i < sp->ndt; i++)
+        if (sp->dt[i].kind == NPZS_PDT_CLASS && sp->dt[i].code == 'V' && sp->dt[i].size == 2) return 1;
+    return 0;
+}
+
+/* The first scalar of a structured dtype, in the descr's order (through nested fields and
+ * subarrays), whose byte order is not `want` ('<' or '>'; '|' is neither): its type string, the
+ * path of its field ("a.b") in b; NULL when there is none.  The nesting is walked with a stack of
+ * its own, off the C stack's recursion (a header may nest max_depth <= 1000 levels). */
+#define ORDER_DEPTH 1001
+static const char *order_bad(const npzs_array_info *a, char want, char *b, size_t n) {
+    struct frame {
+        uint32_t node, next;
+    } stk[ORDER_DEPTH];
+    uint32_t sp = 1;
+    stk[0].node = 0;
+    stk[0].next = 0;
+    const char *bad_type = NULL;
+    while (sp && !bad_type) {
+        struct frame *t = &stk[sp - 1];
+        const npzs_dtnode *st = &a->dt_nodes[t->node];
+        if (t->next == st->count) {
+            sp--;
+            continue;
+        }
+        uint32_t k = a->dt_fields[st->first + t->next++].type;
+        for (uint32_t hops = 0; a->dt_nodes[k].kind == NPZS_DT_SUBARRAY && hops < a->dt_nnodes; hops++) k = a->dt_nodes[k].base;
+        const npzs_dtnode *x = &a->dt_nodes[k];
+        if (x->kind == NPZS_DT_STRUCT && sp < ORDER_DEPTH) {
+            stk[sp].node = k;
+            stk[sp].next = 0;
+            sp++;
+        } else if (x->kind != NPZS_DT_SCALAR) {
+            bad_type = "?"; /* deeper than any header may nest: refused, never passed */
+        } else if (x->dtype[0] != '|' && x->dtype[0] != want) {
+            bad_type = x->dtype;
+        }
+    }
+    if (!bad_type) return NULL;
+    size_t k = 0;
+    b[0] = 0;
+    for (uint32_t i = 0; i < sp && k + 1 < n; i++) {
+        const npzs_dtfield *f = &a->dt_fields[a->dt_nodes[stk[i].node].first + stk[i].next - 1];
+        int w = snprintf(b + k, n - k, "%s%.*s", i ? "." : "", cut_utf8(f->name, f->name_len, n - k - 2), f->name);
+        if (w < 0) break;
+        k += (size_t)w < n - k ? (size_t)w : n - k - 1;
+    }
+    return bad_type;
 }
 
 static void dt_list(const npzs_pspec *sp, char *b, size_t n) {
@@ -1077,42 +1360,62 @@ static int shape_check(npzs_parser *p, const npzs_pspec *sp, const npzs_array_in
     return 0;
 }
 
-/* Element checks for an array of type string t (finite and range): set up v; -1 when they cannot
- * be checked on this dtype. */
-static int values_setup(const npzs_pspec *sp, const npzs_array_info *a, npzs_vcheck *v) {
+/* Element checks for the array (finite and range): set up v; NULL, or why they cannot be
+ * checked on its dtype (POLICY.check-type: a check that does not apply is refused, never skipped). */
+static const char *values_setup(const npzs_pspec *sp, const npzs_array_info *a, npzs_vcheck *v) {
     memset(v, 0, sizeof *v);
     int range = sp->lo.on || sp->hi.on;
-    if (!sp->finite && !range) return 0;
-    if (a->structured) return -1;
+    if (!sp->finite && !range) return NULL;
+    if (a->structured) return "a structured dtype's fields are not checked one by one";
     char code = a->dtype[1];
     unsigned long long size = strtoull(a->dtype + 2, NULL, 10);
     v->big = a->dtype[0] == '>';
     v->lo = sp->lo;
     v->hi = sp->hi;
+    v->finite = sp->finite;
+    v->w = (uint8_t)size;
     switch (code) {
     case 'f':
-        if (size != 2 && size != 4 && size != 8) return -1;
+        if (size != 2 && size != 4 && size != 8) return "long double's layout depends on the machine that wrote it";
         v->cls = NPZS_VK_FLOAT;
-        v->w = (uint8_t)size;
-        v->finite = sp->finite;
         break;
     case 'c':
-        if (range || (size != 8 && size != 16)) return -1;
+        if (range) return "complex numbers have no order for a range";
+        if (size != 8 && size != 16) return "long double's layout depends on the machine that wrote it";
         v->cls = NPZS_VK_FLOAT;
         v->w = (uint8_t)(size / 2);
         v->finite = 1;
         break;
-    case 'i': case 'u': case 'b':
-        if (!range) return 0; /* an integer is always finite */
-        v->cls = code == 'i' ? NPZS_VK_SINT : NPZS_VK_UINT;
-        v->w = (uint8_t)size;
+    case 'V':
+        if (size != 2 || !names_bf16(sp))
+            return "void bytes have no values (a |V2 is bfloat16 only where the dtype list names \"bfloat16\")";
+        v->cls = NPZS_VK_FLOAT; /* bfloat16, in its little-endian bytes */
+        v->bf16 = 1;
         break;
-    default: /* text, void, datetimes: finite holds, a range means nothing */
-        if (range) return -1;
-        return 0;
+    case 'M': case 'm':
+        if (range) return "a range does not apply to datetimes";
+        v->cls = NPZS_VK_NAT;
+        break;
+    case 'b': case 'i': case 'u':
+        if (!range) return NULL; /* an integer is always finite */
+        v->cls = code == 'b' ? NPZS_VK_BOOL : code == 'i' ? NPZS_VK_SINT : NPZS_VK_UINT;
+        break;
+    default:
+        return "text has no numeric values";
     }
     v->on = 1;
-    return 0;
+    return NULL;
+}
+
+/* C and Fortran order lay the array's bytes out alike (and np.load returns the same array, both
+ * C- and F-contiguous) unless two of its dimensions are longer than 1. */
+static int order_matters(const npzs_array_info *a) {
+    uint32_t long_dims = 0;
+    for (uint32_t k = 0; k < a->ndim; k++) {
+        if (a->shape[k] == 0) return 0;
+        long_dims += a->shape[k] > 1;
+    }
+    return long_dims >= 2;
 }
 
 int npzs__pol_header(npzs_parser *p) {
@@ -1129,15 +1432,28 @@ int npzs__pol_header(npzs_parser *p) {
         if (sp->kind == NPZS_PK_BLOB)
             return pfail(p, NPZS_R_POLICY_KIND, 0, 1, "%s is a .npy array; the policy wants a blob", w);
         if (!dtype_ok(sp, a)) {
-            char l[120];
+            char l[120], why[80] = "";
             dt_list(sp, l, sizeof l);
+            for (uint32_t i = 0; a->structured && a->dt_nnodes && i < sp->ndt && !why[0]; i++) /* the first layout's difference */
+                if (sp->dt[i].kind == NPZS_PDT_FIELDS) fields_same(a, &a->dt_nodes[0], &sp->dt[i], why, sizeof why);
+            if (why[0])
+                return pfail(p, NPZS_R_POLICY_DTYPE, coff, 1, "%s has a structured dtype unlike the policy's layout: %s", w, why);
             return pfail(p, NPZS_R_POLICY_DTYPE, coff, 1, "%s has dtype '%s'%s; the policy allows %s", w, a->dtype,
                          a->structured ? " (structured)" : "", l);
         }
-        if (sp->order && a->dtype[0] != '|' && (a->dtype[0] == '<') != (sp->order == 1))
-            return pfail(p, NPZS_R_POLICY_BYTE_ORDER, coff, 1, "%s is %s-endian ('%s'); the policy wants %s-endian", w,
-                         a->dtype[0] == '<' ? "little" : "big", a->dtype, sp->order == 1 ? "little" : "big");
-        if (sp->fortran >= 0 && a->fortran_order != sp->fortran)
+        if (sp->order) {
+            char want = sp->order == 1 ? '<' : '>', path[72] = "";
+            const char *t = a->structured ? (a->dt_nnodes ? order_bad(a, want, path, 40) : "?") /* the path before any tail */
+                                          : a->dtype[0] != '|' && a->dtype[0] != want ? a->dtype : NULL;
+            const char *got = want == '<' ? "big" : "little", *wants = want == '<' ? "little" : "big";
+            if (t && a->structured)
+                return pfail(p, NPZS_R_POLICY_BYTE_ORDER, coff, 1, "%s has field '%s' %s-endian ('%s'); the policy wants %s-endian",
+                             w, path, got, t, wants);
+            if (t)
+                return pfail(p, NPZS_R_POLICY_BYTE_ORDER, coff, 1, "%s is %s-endian ('%s'); the policy wants %s-endian", w, got, t,
+                             wants);
+        }
+        if (sp->fortran >= 0 && a->fortran_order != sp->fortran && order_matters(a))
             return pfail(p, NPZS_R_POLICY_FORTRAN, coff, 1, "%s is in %s order; the policy wants %s order", w,
                          a->fortran_order ? "Fortran" : "C", sp->fortran ? "Fortran" : "C");
         if (sp->has_shape && shape_check(p, sp, a, coff, w) < 0) return p->err;
@@ -1147,9 +1463,11 @@ int npzs__pol_header(npzs_parser *p) {
         if (a->nbytes > sp->max_bytes)
             return pfail(p, NPZS_R_POLICY_MEMBER_BYTES, coff, 1, "%s has %llu data bytes; the policy allows %llu", w,
                          (unsigned long long)a->nbytes, (unsigned long long)sp->max_bytes);
-        if (values_setup(sp, a, &c->vc) < 0)
-            return pfail(p, NPZS_R_POLICY_CHECK_TYPE, coff, 1, "%s has dtype '%s'%s, whose values finite or range cannot check", w,
-                         a->dtype, a->structured ? " (structured)" : "");
+        const char *why = values_setup(sp, a, &c->vc);
+        if (why)
+            return pfail(p, NPZS_R_POLICY_CHECK_TYPE, coff, 1, "%s has dtype '%s'%s, which %s cannot check: %s", w, a->dtype,
+                         a->structured ? " (structured)" : "", sp->finite && (sp->lo.on || sp->hi.on) ? "finite and range"
+                                                               : sp->finite ? "finite" : "range", why);
     }
     return 0;
 }
@@ -1195,6 +1513,7 @@ int npzs__pol_value_fail(npzs_parser *p, int rule, uint64_t coff) {
         return pfail(p, rule, coff, 1, "%s is larger than the policy's max_bytes (%llu)", w,
                      (unsigned long long)(p->pol.spec ? p->pol.spec->max_bytes : 0));
     return pfail(p, rule, coff, 1, "%s has %s at element %llu%s", w,
-                 rule == NPZS_R_POLICY_NAN ? "a NaN" : rule == NPZS_R_POLICY_INF ? "an infinity" : "a value out of range",
+                 rule == NPZS_R_POLICY_INF ? "an infinity" : rule == NPZS_R_POLICY_RANGE ? "a value out of range"
+                 : c->vc.cls == NPZS_VK_NAT ? "a NaT" : "a NaN",
                  (unsigned long long)elem, c->info.dtype[1] == 'c' ? " (counting real and imaginary parts)" : "");
 }

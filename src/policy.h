@@ -44,24 +44,32 @@ typedef struct npzs_jv {
 npzs_jv *npzs__json_read(npzs_parena *a, const uint8_t *s, size_t n, const char **why, uint64_t *at);
 
 /* ---- a compiled policy (policy.c) -------------------------------------------------------------- */
-enum { NPZS_PDT_STR = 1, NPZS_PDT_CLASS, NPZS_PDT_FIELDS };
+/* A dtype the policy allows: a dtype.str (STR: one dtype), a NumPy name (CLASS: either byte order,
+ * perhaps any size or unit), a structured layout (FIELDS) or, as a field's type, a subarray (SUB). */
+enum { NPZS_PDT_STR = 1, NPZS_PDT_CLASS, NPZS_PDT_FIELDS, NPZS_PDT_SUB };
 struct npzs_pfield;
 typedef struct npzs_pdtype {
     uint8_t kind;               /* NPZS_PDT_* */
     char code;                  /* CLASS: the type code ('f', 'i', 'u', 'c', 'b', 'U', 'S', 'V', 'M', 'm') */
-    uint64_t size;              /* CLASS: the itemsize; 0: any */
+    uint64_t size;              /* CLASS: the itemsize; 0: any.  FIELDS: the itemsize, when has_itemsize */
     const char *unit;           /* CLASS 'M', 'm': "[ns]"...; NULL: any unit */
     const char *str;            /* STR: dtype.str exactly */
-    uint32_t nfields;           /* FIELDS */
+    uint32_t nfields;           /* FIELDS: in the descr's order */
     struct npzs_pfield *fields;
+    uint8_t has_offsets;        /* FIELDS: offsets given (else packed: each field where the last ended) */
+    uint8_t has_itemsize;       /* FIELDS: itemsize given (else the end of the last field, or with
+                                   offsets the largest end, as NumPy's) */
+    uint32_t ndim;              /* SUB: the subarray's shape */
+    uint64_t *shape;
+    struct npzs_pdtype *base;   /* SUB: its element type */
 } npzs_pdtype;
 typedef struct npzs_pfield {
     const char *name;
     uint32_t name_len;
-    npzs_pdtype type;
-    int has_shape;
-    uint32_t ndim;
-    uint64_t *shape;
+    const char *title;          /* NULL: no title */
+    uint32_t title_len;
+    uint64_t offset;            /* when the list has offsets */
+    npzs_pdtype type;           /* a field with a shape: a SUB */
 } npzs_pfield;
 
 enum { NPZS_PSH_FIXED = 1, NPZS_PSH_VAR, NPZS_PSH_ANY, NPZS_PSH_REST };
@@ -134,13 +142,16 @@ typedef struct npzs_pstate {
 } npzs_pstate;
 
 /* ---- values.c: the checks on an array's elements, as its data streams ---------------------------- */
-enum { NPZS_VK_FLOAT = 1, NPZS_VK_SINT, NPZS_VK_UINT };
+/* FLOAT: float16/32/64 or bfloat16, each part of a complex number; NAT: a datetime64 or
+ * timedelta64 (NaT: INT64_MIN); BOOL: 0 or 1 (any other byte is True, as NumPy reads it). */
+enum { NPZS_VK_FLOAT = 1, NPZS_VK_SINT, NPZS_VK_UINT, NPZS_VK_BOOL, NPZS_VK_NAT };
 typedef struct npzs_vcheck {
     uint8_t on;
     uint8_t w;                  /* bytes of an element checked (a complex number is two floats) */
     uint8_t cls;                /* NPZS_VK_* */
     uint8_t big;                /* big-endian */
     uint8_t finite;
+    uint8_t bf16;               /* FLOAT, w 2: bfloat16 (else float16) */
     npzs_pbound lo, hi;
     uint8_t carry[8];           /* the first bytes of an element cut by a chunk's end */
     uint8_t carry_len;

@@ -228,10 +228,10 @@
     X(POLICY_ELEMENTS, "POLICY.elements", "an element count outside the policy's elements range") \
     X(POLICY_MEMBER_BYTES, "POLICY.member-bytes", "a member larger than the policy's max_bytes") \
     X(POLICY_TOTAL_BYTES, "POLICY.total-bytes", "more member bytes in all than the policy's max_total_bytes") \
-    X(POLICY_NAN, "POLICY.nan", "a NaN where the policy wants finite values") \
+    X(POLICY_NAN, "POLICY.nan", "a NaN (or a datetime's NaT) where the policy wants finite values") \
     X(POLICY_INF, "POLICY.inf", "an infinity where the policy wants finite values") \
     X(POLICY_RANGE, "POLICY.range", "a value outside the policy's range") \
-    X(POLICY_CHECK_TYPE, "POLICY.check-type", "finite or range asked of a dtype whose values are not checked (long double, structured, text, datetime)") \
+    X(POLICY_CHECK_TYPE, "POLICY.check-type", "finite or range asked of a dtype whose values are not checked (long double, structured, text, void; range on complex or datetimes)") \
     X(POLICY_SHA256, "POLICY.sha256", "the array's SHA-256 differs from the value the policy pins") \
     X(CALL_POLICY, "CALL.policy", "npzs_policy_use after the first byte") \
     X(CALL_HASH, "CALL.hash", "npzs_hash after the first byte, with an unknown bit, or in a build without SHA-256")

@@ -5,8 +5,10 @@
  * elsewhere), and only a block that fails is looked at element by element.  An element cut by a
  * chunk's end waits in a carry of at most 8 bytes.
  *
- * A float is NaN or infinite when its exponent bits are all ones; a big-endian one is read with
- * the mask's bytes swapped, so no element is ever byte-swapped for that test.
+ * A float is NaN or infinite when its exponent bits are all ones; a datetime64 or timedelta64 is
+ * NaT when it is INT64_MIN; a big-endian element is tested with the mask's and the value's bytes
+ * swapped, so no element is ever byte-swapped for those tests.  bfloat16 is the top half of a
+ * float32: 8 exponent bits, 7 mantissa bits.
  */
 #include <math.h>
 #include <string.h>
@@ -30,36 +32,48 @@ static uint64_t swap(uint64_t x, unsigned w) {
 
 static const uint64_t exp_mask[9] = {0, 0, 0x7C00u, 0, 0x7F800000u, 0, 0, 0, UINT64_C(0x7FF0000000000000)};
 static const uint64_t mant_mask[9] = {0, 0, 0x3FFu, 0, 0x7FFFFFu, 0, 0, 0, UINT64_C(0x000FFFFFFFFFFFFF)};
+#define BF16_EXP 0x7F80u
+#define BF16_MANT 0x007Fu
+#define NAT (UINT64_C(1) << 63)
 
-/* The value of one element (little-endian after swap) as a double: floats exactly. */
-static double as_double(uint64_t x, unsigned w) {
-    if (w == 8) { double d; memcpy(&d, &x, 8); return d; }
-    if (w == 4) { uint32_t u = (uint32_t)x; float f; memcpy(&f, &u, 4); return f; }
+/* The bits a FLOAT element's exponent has (all set: NaN or infinite), and its mantissa's. */
+static uint64_t emask(const npzs_vcheck *v) { return v->bf16 ? BF16_EXP : exp_mask[v->w]; }
+static uint64_t mmask(const npzs_vcheck *v) { return v->bf16 ? BF16_MANT : mant_mask[v->w]; }
+
+/* The value of one FLOAT element (little-endian after swap) as a double: exactly. */
+static double as_double(uint64_t x, const npzs_vcheck *v) {
+    if (v->w == 8) { double d; memcpy(&d, &x, 8); return d; }
+    if (v->w == 4 || v->bf16) { uint32_t u = (uint32_t)(v->w == 4 ? x : x << 16); float f; memcpy(&f, &u, 4); return f; }
     /* float16: sign, 5 exponent bits, 10 mantissa bits */
     unsigned e = (unsigned)(x >> 10) & 0x1F, m = (unsigned)x & 0x3FF;
-    double v = e == 0 ? m / 16777216.0 : e == 31 ? (m ? (double)NAN : (double)INFINITY) : (1024 + m) * (double)(1u << e) / 33554432.0;
-    return (x & 0x8000) ? -v : v;
+    double d = e == 0 ? m / 16777216.0 : e == 31 ? (m ? (double)NAN : (double)INFINITY) : (1024 + m) * (double)(1u << e) / 33554432.0;
+    return (x & 0x8000) ? -d : d;
 }
 
 /* 0 when the element passes, else its rule. */
 static int elem_bad(const npzs_vcheck *v, uint64_t raw) {
     uint64_t x = v->big ? swap(raw, v->w) : raw;
-    if (v->cls == NPZS_VK_FLOAT) {
-        uint64_t m = exp_mask[v->w];
-        if (v->finite && (x & m) == m) return (x & mant_mask[v->w]) ? NPZS_R_POLICY_NAN : NPZS_R_POLICY_INF;
+    switch (v->cls) {
+    case NPZS_VK_FLOAT: {
+        uint64_t m = emask(v);
+        if (v->finite && (x & m) == m) return (x & mmask(v)) ? NPZS_R_POLICY_NAN : NPZS_R_POLICY_INF;
         if (v->lo.on || v->hi.on) {
-            double d = as_double(x, v->w);
+            double d = as_double(x, v);
             if (v->w == 8 ? !((!v->lo.on || d >= v->lo.d) && (!v->hi.on || d <= v->hi.d))
                           : !((!v->lo.on || (float)d >= v->lo.f) && (!v->hi.on || (float)d <= v->hi.f)))
                 return NPZS_R_POLICY_RANGE;
         }
         return 0;
     }
-    if (v->cls == NPZS_VK_SINT) {
+    case NPZS_VK_NAT: return x == NAT ? NPZS_R_POLICY_NAN : 0; /* NaT, as np.isfinite and np.isnat see it */
+    case NPZS_VK_SINT: {
         unsigned sh = 64u - 8u * v->w;
         int64_t i = (int64_t)(x << sh) >> sh;
         if ((v->lo.on && (v->lo.none_i || i < v->lo.i)) || (v->hi.on && (v->hi.none_i || i > v->hi.i))) return NPZS_R_POLICY_RANGE;
         return 0;
+    }
+    case NPZS_VK_BOOL: x = x != 0; break; /* NumPy reads any byte but 0 as True, 1 */
+    default: break;
     }
     if ((v->lo.on && (v->lo.none_u || x < v->lo.u)) || (v->hi.on && (v->hi.none_u || x > v->hi.u))) return NPZS_R_POLICY_RANGE;
     return 0;
@@ -86,32 +100,36 @@ typedef uint64_t v64u __attribute__((vector_size(16)));
 typedef float v32f __attribute__((vector_size(16)));
 typedef double v64f __attribute__((vector_size(16)));
 
-/* 1 when some of the n bytes at s (a multiple of 16) hold an element whose masked bits are all set. */
-static int any_masked(const uint8_t *s, size_t n, unsigned w, uint64_t mask) {
+/* 1 when some of the n bytes at s (a multiple of 16) hold an element whose masked bits are `want`. */
+static int any_masked(const uint8_t *s, size_t n, unsigned w, uint64_t mask, uint64_t want) {
     v64u acc = {0, 0};
     if (w == 2) {
-        v16u m = {0}, a = {0};
-        for (int k = 0; k < 8; k++) m[k] = (uint16_t)mask;
+        v16u m = {0}, t = {0}, a = {0};
+        for (int k = 0; k < 8; k++) {
+            m[k] = (uint16_t)mask;
+            t[k] = (uint16_t)want;
+        }
         for (size_t i = 0; i < n; i += 16) {
             v16u x;
             memcpy(&x, s + i, 16);
-            a |= (v16u)((x & m) == m);
+            a |= (v16u)((x & m) == t);
         }
         memcpy(&acc, &a, 16);
     } else if (w == 4) {
         v32u m = {(uint32_t)mask, (uint32_t)mask, (uint32_t)mask, (uint32_t)mask}, a = {0};
+        v32u t = {(uint32_t)want, (uint32_t)want, (uint32_t)want, (uint32_t)want};
         for (size_t i = 0; i < n; i += 16) {
             v32u x;
             memcpy(&x, s + i, 16);
-            a |= (v32u)((x & m) == m);
+            a |= (v32u)((x & m) == t);
         }
         memcpy(&acc, &a, 16);
     } else {
-        v64u m = {mask, mask};
+        v64u m = {mask, mask}, t = {want, want};
         for (size_t i = 0; i < n; i += 16) {
             v64u x;
             memcpy(&x, s + i, 16);
-            acc |= (v64u)((x & m) == m);
+            acc |= (v64u)((x & m) == t);
         }
     }
     return (acc[0] | acc[1]) != 0;
@@ -146,16 +164,20 @@ static int any_outside(const npzs_vcheck *v, const uint8_t *s, size_t n) {
 /* The index of the first of m elements at s that fails, or m. */
 static size_t scan(const npzs_vcheck *v, const uint8_t *s, size_t m, int *rule) {
 #ifdef HAVE_VECTORS
-    int fin = v->cls == NPZS_VK_FLOAT && v->finite && (v->w == 2 || v->w == 4 || v->w == 8);
+    /* the vector tests: finiteness and NaT at any byte order; a range on little-endian float32 and float64 */
+    int fin = v->cls == NPZS_VK_FLOAT && v->finite, nat = v->cls == NPZS_VK_NAT;
     int rng = v->cls == NPZS_VK_FLOAT && (v->lo.on || v->hi.on);
-    /* the vector tests: finiteness at any byte order; a range on little-endian float32 and float64 */
-    if ((fin || rng) && (!rng || (!v->big && v->w >= 4))) {
-        uint64_t mask = v->big ? swap(exp_mask[v->w], v->w) : exp_mask[v->w];
+    if ((fin || rng || nat) && (!rng || (!v->big && v->w >= 4))) {
+        uint64_t mask = nat ? ~UINT64_C(0) : emask(v), want = nat ? NAT : mask;
+        if (v->big) {
+            mask = swap(mask, v->w);
+            want = swap(want, v->w);
+        }
         size_t j = 0;
         while (m - j >= BLOCK) {
             const uint8_t *b = s + j * v->w;
             size_t n = (size_t)BLOCK * v->w;
-            if ((fin && any_masked(b, n, v->w, mask)) || (rng && any_outside(v, b, n))) {
+            if (((fin || nat) && any_masked(b, n, v->w, mask, want)) || (rng && any_outside(v, b, n))) {
                 size_t k = scan_slow(v, b, BLOCK, rule);
                 if (k < BLOCK) return j + k;
             }

@@ -989,7 +989,7 @@ POLICIES = {
     "no-blobs": {"allow_blobs": False},
     "text-blobs": {"allow_blobs": ["text", "empty"]},
     "blob-spec": {"members": {"meta": {"kind": "blob", "max_bytes": 12}, "a": {"kind": "array"}}},
-    "little": {"members": {"*": {"byte_order": "little"}}},
+    "little": {"members": {"*": {"byte_order": "little"}}, "array": {"byte_order": "little"}},
     "c-order": {"array": {"fortran_order": False}},
     "dims-3-10": {"array": {"shape": ["N"]}, "dims": {"N": [3, 10]}},
     "square": {"array": {"shape": ["N", "N"]}},
@@ -999,11 +999,24 @@ POLICIES = {
     "total-200": {"max_total_bytes": 200},
     "finite": {"array": {"finite": True}, "members": {"*": {"finite": True}}},
     "range-0-9": {"array": {"range": [0, 9]}},
+    "range-1-9": {"array": {"range": [1, 9]}},
     "range-float": {"array": {"range": [-1.5, 1.5]}},
     "names": {"array": {"dtype": ["float32", "int32", "datetime64[s]"]}},
     "fields": {"array": {"dtype": [[["a", "<i4"], ["b", "<f4", [2]]]]}},
-    "pinned": {"array": {"sha256": "0" * 64}},
-    "pinned-ok": {"array": {"sha256": "34fb5c825de7ca4aea6e712f19d439c1da0c92c37b423936c5f618545ca4fa1f"}},
+    "fields-layout": {"array": {"dtype": [{"fields": [["a", "<i4"], ["b", "<f4", [2]]], "offsets": [4, 8], "itemsize": 20,
+                                           "titles": ["A", None]}]}},
+    "fields-nested-sub": {"array": {"dtype": [[["a", {"base": "<i2", "shape": [3]}, [2]]]]}},
+    "pinned": {"array": {"dtype": ["<i4"], "shape": [2], "fortran_order": False, "sha256": "0" * 64}},
+    "pinned-empty": {"array": {"dtype": ["<i4"], "shape": [0], "fortran_order": False, "sha256": "0" * 64}},
+    "pinned-ok": {"array": {"dtype": ["<i4"], "shape": [2], "fortran_order": False,
+                            "sha256": "34fb5c825de7ca4aea6e712f19d439c1da0c92c37b423936c5f618545ca4fa1f"}},
+    # the same 16 bytes, pinned as a 2 x 2 matrix in C order, and as a member (which a blob is not)
+    "pinned-2x2": {"array": {"dtype": ["<i4"], "shape": [2, 2], "fortran_order": False,
+                             "sha256": "a253b9824c31fb77401313b50bc7ea1a7d0a329953d327b36bf9a8326adb2310"}},
+    "pinned-member": {"members": {"a": {"dtype": ["<i4"], "shape": [2], "fortran_order": False,
+                                        "sha256": "34fb5c825de7ca4aea6e712f19d439c1da0c92c37b423936c5f618545ca4fa1f"}}},
+    "bf16": {"array": {"dtype": ["bfloat16"], "finite": True, "range": [-2, 2]}},
+    "void-v2": {"array": {"dtype": ["|V2"], "finite": True}},
     "required-npy": {"members": {"w": {}}},
 }
 
@@ -1108,6 +1121,30 @@ def policy_cases():
     add(C("pol-fields-name", npy(canon(descr="[('a', '<i4'), ('c', '<f4', (2,))]"), bytes(24)), "policy", 10,
           P("fields")))
     add(C("pol-fields-plain", npy(canon(descr="'<i4'"), bytes(8)), "policy", 10, P("fields")))
+    # a field list is the whole layout: packed offsets, the itemsize, no titles
+    add(C("pol-fields-offset", npy(canon(descr="[('', '|V4'), ('a', '<i4'), ('b', '<f4', (2,))]"), bytes(32)), "policy", 10,
+          P("fields")))
+    add(C("pol-fields-itemsize", npy(canon(descr="[('a', '<i4'), ('b', '<f4', (2,)), ('', '|V4')]"), bytes(32)), "policy",
+          10, P("fields")))
+    add(C("pol-fields-title", npy(canon(descr="[(('A', 'a'), '<i4'), ('b', '<f4', (2,))]"), bytes(24)), "policy", 10,
+          P("fields")))
+    add(C("pol-fields-type-byte-swapped", npy(canon(descr="[('a', '>i4'), ('b', '<f4', (2,))]"), bytes(24)), "policy", 10,
+          P("fields")))
+    laid = "[('', '|V4'), (('A', 'a'), '<i4'), ('b', '<f4', (2,)), ('', '|V4')]"
+    add(A("acc-pol-fields-layout", npy(canon(descr=laid), bytes(40)), P("fields-layout")))
+    add(C("pol-fields-layout-packed", npy(canon(descr="[(('A', 'a'), '<i4'), ('b', '<f4', (2,))]"), bytes(24)), "policy",
+          10, P("fields-layout")))
+    add(A("acc-pol-fields-nested-sub", npy(canon(descr="[('a', ('<i2', (3,)), (2,))]"), bytes(24)), P("fields-nested-sub")))
+    add(C("pol-fields-nested-sub-flat", npy(canon(descr="[('a', '<i2', (2, 3))]"), bytes(24)), "policy", 10,
+          P("fields-nested-sub")))
+    # byte_order: every scalar of a structured dtype, through nested fields and subarrays
+    add(C("pol-byte-order-struct", npy(canon(descr="[('a', '<f4'), ('b', [('c', '|u1'), ('d', '>i8', (2,))])]", shape="(1,)"),
+                                       bytes(21)), "policy", 10, P("little")))
+    add(A("acc-pol-byte-order-struct", npy(canon(descr="[('a', '<f4'), ('b', [('c', '|S3'), ('d', '<i8', (2,))])]",
+                                                 shape="(1,)"), bytes(23)), P("little")))
+    # fortran_order where the orders lay the bytes out alike (np.load: the same array)
+    add(A("acc-pol-fortran-order-1d", good_npy(fortran="True"), P("c-order")))
+    add(A("acc-pol-fortran-order-1xn", good_npy(fortran="True", shape="(1, 2)"), P("c-order")))
     # totals: the tighter of the limit and the policy's cap, at the three places that decide
     b, L = Z([Member("a.npy", CA), Member("b.npy", CB)])
     add(C("pol-total-bytes-local-header", b, "policy", L.m[1]["lfh"], P("total-200")))
@@ -1150,7 +1187,37 @@ def policy_cases():
     # a pinned SHA-256: decided at the data's last byte
     add(C("pol-sha256", good_npy(), "policy", hl + 8, P("pinned")))
     add(A("acc-pol-sha256", good_npy(), P("pinned-ok")))
-    add(C("pol-sha256-empty", good_npy(b"", shape="(0,)"), "policy", hl, P("pinned")))
+    add(C("pol-sha256-empty", good_npy(b"", shape="(0,)"), "policy", hl, P("pinned-empty")))
+    # a pin binds the array np.load returns: its dtype with the byte order, its shape, its order
+    # and its kind, not only the bytes
+    add(C("pol-sha256-byte-swapped", good_npy(descr="'>i4'"), "policy", 10, P("pinned-ok")))
+    add(C("pol-sha256-shape", good_npy(shape="(1, 2)"), "policy", 10, P("pinned-ok")))
+    add(C("pol-sha256-fortran", good_npy(I4x2 * 2, fortran="True", shape="(2, 2)"), "policy", 10, P("pinned-2x2")))
+    add(A("acc-pol-sha256-2x2", good_npy(I4x2 * 2, shape="(2, 2)"), P("pinned-2x2")))
+    b, L = Z([Member("a.npy", I4x2)])
+    add(C("pol-sha256-blob", b, "policy", L.m[0]["data"], P("pinned-member")))
+    add(A("acc-pol-sha256-member", Z([Member("a.npy", good_npy())])[0], P("pinned-member")))
+    # datetimes: NaT is not finite (np.isfinite, np.isnat); a range does not apply
+    nat = struct.pack("<q", -(1 << 63))
+    add(C("pol-nat-m8", npy(canon(descr="'<M8[s]'", shape="(3,)"), struct.pack("<q", 5) * 2 + nat), "policy", hl + 16,
+          P("finite")))
+    add(C("pol-nat-m8-big", npy(canon(descr="'>m8[ns]'", shape="(2,)"), nat[::-1] + bytes(8)), "policy", hl, P("finite")))
+    add(A("acc-pol-nat-min-plus-one", npy(canon(descr="'<M8[s]'", shape="(1,)"), struct.pack("<q", -(1 << 63) + 1)),
+          P("finite")))
+    add(C("pol-check-type-datetime-range", npy(canon(descr="'<M8[s]'", shape="(1,)"), bytes(8)), "policy", 10,
+          P("range-0-9")))
+    # bfloat16: a |V2 the name admits, read as little-endian bfloat16; another |V2 is not checked
+    add(C("pol-bf16-nan", npy(canon(descr="'|V2'", shape="(3,)"), b"\x80\x3f\x00\x00\xc1\x7f"), "policy", hl + 4,
+          P("bf16")))
+    add(C("pol-bf16-inf", npy(canon(descr="'|V2'", shape="(2,)"), b"\x80\xff\x00\x00"), "policy", hl, P("bf16")))
+    add(C("pol-bf16-range", npy(canon(descr="'|V2'", shape="(2,)"), b"\x00\xc0\x40\xc0"), "policy", hl + 2, P("bf16")))
+    add(A("acc-pol-bf16", npy(canon(descr="'|V2'", shape="(3,)"), b"\x80\x3f\x00\xc0\x00\x00"), P("bf16")))
+    add(C("pol-check-type-void", npy(canon(descr="'|V2'", shape="(1,)"), bytes(2)), "policy", 10, P("void-v2")))
+    add(C("pol-check-type-text", npy(canon(descr="'|S3'", shape="(1,)"), b"abc"), "policy", 10, P("finite")))
+    # bool: NumPy reads any byte but 0 as True (1)
+    add(C("pol-range-bool", npy(canon(descr="'|b1'", shape="(3,)"), b"\x01\x00\x00"), "policy", hl + 1,
+          P("range-1-9")))
+    add(A("acc-pol-range-bool-byte-2", npy(canon(descr="'|b1'", shape="(2,)"), b"\x01\x02"), P("range-1-9")))
     return out
 
 

@@ -61,6 +61,8 @@ static uint8_t *slurp(const char *path, size_t *len) {
     return b;
 }
 
+#define H64 "3d172884c0f67c5c57842735bbb4f97a6d240220e9646d2b469145af1ad93f17"
+
 static npzs_policy *compile(const char *json, npzs_policy_error *e) {
     return npzs_policy_new(json, strlen(json), NULL, e);
 }
@@ -112,6 +114,48 @@ static void test_compile_faults(void) {
         {"{\"members\": {\"w\": {\"dtype\": [[[\"x\"]]]}}}", 1, 31, "members.w.dtype[0][0]", "[name, type]"},
         {"{\"members\": {\"w\": {\"dtype\": [[[\"x\", \"<f4\"], [\"x\", \"<i4\"]]]}}}", 1, 46, "members.w.dtype[0][1]",
          "two fields"},
+        /* a pin binds one exact array: kind, one dtype.str, integer shape, fortran_order */
+        {"{\"members\": {\"w\": {\"sha256\": \"" H64 "\"}}}", 1, 30, "members.w.sha256", "dtype is missing"},
+        {"{\"members\": {\"w\": {\"dtype\": [\"<f4\"], \"sha256\": \"" H64 "\"}}}", 1, 48, "members.w.sha256",
+         "shape is missing"},
+        {"{\"array\": {\"dtype\": [\"<f4\"], \"shape\": [2], \"sha256\": \"" H64 "\"}}", 1, 54, "array.sha256",
+         "fortran_order is missing"},
+        {"{\"array\": {\"dtype\": [\"float32\"], \"shape\": [2], \"fortran_order\": false, \"sha256\": \"" H64 "\"}}", 1, 22,
+         "array.dtype[0]", "a name matches more than one"},
+        {"{\"array\": {\"dtype\": [\"<f4\", \">f4\"], \"shape\": [2], \"fortran_order\": false, \"sha256\": \"" H64 "\"}}", 1,
+         21, "array.dtype", "one dtype, not 2"},
+        {"{\"array\": {\"dtype\": [[[\"a\", \"bfloat16\"]]], \"shape\": [2], \"fortran_order\": false, \"sha256\": \"" H64
+         "\"}}", 1, 22, "array.dtype[0]", "a name matches more than one"},
+        {"{\"array\": {\"dtype\": [\"<f4\"], \"shape\": [2, \"N\"], \"fortran_order\": false, \"sha256\": \"" H64 "\"}}", 1,
+         43, "array.shape[1]", "integers only"},
+        {"{\"array\": {\"dtype\": [\"<f4\"], \"shape\": [\"...\"], \"fortran_order\": false, \"sha256\": \"" H64 "\"}}", 1,
+         40, "array.shape[0]", "integers only"},
+        {"{\"members\": {\"w\": {\"kind\": \"any\", \"sha256\": \"" H64 "\"}}}", 1, 28, "members.w", "kind \"array\" or \"blob\""},
+        /* a layout object, a subarray */
+        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"]], \"offset\": [0]}]}}", 1, 49, "array.dtype[0]",
+         "unknown field 'offset'"},
+        {"{\"array\": {\"dtype\": [{\"offsets\": [0]}]}}", 1, 22, "array.dtype[0]", "has fields"},
+        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"]], \"offsets\": [0, 4]}]}}", 1, 60, "array.dtype[0].offsets",
+         "one per field"},
+        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"]], \"offsets\": [-4]}]}}", 1, 61, "array.dtype[0].offsets",
+         "non-negative integer"},
+        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"], [\"b\", \"<i8\"]], \"offsets\": [0, 4], \"itemsize\": 8}]}}", 1,
+         94, "array.dtype[0].itemsize", "field 'b' ends at byte 12"},
+        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"]], \"itemsize\": 3}]}}", 1, 61, "array.dtype[0].itemsize",
+         "past the itemsize"},
+        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"]], \"titles\": [1]}]}}", 1, 60, "array.dtype[0].titles",
+         "a title is a string or null"},
+        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"], [\"b\", \"<f4\"]], \"titles\": [\"b\", null]}]}}", 1, 74,
+         "array.dtype[0].titles", "another name"},
+        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"]], \"titles\": []}]}}", 1, 59, "array.dtype[0].titles",
+         "one per field"},
+        {"{\"array\": {\"dtype\": [[[\"\", \"<f4\"]]]}}", 1, 24, "array.dtype[0][0]", "not empty"},
+        {"{\"array\": {\"dtype\": [{\"base\": \"<f4\", \"shape\": [2]}]}}", 1, 22, "array.dtype[0]", "a field's type"},
+        {"{\"array\": {\"dtype\": [[[\"a\", {\"base\": \"<f4\"}]]]}}", 1, 29, "array.dtype[0][0]", "has base and shape"},
+        {"{\"array\": {\"dtype\": [[[\"a\", {\"base\": \"<f4\", \"shape\": []}]]]}}", 1, 54, "array.dtype[0][0].shape",
+         "non-empty list of integers"},
+        {"{\"array\": {\"dtype\": [[[\"a\", {\"base\": \"<f4\", \"shape\": [2], \"fields\": []}]]]}}", 1, 29, "array.dtype[0][0]",
+         "not both"},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         npzs_policy_error e;
@@ -392,6 +436,34 @@ static void put_elem(const vtype *t, uint8_t *s, double v, int64_t iv) {
     for (unsigned i = 0; i < t->w; i++) s[t->big ? t->w - 1 - i : i] = b[i];
 }
 
+/* The .npy in fb under pol, whole and in pushes of a few sizes: rejected by rule at offset want. */
+static size_t value_runs(const npzs_policy *pol, const fz_buf *fb, size_t want, const char *rule, const char *what, size_t at) {
+    static const size_t steps[] = {0, 1, 3, 7, 1000, 4093};
+    size_t runs = 0;
+    for (size_t si = 0; si < sizeof steps / sizeof steps[0]; si++) {
+        npzs_parser *p = npzs_new(NULL, NULL);
+        npzs_policy_use(p, pol);
+        size_t off = 0, step = steps[si] ? steps[si] : fb->n;
+        int rc = 0;
+        while (rc >= 0 && rc != NPZS_DONE) {
+            size_t k = fb->n - off < step ? fb->n - off : step;
+            npzs_in in = {fb->p + off, k, 0};
+            if (off + k == fb->n) npzs_finish(p);
+            npzs_event ev;
+            while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {
+            }
+            off += in.pos;
+            if (rc == NPZS_NEED_INPUT && off == fb->n) break;
+        }
+        runs++;
+        CHECK(rc == NPZS_E_POLICY && npzs_error_offset(p) == want && !strcmp(npzs_error_rule(p), rule),
+              "%s %s at %zu, pushes of %zu: %d at %" PRIu64 " %s, want %s at %zu", what, rule, at, step, rc,
+              npzs_error_offset(p), npzs_error_rule(p) ? npzs_error_rule(p) : "-", rule, want);
+        npzs_free(p);
+    }
+    return runs;
+}
+
 static void test_values(void) {
     static const vtype types[] = {{"<f2", 2, 'f', 0}, {">f2", 2, 'f', 1}, {"<f4", 4, 'f', 0}, {">f4", 4, 'f', 1},
                                   {"<f8", 8, 'f', 0}, {">f8", 8, 'f', 1}, {"|i1", 1, 'i', 0}, {"<i2", 2, 'i', 0},
@@ -430,28 +502,7 @@ static void test_values(void) {
                 fz_npy(&fb, dict, data, count * t->w);
                 size_t hl = fb.n - count * t->w;
                 const char *rule = kind == 0 ? "POLICY.nan" : kind == 1 ? "POLICY.inf" : "POLICY.range";
-                static const size_t steps[] = {0, 1, 3, 7, 1000, 4093};
-                for (size_t si = 0; si < sizeof steps / sizeof steps[0]; si++) {
-                    npzs_parser *p = npzs_new(NULL, NULL);
-                    npzs_policy_use(p, pol);
-                    size_t off = 0, step = steps[si] ? steps[si] : fb.n;
-                    int rc = 0;
-                    while (rc >= 0 && rc != NPZS_DONE) {
-                        size_t k = fb.n - off < step ? fb.n - off : step;
-                        npzs_in in = {fb.p + off, k, 0};
-                        if (off + k == fb.n) npzs_finish(p);
-                        npzs_event ev;
-                        while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {
-                        }
-                        off += in.pos;
-                        if (rc == NPZS_NEED_INPUT && off == fb.n) break;
-                    }
-                    runs++;
-                    CHECK(rc == NPZS_E_POLICY && npzs_error_offset(p) == hl + want * t->w && !strcmp(npzs_error_rule(p), rule),
-                          "%s %s at %zu, pushes of %zu: %d at %" PRIu64 " %s, want %s at %zu", t->descr, rule, at, step, rc,
-                          npzs_error_offset(p), npzs_error_rule(p) ? npzs_error_rule(p) : "-", rule, hl + want * t->w);
-                    npzs_free(p);
-                }
+                runs += value_runs(pol, &fb, hl + want * t->w, rule, t->descr, at);
                 fz_free_buf(&fb);
                 free(data);
             }
@@ -459,6 +510,139 @@ static void test_values(void) {
         }
     }
     printf("policy: %zu value-check runs against the reference\n", runs);
+}
+
+/* bfloat16 (a |V2 the name admits, little-endian), NaT (INT64_MIN, either byte order) and bool (any
+ * byte but 0 is True): one failing element at every position around the vector blocks, among
+ * elements that pass (some of them next to the failing pattern: NaT + 1, the largest bfloat16). */
+/* The parser's verdict on fb under pol, pushed whole (the caller frees the parser). */
+static npzs_parser *run_whole(const npzs_policy *pol, const fz_buf *fb, int *rc) {
+    npzs_parser *p = npzs_new(NULL, NULL);
+    npzs_policy_use(p, pol);
+    npzs_in in = {fb->p, fb->n, 0};
+    npzs_finish(p);
+    npzs_event ev;
+    while ((*rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {
+    }
+    return p;
+}
+
+static void kinds_npy(fz_buf *fb, const char *descr, unsigned w, const uint8_t *good, const uint8_t *good2,
+                      const uint8_t *bad, size_t count, size_t bad_at) {
+    uint8_t *data = malloc(count * w);
+    for (size_t k = 0; k < count; k++) memcpy(data + k * w, k == bad_at ? bad : k % 3 ? good : good2, w);
+    char dict[160];
+    snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%zu,), }", descr, count);
+    fz_npy(fb, dict, data, count * w);
+    free(data);
+}
+
+static void test_values_kinds(void) {
+    static const struct {
+        const char *descr, *json, *rule;
+        unsigned w;
+        uint8_t good[8], good2[8], bad[8];
+    } t[] = {
+        {"|V2", "\"dtype\": [\"bfloat16\"], \"finite\": true", "POLICY.nan", 2, {0x80, 0x3F}, {0x7F, 0x7F}, {0xC1, 0x7F}},
+        {"|V2", "\"dtype\": [\"bfloat16\"], \"finite\": true", "POLICY.inf", 2, {0x80, 0x3F}, {0x7F, 0xFF}, {0x80, 0xFF}},
+        {"|V2", "\"dtype\": [\"bfloat16\", \"|V2\"], \"range\": [0, 1]", "POLICY.range", 2, {0x00, 0x3F}, {0x80, 0x3F},
+         {0x81, 0x3F}},
+        {"|V2", "\"dtype\": [\"bfloat16\"], \"range\": [0, 1]", "POLICY.range", 2, {0x00, 0x3F}, {0x00, 0x00}, {0xC0, 0x7F}},
+        {"<M8[s]", "\"finite\": true", "POLICY.nan", 8, {5}, {1, 0, 0, 0, 0, 0, 0, 0x80}, {0, 0, 0, 0, 0, 0, 0, 0x80}},
+        {">m8[ns]", "\"finite\": true", "POLICY.nan", 8, {0, 0, 0, 0, 0, 0, 0, 5}, {0x80, 0, 0, 0, 0, 0, 0, 1},
+         {0x80, 0, 0, 0, 0, 0, 0, 0}},
+        {"|b1", "\"range\": [1, 1]", "POLICY.range", 1, {1}, {2}, {0}},
+        {"|b1", "\"range\": [null, 0]", "POLICY.range", 1, {0}, {0}, {0xFF}},
+    };
+    static const size_t positions[] = {0, 1, 15, 1023, 1024, 1025, 2047, 2048, 2999};
+    const size_t count = 3000;
+    size_t runs = 0;
+    for (size_t ti = 0; ti < sizeof t / sizeof t[0]; ti++) {
+        char json[256];
+        snprintf(json, sizeof json, "{\"array\": {%s}}", t[ti].json);
+        npzs_policy *pol = compile(json, NULL);
+        CHECK(pol != NULL, "%s", json);
+        unsigned w = t[ti].w;
+        fz_buf fb = {0};
+        for (size_t pi = 0; pol && pi < sizeof positions / sizeof positions[0]; pi++) {
+            kinds_npy(&fb, t[ti].descr, w, t[ti].good, t[ti].good2, t[ti].bad, count, positions[pi]);
+            runs += value_runs(pol, &fb, fb.n - count * w + positions[pi] * w, t[ti].rule, json, positions[pi]);
+            fz_free_buf(&fb);
+        }
+        /* without the failing element: accepted */
+        kinds_npy(&fb, t[ti].descr, w, t[ti].good, t[ti].good2, t[ti].bad, count, count);
+        int rc;
+        npzs_parser *p = run_whole(pol, &fb, &rc);
+        CHECK(rc == NPZS_DONE, "%s on %s: every element passes, got %d %s", json, t[ti].descr, rc,
+              npzs_error_detail(p) ? npzs_error_detail(p) : "");
+        npzs_free(p);
+        fz_free_buf(&fb);
+        npzs_policy_free(pol);
+    }
+    printf("policy: %zu value-check runs of bfloat16, NaT and bool\n", runs);
+}
+
+/* ---- the details name fields in whole characters --------------------------------------------------- */
+
+static int utf8_valid(const char *s) {
+    const unsigned char *u = (const unsigned char *)s;
+    while (*u) {
+        int k = *u < 0x80 ? 0 : (*u & 0xE0) == 0xC0 ? 1 : (*u & 0xF0) == 0xE0 ? 2 : (*u & 0xF8) == 0xF0 ? 3 : -1;
+        if (k < 0) return 0;
+        u++;
+        for (int i = 0; i < k; i++, u++)
+            if ((*u & 0xC0) != 0x80) return 0;
+    }
+    return 1;
+}
+
+/* Field names of 2-byte characters longer than a detail has room for: every detail that names
+ * them (a layout's difference, a big-endian field, a title) is valid UTF-8 and names them. */
+static void test_detail_names(void) {
+    char name[200] = "", other[200] = "", name1[100] = "", other1[100] = ""; /* UTF-8; latin-1 (a v1.0 header's) */
+    for (int i = 0; i < 45; i++) {
+        strcat(name, "\xc3\xa9"); /* U+00E9 */
+        strcat(other, "\xc3\xa8");
+        strcat(name1, "\xe9");
+        strcat(other1, "\xe8");
+    }
+    static const struct {
+        const char *descr_fmt, *policy_fmt, *rule;
+    } t[] = {
+        {"[('%s', '>f4')]", "{\"array\": {\"byte_order\": \"little\"}}", "POLICY.byte-order"},
+        {"[('a', [('%s', '>f4')])]", "{\"array\": {\"byte_order\": \"little\"}}", "POLICY.byte-order"},
+        {"[('%s', '<f4')]", "{\"array\": {\"dtype\": [[[\"%s\", \"<f4\"]]]}}", "POLICY.dtype"},
+        {"[(('%s', '%s'), '<f4')]", "{\"array\": {\"dtype\": [[[\"%s\", \"<f4\"]]]}}", "POLICY.dtype"},
+        {"[('%s', '<f4'), ('', '|V4')]", "{\"array\": {\"dtype\": [[[\"%s\", \"<f4\"]]]}}", "POLICY.dtype"}, /* no name */
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        char descr[600], dict[800], json[600];
+        if (i == 3) snprintf(descr, sizeof descr, t[i].descr_fmt, other1, name1);
+        else snprintf(descr, sizeof descr, t[i].descr_fmt, name1);
+        snprintf(json, sizeof json, t[i].policy_fmt, i == 2 ? other : name);
+        snprintf(dict, sizeof dict, "{'descr': %s, 'fortran_order': False, 'shape': (1,), }", descr);
+        static const uint8_t zero[8];
+        fz_buf fb = {0};
+        fz_npy(&fb, dict, zero, i == 4 ? 8 : 4);
+        npzs_policy_error e;
+        npzs_policy *pol = compile(json, &e);
+        CHECK(pol != NULL, "%s: %s", json, e.message);
+        int rc;
+        npzs_parser *p = run_whole(pol, &fb, &rc);
+        const char *d = npzs_error_detail(p);
+        CHECK(rc == NPZS_E_POLICY && !strcmp(npzs_error_rule(p), t[i].rule) && npzs_error_offset(p) == 10 && d &&
+                  utf8_valid(d) && strlen(d) < 200 && (i == 4 ? strstr(d, "itemsize is 8") : strstr(d, "\xc3\xa9\xc3\xa9\xc3\xa9")),
+              "detail %zu: %d %s at %" PRIu64 ": %s", i, rc, npzs_error_rule(p) ? npzs_error_rule(p) : "-", npzs_error_offset(p),
+              d ? d : "-");
+        npzs_free(p);
+        npzs_policy_free(pol);
+        fz_free_buf(&fb);
+    }
+    /* the compiler's words for a field past the itemsize */
+    char json[600];
+    snprintf(json, sizeof json, "{\"array\": {\"dtype\": [{\"fields\": [[\"%s\", \"<f8\"]], \"itemsize\": 4}]}}", name);
+    npzs_policy_error e;
+    CHECK(!compile(json, &e) && utf8_valid(e.message) && strstr(e.message, "past the itemsize"), "%s", e.message);
 }
 
 /* ---- SHA-256 ---------------------------------------------------------------------------------------- */
@@ -716,6 +900,8 @@ int main(int argc, char **argv) {
     test_sniff();
     test_sha256();
     test_values();
+    test_values_kinds();
+    test_detail_names();
     test_vectors(dir);
     printf("policy: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;

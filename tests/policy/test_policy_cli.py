@@ -229,6 +229,154 @@ def test_pinned(binary):
                       start + hl + w.nbytes if stored else start, "w.npy")
 
 
+def test_pinned_binds_the_array(binary):
+    """A pin binds what np.load returns: the same bytes as another dtype (byte order), another
+    order, or a blob are refused; a pin that does not fix dtype, shape and order does not compile."""
+    pol = os.path.join(EX, "pinned-model.json")
+    w = (np.arange(12, dtype="<f4").reshape(3, 4) / 10).astype("<f4")
+    b = np.zeros(4, "<f4")
+    # the same 48 bytes as a Fortran-order matrix: np.load returns another (permuted) array
+    wf = w.ravel().reshape((3, 4), order="F")
+    ok(wf.tobytes(order="F") == w.tobytes() and not np.array_equal(wf, w), "the Fortran-order twin")
+    # ... as big-endian floats (a name such as "float32" would have matched them)
+    wb = w.view(">f4")
+    for label, arr, rule in (("fortran", wf, "POLICY.fortran-order"), ("byte-swapped", wb, "POLICY.dtype")):
+        for kind in ("stored", "deflated"):
+            data = savez(kind, w=arr, b=b)
+            lf, start, stored, hl = layout(data)["w.npy"]
+            expect_reject(binary, pol, data, "pinned %s %s" % (label, kind), rule, start + 10 if stored else start, "w.npy")
+    # ... as a blob w.npy (np.load returns its bytes)
+    bio = io.BytesIO()
+    with zipfile.ZipFile(bio, "w") as z:
+        z.writestr("w.npy", w.tobytes())
+        z.writestr("b.npy", npf_bytes(b))
+    data = bio.getvalue()
+    expect_reject(binary, pol, data, "pinned: a blob of the bytes", "POLICY.blob", layout(data)["w.npy"][1], "w.npy")
+    with tempfile.TemporaryDirectory() as d:
+        digest = hashlib.sha256(w.tobytes()).hexdigest()
+        for spec, where, msg in (({"sha256": digest}, "members.w.sha256", "dtype is missing"),
+                                 ({"dtype": ["float32"], "shape": [3, 4], "fortran_order": False, "sha256": digest},
+                                  "members.w.dtype[0]", "a name matches more than one"),
+                                 ({"dtype": ["<f4"], "shape": ["N", 4], "fortran_order": False, "sha256": digest},
+                                  "members.w.shape[0]", "integers only"),
+                                 ({"dtype": ["<f4"], "shape": [3, 4], "sha256": digest}, "members.w.sha256",
+                                  "fortran_order is missing")):
+            p = os.path.join(d, "p.json")
+            with open(p, "w") as f:
+                json.dump({"members": {"w": spec}}, f)
+            r = run(binary, ["check", "--policy", p, "-"], savez("stored", w=w))
+            err = r.stderr.decode()
+            ok(r.returncode == 2 and where in err and msg in err, "a pin without the array: %s: %s" % (spec, err))
+        # a pinned blob binds its bytes, which np.load returns
+        p = os.path.join(d, "p.json")
+        with open(p, "w") as f:
+            json.dump({"members": {"w": {"kind": "blob", "sha256": digest}}}, f)
+        expect_accept(binary, p, data, "a pinned blob")
+        expect_reject(binary, p, savez("stored", w=w, b=b), "a pinned blob: an array", "POLICY.kind",
+                      layout(savez("stored", w=w, b=b))["w.npy"][1], "w.npy")
+
+
+def detail(got):
+    """The error detail of check_json's answer ("" when there is none)."""
+    return ((got[1].get("error") or {}).get("detail") or "") if got else ""
+
+
+def policy_file(d, pol):
+    p = os.path.join(d, "p%d.json" % len(os.listdir(d)))
+    with open(p, "w") as f:
+        json.dump(pol, f)
+    return p
+
+
+def test_values_every_dtype(binary):
+    """finite on datetimes (NaT), bfloat16 (a |V2 the name "bfloat16" admits), text, void,
+    structured and long double: checked, or refused with POLICY.check-type, never passed."""
+    with tempfile.TemporaryDirectory() as d:
+        fin = policy_file(d, {"array": {"finite": True}})
+        for dt in ("<M8[s]", ">M8[D]", "<m8[ns]", ">m8[us]"):
+            a = np.arange(5).astype(dt)
+            a[3] = np.datetime64("NaT") if dt[1] == "M" else np.timedelta64("NaT")
+            ok(list(np.isnat(a)) == [False, False, False, True, False] and not np.isfinite(a)[3], "%s: NumPy's NaT" % dt)
+            data = npf_bytes(a)
+            expect_reject(binary, fin, data, "finite %s: NaT" % dt, "POLICY.nan", len(data) - a.nbytes + 8 * 3, None)
+            got = check_json(binary, fin, data, "finite %s" % dt)
+            ok("a NaT at element 3" in detail(got), "the detail says NaT: %s" % detail(got))
+            expect_accept(binary, fin, npf_bytes(np.arange(5).astype(dt)), "finite %s: no NaT" % dt)
+            rng = policy_file(d, {"array": {"range": [0, 9]}})
+            expect_reject(binary, rng, data, "range %s" % dt, "POLICY.check-type", 10, None)
+        # bfloat16 as NumPy stores it without ml_dtypes: |V2, little-endian bytes
+        bf = lambda vals: np.frombuffer(struct.pack("<%df" % len(vals), *vals), "<u4").astype("<u4") >> 16
+        vals = [1.0, -2.5, float("nan"), 0.0]
+        v2 = np.frombuffer(bf(vals).astype("<u2").tobytes(), "V2")
+        data = npf_bytes(v2)
+        hl = len(data) - v2.nbytes
+        ok(data[8:].find(b"'|V2'") > 0, "np.save writes bfloat16 bytes as '|V2'")
+        bfp = policy_file(d, {"array": {"dtype": ["bfloat16"], "finite": True}})
+        expect_reject(binary, bfp, data, "bfloat16 NaN", "POLICY.nan", hl + 2 * 2, None)
+        inf = np.frombuffer(bf([1.0, float("-inf")]).astype("<u2").tobytes(), "V2")
+        d2 = npf_bytes(inf)
+        expect_reject(binary, bfp, d2, "bfloat16 -inf", "POLICY.inf", len(d2) - inf.nbytes + 2, None)
+        good = np.frombuffer(bf([1.0, -2.5, 3.0e38]).astype("<u2").tobytes(), "V2")
+        expect_accept(binary, bfp, npf_bytes(good), "bfloat16 finite")
+        rng = policy_file(d, {"array": {"dtype": ["bfloat16"], "range": [-2, 2]}})
+        expect_reject(binary, rng, npf_bytes(good), "bfloat16 range", "POLICY.range", len(d2) - inf.nbytes + 2, None)
+        for spec in ({"dtype": ["|V2"], "finite": True}, {"dtype": ["void"], "finite": True}, {"finite": True},
+                     {"dtype": ["|V2"], "range": [0, 1]}):
+            expect_reject(binary, policy_file(d, {"array": spec}), npf_bytes(good), "a |V2 under %s" % spec,
+                          "POLICY.check-type", 10, None)
+        # text, void, structured, long double, a range on complex
+        for a in (np.array(["ab", "c"]), np.array([b"ab"]), np.zeros(2, "V3"), np.zeros(2, [("x", "<f4")]),
+                  np.zeros(2, np.longdouble)):
+            expect_reject(binary, fin, npf_bytes(a), "finite on %s" % a.dtype.str, "POLICY.check-type", 10, None)
+        expect_reject(binary, policy_file(d, {"array": {"range": [0, 1]}}), npf_bytes(np.zeros(2, "<c8")),
+                      "range on complex", "POLICY.check-type", 10, None)
+        # integers and bool: finite holds; a range reads a bool as NumPy does (any byte but 0: 1)
+        expect_accept(binary, fin, npf_bytes(np.array([-1, 5], "<i8")), "finite on integers")
+        b = np.frombuffer(b"\x01\x02\x00", np.bool_)
+        ok(list(b.astype(int)) == [1, 1, 0], "NumPy reads a bool byte 2 as 1")
+        data = npf_bytes(b)
+        expect_reject(binary, policy_file(d, {"array": {"range": [1, 1]}}), data, "a bool out of [1, 1]", "POLICY.range",
+                      len(data) - 1, None)
+
+
+def test_layouts(binary):
+    """A field list is the whole layout (offsets, itemsize, titles); the object form describes any
+    other; byte_order applies to every field."""
+    with tempfile.TemporaryDirectory() as d:
+        plain = policy_file(d, {"array": {"dtype": [[["x", "<f4"]]]}})
+        expect_accept(binary, plain, npf_bytes(np.zeros(2, [("x", "<f4")])), "the plain layout")
+        cases = [("x at offset 4", {"names": ["x"], "formats": ["<f4"], "offsets": [4], "itemsize": 8},
+                  {"fields": [["x", "<f4"]], "offsets": [4], "itemsize": 8}),
+                 ("itemsize 4096", {"names": ["x"], "formats": ["<f4"], "itemsize": 4096},
+                  {"fields": [["x", "<f4"]], "itemsize": 4096}),
+                 ("a title", {"names": ["x"], "formats": ["<f4"], "titles": ["T"]}, {"fields": [["x", "<f4"]], "titles": ["T"]}),
+                 ("aligned", {"names": ["a", "b"], "formats": ["u1", "<i4"], "aligned": True},
+                  {"fields": [["a", "|u1"], ["b", "<i4"]], "offsets": [0, 4], "itemsize": 8})]
+        for label, numpy_dict, layout_obj in cases:
+            dt = np.dtype(numpy_dict)
+            data = npf_bytes(np.zeros(2, dt))
+            if label != "aligned":
+                expect_reject(binary, plain, data, "a plain field list: %s" % label, "POLICY.dtype", 10, None)
+            expect_accept(binary, policy_file(d, {"array": {"dtype": [layout_obj]}}), data, "the layout object: %s" % label)
+        # a subarray of a subarray, as NumPy keeps it
+        nested = np.dtype([("a", np.dtype(("<i2", (3,))), (2,))])
+        data = npf_bytes(np.zeros(2, nested))
+        expect_accept(binary, policy_file(d, {"array": {"dtype": [[["a", {"base": "<i2", "shape": [3]}, [2]]]]}}), data,
+                      "a nested subarray")
+        expect_reject(binary, policy_file(d, {"array": {"dtype": [[["a", "<i2", [2, 3]]]]}}), data,
+                      "a nested subarray is not a (2, 3) one", "POLICY.dtype", 10, None)
+        little = policy_file(d, {"array": {"byte_order": "little"}})
+        data = npf_bytes(np.zeros(1, [("a", ">f4"), ("b", ">i8")]))
+        expect_reject(binary, little, data, "byte_order on a structured dtype", "POLICY.byte-order", 10, None)
+        got = check_json(binary, little, data, "byte_order detail")
+        ok("field 'a'" in detail(got), "the detail names the field: %s" % detail(got))
+        data = npf_bytes(np.zeros(1, [("a", "<f4"), ("s", [("t", "S2"), ("u", ">u2", (2,))])]))
+        expect_reject(binary, little, data, "byte_order through nested fields", "POLICY.byte-order", 10, None)
+        got = check_json(binary, little, data, "nested byte_order detail")
+        ok("field 's.u'" in detail(got), "the detail names the nested field: %s" % detail(got))
+        expect_accept(binary, little, npf_bytes(np.zeros(1, [("a", "<f4"), ("s", "S2"), ("u", "u1")])), "little fields")
+
+
 def test_sha256(binary):
     arrays = {"a": np.arange(100000, dtype="<i4") % 97, "s": np.array(["x", "yz"]), "e": np.zeros((0, 3))}
     want = {k: hashlib.sha256(np.ascontiguousarray(v).tobytes()).hexdigest() for k, v in arrays.items()}
@@ -312,7 +460,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
     binary = os.path.abspath(a.bin)
-    for t in (test_mnist, test_keras, test_float32, test_pinned, test_sha256, test_sniff, test_faults):
+    for t in (test_mnist, test_keras, test_float32, test_pinned, test_pinned_binds_the_array, test_values_every_dtype,
+              test_layouts, test_sha256, test_sniff, test_faults):
         try:
             t(binary)
         except Exception as e:  # noqa: BLE001 -- a broken test is a failure, with its reason

@@ -218,7 +218,12 @@ def test_sha256_same_for_every_writer():
         assert r and {m.key: m.sha256 for m in r.members} == want
         r = npzstream.validate(data)
         assert all(m.sha256 is None for m in r.members)
-    pinned = {"members": {"a": {"sha256": want["a"]}}, "hash": "sha256"}
+    # a pin binds the whole array: its dtype (with the byte order), shape and order with the bytes
+    pinned = {"members": {"a": {"dtype": ["<i4"], "shape": [70000], "fortran_order": False, "sha256": want["a"]}},
+              "hash": "sha256"}
+    with pytest.raises(npzstream.PolicyError) as e:
+        npzstream.validate(savez(**arrays), policy={"members": {"a": {"sha256": want["a"]}}})
+    assert e.value.path == "members.a.sha256" and "dtype is missing" in e.value.message
     assert npzstream.validate(savez(True, **arrays), policy=pinned)
     arrays["a"] = arrays["a"].copy()
     arrays["a"][-1] += 1
