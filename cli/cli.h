@@ -78,6 +78,11 @@ npzs_parser *new_parser(const opts *o);
 npzs_parser *batch_parser(const opts *o);
 void parser_done(npzs_parser *p, const opts *o);
 void batch_end(void);
+/* Is a member's data read by more than the CRC-32: by the command (data: it reads the DATA and
+ * BLOB events, as extract writes them), or by the parser for --sha256 or a policy's value checks
+ * and hashes?  When it is not, the -j N helper keeps only each member's header
+ * (npzs_par_skip_data) and the rest of a regular file may be mapped (io.c, drive). */
+int data_read(const opts *o, int data);
 /* The -j N helper over p (data: the command reads the arrays' bytes), kept with p; NULL when its
  * workers cannot be made.  parser_free() releases a parser and its helper. */
 npzs_par *batch_helper(npzs_parser *p, const opts *o, int data);
@@ -165,7 +170,9 @@ int cli_open(const char *path, const char **label, char *err, size_t errlen);
  * accepted, 1 rejected, 2 I/O error (its text in err when err is given, else on stderr), out of
  * memory or fn() stopped. */
 /* data: 0 when the command reads no DATA or BLOB bytes (check, ls): with -j the workers then keep
- * only each member's header (npzs_par_skip_data) and no DATA or BLOB event comes. */
+ * only each member's header (npzs_par_skip_data) and no DATA or BLOB event comes, and the rest of
+ * a regular file may be mapped (data_read); 1 (extract): the file is read, and the bytes a DATA
+ * event points at are those every check read. */
 int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, event_fn fn, void *ctx, char *err,
           size_t errlen);
 /* Open FILE (or stdin) and make a parser with the options' limits; NULL (all released, the reason

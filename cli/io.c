@@ -124,7 +124,16 @@ int cli_read_loop_err(int fd, const char *prog, const char *label, uint64_t feed
  * one), and the rest of it is then mapped and pushed with npzs_par_stable_input: the helper holds
  * those bytes where they are, so the reading thread copies nothing and the scout reaches the next
  * members at once (bench/README.md).  Files with no such member are read as any input: their
- * memory is that of one thread.  The mapping stays until the helper's parser is reset or freed
+ * memory is that of one thread.
+ *
+ * Only where nothing but the CRC-32 reads a member's bytes (check and ls without --sha256 or a
+ * policy: !data_read).  A page of a private mapping nobody wrote follows the file, so a byte the
+ * parser reads twice can differ between the reads: a stored member's bytes are read in place by
+ * each check (the value checks, the CRC-32, the hash, each a pass of its own) and then by the
+ * command (extract writes them from the DATA events); over a file rewritten meanwhile, extract
+ * would write bytes the CRC-32 never covered, and check report a hash of bytes other than those
+ * it checked.  Read, each byte is copied once into memory of the process's own, and every check
+ * and the output see that copy.  The mapping stays until the helper's parser is reset or freed
  * (cli_unmap), since workers may still read it after the verdict.  A file that shrinks while it
  * is mapped raises SIGBUS on the pages past its new end: the handler maps zero pages there and
  * marks the file, which is then reported as an I/O failure (as a read error would be), whatever
@@ -293,7 +302,8 @@ int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, e
         return 2;
     }
     if (d.q && npzs_par_stable_input(d.q, 0) != 0) return 2; /* cannot happen: a new input */
-    return read_loop(fd, "npzstream", label, op->feed, drive_push, drive_eof, &d, err, errlen, d.q ? map_rest : NULL);
+    divert_fn divert = d.q && !data_read(op, data) ? map_rest : NULL;
+    return read_loop(fd, "npzstream", label, op->feed, drive_push, drive_eof, &d, err, errlen, divert);
 }
 
 npzs_parser *start(const char *path, const opts *op, const char **label, int *fd) {

@@ -38,9 +38,9 @@ static const char LIMITS_REST[] =
     "  --feed N              hand the parser at most N bytes per push (testing)\n"
     "  --inflate-threads N   inflate the deflated members of one archive on N worker threads while\n"
     "                        the stream goes on (at most 64; 0 and 1: none; -j N and --jobs N are\n"
-    "                        its former names); the verdict is the same as without (a regular\n"
-    "                        file is mapped once a worker started: one that changes size\n"
-    "                        meanwhile is an I/O error)\n"
+    "                        its former names); the verdict is the same as without (check and\n"
+    "                        ls without --sha256 or --policy map the rest of a regular file once\n"
+    "                        a worker started: one that changes size meanwhile is an I/O error)\n"
     "  --inflate-memory N    bytes those workers' members may hold at once (128Mi a worker;\n"
     "                        --jobs-memory is its former name)\n"
     "Your rules (README.md, \"Policies\"):\n"
@@ -312,13 +312,14 @@ void parser_done(npzs_parser *p, const opts *o) {
  * it from file to file (npzs_reset of the parser resets the helper), so its workers start once
  * for the batch, and only when a member is large enough to gain from one. */
 
+int data_read(const opts *o, int data) { return data || o->policy || o->sha256; }
+
 npzs_par *batch_helper(npzs_parser *p, const opts *o, int data) {
     if (kept_q && kept_q_p == p) return kept_q;
     uint64_t held = o->jobs_memory ? o->jobs_memory : (uint64_t)o->jobs << 27;
     npzs_par *q = npzs_par_new(p, o->jobs, held);
-    /* the workers keep only the headers unless the bytes are read: by the command, or by the
-     * parser itself for a policy's value checks and hashes */
-    if (q && !data && !o->policy && !o->sha256 && npzs_par_skip_data(q) != 0) {
+    /* the workers keep only the headers unless the bytes are read */
+    if (q && !data_read(o, data) && npzs_par_skip_data(q) != 0) {
         npzs_par_free(q);
         q = NULL;
     }

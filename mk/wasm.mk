@@ -6,8 +6,10 @@
 #   make test-wasm-browser  the demo page in headless Chromium (tests/wasm/test_browser.py)
 #   make bench-wasm         wasm size and speed against the native command (bench/wasm.py)
 # make test-all runs the two tests (tests/run_all.py, tier rest) after building what they need.
-# zlib is Debian's source of the zlib the native build links (wasm/zlib-source.sh, into
-# build/wasm/zlib); the library's sources but the parallel helper's (threads) and vlen's.
+# zlib is Debian's source of the zlib the native build links, or where the archive does not serve
+# it a later release with every fix it has, never one that lacks them unless WASM_ZLIB_ALLOW_OLD=1
+# (wasm/zlib-source.sh, into build/wasm/zlib); the library's sources but the parallel helper's
+# (threads) and vlen's.
 .DEFAULT_GOAL := all
 
 EMCC       ?= emcc

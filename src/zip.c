@@ -371,6 +371,22 @@ static npzs__rc member_begin(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     return NPZS__EVENT;
 }
 
+/* A record's fixed part, copied before any field of it is read.  The records whole in a push are
+ * read where they are, but each byte once: a caller whose memory changes under the parser (a
+ * file mapped while someone rewrites it: Python's npzstream.open, the command line's -j N) would
+ * otherwise have a length checked against the push in one read and used in another (a name
+ * copied past its buffer, an extra field read past the push).  The barrier keeps the compiler
+ * from reading the fields from b again in place of the copy. */
+static void fixed_once(uint8_t *fix, const uint8_t *b, size_t n) {
+#if defined(__GNUC__) || defined(__clang__)
+    memcpy(fix, b, n);
+    __asm__ __volatile__("" : : "r"(fix) : "memory");
+#else
+    const volatile uint8_t *v = b;
+    for (size_t i = 0; i < n; i++) fix[i] = v[i];
+#endif
+}
+
 /* A local header whose 30 bytes, name and extra field are all in the push (the common case): the
  * states from ZIP_LFH to ZIP_MEMBER_BEGIN in one step, with their checks in their order, the push
  * taken as far as they take it, and the bytes read where they are (no staging).  NPZS__NOT_TAKEN
@@ -379,8 +395,10 @@ static npzs__rc lfh_whole(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     size_t avail = in->size - in->pos;
     if (avail < LFH_SIZE) return NPZS__NOT_TAKEN; /* (an empty push may have no buffer at all) */
     const uint8_t *b = (const uint8_t *)in->src + in->pos;
-    if (npzs__le32(b) != SIG_LFH) return NPZS__NOT_TAKEN;
-    size_t n = npzs__le16(b + 26), x = npzs__le16(b + 28);
+    uint8_t fix[LFH_SIZE]; /* the fixed part read once: see fixed_once */
+    fixed_once(fix, b, LFH_SIZE);
+    if (npzs__le32(fix) != SIG_LFH) return NPZS__NOT_TAKEN;
+    size_t n = npzs__le16(fix + 26), x = npzs__le16(fix + 28);
     if (avail - LFH_SIZE < n + x) return NPZS__NOT_TAKEN;
     p->rec_off = npzs__here(p);
     p->cur = p->members;
@@ -391,7 +409,7 @@ static npzs__rc lfh_whole(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     NPZS_VISIT(p, NPZS_S_ZIP_LFH_EXTRA);
     NPZS_VISIT(p, NPZS_S_ZIP_MEMBER_BEGIN);
     in->pos += LFH_SIZE;
-    if (lfh_fixed(p, b) < 0) return NPZS__ERROR;
+    if (lfh_fixed(p, fix) < 0) return NPZS__ERROR;
     memcpy(p->kept.name, b + LFH_SIZE, n); /* staged: error messages name the member */
     p->lfh.name_ready = 1;
     in->pos += n + x;
@@ -601,8 +619,10 @@ static npzs__rc cdh_whole(npzs_parser *p, npzs_in *in, size_t pending) {
     size_t avail = in->size - in->pos;
     if (avail < CDH_SIZE) return NPZS__NOT_TAKEN;
     const uint8_t *b = (const uint8_t *)in->src + in->pos;
-    if (npzs__le32(b) != SIG_CDH) return NPZS__NOT_TAKEN;
-    size_t n = npzs__le16(b + 28), x = npzs__le16(b + 30), k = npzs__le16(b + 32);
+    uint8_t fix[CDH_SIZE]; /* the fixed part read once: see fixed_once */
+    fixed_once(fix, b, CDH_SIZE);
+    if (npzs__le32(fix) != SIG_CDH) return NPZS__NOT_TAKEN;
+    size_t n = npzs__le16(fix + 28), x = npzs__le16(fix + 30), k = npzs__le16(fix + 32);
     if (avail - CDH_SIZE < n + x + k) return NPZS__NOT_TAKEN;
     p->rec_off = npzs__here(p);
     if (tail_reserve(p, pending + 64) < 0) return NPZS__ERROR;
@@ -612,7 +632,7 @@ static npzs__rc cdh_whole(npzs_parser *p, npzs_in *in, size_t pending) {
     NPZS_VISIT(p, NPZS_S_ZIP_CDH_EXTRA);
     NPZS_VISIT(p, NPZS_S_ZIP_CDH_COMMENT);
     in->pos += CDH_SIZE;
-    if (cdh_fixed(p, b) < 0 || tail_reserve(p, pending + CDH_SIZE + n + x + k) < 0) return NPZS__ERROR;
+    if (cdh_fixed(p, fix) < 0 || tail_reserve(p, pending + CDH_SIZE + n + x + k) < 0) return NPZS__ERROR;
     in->pos += n;
     if (cdh_name(p, b + CDH_SIZE) < 0) return NPZS__ERROR;
     in->pos += x;

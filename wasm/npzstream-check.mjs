@@ -44,6 +44,28 @@ function write(fd, s) {
     }
 }
 
+/* The arguments as bytes: Node decodes its command line as UTF-8, turning a name that is not
+ * (a file called caf\xe9.npz) into another name (caf\ufffd.npz), which may be another file.  On
+ * Linux /proc/self/cmdline has them as they were given; its last arguments are the command's,
+ * each of which decodes to the string Node gives (else the strings are all there is). */
+function rawArgs(args) {
+    let raw;
+    try {
+        raw = fs.readFileSync('/proc/self/cmdline');
+    } catch {
+        return args.map((s) => Buffer.from(s, 'utf8'));
+    }
+    const parts = [];
+    for (let at = 0; at < raw.length;) {
+        const end = raw.indexOf(0, at);
+        parts.push(raw.subarray(at, end < 0 ? raw.length : end));
+        at = end < 0 ? raw.length : end + 1;
+    }
+    const mine = parts.slice(parts.length - args.length);
+    const same = parts.length >= args.length && mine.every((b, i) => new TextDecoder().decode(b) === args[i]);
+    return same ? mine : args.map((s) => Buffer.from(s, 'utf8'));
+}
+
 function usageError(msg) {
     write(2, `npzstream: ${msg}\n`);
     process.exit(2);
@@ -51,10 +73,11 @@ function usageError(msg) {
 
 function parseArgs(argv) {
     const a = {json: false, sequence: false, feed: 0, limits: {}, policy: null, files: []};
+    const raw = rawArgs(argv);
     let only = false;
     for (let i = 0; i < argv.length; i++) {
         const s = argv[i];
-        if (only || s[0] !== '-' || s === '-') { a.files.push(s); continue; }
+        if (only || s[0] !== '-' || s === '-') { a.files.push({name: s, bytes: raw[i]}); continue; }
         if (s === '--') { only = true; continue; }
         if (s === '--json') { a.json = true; continue; }
         if (s === '--sequence') { a.sequence = true; continue; }
@@ -72,12 +95,12 @@ function parseArgs(argv) {
             if (!val) usageError('--policy needs a file (JSON, README.md "Policies")');
             let text;
             try {
-                text = fs.readFileSync(val);
+                text = fs.readFileSync(eq > 0 ? raw[i].subarray(eq + 1) : raw[i]); /* the name's bytes */
             } catch (e) {
                 usageError(`--policy ${val}: ${STRERROR[e.code] || e.message}`);
             }
             if (text.length > (1 << 20)) usageError(`--policy ${val}: larger than 1 MiB`);
-            a.policy = text.toString('utf8');
+            a.policy = new Uint8Array(text.buffer, text.byteOffset, text.length); /* its bytes, as the native command reads them */
             a.policyPath = val;
             continue;
         }
@@ -91,7 +114,7 @@ function parseArgs(argv) {
         else if (!WIDE.has(flag) && v > 0xffffffffn) usageError(`${flag} ${v}: too large (at most 4294967295)`); /* never clamped */
         else a.limits[LIMITS[flag]] = v;
     }
-    if (!a.files.length) a.files.push('-');
+    if (!a.files.length) a.files.push({name: '-', bytes: Buffer.from('-')});
     return a;
 }
 
@@ -137,14 +160,16 @@ async function checkStdin(a) {
     return report(r || v.finish());
 }
 
+/* path: {name, bytes}: the file opened by its bytes; the label in the report is its bytes too (the
+ * library's text says them as the native command does), name in messages of this file's own. */
 function checkFile(a, path, buf) {
     let fd;
     try {
-        fd = fs.openSync(path, 'r');
+        fd = fs.openSync(path.bytes, 'r');
     } catch (e) {
-        return ioFailure(a, path, STRERROR[e.code] || e.message);
+        return ioFailure(a, path.name, STRERROR[e.code] || e.message);
     }
-    const v = validator(a, path);
+    const v = validator(a, path.bytes);
     let r = null;
     try {
         if (!a.feed) {
@@ -159,7 +184,7 @@ function checkFile(a, path, buf) {
         }
     } catch (e) {
         v.close();
-        return ioFailure(a, path, `read: ${STRERROR[e.code] || e.message}`);
+        return ioFailure(a, path.name, `read: ${STRERROR[e.code] || e.message}`);
     } finally {
         fs.closeSync(fd);
     }
@@ -177,7 +202,7 @@ async function main() {
     validator(a, '-').close(); /* the options' faults first, as the native command finds them */
     const buf = Buffer.allocUnsafe(READ_SIZE);
     let status = 0;
-    for (const f of a.files) status = Math.max(status, f === '-' ? await checkStdin(a) : checkFile(a, f, buf));
+    for (const f of a.files) status = Math.max(status, f.name === '-' ? await checkStdin(a) : checkFile(a, f, buf));
     return status;
 }
 

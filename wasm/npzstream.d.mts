@@ -22,16 +22,19 @@ export interface Limits {
 
 export interface ValidatorOptions {
     limits?: Limits;
-    /** A policy (README.md, "Policies"): its JSON text, or the same structure as an object. */
-    policy?: string | object | null;
+    /** A policy (README.md, "Policies"): its bytes (as read from a file: the library reads them as
+     * the native command does, invalid UTF-8, a BOM or NUL refused alike), its JSON text (a
+     * well-formed string: one with a lone surrogate is a TypeError), or the same structure as an
+     * object. */
+    policy?: Uint8Array | ArrayBuffer | ArrayBufferView | string | object | null;
     /** SHA-256 of every member: not in the wasm build (UnsupportedError, rule CALL.hash). */
     hash?: boolean;
     /** .npy arrays back to back on one stream (repeated np.save; the CLI's --sequence). */
     sequence?: boolean;
     /** The text of `npzstream check FILE` (report.text) instead of the JSON object. */
     text?: boolean;
-    /** The file's name in that text ("-" by default). */
-    label?: string;
+    /** The file's name in that text ("-" by default): a string, or its bytes as the file system has them. */
+    label?: string | Uint8Array;
 }
 
 export interface Progress {

@@ -48,22 +48,37 @@ export class UnsupportedError extends Error {
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-function cstring(m, s) {
-    const b = encoder.encode(s);
-    const p = m._malloc(b.length + 1);
-    if (!p) throw new Error('npzstream: out of memory');
-    m.HEAPU8.set(b, p);
-    m.HEAPU8[p + b.length] = 0;
-    return [p, b.length];
+/* A policy's bytes, as the library's compiler takes them (it reads UTF-8 itself, and refuses what
+ * the native command refuses: invalid UTF-8, a BOM, NUL, ...): bytes as they are (a file's
+ * contents: never decoded here), a string as UTF-8, an object as its JSON text.  A string that is
+ * not well-formed Unicode (a lone surrogate) has no UTF-8 form: refused, never replaced. */
+function policyBytes(policy) {
+    if (policy instanceof Uint8Array) return policy;
+    if (policy instanceof ArrayBuffer) return new Uint8Array(policy);
+    if (ArrayBuffer.isView(policy)) return new Uint8Array(policy.buffer, policy.byteOffset, policy.byteLength);
+    const text = typeof policy === 'string' ? policy : JSON.stringify(policy);
+    if (typeof text !== 'string') throw new TypeError('npzstream: a policy is its JSON text (bytes or a string) or an object');
+    if (/\p{Surrogate}/u.test(text))
+        throw new TypeError('npzstream: the policy text has a lone surrogate (not Unicode): give its bytes, or a well-formed string');
+    return encoder.encode(text);
 }
 
-function withCString(m, s, fn) {
-    const [p, n] = cstring(m, s);
+/* fn(pointer, length) over a copy of the bytes b in the wasm's memory, NUL-terminated (a C string
+ * when b has no NUL), freed after. */
+function withBytes(m, b, fn) {
+    const p = m._malloc(b.length + 1);
+    if (!p) throw new Error('npzstream: out of memory');
     try {
-        return fn(p, n);
+        m.HEAPU8.set(b, p);
+        m.HEAPU8[p + b.length] = 0;
+        return fn(p, b.length);
     } finally {
         m._free(p);
     }
+}
+
+function withCString(m, s, fn) {
+    return withBytes(m, encoder.encode(s), fn);
 }
 
 /* A size as the command line takes it: digits, then nothing or one suffix of K M G T P E (powers
@@ -97,11 +112,14 @@ const live = typeof FinalizationRegistry === 'function' ? new FinalizationRegist
  * finish() declares the end of the input and returns the report.  Options:
  *   limits: {max_total_bytes: '512Mi', max_members: 100, lenient_npy_trailing: true, ...} (the
  *           fields of npzs_limits, as the Python package names them; sizes as the CLI takes them)
- *   policy: a policy, as a JSON string or an object (README.md, "Policies")
+ *   policy: a policy (README.md, "Policies"): its bytes (a Uint8Array, as read from a file: the
+ *           library reads them as the native command does), its text (a well-formed string), or
+ *           an object
  *   hash:   true asks for SHA-256: refused here (UnsupportedError), the wasm build has none
  *   sequence: true reads .npy arrays back to back (repeated np.save to one stream; --sequence)
  *   text:   true gives the text of `npzstream check FILE` (report.text) instead of the JSON
- *   label:  the file's name in that text ("-" by default) */
+ *   label:  the file's name in that text ("-" by default): a string, or its bytes as the file
+ *           system has them (said as the native command says them) */
 export class Validator {
     static async create(options = {}) {
         await ready();
@@ -125,15 +143,15 @@ export class Validator {
                 if (rc !== 0) throw Object.assign(new RangeError(`npzstream: ${k} ${v}: out of the field's range`), {field: k});
             }
             if (options.policy !== undefined && options.policy !== null) {
-                const text = typeof options.policy === 'string' ? options.policy : JSON.stringify(options.policy);
-                if (withCString(m, text, (p, n) => m._nzs_policy(h, p, n)) !== 0) {
+                if (withBytes(m, policyBytes(options.policy), (p, n) => m._nzs_policy(h, p, n)) !== 0) {
                     const fault = readText(m, h);
                     throw fault ? new PolicyError(JSON.parse(fault)) : new Error('npzstream: out of memory');
                 }
             }
             this.#text = !!options.text;
             const flags = (this.#text ? 1 : 0) | (options.hash ? 2 : 0) | (options.sequence ? 4 : 0);
-            const rc = withCString(m, options.label ?? '-', (lp) => m._nzs_start(h, flags, lp));
+            const label = options.label ?? '-';
+            const rc = withBytes(m, typeof label === 'string' ? encoder.encode(label) : bytesOf(label), (lp) => m._nzs_start(h, flags, lp));
             if (rc === -1) {
                 const bad = readText(m, h);
                 throw Object.assign(new RangeError(bad ? `npzstream: ${bad}: out of the range the library accepts`

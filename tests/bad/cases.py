@@ -12,9 +12,11 @@ our best reading of the offset convention (listed in README.md).
 Run it directly to list the cases:  /usr/bin/python3 tests/bad/cases.py [--numpy]
 (--numpy also loads every case with NumPy and checks the `strict` marks.)
 """
+import io
 import os
 import struct
 import sys
+import zipfile
 import zlib
 from collections import namedtuple
 
@@ -24,6 +26,17 @@ from zipbuild import (MAGIC, FF32, Member, build_zip, cdh_bytes, deflate, dd_byt
                       z64eocd_bytes, z64loc_bytes)
 
 Case = namedtuple("Case", "name data code offset args strict ambig sees")
+
+
+def zstd_raw_frame(content):
+    """A Zstandard frame (RFC 8878) holding content in raw blocks: the magic, a frame header with
+    the single-segment flag and an 8-byte content size, then blocks of at most 128 KiB, the last
+    one marked."""
+    out = b"\x28\xb5\x2f\xfd" + bytes([0xE0]) + struct.pack("<Q", len(content))
+    chunks = [content[i:i + (128 << 10)] for i in range(0, len(content), 128 << 10)] or [b""]
+    for k, c in enumerate(chunks):
+        out += struct.pack("<I", (len(c) << 3) | (k == len(chunks) - 1))[:3] + c
+    return out
 
 
 def C(name, data, code, offset, args=(), strict=None, ambig=None, sees=None):
@@ -413,6 +426,15 @@ def npz_cases():
     for meth in (1, 9, 12, 14, 93, 99):
         b, L = Z([Member("a.npy", CA, meth, data=CA)])
         add(C("npz-method-%d" % meth, b, "zip_unsupported", L.m[0]["lfh"]))
+    # the methods zipfile reads, with data it reads: bzip2 (12) and LZMA (14) since CPython 3.3
+    # (np.load loads them), Zstandard (93) since 3.14 (3.11 to 3.13 raise NotImplementedError)
+    for meth in (12, 14):
+        bio = io.BytesIO()
+        with zipfile.ZipFile(bio, "w") as z:
+            z.writestr(zipfile.ZipInfo("a.npy", (1980, 1, 1, 0, 0, 0)), CA, compress_type=meth)  # a fixed date: the same bytes
+        add(C("npz-method-%d-readable" % meth, bio.getvalue(), "zip_unsupported", 0, strict="S-ZIP-FEATURES"))
+    b, L = Z([Member("a.npy", CA, 93, data=zstd_raw_frame(CA))])
+    add(C("npz-method-93-readable", b, "zip_unsupported", L.m[0]["lfh"]))
     b, L = Z([Member("a.npy", b"\xff" * 40, 0, lfh_method=8)])
     add(C("npz-a1-method-lfh8-cd0", b, "inflate", L.m[0]["data"], strict="S-ZIP-LOCAL"))
     b, L = Z([Member("a.npy", CA, 0, cd_method=8)])

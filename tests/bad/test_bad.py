@@ -159,6 +159,21 @@ def main():
         if "| " + rule + " |" not in sec:
             failed += 1
             print("FAIL strict rule %s is not documented in SECURITY.md" % rule)
+    # the compression methods some zipfile reads are named where the method rule is explained: in
+    # its message (npzstream explain, the man page's RULES) and in SECURITY.md's row, with the
+    # CPython that reads each
+    r = subprocess.run([a.bin, "explain", "S-ZIP-FEATURES.method"], capture_output=True, text=True)
+    row = [l for l in sec.splitlines() if l.startswith("| S-ZIP-FEATURES |")]
+    for what, text, words in (("npzstream explain S-ZIP-FEATURES.method", r.stdout, ("bzip2 12", "LZMA 14", "Zstandard 93")),
+                              ("SECURITY.md's S-ZIP-FEATURES row", row[0] if row else "",
+                               ("bzip2 (12)", "LZMA (14)", "CPython 3.3", "Zstandard (93)", "CPython 3.14",
+                                "npz-method-93-readable"))):
+        missing = [w for w in words if w not in text]
+        if missing:
+            failed += 1
+            print("FAIL %s does not name %s" % (what, ", ".join(missing)))
+        else:
+            passed += 1
     # NumPy differential (expected verdicts only; independent of the CLI): a case we accept must
     # load in NumPy; a case NumPy accepts may be rejected only under a documented strict rule.
     warnings = 0

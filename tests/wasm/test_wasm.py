@@ -195,10 +195,67 @@ def test_command(binary, wasm, files, tmp):
     ok(rc == 2 and "SHA-256" in err and out == "", "a policy pinning hashes: refused, exit 2", err)
 
 
+# policies whose bytes are not plain UTF-8 JSON: the command must read them as the native one does
+# (their bytes to the library's compiler, no decoding on the way: U+FFFD in place of a bad byte
+# would turn a refused policy into another, accepted one)
+POLICY_BYTES = {
+    "invalid-utf8-in-string": b'{"members": {"w\xff": {"dtype": ["float32"]}}}',
+    "invalid-utf8-outside": b'{"members": {}}\xff',
+    "bom": b'\xef\xbb\xbf{"members": {}}',
+    "nul-in-string": b'{"members": {"w\x00": {"dtype": ["float32"]}}}',
+    "nul-after": b'{"members": {}}\x00',
+    "overlong-slash": b'{"members": {"\xc0\xaf": {}}}',
+    "overlong-quote": b'{"members": {\xc0\xa2w": {}}}',
+    "surrogate-bytes": b'{"members": {"\xed\xa0\x80": {}}}',
+    "lone-surrogate-escape": b'{"members": {"\\ud800": {}}}',
+    "lone-low-surrogate-escape": b'{"members": {"\\udc00w": {}}}',
+    "surrogate-pair-escape": b'{"members": {"\\ud83d\\ude00": {}}}',
+    "valid-non-ascii": '{"members": {"\u00e9": {}}}'.encode(),
+    "latin1-name": b'{"members": {"caf\xe9": {}}}',
+}
+
+
+def test_policy_bytes(binary, wasm, tmp):
+    """Each policy of POLICY_BYTES: npzstream-check.mjs --policy FILE gives what npzstream check
+    --policy FILE gives, stdout, stderr and exit status; and a file whose name is not UTF-8 is
+    opened by its bytes (Node decodes its arguments as UTF-8: the name would be another)."""
+    good = os.path.join(ROOT, "corpus", "peers", "whisper", "mel_filters.npz")
+    refused = 0
+    for name, data in POLICY_BYTES.items():
+        path = os.path.join(tmp, "policy-%s.json" % name)
+        with open(path, "wb") as f:
+            f.write(data)
+        n = subprocess.run([binary, "check", "--policy", path, good], capture_output=True, cwd=ROOT)
+        w = subprocess.run(["node", os.path.join(wasm, "npzstream-check.mjs"), "--policy", path, good],
+                           capture_output=True, cwd=ROOT, timeout=120)
+        refused += n.returncode == 2
+        ok(w.returncode == n.returncode and w.stdout == n.stdout and w.stderr == n.stderr,
+           "a policy %s: npzstream-check.mjs as native (exit %d)" % (name, n.returncode),
+           "wasm exit %d %r %r; native %r %r" % (w.returncode, w.stdout[-300:], w.stderr[-300:], n.stdout[-300:],
+                                                n.stderr[-300:]))
+    ok(refused >= 5, "the native command refuses %d of the %d policies (the test tests refusals)" % (refused, len(POLICY_BYTES)))
+    # a file name that is not UTF-8, and one that is the U+FFFD Node would make of it
+    data = open(good, "rb").read()
+    raw, decoy = os.path.join(os.fsencode(tmp), b"m\xe9l.npz"), os.path.join(tmp, "m\ufffdl.npz")
+    for p, d in ((raw, data), (decoy, data[:100])):
+        with open(p, "wb") as f:
+            f.write(d)
+    for args in (["--json"], []):
+        n = subprocess.run([binary, "check"] + [a.encode() for a in args] + [raw], capture_output=True)
+        w = subprocess.run([b"node", os.path.join(wasm, "npzstream-check.mjs").encode()] + [a.encode() for a in args] + [raw],
+                           capture_output=True, timeout=120)
+        ok(n.returncode == 0 and w.returncode == n.returncode and w.stdout == n.stdout,
+           "npzstream-check.mjs %s on a name that is not UTF-8: the file itself, as native" % " ".join(args),
+           "wasm exit %d %r; native exit %d %r" % (w.returncode, w.stdout[-300:], n.returncode, n.stdout[-300:]))
+
+
 API_SCRIPT = r"""
 const {validate, Validator, PolicyError, UnsupportedError, ruleHint, ruleMessage, version, memoryBytes,
        sha256Available} = await import(process.argv[2]);
 const out = {};
+for (const [k, p] of [['bytes', new Uint8Array([0x7b, 0x7d, 0xff])], ['surrogate', '{"members": {"\ud800": {}}}'],
+                      ['fine', new TextEncoder().encode('{"members": {}}')]]) {
+  try { await Validator.create({policy: p}); out[k] = 'accepted'; } catch (e) { out[k] = e.name; } }
 try { await Validator.create({policy: '{"members": 3}'}); } catch (e) {
   out.policy = {name: e.name, isPolicyError: e instanceof PolicyError, line: e.line, column: e.column, path: e.path}; }
 try { await Validator.create({limits: {max_sides: 1}}); } catch (e) { out.unknown = e.name; }
@@ -240,6 +297,9 @@ def test_api(wasm, tmp, binary):
     p = o.get("policy", {})
     ok(p.get("isPolicyError") and p.get("line") == 1 and p.get("column") and p.get("path") == "members",
        "a malformed policy: PolicyError with line, column and path", str(p))
+    ok(o.get("bytes") == "PolicyError" and o.get("surrogate") == "TypeError" and o.get("fine") == "accepted",
+       "a policy as bytes is compiled as given (invalid UTF-8 refused); a string with a lone surrogate is a TypeError",
+       "%r %r %r" % (o.get("bytes"), o.get("surrogate"), o.get("fine")))
     ok(o.get("unknown") == "RangeError", "an unknown limit: RangeError")
     ok(o.get("zero", [""])[0] == "RangeError" and "max_fields" in o["zero"][1], "max_fields 0: RangeError naming it")
     h = o.get("hash", {})
@@ -292,11 +352,16 @@ def main():
             return 0
         ok(False, "%s/npzstream.mjs exists (make wasm)" % a.wasm)
         return T.summary()
+    # the wasm's zlib: the native one's source, or one wasm/zlib-source.sh took for a reason it
+    # wrote down that is not a lack of fixes (WASM_ZLIB_ALLOW_OLD=1 asks for that, and says so)
     stamp = os.path.join(wasm, "zlib", ".npzs-version")
-    if os.path.exists(stamp):
+    if ok(os.path.exists(stamp), "%s says which zlib the wasm has" % stamp):
         v = dict(l.split(" ", 1) for l in open(stamp).read().split("\n") if " " in l)
         print("wasm: zlib %s (the native build's: %s)%s" % (v.get("source"), v.get("native"),
-              "" if v.get("source") == v.get("native") else ": WARNING, not the same Debian version (wasm/zlib-source.sh)"))
+              "" if v.get("source") == v.get("native") else ": " + v.get("why", "(no reason given)")))
+        old = v.get("why", "").startswith("WASM_ZLIB_ALLOW_OLD")
+        ok(v.get("source") == v.get("native") or ("why" in v and (not old or os.environ.get("WASM_ZLIB_ALLOW_OLD") == "1")),
+           "the wasm's zlib (%s) has the fixes of the native one (%s)" % (v.get("source"), v.get("native")), v.get("why", ""))
     files = inputs(a.quick)
     peers = [f for f, _ in files if os.sep + "peers" + os.sep in f]
     vectors = [f for f, _ in files if f.endswith(".bin")]
@@ -306,6 +371,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="npzs-wasm-") as tmp:
         test_module(binary, wasm, files, tmp)
         test_command(binary, wasm, files, tmp)
+        test_policy_bytes(binary, wasm, tmp)
         test_api(wasm, tmp, binary)
         test_types(wasm, tmp)
     return T.summary()
