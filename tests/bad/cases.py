@@ -1005,6 +1005,8 @@ POLICIES = {
     "pinned": {"array": {"sha256": "0" * 64}},
     "pinned-ok": {"array": {"sha256": "34fb5c825de7ca4aea6e712f19d439c1da0c92c37b423936c5f618545ca4fa1f"}},
     "required-npy": {"members": {"w": {}}},
+    "no-others": {"allow_other_members": False},
+    "bidi-key": {"members": {"x\u202ey\n": {}}},
 }
 
 
@@ -1151,6 +1153,19 @@ def policy_cases():
     add(C("pol-sha256", good_npy(), "policy", hl + 8, P("pinned")))
     add(A("acc-pol-sha256", good_npy(), P("pinned-ok")))
     add(C("pol-sha256-empty", good_npy(b"", shape="(0,)"), "policy", hl, P("pinned")))
+    # names in the words of a violation: cut at 64 bytes of text on a character's end, the
+    # characters no text output shows as they are escaped (the detail; the native and the wasm
+    # command print these alike, tests/wasm)
+    for nm, key in (("name-cut-2byte", "a" * 63 + "\u00e9"), ("name-cut-4byte", "a" * 62 + "\U0001f600"),
+                    ("name-bidi", "x\u202ey\u2066z")):
+        b, L = Z([Member(key + ".npy", CA, flags=0x800)])
+        add(C("pol-members-" + nm, b, "policy", L.m[0]["lfh"], P("no-others")))
+        add(A("acc-npz-" + nm, b))
+    b, L = Z([Member("a.npy", CA)])
+    add(C("pol-required-key-bidi", b, "policy", L.cd[0], P("bidi-key")))
+    # field names NumPy writes with escapes: a lone surrogate, a bidi control, an escape character
+    add(A("acc-npy-field-surrogate", npy(canon(descr="[('\\ud800', '<i4')]"), I4x2)))
+    add(A("acc-npy-field-bidi-control", npy(canon(descr="[('a\\u202eb\\x1b', '<i4')]"), I4x2)))
     return out
 
 
