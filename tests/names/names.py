@@ -12,8 +12,6 @@ import random
 import warnings
 import zipfile
 
-import numpy as np
-
 ASCII = "abcxyzABC019_-. /"
 QUOTES = "'\"\\"
 C0 = "\x01\x07\t\n\r\x1b\x7f"
@@ -36,7 +34,8 @@ def pick(rng, alphabet, n):
 def name_of(rng, nbytes, surrogates=False, c0=True):
     """A random name of exactly nbytes bytes of UTF-8 (surrogates: 3 bytes each, as NumPy's field
     names may hold them; c0: C0 controls, DEL and backslashes too)."""
-    pools = [ASCII, QUOTES if c0 else "'\"", C1, BIDI, SEPS, WIDE] + ([C0] if c0 else []) + ([SURROGATES] if surrogates else [])
+    pools = [ASCII, QUOTES if c0 else "'\"", C1, BIDI, SEPS, WIDE]
+    pools += ([C0] if c0 else []) + ([SURROGATES] if surrogates else [])
     out, size = [], 0
     while size < nbytes:
         c = rng.choice(rng.choice(pools))
@@ -88,6 +87,7 @@ def policy_keys(seed, n=60):
 # ---- files ---------------------------------------------------------------------------------------
 
 def npy_bytes(a):
+    import numpy as np  # here: tests/wasm/test_browser.py runs where NumPy may be missing
     bio = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # NumPy's note on format 3.0 (a field name beyond latin-1)
@@ -105,8 +105,15 @@ def npz_bytes(members):
     return bio.getvalue()
 
 
+def member_archive(key):
+    """The archive of one member, key + ".npy", of np.arange(3)."""
+    import numpy as np
+    return npz_bytes([(key + ".npy", np.arange(3))])
+
+
 def field_array(name):
     """A structured array with the field name (and a second field)."""
+    import numpy as np
     other = "other" if name != "other" else "else"
     a = np.zeros(3, dtype=[(name, "<i2"), (other, "u1")])
     a[other] = [1, 2, 3]
@@ -116,6 +123,7 @@ def field_array(name):
 def np_load(data):
     """What np.load(allow_pickle=False) makes of the bytes: None when it refuses them; else an
     ndarray (a .npy) or {key: ndarray or bytes}, every member read."""
+    import numpy as np
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -175,7 +183,7 @@ def in_words(name, quote=True):
     when cut."""
     out, size = [], 0
     us = units(name, "\\'" if quote else "\\")
-    for i, u in enumerate(us):
+    for u in us:
         k = len(u.encode("utf-8"))
         if size + k > WORDS_MAX:
             out.append("...")

@@ -14,14 +14,18 @@ bytes of text, cut on a character's end.
 usage: /usr/bin/python3 tests/names/test_names.py --bin build/npzstream [--quick] [--seed N]
 Seeded (the seed is printed; a failure names it); a few seconds.  Last line: `names: N passed, M failed`.
 """
-import argparse, json, os, subprocess, sys, tempfile
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from common import Tally  # noqa: E402
 import names as N  # noqa: E402
-import numpy as np  # noqa: E402
 
 T = Tally("names")
 ok = T.ok
@@ -58,7 +62,7 @@ def expect(key, truth):
 def members(binary, tmp, keys):
     files, want = [], []
     for i, key in enumerate(keys):
-        data = N.npz_bytes([(key + ".npy", np.arange(3))])
+        data = N.member_archive(key)
         path = os.path.join(tmp, "m%03d.npz" % i)
         with open(path, "wb") as f:
             f.write(data)
@@ -95,7 +99,7 @@ def members(binary, tmp, keys):
         rc, out, err = run(binary, cmd + files)
         clean(" ".join(cmd) + " (text)", out + err)
         lines = out.split("\n")
-        for path, key, (acc, rule) in zip(files, keys, want):
+        for path, key, (acc, _) in zip(files, keys, want):
             what = "%s (text) %r" % (" ".join(cmd[:2]), key)
             shown = N.text(key + ".npy")
             if cmd == ["check"]:
@@ -108,7 +112,8 @@ def members(binary, tmp, keys):
                         "member the policy lists [POLICY.members]" % (shown, N.in_words(key))) if acc else "REJECTED"
             ok(any(good in ln for ln in lines), what + ": the line", good[:200])
         if cmd[0] == "check":  # two lines a file: its member and its verdict, or its rejection and hint
-            ok(len(lines) == 2 * len(files) + 1, "%s (text): %d lines for %d files" % (" ".join(cmd), len(lines), len(files)))
+            ok(len(lines) == 2 * len(files) + 1,
+               "%s (text): %d lines for %d files" % (" ".join(cmd), len(lines), len(files)))
     # trace: the names as JSON strings, nothing raw
     for path, key in list(zip(files, keys))[::9]:
         rc, out, err = run(binary, ["trace", path])
@@ -189,7 +194,7 @@ def messages(binary, tmp):
        repr(err))
     rc, out, err = run(binary, ["check", "--json", path])
     ok(rc == 2 and json.loads(out)["error"]["code"] == "io" and not N.raw_hidden(out + err), "check --json: io", out + err)
-    data = N.npz_bytes([("w\u202e.npy", np.arange(3))])
+    data = N.member_archive("w\u202e")
     with open(os.path.join(tmp, "odd.npz"), "wb") as f:
         f.write(data)
     rc, out, err = run(binary, ["extract", odd, os.path.join(tmp, "odd.npz")])

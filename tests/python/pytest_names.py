@@ -61,7 +61,7 @@ def archives(tmp_path_factory):
     d = tmp_path_factory.mktemp("names")
     out = []
     for i, key in enumerate(N.member_names(SEED)):
-        data = N.npz_bytes([(key + ".npy", np.arange(3))])
+        data = N.member_archive(key)
         path = str(d / ("m%03d.npz" % i))
         with open(path, "wb") as f:
             f.write(data)
