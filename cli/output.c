@@ -75,11 +75,10 @@ void wb_fmt(wbuf *w, const char *fmt, ...) {
 }
 
 /* Length of the strict UTF-8 sequence starting at u[i] (no overlongs, no surrogates,
- * nothing above U+10FFFF), or 0 when the bytes there are not one. */
-static size_t utf8_seq(const unsigned char *u, size_t i, size_t n) {
-    uint32_t cp = 0;
-    size_t k = npzs_text_seq(u, i, n, &cp);
-    return cp >= 0xD800 && cp <= 0xDFFF ? 0 : k;
+ * nothing above U+10FFFF), *cp its code point; or 0 when the bytes there are not one. */
+static size_t utf8_seq(const unsigned char *u, size_t i, size_t n, uint32_t *cp) {
+    size_t k = npzs_text_seq(u, i, n, cp);
+    return k && *cp >= 0xD800 && *cp <= 0xDFFF ? 0 : k;
 }
 
 /* ---- writing straight into the buffer: a cursor o into f->b, after wb_room(f, n) made room for
@@ -144,9 +143,9 @@ static void put_hex(wbuf *f, const uint8_t *b, size_t n) { /* n <= 64 */
 
 /* A JSON string from raw bytes.  UTF-8 passes through but for the characters text.h hides
  * (controls, bidi controls, line separators), which are \u escapes: the JSON holds the same
- * string and shows nothing raw where it is printed.  A surrogate (a NumPy field name may hold
- * one) is its \u escape too, as Python's json.dumps writes it; a byte that is not UTF-8 is U+FFFD
- * (json_bytes adds the bytes themselves). */
+ * string and shows nothing raw where it is printed.  A byte that is not UTF-8 is U+FFFD
+ * (json_bytes adds the bytes themselves), a surrogate's three bytes too: strict JSON readers
+ * refuse a lone surrogate's escape (and only a name that is no UTF-8 could hold one here). */
 void json_str(wbuf *f, const char *s, size_t n) {
     const unsigned char *u = (const unsigned char *)s;
     wb_c(f, '"');
@@ -159,7 +158,7 @@ void json_str(wbuf *f, const char *s, size_t n) {
             continue;
         }
         uint32_t cp = 0;
-        size_t k = npzs_text_seq(u, i, n, &cp);
+        size_t k = utf8_seq(u, i, n, &cp);
         if (!k) {
             wb_s(f, "\\ufffd");
             k = 1;
@@ -179,7 +178,8 @@ void json_str(wbuf *f, const char *s, size_t n) {
 static int utf8_ok(const unsigned char *u, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (u[i] < 0x80) continue;
-        size_t k = utf8_seq(u, i, n);
+        uint32_t cp = 0;
+        size_t k = utf8_seq(u, i, n, &cp);
         if (!k) return 0;
         i += k - 1;
     }

@@ -15,6 +15,7 @@ usage: /usr/bin/python3 tests/names/test_names.py --bin build/npzstream [--quick
 Seeded (the seed is printed; a failure names it); a few seconds.  Last line: `names: N passed, M failed`.
 """
 import argparse
+import base64
 import json
 import os
 import subprocess
@@ -206,6 +207,23 @@ def messages(binary, tmp):
     rc, out, err = run(binary, ["extract", "--all", "-d", d, os.path.join(tmp, "odd.npz")])
     ok(rc == 2 and err == "npzstream: %s/%s exists (--force replaces it); nothing written\n" % (d, N.text("w\u202e.npy")),
        "extract --all: a member's file that exists", repr(err))
+    # names that are not UTF-8 (refused: S-ZIP-NAME.no-utf8-flag, S-ZIP-NAME.utf8): text shows their
+    # bytes as escapes (a surrogate's three as its \\u escape), JSON U+FFFD and the bytes in member_b64
+    for raw, flagged, shown, rule in ((b"\x82a.npy", "Xa.npy", "\\x82a.npy", "S-ZIP-NAME.no-utf8-flag"),
+                                      (b"\xed\xa0\x80\xed\xa0\x80a.npy", "\u00ff\u00ff\u00ffa.npy",
+                                       "\\ud800\\ud800a.npy", "S-ZIP-NAME.utf8")):
+        data = N.npz_bytes([(flagged, N.field_array("x"))])
+        assert data.count(flagged.encode()) == 2
+        p = os.path.join(tmp, "raw.npz")
+        with open(p, "wb") as f:
+            f.write(data.replace(flagged.encode(), raw))
+        rc, out, err = run(binary, ["check", p])
+        ok(rc == 1 and out.startswith("%s: REJECTED: bad_name at offset 0 (member %s): " % (p, shown)) and
+           ("[%s]" % rule) in out and not N.raw_hidden(out), "a name that is not UTF-8 (%r): text" % raw, repr(out))
+        rc, out, err = run(binary, ["check", "--json", p])
+        e = json.loads(out)["error"]
+        ok(e["member"] == raw.decode("utf-8", "replace") and base64.b64decode(e["member_b64"]) == raw and
+           e["rule"] == rule and "\\ud" not in out, "a name that is not UTF-8 (%r): JSON" % raw, out)
     vl = os.path.join(tmp, odd + ".bin")
     with open(vl, "wb") as f:
         f.write(b"\x01")
