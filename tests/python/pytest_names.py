@@ -210,3 +210,14 @@ def test_policy_keys(tmp_path):
             assert isinstance(e, npzstream.PolicyError), (what, e)
             assert e.path == "members.%s.dtype" % N.in_words(key, quote=False), (what, e.path)
             shown_clean(what, str(e), e.message)
+
+
+def test_titles():
+    """A field's title decodes as its name does: np.load's dtype, titles included."""
+    for title in N.field_names(SEED, 20):
+        name = "t" if title != "t" else "u"
+        data = N.npy_bytes(np.zeros(2, dtype=[((title, name), "<f4")]))
+        truth = N.np_load(data)
+        got = within("title %r" % title, npzstream.load, data)
+        assert isinstance(got, np.ndarray) and truth is not None and got.dtype == truth.dtype, (title, got)
+        assert got.dtype.fields[name][2] == title, (title, got.dtype.fields)
