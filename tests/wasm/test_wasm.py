@@ -157,7 +157,7 @@ def test_command(binary, wasm, files, tmp):
            "exit %d vs %d" % (rc, n.returncode))
     # I/O: a missing file and a directory among good ones; stderr too
     good = os.path.join(ROOT, "corpus", "peers", "whisper", "mel_filters.npz")
-    for names in (["nosuch.npz"], [good, "nosuch.npz", tmp, good], ["corpus/peers"]):
+    for names in (["nosuch.npz"], [good, "nosuch.npz", tmp, good], ["corpus/peers"], ["no\u202esuch\x1b\\.npz"]):
         want = [native(binary, [], p) for p in names]
         rc, out, err = run_check(wasm, ["--json"] + names)
         ok(out == "".join(w[1] for w in want) and err == "".join(w[2] for w in want) and rc == max(w[0] for w in want),
