@@ -698,13 +698,18 @@ static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
     return s->members ? 0 : -1;
 }
 
+/* The destination's exporter (s->out.obj) is not visited: the collector could then clear it before
+ * the stream, and a memoryview cleared while our export is held drops its buffer, after which
+ * our release (PyBuffer_Release, from the stream's tp_clear or dealloc) crashes in CPython's
+ * memoryview dealloc.  Unvisited, the reference counts as one from outside: the exporter lives on
+ * until the stream releases it (at the member's end, or when the stream's own cycle, through
+ * on_header, is cleared). */
 static int Stream_traverse(Stream *s, visitproc visit, void *arg) {
     Py_VISIT(s->on_header);
     Py_VISIT(s->policy);
     Py_VISIT(s->members);
     Py_VISIT(s->cur);
     Py_VISIT(s->blob);
-    if (s->have_out) Py_VISIT(s->out.obj);
     return 0;
 }
 
