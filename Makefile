@@ -39,7 +39,8 @@ SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflat
            src/zlocate.c src/crc.c src/crcfold.c src/vlen.c src/par.c src/pool.c src/parbuf.c src/scout.c src/json.c \
            src/policy.c src/values.c src/sha256.c
 HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h src/internal.h src/policy.h \
-           src/states.h src/rules.h src/base.h src/seam.h src/zrec.h src/par.h src/pool.h src/contract.h
+           src/states.h src/rules.h src/base.h src/seam.h src/zrec.h src/par.h src/pool.h src/contract.h \
+           src/text.h
 CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/output.c cli/cmd_check.c cli/cmd_ls.c cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c cli/cmd_refs.c
 B        = build
 

@@ -134,11 +134,17 @@ void wb_init(wbuf *w, FILE *f);
 void wb_flush(wbuf *w);
 void wb_c(wbuf *w, int c);
 void wb_fmt(wbuf *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void json_str(wbuf *f, const char *s, size_t n);   /* a JSON string literal (valid UTF-8 kept, U+FFFD for the rest) */
+void json_str(wbuf *f, const char *s, size_t n);   /* a JSON string literal (UTF-8 kept but hidden characters: \u escapes; U+FFFD for the rest) */
 /* "key": "display" for raw bytes, and when they are not valid UTF-8 "key_b64": their base64, so
  * that two different byte strings never give the same JSON (the contract's lossless scheme). */
 void json_bytes(wbuf *f, const char *key, const char *s, size_t n);
-void safe_str(wbuf *f, const char *s, size_t n);   /* bytes made printable for a terminal */
+/* Text output (src/text.h): bytes made printable for a terminal, every character that is not
+ * shown as it is (controls, bidi controls, line separators, surrogates), every byte that is not
+ * UTF-8 and a backslash written as an escape (\xHH, \uHHHH, \\). */
+void safe_str(wbuf *f, const char *s, size_t n);
+/* The library's words (messages, details, hints): the same, but a backslash stays as it is (a
+ * name in them is escaped already). */
+void safe_words(wbuf *f, const char *s, size_t n);
 /* The JSON object of an input (ext: ls's extra fields; file: a "file" key first, for JSON Lines) */
 void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext, const char *file);
 /* The object of an input that could not be opened or read: error.code "io" */
@@ -152,6 +158,9 @@ void text_verdict(wbuf *f, size_t members, int ok, npzs_format fmt, const npzs_p
 /* A rejection, once: "code at offset N (member M): message[: detail] [RULE]" then a hint line. */
 void text_rejection(wbuf *f, const npzs_parser *p);
 void error_line(const char *label, const npzs_parser *p);
+/* A line on stderr: "PROG: A[SEP B]" and the rest from fmt, the names A and B as text (safe_str). */
+void cli_say(const char *prog, const char *a, const char *sep, const char *b, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 /* A structured dtype as NumPy prints it ([('x', '<f4'), ('y', '<i2', (2,))]) into t (cap bytes,
  * cut with "..." when longer); the type string otherwise.  Returns the length. */
 size_t dtype_text(char *t, size_t cap, const npzs_array_info *a);

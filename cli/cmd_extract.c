@@ -195,7 +195,7 @@ static int begin_all(ex_ctx *c, const npzs_event *ev) {
     c->cur.tmp[0] = 0;
     c->cur.fd = openat(c->dirfd, fn, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (c->cur.fd < 0) {
-        fprintf(stderr, "npzstream: %s: %s\n", fn, strerror(errno));
+        cli_say("npzstream", fn, NULL, NULL, ": %s", strerror(errno));
         free(fn);
         return -1;
     }
@@ -266,8 +266,8 @@ static int commit_into(ex_ctx *c, int outfd, const char *dir, int force) {
     for (size_t i = 0; i < c->n; i++) {
         if (fstatat(outfd, c->names[i], &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         if (!force || S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "npzstream: %s/%s exists%s; nothing written\n", dir, c->names[i],
-                    S_ISDIR(st.st_mode) ? " and is a directory" : " (--force replaces it)");
+            cli_say("npzstream", dir, "/", c->names[i], " exists%s; nothing written",
+                S_ISDIR(st.st_mode) ? " and is a directory" : " (--force replaces it)");
             return 2;
         }
     }
@@ -291,7 +291,7 @@ static int commit_into(ex_ctx *c, int outfd, const char *dir, int force) {
         }
     }
     if (rc) { /* back: what was moved into DIR, then what was moved aside */
-        fprintf(stderr, "npzstream: %s/%s: %s; nothing written\n", dir, moved < c->n ? c->names[moved] : "", strerror(errno));
+        cli_say("npzstream", dir, "/", moved < c->n ? c->names[moved] : "", ": %s; nothing written", strerror(errno));
         while (moved-- > 0) {
             const char *nm = c->names[moved];
             char kept[4200];
@@ -475,13 +475,13 @@ static int extract_run(int argc, char **argv, opts *op) {
     if (p) status = drive(p, fd, label, op, 1, ex_cb, &c, NULL, 0);
     if (status == 0 && !c.all && c.state != 2) {
         if (npzs_format_of(p) == NPZS_FORMAT_NPY)
-            fprintf(stderr, "npzstream: %s: a plain .npy has no members: nothing to extract\n", label);
+            cli_say("npzstream", label, NULL, NULL, ": a plain .npy has no members: nothing to extract");
         else
-            fprintf(stderr, "npzstream: %s: %s: no such member\n", label, c.key);
+            cli_say("npzstream", label, ": ", c.key, ": no such member");
         status = 2;
     }
     if (status == 0 && c.all && npzs_format_of(p) == NPZS_FORMAT_NPY) {
-        fprintf(stderr, "npzstream: %s: a plain .npy has no members: nothing to extract\n", label);
+        cli_say("npzstream", label, NULL, NULL, ": a plain .npy has no members: nothing to extract");
         status = 2;
     }
     if (status == 1) error_line(label, p);

@@ -97,15 +97,20 @@ static void vl_print_text(const vl_out *o, const npzs_vlen_spec *sp, int ok, int
                           const char *where, const char *msg, const char *label) {
     wbuf w, *f = &w;
     wb_init(f, stdout); /* the element lines went out as they came (vl_push) */
+    safe_str(f, label, strlen(label)); /* a file's name: bytes from outside */
     if (ok) {
-        wb_fmt(f, "%s: ok (vlen %s ", label, sp->dtype);
+        wb_s(f, ": ok (vlen ");
+        safe_str(f, sp->dtype, strlen(sp->dtype));
+        wb_c(f, ' ');
         vl_shape(f, sp, 0, 1);
         wb_fmt(f, ", %zu element%s)\n", o->n, o->n == 1 ? "" : "s");
     } else {
-        wb_fmt(f, "%s: REJECTED: %s at offset %" PRIu64, label, npzs_vlen_error_name(code), off);
+        wb_fmt(f, ": REJECTED: %s at offset %" PRIu64, npzs_vlen_error_name(code), off);
         if (strcmp(where, "input") != 0) wb_fmt(f, " of --%s", where);
         if (elem >= 0) wb_fmt(f, " (element %ld)", elem);
-        wb_fmt(f, ": %s\n", msg);
+        wb_s(f, ": ");
+        safe_words(f, msg, strlen(msg));
+        wb_c(f, '\n');
     }
     wb_flush(f);
 }
@@ -222,7 +227,13 @@ int cmd_vlen(int argc, char **argv) {
     if (rc < 0) {
         const char *where = rc == NPZS_E_VLEN_BAD_DTYPE ? "dtype" : "shape";
         if (json) vl_print_json(&o, NULL, 0, rc, at, -1, where, why);
-        else printf("%s: REJECTED: %s at offset %zu of --%s: %s\n", label, npzs_vlen_error_name(rc), at, where, why);
+        else {
+            wbuf w;
+            wb_init(&w, stdout);
+            safe_str(&w, label, strlen(label));
+            wb_fmt(&w, ": REJECTED: %s at offset %zu of --%s: %s\n", npzs_vlen_error_name(rc), at, where, why);
+            wb_flush(&w);
+        }
         return 1;
     }
 

@@ -90,7 +90,7 @@ static int read_loop(int fd, const char *prog, const char *label, uint64_t feed,
             r = read_some(fd, buf, READ_SIZE);
             if (r < 0) {
                 if (err) snprintf(err, errlen, "read: %s", strerror(errno));
-                else fprintf(ERR, "%s: %s: read: %s\n", prog, label, strerror(errno));
+                else cli_say(prog, label, NULL, NULL, ": read: %s", strerror(errno));
                 status = 2;
                 break;
             }
@@ -276,7 +276,7 @@ static int map_loop(drive_ctx *d, int k, uint64_t from) {
     if (maps[k].bad || fstat(d->fd, &st) < 0 || (uint64_t)st.st_size != len) {
         const char *why = "read: the file changed size while it was read";
         if (d->err) snprintf(d->err, d->errlen, "%s", why);
-        else fprintf(ERR, "npzstream: %s: %s\n", d->label, why);
+        else cli_say("npzstream", d->label, NULL, NULL, ": %s", why);
         status = 2;
     }
     return status;
@@ -310,7 +310,7 @@ npzs_parser *start(const char *path, const opts *op, const char **label, int *fd
     char err[256];
     *fd = cli_open(path, label, err, sizeof err);
     if (*fd < 0) {
-        fprintf(ERR, "npzstream: %s: %s\n", *label, err);
+        cli_say("npzstream", *label, NULL, NULL, ": %s", err);
         return NULL;
     }
     npzs_parser *p = new_parser(op);
@@ -323,14 +323,7 @@ npzs_parser *start(const char *path, const opts *op, const char **label, int *fd
 int io_failure(const batch *b, const char *label, const char *why) {
     if (b->quiet) return 2;
     if (b->json || b->jsonl) print_io_json(b->jsonl ? label : NULL, why);
-    wbuf w;
-    wb_init(&w, ERR); /* an I/O problem is said on stderr too (rejections never are) */
-    wb_s(&w, "npzstream: ");
-    safe_str(&w, label, strlen(label));
-    wb_s(&w, ": ");
-    wb_s(&w, why);
-    wb_c(&w, '\n');
-    wb_flush(&w);
+    cli_say("npzstream", label, NULL, NULL, ": %s", why); /* an I/O problem is said on stderr too (rejections never are) */
     return 2;
 }
 

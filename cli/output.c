@@ -10,6 +10,7 @@
 #include <stdarg.h>
 
 #include "cli.h"
+#include "../src/text.h" /* the characters text never shows raw: one table with the library's words */
 
 _Thread_local FILE *cli_stdout, *cli_stderr;
 
@@ -54,31 +55,30 @@ void wb_c(wbuf *w, int c) {
     w->b[w->n++] = (char)c;
 }
 
+/* printf into the buffer (at most 511 bytes); as words (safe_words) when `words`. */
+static void wb_vfmt(wbuf *w, int words, const char *fmt, va_list ap) {
+    char t[512];
+    int k = vsnprintf(t, sizeof t, fmt, ap);
+    size_t n = k <= 0 ? 0 : (size_t)k < sizeof t ? (size_t)k : sizeof t - 1;
+    if (words) safe_words(w, t, n);
+    else wb_put(w, t, n);
+}
+
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
 void wb_fmt(wbuf *w, const char *fmt, ...) {
-    char t[512];
     va_list ap;
     va_start(ap, fmt);
-    int k = vsnprintf(t, sizeof t, fmt, ap);
+    wb_vfmt(w, 0, fmt, ap);
     va_end(ap);
-    if (k > 0) wb_put(w, t, (size_t)k < sizeof t ? (size_t)k : sizeof t - 1);
 }
 
-/* JSON string from raw bytes: valid UTF-8 passes through, anything else is \u00XX. */
 /* Length of the strict UTF-8 sequence starting at u[i] (no overlongs, no surrogates,
- * nothing above U+10FFFF), or 0 when the bytes there are not one. */
-static size_t utf8_seq(const unsigned char *u, size_t i, size_t n) {
-    unsigned char c = u[i];
-    size_t k = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : 0;
-    if (!k || k >= n - i) return 0;
-    for (size_t j = 1; j <= k; j++)
-        if ((u[i + j] & 0xC0) != 0x80) return 0;
-    unsigned char d = u[i + 1];
-    if ((c == 0xE0 && d < 0xA0) || (c == 0xED && d > 0x9F) || (c == 0xF0 && d < 0x90) || (c == 0xF4 && d > 0x8F))
-        return 0;
-    return k + 1;
+ * nothing above U+10FFFF), *cp its code point; or 0 when the bytes there are not one. */
+static size_t utf8_seq(const unsigned char *u, size_t i, size_t n, uint32_t *cp) {
+    size_t k = npzs_text_seq(u, i, n, cp);
+    return k && *cp >= 0xD800 && *cp <= 0xDFFF ? 0 : k;
 }
 
 /* ---- writing straight into the buffer: a cursor o into f->b, after wb_room(f, n) made room for
@@ -141,27 +141,36 @@ static void put_hex(wbuf *f, const uint8_t *b, size_t n) { /* n <= 64 */
     wb_done(f, o);
 }
 
+/* A JSON string from raw bytes.  UTF-8 passes through but for the characters text.h hides
+ * (controls, bidi controls, line separators), which are \u escapes: the JSON holds the same
+ * string and shows nothing raw where it is printed.  A byte that is not UTF-8 is U+FFFD
+ * (json_bytes adds the bytes themselves), a surrogate's three bytes too: strict JSON readers
+ * refuse a lone surrogate's escape (and only a name that is no UTF-8 could hold one here). */
 void json_str(wbuf *f, const char *s, size_t n) {
     const unsigned char *u = (const unsigned char *)s;
     wb_c(f, '"');
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n;) {
         size_t run = i; /* plain ASCII goes out in one piece */
         while (run < n && u[run] >= 0x20 && u[run] < 0x7F && u[run] != '"' && u[run] != '\\') run++;
         if (run > i) {
             wb_put(f, u + i, run - i);
-            i = run - 1;
+            i = run;
             continue;
         }
-        unsigned char c = u[i];
-        if (c == '"' || c == '\\') { wb_c(f, '\\'); wb_c(f, c); }
-        else if (c < 0x20 || c == 0x7F) wb_fmt(f, "\\u%04x", c);
-        else if (c < 0x80) wb_c(f, c);
-        else {
-            size_t k = utf8_seq(u, i, n);
-            if (k) { wb_put(f, u + i, k); i += k - 1; }
-            else wb_s(f, "\\ufffd"); /* a byte that is not UTF-8: the replacement character (json_bytes
-                                      adds the bytes themselves) */
+        uint32_t cp = 0;
+        size_t k = utf8_seq(u, i, n, &cp);
+        if (!k) {
+            wb_s(f, "\\ufffd");
+            k = 1;
+        } else if (cp == '"' || cp == '\\') {
+            wb_c(f, '\\');
+            wb_c(f, (int)cp);
+        } else if (npzs_text_hidden(cp)) {
+            wb_fmt(f, "\\u%04x", (unsigned)cp);
+        } else {
+            wb_put(f, u + i, k);
         }
+        i += k;
     }
     wb_c(f, '"');
 }
@@ -169,7 +178,8 @@ void json_str(wbuf *f, const char *s, size_t n) {
 static int utf8_ok(const unsigned char *u, size_t n) {
     for (size_t i = 0; i < n; i++) {
         if (u[i] < 0x80) continue;
-        size_t k = utf8_seq(u, i, n);
+        uint32_t cp = 0;
+        size_t k = utf8_seq(u, i, n, &cp);
         if (!k) return 0;
         i += k - 1;
     }
@@ -222,32 +232,35 @@ static int plain_ascii(const unsigned char *u, size_t n) {
     return !(any & UINT64_C(0x8080808080808080));
 }
 
-/* Raw bytes for a terminal: printable ASCII and valid UTF-8 pass, the rest is \xHH. */
-void safe_str(wbuf *f, const char *s, size_t n) {
+/* Bytes as text (text.h): printable ASCII and UTF-8 pass; a hidden character, a byte that is
+ * not UTF-8 and each character of `also` are escapes. */
+static void text_of(wbuf *f, const char *s, size_t n, const char *also) {
     const unsigned char *u = (const unsigned char *)s;
-    if (plain_ascii(u, n)) {
-        wb_put(f, s, n);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n;) {
         size_t run = i; /* printable ASCII goes out in one piece */
-        while (run < n && u[run] >= 0x20 && u[run] < 0x7F && u[run] != '\\') run++;
+        while (run < n && u[run] >= 0x20 && u[run] < 0x7F && !strchr(also, u[run])) run++;
         if (run > i) {
             wb_put(f, u + i, run - i);
-            i = run - 1;
+            i = run;
             continue;
         }
-        unsigned char c = u[i];
-        if (c == '\\') wb_s(f, "\\\\");
-        else if (c < 0x20 || c == 0x7F) wb_fmt(f, "\\x%02x", c);
-        else if (c < 0x80) wb_c(f, c);
-        else {
-            size_t k = utf8_seq(u, i, n);
-            if (k) { wb_put(f, u + i, k); i += k - 1; }
-            else wb_fmt(f, "\\x%02x", c);
-        }
+        size_t adv;
+        char *o = wb_room(f, NPZS_TEXT_UNIT_MAX);
+        wb_done(f, o + npzs_text_unit(o, u, i, n, also, &adv));
+        i += adv;
     }
 }
+
+/* Raw bytes for a terminal (a name, a file's name): text_of's, a backslash escaped too, so that
+ * the text reads back as exactly one string of bytes. */
+void safe_str(wbuf *f, const char *s, size_t n) {
+    if (plain_ascii((const unsigned char *)s, n)) wb_put(f, s, n);
+    else text_of(f, s, n, "\\");
+}
+
+/* The library's words (a message, a detail, a hint): whole UTF-8 in which any name is escaped
+ * already (src/policy.c); text_of's all the same, its backslashes left as they are. */
+void safe_words(wbuf *f, const char *s, size_t n) { text_of(f, s, n, ""); }
 
 static void json_key(wbuf *f, const member *m) {
     size_t n = m->name_len;
@@ -399,7 +412,10 @@ static size_t dt_node_text(char *t, size_t cap, const npzs_array_info *a, uint32
         for (uint32_t i = 0; i < d->count; i++) {
             const npzs_dtfield *f = &a->dt_fields[d->first + i];
             PUTS(i ? ", ('" : "('");
-            PUT(f->name, f->name_len);
+            for (size_t j = 0, adv; j < f->name_len; j += adv) { /* the name as text (a quote escaped) */
+                char u[NPZS_TEXT_UNIT_MAX];
+                PUT(u, npzs_text_unit(u, (const uint8_t *)f->name, j, f->name_len, "\\'", &adv));
+            }
             PUTS("', ");
             n += dt_node_text(t + (n < cap ? n : cap), n < cap ? cap - n : 0, a, f->type, depth + 1);
             PUTS(")");
@@ -505,17 +521,18 @@ void text_rejection(wbuf *f, const npzs_parser *p) {
         wb_c(f, ')');
     }
     wb_s(f, ": ");
-    wb_s(f, npzs_error_message(p));
-    const char *detail = npzs_error_detail(p), *rule = npzs_error_rule(p), *hint = npzs_error_hint(p);
+    const char *msg = npzs_error_message(p), *detail = npzs_error_detail(p), *rule = npzs_error_rule(p),
+               *hint = npzs_error_hint(p);
+    safe_words(f, msg, strlen(msg));
     if (detail) {
         wb_s(f, ": ");
-        safe_str(f, detail, strlen(detail));
+        safe_words(f, detail, strlen(detail));
     }
     if (rule) wb_fmt(f, " [%s]", rule);
     wb_c(f, '\n');
     if (hint) {
         wb_s(f, "  hint: ");
-        wb_s(f, hint);
+        safe_words(f, hint, strlen(hint));
         wb_c(f, '\n');
     }
 }
@@ -534,6 +551,26 @@ void print_io_json(const char *file, const char *why) {
     wb_s(f, "}}\n");
     wb_flush(f);
     fflush(OUT);
+}
+
+/* A line on stderr: "PROG: " then a, then sep and b when b is not NULL (names: a file's, a
+ * member's, a key; printed as text, safe_str's), then the rest of the line, fmt's. */
+void cli_say(const char *prog, const char *a, const char *sep, const char *b, const char *fmt, ...) {
+    wbuf w, *f = &w;
+    wb_init(f, ERR);
+    wb_s(f, prog);
+    wb_s(f, ": ");
+    safe_str(f, a, strlen(a));
+    if (b) {
+        wb_s(f, sep);
+        safe_str(f, b, strlen(b));
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    wb_vfmt(f, 1, fmt, ap);
+    va_end(ap);
+    wb_c(f, '\n');
+    wb_flush(f);
 }
 
 /* The rejection on stderr (extract, whose stdout may be the member's bytes): npzstream: FILE:

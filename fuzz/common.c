@@ -7,6 +7,7 @@
 #include <zlib.h>
 
 #include "internal.h" /* test-build helpers of the library, linked from its sources */
+#include "text.h"
 
 uint64_t fz_visited_all;
 uint32_t fz_cvisited_all;
@@ -455,6 +456,20 @@ void npzs__par_min_csize(npzs_par *q, uint64_t n); /* the library's, for tests *
 void npzs__par_keep(npzs_par *q, uint64_t n);
 uint32_t npzs__par_visited(const npzs_par *q);
 
+/* The library's words (a detail, a policy fault's path or message): whole strict UTF-8 with no
+ * character text output escapes (src/text.h), so that they print safely as they are. */
+int fz_words_ok(const char *w) {
+    const uint8_t *s = (const uint8_t *)w;
+    size_t n = strlen(w);
+    for (size_t i = 0; i < n;) {
+        uint32_t cp = 0;
+        size_t k = npzs_text_seq(s, i, n, &cp);
+        if (!k || npzs_text_hidden(cp)) return 0;
+        i += k;
+    }
+    return 1;
+}
+
 int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
     memset(r, 0, sizeof *r);
     r->err_member = -1;
@@ -586,6 +601,8 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
             r->err_coff = npzs_error_content_offset(p);
             const char *msg = npzs_error_message(p);
             if (!msg) fz_die("npzs_error_message NULL");
+            const char *det = npzs_error_detail(p);
+            if (det && !fz_words_ok(det)) fz_die("a detail that is not whole UTF-8 or holds a hidden character: %s", det);
             size_t nl = 0;
             const char *nm = npzs_error_member_name(p, &nl);
             uint8_t acc = 0;

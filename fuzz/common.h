@@ -101,6 +101,9 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r);
 /* 1 when the split-invariant parts of two results are identical. */
 int fz_same(const fz_result *a, const fz_result *b);
 void fz_print_result(FILE *f, const char *tag, const fz_result *r);
+/* 1 when the library's words (a detail, a policy fault's path or message) are whole UTF-8 with no
+ * character text output escapes. */
+int fz_words_ok(const char *w);
 /* abort() with a message. */
 void fz_die(const char *fmt, ...)
 #if defined(__GNUC__)

@@ -1,7 +1,8 @@
 /* fuzz_policy: the policy compiler (src/json.c, src/policy.c) on any bytes.
  * Input: the JSON text.  Oracles:
  *   - npzs_policy_new returns a policy or NULL with a fault whose offset lies in the text, whose
- *     line and column are those of that offset, and whose message is not empty;
+ *     line and column are those of that offset, and whose message is not empty; its path and
+ *     message are whole UTF-8 with no character text output escapes (keys are quoted as text);
  *   - every allocation goes through the hooks and is released (a counting allocator; ASan's too);
  *   - a compiled policy is enforced without a fault on a small archive and a small .npy, whole
  *     and in 1-byte pushes with the same result, and the verdict is the one without the policy
@@ -50,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     npzs_policy *pol = npzs_policy_new((const char *)data, size, &al, &e);
     if (!pol) {
         if (!e.message[0]) fz_die("a fault without a message");
+        if (!fz_words_ok(e.message) || !fz_words_ok(e.path)) fz_die("a fault's words: %s: %s", e.path, e.message);
         if (e.line) {
             if (e.offset > size) fz_die("a fault at %llu past the text's %zu bytes", (unsigned long long)e.offset, size);
             uint32_t line = 1;

@@ -397,7 +397,10 @@ const char *npzs_error_message(const npzs_parser *p); /* static text, finer than
 const char *npzs_error_rule(const npzs_parser *p);
 /* What the error found, in words, for a policy rejection (added in 0.5.0): "'labels' has N = 9 where
  * 'images' bound it to 10", "dtype '<f8' is not allowed (the policy allows <f4)"; NULL for the
- * other errors (their message says it all).  Valid until the next call on the parser. */
+ * other errors (their message says it all).  Valid until the next call on the parser.  Whole
+ * UTF-8 and safe to print: a name in it is quoted with at most 64 bytes of its text, controls, bidi
+ * controls, line separators and surrogates as \xHH or \uHHHH escapes, a backslash or quote after
+ * a backslash, cut after a whole character ("..." then; README.md "Names in the output"). */
 const char *npzs_error_detail(const npzs_parser *p);
 /* What the user can do about the error, in plain words ("the file was cut short: download it
  * again", "raise --max-total-bytes"), or NULL (added in 0.5.0; static text). */
@@ -497,8 +500,8 @@ typedef struct npzs_policy npzs_policy;
 typedef struct npzs_policy_error {
     uint32_t line, column; /* 1-based; 0 when the fault has no place in the text (out of memory) */
     uint64_t offset;       /* the byte offset in the text */
-    char path[160];        /* the field, "" for the whole document */
-    char message[160];
+    char path[160];        /* the field, "" for the whole document (keys as text, as in npzs_error_detail) */
+    char message[160];     /* whole UTF-8, names quoted as in npzs_error_detail */
 } npzs_policy_error;
 npzs_policy *npzs_policy_new(const char *text, size_t len, const npzs_allocator *alloc, npzs_policy_error *err);
 /* Release a policy (NULL is fine); no parser may use it any more. */

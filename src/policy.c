@@ -22,6 +22,58 @@
 #include <string.h>
 
 #include "internal.h"
+#include "text.h"
+
+/* ---- words: what a policy fault or violation says --------------------------------------------
+ * A name or key in words is its text (text.h: a hidden character, a byte that is not UTF-8 and a
+ * backslash are escapes), at most NAME_TEXT bytes of it, then "..." when there is more;
+ * a formatted text too long for its buffer is cut at a character's end and ends in "...".  So
+ * the words are always whole UTF-8 and safe to print, whatever bytes the names hold. */
+#define NAME_TEXT 64
+#define NAME_CAP (NAME_TEXT + 6) /* two quotes, "...", NUL */
+
+/* The name's text into b (cap bytes, at least 6), between single quotes when q (a quote in it is
+ * escaped); at most NAME_TEXT bytes of text, or what cap leaves room for.  Returns its length. */
+static size_t name_text(char *b, size_t cap, const void *name, size_t n, int q) {
+    const uint8_t *s = name;
+    size_t room = cap - (q ? 2 : 0) - 4, k = 0, i = 0;
+    if (room > NAME_TEXT) room = NAME_TEXT;
+    if (q) b[k++] = '\'';
+    size_t start = k;
+    while (i < n) {
+        char u[NPZS_TEXT_UNIT_MAX];
+        size_t adv, w = npzs_text_unit(u, s, i, n, q ? "\\'" : "\\", &adv);
+        if (k - start + w > room) break;
+        memcpy(b + k, u, w);
+        k += w;
+        i += adv;
+    }
+    if (i < n) {
+        memcpy(b + k, "...", 3);
+        k += 3;
+    }
+    if (q) b[k++] = '\'';
+    b[k] = 0;
+    return k;
+}
+
+/* A field's (or title's) name in words: name_text between quotes, in a buffer of the caller's. */
+static const char *quoted(char b[NAME_CAP], const char *name, size_t n) {
+    name_text(b, NAME_CAP, name, n, 1);
+    return b;
+}
+
+/* vsnprintf into b (cap > 4 bytes) that never cuts inside a UTF-8 sequence: a text too long
+ * ends in "..." after the last whole character that fits. */
+static void vformat(char *b, size_t cap, const char *fmt, va_list ap) {
+    int w = vsnprintf(b, cap, fmt, ap);
+    if (w < 0) {
+        b[0] = 0;
+    } else if ((size_t)w >= cap) {
+        size_t k = npzs_text_cut((const uint8_t *)b, cap - 1, cap - 4);
+        memcpy(b + k, "...", 4);
+    }
+}
 
 /* ================================================================================================
  * Compiling
@@ -52,8 +104,8 @@ static void fault(pc *c, uint64_t at, const char *fmt, va_list ap) {
             e->column++; /* characters, not bytes */
         }
     }
-    snprintf(e->path, sizeof e->path, "%s", c->path);
-    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    snprintf(e->path, sizeof e->path, "%s", c->path); /* the same size: whole */
+    vformat(e->message, sizeof e->message, fmt, ap);
 }
 
 /* A fault at a value (-1). */
@@ -76,11 +128,19 @@ static int bad_at(pc *c, uint64_t at, const char *fmt, ...) {
 
 /* The path: pushed and popped around each field (k: a key; or an index when k is NULL). */
 static size_t path_push(pc *c, const char *k, size_t idx) {
-    size_t old = c->path_len;
-    int w;
-    if (k) w = snprintf(c->path + old, sizeof c->path - old, "%s%s", old ? "." : "", k);
-    else w = snprintf(c->path + old, sizeof c->path - old, "[%zu]", idx);
-    if (w > 0) c->path_len = old + (size_t)w < sizeof c->path ? old + (size_t)w : sizeof c->path - 1;
+    size_t old = c->path_len, w = 0;
+    char t[sizeof c->path];
+    if (k) {
+        if (old) t[w++] = '.';
+        w += name_text(t + w, sizeof t - w, k, strlen(k), 0);
+    } else {
+        int n = snprintf(t, sizeof t, "[%zu]", idx);
+        w = n > 0 ? (size_t)n : 0;
+    }
+    w = npzs_text_cut((const uint8_t *)t, w, sizeof c->path - 1 - old); /* what fits, whole characters */
+    memcpy(c->path + old, t, w);
+    c->path_len = old + w;
+    c->path[c->path_len] = 0;
     return old;
 }
 static void path_pop(pc *c, size_t old) {
@@ -286,14 +346,6 @@ static int dt_exact(const npzs_pdtype *d) {
 
 static int same_text(const char *a, size_t an, const char *b, size_t bn) { return an == bn && memcmp(a, b, an) == 0; }
 
-/* The length of the first n bytes of UTF-8 text s cut to at most max bytes, never inside a
- * character (the words of a detail stay valid UTF-8). */
-static int cut_utf8(const char *s, size_t n, size_t max) {
-    if (n <= max) return (int)n;
-    while (max && ((unsigned char)s[max] & 0xC0) == 0x80) max--;
-    return (int)max;
-}
-
 /* A structured layout's fields: [[name, type], [name, type, shape], ...] (the plain list: packed,
  * no titles). */
 static int fields_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth) {
@@ -371,8 +423,11 @@ static int layout_of(pc *c, const npzs_jv *offsets, const npzs_jv *itemsize, con
             const npzs_pfield *pf = &d->fields[i];
             run = sat_add(d->has_offsets ? pf->offset : run, dt_min_size(&pf->type));
             if (run > d->size)
-                return bad(c, itemsize, "field '%.*s' ends at byte %llu at least, past the itemsize",
-                           cut_utf8(pf->name, pf->name_len, 48), pf->name, (unsigned long long)run);
+            {
+                char q[NAME_CAP];
+                return bad(c, itemsize, "field %s ends at byte %llu at least, past the itemsize",
+                           quoted(q, pf->name, pf->name_len), (unsigned long long)run);
+            }
         }
         path_pop(c, o);
     }
@@ -444,7 +499,11 @@ static int dtype_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth, int fiel
         return 0;
     }
     const char *why = "unknown dtype name (a dtype.str such as \"<f4\", or a name such as \"float32\")";
-    if (!strchr("<>|", s[0]) || !dtype_str_ok(s, &why)) return bad(c, v, "'%s': %s", s, why);
+    if (!strchr("<>|", s[0]) || !dtype_str_ok(s, &why)) {
+        char q[NAME_CAP];
+        name_text(q, sizeof q, s, v->len, 1);
+        return bad(c, v, "%s: %s", q, why);
+    }
     d->kind = NPZS_PDT_STR;
     d->str = s;
     return 0;
@@ -698,8 +757,10 @@ static int spec_of(pc *c, const npzs_jv *v, npzs_pspec *s, int is_array) {
         } else if (!strcmp(k, "blob_kinds")) {
             rc = sniffs_of(c, f, &s->sniffs);
         } else {
-            rc = bad_at(c, f->key_at, "unknown field '%s' (dtype, shape, finite, range, optional, fortran_order, "
-                                      "byte_order, elements, max_bytes, sha256, kind, blob_kinds)", k);
+            char q[NAME_CAP];
+            name_text(q, sizeof q, k, f->key_len, 1);
+            rc = bad_at(c, f->key_at, "unknown field %s (dtype, shape, finite, range, optional, fortran_order, "
+                                      "byte_order, elements, max_bytes, sha256, kind, blob_kinds)", q);
         }
         if (rc < 0) return -1;
         path_pop(c, o);
@@ -818,8 +879,10 @@ static int doc_of(pc *c, const npzs_jv *v) {
                 p->hash_all = 1;
             }
         } else {
-            rc = bad_at(c, f->key_at, "unknown field '%s' (members, array, dims, allow_other_members, allow_blobs, "
-                                      "max_members, max_total_bytes, format, hash)", k);
+            char q[NAME_CAP];
+            name_text(q, sizeof q, k, f->key_len, 1);
+            rc = bad_at(c, f->key_at, "unknown field %s (members, array, dims, allow_other_members, allow_blobs, "
+                                      "max_members, max_total_bytes, format, hash)", q);
         }
         if (rc < 0) return -1;
         path_pop(c, o);
@@ -891,21 +954,25 @@ static int pfail(npzs_parser *p, int rule, uint64_t off, int content, const char
     int rc = content ? npzs__fail_content(p, NPZS_E_POLICY, off, rule) : npzs__fail(p, NPZS_E_POLICY, off, rule);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(p->err_detail, sizeof p->err_detail, fmt, ap);
+    vformat(p->err_detail, sizeof p->err_detail, fmt, ap);
     va_end(ap);
     return rc;
 }
 
-/* The current member, for the words: 'images' (its key), or "the array" of a .npy. */
-static void who(const npzs_parser *p, char *b, size_t n) {
-    if (p->format != NPZS_FORMAT_NPZ || !p->rec) {
-        snprintf(b, n, "the array");
+/* A member, for the words: 'images' (its key, name_text's), or `none` (b: NAME_CAP bytes). */
+static void key_text(const npzs_record *r, char *b, size_t n, const char *none) {
+    if (!r) {
+        snprintf(b, n, "%s", none);
         return;
     }
-    size_t l = p->rec->name_len;
-    if (l >= 4 && memcmp(p->rec->name + l - 4, ".npy", 4) == 0) l -= 4;
-    if (l > 64) l = 64;
-    snprintf(b, n, "'%.*s'", (int)l, (const char *)p->rec->name);
+    size_t l = r->name_len;
+    if (l >= 4 && memcmp(r->name + l - 4, ".npy", 4) == 0) l -= 4;
+    name_text(b, n, r->name, l, 1);
+}
+
+/* The current member: its key, or "the array" of a .npy. */
+static void who(const npzs_parser *p, char *b, size_t n) {
+    key_text(p->format == NPZS_FORMAT_NPZ ? p->rec : NULL, b, n, "the array");
 }
 
 NPZS__API int npzs_policy_use(npzs_parser *p, const npzs_policy *pol) {
@@ -958,7 +1025,9 @@ int npzs__pol_start(npzs_parser *p) {
             const npzs_pspec *r = NULL;
             for (uint32_t i = 0; i < pol->nspecs && !r; i++)
                 if (!pol->specs[i].glob && !pol->specs[i].optional) r = &pol->specs[i];
-            return pfail(p, NPZS_R_POLICY_REQUIRED, 0, 0, "a .npy file has no members; the policy requires '%.64s'", r->key);
+            char q[NAME_CAP];
+            name_text(q, sizeof q, r->key, r->key_len, 1);
+            return pfail(p, NPZS_R_POLICY_REQUIRED, 0, 0, "a .npy file has no members; the policy requires %s", q);
         }
         p->pol.spec = pol->array;
     }
@@ -1053,7 +1122,7 @@ int npzs__pol_member(npzs_parser *p) {
     const npzs_policy *pol = s->pol;
     if (!pol) return 0;
     const npzs_record *r = p->rec;
-    char w[80];
+    char w[NAME_CAP];
     who(p, w, sizeof w);
     if (pol->max_members && p->members > pol->max_members)
         return pfail(p, NPZS_R_POLICY_MAX_MEMBERS, r->lfh_off, 0, "%s is member %u; the policy allows %u", w,
@@ -1079,9 +1148,11 @@ int npzs__pol_directory(npzs_parser *p) {
     const npzs_policy *pol = s->pol;
     if (!pol || !pol->nrequired) return 0;
     for (uint32_t i = 0; i < pol->nspecs; i++)
-        if (!pol->specs[i].glob && !pol->specs[i].optional && !s->seen[i])
-            return pfail(p, NPZS_R_POLICY_REQUIRED, p->rec_off, 0, "'%.64s' is required by the policy and missing",
-                         pol->specs[i].key);
+        if (!pol->specs[i].glob && !pol->specs[i].optional && !s->seen[i]) {
+            char q[NAME_CAP];
+            name_text(q, sizeof q, pol->specs[i].key, pol->specs[i].key_len, 1);
+            return pfail(p, NPZS_R_POLICY_REQUIRED, p->rec_off, 0, "%s is required by the policy and missing", q);
+        }
     return 0;
 }
 
@@ -1092,7 +1163,7 @@ int npzs__pol_blob(npzs_parser *p, uint64_t coff) {
     const npzs_pstate *s = &p->pol;
     const npzs_policy *pol = s->pol;
     if (!pol) return 0;
-    char w[80];
+    char w[NAME_CAP];
     who(p, w, sizeof w);
     if (!pol->blob_sniffs)
         return pfail(p, NPZS_R_POLICY_BLOB, coff, 1, "%s is not a .npy array (allow_blobs is false)", w);
@@ -1114,7 +1185,7 @@ int npzs__pol_sniffed(npzs_parser *p, int sniff) {
     unsigned ok = pol->blob_sniffs;
     if (s->spec && s->spec->sniffs) ok &= s->spec->sniffs;
     if (ok & (1u << sniff)) return 0;
-    char w[80];
+    char w[NAME_CAP];
     who(p, w, sizeof w);
     return pfail(p, NPZS_R_POLICY_BLOB_KIND, 0, 1, "%s looks like %s, a kind of blob the policy does not allow", w,
                  npzs_sniff_name(sniff));
@@ -1129,7 +1200,7 @@ size_t npzs__pol_blob_room(const npzs_parser *p, uint64_t have, size_t n) {
 }
 
 int npzs__pol_blob_over(npzs_parser *p, uint64_t coff) {
-    char w[80];
+    char w[NAME_CAP];
     who(p, w, sizeof w);
     return pfail(p, NPZS_R_POLICY_MEMBER_BYTES, coff, 1, "%s is larger than the policy's max_bytes (%llu)", w,
                  (unsigned long long)p->pol.spec->max_bytes);
@@ -1165,28 +1236,28 @@ static int fields_same(const npzs_array_info *a, const npzs_dtnode *st, const np
     for (uint32_t i = 0; i < d->nfields; i++) {
         const npzs_dtfield *f = &a->dt_fields[st->first + i];
         const npzs_pfield *pf = &d->fields[i];
-        int fl = cut_utf8(f->name, f->name_len, 20);
+        char fq[NAME_CAP], q2[NAME_CAP];
+        const char *fn = why ? quoted(fq, f->name, f->name_len) : "";
         if (!same_text(f->name, f->name_len, pf->name, pf->name_len)) {
-            if (why) snprintf(why, n, "field %u is '%.*s', not '%.*s'", (unsigned)i, fl, f->name,
-                              cut_utf8(pf->name, pf->name_len, 20), pf->name);
+            if (why) snprintf(why, n, "field %u is %s, not %s", (unsigned)i, fn, quoted(q2, pf->name, pf->name_len));
             return 0;
         }
         if (!f->title != !pf->title || (f->title && !same_text(f->title, f->title_len, pf->title, pf->title_len))) {
             if (why && f->title)
-                snprintf(why, n, "field '%.*s' is titled '%.*s'", fl, f->name, cut_utf8(f->title, f->title_len, 20), f->title);
+                snprintf(why, n, "field %s is titled %s", fn, quoted(q2, f->title, f->title_len));
             else if (why)
-                snprintf(why, n, "field '%.*s' has no title", fl, f->name);
+                snprintf(why, n, "field %s has no title", fn);
             return 0;
         }
         uint64_t at = d->has_offsets ? pf->offset : run; /* the plain list: packed */
         if (f->offset != at) {
-            if (why) snprintf(why, n, "field '%.*s' is at offset %llu, not %llu", fl, f->name,
+            if (why) snprintf(why, n, "field %s is at offset %llu, not %llu", fn,
                               (unsigned long long)f->offset, (unsigned long long)at);
             return 0;
         }
         if (!dt_node_ok(a, f->type, &pf->type)) {
             const npzs_dtnode *t = &a->dt_nodes[f->type];
-            if (why) snprintf(why, n, "field '%.*s' has %s%s%s, not the layout's", fl, f->name,
+            if (why) snprintf(why, n, "field %s has %s%s%s, not the layout's", fn,
                               t->kind == NPZS_DT_SCALAR ? "type '" : t->kind == NPZS_DT_STRUCT ? "a structured type" : "a subarray type",
                               t->kind == NPZS_DT_SCALAR ? t->dtype : "", t->kind == NPZS_DT_SCALAR ? "'" : "");
             return 0;
@@ -1274,9 +1345,9 @@ static const char *order_bad(const npzs_array_info *a, char want, char *b, size_
     b[0] = 0;
     for (uint32_t i = 0; i < sp && k + 1 < n; i++) {
         const npzs_dtfield *f = &a->dt_fields[a->dt_nodes[stk[i].node].first + stk[i].next - 1];
-        int w = snprintf(b + k, n - k, "%s%.*s", i ? "." : "", cut_utf8(f->name, f->name_len, n - k - 2), f->name);
-        if (w < 0) break;
-        k += (size_t)w < n - k ? (size_t)w : n - k - 1;
+        if (i && k + 2 < n) b[k++] = '.';
+        if (n - k < 6) break;
+        k += name_text(b + k, n - k, f->name, f->name_len, 0);
     }
     return bad_type;
 }
@@ -1307,15 +1378,8 @@ static const char *dim_name(const npzs_policy *pol, uint64_t i) { return pol->di
 
 /* The name of the member that bound dimension i. */
 static void bound_by(const npzs_parser *p, uint32_t member, char *b, size_t n) {
-    if (p->format != NPZS_FORMAT_NPZ || member >= p->members) {
-        snprintf(b, n, "an earlier dimension");
-        return;
-    }
-    const npzs_record *r = npzs__rec(p, member);
-    size_t l = r->name_len;
-    if (l >= 4 && memcmp(r->name + l - 4, ".npy", 4) == 0) l -= 4;
-    if (l > 64) l = 64;
-    snprintf(b, n, "'%.*s'", (int)l, (const char *)r->name);
+    int known = p->format == NPZS_FORMAT_NPZ && member < p->members;
+    key_text(known ? npzs__rec(p, member) : NULL, b, n, "an earlier dimension");
 }
 
 static int dim_check(npzs_parser *p, const npzs_pdim *d, uint64_t len, uint32_t k, uint64_t coff, const char *w) {
@@ -1328,7 +1392,7 @@ static int dim_check(npzs_parser *p, const npzs_pdim *d, uint64_t len, uint32_t 
     const npzs_pdimdef *dd = &pol->dims[d->v];
     if (s->dimset[d->v]) {
         if (s->dimval[d->v] == len) return 0;
-        char by[80];
+        char by[NAME_CAP];
         bound_by(p, s->dimfrom[d->v], by, sizeof by);
         return pfail(p, NPZS_R_POLICY_SHAPE_VAR, coff, 1, "%s has %s = %llu (dimension %u); %s has %s = %llu", w,
                      dim_name(pol, d->v), (unsigned long long)len, (unsigned)k, by, dim_name(pol, d->v),
@@ -1426,13 +1490,13 @@ int npzs__pol_header(npzs_parser *p) {
     const npzs_pspec *sp = s->spec;
     const npzs_array_info *a = &c->info;
     uint64_t coff = c->pre_len; /* the header text: where the header says what it says */
-    char w[80];
+    char w[NAME_CAP];
     who(p, w, sizeof w);
     if (sp) {
         if (sp->kind == NPZS_PK_BLOB)
             return pfail(p, NPZS_R_POLICY_KIND, 0, 1, "%s is a .npy array; the policy wants a blob", w);
         if (!dtype_ok(sp, a)) {
-            char l[120], why[80] = "";
+            char l[120], why[2 * NAME_CAP + 64] = "";
             dt_list(sp, l, sizeof l);
             for (uint32_t i = 0; a->structured && a->dt_nnodes && i < sp->ndt && !why[0]; i++) /* the first layout's difference */
                 if (sp->dt[i].kind == NPZS_PDT_FIELDS) fields_same(a, &a->dt_nodes[0], &sp->dt[i], why, sizeof why);
@@ -1476,7 +1540,7 @@ int npzs__pol_header(npzs_parser *p) {
 int npzs__pol_digest(npzs_parser *p, uint64_t coff, int emitted) {
     const npzs_pspec *sp = p->pol.spec;
     if (!p->pol.pol || !sp || !sp->has_sha || memcmp(sp->sha, p->c.digest, 32) == 0) return 0;
-    char w[80], got[17];
+    char w[NAME_CAP], got[17];
     who(p, w, sizeof w);
     for (int i = 0; i < 8; i++) snprintf(got + 2 * i, 3, "%02x", p->c.digest[i]);
     if (emitted) return npzs__pol_defer(p, coff, NPZS_R_POLICY_SHA256);
@@ -1494,7 +1558,7 @@ int npzs__pol_pending(npzs_parser *p) {
     npzs_content *c = &p->c;
     int rule = c->pend_rule;
     c->pend_rule = 0;
-    char w[80];
+    char w[NAME_CAP];
     who(p, w, sizeof w);
     if (rule == NPZS_R_POLICY_SHA256) {
         char got[17];
@@ -1505,7 +1569,7 @@ int npzs__pol_pending(npzs_parser *p) {
 }
 
 int npzs__pol_value_fail(npzs_parser *p, int rule, uint64_t coff) {
-    char w[80];
+    char w[NAME_CAP];
     who(p, w, sizeof w);
     const npzs_content *c = &p->c;
     uint64_t elem = coff >= c->head_len && c->vc.w ? (coff - c->head_len) / c->vc.w : 0;

@@ -133,11 +133,21 @@ function validator(a, label) {
     }
 }
 
+/* A file's name as the native command's text shows it (src/text.h): a control, a bidi control, a
+ * line separator or a lone surrogate as \xHH (below 0x80) or \uHHHH, a backslash doubled. */
+const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\\]|[\ud800-\udfff]/gu;
+function text(s) {
+    return s.replace(HIDDEN, (c) => {
+        const n = c.codePointAt(0);
+        return c === '\\' ? '\\\\' : n < 0x80 ? '\\x' + n.toString(16).padStart(2, '0') : '\\u' + n.toString(16).padStart(4, '0');
+    });
+}
+
 function ioFailure(a, label, why) {
     if (a.json)
         write(1, '{"ok": false, "format": null, "members": [], "error": {"code": "io", "offset": 0, ' +
                  `"member": null, "message": ${JSON.stringify(why)}}}\n`);
-    write(2, `npzstream: ${label}: ${why}\n`);
+    write(2, `npzstream: ${text(label)}: ${why}\n`);
     return 2;
 }
 

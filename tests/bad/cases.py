@@ -1040,6 +1040,8 @@ POLICIES = {
     "bf16": {"array": {"dtype": ["bfloat16"], "finite": True, "range": [-2, 2]}},
     "void-v2": {"array": {"dtype": ["|V2"], "finite": True}},
     "required-npy": {"members": {"w": {}}},
+    "no-others": {"allow_other_members": False},
+    "bidi-key": {"members": {"x\u202ey\n": {}}},
 }
 
 
@@ -1240,6 +1242,19 @@ def policy_cases():
     add(C("pol-range-bool", npy(canon(descr="'|b1'", shape="(3,)"), b"\x01\x00\x00"), "policy", hl + 1,
           P("range-1-9")))
     add(A("acc-pol-range-bool-byte-2", npy(canon(descr="'|b1'", shape="(2,)"), b"\x01\x02"), P("range-1-9")))
+    # names in the words of a violation: cut at 64 bytes of text on a character's end, the
+    # characters no text output shows as they are escaped (the detail; the native and the wasm
+    # command print these alike, tests/wasm)
+    for nm, key in (("name-cut-2byte", "a" * 63 + "\u00e9"), ("name-cut-4byte", "a" * 62 + "\U0001f600"),
+                    ("name-bidi", "x\u202ey\u2066z")):
+        b, L = Z([Member(key + ".npy", CA, flags=0x800)])
+        add(C("pol-members-" + nm, b, "policy", L.m[0]["lfh"], P("no-others")))
+        add(A("acc-npz-" + nm, b))
+    b, L = Z([Member("a.npy", CA)])
+    add(C("pol-required-key-bidi", b, "policy", L.cd[0], P("bidi-key")))
+    # field names NumPy writes with escapes: a lone surrogate, a bidi control, an escape character
+    add(A("acc-npy-field-surrogate", npy(canon(descr="[('\\ud800', '<i4')]"), I4x2)))
+    add(A("acc-npy-field-bidi-control", npy(canon(descr="[('a\\u202eb\\x1b', '<i4')]"), I4x2)))
     return out
 
 

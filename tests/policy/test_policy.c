@@ -13,6 +13,8 @@
  *     byte order, with the failing element at every position around the vector blocks, split at
  *     every offset;
  *   - SHA-256 against known digests, the same stored, deflated and written to a pipe;
+ *   - names in the words (details, the compiler's paths and messages): cut at 64 bytes of text on a
+ *     character's end, whole UTF-8, the characters text output escapes escaped;
  *   - the sniff of every kind of blob; the API's misuse (CALL.policy, CALL.hash); a policy shared
  *     by parsers on two threads; a parser reset keeps its policy; the event layout of 0.4.0.
  * usage: test_policy [--vectors DIR]; last line "policy: N passed, M failed".
@@ -887,6 +889,133 @@ static void test_api(void) {
     npzs_policy_free(pol);
 }
 
+/* ---- names in words: whole characters, nothing a terminal would act on ---------------------------- */
+
+/* Strict UTF-8 with none of the characters text output escapes (src/text.h: C0, DEL, C1, the bidi
+ * controls, the line separators; a surrogate is not UTF-8): written out here, not taken from there. */
+static int words_ok(const char *w) {
+    const uint8_t *s = (const uint8_t *)w;
+    for (size_t i = 0; s[i];) {
+        uint8_t c = s[i];
+        if (c < 0x20 || c == 0x7F) return 0;
+        if (c < 0x80) { i++; continue; }
+        size_t k = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+        if (!k) return 0;
+        uint32_t v = c & (0x7Fu >> k);
+        for (size_t j = 1; j < k; j++) {
+            if ((s[i + j] & 0xC0) != 0x80) return 0; /* a NUL ends it here too */
+            v = v << 6 | (s[i + j] & 0x3Fu);
+        }
+        if ((k == 3 && v < 0x800) || (k == 4 && (v < 0x10000 || v > 0x10FFFF)) || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+        if (v <= 0x9F || v == 0x61C || v == 0x200E || v == 0x200F || (v >= 0x2028 && v <= 0x202E) || (v >= 0x2066 && v <= 0x2069))
+            return 0;
+        i += k;
+    }
+    return 1;
+}
+
+/* The error of an archive of stored members (names flagged UTF-8, contents c) under the policy:
+ * its rule and its detail ("-" for none) in out. */
+static int detail_of(const char *policy, int count, const char *const *names, const fz_buf *c, char *out, size_t cap) {
+    fz_buf z = {0};
+    size_t off[4];
+    uint32_t crc[4];
+    for (int m = 0; m < count; m++) {
+        off[m] = z.n;
+        crc[m] = fz_crc32(c[m].p, c[m].n);
+        fz_zip_lfh(&z, names[m], strlen(names[m]), 20, 0x800, 0, crc[m], (uint32_t)c[m].n, (uint32_t)c[m].n, NULL, 0);
+        fz_put(&z, c[m].p, c[m].n);
+    }
+    size_t cd = z.n;
+    for (int m = 0; m < count; m++)
+        fz_zip_cdh_raw(&z, names[m], strlen(names[m]), 20, 0x800, 0, crc[m], (uint32_t)c[m].n, (uint32_t)c[m].n,
+                       (uint32_t)off[m]);
+    fz_zip_eocd(&z, (unsigned)count, (uint32_t)(z.n - cd), (uint32_t)cd);
+    npzs_policy *pol = compile(policy, NULL);
+    npzs_parser *p = npzs_new(NULL, NULL);
+    npzs_policy_use(p, pol);
+    npzs_in in = {z.p, z.n, 0};
+    npzs_event ev;
+    npzs_finish(p);
+    int rc;
+    while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {
+    }
+    snprintf(out, cap, "%s", npzs_error_detail(p) ? npzs_error_detail(p) : "-");
+    npzs_free(p);
+    npzs_policy_free(pol);
+    fz_free_buf(&z);
+    return rc;
+}
+
+static void test_words(void) {
+    static const struct {
+        const char *policy, *name, *detail;
+    } t[] = {
+        /* 64 bytes of text at most, cut before a character that does not fit whole */
+        {"{\"allow_other_members\": false}", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9.npy",
+         "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' is not a member the policy lists"},
+        {"{\"allow_other_members\": false}", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xf0\x9f\x98\x80",
+         "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' is not a member the policy lists"},
+        {"{\"allow_other_members\": false}", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xe4\xb8\xad.npy",
+         "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xe4\xb8\xad' is not a member the policy lists"},
+        /* the bidi controls, a C1 control and a quote as escapes */
+        {"{\"allow_other_members\": false}", "x\xe2\x80\xaey\xe2\x81\xa6z\xc2\x9b'q.npy",
+         "'x\\u202ey\\u2066z\\u009b\\'q' is not a member the policy lists"},
+        {"{\"members\": {\"x\\u202ey\\n\\\\\": {}}}", "a.npy", "'x\\u202ey\\x0a\\\\' is required by the policy and missing"},
+        {"{\"members\": {\"*\": {\"shape\": [1]}}}", "\xe2\x81\xa7" "b.npy",
+         "'\\u2067b' has 2 in dimension 0; the policy's shape has 1"},
+    };
+    fz_buf c[2] = {{0}, {0}};
+    size_t n;
+    const uint8_t *npy = fz_npy_small(&n); /* <i4, shape (2,) */
+    fz_put(&c[0], npy, n);
+    fz_npy(&c[1], "{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }", npy + n - 8, 4);
+    char d[512];
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        int rc = detail_of(t[i].policy, 1, &t[i].name, c, d, sizeof d);
+        CHECK(rc == NPZS_E_POLICY && words_ok(d) && !strcmp(d, t[i].detail), "words %zu: %d %s", i, rc, d);
+    }
+    /* a detail longer than its buffer ends in "..." after a whole character: two names of 63 bytes
+     * and a dimension name of 150 characters */
+    char pol[600], nm[80];
+    snprintf(pol, sizeof pol, "{\"members\": {\"*\": {\"shape\": [\"N%0149d\"]}}}", 0);
+    size_t k = 0;
+    for (int j = 0; j < 31; j++) { nm[k++] = '\xc3'; nm[k++] = '\xa9'; }
+    nm[k++] = 'x';
+    nm[k] = 0;
+    const char *names[2] = {nm, "\xc3\xa9\xc3\xa9"};
+    int rc = detail_of(pol, 2, names, c, d, sizeof d);
+    size_t dl = strlen(d);
+    CHECK(rc == NPZS_E_POLICY && words_ok(d) && dl >= 190 && dl < 200 && !strcmp(d + dl - 3, "..."),
+          "a long detail: %d %zu %s", rc, dl, d);
+    fz_free_buf(&c[0]);
+    fz_free_buf(&c[1]);
+    /* the compiler's path and message: keys as text, cut at 64 bytes of it on a character's end */
+    char key[300], json[1200];
+    k = 0;
+    for (int j = 0; j < 100; j++) { key[k++] = '\xc3'; key[k++] = '\xa9'; }
+    key[k] = 0;
+    snprintf(json, sizeof json, "{\"members\": {\"%s\": {\"dtype\": 5}}}", key);
+    npzs_policy_error e;
+    CHECK(!compile(json, &e), "a fault");
+    char want[200];
+    k = 0;
+    k += (size_t)snprintf(want, sizeof want, "members.");
+    for (int j = 0; j < 32; j++) k += (size_t)snprintf(want + k, sizeof want - k, "\xc3\xa9");
+    snprintf(want + k, sizeof want - k, "....dtype");
+    CHECK(words_ok(e.path) && !strcmp(e.path, want), "a long key's path: %s", e.path);
+    CHECK(!compile("{\"members\": {\"w\": {\"a\\u202eb\\n'c\": 1}}}", &e) && words_ok(e.message) &&
+              !strncmp(e.message, "unknown field 'a\\u202eb\\x0a\\'c' (", 32) && !strcmp(e.path, "members.w.a\\u202eb\\x0a'c"),
+          "an unknown field's name: %s / %s", e.path, e.message);
+    CHECK(!compile("{\"array\": {\"dtype\": [\"\\u2066<f4\"]}}", &e) && words_ok(e.message) &&
+              !strncmp(e.message, "'\\u2066<f4': unknown dtype name", 31),
+          "a dtype's text: %s", e.message);
+    /* the path goes on after a key that was cut */
+    snprintf(json, sizeof json, "{\"members\": {\"%s\": {\"dtype\": [[[\"%s\", [[\"%s\", 3]]]]]}}}", key, key, key);
+    snprintf(want + k, sizeof want - k, "....dtype[0][0][0]");
+    CHECK(!compile(json, &e) && words_ok(e.path) && !strcmp(e.path, want), "a nested path: %s", e.path);
+}
+
 int main(int argc, char **argv) {
     const char *dir = "tests/vectors";
     for (int i = 1; i < argc; i++) {
@@ -894,6 +1023,7 @@ int main(int argc, char **argv) {
         else { fprintf(stderr, "usage: test_policy [--vectors DIR]\n"); return 2; }
     }
     test_compile_faults();
+    test_words();
     test_shipped(dir);
     test_alloc_failures();
     test_api();

@@ -17,6 +17,7 @@ import tracemalloc
 import urllib.error
 import urllib.request
 import warnings
+import weakref
 import zipfile
 import zlib
 
@@ -541,3 +542,23 @@ def test_upload_server_example():
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def test_destination_not_collected_before_its_stream():
+    """The collector never sees the array's destination through the stream that writes it: it could
+    clear a memoryview the stream still holds an export of, and the stream's release then crashed
+    (a segmentation fault in gc.collect(), found with the suites in one process).  The stream's
+    cycle through on_header is still collected, and the destination released with it."""
+    b = io.BytesIO()
+    np.save(b, np.arange(1000, dtype="<f8"))
+    data = b.getvalue()
+    mv = memoryview(bytearray(8000))
+    s = npzstream._npzstream.Stream(None, lambda m: mv)
+    s.feed(data[:len(data) // 2])  # the header is in: the destination is held, half written
+    assert not any(r is mv for r in gc.get_referents(s)), "the destination is visited"
+    ld = npzstream.Loader()
+    ld.feed(data[:len(data) // 2])
+    gone = weakref.ref(ld)
+    del ld
+    gc.collect()
+    assert gone() is None, "the loader's cycle was not collected"

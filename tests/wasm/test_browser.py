@@ -16,7 +16,9 @@ import argparse, functools, http.server, io, json, os, shutil, subprocess, sys, 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "names"))
 from common import Tally  # noqa: E402
+import names as N  # noqa: E402
 
 T = Tally("wasm-browser")
 ok = T.ok
@@ -40,9 +42,15 @@ def inputs(tmp):
     with zipfile.ZipFile(good, "w") as z:
         z.writestr("w.npy", npy("(4, 3)", bytes(48)))
         z.writestr("notes.txt", b"hello")
+    odd = io.BytesIO()
+    with zipfile.ZipFile(odd, "w") as z:
+        for name in ("x\u202ey\u2066z.npy", "q\u0085\u2028r\".npy", "\u00e9" * 40 + ".npy"):
+            z.writestr(name, npy("(2,)", bytes(8)))
     files = [("good.npz", good.getvalue(), None),
              ("cut.npz", good.getvalue()[:-10], None),
              ("policy.npz", good.getvalue(), '{"members": {"w": {"dtype": ["float64"]}}}'),
+             # names that would reorder or break the page's text: shown escaped, as the command line prints them
+             ("names.npz", odd.getvalue(), None), ("names-policy.npz", odd.getvalue(), '{"allow_other_members": false}'),
              # 48 MiB: the progress bar moves while it is read
              ("large.npy", npy("(%d,)" % (12 << 20), bytes(48 << 20)), None)]
     out = []
@@ -96,13 +104,17 @@ def check_page(driver, url, files, binary, tmp, shots, tag):
             return {cls: $('verdict').className, verdict: $('verdict').textContent, json: $('json').textContent,
                     rows: $('members').tBodies[0].rows.length, hint: $('hint').hidden ? null : $('hint').textContent,
                     value: Number($('progress').value), max: Number($('progress').max), text: $('progress-text').textContent,
-                    upload: !$('upload').disabled, seen: window.__seen, ticks: window.__ticks};""")
+                    upload: !$('upload').disabled, seen: window.__seen, ticks: window.__ticks,
+                    names: Array.from($('members').tBodies[0].rows).map((r) => r.cells[1].textContent)};""")
         ok(state["json"] == want, "%s %s: the page's report is the native check --json" % (tag, name),
            "%r vs %r" % (state["json"][:300], want[:300]))
         ok(state["cls"] == ("ok" if exp["ok"] else "rejected") and state["upload"] == exp["ok"],
            "%s %s: verdict %s, upload %s" % (tag, name, state["cls"], "allowed" if state["upload"] else "held back"),
            state["verdict"])
         ok(state["rows"] == len(exp["members"]), "%s %s: %d rows in the member table" % (tag, name, state["rows"]))
+        shown = ["(the .npy)" if m["name"] is None else N.text(m["name"]) for m in exp["members"]]
+        ok(state["names"] == shown and not N.raw_hidden(state["verdict"] + "".join(state["names"])),
+           "%s %s: the names as text, nothing raw" % (tag, name), "%r vs %r; %r" % (state["names"], shown, state["verdict"]))
         if not exp["ok"]:
             hint = exp["error"].get("hint")
             ok(hint and state["hint"] == "What to do: " + hint and exp["error"]["rule"] in state["verdict"],

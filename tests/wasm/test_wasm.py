@@ -11,7 +11,9 @@ Blob, Validator.readFrom with reads of 1 to 13 bytes): each report must be byte 
 the same exit status, and the progress reported must count up to what was read.  Then
 npzstream-check.mjs: `--json FILE...` prints exactly the native outputs one after the other, and
 without --json exactly what `npzstream check FILE...` prints, exit status and stderr included for
-the I/O and usage cases; and the wasm's memory stays flat on a 512 MiB input.
+the I/O and usage cases; the random names of tests/names (member names, field names, with and
+without a policy quoting them) give the native JSON and text byte for byte; and the wasm's memory
+stays flat on a 512 MiB input.
 Last line: `wasm: N passed, M failed`, or `wasm: skipped: ...` where Node or emscripten is missing.
 """
 import argparse, glob, json, os, shutil, subprocess, sys, tempfile
@@ -19,7 +21,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "names"))
 from common import Tally  # noqa: E402
+import names as N  # noqa: E402
 
 T = Tally("wasm")
 ok = T.ok
@@ -153,7 +157,7 @@ def test_command(binary, wasm, files, tmp):
            "exit %d vs %d" % (rc, n.returncode))
     # I/O: a missing file and a directory among good ones; stderr too
     good = os.path.join(ROOT, "corpus", "peers", "whisper", "mel_filters.npz")
-    for names in (["nosuch.npz"], [good, "nosuch.npz", tmp, good], ["corpus/peers"]):
+    for names in (["nosuch.npz"], [good, "nosuch.npz", tmp, good], ["corpus/peers"], ["no\u202esuch\x1b\\.npz"]):
         want = [native(binary, [], p) for p in names]
         rc, out, err = run_check(wasm, ["--json"] + names)
         ok(out == "".join(w[1] for w in want) and err == "".join(w[2] for w in want) and rc == max(w[0] for w in want),
@@ -285,6 +289,39 @@ console.log(JSON.stringify(out));
 """
 
 
+def test_names(binary, wasm, tmp, quick):
+    """The random names of tests/names (member names, field names): the wasm's JSON and text are the
+    native ones byte for byte, with and without a policy that quotes the name in its detail."""
+    d = os.path.join(tmp, "names")
+    os.makedirs(d)
+    paths = []
+    for i, key in enumerate(N.member_names(7, quick)):
+        paths.append(os.path.join(d, "m%03d.npz" % i))
+        with open(paths[-1], "wb") as f:
+            f.write(N.member_archive(key))
+    for i, name in enumerate(N.field_names(7, 40 if quick else 120)):
+        paths.append(os.path.join(d, "f%03d.npy" % i))
+        with open(paths[-1], "wb") as f:
+            f.write(N.npy_bytes(N.field_array(name)))
+    pol = os.path.join(d, "no-others.json")
+    with open(pol, "w") as f:
+        f.write('{"allow_other_members": false}')
+    for args in ([], ["--policy", pol]):
+        for json_args in (["--json"], []):
+            if json_args:
+                n = [native(binary, args, p) for p in paths]
+                want, code = "".join(w[1] for w in n), max(w[0] for w in n)
+            else:
+                r = subprocess.run([binary, "check"] + args + paths, capture_output=True, cwd=ROOT, timeout=600)
+                want, code = r.stdout.decode("utf-8", "surrogateescape"), r.returncode
+            rc, out, err = run_check(wasm, json_args + args + paths)
+            ok(out == want and rc == code and not N.raw_hidden(out),
+               "names: npzstream-check.mjs %s (%d files): the native output, byte for byte" % (" ".join(json_args + args),
+                                                                                            len(paths)),
+               "exit %d vs %d; %s" % (rc, code, next(("%r vs %r" % (a, b) for a, b in zip(out.split("\n"), want.split("\n"))
+                                                      if a != b), "")))
+
+
 def test_api(wasm, tmp, binary):
     script = os.path.join(tmp, "api.mjs")
     with open(script, "w") as f:
@@ -372,6 +409,7 @@ def main():
         test_module(binary, wasm, files, tmp)
         test_command(binary, wasm, files, tmp)
         test_policy_bytes(binary, wasm, tmp)
+        test_names(binary, wasm, tmp, a.quick)
         test_api(wasm, tmp, binary)
         test_types(wasm, tmp)
     return T.summary()

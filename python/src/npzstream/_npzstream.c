@@ -46,6 +46,19 @@ typedef struct {
 
 static PyObject *PolicyErrorBase; /* set by the Python package: npzstream.PolicyError */
 
+/* ---- text from the library ---------------------------------------------------------------------
+ * Every string that may carry bytes of the input or of a policy is decoded with a codec that
+ * cannot fail on them (a strict decode would raise UnicodeDecodeError, an exception no entry
+ * point documents):
+ *   words (a message, a detail, a hint, a policy fault's path and message): whole UTF-8 with names
+ *     escaped (src/policy.c), decoded with "replace", which then never replaces anything;
+ *   a field name or title: "surrogatepass", so that '\ud800' (a header's Python escape, which
+ *     np.load takes) comes back as exactly that string (src/text.h);
+ *   a member's name: bytes (RejectedError.name, the member dicts), decoded by the package. */
+static PyObject *words(const char *s) {
+    return s ? PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace") : Py_NewRef(Py_None);
+}
+
 static int Policy_init(Policy *self, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"text", NULL};
     Py_buffer b;
@@ -62,9 +75,9 @@ static int Policy_init(Policy *self, PyObject *args, PyObject *kw) {
     PyObject *cls = PolicyErrorBase ? PolicyErrorBase : PyExc_ValueError;
     PyObject *line = e.line ? PyLong_FromUnsignedLong(e.line) : Py_NewRef(Py_None);
     PyObject *col = e.line ? PyLong_FromUnsignedLong(e.column) : Py_NewRef(Py_None);
-    PyObject *kwd = Py_BuildValue("{sNsNsssK}", "line", line, "column", col, "path", e.path, "offset",
+    PyObject *kwd = Py_BuildValue("{sNsNsNsK}", "line", line, "column", col, "path", words(e.path), "offset",
                                   (unsigned long long)e.offset);
-    PyObject *a = kwd ? Py_BuildValue("(s)", e.message) : NULL;
+    PyObject *a = kwd ? Py_BuildValue("(N)", words(e.message)) : NULL;
     PyObject *err = a ? PyObject_Call(cls, a, kwd) : NULL;
     Py_XDECREF(a);
     Py_XDECREF(kwd);
@@ -298,7 +311,7 @@ static PyObject *dt_spec(const npzs_array_info *a, uint32_t k, int depth) {
     if (!names || !formats || !offsets || !titles) goto fail;
     for (uint32_t i = 0; i < n->count; i++) {
         const npzs_dtfield *f = &a->dt_fields[n->first + i];
-        PyObject *nm = PyUnicode_DecodeUTF8(f->name, (Py_ssize_t)f->name_len, "strict");
+        PyObject *nm = PyUnicode_DecodeUTF8(f->name, (Py_ssize_t)f->name_len, "surrogatepass");
         if (!nm) goto fail;
         PyList_SET_ITEM(names, i, nm);
         PyObject *fm = dt_spec(a, f->type, depth + 1);
@@ -307,7 +320,8 @@ static PyObject *dt_spec(const npzs_array_info *a, uint32_t k, int depth) {
         PyObject *of = PyLong_FromUnsignedLongLong(f->offset);
         if (!of) goto fail;
         PyList_SET_ITEM(offsets, i, of);
-        PyObject *ti = f->title ? PyUnicode_DecodeUTF8(f->title, (Py_ssize_t)f->title_len, "strict") : Py_NewRef(Py_None);
+        PyObject *ti = f->title ? PyUnicode_DecodeUTF8(f->title, (Py_ssize_t)f->title_len, "surrogatepass")
+                                : Py_NewRef(Py_None);
         if (!ti) goto fail;
         PyList_SET_ITEM(titles, i, ti);
     }
@@ -529,11 +543,12 @@ static PyObject *raise_rejected(Stream *s) {
     const char *rule = npzs_error_rule(s->p);
     PyObject *member = mi >= 0 ? PyLong_FromLong(mi) : Py_NewRef(Py_None);
     PyObject *coff = co == UINT64_MAX ? Py_NewRef(Py_None) : PyLong_FromUnsignedLongLong(co);
-    kw = Py_BuildValue("{sssKsNsNszsNszsz}", "code", npzs_error_name(code), "offset",
+    kw = Py_BuildValue("{sssKsNsNszsNsNsN}", "code", npzs_error_name(code), "offset",
                        (unsigned long long)npzs_error_offset(s->p), "member", member, "name", name, "rule", rule,
-                       "content_offset", coff, "detail", npzs_error_detail(s->p), "hint", npzs_error_hint(s->p));
+                       "content_offset", coff, "detail", words(npzs_error_detail(s->p)), "hint",
+                       words(npzs_error_hint(s->p)));
     if (!kw) return NULL;
-    PyObject *args = Py_BuildValue("(s)", npzs_error_message(s->p));
+    PyObject *args = Py_BuildValue("(N)", words(npzs_error_message(s->p)));
     PyObject *e = args ? PyObject_Call(cls, args, kw) : NULL;
     Py_XDECREF(args);
     Py_DECREF(kw);
@@ -684,6 +699,12 @@ static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
     return s->members ? 0 : -1;
 }
 
+/* The destination's exporter (s->out.obj) is not visited: the collector could then clear it before
+ * the stream, and a memoryview cleared while our export is held drops its buffer, after which
+ * our release (PyBuffer_Release, from the stream's tp_clear or dealloc) crashes in CPython's
+ * memoryview dealloc.  Unvisited, the reference counts as one from outside: the exporter lives on
+ * until the stream releases it (at the member's end, or when the stream's own cycle, through
+ * on_header, is cleared). */
 static int Stream_traverse(Stream *s, visitproc visit, void *arg) {
     Py_VISIT(s->on_header);
     Py_VISIT(s->policy);
