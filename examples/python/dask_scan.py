@@ -36,8 +36,8 @@ def dask_scan(client, paths, *, policy=None, storage_options=None, batch=1000, *
     """Reports of paths (local paths or fsspec URLs of one filesystem), computed on the Dask
     cluster of client, yielded in the input's order.  At most `batch` files are in flight."""
     paths = list(paths)
-    text = npzstream._policy_text(policy)
-    npzstream._limits(dict(limits))  # a bad limit fails here, not on a worker
+    text = npzstream._scan._policy_text(policy)
+    npzstream._limits._limits(dict(limits))  # a bad limit fails here, not on a worker
     fs = None
     if paths and "://" in paths[0]:
         fs, _ = fsspec.core.url_to_fs(paths[0], **(storage_options or {}))

@@ -42,7 +42,8 @@ def main():
         r = subprocess.run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
                             os.path.join(ROOT, "tests", "python", "pytest_load.py"),
                             os.path.join(ROOT, "tests", "python", "pytest_policy.py"),
-                            os.path.join(ROOT, "tests", "python", "pytest_io.py")],
+                            os.path.join(ROOT, "tests", "python", "pytest_io.py"),
+                            os.path.join(ROOT, "tests", "python", "pytest_package.py")],
                            cwd=tempfile.gettempdir(), capture_output=True, text=True)
         out = r.stdout + r.stderr
         p = sum(int(x) for x in re.findall(r"(\d+) passed", out.splitlines()[-1] if out.strip() else ""))
