@@ -1,7 +1,8 @@
-"""Build of the npzstream extension: the module (src/npzstream/_npzstream.c) compiled together
-with the C library's sources, so there is no shared library to find at run time and no struct
-layout copied by hand.  In a source checkout the library is taken from ../src and ../include
-(copied into csrc/, which an sdist then carries); zlib's headers are needed (zlib1g-dev)."""
+"""Build of the npzstream extension: the module (src/npzstream/ext/: module.c, then one file a
+type) compiled together with the C library's sources, so there is no shared library to find at
+run time and no struct layout copied by hand.  In a source checkout the library is taken from
+../src and ../include (copied into csrc/, which an sdist then carries); zlib's headers are
+needed (zlib1g-dev)."""
 import glob
 import os
 import re
@@ -21,6 +22,9 @@ if not os.path.exists(os.path.join(CSRC, "npzs.c")):
 # every source of the library (the Makefile's SRC, the same files), and its vlen reader
 LIB_SOURCES = sorted(os.path.basename(f) for f in glob.glob(os.path.join(CSRC, "*.c")))
 
+# the extension's own sources (relative to this directory, as setuptools takes them)
+EXT_SOURCES = sorted(os.path.relpath(f, HERE) for f in glob.glob(os.path.join(HERE, "src", "npzstream", "ext", "*.c")))
+
 # One version: the library's (NPZS_VERSION in npzstream.h), as npzstream.__version__ reports it.
 with open(os.path.join(CSRC, "npzstream.h")) as f:
     VERSION = re.search(r'#define NPZS_VERSION "([^"]+)"', f.read()).group(1)
@@ -37,7 +41,7 @@ OPENSSL = os.environ.get("NPZSTREAM_OPENSSL", "auto") != "0" and any(
 
 ext = Extension(
     "npzstream._npzstream",
-    sources=["src/npzstream/_npzstream.c"] + [os.path.join("csrc", f) for f in LIB_SOURCES],
+    sources=EXT_SOURCES + [os.path.join("csrc", f) for f in LIB_SOURCES],
     include_dirs=["csrc"],
     libraries=(["isal"] if ISAL else []) + (["crypto"] if OPENSSL else []) + ["z", "m"],
     define_macros=([("NPZS_HAVE_ISAL", "1")] if ISAL else []) + ([("NPZS_HAVE_OPENSSL", "1")] if OPENSSL else []),

@@ -646,7 +646,7 @@ def test_gc_of_a_stream_holding_a_destination():
             "    mv = memoryview(bytearray(800000))  # tracked before the rest of the cycle: cleared first\n"
             "    h = Holder()\n"
             "    h.mv = mv\n"
-            "    h.s = _npzstream.Stream(npzstream._limits({}), lambda m, h=h: h.mv, True, 1 << 40, 1, None)\n"
+            "    h.s = _npzstream.Stream(npzstream._limits._limits({}), lambda m, h=h: h.mv, True, 1 << 40, 1, None)\n"
             "    h.s.feed(data[:len(data) // 2])  # the stream holds an export of mv\n"
             "    del h, mv\n"
             "    gc.collect()\n"

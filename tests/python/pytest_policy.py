@@ -307,7 +307,7 @@ def verdicts(data, policy, tmp_path):
             "spool": spooled(),
             "scan": report_rule(next(npzstream.scan([path], workers=0, policy=policy))),
             "scan-pool": [report_rule(r) for r in npzstream.scan([path, path], workers=2, policy=policy)][0],
-            "check_file": report_rule(npzstream.check_file(path, npzstream._policy_text(policy)))}
+            "check_file": report_rule(npzstream.check_file(path, npzstream._scan._policy_text(policy)))}
 
 
 def test_a_policy_is_immutable_once_made(tmp_path):
@@ -360,7 +360,7 @@ def test_compiled_once(monkeypatch):
         texts.append(text)
         return real(text)
     monkeypatch.setattr(npzstream._npzstream, "Policy", counting)
-    monkeypatch.setattr(npzstream, "_COMPILED", type(npzstream._COMPILED)())
+    monkeypatch.setattr(npzstream._policy, "_COMPILED", type(npzstream._policy._COMPILED)())
     data = savez(w=np.ones(3, "<f4"))
     P = npzstream.Policy(members={"w": {"dtype": ["<f4"], "finite": True}})
     for _ in range(20):
@@ -377,7 +377,7 @@ def test_compiled_once(monkeypatch):
     assert len(texts) == 3 and texts[1] != texts[2]
     for i in range(100):  # the cache is bounded
         npzstream.validate(data, policy={"max_members": i + 1})
-    assert len(npzstream._COMPILED) == npzstream._COMPILED_MAX
+    assert len(npzstream._policy._COMPILED) == npzstream._policy._COMPILED_MAX
 
 
 def test_a_used_policy_pickles():
@@ -385,7 +385,7 @@ def test_a_used_policy_pickles():
                          dims={"N": (1, 3)})
     P.check()
     P2 = pickle.loads(pickle.dumps(P))
-    assert P2 == P and P2.to_json() == P.to_json() and npzstream._policy_text(P2) == npzstream._policy_text(P)
+    assert P2 == P and P2.to_json() == P.to_json() and npzstream._scan._policy_text(P2) == npzstream._scan._policy_text(P)
     L = npzstream.Policy.load(os.path.join(EX, "mnist.json"))
     assert pickle.loads(pickle.dumps(L)) == L
 
@@ -508,7 +508,7 @@ def test_dtype_objects_in_a_policy():
 
 
 def test_npy_keys_warn(monkeypatch):
-    monkeypatch.setattr(npzstream, "_COMPILED", type(npzstream._COMPILED)())  # warned when compiled
+    monkeypatch.setattr(npzstream._policy, "_COMPILED", type(npzstream._policy._COMPILED)())  # warned when compiled
     data = savez(**{"embed.weight": np.ones(2)})
     with pytest.warns(npzstream.PolicyWarning, match="'embed.weight'"):
         r = npzstream.validate(data, policy={"members": {"embed.weight.npy": {}}})

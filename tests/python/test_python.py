@@ -43,7 +43,8 @@ def main():
                             os.path.join(ROOT, "tests", "python", "pytest_load.py"),
                             os.path.join(ROOT, "tests", "python", "pytest_policy.py"),
                             os.path.join(ROOT, "tests", "python", "pytest_io.py"),
-                            os.path.join(ROOT, "tests", "python", "pytest_names.py")],
+                            os.path.join(ROOT, "tests", "python", "pytest_names.py"),
+                            os.path.join(ROOT, "tests", "python", "pytest_package.py")],
                            cwd=tempfile.gettempdir(), capture_output=True, text=True)
         out = r.stdout + r.stderr
         p = sum(int(x) for x in re.findall(r"(\d+) passed", out.splitlines()[-1] if out.strip() else ""))

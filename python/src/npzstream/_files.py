@@ -15,6 +15,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import npzstream
 from npzstream import _npzstream
+from npzstream._limits import _limits as _limit_values
+from npzstream._policy import _policy as _compiled_policy
 
 #: the keyword that caps the bytes load keeps: load's and Loader's, not one of the library's limits
 MAX_BYTES = "max_bytes"
@@ -81,7 +83,7 @@ def checked_limits(limits: Dict[str, Any]) -> Dict[str, Any]:
 
 def engine_limits(limits: Dict[str, Any]) -> Dict[str, int]:
     """The limits as the extension's Stream takes them (max_bytes left out: it is load's)."""
-    return npzstream._limits({k: v for k, v in limits.items() if k != MAX_BYTES})
+    return _limit_values({k: v for k, v in limits.items() if k != MAX_BYTES})
 
 
 def stream(limits: Dict[str, Any], on_header: Optional[Callable[[Dict[str, Any]], Any]] = None,
@@ -95,7 +97,7 @@ def stream(limits: Dict[str, Any], on_header: Optional[Callable[[Dict[str, Any]]
             on_header(m)
         return None
     return _npzstream.Stream(engine_limits(limits), header if on_header is not None else None, False, (1 << 64) - 1, 1,
-                             None if policy is None else npzstream._policy(policy))
+                             None if policy is None else _compiled_policy(policy))
 
 
 def split_url(path: str) -> Tuple[str, str]:

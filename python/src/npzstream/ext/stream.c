@@ -1,9 +1,8 @@
 /*
- * _npzstream.c -- the CPython extension over libnpzstream (compiled together with the library's
- * sources, so the structs are the C compiler's and no layout is copied by hand).
+ * stream.c -- Stream, the extension's parser (module.c has the module; ext.h the files).
  *
- * One type, Stream: bytes are pushed with feed(), the end of input declared with finish(); the
- * events are handled here, in C:
+ * Bytes are pushed with feed(), the end of input declared with finish(); the events are handled
+ * here, in C:
  *   MEMBER_BEGIN  a dict for the member (index, name, method, offset);
  *   HEADER        its array fields (dtype, a dtype spec NumPy's np.dtype() takes, shape, order,
  *                 nbytes); then, when the stream has an on_header callable, its result (a
@@ -21,85 +20,12 @@
  * Bytes kept (array data and blobs) are capped by max_keep: more is a rejection with code
  * "limit" and rule "LIMIT.max_bytes", raised like the library's own.
  */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
-#include <structmember.h>
+#include "ext.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-
-#include "npzstream.h"
-#include "policy.h" /* NPZS_POLICY_MAX_TEXT: how much of a policy file the package reads */
-
-#if PY_VERSION_HEX < 0x030A0000
-static inline PyObject *Py_NewRef(PyObject *o) { Py_INCREF(o); return o; }
-#endif
-#if PY_VERSION_HEX < 0x03090000
-#define PyObject_CallOneArg(f, a) PyObject_CallFunctionObjArgs((f), (a), NULL)
-#endif
-
-/* ---- Policy: a compiled policy (npzs_policy_new), shared read-only by the streams that use it -- */
-typedef struct {
-    PyObject_HEAD
-    npzs_policy *pol;
-} Policy;
-
-static PyObject *PolicyErrorBase; /* set by the Python package: npzstream.PolicyError */
-
-/* ---- text from the library ---------------------------------------------------------------------
- * Every string that may carry bytes of the input or of a policy is decoded with a codec that
- * cannot fail on them (a strict decode would raise UnicodeDecodeError, an exception no entry
- * point documents):
- *   words (a message, a detail, a hint, a policy fault's path and message): whole UTF-8 with names
- *     escaped (src/policy.c), decoded with "replace", which then never replaces anything;
- *   a field name or title: "surrogatepass", so that '\ud800' (a header's Python escape, which
- *     np.load takes) comes back as exactly that string (src/text.h);
- *   a member's name: bytes (RejectedError.name, the member dicts), decoded by the package. */
-static PyObject *words(const char *s) {
-    return s ? PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace") : Py_NewRef(Py_None);
-}
-
-static int Policy_init(Policy *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"text", NULL};
-    Py_buffer b;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "s*", kwlist, &b)) return -1;
-    if (self->pol) {
-        PyBuffer_Release(&b);
-        PyErr_SetString(PyExc_RuntimeError, "Policy.__init__ called twice");
-        return -1;
-    }
-    npzs_policy_error e;
-    self->pol = npzs_policy_new(b.buf, (size_t)b.len, NULL, &e);
-    PyBuffer_Release(&b);
-    if (self->pol) return 0;
-    PyObject *cls = PolicyErrorBase ? PolicyErrorBase : PyExc_ValueError;
-    PyObject *line = e.line ? PyLong_FromUnsignedLong(e.line) : Py_NewRef(Py_None);
-    PyObject *col = e.line ? PyLong_FromUnsignedLong(e.column) : Py_NewRef(Py_None);
-    PyObject *kwd = Py_BuildValue("{sNsNsNsK}", "line", line, "column", col, "path", words(e.path), "offset",
-                                  (unsigned long long)e.offset);
-    PyObject *a = kwd ? Py_BuildValue("(N)", words(e.message)) : NULL;
-    PyObject *err = a ? PyObject_Call(cls, a, kwd) : NULL;
-    Py_XDECREF(a);
-    Py_XDECREF(kwd);
-    if (err) { PyErr_SetObject(cls, err); Py_DECREF(err); }
-    return -1;
-}
-
-static void Policy_dealloc(Policy *self) {
-    npzs_policy_free(self->pol);
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static PyTypeObject PolicyType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "npzstream._npzstream.Policy",
-    .tp_basicsize = sizeof(Policy),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Policy(text): a policy compiled from its JSON text (raises PolicyError)",
-    .tp_new = PyType_GenericNew,
-    .tp_init = (initproc)Policy_init,
-    .tp_dealloc = (destructor)Policy_dealloc,
-};
 
 typedef struct {
     PyObject_HEAD
@@ -128,157 +54,13 @@ typedef struct {
     int broken;           /* a Python error stopped the event handling: the stream is unusable */
 } Stream;
 
-static PyObject *RejectedBase; /* set by the Python package: npzstream.RejectedError */
-
-/* ---- Block: an array's data where a worker inflated it (npzs_par_take_data) ------------------
- * A writable buffer over the data; the allocation (the parser's default hooks: malloc) is freed
- * with the last reference, the array made over it. */
-typedef struct {
-    PyObject_HEAD
-    void *base;
-    char *data;
-    Py_ssize_t len;
-} Block;
-
-static int Block_getbuffer(Block *b, Py_buffer *view, int flags) {
-    return PyBuffer_FillInfo(view, (PyObject *)b, b->data, b->len, 0, flags);
-}
-
-static void Block_dealloc(Block *b) {
-    free(b->base);
-    Py_TYPE(b)->tp_free((PyObject *)b);
-}
-
-static PyBufferProcs Block_as_buffer = {(getbufferproc)Block_getbuffer, NULL};
-
-static PyTypeObject BlockType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "npzstream._npzstream.Block",
-    .tp_basicsize = sizeof(Block),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "an array's data where a worker thread inflated it",
-    .tp_dealloc = (destructor)Block_dealloc,
-    .tp_as_buffer = &Block_as_buffer,
-};
-
-/* ---- Map: a private, read-only mapping of a file (open()) ------------------------------------
- * PROT_READ and MAP_PRIVATE: the arrays over it cannot write it, it costs no private memory and no
- * commit charge (a read-only private mapping is not accounted, so a file larger than RAM maps).
- * It is unmapped with its last reference: the arrays made over it hold one (ndarray.base), so
- * there is no close() that could leave an array pointing at unmapped memory. */
-#if defined(__unix__) || defined(__APPLE__)
-#define NPZS_HAVE_MMAP 1
-#include <sys/mman.h>
-#endif
-
-typedef struct {
-    PyObject_HEAD
-    void *addr;
-    Py_ssize_t len;
-} Map;
-
-static int Map_init(Map *self, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"fd", "length", "populate", NULL};
-    int fd, populate = 0;
-    Py_ssize_t len;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "in|p", kwlist, &fd, &len, &populate)) return -1;
-    if (self->addr) { PyErr_SetString(PyExc_RuntimeError, "Map.__init__ called twice"); return -1; }
-    if (len < 0) { PyErr_SetString(PyExc_ValueError, "length must be >= 0"); return -1; }
-    if (len == 0) return 0; /* nothing to map: an empty buffer */
-#ifdef NPZS_HAVE_MMAP
-    int flags = MAP_PRIVATE;
-#ifdef MAP_POPULATE
-    if (populate) flags |= MAP_POPULATE;
-#endif
-    void *a;
-    Py_BEGIN_ALLOW_THREADS
-    a = mmap(NULL, (size_t)len, PROT_READ, flags, fd, 0);
-    Py_END_ALLOW_THREADS
-    if (a == MAP_FAILED) { PyErr_SetFromErrno(PyExc_OSError); return -1; }
-    self->addr = a;
-    self->len = len;
-    return 0;
-#else
-    (void)fd;
-    (void)populate;
-    PyErr_SetString(PyExc_OSError, "npzstream: no mmap on this platform");
-    return -1;
-#endif
-}
-
-static void Map_dealloc(Map *self) {
-#ifdef NPZS_HAVE_MMAP
-    if (self->addr) munmap(self->addr, (size_t)self->len);
-#endif
-    Py_TYPE(self)->tp_free((PyObject *)self);
-}
-
-static int Map_getbuffer(Map *self, Py_buffer *view, int flags) {
-    static char empty;
-    return PyBuffer_FillInfo(view, (PyObject *)self, self->addr ? self->addr : &empty, self->len, 1, flags);
-}
-
-static PyBufferProcs Map_as_buffer = {(getbufferproc)Map_getbuffer, NULL};
-
-/* madvise(advice): "normal", "sequential", "random", "willneed" or "dontneed"; False where the
- * system has no madvise (advice only: nothing depends on it). */
-static PyObject *Map_madvise(Map *self, PyObject *arg) {
-    const char *a = PyUnicode_AsUTF8(arg);
-    if (!a) return NULL;
-#if defined(NPZS_HAVE_MMAP) && defined(MADV_NORMAL)
-    int adv;
-    if (!strcmp(a, "normal")) adv = MADV_NORMAL;
-    else if (!strcmp(a, "sequential")) adv = MADV_SEQUENTIAL;
-    else if (!strcmp(a, "random")) adv = MADV_RANDOM;
-    else if (!strcmp(a, "willneed")) adv = MADV_WILLNEED;
-    else if (!strcmp(a, "dontneed")) adv = MADV_DONTNEED;
-    else { PyErr_Format(PyExc_ValueError, "unknown advice %s", a); return NULL; }
-    if (!self->addr) Py_RETURN_FALSE;
-    if (madvise(self->addr, (size_t)self->len, adv) != 0) { PyErr_SetFromErrno(PyExc_OSError); return NULL; }
-    Py_RETURN_TRUE;
-#else
-    (void)self;
-    Py_RETURN_FALSE;
-#endif
-}
-
-static Py_ssize_t Map_length(Map *self) { return self->len; }
-static PySequenceMethods Map_as_sequence = {.sq_length = (lenfunc)Map_length};
-
-static PyMethodDef Map_methods[] = {
-    {"madvise", (PyCFunction)Map_madvise, METH_O, "madvise(advice): normal, sequential, random, willneed, dontneed"},
-    {NULL, NULL, 0, NULL},
-};
-
-static PyTypeObject MapType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "npzstream._npzstream.Map",
-    .tp_basicsize = sizeof(Map),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "Map(fd, length, populate=False): a private read-only mapping of a file, unmapped with its last reference",
-    .tp_new = PyType_GenericNew,
-    .tp_init = (initproc)Map_init,
-    .tp_dealloc = (destructor)Map_dealloc,
-    .tp_as_buffer = &Map_as_buffer,
-    .tp_as_sequence = &Map_as_sequence,
-    .tp_methods = Map_methods,
-};
-
 /* The current array's data as a Block, when a worker made it whole; NULL otherwise (the data
  * then goes to a destination or the DATA events as before), or with a Python error set. */
 static PyObject *take_block(Stream *s, const npzs_array_info *a) {
     void *base;
     uint64_t off;
     if (!s->q || npzs_par_take_data(s->q, 16, &base, &off) != 0) return NULL;
-    Block *b = PyObject_New(Block, &BlockType);
-    if (!b) {
-        free(base); /* the parser reads it until the member's end: the stream stops here (the error) */
-        return NULL;
-    }
-    b->base = base;
-    b->data = (char *)base + off;
-    b->len = (Py_ssize_t)a->nbytes;
-    return (PyObject *)b;
+    return npzpy_block_new(npzpy_state_of(Py_TYPE(s)), base, (char *)base + off, (Py_ssize_t)a->nbytes);
 }
 
 /* ---- the dtype as np.dtype() takes it, from the library's tree ------------------------------ */
@@ -517,7 +299,7 @@ static int run(Stream *s, npzs_in *in) {
 }
 
 static PyObject *raise_rejected(Stream *s) {
-    PyObject *cls = RejectedBase ? RejectedBase : PyExc_ValueError;
+    PyObject *cls = npzpy_state_of(Py_TYPE(s))->rejected_error;
     PyObject *name = Py_NewRef(Py_None), *kw;
     if (s->own_code) {
         PyObject *c = s->own_member >= 0 && s->cur ? PyDict_GetItemString(s->cur, "name") : NULL;
@@ -545,10 +327,10 @@ static PyObject *raise_rejected(Stream *s) {
     PyObject *coff = co == UINT64_MAX ? Py_NewRef(Py_None) : PyLong_FromUnsignedLongLong(co);
     kw = Py_BuildValue("{sssKsNsNszsNsNsN}", "code", npzs_error_name(code), "offset",
                        (unsigned long long)npzs_error_offset(s->p), "member", member, "name", name, "rule", rule,
-                       "content_offset", coff, "detail", words(npzs_error_detail(s->p)), "hint",
-                       words(npzs_error_hint(s->p)));
+                       "content_offset", coff, "detail", npzpy_words(npzs_error_detail(s->p)), "hint",
+                       npzpy_words(npzs_error_hint(s->p)));
     if (!kw) return NULL;
-    PyObject *args = Py_BuildValue("(N)", words(npzs_error_message(s->p)));
+    PyObject *args = Py_BuildValue("(N)", npzpy_words(npzs_error_message(s->p)));
     PyObject *e = args ? PyObject_Call(cls, args, kw) : NULL;
     Py_XDECREF(args);
     Py_DECREF(kw);
@@ -607,48 +389,6 @@ static PyObject *Stream_finish(Stream *s, PyObject *unused) {
 
 /* ---- the type --------------------------------------------------------------------------------- */
 
-/* the limits: the library's table (NPZS_LIMITS_MAP), and the lenient bits */
-static const struct { const char *name; int wide; size_t off; } LIMITS[] = {
-#define X(f, bits, def, lo, hi, opt, help) {#f, (bits) == 64, offsetof(npzs_limits, f)},
-    NPZS_LIMITS_MAP(X)
-#undef X
-    {"lenient", 0, offsetof(npzs_limits, lenient)},
-};
-
-/* limits: a dict of field -> int; every value range-checked (never wrapped), every field known */
-static int read_limits(PyObject *d, npzs_limits *lim) {
-    npzs_limits_default(lim);
-    if (!d || d == Py_None) return 0;
-    if (!PyDict_Check(d)) { PyErr_SetString(PyExc_TypeError, "limits must be a dict"); return -1; }
-    PyObject *k, *v;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(d, &pos, &k, &v)) {
-        const char *name = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
-        if (!name) { PyErr_SetString(PyExc_TypeError, "limit names must be str"); return -1; }
-        size_t i = 0;
-        while (i < sizeof LIMITS / sizeof *LIMITS && strcmp(LIMITS[i].name, name)) i++;
-        if (i == sizeof LIMITS / sizeof *LIMITS) { PyErr_Format(PyExc_TypeError, "unknown limit %s", name); return -1; }
-        if (!PyLong_Check(v) || PyBool_Check(v)) { PyErr_Format(PyExc_TypeError, "%s must be an int", name); return -1; }
-        unsigned long long x = PyLong_AsUnsignedLongLong(v);
-        if (x == (unsigned long long)-1 && PyErr_Occurred()) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_ValueError, "%s must be between 0 and %llu", name,
-                         LIMITS[i].wide ? (unsigned long long)UINT64_MAX : (unsigned long long)UINT32_MAX);
-            return -1;
-        }
-        if (!LIMITS[i].wide && x > UINT32_MAX) {
-            PyErr_Format(PyExc_ValueError, "%s must be between 0 and %lu", name, (unsigned long)UINT32_MAX);
-            return -1;
-        }
-        char *at = (char *)lim + LIMITS[i].off;
-        if (LIMITS[i].wide) { uint64_t w = x; memcpy(at, &w, sizeof w); }
-        else { uint32_t w = (uint32_t)x; memcpy(at, &w, sizeof w); }
-    }
-    const char *bad = npzs_limits_check(lim);
-    if (bad) { PyErr_Format(PyExc_ValueError, "%s is out of the range the library accepts", bad); return -1; }
-    return 0;
-}
-
 static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"limits", "on_header", "keep_blobs", "max_keep", "threads", "policy", "hash",
                              "map_stored", NULL};
@@ -659,7 +399,7 @@ static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
                                      &hash, &map_stored))
         return -1;
     if (policy == Py_None) policy = NULL;
-    if (policy && !PyObject_TypeCheck(policy, &PolicyType)) {
+    if (policy && !PyObject_TypeCheck(policy, npzpy_state_of(Py_TYPE(s))->policy)) {
         PyErr_SetString(PyExc_TypeError, "policy must be a compiled npzstream._npzstream.Policy");
         return -1;
     }
@@ -672,13 +412,13 @@ static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
         return -1;
     }
     npzs_limits lim;
-    if (read_limits(limits, &lim) < 0) return -1;
+    if (npzpy_read_limits(limits, &lim) < 0) return -1;
     if (cb == Py_None) cb = NULL;
     if (cb && !PyCallable_Check(cb)) { PyErr_SetString(PyExc_TypeError, "on_header must be callable"); return -1; }
     if (s->p) { PyErr_SetString(PyExc_RuntimeError, "Stream.__init__ called twice"); return -1; }
     s->p = npzs_new(&lim, NULL);
     if (!s->p) { PyErr_NoMemory(); return -1; }
-    if ((policy && npzs_policy_use(s->p, ((Policy *)policy)->pol) != 0) || (hash && npzs_hash(s->p, NPZS_HASH_SHA256) != 0)) {
+    if ((policy && npzs_policy_use(s->p, npzpy_policy_get(policy)) != 0) || (hash && npzs_hash(s->p, NPZS_HASH_SHA256) != 0)) {
         PyErr_NoMemory();
         return -1;
     }
@@ -699,13 +439,8 @@ static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
     return s->members ? 0 : -1;
 }
 
-/* The destination's exporter (s->out.obj) is not visited: the collector could then clear it before
- * the stream, and a memoryview cleared while our export is held drops its buffer, after which
- * our release (PyBuffer_Release, from the stream's tp_clear or dealloc) crashes in CPython's
- * memoryview dealloc.  Unvisited, the reference counts as one from outside: the exporter lives on
- * until the stream releases it (at the member's end, or when the stream's own cycle, through
- * on_header, is cleared). */
 static int Stream_traverse(Stream *s, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(s)); /* a heap type */
     Py_VISIT(s->on_header);
     Py_VISIT(s->policy);
     Py_VISIT(s->members);
@@ -735,7 +470,7 @@ static void Stream_dealloc(Stream *s) {
     npzs_par_free(s->q);
     npzs_free(s->p);
     Py_CLEAR(s->policy); /* after the parser that used it */
-    Py_TYPE(s)->tp_free((PyObject *)s);
+    npzpy_free((PyObject *)s);
 }
 
 static PyObject *Stream_get_members(Stream *s, void *c) { (void)c; return Py_NewRef(s->members ? s->members : Py_None); }
@@ -781,109 +516,17 @@ static PyMethodDef Stream_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyTypeObject StreamType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "npzstream._npzstream.Stream",
-    .tp_basicsize = sizeof(Stream),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "Stream(limits=None, on_header=None, keep_blobs=False, max_keep=2**64-1): the parser",
-    .tp_new = PyType_GenericNew,
-    .tp_init = (initproc)Stream_init,
-    .tp_dealloc = (destructor)Stream_dealloc,
-    .tp_traverse = (traverseproc)Stream_traverse,
-    .tp_clear = (inquiry)Stream_clear,
-    .tp_methods = Stream_methods,
-    .tp_getset = Stream_getset,
+static PyType_Slot Stream_slots[] = {
+    {Py_tp_doc, (void *)"Stream(limits=None, on_header=None, keep_blobs=False, max_keep=2**64-1): the parser"},
+    {Py_tp_new, (void *)PyType_GenericNew},
+    {Py_tp_init, (void *)Stream_init},
+    {Py_tp_dealloc, (void *)Stream_dealloc},
+    {Py_tp_traverse, (void *)Stream_traverse},
+    {Py_tp_clear, (void *)Stream_clear},
+    {Py_tp_methods, Stream_methods},
+    {Py_tp_getset, Stream_getset},
+    {0, NULL},
 };
 
-static PyObject *mod_set_rejected(PyObject *m, PyObject *cls) {
-    (void)m;
-    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, (PyTypeObject *)PyExc_Exception)) {
-        PyErr_SetString(PyExc_TypeError, "an exception class");
-        return NULL;
-    }
-    Py_XDECREF(RejectedBase);
-    RejectedBase = Py_NewRef(cls);
-    Py_RETURN_NONE;
-}
-
-static PyObject *mod_set_policy_error(PyObject *m, PyObject *cls) {
-    (void)m;
-    if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *)cls, (PyTypeObject *)PyExc_Exception)) {
-        PyErr_SetString(PyExc_TypeError, "an exception class");
-        return NULL;
-    }
-    Py_XDECREF(PolicyErrorBase);
-    PolicyErrorBase = Py_NewRef(cls);
-    Py_RETURN_NONE;
-}
-
-/* The library's default limits, as a dict (the one source of the defaults). */
-static PyObject *mod_default_limits(PyObject *m, PyObject *unused) {
-    (void)m;
-    (void)unused;
-    npzs_limits lim;
-    npzs_limits_default(&lim);
-    PyObject *d = PyDict_New();
-    for (size_t i = 0; d && i < sizeof LIMITS / sizeof *LIMITS; i++) {
-        const char *at = (const char *)&lim + LIMITS[i].off;
-        unsigned long long v;
-        if (LIMITS[i].wide) { uint64_t w; memcpy(&w, at, sizeof w); v = w; }
-        else { uint32_t w; memcpy(&w, at, sizeof w); v = w; }
-        if (set_item(d, LIMITS[i].name, PyLong_FromUnsignedLongLong(v)) < 0) Py_CLEAR(d);
-    }
-    return d;
-}
-
-/* The hint of a rule id ("what to do"), or None. */
-static PyObject *mod_rule_hint(PyObject *m, PyObject *arg) {
-    (void)m;
-    const char *r = PyUnicode_AsUTF8(arg);
-    if (!r) return NULL;
-    const char *h = npzs_rule_hint(r);
-    if (!h) Py_RETURN_NONE;
-    return PyUnicode_FromString(h);
-}
-
-static PyObject *mod_version(PyObject *m, PyObject *unused) {
-    (void)m;
-    (void)unused;
-    unsigned long v = npzs_version();
-    return PyUnicode_FromFormat("%lu.%lu.%lu", v >> 16, (v >> 8) & 0xFF, v & 0xFF);
-}
-
-static PyMethodDef mod_methods[] = {
-    {"_set_rejected", mod_set_rejected, METH_O, "the exception class rejections raise"},
-    {"_set_policy_error", mod_set_policy_error, METH_O, "the exception class policy faults raise"},
-    {"default_limits", mod_default_limits, METH_NOARGS, "the library's default limits (npzs_limits_default)"},
-    {"rule_hint", mod_rule_hint, METH_O, "what the user can do about a rule id, or None"},
-    {"library_version", mod_version, METH_NOARGS, "the version of the libnpzstream compiled in"},
-    {NULL, NULL, 0, NULL},
-};
-
-static struct PyModuleDef moddef = {PyModuleDef_HEAD_INIT, "_npzstream", "libnpzstream, compiled in", -1, mod_methods,
-                                    NULL, NULL, NULL, NULL};
-
-PyMODINIT_FUNC PyInit__npzstream(void) {
-    if (PyType_Ready(&StreamType) < 0 || PyType_Ready(&BlockType) < 0 || PyType_Ready(&PolicyType) < 0 ||
-        PyType_Ready(&MapType) < 0)
-        return NULL;
-    PyObject *m = PyModule_Create(&moddef);
-    if (!m) return NULL;
-    Py_INCREF(&StreamType);
-    Py_INCREF(&PolicyType);
-    Py_INCREF(&MapType);
-    if (PyModule_AddObject(m, "Stream", (PyObject *)&StreamType) < 0 ||
-        PyModule_AddObject(m, "Map", (PyObject *)&MapType) < 0 ||
-        PyModule_AddObject(m, "Policy", (PyObject *)&PolicyType) < 0 ||
-        PyModule_AddIntConstant(m, "SHA256", npzs_sha256_built()) < 0 ||
-        PyModule_AddIntConstant(m, "POLICY_MAX_TEXT", NPZS_POLICY_MAX_TEXT) < 0 ||
-        PyModule_AddIntConstant(m, "LENIENT_NPY_TRAILING", NPZS_LENIENT_NPY_TRAILING) < 0 ||
-        PyModule_AddIntConstant(m, "LENIENT_HEADER_NEWLINE", NPZS_LENIENT_HEADER_NEWLINE) < 0 ||
-        PyModule_AddIntConstant(m, "LENIENT_FAST_INFLATE", NPZS_LENIENT_FAST_INFLATE) < 0 ||
-        PyModule_AddIntConstant(m, "FAST_INFLATE", npzs_fast_inflate()) < 0) {
-        Py_DECREF(m);
-        return NULL;
-    }
-    return m;
-}
+PyType_Spec npzpy_stream_spec = {"npzstream._npzstream.Stream", sizeof(Stream), 0, NPZPY_TPFLAGS | Py_TPFLAGS_HAVE_GC,
+                                 Stream_slots};

@@ -1,0 +1,156 @@
+"""spool(): an upload validated while it is written to a temporary file beside its destination,
+which it replaces (fsync, rename, fsync of the directory) only when the verdict is ok."""
+from __future__ import annotations
+
+import dataclasses
+import io
+import os
+import tempfile
+from typing import Any, Optional, Union
+
+from ._errors import RejectedError
+from ._policy import PolicyLike
+from ._sources import _afeed
+from ._validate import Report, Validator
+
+
+class Spool:
+    """Write an upload to a temporary file beside `dest` while validating it; move it into place
+    only when the verdict is ok.
+
+        sp = npzstream.spool("/data/uploads/x.npz", policy=policy)
+        for chunk in body:
+            sp.feed(chunk)            # validated, then written; nothing more after a rejection
+            if sp.error: break        # (optional) stop reading: the verdict is known
+        report = sp.finish()          # ok: fsync, rename onto dest, fsync the directory
+                                      # rejected: the temporary file is deleted
+
+    The temporary file is `.NAME.XXXX.part` in dest's directory (the same file system, so the
+    rename is atomic: dest is either absent, its old file, or the whole accepted upload).  A
+    rejection deletes it at once.  abort() (or an exception leaving a with block) deletes it too.
+    afeed() is feed() for async code (large chunks are validated and written off the event loop).
+    mode: the file's permissions (default 0o644 minus the umask); overwrite=False refuses to
+    replace an existing dest (FileExistsError at finish(), the upload deleted)."""
+
+    def __init__(self, dest: Union[str, "os.PathLike[str]"], *, threads: int = 1, policy: Optional[PolicyLike] = None,
+                 hash: bool = False, mode: Optional[int] = None, overwrite: bool = True, **limits: Any) -> None:
+        self.dest = os.fspath(dest)
+        self._v = Validator(threads=threads, policy=policy, hash=hash, **limits)
+        d, name = os.path.split(os.path.abspath(self.dest))
+        if not name:
+            raise ValueError("npzstream.spool: %r names no file" % self.dest)
+        fd, self.temp = tempfile.mkstemp(prefix="." + name + ".", suffix=".part", dir=d)
+        self._f: Optional[io.FileIO] = io.FileIO(fd, "wb")
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o644 & ~umask
+        self._mode = mode
+        self._overwrite = overwrite
+        self._report: Optional[Report] = None
+        self.written = 0
+
+    @property
+    def error(self) -> Optional[RejectedError]:
+        """The rejection, as soon as it is known (None so far)."""
+        return self._v.error
+
+    def feed(self, chunk: Any) -> None:
+        """Validate the next bytes, then write them (after a rejection: nothing)."""
+        if self._f is None:
+            if self._report is None and self._v.error is None:
+                raise ValueError("npzstream: feed() after finish() or abort()")
+            return
+        self._v.feed(chunk)
+        if self._v.error is not None:
+            self._discard()
+            return
+        mv = memoryview(chunk).cast("B")
+        while mv:
+            n = self._f.write(mv)
+            if n is None:
+                raise BlockingIOError("npzstream: the spool file is non-blocking")
+            mv = mv[n:]
+        self.written += len(chunk)
+
+    async def afeed(self, chunk: Any) -> None:
+        await _afeed(self, chunk)
+
+    def _discard(self) -> None:
+        if self._f is not None:
+            self._f.close()
+            self._f = None
+            _remove(self.temp)
+
+    def abort(self) -> None:
+        """Give the upload up: the temporary file is deleted, dest is left as it was."""
+        self._discard()
+
+    def finish(self) -> Report:
+        """The verdict: a Report (path = dest when it was moved into place)."""
+        if self._report is not None:
+            return self._report
+        if self._f is None and self._v.error is None:
+            raise ValueError("npzstream: finish() after abort()")
+        report = self._v.finish()
+        if not report:
+            self._discard()
+            self._report = dataclasses.replace(report, path=None)
+            return self._report
+        f = self._f
+        assert f is not None
+        try:
+            f.flush()
+            os.fchmod(f.fileno(), self._mode)
+            os.fsync(f.fileno())
+            f.close()
+            self._f = None
+            if self._overwrite:
+                os.replace(self.temp, self.dest)
+            else:
+                os.link(self.temp, self.dest)  # FileExistsError when dest exists: never replaced
+                os.unlink(self.temp)
+        except BaseException:
+            f.close()  # (again: closing a closed file does nothing)
+            self._f = None
+            _remove(self.temp)
+            raise
+        _fsync_dir(os.path.dirname(os.path.abspath(self.dest)))
+        self._report = dataclasses.replace(report, path=self.dest)
+        return self._report
+
+    def __enter__(self) -> "Spool":
+        return self
+
+    def __exit__(self, exc_type: Any, *rest: Any) -> None:
+        if exc_type is not None or self._report is None:
+            self.abort()
+
+
+def _remove(path: str) -> None:
+    """Delete the temporary file (gone already: nothing to do)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _fsync_dir(d: str) -> None:
+    try:
+        fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def spool(dest: Union[str, "os.PathLike[str]"], *, threads: int = 1, policy: Optional[PolicyLike] = None,
+          hash: bool = False, mode: Optional[int] = None, overwrite: bool = True, **limits: Any) -> Spool:
+    """A `Spool` for dest: feed()/afeed() the upload, finish() for the verdict; the file appears
+    at dest only when it was accepted (written beside it, fsynced, renamed)."""
+    return Spool(dest, threads=threads, policy=policy, hash=hash, mode=mode, overwrite=overwrite, **limits)
+

@@ -1,0 +1,160 @@
+"""validate() and avalidate(): the verdict on an input without keeping its data, as a Report
+(true only when the input was accepted) with a Member for each member seen; Validator, the same
+for bytes pushed in pieces, which keeps the first error instead of raising it."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+from . import _npzstream
+from ._arrays import _key
+from ._errors import RejectedError
+from ._limits import _check_threads, _limits
+from ._policy import PolicyLike, _policy
+from ._sources import Source, _achunks, _afeed, _chunks
+
+
+@dataclass(frozen=True)
+class Member:
+    """One member as the stream saw it (for an .npy: the array; key and name are None).  sniff
+    says what the content looks like ("npy" for an array; for a blob "pickle", "zip", "gzip",
+    "text", "binary" or "empty"); sha256 is the SHA-256 of the array data (a blob's bytes) when
+    hash=True or the policy hashes, else None."""
+    index: int
+    key: Optional[str]
+    name: Optional[str]
+    kind: str                   # "array" or "blob"
+    method: str                 # "stored" or "deflated"
+    offset: int                 # its local header (0 for a .npy)
+    size: int                   # content bytes (an array's: preamble + header + data)
+    csize: int                  # bytes in the input
+    crc32: int
+    data_crc32: int             # of the array data (blob: == crc32)
+    dtype: Optional[str] = None  # NumPy's dtype.str
+    descr: Any = None           # the dtype as np.dtype() takes it
+    shape: Optional[Tuple[int, ...]] = None
+    fortran_order: Optional[bool] = None
+    nbytes: Optional[int] = None
+    version: Optional[Tuple[int, int]] = None
+    sniff: str = "npy"
+    sha256: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Report:
+    """The verdict of validate(): ok, the format, the members (all of them when ok; those before
+    the error otherwise), and the error.
+
+    A Report is true exactly when the input was accepted (``if validate(f): store(f)`` stores
+    only accepted files); ``report.raise_for_error()`` raises the RejectedError of a rejected
+    one.  error is None exactly when ok is True."""
+    ok: bool
+    format: Optional[str]
+    members: List[Member] = field(default_factory=list)
+    error: Optional[RejectedError] = None
+    consumed: int = 0
+    path: Optional[str] = None  # the file's path (scan, Spool), else None
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def raise_for_error(self) -> None:
+        """Raise the rejection (nothing for an accepted input)."""
+        if not self.ok:
+            raise self.error if self.error is not None else RuntimeError("npzstream: rejected without an error")
+
+    def __repr__(self) -> str:
+        if self.ok:
+            return "<Report ok: %s, %d member%s>" % (self.format, len(self.members), "" if len(self.members) == 1 else "s")
+        return "<Report REJECTED: %s>" % (self.error,)
+
+
+def _member(m: Dict[str, Any]) -> Member:
+    key = _key(m)
+    name = None if m["name"] is None else m["name"].decode("utf-8" if m["flags"] & 0x800 else "cp437")
+    arr = m["kind"] == "array"
+    return Member(index=m["index"], key=key, name=name, kind=m["kind"], method=m["method"], offset=m["offset"],
+                  size=m["size"], csize=m["csize"], crc32=m["crc32"], data_crc32=m["data_crc32"],
+                  dtype=m.get("dtype") if arr else None, descr=m.get("descr") if arr else None,
+                  shape=m.get("shape") if arr else None, fortran_order=m.get("fortran_order") if arr else None,
+                  nbytes=m.get("nbytes") if arr else None, version=m.get("version") if arr else None,
+                  sniff=m.get("sniff", "npy"), sha256=m.get("sha256"))
+
+
+class Validator:
+    """A push validator: the verdict of validate() for bytes that arrive in pieces (an upload
+    being spooled to disk, a socket), without keeping any data.
+
+        v = npzstream.Validator(policy=my_policy)
+        for chunk in chunks:
+            v.feed(chunk)          # never raises for bad input: the first error is kept
+            if v.error: break      # (optional) stop reading early
+        report = v.finish()       # a Report, true only when accepted
+
+    After the first error every feed() is ignored and finish() reports it (never "ok").
+    afeed() is feed() for async code (large chunks are parsed off the event loop)."""
+
+    def __init__(self, *, threads: int = 1, policy: Optional[PolicyLike] = None, hash: bool = False,
+                 **limits: Any) -> None:
+        self._s = _npzstream.Stream(_limits(limits), None, False, (1 << 64) - 1, _check_threads(threads),
+                                    _policy(policy), bool(hash))
+        self.error: Optional[RejectedError] = None
+        self._report: Optional[Report] = None
+
+    def feed(self, chunk: Any) -> None:
+        """Push the next bytes (any length, 0 included)."""
+        if self.error is None and self._report is None:
+            try:
+                self._s.feed(chunk)
+            except RejectedError as e:
+                self.error = e
+
+    async def afeed(self, chunk: Any) -> None:
+        await _afeed(self, chunk)
+
+    def finish(self) -> Report:
+        """The end of the input: the Report (the same on every later call)."""
+        if self._report is None:
+            if self.error is None:
+                try:
+                    self._s.finish()
+                except RejectedError as e:
+                    self.error = e
+            members = [_member(m) for m in self._s.members]
+            self._report = Report(ok=self.error is None, format=self._s.format, members=members, error=self.error,
+                                  consumed=self._s.consumed)
+        return self._report
+
+    report = finish  # the name of 0.4.0's private validator
+
+    @property
+    def consumed(self) -> int:
+        return self._s.consumed
+
+
+def validate(source: Source, *, threads: int = 1, policy: Optional[PolicyLike] = None, hash: bool = False,
+             **limits: Any) -> Report:
+    """Check source without keeping any data: a Report with the verdict, the members (key,
+    dtype, shape, order, sizes, CRC-32s, what each looks like, and with hash=True its SHA-256)
+    and, when rejected, the error (code, offset, member, rule, message, detail, hint).  The Report
+    is true only when the input was accepted.  Reading stops at the first error.  policy: what
+    you accept (a dict, a Policy, or the path of a JSON file).  threads > 1 inflates deflated
+    members on worker threads (the same report)."""
+    v = Validator(threads=threads, policy=policy, hash=hash, **limits)
+    for chunk in _chunks(source):
+        v.feed(chunk)
+        if v.error is not None:
+            break
+    return v.finish()
+
+
+async def avalidate(source: Any, *, threads: int = 1, policy: Optional[PolicyLike] = None, hash: bool = False,
+                    **limits: Any) -> Report:
+    """validate() for async sources (as aload)."""
+    v = Validator(threads=threads, policy=policy, hash=hash, **limits)
+    async for chunk in _achunks(source):
+        await _afeed(v, chunk)
+        if v.error is not None:
+            break
+    return v.finish()
+
