@@ -25,41 +25,14 @@
 #include "text.h"
 
 /* ---- words: what a policy fault or violation says --------------------------------------------
- * A name or key in words is its text (text.h: a hidden character, a byte that is not UTF-8 and a
- * backslash are escapes), at most NAME_TEXT bytes of it, then "..." when there is more;
- * a formatted text too long for its buffer is cut at a character's end and ends in "...".  So
- * the words are always whole UTF-8 and safe to print, whatever bytes the names hold. */
-#define NAME_TEXT 64
-#define NAME_CAP (NAME_TEXT + 6) /* two quotes, "...", NUL */
+ * A name or key in words is its text (text.h, npzs_text_name: a hidden character, a byte that is
+ * not UTF-8 and a backslash are escapes), at most NPZS_TEXT_NAME bytes of it, then "..." when
+ * there is more; a formatted text too long for its buffer is cut at a character's end and ends
+ * in "...".  So the words are always whole UTF-8 and safe to print, whatever bytes the names hold. */
 
-/* The name's text into b (cap bytes, at least 6), between single quotes when q (a quote in it is
- * escaped); at most NAME_TEXT bytes of text, or what cap leaves room for.  Returns its length. */
-static size_t name_text(char *b, size_t cap, const void *name, size_t n, int q) {
-    const uint8_t *s = name;
-    size_t room = cap - (q ? 2 : 0) - 4, k = 0, i = 0;
-    if (room > NAME_TEXT) room = NAME_TEXT;
-    if (q) b[k++] = '\'';
-    size_t start = k;
-    while (i < n) {
-        char u[NPZS_TEXT_UNIT_MAX];
-        size_t adv, w = npzs_text_unit(u, s, i, n, q ? "\\'" : "\\", &adv);
-        if (k - start + w > room) break;
-        memcpy(b + k, u, w);
-        k += w;
-        i += adv;
-    }
-    if (i < n) {
-        memcpy(b + k, "...", 3);
-        k += 3;
-    }
-    if (q) b[k++] = '\'';
-    b[k] = 0;
-    return k;
-}
-
-/* A field's (or title's) name in words: name_text between quotes, in a buffer of the caller's. */
-static const char *quoted(char b[NAME_CAP], const char *name, size_t n) {
-    name_text(b, NAME_CAP, name, n, 1);
+/* A field's (or title's) name in words: npzs_text_name between quotes, in a buffer of the caller's. */
+static const char *quoted(char b[NPZS_TEXT_NAME_CAP], const char *name, size_t n) {
+    npzs_text_name(b, NPZS_TEXT_NAME_CAP, name, n, 1);
     return b;
 }
 
@@ -132,7 +105,7 @@ static size_t path_push(pc *c, const char *k, size_t idx) {
     char t[sizeof c->path];
     if (k) {
         if (old) t[w++] = '.';
-        w += name_text(t + w, sizeof t - w, k, strlen(k), 0);
+        w += npzs_text_name(t + w, sizeof t - w, k, strlen(k), 0);
     } else {
         int n = snprintf(t, sizeof t, "[%zu]", idx);
         w = n > 0 ? (size_t)n : 0;
@@ -424,7 +397,7 @@ static int layout_of(pc *c, const npzs_jv *offsets, const npzs_jv *itemsize, con
             run = sat_add(d->has_offsets ? pf->offset : run, dt_min_size(&pf->type));
             if (run > d->size)
             {
-                char q[NAME_CAP];
+                char q[NPZS_TEXT_NAME_CAP];
                 return bad(c, itemsize, "field %s ends at byte %llu at least, past the itemsize",
                            quoted(q, pf->name, pf->name_len), (unsigned long long)run);
             }
@@ -500,8 +473,8 @@ static int dtype_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth, int fiel
     }
     const char *why = "unknown dtype name (a dtype.str such as \"<f4\", or a name such as \"float32\")";
     if (!strchr("<>|", s[0]) || !dtype_str_ok(s, &why)) {
-        char q[NAME_CAP];
-        name_text(q, sizeof q, s, v->len, 1);
+        char q[NPZS_TEXT_NAME_CAP];
+        npzs_text_name(q, sizeof q, s, v->len, 1);
         return bad(c, v, "%s: %s", q, why);
     }
     d->kind = NPZS_PDT_STR;
@@ -757,8 +730,8 @@ static int spec_of(pc *c, const npzs_jv *v, npzs_pspec *s, int is_array) {
         } else if (!strcmp(k, "blob_kinds")) {
             rc = sniffs_of(c, f, &s->sniffs);
         } else {
-            char q[NAME_CAP];
-            name_text(q, sizeof q, k, f->key_len, 1);
+            char q[NPZS_TEXT_NAME_CAP];
+            npzs_text_name(q, sizeof q, k, f->key_len, 1);
             rc = bad_at(c, f->key_at, "unknown field %s (dtype, shape, finite, range, optional, fortran_order, "
                                       "byte_order, elements, max_bytes, sha256, kind, blob_kinds)", q);
         }
@@ -879,8 +852,8 @@ static int doc_of(pc *c, const npzs_jv *v) {
                 p->hash_all = 1;
             }
         } else {
-            char q[NAME_CAP];
-            name_text(q, sizeof q, k, f->key_len, 1);
+            char q[NPZS_TEXT_NAME_CAP];
+            npzs_text_name(q, sizeof q, k, f->key_len, 1);
             rc = bad_at(c, f->key_at, "unknown field %s (members, array, dims, allow_other_members, allow_blobs, "
                                       "max_members, max_total_bytes, format, hash)", q);
         }
@@ -959,7 +932,7 @@ static int pfail(npzs_parser *p, int rule, uint64_t off, int content, const char
     return rc;
 }
 
-/* A member, for the words: 'images' (its key, name_text's), or `none` (b: NAME_CAP bytes). */
+/* A member, for the words: 'images' (its key, npzs_text_name's), or `none` (b: NPZS_TEXT_NAME_CAP bytes). */
 static void key_text(const npzs_record *r, char *b, size_t n, const char *none) {
     if (!r) {
         snprintf(b, n, "%s", none);
@@ -967,7 +940,7 @@ static void key_text(const npzs_record *r, char *b, size_t n, const char *none) 
     }
     size_t l = r->name_len;
     if (l >= 4 && memcmp(r->name + l - 4, ".npy", 4) == 0) l -= 4;
-    name_text(b, n, r->name, l, 1);
+    npzs_text_name(b, n, r->name, l, 1);
 }
 
 /* The current member: its key, or "the array" of a .npy. */
@@ -1025,8 +998,8 @@ int npzs__pol_start(npzs_parser *p) {
             const npzs_pspec *r = NULL;
             for (uint32_t i = 0; i < pol->nspecs && !r; i++)
                 if (!pol->specs[i].glob && !pol->specs[i].optional) r = &pol->specs[i];
-            char q[NAME_CAP];
-            name_text(q, sizeof q, r->key, r->key_len, 1);
+            char q[NPZS_TEXT_NAME_CAP];
+            npzs_text_name(q, sizeof q, r->key, r->key_len, 1);
             return pfail(p, NPZS_R_POLICY_REQUIRED, 0, 0, "a .npy file has no members; the policy requires %s", q);
         }
         p->pol.spec = pol->array;
@@ -1122,7 +1095,7 @@ int npzs__pol_member(npzs_parser *p) {
     const npzs_policy *pol = s->pol;
     if (!pol) return 0;
     const npzs_record *r = p->rec;
-    char w[NAME_CAP];
+    char w[NPZS_TEXT_NAME_CAP];
     who(p, w, sizeof w);
     if (pol->max_members && p->members > pol->max_members)
         return pfail(p, NPZS_R_POLICY_MAX_MEMBERS, r->lfh_off, 0, "%s is member %u; the policy allows %u", w,
@@ -1149,8 +1122,8 @@ int npzs__pol_directory(npzs_parser *p) {
     if (!pol || !pol->nrequired) return 0;
     for (uint32_t i = 0; i < pol->nspecs; i++)
         if (!pol->specs[i].glob && !pol->specs[i].optional && !s->seen[i]) {
-            char q[NAME_CAP];
-            name_text(q, sizeof q, pol->specs[i].key, pol->specs[i].key_len, 1);
+            char q[NPZS_TEXT_NAME_CAP];
+            npzs_text_name(q, sizeof q, pol->specs[i].key, pol->specs[i].key_len, 1);
             return pfail(p, NPZS_R_POLICY_REQUIRED, p->rec_off, 0, "%s is required by the policy and missing", q);
         }
     return 0;
@@ -1163,7 +1136,7 @@ int npzs__pol_blob(npzs_parser *p, uint64_t coff) {
     const npzs_pstate *s = &p->pol;
     const npzs_policy *pol = s->pol;
     if (!pol) return 0;
-    char w[NAME_CAP];
+    char w[NPZS_TEXT_NAME_CAP];
     who(p, w, sizeof w);
     if (!pol->blob_sniffs)
         return pfail(p, NPZS_R_POLICY_BLOB, coff, 1, "%s is not a .npy array (allow_blobs is false)", w);
@@ -1185,7 +1158,7 @@ int npzs__pol_sniffed(npzs_parser *p, int sniff) {
     unsigned ok = pol->blob_sniffs;
     if (s->spec && s->spec->sniffs) ok &= s->spec->sniffs;
     if (ok & (1u << sniff)) return 0;
-    char w[NAME_CAP];
+    char w[NPZS_TEXT_NAME_CAP];
     who(p, w, sizeof w);
     return pfail(p, NPZS_R_POLICY_BLOB_KIND, 0, 1, "%s looks like %s, a kind of blob the policy does not allow", w,
                  npzs_sniff_name(sniff));
@@ -1200,7 +1173,7 @@ size_t npzs__pol_blob_room(const npzs_parser *p, uint64_t have, size_t n) {
 }
 
 int npzs__pol_blob_over(npzs_parser *p, uint64_t coff) {
-    char w[NAME_CAP];
+    char w[NPZS_TEXT_NAME_CAP];
     who(p, w, sizeof w);
     return pfail(p, NPZS_R_POLICY_MEMBER_BYTES, coff, 1, "%s is larger than the policy's max_bytes (%llu)", w,
                  (unsigned long long)p->pol.spec->max_bytes);
@@ -1236,7 +1209,7 @@ static int fields_same(const npzs_array_info *a, const npzs_dtnode *st, const np
     for (uint32_t i = 0; i < d->nfields; i++) {
         const npzs_dtfield *f = &a->dt_fields[st->first + i];
         const npzs_pfield *pf = &d->fields[i];
-        char fq[NAME_CAP], q2[NAME_CAP];
+        char fq[NPZS_TEXT_NAME_CAP], q2[NPZS_TEXT_NAME_CAP];
         const char *fn = why ? quoted(fq, f->name, f->name_len) : "";
         if (!same_text(f->name, f->name_len, pf->name, pf->name_len)) {
             if (why) snprintf(why, n, "field %u is %s, not %s", (unsigned)i, fn, quoted(q2, pf->name, pf->name_len));
@@ -1347,7 +1320,7 @@ static const char *order_bad(const npzs_array_info *a, char want, char *b, size_
         const npzs_dtfield *f = &a->dt_fields[a->dt_nodes[stk[i].node].first + stk[i].next - 1];
         if (i && k + 2 < n) b[k++] = '.';
         if (n - k < 6) break;
-        k += name_text(b + k, n - k, f->name, f->name_len, 0);
+        k += npzs_text_name(b + k, n - k, f->name, f->name_len, 0);
     }
     return bad_type;
 }
@@ -1392,7 +1365,7 @@ static int dim_check(npzs_parser *p, const npzs_pdim *d, uint64_t len, uint32_t 
     const npzs_pdimdef *dd = &pol->dims[d->v];
     if (s->dimset[d->v]) {
         if (s->dimval[d->v] == len) return 0;
-        char by[NAME_CAP];
+        char by[NPZS_TEXT_NAME_CAP];
         bound_by(p, s->dimfrom[d->v], by, sizeof by);
         return pfail(p, NPZS_R_POLICY_SHAPE_VAR, coff, 1, "%s has %s = %llu (dimension %u); %s has %s = %llu", w,
                      dim_name(pol, d->v), (unsigned long long)len, (unsigned)k, by, dim_name(pol, d->v),
@@ -1490,13 +1463,13 @@ int npzs__pol_header(npzs_parser *p) {
     const npzs_pspec *sp = s->spec;
     const npzs_array_info *a = &c->info;
     uint64_t coff = c->pre_len; /* the header text: where the header says what it says */
-    char w[NAME_CAP];
+    char w[NPZS_TEXT_NAME_CAP];
     who(p, w, sizeof w);
     if (sp) {
         if (sp->kind == NPZS_PK_BLOB)
             return pfail(p, NPZS_R_POLICY_KIND, 0, 1, "%s is a .npy array; the policy wants a blob", w);
         if (!dtype_ok(sp, a)) {
-            char l[120], why[2 * NAME_CAP + 64] = "";
+            char l[120], why[2 * NPZS_TEXT_NAME_CAP + 64] = "";
             dt_list(sp, l, sizeof l);
             for (uint32_t i = 0; a->structured && a->dt_nnodes && i < sp->ndt && !why[0]; i++) /* the first layout's difference */
                 if (sp->dt[i].kind == NPZS_PDT_FIELDS) fields_same(a, &a->dt_nodes[0], &sp->dt[i], why, sizeof why);
@@ -1540,7 +1513,7 @@ int npzs__pol_header(npzs_parser *p) {
 int npzs__pol_digest(npzs_parser *p, uint64_t coff, int emitted) {
     const npzs_pspec *sp = p->pol.spec;
     if (!p->pol.pol || !sp || !sp->has_sha || memcmp(sp->sha, p->c.digest, 32) == 0) return 0;
-    char w[NAME_CAP], got[17];
+    char w[NPZS_TEXT_NAME_CAP], got[17];
     who(p, w, sizeof w);
     for (int i = 0; i < 8; i++) snprintf(got + 2 * i, 3, "%02x", p->c.digest[i]);
     if (emitted) return npzs__pol_defer(p, coff, NPZS_R_POLICY_SHA256);
@@ -1558,7 +1531,7 @@ int npzs__pol_pending(npzs_parser *p) {
     npzs_content *c = &p->c;
     int rule = c->pend_rule;
     c->pend_rule = 0;
-    char w[NAME_CAP];
+    char w[NPZS_TEXT_NAME_CAP];
     who(p, w, sizeof w);
     if (rule == NPZS_R_POLICY_SHA256) {
         char got[17];
@@ -1569,7 +1542,7 @@ int npzs__pol_pending(npzs_parser *p) {
 }
 
 int npzs__pol_value_fail(npzs_parser *p, int rule, uint64_t coff) {
-    char w[NAME_CAP];
+    char w[NPZS_TEXT_NAME_CAP];
     who(p, w, sizeof w);
     const npzs_content *c = &p->c;
     uint64_t elem = coff >= c->head_len && c->vc.w ? (coff - c->head_len) / c->vc.w : 0;

@@ -95,4 +95,37 @@ static inline size_t npzs_text_cut(const uint8_t *s, size_t n, size_t max) {
     return k;
 }
 
+/* A name as words (a policy's detail or path; the Python package's paths of a policy written
+ * from a dict, through the extension): its text, at most NPZS_TEXT_NAME bytes, then "..." when
+ * there is more. */
+#define NPZS_TEXT_NAME 64
+#define NPZS_TEXT_NAME_CAP (NPZS_TEXT_NAME + 6) /* two quotes, "...", NUL */
+
+/* The name's text into b (cap bytes, at least 6), between single quotes when q (a quote in it is
+ * escaped); at most NPZS_TEXT_NAME bytes of text, or what cap leaves room for.  Returns its
+ * length (b is NUL-terminated). */
+static inline size_t npzs_text_name(char *b, size_t cap, const void *name, size_t n, int q) {
+    const uint8_t *s = (const uint8_t *)name;
+    size_t room = cap - (q ? 2 : 0) - 4, k = 0, i = 0;
+    if (room > NPZS_TEXT_NAME) room = NPZS_TEXT_NAME;
+    if (q) b[k++] = '\'';
+    size_t start = k;
+    while (i < n) {
+        char u[NPZS_TEXT_UNIT_MAX];
+        size_t adv, w = npzs_text_unit(u, s, i, n, q ? "\\'" : "\\", &adv);
+        if (k - start + w > room) break;
+        for (size_t j = 0; j < w; j++) b[k + j] = u[j];
+        k += w;
+        i += adv;
+    }
+    if (i < n) {
+        b[k++] = '.';
+        b[k++] = '.';
+        b[k++] = '.';
+    }
+    if (q) b[k++] = '\'';
+    b[k] = 0;
+    return k;
+}
+
 #endif

@@ -28,10 +28,9 @@ from ._regular import _NotRegularFile, _open_regular
 
 
 def _path(path: str, key: str) -> str:
-    """The field below path, as the library names it ("members.images.shape"); a key that is not
-    valid Unicode (a lone surrogate) as its escape, so that the name can be printed."""
-    if not key.isascii():
-        key = key.encode("utf-8", "backslashreplace").decode("utf-8")
+    """The field below path, as the library names it ("members.images.shape"): the key's text as
+    the library writes it (hidden characters and a lone surrogate escaped, at most 64 bytes)."""
+    key = _npzstream.name_text(key)
     return path + "." + key if path else key
 
 

@@ -11,6 +11,7 @@
 #include "ext.h"
 
 #include "policy.h" /* NPZS_POLICY_MAX_TEXT: how much of a policy file the package reads */
+#include "text.h"   /* npzs_text_name: a key in a policy fault's path, as the library writes it */
 
 /* The hint of a rule id ("what to do"), or None. */
 static PyObject *mod_rule_hint(PyObject *m, PyObject *arg) {
@@ -20,6 +21,19 @@ static PyObject *mod_rule_hint(PyObject *m, PyObject *arg) {
     const char *h = npzs_rule_hint(r);
     if (!h) Py_RETURN_NONE;
     return PyUnicode_FromString(h);
+}
+
+/* A key as the library writes it in a policy fault's path (text.h, npzs_text_name: hidden
+ * characters escaped, at most 64 bytes of text): the package names the fields of a policy it
+ * wrote from a dict so, when the library's JSON reader refused the text before any path. */
+static PyObject *mod_name_text(PyObject *m, PyObject *arg) {
+    (void)m;
+    PyObject *b = PyUnicode_AsEncodedString(arg, "utf-8", "surrogatepass");
+    if (!b) return NULL;
+    char t[NPZS_TEXT_NAME_CAP];
+    size_t n = npzs_text_name(t, sizeof t, PyBytes_AS_STRING(b), (size_t)PyBytes_GET_SIZE(b), 0);
+    Py_DECREF(b);
+    return PyUnicode_DecodeUTF8(t, (Py_ssize_t)n, "strict");
 }
 
 static PyObject *mod_version(PyObject *m, PyObject *unused) {
@@ -33,6 +47,7 @@ static PyMethodDef mod_methods[] = {
     {"default_limits", npzpy_default_limits, METH_NOARGS, "the library's default limits (npzs_limits_default)"},
     {"rule_hint", mod_rule_hint, METH_O, "what the user can do about a rule id, or None"},
     {"library_version", mod_version, METH_NOARGS, "the version of the libnpzstream compiled in"},
+    {"name_text", mod_name_text, METH_O, "a key as the library writes it in a policy fault's path"},
     {NULL, NULL, 0, NULL},
 };
 
