@@ -19,13 +19,30 @@ typedef struct npzs_pblock {
     size_t used, size;
     _Alignas(8) uint8_t data[];
 } npzs_pblock;
+typedef struct npzs_sortent {   /* a name being sorted: its first 8 bytes (big-endian, 0-padded) */
+    uint64_t head;
+    const void *item;           /* what it names */
+} npzs_sortent;
 typedef struct npzs_parena {
     npzs_allocator al;
     npzs_pblock *head;
     size_t used, cap;
+    npzs_sortent *sort;         /* the sorts' scratch (sort_cap entries), reused: sorts do not nest */
+    size_t sort_cap;
+    uint64_t work;              /* comparisons made compiling (sorts, searches): what the tests count */
 } npzs_parena;
 void *npzs__parena_alloc(npzs_parena *a, size_t n);
 void npzs__parena_free(npzs_parena *a);
+
+/* Sorting names (json.c): the reader's duplicate keys, the compiler's exact keys, field names and
+ * the patterns' literals.  npzs__sort_room gives room for n entries (2n: the sort's scratch is the
+ * second half), NULL out of memory; the caller sets each entry's item, npzs__sort_names sorts the
+ * n first by name(item) (bytewise, a prefix first), stably: O(n log n) comparisons, most of them
+ * on the heads alone. */
+typedef const char *(*npzs_item_name)(const void *item, uint32_t *len);
+npzs_sortent *npzs__sort_room(npzs_parena *a, size_t n);
+void npzs__sort_names(npzs_parena *a, npzs_sortent *e, size_t n, npzs_item_name name);
+int npzs__bytes_cmp(const char *x, size_t xn, const char *y, size_t yn);
 
 /* ---- json.c: a JSON value --------------------------------------------------------------------- */
 enum { NPZS_J_NULL = 1, NPZS_J_FALSE, NPZS_J_TRUE, NPZS_J_NUM, NPZS_J_STR, NPZS_J_ARR, NPZS_J_OBJ };
