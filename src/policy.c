@@ -895,20 +895,37 @@ static size_t bracket_end(const uint8_t *pat, size_t pn) {
 /* The class at pat[*pi] ('[' included); -1 when it is not closed (a literal '['), else whether it
  * holds c, *pi past it; the bytes read are counted in *steps.  last: bracket_end's (an unclosed
  * '[' is known without reading the rest: a pattern of many would otherwise be read to its end
- * once for each). */
+ * once for each).
+ * Python's translate (3.10 on) deletes the empty ranges ("z-a") from the class's text before it
+ * looks for a '!' first: a '!' that only empty ranges come before negates the class too, and is
+ * not in it ("[b-a!]" is any character); when it begins a range, the '-' and its end are then
+ * plain members ("[a-0!-z]" is "[^-z]"). */
 static int in_class(const uint8_t *pat, size_t pn, size_t *pi, uint32_t c, size_t last, uint64_t *steps) {
     size_t i = *pi + 1;
-    int neg = 0, hit = 0;
-    if (i < pn && pat[i] == '!') { neg = 1; i++; }
+    int neg = 0, hit = 0, lead = 1, empty = 0; /* lead: only empty ranges so far (empty of them) */
+    if (i < pn && pat[i] == '!') { neg = 1; lead = 0; i++; }
     *steps += 1;
     if (last <= i + 1) return -1; /* no ']' after the first member */
     size_t first = i;
     while (i < pn && (pat[i] != ']' || i == first)) {
         uint32_t a = cp(pat, pn, &i), b = a;
+        int range = 0;
         if (i + 1 < pn && pat[i] == '-' && pat[i + 1] != ']') {
             i++;
             b = cp(pat, pn, &i);
+            range = 1;
         }
+        if (lead && range && a > b) {
+            empty = 1;
+            continue;
+        }
+        if (lead && empty && a == '!') { /* translate's '!' first */
+            neg = 1;
+            a = range ? '-' : 0x110000; /* no member: '!' alone; '-' and b when it began a range */
+            if (range && c == b) hit = 1;
+            b = a;
+        }
+        lead = 0;
         if (a <= c && c <= b) hit = 1;
     }
     *steps += i - *pi;

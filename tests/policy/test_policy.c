@@ -531,6 +531,34 @@ static void test_pattern_equivalence(void) {
            matched, pairs);
 }
 
+/* Classes as Python's fnmatch reads them (the answers are CPython 3.10-3.13's fnmatchcase):
+ * ranges, '!', ']' first, an unclosed '[', and translate's deletion of empty ranges before it
+ * looks for a '!' first. */
+static void test_glob_classes(void) {
+    static const struct {
+        const char *pat, *key;
+        int want;
+    } t[] = {
+        {"[a-c]", "b", 1},     {"[!a-c]", "b", 0},      {"[!a-c]", "d", 1},       {"[]a]", "]", 1},
+        {"[!]a]", "]", 0},     {"[!]", "[!]", 1},       {"[!]", "a", 0},          {"[a-]", "-", 1},
+        {"[--0]", "/", 1},     {"[z-a]", "a", 0},       {"[!z-a]", "q", 1},       {"[c-a-z]", "-", 1},
+        {"[c-a-z]", "b", 0},   {"[x-z-a]", "a", 1},     {"[a-[!a-c]", "b", 0},    {"[a-[!a-c]", "!", 1},
+        {"[a-[!a-c]*", "\xc3\xa9t\xc3\xa9", 1},         {"[b-a!]", "q", 1},       {"[b-a!]", "!", 1},
+        {"[a-0!-z]", "-", 0},  {"[a-0!-z]", "z", 0},    {"[a-0!-z]", "y", 1},     {"[a-0!-z]", "!", 1},
+        {"[]-!-x]", "-", 1},   {"[]-!-x]", "]", 0},     {"[b-a-]", "-", 1},       {"a[b", "a[b", 1},
+        {"[\xc3\xa0-\xd0\xb6]", "\xc3\xa9", 1},         {"[!\xc3\xa0-\xd0\xb6]", "\xc3\xa9", 0},
+        {"?", "\xf0\x9f\x98\x80", 1},                   {"??", "\xf0\x9f\x98\x80", 0},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        uint64_t st = 0;
+        const uint8_t *p = (const uint8_t *)t[i].pat, *k = (const uint8_t *)t[i].key;
+        int got = npzs__glob_match(p, strlen(t[i].pat), k, strlen(t[i].key), &st);
+        int ref = fz_fnmatch(p, strlen(t[i].pat), k, strlen(t[i].key));
+        CHECK(got == t[i].want && ref == t[i].want, "'%s' on '%s': glob_match %d, the reference %d, Python %d", t[i].pat,
+              t[i].key, got, ref, t[i].want);
+    }
+}
+
 /* An exact key wins over every pattern; else the first pattern in the policy's order wins,
  * whichever literal each is filed under. */
 static void test_pattern_precedence(void) {
@@ -1184,6 +1212,7 @@ int main(int argc, char **argv) {
     test_big_object(0);
     test_big_object(1);
     test_compile_scale();
+    test_glob_classes();
     test_pattern_precedence();
     test_pattern_equivalence();
     test_pattern_scale();
