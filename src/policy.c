@@ -934,9 +934,10 @@ static int in_class(const uint8_t *pat, size_t pn, size_t *pi, uint32_t c, size_
     return hit != neg;
 }
 
-/* Greedy with one star remembered: at most (key) x (pattern) steps, counted in *steps. */
-static int glob_match(const uint8_t *pat, size_t pn, const uint8_t *s, size_t sn, uint64_t *steps) {
-    size_t pi = 0, si = 0, star_p = SIZE_MAX, star_s = 0, last = bracket_end(pat, pn);
+/* Greedy with one star remembered: at most (key) x (pattern) steps, counted in *steps.  last:
+ * bracket_end's. */
+static int glob_match(const uint8_t *pat, size_t pn, size_t last, const uint8_t *s, size_t sn, uint64_t *steps) {
+    size_t pi = 0, si = 0, star_p = SIZE_MAX, star_s = 0;
     while (si < sn) {
         (*steps)++;
         if (pi < pn && pat[pi] == '*') {
@@ -963,7 +964,7 @@ static int glob_match(const uint8_t *pat, size_t pn, const uint8_t *s, size_t sn
 }
 
 int npzs__glob_match(const uint8_t *pat, size_t pn, const uint8_t *s, size_t sn, uint64_t *steps) {
-    return glob_match(pat, pn, s, sn, steps);
+    return glob_match(pat, pn, bracket_end(pat, pn), s, sn, steps);
 }
 
 /* ---- the index, made once (members_of) ---- */
@@ -1016,6 +1017,7 @@ static void pattern_shape(const uint8_t *pat, size_t pn, npzs_pglob *g, plit *l,
     }
     g->min = chars;
     g->max = star ? UINT32_MAX : chars;
+    g->last = (uint32_t)last;
 }
 
 /* The child of node q by byte b (0: none). */
@@ -1148,7 +1150,7 @@ static void try_patterns(const npzs_policy *p, const uint32_t *ids, uint32_t n, 
         const npzs_pglob *g = &p->globs[ids[i]];
         const npzs_pspec *s = &p->specs[g->spec];
         m->tried++;
-        if (kcp >= g->min && kcp <= g->max && glob_match((const uint8_t *)s->key, s->key_len, key, kn, &m->glob)) {
+        if (kcp >= g->min && kcp <= g->max && glob_match((const uint8_t *)s->key, s->key_len, g->last, key, kn, &m->glob)) {
             *best = ids[i];
             return;
         }

@@ -126,6 +126,7 @@ typedef struct npzs_pdimdef {
 typedef struct npzs_pglob {     /* a pattern */
     uint32_t spec;              /* its spec */
     uint32_t min, max;          /* the code points a key it matches has (max UINT32_MAX: a '*') */
+    uint32_t last;              /* one past its last ']' (0: none), for glob_match */
 } npzs_pglob;
 typedef struct npzs_pnode {     /* a node of the automaton: a prefix of one or more literals */
     uint32_t kid;               /* its children: the nodes kid .. kid + nkid - 1, by byte */
