@@ -919,13 +919,13 @@ static int in_class(const uint8_t *pat, size_t pn, size_t *pi, uint32_t c, size_
             empty = 1;
             continue;
         }
-        if (lead && empty && a == '!') { /* translate's '!' first */
-            neg = 1;
-            a = range ? '-' : 0x110000; /* no member: '!' alone; '-' and b when it began a range */
-            if (range && c == b) hit = 1;
-            b = a;
-        }
+        int bang = lead && empty && a == '!'; /* translate's '!' first */
         lead = 0;
+        if (bang) {
+            neg = 1;
+            if (range && (c == '-' || c == b)) hit = 1; /* "!-b": '-' and b */
+            continue;
+        }
         if (a <= c && c <= b) hit = 1;
     }
     *steps += i - *pi;
