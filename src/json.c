@@ -263,8 +263,8 @@ static int first_duplicate(jr *r, const npzs_jv *v, const npzs_jv **dup) {
     npzs__sort_names(r->a, e, n, key_name);
     for (size_t i = 1; i < n; i++) {
         const npzs_jv *x = e[i - 1].item, *y = e[i].item; /* equal keys keep their order: y is later */
-        if (x->key_len == y->key_len && memcmp(x->key, y->key, x->key_len) == 0 && (!*dup || y->key_at < (*dup)->key_at))
-            *dup = y;
+        int same = x->key_len == y->key_len && memcmp(x->key, y->key, x->key_len) == 0;
+        if (same && (!*dup || y->key_at < (*dup)->key_at)) *dup = y;
     }
     return 0;
 }

@@ -103,8 +103,8 @@ static void *pal(pc *c, size_t n) {
 typedef const char *(*name_fn)(const void *ctx, uint32_t i, uint32_t *len);
 
 /* Where the name (key, kn) is in ix[0 .. n) sorted by name (1), or would go (0): *at. */
-static int find_name(const uint32_t *ix, size_t n, name_fn name, const void *ctx, const char *key, size_t kn, size_t *at,
-                     uint64_t *work) {
+static int find_name(const uint32_t *ix, size_t n, name_fn name, const void *ctx, const char *key, size_t kn,
+                     size_t *at, uint64_t *work) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
@@ -1150,7 +1150,8 @@ static void try_patterns(const npzs_policy *p, const uint32_t *ids, uint32_t n, 
         const npzs_pglob *g = &p->globs[ids[i]];
         const npzs_pspec *s = &p->specs[g->spec];
         m->tried++;
-        if (kcp >= g->min && kcp <= g->max && glob_match((const uint8_t *)s->key, s->key_len, g->last, key, kn, &m->glob)) {
+        if (kcp >= g->min && kcp <= g->max &&
+            glob_match((const uint8_t *)s->key, s->key_len, g->last, key, kn, &m->glob)) {
             *best = ids[i];
             return;
         }
@@ -1180,7 +1181,8 @@ static uint32_t first_pattern(const npzs_policy *p, const uint8_t *key, size_t n
             whole &= t != 0;
             q = t;
             m->steps++;
-            if (whole && G[N[q].group].nstart) try_patterns(p, p->gids + G[N[q].group].at, G[N[q].group].nstart, key, n, kcp, &best, m);
+            const npzs_pgroup *h = &G[N[q].group];
+            if (whole && h->nstart) try_patterns(p, p->gids + h->at, h->nstart, key, n, kcp, &best, m);
             for (uint32_t u = N[q].any; u && m->seen[N[u].group] != m->gen; u = N[N[u].fail].any) {
                 const npzs_pgroup *g = &G[N[u].group];
                 m->seen[N[u].group] = m->gen;
@@ -1199,7 +1201,8 @@ static uint32_t first_pattern(const npzs_policy *p, const uint8_t *key, size_t n
 }
 
 /* The spec for key: an exact key first (binary search), else the first pattern that matches. */
-static const npzs_pspec *spec_for(const npzs_policy *pol, const uint8_t *key, size_t n, uint32_t *index, npzs_pmatch *m) {
+static const npzs_pspec *spec_for(const npzs_policy *pol, const uint8_t *key, size_t n, uint32_t *index,
+                                  npzs_pmatch *m) {
     size_t at;
     if (find_name(pol->exact, pol->nexact, spec_name, pol, (const char *)key, n, &at, &m->steps)) {
         *index = pol->exact[at];
@@ -1211,7 +1214,8 @@ static const npzs_pspec *spec_for(const npzs_policy *pol, const uint8_t *key, si
     return &pol->specs[*index];
 }
 
-const npzs_pspec *npzs__pol_spec_for(const npzs_policy *pol, const uint8_t *key, size_t n, uint32_t *index, npzs_pmatch *m) {
+const npzs_pspec *npzs__pol_spec_for(const npzs_policy *pol, const uint8_t *key, size_t n, uint32_t *index,
+                                     npzs_pmatch *m) {
     return spec_for(pol, key, n, index, m);
 }
 

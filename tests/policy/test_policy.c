@@ -246,8 +246,11 @@ static char *big_policy(size_t *len) {
     for (int i = 0; i < 700; i++) l += (size_t)snprintf(s + l, cap - l, "%s[\"f%d\",\"<f4\"]", i ? "," : "", i);
     l += (size_t)snprintf(s + l, cap - l, "]]}");
     static const char *const shapes[] = {"p%d.*", "*.s%d", "*.i%d.*", "[ab]%d*", "e%d"};
-    for (int i = 0; i < 3500; i++) l += (size_t)snprintf(s + l, cap - l, ",\"x"), l += (size_t)snprintf(s + l, cap - l, shapes[i % 5], i),
-                                   l += (size_t)snprintf(s + l, cap - l, "\":{\"optional\":%s}", i % 5 == 4 ? "true" : "false");
+    for (int i = 0; i < 3500; i++) {
+        l += (size_t)snprintf(s + l, cap - l, ",\"x");
+        l += (size_t)snprintf(s + l, cap - l, shapes[i % 5], i);
+        l += (size_t)snprintf(s + l, cap - l, "\":{\"optional\":%s}", i % 5 == 4 ? "true" : "false");
+    }
     l += (size_t)snprintf(s + l, cap - l, ",\"*\":{},\"?\":{}},\"dims\":{\"N\":[1,9],\"M\":[1,9]}}");
     *len = l;
     return s;
@@ -405,7 +408,9 @@ static void test_compile_scale(void) {
         npzs_policy *p = npzs_policy_new(s, l, NULL, &e);
         char path[64];
         snprintf(path, sizeof path, "members.w.dtype[0][%zu]", n - 1);
-        if (dup) CHECK(!p && !strcmp(e.path, path) && strstr(e.message, "two fields of one name"), "%zu fields, the last a repeat: %s: %s", n, e.path, e.message);
+        if (dup)
+            CHECK(!p && !strcmp(e.path, path) && strstr(e.message, "two fields of one name"),
+                  "%zu fields, the last a repeat: %s: %s", n, e.path, e.message);
         else CHECK(p && (double)p->a.work <= nlog(n) + 64, "%zu fields: %" PRIu64 " comparisons (%s)", n,
                    p ? p->a.work : 0, e.message);
         npzs_policy_free(p);
@@ -418,7 +423,8 @@ static void test_compile_scale(void) {
         l += (size_t)snprintf(s + l, cap - l, "{\"members\":{");
         for (size_t i = 0; i < 200; i++) {
             l += (size_t)snprintf(s + l, cap - l, "%s\"m%zu\":{\"shape\":[", i ? "," : "", i);
-            for (size_t j = 0; j < 64; j++, refs++) l += (size_t)snprintf(s + l, cap - l, "%s\"d%zu\"", j ? "," : "", (i * 64 + j) % 256);
+            for (size_t j = 0; j < 64; j++, refs++)
+                l += (size_t)snprintf(s + l, cap - l, "%s\"d%zu\"", j ? "," : "", (i * 64 + j) % 256);
             l += (size_t)snprintf(s + l, cap - l, "]}");
         }
         l += (size_t)snprintf(s + l, cap - l, "}}");
@@ -426,7 +432,9 @@ static void test_compile_scale(void) {
         npzs_policy *p = npzs_policy_new(s, l, NULL, &e);
         CHECK(p && p->ndims == 256, "256 dimensions: %s", e.message);
         /* a reference: a binary search (9 comparisons); the members' sorts */
-        if (p) CHECK((double)p->a.work <= (double)refs * 9 + 2 * nlog(200) + 64, "%zu references to 256 dimensions: %" PRIu64 " comparisons", refs, p->a.work);
+        if (p)
+            CHECK((double)p->a.work <= (double)refs * 9 + 2 * nlog(200) + 64,
+                  "%zu references to 256 dimensions: %" PRIu64 " comparisons", refs, p->a.work);
         npzs_policy_free(p);
         free(s);
     }
@@ -501,13 +509,14 @@ static void test_pattern_equivalence(void) {
             if (kk % 2) { /* a pattern's text, its '*' and '?' replaced: a key it may match */
                 const char *p = pat[rnd((uint32_t)have)];
                 for (; *p && l < 60; p++) {
-                    if (*p == '*') for (uint32_t r = rnd(4); r; r--) l += (size_t)snprintf(key + l, sizeof key - l, "%s", kc[rnd((uint32_t)nk)]);
-                    else if (*p == '?') l += (size_t)snprintf(key + l, sizeof key - l, "%s", kc[rnd((uint32_t)nk)]);
-                    else key[l++] = *p;
+                    uint32_t r = *p == '*' ? rnd(4) : *p == '?';
+                    if (*p != '*' && *p != '?') key[l++] = *p;
+                    for (; r; r--) l += (size_t)snprintf(key + l, sizeof key - l, "%s", kc[rnd((uint32_t)nk)]);
                 }
                 key[l] = 0;
             } else {
-                for (uint32_t len = rnd(8); len; len--) l += (size_t)snprintf(key + l, sizeof key - l, "%s", kc[rnd((uint32_t)nk)]);
+                for (uint32_t len = rnd(8); len; len--)
+                    l += (size_t)snprintf(key + l, sizeof key - l, "%s", kc[rnd((uint32_t)nk)]);
             }
             const char *why = fz_lookup_differs(pol, (const uint8_t *)key, l, &m);
             lookups++;
@@ -686,8 +695,8 @@ static void test_pattern_adversarial(void) {
         uint32_t idx;
         for (int rep = 0; rep < 300; rep++) /* the marks wrap every 255 keys */
             CHECK(!npzs__pol_spec_for(pol, (const uint8_t *)k, 1000 - (size_t)rep, &idx, &mm), "no pattern matches");
-        CHECK(mm.tried <= 300 * 200 && mm.steps <= 300 * (4 * 1000 + 200 + 64), "nested literals: %" PRIu64 " tried, %" PRIu64 " steps",
-              mm.tried, mm.steps);
+        CHECK(mm.tried <= 300 * 200 && mm.steps <= 300 * (4 * 1000 + 200 + 64),
+              "nested literals: %" PRIu64 " tried, %" PRIu64 " steps", mm.tried, mm.steps);
         k[999] = 'x';
         CHECK(npzs__pol_spec_for(pol, (const uint8_t *)k, 1000, &idx, &mm) && idx == 0, "the first nested literal's pattern");
         free(k);
