@@ -947,3 +947,207 @@ int fz_header_paths(const uint8_t *s, size_t n, int v3) {
     npzs_free(f);
     return fast;
 }
+
+/* ---- fnmatch as Python writes it, and the policy's lookup tried pattern by pattern ----------- */
+
+/* The code points of the UTF-8 s (valid), in a malloc'd array: *n of them. */
+static uint32_t *fz_code_points(const uint8_t *s, size_t sn, size_t *n) {
+    uint32_t *c = malloc((sn + 1) * sizeof *c);
+    if (!c) fz_die("out of memory");
+    size_t k = 0;
+    for (size_t i = 0; i < sn;) {
+        uint8_t b = s[i];
+        size_t len = b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4;
+        uint32_t v = len == 1 ? b : len == 2 ? (b & 0x1Fu) : len == 3 ? (b & 0x0Fu) : (b & 0x07u);
+        for (size_t j = 1; j < len && i + j < sn; j++) v = v << 6 | (s[i + j] & 0x3Fu);
+        c[k++] = v;
+        i += len;
+    }
+    *n = k;
+    return c;
+}
+
+/* One item of a pattern, as CPython's fnmatch.translate makes its regular expression: a '*', a
+ * '?', a literal, or a class (neg, ranges lo[k]..hi[k]). */
+typedef struct fz_item {
+    int kind; /* '*', '?', 'c' (literal lo[0]), '[' */
+    int neg;
+    size_t n;
+    uint32_t *lo, *hi;
+} fz_item;
+
+/* The class P[i .. j) (between '[' and its ']'), as translate reads it: the text cut at each '-'
+ * that makes a range (a search that resumes 3 code points past the last cut), the empty ranges
+ * removed from the last to the first (a chunk whose last code point is above the next chunk's
+ * first gives both up, the two chunks joined), a '!' first negating; in the regular expression
+ * the chunks are joined by '-' (ranges) and every other code point is a literal.  Kept flat: the
+ * code points with a mark for each cut, a removal deleting a cut and its two neighbours. */
+#define FZ_CUT UINT32_MAX
+static void fz_class(const uint32_t *P, size_t i, size_t j, fz_item *it) {
+    uint32_t *t = malloc((j - i + 2) * sizeof *t); /* the code points and cuts; UINT32_MAX - 1: removed */
+    if (!t) fz_die("out of memory");
+    size_t n = 0;
+    int dash = 0;
+    for (size_t k = i; k < j; k++) dash |= P[k] == '-';
+    if (!dash) {
+        for (size_t k = i; k < j; k++) t[n++] = P[k];
+    } else {
+        size_t start = i, k = P[i] == '!' ? i + 2 : i + 1;
+        for (;;) {
+            while (k < j && P[k] != '-') k++;
+            if (k >= j) break;
+            for (size_t q = start; q < k; q++) t[n++] = P[q];
+            t[n++] = FZ_CUT;
+            start = k + 1;
+            k += 3;
+        }
+        for (size_t q = start; q < j; q++) t[n++] = P[q];
+        if (j == start) t[n - 1] = '-'; /* the text ends with a cut: a literal '-' instead */
+        const uint32_t gone = FZ_CUT - 1;
+        for (size_t k2 = n; k2-- > 0;) {
+            if (t[k2] != FZ_CUT) continue;
+            size_t a = k2, b = k2;
+            while (a > 0 && t[a - 1] == gone) a--;
+            while (b + 1 < n && t[b + 1] == gone) b++;
+            if (a == 0 || b + 1 >= n) fz_die("fz_class: a cut at an end");
+            if (t[a - 1] > t[b + 1]) t[a - 1] = t[k2] = t[b + 1] = gone;
+        }
+        size_t m = 0;
+        for (size_t k2 = 0; k2 < n; k2++)
+            if (t[k2] != gone) t[m++] = t[k2];
+        n = m;
+    }
+    it->kind = '[';
+    it->neg = n && t[0] == '!'; /* translate: '!' first is '^' */
+    if (it->neg && n > 1 && t[1] == FZ_CUT) t[1] = '-'; /* "[^-z]": a '-' first is a member */
+    it->lo = malloc((n + 1) * sizeof *it->lo);
+    it->hi = malloc((n + 1) * sizeof *it->hi);
+    if (!it->lo || !it->hi) fz_die("out of memory");
+    it->n = 0;
+    for (size_t k = (size_t)it->neg; k < n; k++) {
+        if (t[k] == FZ_CUT) continue;
+        uint32_t lo = t[k], hi = lo;
+        if (k + 2 < n && t[k + 1] == FZ_CUT) { /* a range: the cut's two neighbours */
+            hi = t[k + 2];
+            k += 2;
+        }
+        it->lo[it->n] = lo;
+        it->hi[it->n++] = hi;
+    }
+    free(t);
+}
+
+int fz_fnmatch(const uint8_t *pat, size_t pn, const uint8_t *s, size_t sn) {
+    size_t n, kn;
+    uint32_t *P = fz_code_points(pat, pn, &n), *K = fz_code_points(s, sn, &kn);
+    fz_item *it = calloc(n + 1, sizeof *it);
+    if (!it) fz_die("out of memory");
+    size_t m = 0;
+    for (size_t i = 0; i < n;) {
+        uint32_t c = P[i++];
+        if (c == '*') {
+            if (!m || it[m - 1].kind != '*') it[m++].kind = '*';
+        } else if (c == '?') {
+            it[m++].kind = '?';
+        } else if (c == '[') {
+            size_t j = i;
+            if (j < n && P[j] == '!') j++;
+            if (j < n && P[j] == ']') j++;
+            while (j < n && P[j] != ']') j++;
+            if (j >= n) { /* not closed: a literal '[' */
+                it[m].kind = 'c';
+                it[m].lo = malloc(sizeof *it[m].lo);
+                if (!it[m].lo) fz_die("out of memory");
+                it[m++].lo[0] = '[';
+            } else {
+                fz_class(P, i, j, &it[m++]);
+                i = j + 1;
+            }
+        } else {
+            it[m].kind = 'c';
+            it[m].lo = malloc(sizeof *it[m].lo);
+            if (!it[m].lo) fz_die("out of memory");
+            it[m++].lo[0] = c;
+        }
+    }
+    /* the items against the key's code points: the set of items matched so far, one code point
+     * at a time (a '*' may take none) */
+    uint8_t *cur = calloc(m + 1, 1), *nxt = calloc(m + 1, 1);
+    if (!cur || !nxt) fz_die("out of memory");
+    cur[0] = 1;
+    for (size_t k = 0; k < m; k++)
+        if (cur[k] && it[k].kind == '*') cur[k + 1] = 1;
+    for (size_t i = 0; i < kn; i++) {
+        memset(nxt, 0, m + 1);
+        for (size_t k = 0; k < m; k++) {
+            if (!cur[k]) continue;
+            int ok = it[k].kind == '*' || it[k].kind == '?';
+            if (it[k].kind == 'c') ok = it[k].lo[0] == K[i];
+            if (it[k].kind == '[') {
+                int hit = 0;
+                for (size_t q = 0; q < it[k].n; q++) hit |= it[k].lo[q] <= K[i] && K[i] <= it[k].hi[q];
+                ok = hit != it[k].neg;
+            }
+            if (ok) nxt[it[k].kind == '*' ? k : k + 1] = 1;
+        }
+        for (size_t k = 0; k < m; k++)
+            if (nxt[k] && it[k].kind == '*') nxt[k + 1] = 1;
+        uint8_t *t = cur;
+        cur = nxt;
+        nxt = t;
+    }
+    int r = cur[m];
+    for (size_t k = 0; k < m; k++) {
+        free(it[k].lo);
+        free(it[k].hi);
+    }
+    free(it);
+    free(cur);
+    free(nxt);
+    free(P);
+    free(K);
+    return r;
+}
+
+long fz_spec_brute(const npzs_policy *pol, const uint8_t *key, size_t n) {
+    for (uint32_t i = 0; i < pol->nspecs; i++) {
+        const npzs_pspec *s = &pol->specs[i];
+        if (!s->glob && s->key_len == n && memcmp(s->key, key, n) == 0) return i;
+    }
+    for (uint32_t i = 0; i < pol->nspecs; i++) {
+        const npzs_pspec *s = &pol->specs[i];
+        uint64_t steps = 0;
+        if (s->glob && npzs__glob_match((const uint8_t *)s->key, s->key_len, key, n, &steps)) return i;
+    }
+    return -1;
+}
+
+const char *fz_lookup_differs(const npzs_policy *pol, const uint8_t *key, size_t n, npzs_pmatch *m) {
+    static char why[200];
+    uint64_t steps = m->steps, glob = m->glob;
+    uint32_t idx = 0;
+    const npzs_pspec *s = npzs__pol_spec_for(pol, key, n, &idx, m);
+    long got = s ? (long)idx : -1, want = fz_spec_brute(pol, key, n);
+    if (got != want || (s && s != &pol->specs[idx])) {
+        snprintf(why, sizeof why, "the index gives spec %ld, trying each pattern %ld", got, want);
+        return why;
+    }
+    /* the automaton: a step a byte, a suffix link at most a byte (amortized), each group once,
+     * the final suffix chain, the exact keys' binary search */
+    uint64_t bound = 4 * (uint64_t)n + pol->ngroup + 64;
+    if (m->steps - steps > bound) {
+        snprintf(why, sizeof why, "%llu automaton steps on a key of %zu bytes (bound %llu)",
+                 (unsigned long long)(m->steps - steps), n, (unsigned long long)bound);
+        return why;
+    }
+    /* each pattern tried at most once, each try at most (key + 1) x 2 (pattern + 1) steps */
+    uint64_t gbound = 0;
+    for (uint32_t i = 0; i < pol->nspecs; i++)
+        if (pol->specs[i].glob) gbound += 2 * ((uint64_t)n + 1) * ((uint64_t)pol->specs[i].key_len + 1);
+    if (m->glob - glob > gbound) {
+        snprintf(why, sizeof why, "%llu matcher steps (bound %llu)", (unsigned long long)(m->glob - glob),
+                 (unsigned long long)gbound);
+        return why;
+    }
+    return NULL;
+}

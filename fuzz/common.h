@@ -204,6 +204,18 @@ void fz_zip_cdh(fz_buf *b, const fz_member *m);
 /* Append a classic end record. */
 void fz_zip_eocd(fz_buf *b, unsigned count, uint32_t cd_size, uint32_t cd_off);
 
+/* ---- policies' patterns ---------------------------------------------------------------------- */
+/* fnmatch.fnmatchcase(s, pat) of CPython 3.11 over the code points of two valid UTF-8 strings: an
+ * oracle written from fnmatch.translate, apart from the library's matcher. */
+int fz_fnmatch(const uint8_t *pat, size_t pn, const uint8_t *s, size_t sn);
+/* The spec a member's key takes, trying the exact keys, then every pattern in the policy's order
+ * (npzs__glob_match): its index, -1 for none. */
+long fz_spec_brute(const npzs_policy *pol, const uint8_t *key, size_t n);
+/* npzs__pol_spec_for (the index) on key (valid UTF-8) with scratch m against fz_spec_brute, and
+ * its work against its bounds: NULL when they hold, else what differs. */
+struct npzs_pmatch;
+const char *fz_lookup_differs(const npzs_policy *pol, const uint8_t *key, size_t n, struct npzs_pmatch *m);
+
 /* Simple reader over fuzz bytes. */
 typedef struct fz_reader {
     const uint8_t *p;

@@ -11,7 +11,7 @@
 
 FUZZ_HARNESSES = fuzz_stream fuzz_split fuzz_npy_header fuzz_descr fuzz_zip_lfh fuzz_dd fuzz_cd \
                  fuzz_deflate fuzz_state fuzz_limits fuzz_npz_mut fuzz_vlen fuzz_par fuzz_policy fuzz_policy_run \
-                 fuzz_crc
+                 fuzz_crc fuzz_glob
 FUZZ_CLANG    ?= clang
 FUZZ_AFLCC    ?= afl-clang-fast
 FUZZ_AFLDRV   ?= /usr/lib/afl/libAFLDriver.a

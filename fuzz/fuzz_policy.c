@@ -7,11 +7,14 @@
  *   - a compiled policy is enforced without a fault on a small archive and a small .npy, whole
  *     and in 1-byte pushes with the same result, and the verdict is the one without the policy
  *     unless it is a policy rejection;
- *   - failing the i-th allocation (i from the text's length) ends in NULL with nothing leaked. */
+ *   - failing the i-th allocation (i from the text's length) ends in NULL with nothing leaked;
+ *   - each member's own key, and the key less its last character, take the spec trying every
+ *     pattern in turn gives (the patterns' index: fz_lookup_differs; fuzz_glob goes further). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
+#include "internal.h"
 
 typedef struct fa {
     long at, count, live;
@@ -70,6 +73,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fz_zip_eocd(&z, 2, (uint32_t)(z.n - cd), (uint32_t)cd);
         enforce(pol, z.p, z.n);
         enforce(pol, npy, n);
+        npzs_pmatch pm = {0};
+        pm.seen = calloc(pol->ngroup + 1, 1);
+        if (!pm.seen) fz_die("out of memory");
+        for (uint32_t i = 0; i < pol->nspecs && i < 256; i++) {
+            const npzs_pspec *sp = &pol->specs[i];
+            size_t cut = sp->key_len; /* the key less its last character */
+            while (cut && (sp->key[--cut] & 0xC0) == 0x80) {}
+            for (int k = 0; k < 2; k++) {
+                const char *why = fz_lookup_differs(pol, (const uint8_t *)sp->key, k ? cut : sp->key_len, &pm);
+                if (why) fz_die("member %u's key%s: %s", i, k ? " less its last character" : "", why);
+            }
+        }
+        free(pm.seen);
         fz_free_buf(&z);
         npzs_policy_free(pol);
     }

@@ -32,6 +32,11 @@ $(B)/bench/hashflood: bench/hashflood.c
 bench-hashflood: $(B)/npzstream $(B)/bench/hashflood
 	$(PYTHON) bench/hashflood.py --bin $(B)/npzstream --tool $(B)/bench/hashflood
 
+# make bench-policy: a policy's compile and its pattern matching at scale (bench/policy_scale.py)
+.PHONY: bench-policy
+bench-policy: $(B)/npzstream
+	$(PYTHON) bench/policy_scale.py --bin $(B)/npzstream $(BENCH_ARGS)
+
 # make bench-round5: the budgets of the policy, hashing, -P and --inflate-threads (bench/round5.py)
 .PHONY: bench-round5
 bench-round5: $(B)/npzstream

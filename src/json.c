@@ -188,16 +188,95 @@ static npzs_jv *node(jr *r) {
     return v;
 }
 
-static int composite(jr *r, npzs_jv *v, int obj) {
-    if (++r->depth > NPZS_JSON_MAX_DEPTH) return fault(r, r->i, "nested too deeply");
-    v->t = obj ? NPZS_J_OBJ : NPZS_J_ARR;
+/* ---- names sorted --------------------------------------------------------------------------------
+ * A merge sort of (head, item) entries: a comparison reads the names only when their first 8 bytes
+ * are the same, so the sort runs over one contiguous array and not over names scattered in the
+ * arena.  No hash: nothing an input can steer. */
+
+int npzs__bytes_cmp(const char *x, size_t xn, const char *y, size_t yn) {
+    int r = memcmp(x, y, xn < yn ? xn : yn);
+    return r ? r : (xn > yn) - (xn < yn);
+}
+
+npzs_sortent *npzs__sort_room(npzs_parena *a, size_t n) {
+    if (!a->sort || a->sort_cap < 2 * n) {
+        size_t cap = 2 * n > 2 * a->sort_cap ? 2 * n : 2 * a->sort_cap; /* doubled: at most twice the largest */
+        if (cap < 64) cap = 64;
+        if (cap > SIZE_MAX / sizeof *a->sort) return NULL;
+        npzs_sortent *e = npzs__parena_alloc(a, cap * sizeof *e);
+        if (!e) return NULL;
+        a->sort = e;
+        a->sort_cap = cap;
+    }
+    return a->sort;
+}
+
+static int entry_cmp(const npzs_sortent *x, const npzs_sortent *y, npzs_item_name name) {
+    if (x->head != y->head) return x->head < y->head ? -1 : 1;
+    uint32_t xn, yn;
+    const char *xs = name(x->item, &xn), *ys = name(y->item, &yn);
+    return npzs__bytes_cmp(xs, xn, ys, yn);
+}
+
+void npzs__sort_names(npzs_parena *a, npzs_sortent *e, size_t n, npzs_item_name name) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t len;
+        const uint8_t *s = (const uint8_t *)name(e[i].item, &len);
+        uint64_t h = 0;
+        for (uint32_t k = 0; k < 8; k++) h = h << 8 | (k < len ? s[k] : 0u);
+        e[i].head = h;
+    }
+    npzs_sortent *src = e, *dst = e + n;
+    for (size_t run = 1; run < n; run *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * run) {
+            size_t mid = n - lo > run ? lo + run : n, hi = n - mid > run ? mid + run : n, i = lo, j = mid, k = lo;
+            for (; i < mid && j < hi; a->work++) dst[k++] = entry_cmp(&src[j], &src[i], name) < 0 ? src[j++] : src[i++];
+            while (i < mid) dst[k++] = src[i++];
+            while (j < hi) dst[k++] = src[j++];
+        }
+        npzs_sortent *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != e) memcpy(e, src, n * sizeof *e);
+}
+
+/* ---- duplicate keys ------------------------------------------------------------------------------
+ * An object's keys are checked once the object is read (or has failed): sorted, equal neighbours
+ * compared, O(n log n). */
+
+static const char *key_name(const void *item, uint32_t *len) {
+    const npzs_jv *k = item;
+    *len = k->key_len;
+    return k->key;
+}
+
+/* The first member of object v (in the text) whose key an earlier member has: 0 and *dup (NULL
+ * when none); -1 out of memory. */
+static int first_duplicate(jr *r, const npzs_jv *v, const npzs_jv **dup) {
+    *dup = NULL;
+    if (v->len < 2) return 0;
+    npzs_sortent *e = npzs__sort_room(r->a, v->len);
+    if (!e) return -1;
+    size_t n = 0;
+    for (const npzs_jv *k = v->kid; k; k = k->next) e[n++].item = k;
+    npzs__sort_names(r->a, e, n, key_name);
+    for (size_t i = 1; i < n; i++) {
+        const npzs_jv *x = e[i - 1].item, *y = e[i].item; /* equal keys keep their order: y is later */
+        int same = x->key_len == y->key_len && memcmp(x->key, y->key, x->key_len) == 0;
+        if (same && (!*dup || y->key_at < (*dup)->key_at)) *dup = y;
+    }
+    return 0;
+}
+
+/* The members of v, up to its closing bracket; a member is in v's list once its key is read. */
+static int items(jr *r, npzs_jv *v, int obj) {
     r->i++;
     ws(r);
     npzs_jv **tail = &v->kid;
     uint8_t close = obj ? '}' : ']';
     if (r->i < r->n && r->s[r->i] == close) {
         r->i++;
-        r->depth--;
         return 0;
     }
     for (;;) {
@@ -208,17 +287,16 @@ static int composite(jr *r, npzs_jv *v, int obj) {
             if (r->i >= r->n || r->s[r->i] != '"') return fault(r, r->i, "expected a key (a string)");
             k->key_at = r->i;
             if (string(r, &k->key, &k->key_len) < 0) return -1;
-            for (const npzs_jv *o = v->kid; o; o = o->next)
-                if (o->key_len == k->key_len && memcmp(o->key, k->key, k->key_len) == 0)
-                    return fault(r, k->key_at, "duplicate key");
+        }
+        *tail = k;
+        tail = &k->next;
+        v->len++;
+        if (obj) {
             ws(r);
             if (r->i >= r->n || r->s[r->i] != ':') return fault(r, r->i, "expected ':' after a key");
             r->i++;
         }
         if (value(r, k) < 0) return -1;
-        *tail = k;
-        tail = &k->next;
-        v->len++;
         ws(r);
         if (r->i < r->n && r->s[r->i] == ',') {
             r->i++;
@@ -228,11 +306,29 @@ static int composite(jr *r, npzs_jv *v, int obj) {
         }
         if (r->i < r->n && r->s[r->i] == close) {
             r->i++;
-            r->depth--;
             return 0;
         }
         return fault(r, r->i, obj ? "expected ',' or '}'" : "expected ',' or ']'");
     }
+}
+
+/* An array or object at r->i.  A duplicate key is the fault when it comes first in the text: when
+ * the object is read whole, or before the fault that stopped it (inside a later member's value),
+ * as a reader that compared each key when it came would have reported.  (Out of memory for the
+ * sort, a failed object keeps its own fault.) */
+static int composite(jr *r, npzs_jv *v, int obj) {
+    if (++r->depth > NPZS_JSON_MAX_DEPTH) return fault(r, r->i, "nested too deeply");
+    v->t = obj ? NPZS_J_OBJ : NPZS_J_ARR;
+    int rc = items(r, v, obj);
+    const npzs_jv *dup = NULL;
+    if (obj && first_duplicate(r, v, &dup) < 0 && rc == 0) rc = fault(r, v->at, "out of memory");
+    if (dup && (rc == 0 || dup->key_at < r->err_at)) {
+        r->err = "duplicate key";
+        r->err_at = dup->key_at;
+        rc = -1;
+    }
+    r->depth--;
+    return rc;
 }
 
 static int literal(jr *r, const char *w, uint8_t t, npzs_jv *v) {

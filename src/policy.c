@@ -59,6 +59,7 @@ typedef struct pc {
     npzs_policy_error *err;
     char path[160];
     size_t path_len;
+    uint32_t dim_order[256];    /* the dimensions, sorted by name */
 } pc;
 
 /* A compile fault at byte `at` of the text: its line and column (characters), the field's path,
@@ -125,6 +126,58 @@ static void *pal(pc *c, size_t n) {
     void *p = npzs__parena_alloc(&c->pol->a, n ? n : 1);
     if (p) memset(p, 0, n ? n : 1);
     return p;
+}
+
+/* ---- names found -----------------------------------------------------------------------------------
+ * Sets of names (exact keys, dimension names) are kept as indices sorted by name (npzs__sort_names,
+ * json.c), found by binary search: O(log n) comparisons a name. */
+
+/* Name i of the set at ctx. */
+typedef const char *(*name_fn)(const void *ctx, uint32_t i, uint32_t *len);
+
+/* Where the name (key, kn) is in ix[0 .. n) sorted by name (1), or would go (0): *at. */
+static int find_name(const uint32_t *ix, size_t n, name_fn name, const void *ctx, const char *key, size_t kn,
+                     size_t *at, uint64_t *work) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint32_t len;
+        const char *x = name(ctx, ix[mid], &len);
+        int r = npzs__bytes_cmp(x, len, key, kn);
+        (*work)++;
+        if (!r) {
+            *at = mid;
+            return 1;
+        }
+        if (r < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    *at = lo;
+    return 0;
+}
+
+static const char *spec_name(const void *ctx, uint32_t i, uint32_t *len) {
+    const npzs_pspec *s = &((const npzs_policy *)ctx)->specs[i];
+    *len = s->key_len;
+    return s->key;
+}
+
+static const char *dim_name_of(const void *ctx, uint32_t i, uint32_t *len) {
+    const npzs_pdimdef *d = &((const npzs_policy *)ctx)->dims[i];
+    *len = d->name_len;
+    return d->name;
+}
+
+static const char *spec_key(const void *item, uint32_t *len) {
+    const npzs_pspec *s = item;
+    *len = s->key_len;
+    return s->key;
+}
+
+static const char *str_value(const void *item, uint32_t *len) {
+    const npzs_jv *v = item;
+    *len = v->len;
+    return v->s;
 }
 
 static const char *type_name(const npzs_jv *v) {
@@ -319,6 +372,34 @@ static int dt_exact(const npzs_pdtype *d) {
 
 static int same_text(const char *a, size_t an, const char *b, size_t bn) { return an == bn && memcmp(a, b, an) == 0; }
 
+/* A field of a list, [name, type] or [name, type, shape]: its name (NULL: it is not one). */
+static const npzs_jv *field_name(const npzs_jv *f) {
+    return f->t == NPZS_J_ARR && f->len >= 2 && f->len <= 3 && f->kid->t == NPZS_J_STR ? f->kid : NULL;
+}
+
+/* The first field of list v whose name an earlier field has (v->len: none), among those before
+ * the first that is not a field (the list's fault is there); -1: out of memory.  Sorted, not
+ * each field against the ones before: a list may have 100,000 fields. */
+static long repeated_field(pc *c, const npzs_jv *v) {
+    size_t n = 0;
+    for (const npzs_jv *f = v->kid; f && field_name(f); f = f->next) n++;
+    if (n < 2) return (long)v->len;
+    npzs_sortent *e = npzs__sort_room(&c->pol->a, n);
+    if (!e) return -1;
+    n = 0;
+    for (const npzs_jv *f = v->kid; f && field_name(f); f = f->next) e[n++].item = field_name(f);
+    npzs__sort_names(&c->pol->a, e, n, str_value);
+    const npzs_jv *first = NULL; /* equal names keep their order: the later is after the earlier */
+    for (size_t k = 1; k < n; k++) {
+        const npzs_jv *x = e[k - 1].item, *y = e[k].item;
+        if (x->len == y->len && memcmp(x->s, y->s, x->len) == 0 && (!first || y->at < first->at)) first = y;
+    }
+    if (!first) return (long)v->len;
+    long i = 0;
+    for (const npzs_jv *f = v->kid; f->kid != first; f = f->next) i++;
+    return i;
+}
+
 /* A structured layout's fields: [[name, type], [name, type, shape], ...] (the plain list: packed,
  * no titles). */
 static int fields_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth) {
@@ -327,20 +408,18 @@ static int fields_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth) {
     d->kind = NPZS_PDT_FIELDS;
     d->nfields = v->len;
     d->fields = pal(c, v->len * sizeof *d->fields);
-    if (!d->fields) return bad(c, NULL, "out of memory");
+    long repeat = d->fields ? repeated_field(c, v) : -1;
+    if (repeat < 0) return bad(c, NULL, "out of memory");
     size_t i = 0;
     for (const npzs_jv *f = v->kid; f; f = f->next, i++) {
         size_t o = path_push(c, NULL, i);
         npzs_pfield *pf = &d->fields[i];
-        if (f->t != NPZS_J_ARR || f->len < 2 || f->len > 3 || f->kid->t != NPZS_J_STR)
-            return bad(c, f, "a field is [name, type] or [name, type, shape]");
+        if (!field_name(f)) return bad(c, f, "a field is [name, type] or [name, type, shape]");
         if (f->kid->len == 0)
             return bad(c, f->kid, "a field's name is not empty (padding is the room the offsets and itemsize leave)");
         pf->name = f->kid->s;
         pf->name_len = f->kid->len;
-        for (size_t j = 0; j < i; j++)
-            if (same_text(d->fields[j].name, d->fields[j].name_len, pf->name, pf->name_len))
-                return bad(c, f->kid, "two fields of one name");
+        if ((long)i == repeat) return bad(c, f->kid, "two fields of one name");
         npzs_pdtype t;
         memset(&t, 0, sizeof t);
         if (dtype_of(c, f->kid->next, &t, depth + 1, 1) < 0) return -1;
@@ -494,8 +573,8 @@ static int ident(const char *s) {
 /* The dimension called name: its index, entered (without a range) when it is new. */
 static long dim_index(pc *c, const char *name, uint32_t len, int enter) {
     npzs_policy *p = c->pol;
-    for (uint32_t i = 0; i < p->ndims; i++)
-        if (p->dims[i].name_len == len && memcmp(p->dims[i].name, name, len) == 0) return i;
+    size_t at;
+    if (find_name(c->dim_order, p->ndims, dim_name_of, p, name, len, &at, &p->a.work)) return c->dim_order[at];
     if (!enter) return -1;
     if (p->ndims >= 256) return -2;
     if ((p->ndims & 15) == 0) { /* grown by 16 */
@@ -504,6 +583,8 @@ static long dim_index(pc *c, const char *name, uint32_t len, int enter) {
         if (p->ndims) memcpy(n, p->dims, p->ndims * sizeof *n);
         p->dims = n;
     }
+    memmove(c->dim_order + at + 1, c->dim_order + at, (p->ndims - at) * sizeof *c->dim_order);
+    c->dim_order[at] = p->ndims;
     npzs_pdimdef *d = &p->dims[p->ndims];
     d->name = name;
     d->name_len = len;
@@ -746,12 +827,7 @@ static int spec_of(pc *c, const npzs_jv *v, npzs_pspec *s, int is_array) {
 
 /* ---- the document ------------------------------------------------------------------------------ */
 
-static int cmp_exact(const npzs_policy *p, uint32_t a, uint32_t b) {
-    const npzs_pspec *x = &p->specs[a], *y = &p->specs[b];
-    size_t n = x->key_len < y->key_len ? x->key_len : y->key_len;
-    int r = memcmp(x->key, y->key, n);
-    return r ? r : (x->key_len > y->key_len) - (x->key_len < y->key_len);
-}
+static int index_patterns(pc *c);
 
 static int members_of(pc *c, const npzs_jv *v) {
     npzs_policy *p = c->pol;
@@ -772,17 +848,17 @@ static int members_of(pc *c, const npzs_jv *v) {
         if (spec_of(c, f, s, 0) < 0) return -1;
         if (s->glob && s->optional) return bad(c, f, "a pattern is never required: optional does not apply");
         if (!s->glob) {
-            uint32_t k = p->nexact++; /* insertion sort: policies are written by hand */
-            while (k && cmp_exact(p, p->exact[k - 1], (uint32_t)i) > 0) {
-                p->exact[k] = p->exact[k - 1];
-                k--;
-            }
-            p->exact[k] = (uint32_t)i;
+            p->exact[p->nexact++] = (uint32_t)i;
             if (!s->optional) p->nrequired++;
         }
         path_pop(c, o);
     }
-    return 0;
+    npzs_sortent *e = npzs__sort_room(&p->a, p->nexact);
+    if (!e) return bad(c, NULL, "out of memory");
+    for (uint32_t k = 0; k < p->nexact; k++) e[k].item = &p->specs[p->exact[k]];
+    npzs__sort_names(&p->a, e, p->nexact, spec_key);
+    for (uint32_t k = 0; k < p->nexact; k++) p->exact[k] = (uint32_t)((const npzs_pspec *)e[k].item - p->specs);
+    return index_patterns(c);
 }
 
 static int dims_of(pc *c, const npzs_jv *v) {
@@ -957,7 +1033,7 @@ NPZS__API int npzs_policy_use(npzs_parser *p, const npzs_policy *pol) {
     memset(s, 0, sizeof *s);
     if (!pol) return 0;
     size_t nd = pol->ndims, ns = pol->nspecs;
-    size_t size = nd * (sizeof(uint64_t) + sizeof(uint32_t)) + nd + ns + 8;
+    size_t size = nd * (sizeof(uint64_t) + sizeof(uint32_t)) + nd + ns + pol->ngroup + 8;
     s->mem = npzs__alloc(p, size);
     if (!s->mem) return npzs__fail(p, NPZS_E_NOMEM, 0, NPZS_R_NOMEM_POLICY);
     s->mem_size = size;
@@ -976,6 +1052,8 @@ void npzs__policy_reset(npzs_parser *p) {
     s->dimset = (uint8_t *)(s->dimfrom + nd);
     s->seen = s->dimset + nd;
     s->spec = NULL;
+    memset(&s->match, 0, sizeof s->match);
+    s->match.seen = s->seen + s->pol->nspecs;
 }
 
 void npzs__policy_release(npzs_parser *p) {
@@ -1009,7 +1087,28 @@ int npzs__pol_start(npzs_parser *p) {
 
 /* ---- a local header --------------------------------------------------------------------------- */
 
-/* fnmatch (Python's fnmatchcase) over UTF-8 code points: '*', '?', '[...]' with ranges and '!'. */
+/* ---- patterns ------------------------------------------------------------------------------------
+ * fnmatch (Python's fnmatchcase) over UTF-8 code points: '*', '?', '[...]' with ranges and '!'; a
+ * '[' that no ']' closes is a literal.
+ *
+ * A member's key takes the first pattern, in the policy's order, that matches it.  Trying every
+ * pattern on every key costs patterns x members; instead each pattern is filed under one literal
+ * it needs (a run of plain characters: the longest of its prefix, its suffix and its other runs),
+ * and a key is tried only on the patterns whose literal it holds where the pattern needs it: a
+ * prefix at its start, a suffix at its end, another run anywhere.  The literals are the words of
+ * one Aho-Corasick automaton (each node's children sorted by byte, suffix links), which a key
+ * walks once, byte by byte:
+ *   - while the whole key so far is a node, that node's prefix patterns are candidates;
+ *   - at each byte, the nodes on the suffix chain with "anywhere" patterns (each once a key: a
+ *     node met again, and the rest of its chain, were tried at its first meeting);
+ *   - at the end, the nodes on the suffix chain with suffix patterns.
+ * Candidates are tried in the policy's order (each list is), those after a pattern already found
+ * skipped: the first match is the one trying every pattern in turn finds.  A key costs its bytes
+ * times log2(256) in the automaton, plus its candidates, each at most (key) x (pattern) steps of
+ * glob_match.  Patterns without a literal character ("*", "?", "[a-z]*[0-9]") are candidates for
+ * every key: the worst case left (SECURITY.md).  Keys and literals are valid UTF-8 (a name: zrec.c;
+ * the policy: json.c), so a run of code points in a pattern is the same bytes in a key it matches. */
+
 static uint32_t cp(const uint8_t *s, size_t n, size_t *i) {
     uint8_t c = s[*i];
     size_t k = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
@@ -1020,29 +1119,60 @@ static uint32_t cp(const uint8_t *s, size_t n, size_t *i) {
     return v;
 }
 
-/* The class at pat[*pi] ('[' included); -1 when it is not closed (a literal '['), else whether
- * it holds c, *pi past it. */
-static int in_class(const uint8_t *pat, size_t pn, size_t *pi, uint32_t c) {
+/* One past the pattern's last ']' (0: none): a '[' is closed when a ']' follows its first member. */
+static size_t bracket_end(const uint8_t *pat, size_t pn) {
+    while (pn && pat[pn - 1] != ']') pn--;
+    return pn;
+}
+
+/* The class at pat[*pi] ('[' included); -1 when it is not closed (a literal '['), else whether it
+ * holds c, *pi past it; the bytes read are counted in *steps.  last: bracket_end's (an unclosed
+ * '[' is known without reading the rest: a pattern of many would otherwise be read to its end
+ * once for each).
+ * Python's translate (3.10 on) deletes the empty ranges ("z-a") from the class's text before it
+ * looks for a '!' first: a '!' that only empty ranges come before negates the class too, and is
+ * not in it ("[b-a!]" is any character); when it begins a range, the '-' and its end are then
+ * plain members ("[a-0!-z]" is "[^-z]"). */
+static int in_class(const uint8_t *pat, size_t pn, size_t *pi, uint32_t c, size_t last, uint64_t *steps) {
     size_t i = *pi + 1;
-    int neg = 0, hit = 0;
-    if (i < pn && pat[i] == '!') { neg = 1; i++; }
+    int neg = 0, hit = 0, lead = 1, empty = 0; /* lead: only empty ranges so far (empty of them) */
+    if (i < pn && pat[i] == '!') { neg = 1; lead = 0; i++; }
+    *steps += 1;
+    if (last <= i + 1) return -1; /* no ']' after the first member */
     size_t first = i;
     while (i < pn && (pat[i] != ']' || i == first)) {
         uint32_t a = cp(pat, pn, &i), b = a;
+        int range = 0;
         if (i + 1 < pn && pat[i] == '-' && pat[i + 1] != ']') {
             i++;
             b = cp(pat, pn, &i);
+            range = 1;
+        }
+        if (lead && range && a > b) {
+            empty = 1;
+            continue;
+        }
+        int bang = lead && empty && a == '!'; /* translate's '!' first */
+        lead = 0;
+        if (bang) {
+            neg = 1;
+            if (range && (c == '-' || c == b)) hit = 1; /* "!-b": '-' and b */
+            continue;
         }
         if (a <= c && c <= b) hit = 1;
     }
+    *steps += i - *pi;
     if (i >= pn) return -1;
     *pi = i + 1;
     return hit != neg;
 }
 
-static int glob_match(const uint8_t *pat, size_t pn, const uint8_t *s, size_t sn) {
+/* Greedy with one star remembered: at most (key) x (pattern) steps, counted in *steps.  last:
+ * bracket_end's. */
+static int glob_match(const uint8_t *pat, size_t pn, size_t last, const uint8_t *s, size_t sn, uint64_t *steps) {
     size_t pi = 0, si = 0, star_p = SIZE_MAX, star_s = 0;
     while (si < sn) {
+        (*steps)++;
         if (pi < pn && pat[pi] == '*') {
             star_p = ++pi;
             star_s = si;
@@ -1053,7 +1183,7 @@ static int glob_match(const uint8_t *pat, size_t pn, const uint8_t *s, size_t sn
             uint32_t c = cp(s, sn, &si2);
             int ok;
             if (pat[pi] == '?') { pi2++; ok = 1; }
-            else if (pat[pi] == '[' && (ok = in_class(pat, pn, &pi2, c)) >= 0) { }
+            else if (pat[pi] == '[' && (ok = in_class(pat, pn, &pi2, c, last, steps)) >= 0) { }
             else { ok = cp(pat, pn, &pi2) == c; }
             if (ok) { pi = pi2; si = si2; continue; }
         }
@@ -1066,28 +1196,260 @@ static int glob_match(const uint8_t *pat, size_t pn, const uint8_t *s, size_t sn
     return pi == pn;
 }
 
-/* The spec for key: an exact key first (binary search), else the first pattern that matches. */
-static const npzs_pspec *spec_for(const npzs_policy *pol, const uint8_t *key, size_t n, uint32_t *index) {
-    size_t lo = 0, hi = pol->nexact;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        const npzs_pspec *s = &pol->specs[pol->exact[mid]];
-        size_t m = s->key_len < n ? s->key_len : n;
-        int r = memcmp(s->key, key, m);
-        if (!r) r = (s->key_len > n) - (s->key_len < n);
-        if (!r) {
-            *index = pol->exact[mid];
-            return s;
+int npzs__glob_match(const uint8_t *pat, size_t pn, const uint8_t *s, size_t sn, uint64_t *steps) {
+    return glob_match(pat, pn, bracket_end(pat, pn), s, sn, steps);
+}
+
+/* ---- the index, made once (members_of) ---- */
+
+enum { LIT_NONE, LIT_START, LIT_END, LIT_ANY }; /* where a pattern's literal is in a key it matches */
+typedef struct plit {
+    const char *s;
+    uint32_t len, glob;
+    uint8_t kind;
+} plit;
+
+static const char *lit_name(const void *item, uint32_t *len) {
+    const plit *l = item;
+    *len = l->len;
+    return l->s;
+}
+
+/* A pattern's shape: the code points of a key it matches (g), and the literal it is filed under
+ * (l->kind LIT_NONE: it has none).  The same reading of the pattern as glob_match's. */
+static void pattern_shape(const uint8_t *pat, size_t pn, npzs_pglob *g, plit *l, uint64_t *steps) {
+    size_t last = bracket_end(pat, pn), i = 0, run = 0; /* run: where the current run of literals began */
+    uint32_t chars = 0;
+    int star = 0;
+    l->kind = LIT_NONE;
+    l->len = 0;
+    for (;;) {
+        size_t j = i;
+        if (i < pn && pat[i] != '*' && pat[i] != '?' && (pat[i] != '[' || in_class(pat, pn, &j, 0, last, steps) < 0)) {
+            cp(pat, pn, &i); /* a literal character */
+            chars++;
+            continue;
         }
-        if (r < 0) lo = mid + 1;
+        if (i > run) { /* a run ends: the longest one, at equal lengths a prefix, then a suffix */
+            uint8_t kind = run == 0 ? LIT_START : i == pn ? LIT_END : LIT_ANY;
+            if (i - run > l->len || (i - run == l->len && kind < l->kind)) {
+                l->s = (const char *)pat + run;
+                l->len = (uint32_t)(i - run);
+                l->kind = kind;
+            }
+        }
+        if (i == pn) break;
+        if (pat[i] == '*') {
+            star = 1;
+            i++;
+        } else {
+            chars++;
+            i = pat[i] == '?' ? i + 1 : j;
+        }
+        run = i;
+    }
+    g->min = chars;
+    g->max = star ? UINT32_MAX : chars;
+    g->last = (uint32_t)last;
+}
+
+/* The child of node q by byte b (0: none). */
+static uint32_t child(const npzs_policy *p, uint32_t q, uint8_t b) {
+    uint32_t lo = p->nodes[q].kid, hi = lo + p->nodes[q].nkid;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        uint8_t m = p->nodes[mid].byte;
+        if (m == b) return mid;
+        if (m < b) lo = mid + 1;
         else hi = mid;
     }
-    for (uint32_t i = 0; i < pol->nspecs; i++)
-        if (pol->specs[i].glob && glob_match((const uint8_t *)pol->specs[i].key, pol->specs[i].key_len, key, n)) {
-            *index = i;
-            return &pol->specs[i];
+    return 0;
+}
+
+/* The automaton of the literals of e[0 .. n) (sorted by bytes; equal ones in the policy's order). */
+static int automaton(pc *c, const npzs_sortent *e, uint32_t n) {
+    npzs_policy *p = c->pol;
+    size_t nodes = 1, distinct = 1; /* the root, then each literal's bytes the one before it does not share */
+    for (uint32_t k = 0; k < n; k++) {
+        const plit *x = e[k].item, *y = k ? e[k - 1].item : NULL;
+        uint32_t same = 0;
+        while (y && same < x->len && same < y->len && x->s[same] == y->s[same]) same++;
+        nodes += x->len - same;
+        distinct += !y || same < x->len || same < y->len;
+        p->a.work += same + 1;
+    }
+    p->nodes = pal(c, nodes * sizeof *p->nodes);
+    p->groups = pal(c, distinct * sizeof *p->groups); /* group 0: none */
+    p->gids = pal(c, n * sizeof *p->gids);
+    if (!p->nodes || !p->groups || !p->gids) return bad(c, NULL, "out of memory");
+    npzs_pnode *N = p->nodes;
+#define LIT(k) ((const plit *)e[k].item)
+    /* breadth first: node q stands for the literals of e[lo .. hi), which share their first d bytes
+     * (while it waits for its turn: lo in its fail, hi in its any, d in its end) */
+    N[0].any = n;
+    uint32_t made = 1, groups = 1, gids = 0;
+    for (uint32_t q = 0; q < made; q++) {
+        uint32_t lo = N[q].fail, hi = N[q].any, d = N[q].end, i = lo;
+        p->a.work += hi - lo;
+        while (i < hi && LIT(i)->len == d) i++; /* the literals q is: they sort first */
+        if (i > lo) {
+            npzs_pgroup *g = &p->groups[groups];
+            N[q].group = groups++;
+            g->at = gids;
+            for (uint8_t kind = LIT_START; kind <= LIT_ANY; kind++)
+                for (uint32_t k = lo; k < i; k++)
+                    if (LIT(k)->kind == kind) p->gids[gids++] = LIT(k)->glob;
+            for (uint32_t k = lo; k < i; k++) {
+                g->nstart += LIT(k)->kind == LIT_START;
+                g->nend += LIT(k)->kind == LIT_END;
+                g->nany += LIT(k)->kind == LIT_ANY;
+            }
         }
-    return NULL;
+        N[q].kid = made;
+        while (i < hi) {
+            uint8_t b = (uint8_t)LIT(i)->s[d];
+            uint32_t f = i;
+            while (f < hi && (uint8_t)LIT(f)->s[d] == b) f++;
+            npzs_pnode *k = &N[made++];
+            k->byte = b;
+            k->fail = i;
+            k->any = f;
+            k->end = d + 1;
+            N[q].nkid++;
+            i = f;
+        }
+    }
+#undef LIT
+    /* the suffix links, breadth first: a node's comes from its parent's */
+    N[0].fail = N[0].any = N[0].end = 0;
+    for (uint32_t q = 0; q < made; q++)
+        for (uint32_t k = N[q].kid; k < N[q].kid + N[q].nkid; k++) {
+            uint32_t f = 0;
+            for (uint32_t s = N[q].fail; q; s = N[s].fail) {
+                p->a.work++;
+                if ((f = child(p, s, N[k].byte)) || !s) break;
+            }
+            const npzs_pgroup *g = &p->groups[N[k].group];
+            N[k].fail = f;
+            N[k].any = g->nany ? k : N[f].any;
+            N[k].end = g->nend ? k : N[f].end;
+        }
+    p->nnode = made;
+    p->ngroup = groups;
+    return 0;
+}
+
+static int index_patterns(pc *c) {
+    npzs_policy *p = c->pol;
+    p->nglob = 0;
+    for (uint32_t i = 0; i < p->nspecs; i++) p->nglob += p->specs[i].glob;
+    if (!p->nglob) return 0;
+    p->globs = pal(c, p->nglob * sizeof *p->globs);
+    plit *l = pal(c, p->nglob * sizeof *l);
+    if (!p->globs || !l) return bad(c, NULL, "out of memory");
+    uint32_t n = 0;
+    for (uint32_t i = 0, k = 0; i < p->nspecs; i++) {
+        const npzs_pspec *s = &p->specs[i];
+        if (!s->glob) continue;
+        npzs_pglob *g = &p->globs[k];
+        g->spec = i;
+        pattern_shape((const uint8_t *)s->key, s->key_len, g, &l[n], &p->a.work);
+        p->a.work += s->key_len;
+        l[n].glob = k++;
+        n += l[n].kind != LIT_NONE; /* the others are bare */
+    }
+    p->nbare = p->nglob - n;
+    p->bare = pal(c, p->nbare * sizeof *p->bare);
+    if (!p->bare) return bad(c, NULL, "out of memory");
+    for (uint32_t k = 0, j = 0; k < p->nglob; k++) { /* the globs l[0 .. n) does not hold */
+        if (j < n && l[j].glob == k) j++;
+        else p->bare[k - j] = k;
+    }
+    if (!n) return 0;
+    npzs_sortent *e = npzs__sort_room(&p->a, n);
+    if (!e) return bad(c, NULL, "out of memory");
+    for (uint32_t k = 0; k < n; k++) e[k].item = &l[k];
+    npzs__sort_names(&p->a, e, n, lit_name);
+    return automaton(c, e, n);
+}
+
+/* ---- a key's lookup ---- */
+
+/* The patterns ids[0 .. n) (in the policy's order) tried on the key until one matches, *best its
+ * index; those at *best and after are skipped.  kcp: the key's code points. */
+static void try_patterns(const npzs_policy *p, const uint32_t *ids, uint32_t n, const uint8_t *key, size_t kn,
+                         uint32_t kcp, uint32_t *best, npzs_pmatch *m) {
+    for (uint32_t i = 0; i < n && ids[i] < *best; i++) {
+        const npzs_pglob *g = &p->globs[ids[i]];
+        const npzs_pspec *s = &p->specs[g->spec];
+        m->tried++;
+        if (kcp >= g->min && kcp <= g->max &&
+            glob_match((const uint8_t *)s->key, s->key_len, g->last, key, kn, &m->glob)) {
+            *best = ids[i];
+            return;
+        }
+    }
+}
+
+/* The first pattern that matches the key (UINT32_MAX: none). */
+static uint32_t first_pattern(const npzs_policy *p, const uint8_t *key, size_t n, npzs_pmatch *m) {
+    uint32_t best = UINT32_MAX, kcp = 0;
+    for (size_t i = 0; i < n; i++) kcp += (key[i] & 0xC0) != 0x80;
+    if (p->nnode) {
+        if (++m->gen == 0) { /* every 255 keys */
+            memset(m->seen, 0, p->ngroup);
+            m->gen = 1;
+        }
+        const npzs_pnode *N = p->nodes;
+        const npzs_pgroup *G = p->groups;
+        uint32_t q = 0;
+        int whole = 1; /* q is the whole key so far */
+        for (size_t i = 0; i < n; i++) {
+            uint32_t t;
+            while (!(t = child(p, q, key[i])) && q) {
+                q = N[q].fail;
+                whole = 0;
+                m->steps++;
+            }
+            whole &= t != 0;
+            q = t;
+            m->steps++;
+            const npzs_pgroup *h = &G[N[q].group];
+            if (whole && h->nstart) try_patterns(p, p->gids + h->at, h->nstart, key, n, kcp, &best, m);
+            for (uint32_t u = N[q].any; u && m->seen[N[u].group] != m->gen; u = N[N[u].fail].any) {
+                const npzs_pgroup *g = &G[N[u].group];
+                m->seen[N[u].group] = m->gen;
+                m->steps++;
+                try_patterns(p, p->gids + g->at + g->nstart + g->nend, g->nany, key, n, kcp, &best, m);
+            }
+        }
+        for (uint32_t u = N[q].end; u; u = N[N[u].fail].end) {
+            const npzs_pgroup *g = &G[N[u].group];
+            m->steps++;
+            try_patterns(p, p->gids + g->at + g->nstart, g->nend, key, n, kcp, &best, m);
+        }
+    }
+    try_patterns(p, p->bare, p->nbare, key, n, kcp, &best, m);
+    return best;
+}
+
+/* The spec for key: an exact key first (binary search), else the first pattern that matches. */
+static const npzs_pspec *spec_for(const npzs_policy *pol, const uint8_t *key, size_t n, uint32_t *index,
+                                  npzs_pmatch *m) {
+    size_t at;
+    if (find_name(pol->exact, pol->nexact, spec_name, pol, (const char *)key, n, &at, &m->steps)) {
+        *index = pol->exact[at];
+        return &pol->specs[*index];
+    }
+    uint32_t g = first_pattern(pol, key, n, m);
+    if (g == UINT32_MAX) return NULL;
+    *index = pol->globs[g].spec;
+    return &pol->specs[*index];
+}
+
+const npzs_pspec *npzs__pol_spec_for(const npzs_policy *pol, const uint8_t *key, size_t n, uint32_t *index,
+                                     npzs_pmatch *m) {
+    return spec_for(pol, key, n, index, m);
 }
 
 int npzs__pol_member(npzs_parser *p) {
@@ -1104,7 +1466,7 @@ int npzs__pol_member(npzs_parser *p) {
     size_t n = r->name_len;
     if (n >= 4 && memcmp(r->name + n - 4, ".npy", 4) == 0) n -= 4;
     uint32_t idx = 0;
-    s->spec = spec_for(pol, r->name, n, &idx);
+    s->spec = spec_for(pol, r->name, n, &idx, &s->match);
     if (!s->spec) {
         if (!pol->allow_other)
             return pfail(p, NPZS_R_POLICY_MEMBERS, r->lfh_off, 0, "%s is not a member the policy lists", w);

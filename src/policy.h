@@ -19,13 +19,30 @@ typedef struct npzs_pblock {
     size_t used, size;
     _Alignas(8) uint8_t data[];
 } npzs_pblock;
+typedef struct npzs_sortent {   /* a name being sorted: its first 8 bytes (big-endian, 0-padded) */
+    uint64_t head;
+    const void *item;           /* what it names */
+} npzs_sortent;
 typedef struct npzs_parena {
     npzs_allocator al;
     npzs_pblock *head;
     size_t used, cap;
+    npzs_sortent *sort;         /* the sorts' scratch (sort_cap entries), reused: sorts do not nest */
+    size_t sort_cap;
+    uint64_t work;              /* comparisons made compiling (sorts, searches): what the tests count */
 } npzs_parena;
 void *npzs__parena_alloc(npzs_parena *a, size_t n);
 void npzs__parena_free(npzs_parena *a);
+
+/* Sorting names (json.c): the reader's duplicate keys, the compiler's exact keys, field names and
+ * the patterns' literals.  npzs__sort_room gives room for n entries (2n: the sort's scratch is the
+ * second half), NULL out of memory; the caller sets each entry's item, npzs__sort_names sorts the
+ * n first by name(item) (bytewise, a prefix first), stably: O(n log n) comparisons, most of them
+ * on the heads alone. */
+typedef const char *(*npzs_item_name)(const void *item, uint32_t *len);
+npzs_sortent *npzs__sort_room(npzs_parena *a, size_t n);
+void npzs__sort_names(npzs_parena *a, npzs_sortent *e, size_t n, npzs_item_name name);
+int npzs__bytes_cmp(const char *x, size_t xn, const char *y, size_t yn);
 
 /* ---- json.c: a JSON value --------------------------------------------------------------------- */
 enum { NPZS_J_NULL = 1, NPZS_J_FALSE, NPZS_J_TRUE, NPZS_J_NUM, NPZS_J_STR, NPZS_J_ARR, NPZS_J_OBJ };
@@ -112,12 +129,46 @@ typedef struct npzs_pdimdef {
     uint64_t min, max;
 } npzs_pdimdef;
 
+/* The patterns' index (policy.c, "Patterns"): each pattern filed under one literal it needs, the
+ * literals the words of an Aho-Corasick automaton. */
+typedef struct npzs_pglob {     /* a pattern */
+    uint32_t spec;              /* its spec */
+    uint32_t min, max;          /* the code points a key it matches has (max UINT32_MAX: a '*') */
+    uint32_t last;              /* one past its last ']' (0: none), for glob_match */
+} npzs_pglob;
+typedef struct npzs_pnode {     /* a node of the automaton: a prefix of one or more literals */
+    uint32_t kid;               /* its children: the nodes kid .. kid + nkid - 1, by byte */
+    uint32_t fail;              /* the node of its longest proper suffix (0: the root) */
+    uint32_t group;             /* the patterns filed under it (0: none) */
+    uint32_t any, end;          /* the first node on its suffix chain (itself included) with patterns
+                                   whose literal may be anywhere / must end the key (0: none) */
+    uint16_t nkid;
+    uint8_t byte;               /* the byte into it */
+} npzs_pnode;
+typedef struct npzs_pgroup {    /* the patterns of one literal: gids[at ..], in the policy's order, */
+    uint32_t at, nstart, nend, nany; /* those whose literal starts the key, ends it, is anywhere */
+} npzs_pgroup;
+/* A lookup's scratch, in the parser (a compiled policy is shared read-only). */
+typedef struct npzs_pmatch {
+    uint8_t *seen;              /* ngroup: a group's "anywhere" patterns were tried on this key */
+    uint8_t gen;                /* this key's mark in seen (cleared when it wraps) */
+    uint64_t tried, steps, glob; /* what the tests count: patterns tried, steps of the automaton
+                                   (and the exact keys' search), steps of glob_match */
+} npzs_pmatch;
+
 struct npzs_policy {
     npzs_parena a;
     uint32_t nspecs;            /* members: in the JSON's order */
     npzs_pspec *specs;
     uint32_t nexact;            /* the specs that are not globs, sorted by key */
     uint32_t *exact;
+    uint32_t nglob;             /* the specs that are globs, in the JSON's order */
+    npzs_pglob *globs;
+    uint32_t nbare, *bare;      /* the patterns without a literal character: tried on every key */
+    uint32_t nnode, ngroup;     /* the automaton (nnode 0: no pattern has a literal) */
+    npzs_pnode *nodes;
+    npzs_pgroup *groups;
+    uint32_t *gids;
     uint32_t nrequired;
     npzs_pspec *array;          /* "array": a .npy's */
     uint32_t ndims;
@@ -139,7 +190,15 @@ typedef struct npzs_pstate {
     uint8_t *dimset, *seen;     /* ndims: bound; nspecs: an exact spec's member was seen */
     uint32_t *dimfrom;          /* ndims: the member that bound it */
     const npzs_pspec *spec;     /* the current member's (NULL: none applies) */
+    npzs_pmatch match;          /* its seen: the arrays' last (ngroup bytes) */
 } npzs_pstate;
+
+/* The spec for a member's key (without ".npy"): an exact key, else the first pattern in the
+ * policy's order that matches (fnmatchcase), through the index; NULL when none.  *index: the
+ * spec's.  For the tests: npzs__glob_match is one pattern against one key. */
+const npzs_pspec *npzs__pol_spec_for(const npzs_policy *pol, const uint8_t *key, size_t n, uint32_t *index,
+                                     npzs_pmatch *m);
+int npzs__glob_match(const uint8_t *pat, size_t pn, const uint8_t *s, size_t sn, uint64_t *steps);
 
 /* ---- values.c: the checks on an array's elements, as its data streams ---------------------------- */
 /* FLOAT: float16/32/64 or bfloat16, each part of a complex number; NAT: a datetime64 or

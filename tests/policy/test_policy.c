@@ -1,9 +1,18 @@
 /*
  * test_policy.c -- policies, hashes and sniffing, in C (make check; make test, plain and under
  * ASan+UBSan):
- *   - the compiler: every fault of a policy's JSON names its line, column and field; every policy
- *     shipped (tests/bad/policies, examples/policies) compiles; allocation failures at every
- *     allocation end in NULL with nothing leaked;
+ *   - the compiler: every fault of a policy's JSON names its line, column and field (a duplicate
+ *     key where its second occurrence is, whatever follows); every policy shipped
+ *     (tests/bad/policies, examples/policies) compiles; allocation failures at every allocation
+ *     end in NULL with nothing leaked (a policy large enough that each array takes its own);
+ *   - scale, by counting work and not by a clock: 20,000 exact keys in any order, a 1 MiB object
+ *     of 131,069 keys, 20,000 fields, 12,800 dimension references in O(n log n) comparisons;
+ *     20,000 patterns of each shape against 20,000 keys at about one pattern tried a key; the
+ *     matcher and the index on patterns and keys chosen against them;
+ *   - the patterns' index against trying every pattern in turn, and glob_match against a
+ *     reference of CPython's fnmatch (fuzz/common.c), on random patterns and keys (classes,
+ *     ranges, '!', unclosed '[', multi-byte characters); exact keys before patterns, then the
+ *     policy's order;
  *   - every vector of tests/vectors/MANIFEST.tsv that names a policy, through fuzz/common.c's
  *     driver: the manifest's verdict, and the same events (data before an error included) whole,
  *     under split schedules with 0- and 1-byte pushes, at every push size for the small ones, with
@@ -30,6 +39,7 @@
 #include <zlib.h>
 
 #include "common.h"
+#include "internal.h" /* the compiled policy: its index and counters */
 #include "npzstream.h"
 
 static int passed, failed;
@@ -158,6 +168,37 @@ static void test_compile_faults(void) {
          "non-empty list of integers"},
         {"{\"array\": {\"dtype\": [[[\"a\", {\"base\": \"<f4\", \"shape\": [2], \"fields\": []}]]]}}", 1, 29, "array.dtype[0][0]",
          "not both"},
+        /* a duplicate key where its second occurrence is, as the reader that compared each key with
+         * the ones before it said (these answers are that reader's), whatever follows */
+        {"{\"a\":1,\"b\":2,\"a\":3}", 1, 14, "", "duplicate key"},
+        {"{\"a\":1,\"a\":2,\"a\":3}", 1, 8, "", "duplicate key"},
+        {"{\"b\":1,\"a\":2,\"a\":3,\"b\":4}", 1, 14, "", "duplicate key"},
+        {"{\"a\":1,\"a\":2,\"b\":[1,]}", 1, 8, "", "duplicate key"},
+        {"{\"a\":[1,],\"a\":2}", 1, 9, "", "a trailing comma"},
+        {"{\"a\":{\"x\":1,\"x\":2},\"a\":3}", 1, 13, "", "duplicate key"},
+        {"{\"a\":1,\"a\":{\"x\":1,\"x\":2}}", 1, 8, "", "duplicate key"},
+        {"{\"a\":1,\"a\":tru}", 1, 8, "", "duplicate key"},
+        {"{\"a\":1,\"a\" 2}", 1, 8, "", "duplicate key"},
+        {"{\"a\":1,\"a", 1, 10, "", "unterminated string"},
+        {"{\"a\":1,\"a\":2", 1, 8, "", "duplicate key"},
+        {"{\"members\": {\"w\": {}, \"v\": {}, \"w\": {}}}", 1, 32, "", "duplicate key"},
+        {"{\"members\": {\"w\": {\"dtype\": [\"<f4\"], \"dtype\": [\"<f8\"]}}}", 1, 38, "", "duplicate key"},
+        {"{\"members\": {\"w\": {\"dtype\": [[[\"x\", \"<f4\"], [\"x\", \"<i4\"], [\"y\", \"<f4\"], [\"y\", \"<f4\"]]]}}}", 1, 46,
+         "members.w.dtype[0][1]", "two fields of one name"},
+        {"{\"members\": {\"w\": {\"dtype\": [[[\"x\", \"<f4\"], [\"y\", \"<i4\"], [\"y\", \"<f4\"], [\"x\", \"<f4\"]]]}}}", 1, 60,
+         "members.w.dtype[0][2]", "two fields of one name"},
+        {"{\"members\": {\"w\": {\"dtype\": [[[\"x\", \"<f4\"], [\"y\", \"bad\"], [\"x\", \"<f4\"]]]}}}", 1, 51,
+         "members.w.dtype[0][1]", "unknown dtype name"},
+        {"{\"members\": {\"w\": {\"dtype\": [[[\"x\", \"<f4\"], [\"x\", \"bad\"]]]}}}", 1, 46, "members.w.dtype[0][1]",
+         "two fields of one name"},
+        {"{\"members\": {\"w\": {\"dtype\": [[[\"x\", \"<f4\"], 3, [\"x\", \"<f4\"]]]}}}", 1, 45, "members.w.dtype[0][1]",
+         "a field is [name, type] or [name, type, shape]"},
+        {"{\"members\": {\"w\": {\"dtype\": [[[\"x\", \"<f4\"], [\"x\", \"<f4\"], 3]]}}}", 1, 46, "members.w.dtype[0][1]",
+         "two fields of one name"},
+        {"{\"\xc3\xa9\":1,\n \"\xc3\xa9\":2}", 2, 2, "", "duplicate key"},
+        {"{\"a\":1,\n\n  \"b\":{\"c\":[{\"d\":1,\"e\":2,\"d\":3}]}}", 3, 26, "", "duplicate key"},
+        {"[{\"a\":1},{\"a\":2,\"a\":3}]", 1, 17, "", "duplicate key"},
+        {"{\"a\":{},\"b\":{},\"a\":{}, \"c\":}", 1, 16, "", "duplicate key"},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         npzs_policy_error e;
@@ -222,13 +263,10 @@ static void fa_free(void *o, void *p) {
     free(p);
 }
 
-static void test_alloc_failures(void) {
-    size_t n;
-    uint8_t *t = slurp("tests/bad/policies/mnist.json", &n);
-    CHECK(t != NULL, "mnist.json");
-    if (!t) return;
+/* Each allocation of compiling text failing in turn: NULL, "out of memory", nothing left. */
+static void alloc_fail_each(const char *what, const uint8_t *t, size_t n, long at_least) {
     long allocs = -1;
-    for (long at = 0; at < 1000; at++) {
+    for (long at = 0; at < 5000; at++) {
         fa a = {at, 0, 0};
         npzs_allocator al = {fa_alloc, fa_free, &a};
         npzs_policy_error e;
@@ -236,13 +274,54 @@ static void test_alloc_failures(void) {
         if (p) {
             allocs = a.count;
             npzs_policy_free(p);
-            CHECK(a.live == 0, "leak after a full compile");
+            CHECK(a.live == 0, "%s: leak after a full compile", what);
             break;
         }
-        CHECK(a.live == 0 && strstr(e.message, "out of memory"), "allocation %ld failed: %ld live, '%s'", at, a.live,
-              e.message);
+        CHECK(a.live == 0 && strstr(e.message, "out of memory"), "%s: allocation %ld failed: %ld live, '%s'", what, at,
+              a.live, e.message);
     }
-    CHECK(allocs > 0, "no compile succeeded");
+    CHECK(allocs >= at_least, "%s: %ld allocations (at least %ld)", what, allocs, at_least);
+}
+
+/* A policy whose every part takes its own allocation (each array past the arena's 8 KiB blocks):
+ * 700 exact keys, 700 patterns of each shape, a field list of 700 fields, dimension names. */
+static char *big_policy(size_t *len) {
+    size_t cap = 1u << 20, l = 0;
+    char *s = malloc(cap);
+    l += (size_t)snprintf(s + l, cap - l, "{\"members\":{\"w\":{\"shape\":[\"N\",\"M\"],\"dtype\":[[");
+    for (int i = 0; i < 700; i++) l += (size_t)snprintf(s + l, cap - l, "%s[\"f%d\",\"<f4\"]", i ? "," : "", i);
+    l += (size_t)snprintf(s + l, cap - l, "]]}");
+    static const char *const shapes[] = {"p%d.*", "*.s%d", "*.i%d.*", "[ab]%d*", "e%d"};
+    for (int i = 0; i < 3500; i++) {
+        l += (size_t)snprintf(s + l, cap - l, ",\"x");
+        l += (size_t)snprintf(s + l, cap - l, shapes[i % 5], i);
+        l += (size_t)snprintf(s + l, cap - l, "\":{\"optional\":%s}", i % 5 == 4 ? "true" : "false");
+    }
+    l += (size_t)snprintf(s + l, cap - l, ",\"*\":{},\"?\":{}},\"dims\":{\"N\":[1,9],\"M\":[1,9]}}");
+    *len = l;
+    return s;
+}
+
+static void test_alloc_failures(void) {
+    size_t n;
+    uint8_t *t = slurp("tests/bad/policies/mnist.json", &n);
+    CHECK(t != NULL, "mnist.json");
+    if (!t) return;
+    alloc_fail_each("mnist.json", t, n, 1);
+    size_t bn;
+    char *big = big_policy(&bn);
+    alloc_fail_each("a policy of 3,500 members", (const uint8_t *)big, bn, 20);
+    npzs_policy_error e;
+    npzs_policy *bp = npzs_policy_new(big, bn, NULL, &e);
+    CHECK(bp && bp->nglob == 2802 && bp->nexact == 701 && bp->nbare == 2, "the big policy: %s", e.message);
+    npzs_policy_free(bp);
+    free(big);
+    /* a field list longer than every object: its sort takes room of its own */
+    char fields[16384];
+    size_t fl = (size_t)snprintf(fields, sizeof fields, "{\"members\":{\"w\":{\"dtype\":[[");
+    for (int i = 0; i < 700; i++) fl += (size_t)snprintf(fields + fl, sizeof fields - fl, "%s[\"f%d\",\"<f4\"]", i ? "," : "", i);
+    fl += (size_t)snprintf(fields + fl, sizeof fields - fl, "]]}}}");
+    alloc_fail_each("a list of 700 fields", (const uint8_t *)fields, fl, 3);
     /* the parser's state for a policy: NOMEM.policy when its allocation fails */
     npzs_policy *pol = npzs_policy_new((const char *)t, n, NULL, NULL);
     npzs_limits lim;
@@ -260,6 +339,433 @@ static void test_alloc_failures(void) {
     }
     npzs_policy_free(pol);
     free(t);
+}
+
+/* ---- scale: duplicates, sorts and the patterns' index ---------------------------------------------
+ * Complexity is checked by counting work, not by a clock: the compiler's comparisons (the arena's
+ * work), a lookup's patterns tried and automaton steps, glob_match's steps (npzs_pmatch). */
+
+/* n distinct keys of at most 3 characters: "0", "1", ... then "00" ... (key i) */
+static size_t key3(size_t i, char *k) {
+    static const char a[] = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_";
+    size_t n = 0;
+    do {
+        k[n++] = a[i % 63];
+        i /= 63;
+    } while (i);
+    k[n] = 0;
+    return n;
+}
+
+/* A 1 MiB object of 131,069 keys (a duplicate of the first at the end when dup), read alone. */
+static void test_big_object(int dup) {
+    size_t n = 131069, cap = 1u << 21;
+    char *s = malloc(cap), k[8];
+    size_t len = 0, last = 0;
+    s[len++] = '{';
+    for (size_t i = 0; i < n; i++) {
+        if (i) s[len++] = ',';
+        if (i + 1 == n) last = len;
+        key3(dup && i + 1 == n ? 0 : i, k);
+        len += (size_t)snprintf(s + len, cap - len, "\"%s\":0", k);
+    }
+    s[len++] = '}';
+    npzs_parena a = {npzs__malloc, NULL, 0, NPZS_POLICY_MAX_MEM, NULL, 0, 0};
+    const char *why = NULL;
+    uint64_t at = 0;
+    npzs_jv *v = npzs__json_read(&a, (const uint8_t *)s, len, &why, &at);
+    double nlogn = (double)n * ceil(log2((double)n));
+    CHECK(dup ? !v && why && !strcmp(why, "duplicate key") && at == last : v && v->len == n,
+          "a 1 MiB object (dup %d): %s at %" PRIu64 " (want %zu)", dup, why ? why : "read", at, last);
+    CHECK((double)a.work <= nlogn + (double)n, "a 1 MiB object (dup %d): %" PRIu64 " comparisons for %zu keys", dup,
+          a.work, n);
+    npzs__parena_free(&a);
+    free(s);
+}
+
+/* A policy of n members named by name(i), each with the spec text spec; order: 0 as given, 1
+ * reversed, 2 shuffled. */
+static char *members_policy(size_t n, size_t (*name)(size_t, char *), const char *spec, int order, size_t *len) {
+    size_t cap = n * (32 + strlen(spec)) + 64, l = 0;
+    char *s = malloc(cap), k[64];
+    size_t *ix = malloc(n * sizeof *ix);
+    for (size_t i = 0; i < n; i++) ix[i] = order == 1 ? n - 1 - i : i;
+    uint32_t r = 12345;
+    for (size_t i = n; order == 2 && i > 1; i--) {
+        r = r * 1103515245u + 12345u;
+        size_t j = (r >> 8) % i, t = ix[i - 1];
+        ix[i - 1] = ix[j];
+        ix[j] = t;
+    }
+    l += (size_t)snprintf(s + l, cap - l, "{\"members\":{");
+    for (size_t i = 0; i < n; i++) {
+        name(ix[i], k);
+        l += (size_t)snprintf(s + l, cap - l, "%s\"%s\":%s", i ? "," : "", k, spec);
+    }
+    l += (size_t)snprintf(s + l, cap - l, "}}");
+    free(ix);
+    *len = l;
+    return s;
+}
+
+static double nlog(size_t n) { return (double)n * ceil(log2((double)n + 1)); }
+
+/* The compiler: exact keys in any order, a field list, dimension names, in O(n log n). */
+static void test_compile_scale(void) {
+    static const char *const orders[] = {"sorted", "reversed", "shuffled"};
+    size_t n = 20000, len;
+    for (int order = 0; order < 3; order++) {
+        char *s = members_policy(n, key3, "{}", order, &len);
+        npzs_policy_error e;
+        npzs_policy *p = npzs_policy_new(s, len, NULL, &e);
+        CHECK(p && p->nexact == n, "%zu exact keys, %s: %s", n, orders[order], e.message);
+        if (p) {
+            /* the reader's duplicate check and the exact keys' sort: n log n each */
+            CHECK((double)p->a.work <= 2 * nlog(n), "%zu exact keys, %s: %" PRIu64 " comparisons", n, orders[order],
+                  p->a.work);
+            int sorted = 1;
+            for (uint32_t i = 1; i < p->nexact; i++) {
+                const npzs_pspec *x = &p->specs[p->exact[i - 1]], *y = &p->specs[p->exact[i]];
+                sorted &= npzs__bytes_cmp(x->key, x->key_len, y->key, y->key_len) < 0;
+            }
+            CHECK(sorted, "the exact keys are sorted");
+            uint32_t idx = 0;
+            npzs_pmatch m = {0};
+            char k[8];
+            size_t kn = key3(n / 3, k);
+            const npzs_pspec *sp = npzs__pol_spec_for(p, (const uint8_t *)k, kn, &idx, &m);
+            CHECK(sp && sp->key_len == kn && !memcmp(sp->key, k, kn) && m.steps <= 16, "an exact key found in %" PRIu64 " steps",
+                  m.steps);
+        }
+        npzs_policy_free(p);
+        free(s);
+    }
+    /* a field list of n fields, the last one repeating the first */
+    for (int dup = 0; dup < 2; dup++) {
+        size_t cap = n * 32 + 64, l = 0;
+        char *s = malloc(cap), k[8];
+        l += (size_t)snprintf(s + l, cap - l, "{\"members\":{\"w\":{\"dtype\":[[");
+        for (size_t i = 0; i < n; i++) {
+            key3(dup && i + 1 == n ? 0 : i, k);
+            l += (size_t)snprintf(s + l, cap - l, "%s[\"%s\",\"<f4\"]", i ? "," : "", k);
+        }
+        l += (size_t)snprintf(s + l, cap - l, "]]}}}");
+        npzs_policy_error e;
+        npzs_policy *p = npzs_policy_new(s, l, NULL, &e);
+        char path[64];
+        snprintf(path, sizeof path, "members.w.dtype[0][%zu]", n - 1);
+        if (dup)
+            CHECK(!p && !strcmp(e.path, path) && strstr(e.message, "two fields of one name"),
+                  "%zu fields, the last a repeat: %s: %s", n, e.path, e.message);
+        else CHECK(p && (double)p->a.work <= nlog(n) + 64, "%zu fields: %" PRIu64 " comparisons (%s)", n,
+                   p ? p->a.work : 0, e.message);
+        npzs_policy_free(p);
+        free(s);
+    }
+    /* 256 dimension names, 12,800 references to them */
+    {
+        size_t cap = 1u << 20, l = 0, refs = 0;
+        char *s = malloc(cap);
+        l += (size_t)snprintf(s + l, cap - l, "{\"members\":{");
+        for (size_t i = 0; i < 200; i++) {
+            l += (size_t)snprintf(s + l, cap - l, "%s\"m%zu\":{\"shape\":[", i ? "," : "", i);
+            for (size_t j = 0; j < 64; j++, refs++)
+                l += (size_t)snprintf(s + l, cap - l, "%s\"d%zu\"", j ? "," : "", (i * 64 + j) % 256);
+            l += (size_t)snprintf(s + l, cap - l, "]}");
+        }
+        l += (size_t)snprintf(s + l, cap - l, "}}");
+        npzs_policy_error e;
+        npzs_policy *p = npzs_policy_new(s, l, NULL, &e);
+        CHECK(p && p->ndims == 256, "256 dimensions: %s", e.message);
+        /* a reference: a binary search (9 comparisons); the members' sorts */
+        if (p)
+            CHECK((double)p->a.work <= (double)refs * 9 + 2 * nlog(200) + 64,
+                  "%zu references to 256 dimensions: %" PRIu64 " comparisons", refs, p->a.work);
+        npzs_policy_free(p);
+        free(s);
+    }
+}
+
+/* ---- the patterns' index ---- */
+
+static uint32_t rnd_state = 2463534242u;
+static uint32_t rnd(uint32_t n) {
+    rnd_state ^= rnd_state << 13;
+    rnd_state ^= rnd_state >> 17;
+    rnd_state ^= rnd_state << 5;
+    return rnd_state % n;
+}
+
+/* s into b as a JSON string */
+static void json_str(fz_buf *b, const char *s, size_t n) {
+    fz_put8(b, '"');
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"' || s[i] == '\\') fz_put8(b, '\\');
+        fz_put8(b, (uint8_t)s[i]);
+    }
+    fz_put8(b, '"');
+}
+
+/* A policy of the n patterns (and exact keys) p[i], each {} */
+static npzs_policy *patterns_policy(char **p, size_t n) {
+    fz_buf b = {0};
+    fz_put(&b, "{\"members\":{", 12);
+    for (size_t i = 0; i < n; i++) {
+        if (i) fz_put8(&b, ',');
+        json_str(&b, p[i], strlen(p[i]));
+        fz_put(&b, ":{}", 3);
+    }
+    fz_put(&b, "}}", 2);
+    npzs_policy_error e;
+    npzs_policy *pol = npzs_policy_new((const char *)b.p, b.n, NULL, &e);
+    CHECK(pol != NULL, "a policy of %zu patterns: %u:%u %s", n, e.line, e.column, e.message);
+    fz_free_buf(&b);
+    return pol;
+}
+
+/* The index against trying every pattern, and glob_match against CPython's fnmatch, on random
+ * patterns and keys: classes, ranges, '!', unclosed '[', multi-byte characters, '*', '?'. */
+static void test_pattern_equivalence(void) {
+    static const char *const pc[] = {"a", "b", "c", "-", "!", "]", "[", "*", "?", "^", "\\", "\"", "\xc3\xa9", "\xd0\xb6",
+                                     "\xe2\x82\xac", "\xf0\x9f\x98\x80", "z", "0", "a", "b", "*", "[", "]"};
+    static const char *const kc[] = {"a", "b", "c", "-", "!", "]", "[", "*", "?", "^", "\\", "\"", "\xc3\xa9", "\xd0\xb6",
+                                     "\xe2\x82\xac", "\xf0\x9f\x98\x80", "z", "0", "y"};
+    size_t np = sizeof pc / sizeof pc[0], nk = sizeof kc / sizeof kc[0];
+    long pairs = 0, lookups = 0, differ = 0, fn_differ = 0, matched = 0;
+    for (int round = 0; round < 400; round++) {
+        size_t n = 1 + rnd(40), have = 0;
+        char *pat[40];
+        for (size_t i = 0; i < n; i++) {
+            char buf[64] = "";
+            size_t len = rnd(9), l = 0;
+            for (size_t k = 0; k < len; k++) l += (size_t)snprintf(buf + l, sizeof buf - l, "%s", pc[rnd((uint32_t)np)]);
+            if (!l) continue;
+            int dup = 0;
+            for (size_t j = 0; j < have; j++) dup |= !strcmp(pat[j], buf);
+            if (!dup) pat[have++] = strdup(buf);
+        }
+        if (!have) continue;
+        npzs_policy *pol = patterns_policy(pat, have);
+        if (!pol) break;
+        npzs_pmatch m = {0};
+        m.seen = calloc(pol->ngroup + 1, 1);
+        for (int kk = 0; kk < 300; kk++) {
+            char key[96] = "";
+            size_t l = 0;
+            if (kk % 2) { /* a pattern's text, its '*' and '?' replaced: a key it may match */
+                const char *p = pat[rnd((uint32_t)have)];
+                for (; *p && l < 60; p++) {
+                    uint32_t r = *p == '*' ? rnd(4) : *p == '?';
+                    if (*p != '*' && *p != '?') key[l++] = *p;
+                    for (; r; r--) l += (size_t)snprintf(key + l, sizeof key - l, "%s", kc[rnd((uint32_t)nk)]);
+                }
+                key[l] = 0;
+            } else {
+                for (uint32_t len = rnd(8); len; len--)
+                    l += (size_t)snprintf(key + l, sizeof key - l, "%s", kc[rnd((uint32_t)nk)]);
+            }
+            const char *why = fz_lookup_differs(pol, (const uint8_t *)key, l, &m);
+            lookups++;
+            matched += fz_spec_brute(pol, (const uint8_t *)key, l) >= 0;
+            if (why && differ++ < 5) CHECK(0, "key '%s': %s", key, why);
+            for (size_t i = 0; i < have && kk < 40; i++, pairs++) {
+                uint64_t st = 0;
+                int a = fz_fnmatch((const uint8_t *)pat[i], strlen(pat[i]), (const uint8_t *)key, l);
+                int b = npzs__glob_match((const uint8_t *)pat[i], strlen(pat[i]), (const uint8_t *)key, l, &st);
+                if (a != b && fn_differ++ < 5) CHECK(0, "pattern '%s', key '%s': fnmatch %d, glob_match %d", pat[i], key, a, b);
+            }
+        }
+        free(m.seen);
+        npzs_policy_free(pol);
+        for (size_t i = 0; i < have; i++) free(pat[i]);
+    }
+    CHECK(differ == 0 && fn_differ == 0 && lookups > 100000 && pairs > 100000 && matched > lookups / 4,
+          "the index on %ld keys (%ld with a match), fnmatch on %ld pairs: %ld and %ld differ", lookups, matched, pairs,
+          differ, fn_differ);
+    printf("policy: the patterns' index on %ld keys (%ld matched), glob_match against fnmatch on %ld pairs\n", lookups,
+           matched, pairs);
+}
+
+/* Classes as Python's fnmatch reads them (the answers are CPython 3.10-3.13's fnmatchcase):
+ * ranges, '!', ']' first, an unclosed '[', and translate's deletion of empty ranges before it
+ * looks for a '!' first. */
+static void test_glob_classes(void) {
+    static const struct {
+        const char *pat, *key;
+        int want;
+    } t[] = {
+        {"[a-c]", "b", 1},     {"[!a-c]", "b", 0},      {"[!a-c]", "d", 1},       {"[]a]", "]", 1},
+        {"[!]a]", "]", 0},     {"[!]", "[!]", 1},       {"[!]", "a", 0},          {"[a-]", "-", 1},
+        {"[--0]", "/", 1},     {"[z-a]", "a", 0},       {"[!z-a]", "q", 1},       {"[c-a-z]", "-", 1},
+        {"[c-a-z]", "b", 0},   {"[x-z-a]", "a", 1},     {"[a-[!a-c]", "b", 0},    {"[a-[!a-c]", "!", 1},
+        {"[a-[!a-c]*", "\xc3\xa9t\xc3\xa9", 1},         {"[b-a!]", "q", 1},       {"[b-a!]", "!", 1},
+        {"[a-0!-z]", "-", 0},  {"[a-0!-z]", "z", 0},    {"[a-0!-z]", "y", 1},     {"[a-0!-z]", "!", 1},
+        {"[]-!-x]", "-", 1},   {"[]-!-x]", "]", 0},     {"[b-a-]", "-", 1},       {"a[b", "a[b", 1},
+        {"[\xc3\xa0-\xd0\xb6]", "\xc3\xa9", 1},         {"[!\xc3\xa0-\xd0\xb6]", "\xc3\xa9", 0},
+        {"?", "\xf0\x9f\x98\x80", 1},                   {"??", "\xf0\x9f\x98\x80", 0},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        uint64_t st = 0;
+        const uint8_t *p = (const uint8_t *)t[i].pat, *k = (const uint8_t *)t[i].key;
+        int got = npzs__glob_match(p, strlen(t[i].pat), k, strlen(t[i].key), &st);
+        int ref = fz_fnmatch(p, strlen(t[i].pat), k, strlen(t[i].key));
+        CHECK(got == t[i].want && ref == t[i].want, "'%s' on '%s': glob_match %d, the reference %d, Python %d", t[i].pat,
+              t[i].key, got, ref, t[i].want);
+    }
+}
+
+/* An exact key wins over every pattern; else the first pattern in the policy's order wins,
+ * whichever literal each is filed under. */
+static void test_pattern_precedence(void) {
+    char *p[] = {"*b", "a*", "ab", "?b*", "*a*", "a?", "[a]b"};
+    npzs_policy *pol = patterns_policy(p, 7);
+    if (!pol) return;
+    static const struct {
+        const char *key;
+        long want;
+    } t[] = {{"ab", 2}, {"cb", 0}, {"ac", 1}, {"xbz", 3}, {"xaz", 4}, {"zz", -1}, {"abb", 0}, {"b", 0}};
+    npzs_pmatch m = {0};
+    m.seen = calloc(pol->ngroup + 1, 1);
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        uint32_t idx = 0;
+        const npzs_pspec *s = npzs__pol_spec_for(pol, (const uint8_t *)t[i].key, strlen(t[i].key), &idx, &m);
+        CHECK((s ? (long)idx : -1) == t[i].want, "key '%s': spec %ld, want %ld", t[i].key, s ? (long)idx : -1, t[i].want);
+    }
+    free(m.seen);
+    npzs_policy_free(pol);
+}
+
+/* Each shape of pattern, 20,000 of them against 20,000 keys: a key's lookup tries about one
+ * pattern and steps through the automaton once (not 20,000 tries). */
+static size_t shape_prefix(size_t i, char *k) { return (size_t)sprintf(k, "layer.%zu.*", i); }
+static size_t key_prefix(size_t i, char *k) { return (size_t)sprintf(k, "layer.%zu.weight", i); }
+static size_t shape_suffix(size_t i, char *k) { return (size_t)sprintf(k, "*.bias_%zu", i); }
+static size_t key_suffix(size_t i, char *k) { return (size_t)sprintf(k, "blk.bias_%zu", i); }
+static size_t shape_infix(size_t i, char *k) { return (size_t)sprintf(k, "*.blk%zu.*", i); }
+static size_t key_infix(size_t i, char *k) { return (size_t)sprintf(k, "model.blk%zu.w", i); }
+static size_t shape_question(size_t i, char *k) { return (size_t)sprintf(k, "?odel.blk%zu.*", i); }
+static size_t shape_class(size_t i, char *k) { return (size_t)sprintf(k, "[mn]odel.blk%zu.[wb]", i); }
+
+static void test_pattern_scale(void) {
+    static const struct {
+        const char *name;
+        size_t (*pat)(size_t, char *), (*key)(size_t, char *);
+    } t[] = {{"prefix", shape_prefix, key_prefix}, {"suffix", shape_suffix, key_suffix}, {"infix", shape_infix, key_infix},
+             {"question", shape_question, key_infix}, {"class", shape_class, key_infix}};
+    size_t n = 20000;
+    for (size_t s = 0; s < sizeof t / sizeof t[0]; s++) {
+        size_t len;
+        char *text = members_policy(n, t[s].pat, "{}", 2, &len);
+        npzs_policy_error e;
+        npzs_policy *pol = npzs_policy_new(text, len, NULL, &e);
+        free(text);
+        CHECK(pol && pol->nglob == n && pol->nbare == 0, "%s: %zu patterns: %s", t[s].name, n, e.message);
+        if (!pol) continue;
+        /* the compile: the reader's and the literals' sorts, the patterns read, the automaton a
+         * few steps a byte */
+        size_t pbytes = 0;
+        for (uint32_t i = 0; i < pol->nspecs; i++) pbytes += pol->specs[i].key_len;
+        CHECK((double)pol->a.work <= 2 * nlog(n) + 6.0 * (double)pbytes, "%s: %" PRIu64 " steps to compile %zu bytes of patterns",
+              t[s].name, pol->a.work, pbytes);
+        npzs_pmatch m = {0};
+        m.seen = calloc(pol->ngroup, 1);
+        size_t bytes = 0, found = 0;
+        for (size_t i = 0; i < n; i++) {
+            char k[64];
+            size_t kn = t[s].key(i, k);
+            uint32_t idx = 0;
+            const npzs_pspec *sp = npzs__pol_spec_for(pol, (const uint8_t *)k, kn, &idx, &m);
+            char want[64];
+            t[s].pat(i, want);
+            found += sp && !strcmp(sp->key, want);
+            bytes += kn;
+        }
+        CHECK(found == n, "%s: %zu of %zu keys found their pattern", t[s].name, found, n);
+        CHECK(m.tried <= 2 * n && m.steps <= 4 * bytes + 32 * n && m.glob <= 4 * bytes + 64 * n,
+              "%s: %zu keys tried %" PRIu64 " patterns, %" PRIu64 " automaton steps, %" PRIu64 " matcher steps", t[s].name, n,
+              m.tried, m.steps, m.glob);
+        free(m.seen);
+        npzs_policy_free(pol);
+    }
+}
+
+/* Patterns and keys chosen against the matcher and the index. */
+static void test_pattern_adversarial(void) {
+    /* many '[' that nothing closes, tried again at each place of the key: each is known a literal
+     * without reading to the pattern's end (that was (key) x (pattern)^2 / 8) */
+    size_t n = 3000, m = 0;
+    uint8_t *pat = malloc(n + 2), *key = malloc(n);
+    pat[m++] = '*';
+    memset(pat + m, '[', n / 2);
+    m += n / 2;
+    pat[m++] = 'x';
+    memset(key, '[', n);
+    uint64_t steps = 0;
+    CHECK(!npzs__glob_match(pat, m, key, n, &steps) && steps <= 2 * (uint64_t)(n + 1) * (m + 1),
+          "'*[[[...x' on %zu bytes: %" PRIu64 " steps", n, steps);
+    /* closed classes: steps count their bytes */
+    m = 0;
+    pat[m++] = '*';
+    for (size_t i = 0; i < 500; i++) m += (size_t)sprintf((char *)pat + m, "[ab]");
+    pat[m++] = 'c';
+    memset(key, 'a', n);
+    steps = 0;
+    CHECK(!npzs__glob_match(pat, m, key, n, &steps) && steps <= 2 * (uint64_t)(n + 1) * (m + 1),
+          "'*[ab]...c' on %zu bytes: %" PRIu64 " steps", n, steps);
+    /* stars: the greedy matcher, (key) x (pattern) */
+    m = 0;
+    for (size_t i = 0; i < 100; i++) {
+        pat[m++] = '*';
+        pat[m++] = 'a';
+    }
+    pat[m++] = 'b';
+    steps = 0;
+    CHECK(!npzs__glob_match(pat, m, key, n, &steps) && steps <= (uint64_t)(n + 1) * (m + 1),
+          "'*a*a...b' on %zu bytes: %" PRIu64 " steps", n, steps);
+    free(pat);
+    free(key);
+    /* nested literals ("*a*x", "*aa*x", ...) on "aaa...": each node of the suffix chain once a key */
+    char *p[200];
+    for (size_t k = 0; k < 200; k++) {
+        p[k] = malloc(k + 8);
+        p[k][0] = '*';
+        memset(p[k] + 1, 'a', k + 1);
+        memcpy(p[k] + k + 2, "*x", 3);
+    }
+    npzs_policy *pol = patterns_policy(p, 200);
+    if (pol) {
+        npzs_pmatch mm = {0};
+        mm.seen = calloc(pol->ngroup, 1);
+        char *k = malloc(1001);
+        memset(k, 'a', 1000);
+        uint32_t idx;
+        for (int rep = 0; rep < 300; rep++) /* the marks wrap every 255 keys */
+            CHECK(!npzs__pol_spec_for(pol, (const uint8_t *)k, 1000 - (size_t)rep, &idx, &mm), "no pattern matches");
+        CHECK(mm.tried <= 300 * 200 && mm.steps <= 300 * (4 * 1000 + 200 + 64),
+              "nested literals: %" PRIu64 " tried, %" PRIu64 " steps", mm.tried, mm.steps);
+        k[999] = 'x';
+        CHECK(npzs__pol_spec_for(pol, (const uint8_t *)k, 1000, &idx, &mm) && idx == 0, "the first nested literal's pattern");
+        free(k);
+        free(mm.seen);
+        npzs_policy_free(pol);
+    }
+    for (size_t k = 0; k < 200; k++) free(p[k]);
+    /* patterns without a literal: tried on every key (the worst case SECURITY.md states) */
+    char *b[300];
+    for (size_t k = 0; k < 300; k++) {
+        b[k] = malloc(32);
+        snprintf(b[k], 32, "[%c]*[%zu]%.*s", 'a' + (int)(k % 26), k % 10, (int)(k / 130), "??");
+    }
+    pol = patterns_policy(b, 300);
+    if (pol) {
+        CHECK(pol->nbare == 300 && pol->nnode == 0, "300 patterns without a literal: %u bare", pol->nbare);
+        npzs_pmatch mm = {0};
+        uint32_t idx;
+        CHECK(!npzs__pol_spec_for(pol, (const uint8_t *)"zzz", 3, &idx, &mm) && mm.tried == 300, "a key tries each: %" PRIu64,
+              mm.tried);
+        npzs_policy_free(pol);
+    }
+    for (size_t k = 0; k < 300; k++) free(b[k]);
 }
 
 /* ---- the vectors that name a policy ------------------------------------------------------------- */
@@ -1026,6 +1532,14 @@ int main(int argc, char **argv) {
     test_words();
     test_shipped(dir);
     test_alloc_failures();
+    test_big_object(0);
+    test_big_object(1);
+    test_compile_scale();
+    test_glob_classes();
+    test_pattern_precedence();
+    test_pattern_equivalence();
+    test_pattern_scale();
+    test_pattern_adversarial();
     test_api();
     test_sniff();
     test_sha256();
