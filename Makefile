@@ -29,10 +29,12 @@ SSL_LIB  = $(if $(filter 1,$(OPENSSL)),$(DL_LIB),)
 FEAT_DEF = $(ISAL_DEF) $(SSL_DEF)
 # The command-line tool is compiled with the library's sources in one link-time-optimised program
 # where the compiler can (gcc, clang): the dozen calls a member makes between the library's files
-# (records, names, content) are inlined.  make LTO= builds it without.
+# (records, names, content) are inlined, and the states-reached bitmaps only the tests read are
+# left out (NPZS_NO_VISIT, src/internal.h).  make LTO= builds it without.
 ifeq ($(origin LTO),undefined)
 LTO     := $(shell printf 'int main(void) { return 0; }\n' | $(CC) -x c - -flto=auto -o /dev/null 2>/dev/null && echo -flto=auto)
 endif
+CLI_LTO  = $(if $(LTO),$(LTO) -DNPZS_NO_VISIT,)
 NPZS_FLAGS = $(CSTD) $(WARN) $(WERROR) $(INC) -fvisibility=hidden $(FEAT_DEF)
 LDLIBS  += $(if $(filter 1,$(ISAL)),-lisal,) $(SSL_LIB) -lz -lm -pthread
 SONAME   = libnpzstream.so.0
@@ -75,7 +77,7 @@ $(B)/libnpzstream.a: $(OBJ)
 $(B)/libnpzstream.so: $(PIC_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS)
 $(B)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(SRC) $(HDR) | $(B)
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(LTO) $(LDFLAGS) -o $@ $(CLI_SRC) $(if $(LTO),$(SRC),$(B)/libnpzstream.a) $(LDLIBS)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(CLI_LTO) $(LDFLAGS) -o $@ $(CLI_SRC) $(if $(LTO),$(SRC),$(B)/libnpzstream.a) $(LDLIBS)
 $(B):
 	@mkdir -p $(B)
 
