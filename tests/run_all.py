@@ -130,6 +130,8 @@ def main():
                 # one sanitizer pass: the API suite over every file under ASan+UBSan
                 ("api-asan", [os.path.join(a.san, "test_api")] + files),
                 ("policy-c-asan", [os.path.join(a.san, "test_policy")]),
+                # a library that cannot load libcrypto: every request for a hash refused
+                ("policy-c-nocrypto", [os.path.join(a.plain, "nocrypto", "test_policy"), "--sha256-absent"]),
                 ("vectors-current", [PY, "tests/vectors/gen.py", "--bin", os.path.join(a.plain, "npzstream"), "--check"]),
             ]
             for rel in scripts:

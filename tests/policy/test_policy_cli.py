@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Policies, hashes and the safe defaults through the command line, on files NumPy writes.
 
-usage: /usr/bin/python3 tests/policy/test_policy_cli.py --bin build/npzstream [--quick]
+usage: /usr/bin/python3 tests/policy/test_policy_cli.py --bin build/npzstream [--quick] [--nocrypto-bin B]
 
 The policies are the shipped examples (examples/policies/*.json: an MNIST-style dataset, Keras-style
 weights, "arrays only, float32, no NaN", a pinned model).  Every archive is written by NumPy
@@ -392,6 +392,48 @@ def test_sha256(binary):
     ok(json.loads(r.stdout)["members"][0].get("sha256") == want["a"], "--sha256 of a .npy")
 
 
+def test_crypto_on_demand(binary):
+    """libcrypto is not linked: it is loaded (dlopen) by the first request for a hash, and a run
+    that asks for none never maps it (its 1.5 MiB and 21,000 relocations; bench/README.md).  The
+    run-time linker's own account (LD_DEBUG=files) says which libraries a run loaded, and how."""
+    data = savez("stored", a=np.arange(10, dtype="<f4"), b=np.ones((2, 2)))
+    env = dict(os.environ, LD_DEBUG="files")
+    for args in (["check", "-"], ["check", "--json", "-"], ["ls", "-"], ["check", "--policy",
+                                                                          os.path.join(EX, "mnist.json"), "-"]):
+        r = run(binary, args, data, env=env)
+        ok(b"libz.so" in r.stderr and b"libc.so" in r.stderr, "LD_DEBUG=files lists the libraries: %r" % r.stderr[-300:])
+        ok(r.returncode in (0, 1) and b"libcrypto" not in r.stderr, "%s: libcrypto loaded without a hash asked for: %r"
+           % (" ".join(args), [l for l in r.stderr.splitlines() if b"libcrypto" in l][:2]))
+    for args in (["check", "--sha256", "-"], ["check", "--policy", os.path.join(EX, "pinned-model.json"), "-"]):
+        r = run(binary, args, data, env=env)
+        lines = [l for l in r.stderr.splitlines() if b"file=libcrypto" in l]
+        ok(r.returncode in (0, 1) and lines and all(b"dynamically loaded by" in l or b"generating link map" in l for l in lines),
+           "%s: libcrypto loaded on demand: exit %d, %r" % (" ".join(args), r.returncode, lines[:2]))
+
+
+def test_crypto_absent(nobin):
+    """A build whose libcrypto cannot be loaded (build/nocrypto: its name is one no system has)
+    refuses every request for a hash, as a build without OpenSSL does, and checks files as before."""
+    if not os.path.exists(nobin):
+        ok(False, "%s is not built (make %s)" % (nobin, os.path.relpath(nobin, ROOT)))
+        return
+    data = savez("stored", a=np.arange(10, dtype="<f4"))
+    r = run(nobin, ["check", "--json", "-"], data)
+    ok(r.returncode == 0 and json.loads(r.stdout)["ok"], "no libcrypto: a plain check: %r" % r.stderr[-300:])
+    r = run(nobin, ["check", "--sha256", "-"], data)
+    ok(r.returncode == 2 and not r.stdout and b"--sha256: this build of npzstream has no SHA-256" in r.stderr,
+       "no libcrypto: --sha256 refused: exit %d %r" % (r.returncode, r.stderr))
+    with tempfile.TemporaryDirectory() as d:
+        for text, where in (('{"hash": "sha256"}', ":1:10: hash: "),
+                            ('{"members": {"a": {"sha256": "%s"}}}' % ("ab" * 32), ":1:30: members.a.sha256: ")):
+            pol = os.path.join(d, "p.json")
+            open(pol, "w").write(text)
+            r = run(nobin, ["check", "--policy", pol, "-"], data)
+            err = r.stderr.decode()
+            ok(r.returncode == 2 and not r.stdout and (pol + where) in err and "has no SHA-256" in err,
+               "no libcrypto: policy %s refused: exit %d %s" % (text, r.returncode, err))
+
+
 def test_sniff(binary):
     bio = io.BytesIO()
     with zipfile.ZipFile(bio, "w") as z:
@@ -458,14 +500,20 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "npzstream"))
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--nocrypto-bin", default=os.path.join(ROOT, "build", "nocrypto", "npzstream"),
+                    help="a build that cannot load libcrypto (make build/nocrypto/npzstream)")
     a = ap.parse_args()
     binary = os.path.abspath(a.bin)
     for t in (test_mnist, test_keras, test_float32, test_pinned, test_pinned_binds_the_array, test_values_every_dtype,
-              test_layouts, test_sha256, test_sniff, test_faults):
+              test_layouts, test_sha256, test_crypto_on_demand, test_sniff, test_faults):
         try:
             t(binary)
         except Exception as e:  # noqa: BLE001 -- a broken test is a failure, with its reason
             ok(False, "%s: %r" % (t.__name__, e))
+    try:
+        test_crypto_absent(os.path.abspath(a.nocrypto_bin))
+    except Exception as e:  # noqa: BLE001
+        ok(False, "test_crypto_absent: %r" % e)
     try:
         test_defaults(binary, a.quick)
     except Exception as e:  # noqa: BLE001
