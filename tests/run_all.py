@@ -8,8 +8,8 @@
     package's suites (tests/python, tests/engines/pytest_refs.py) in both NumPy environments, and
     a short fuzz smoke.
 --tier rest (what make test-all adds): the vectors under ASan+UBSan and the thread sanitizer, clang's
-    sanitizers, the vlen API suite under ASan+UBSan; the Python suites once more with the
-    sanitizer build (ASAN_SUITES); the suites that compare with np.load once
+    sanitizers, the vlen API suite under ASan+UBSan; the suites that drive the command line's own
+    code (ASAN_SUITES) once more with the sanitizer build; the suites that compare with np.load once
     more for every other reference reader; the tests marked `rest` (the 4.5 GiB archives, the mapped
     file twice the size of RAM, the WebAssembly build against the native command); the web recipes'
     servers, the Ray and Dask readers on their clusters with an S3 server, the demo page in headless
@@ -44,13 +44,12 @@ import readers as READERS  # noqa: E402
 
 SMOKE_SECONDS = {"test": 4, "rest": 30}  # a fuzz smoke: seconds per harness
 LAST = re.compile(r"^(?:(\w[\w-]*): )?(\d+) passed, (\d+) failed")
-# The Python suites run once more with the sanitizer build (--quick): all but the package's (its
-# extension has no sanitizer build), the mapped file's (the package's too) and the WebAssembly build's.
-ASAN_SUITES = ("bad/test_bad.py", "big/test_big.py", "cli/test_cli.py", "cli/test_install.py",
-               "contracts/test_contracts.py", "crc/test_crc.py", "crc/test_zero_poly.py", "differential/test_diff.py",
-               "docs/test_docs.py", "engines/test_refs.py", "examples/test_examples.py", "names/test_names.py",
-               "policy/test_oracle.py", "policy/test_policy_cli.py", "prove/test_prove.py", "real/test_real.py",
-               "vlen/test_vlen.py", "zlibng/test_zlibng.py")
+# The Python suites run once more with the sanitizer build (--quick): those that drive the command
+# line's own code (its options, output, extract, batch pool, vlen and refs commands, the examples).
+# The library under ASan+UBSan is the C suites' (api-asan, the vectors, the fuzz smoke and replay);
+# the other suites' checks of the library through the command line repeat theirs.
+ASAN_SUITES = ("bad/test_bad.py", "cli/test_cli.py", "examples/test_examples.py", "names/test_names.py",
+               "real/test_real.py", "vlen/test_vlen.py", "engines/test_refs.py")
 # the package's suites: in the package environments (make python-env), which import npzstream
 PKG_FILES = ("python/pytest_*.py", "engines/pytest_refs.py")
 # the suites that compare with np.load once more for every other reference reader (tests/readers.py)
