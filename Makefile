@@ -85,12 +85,22 @@ $(SAN_LIB): $(SAN_OBJ)
 $(BS)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(SAN_LIB) $(HDR)
 	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SRC) $(SAN_LIB) $(LDLIBS)
 
-# C tests: the API suite (tests/test_api.c, with the fuzz driver's oracles) and the vlen API suite
-TEST_API_SRC = tests/test_api.c fuzz/common.c fuzz/zfview.c
-$(B)/test_api: $(TEST_API_SRC) fuzz/common.h $(B)/libnpzstream.a $(HDR)
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) -Isrc -Ifuzz -o $@ $(TEST_API_SRC) $(B)/libnpzstream.a $(LDLIBS) -pthread
-$(BS)/test_api: $(TEST_API_SRC) fuzz/common.h $(SAN_LIB) $(HDR)
-	$(CC) $(SAN_FLAGS) -Isrc -Ifuzz -o $@ $(TEST_API_SRC) $(SAN_LIB) $(LDLIBS) -pthread
+# The C suites, all on one harness (tests/c/check.h: CHECK, --only, --list, the last line
+# `NAME: N passed, M failed`), compiled with NPZS_TESTING: the library's test hooks are for them.
+# $(call c_suite,NAME,SOURCES,FLAGS) builds $(B)/NAME against the library and $(BS)/NAME against
+# its sanitizer build.
+TEST_DEF = -DNPZS_TESTING
+TEST_HDR = tests/c/check.h tests/api/api.h fuzz/common.h $(HDR)
+define c_suite
+$(B)/$(1): $(2) $(TEST_HDR) $(B)/libnpzstream.a
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(TEST_DEF) $(3) -o $$@ $(2) $(B)/libnpzstream.a $(LDLIBS)
+$(BS)/$(1): $(2) $(TEST_HDR) $(SAN_LIB)
+	$(CC) $(SAN_FLAGS) $(TEST_DEF) $(3) -o $$@ $(2) $(SAN_LIB) $(LDLIBS)
+endef
+# the API suite (tests/api: one file per concern, with the fuzz driver's oracles)
+TEST_API_SRC = $(sort $(wildcard tests/api/*.c)) fuzz/common.c fuzz/zfview.c
+$(eval $(call c_suite,test_api,$(TEST_API_SRC),-Isrc -Ifuzz))
+# the vlen API suite
 $(B)/test_vlen_api: tests/vlen/test_vlen_api.c $(B)/libnpzstream.a $(HDR)
 	$(CC) $(NPZS_FLAGS) $(CFLAGS) -o $@ tests/vlen/test_vlen_api.c $(B)/libnpzstream.a $(LDLIBS)
 $(BS)/test_vlen_api: tests/vlen/test_vlen_api.c $(SAN_LIB) $(HDR)
@@ -128,9 +138,9 @@ BCL      = $(B)/clang-san
 ifeq ($(origin CLANG_SAN),undefined)
 CLANG_SAN := $(shell printf 'int main(void) { return 0; }\n' | $(CLANG) -x c - $(SAN) -o /dev/null 2>/dev/null && echo 1)
 endif
-$(BCL)/test_api: $(TEST_API_SRC) fuzz/common.h $(SRC) $(HDR)
+$(BCL)/test_api: $(TEST_API_SRC) $(SRC) $(TEST_HDR)
 	@mkdir -p $(BCL)
-	$(CLANG) $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(FEAT_DEF) $(SAN) -Isrc -Ifuzz -o $@ $(TEST_API_SRC) $(SRC) $(LDLIBS)
+	$(CLANG) $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(FEAT_DEF) $(TEST_DEF) $(SAN) -Isrc -Ifuzz -o $@ $(TEST_API_SRC) $(SRC) $(LDLIBS)
 ifeq ($(CLANG_SAN),1)
 TEST_DEPS += $(BCL)/test_api
 endif
