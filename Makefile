@@ -101,34 +101,23 @@ endef
 TEST_API_SRC = $(sort $(wildcard tests/api/*.c)) fuzz/common.c fuzz/zfview.c
 $(eval $(call c_suite,test_api,$(TEST_API_SRC),-Isrc -Ifuzz))
 # the vlen API suite
-$(B)/test_vlen_api: tests/vlen/test_vlen_api.c $(B)/libnpzstream.a $(HDR)
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) -o $@ tests/vlen/test_vlen_api.c $(B)/libnpzstream.a $(LDLIBS)
-$(BS)/test_vlen_api: tests/vlen/test_vlen_api.c $(SAN_LIB) $(HDR)
-	$(CC) $(SAN_FLAGS) -o $@ tests/vlen/test_vlen_api.c $(SAN_LIB) $(LDLIBS)
+$(eval $(call c_suite,test_vlen_api,tests/vlen/test_vlen_api.c,))
 TEST_DEPS += $(B)/test_vlen_api $(BS)/test_vlen_api
 # policies, hashes and sniffing (tests/policy/test_policy.c, with the fuzz driver)
-TEST_POLICY_SRC = tests/policy/test_policy.c fuzz/common.c fuzz/zfview.c
-$(B)/test_policy: $(TEST_POLICY_SRC) fuzz/common.h $(B)/libnpzstream.a $(HDR)
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) -Isrc -Ifuzz -o $@ $(TEST_POLICY_SRC) $(B)/libnpzstream.a $(LDLIBS)
-$(BS)/test_policy: $(TEST_POLICY_SRC) fuzz/common.h $(SAN_LIB) $(HDR)
-	$(CC) $(SAN_FLAGS) -Isrc -Ifuzz -o $@ $(TEST_POLICY_SRC) $(SAN_LIB) $(LDLIBS)
+$(eval $(call c_suite,test_policy,tests/policy/test_policy.c fuzz/common.c fuzz/zfview.c,-Isrc -Ifuzz))
 TEST_DEPS += $(B)/test_policy $(BS)/test_policy
 # the C-only vector runner (tests/vectors: every hand-built case, at every push size)
-$(B)/run_vectors: tests/vectors/run_vectors.c $(B)/libnpzstream.a $(HDR)
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) -o $@ tests/vectors/run_vectors.c $(B)/libnpzstream.a $(LDLIBS)
-$(BS)/run_vectors: tests/vectors/run_vectors.c $(SAN_LIB) $(HDR)
-	$(CC) $(SAN_FLAGS) -o $@ tests/vectors/run_vectors.c $(SAN_LIB) $(LDLIBS)
+$(eval $(call c_suite,run_vectors,tests/vectors/run_vectors.c,))
 TEST_DEPS += $(B)/run_vectors $(BS)/run_vectors
 # the proof's preconditions at run time: each broken one aborts in the sanitizer build
-$(BS)/test_contracts: tests/contracts/test_contracts.c $(SAN_LIB) $(HDR)
-	$(CC) $(SAN_FLAGS) -Isrc -o $@ tests/contracts/test_contracts.c $(SAN_LIB) $(LDLIBS)
+$(eval $(call c_suite,test_contracts,tests/contracts/test_contracts.c,-Isrc))
 TEST_DEPS += $(BS)/test_contracts
 # the thread sanitizer on the parallel-inflate helper (its workers, queue and hand-over): the
 # vectors through the helper, under gcc's -fsanitize=thread
 BT       = $(B)/tsan
-$(BT)/run_vectors: tests/vectors/run_vectors.c $(SRC) $(HDR)
+$(BT)/run_vectors: tests/vectors/run_vectors.c $(SRC) $(TEST_HDR)
 	@mkdir -p $(BT)
-	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(FEAT_DEF) -fsanitize=thread -o $@ tests/vectors/run_vectors.c $(SRC) $(LDLIBS)
+	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(FEAT_DEF) $(TEST_DEF) -fsanitize=thread -o $@ tests/vectors/run_vectors.c $(SRC) $(LDLIBS)
 TEST_DEPS += $(BT)/run_vectors
 # the API suite once more under clang's ASan+UBSan, where clang and its sanitizer runtimes are
 # installed: clang's UBSan reports a null pointer plus 0 (an empty push without a buffer), gcc's

@@ -17,7 +17,8 @@
  *     character's end, whole UTF-8, the characters text output escapes escaped;
  *   - the sniff of every kind of blob; the API's misuse (CALL.policy, CALL.hash); a policy shared
  *     by parsers on two threads; a parser reset keeps its policy; the event layout of 0.4.0.
- * usage: test_policy [--vectors DIR]; last line "policy: N passed, M failed".
+ * usage: test_policy [--vectors DIR] [--only SUBSTR] [--list] (tests/c/check.h); last line
+ * "policy: N passed, M failed".
  */
 #define _DEFAULT_SOURCE
 #include <errno.h>
@@ -29,39 +30,10 @@
 #include <string.h>
 #include <zlib.h>
 
+#define NPZS_CHECK_MAIN
+#include "../c/check.h"
 #include "common.h"
 #include "npzstream.h"
-
-static int passed, failed;
-#define CHECK(cond, ...)                                                      \
-    do {                                                                      \
-        if (cond) {                                                           \
-            passed++;                                                         \
-        } else {                                                              \
-            failed++;                                                         \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                       \
-            printf(__VA_ARGS__);                                              \
-            printf("\n");                                                     \
-        }                                                                     \
-    } while (0)
-
-static uint8_t *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    uint8_t *b = malloc(cap);
-    for (size_t r; b && (r = fread(b + n, 1, cap - n, f)) > 0;) {
-        n += r;
-        if (n == cap) {
-            uint8_t *nb = realloc(b, cap *= 2);
-            if (!nb) { free(b); b = NULL; }
-            else b = nb;
-        }
-    }
-    fclose(f);
-    *len = n;
-    return b;
-}
 
 #define H64 "3d172884c0f67c5c57842735bbb4f97a6d240220e9646d2b469145af1ad93f17"
 
@@ -195,7 +167,7 @@ static void test_shipped(const char *dir) {
     (void)dir;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         size_t n;
-        uint8_t *t = slurp(names[i], &n);
+        uint8_t *t = check_slurp(names[i], &n);
         CHECK(t != NULL, "cannot read %s", names[i]);
         if (!t) continue;
         npzs_policy_error e;
@@ -206,35 +178,20 @@ static void test_shipped(const char *dir) {
     }
 }
 
-/* a failing allocator: every allocation of npzs_policy_new fails once, in turn */
-typedef struct fa {
-    long at, count, live;
-} fa;
-static void *fa_alloc(void *o, size_t n) {
-    fa *a = o;
-    if (a->count++ == a->at) return NULL;
-    a->live++;
-    return malloc(n);
-}
-static void fa_free(void *o, void *p) {
-    fa *a = o;
-    if (p) a->live--;
-    free(p);
-}
-
+/* every allocation of npzs_policy_new fails once, in turn */
 static void test_alloc_failures(void) {
     size_t n;
-    uint8_t *t = slurp("tests/bad/policies/mnist.json", &n);
+    uint8_t *t = check_slurp("tests/bad/policies/mnist.json", &n);
     CHECK(t != NULL, "mnist.json");
     if (!t) return;
     long allocs = -1;
     for (long at = 0; at < 1000; at++) {
-        fa a = {at, 0, 0};
-        npzs_allocator al = {fa_alloc, fa_free, &a};
+        check_alloc a = {0, at, 0, 0};
+        npzs_allocator al = {check_malloc, check_free, &a};
         npzs_policy_error e;
         npzs_policy *p = npzs_policy_new((const char *)t, n, &al, &e);
         if (p) {
-            allocs = a.count;
+            allocs = a.n;
             npzs_policy_free(p);
             CHECK(a.live == 0, "leak after a full compile");
             break;
@@ -248,8 +205,8 @@ static void test_alloc_failures(void) {
     npzs_limits lim;
     npzs_limits_default(&lim);
     for (long at = 0; at < 8; at++) {
-        fa a = {at, 0, 0};
-        npzs_allocator al = {fa_alloc, fa_free, &a};
+        check_alloc a = {0, at, 0, 0};
+        npzs_allocator al = {check_malloc, check_free, &a};
         npzs_parser *p = npzs_new(&lim, &al);
         if (!p) continue;
         int rc = npzs_policy_use(p, pol);
@@ -273,7 +230,7 @@ static void vector_runs(const char *dir, const mrow *m, const npzs_policy *pol, 
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.bin", dir, m->name);
     size_t n;
-    uint8_t *b = slurp(path, &n);
+    uint8_t *b = check_slurp(path, &n);
     CHECK(b != NULL, "cannot read %s", path);
     if (!b) return;
     fz_opts o;
@@ -378,7 +335,7 @@ static void test_vectors(const char *dir) {
         char ppath[512];
         snprintf(ppath, sizeof ppath, "%.*s", (int)strcspn(pp, " "), pp);
         size_t n;
-        uint8_t *t = slurp(ppath, &n);
+        uint8_t *t = check_slurp(ppath, &n);
         npzs_policy_error e;
         npzs_policy *pol = t ? npzs_policy_new((const char *)t, n, NULL, &e) : NULL;
         free(t);
@@ -1018,21 +975,21 @@ static void test_words(void) {
 
 int main(int argc, char **argv) {
     const char *dir = "tests/vectors";
+    if (check_args(&argc, argv)) return 2;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--vectors") && i + 1 < argc) dir = argv[++i];
-        else { fprintf(stderr, "usage: test_policy [--vectors DIR]\n"); return 2; }
+        else { fprintf(stderr, "usage: test_policy [--vectors DIR] [--only SUBSTR] [--list]\n"); return 2; }
     }
-    test_compile_faults();
-    test_words();
-    test_shipped(dir);
-    test_alloc_failures();
-    test_api();
-    test_sniff();
-    test_sha256();
-    test_values();
-    test_values_kinds();
-    test_detail_names();
-    test_vectors(dir);
-    printf("policy: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    if (check_group("compile-faults")) test_compile_faults();
+    if (check_group("words")) test_words();
+    if (check_group("shipped")) test_shipped(dir);
+    if (check_group("alloc-failures")) test_alloc_failures();
+    if (check_group("api")) test_api();
+    if (check_group("sniff")) test_sniff();
+    if (check_group("sha256")) test_sha256();
+    if (check_group("values")) test_values();
+    if (check_group("values-kinds")) test_values_kinds();
+    if (check_group("detail-names")) test_detail_names();
+    if (check_group("vectors")) test_vectors(dir);
+    return check_done("policy");
 }
