@@ -157,13 +157,15 @@ test-all:
 	@$(MAKE) --no-print-directory -j$(NPROC) test-all-build
 	$(PYTHON) tests/run_all.py --tier $(TIER) --plain $(B) --san $(BS)
 
-# make check: what needs nothing but a C compiler and zlib (no Python): the API suite and the
-# vectors, plain and under ASan+UBSan.
+# make check: what needs nothing but a C compiler and zlib (no Python): the list of fuzzing
+# harnesses against the tree (fuzz/harnesses.sh), the API suite and the vectors, plain and under
+# ASan+UBSan.
 # the API suite over every committed input (corpus/: the real files and the fuzz corpora;
 # tests/vectors): a run that finds fewer than CHECK_FILES files fails
 CHECK_FILES ?= 5000
 check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test_policy $(BS)/test_policy \
        $(BS)/test_contracts
+	sh fuzz/harnesses.sh check
 	$(B)/test_api --need-files $(CHECK_FILES) corpus tests/vectors
 	$(BS)/test_api --need-files 1000 corpus/peers tests/vectors
 	$(B)/test_policy
