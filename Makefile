@@ -44,6 +44,7 @@ HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h 
 CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/output.c cli/cmd_check.c cli/cmd_ls.c cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c cli/cmd_refs.c
 B        = build
 
+# the one default goal: mk/*.mk, included below, define rules before `all`
 .DEFAULT_GOAL := all
 
 # The sanitizer build: the library compiled once with ASan and UBSan (build/san/libnpzstream.a),
