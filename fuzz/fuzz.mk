@@ -9,9 +9,11 @@
 #   make corpus               regenerate corpus/<harness>/ and fuzz/state_prefixes.h
 # See fuzz/README.md.
 
-FUZZ_HARNESSES = fuzz_stream fuzz_split fuzz_npy_header fuzz_descr fuzz_zip_lfh fuzz_dd fuzz_cd \
-                 fuzz_deflate fuzz_state fuzz_limits fuzz_npz_mut fuzz_vlen fuzz_par fuzz_policy fuzz_policy_run \
-                 fuzz_crc fuzz_glob
+# The harnesses are the rows of fuzz/harnesses.tsv (with each one's -max_len, dictionary and seed
+# folders), read through fuzz/harnesses.sh: those built with the library and the shared driver, and
+# those built alone (fuzz_inflate_diff: make fuzz-isal).
+FUZZ_HARNESSES      := $(shell sh fuzz/harnesses.sh names driver)
+FUZZ_ISAL_HARNESSES := $(shell sh fuzz/harnesses.sh names isal)
 FUZZ_CLANG    ?= clang
 FUZZ_AFLCC    ?= afl-clang-fast
 FUZZ_AFLDRV   ?= /usr/lib/afl/libAFLDriver.a
@@ -22,7 +24,7 @@ FUZZ_SRC       = $(SRC) fuzz/common.c fuzz/zfview.c
 FUZZ_DEPS      = $(SRC) $(HDR) fuzz/common.c fuzz/zfview.c fuzz/common.h fuzz/state_prefixes.h fuzz/fuzz.mk
 FUZZ_INC       = -Iinclude -Isrc -Ifuzz
 FUZZ_SAN       = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_CFLAGS    = -std=c11 -g -O1 -Wall -Wextra $(FUZZ_INC) $(SSL_DEF)
+FUZZ_CFLAGS    = -std=c11 -g -O1 -Wall -Wextra $(FUZZ_INC) $(SSL_DEF) $(TEST_DEF)
 FUZZ_LIBS      = $(SSL_LIB) -lz -lm -pthread
 FB             = build/fuzz
 AB             = build/afl
@@ -91,13 +93,12 @@ fuzz-run: fuzz
 	@mkdir -p build/fuzz-work build/fuzz-artifacts build/fuzz-logs; \
 	for h in $(FUZZ_HARNESSES); do \
 	  mkdir -p build/fuzz-work/$$h; \
-	  case $$h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut|fuzz_par|fuzz_policy_run) ml=8192;; *) ml=2048;; esac; \
-	  extra=; [ $$h = fuzz_stream ] && extra=corpus/peers; \
-	  echo "== $$h ($(SECONDS) s, -max_len=$$ml)"; \
-	  $(FB)/$$h -max_total_time=$(SECONDS) -max_len=$$ml -timeout=10 -rss_limit_mb=2048 \
-	    -dict=fuzz/npzstream.dict -print_final_stats=1 $(FUZZ_FLAGS) \
+	  flags=$$(sh fuzz/harnesses.sh flags $$h) && seeds=$$(sh fuzz/harnesses.sh seeds $$h) || exit 2; \
+	  echo "== $$h ($(SECONDS) s, $$flags)"; \
+	  $(FB)/$$h -max_total_time=$(SECONDS) $$flags -timeout=10 -rss_limit_mb=2048 \
+	    -print_final_stats=1 $(FUZZ_FLAGS) \
 	    -artifact_prefix=build/fuzz-artifacts/$$h- \
-	    build/fuzz-work/$$h corpus/$$h $$extra >build/fuzz-logs/$$h.log 2>&1; \
+	    build/fuzz-work/$$h $$seeds >build/fuzz-logs/$$h.log 2>&1; \
 	  rc=$$?; \
 	  echo "   exit $$rc: $$(grep -hE '^(Done|stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb))' build/fuzz-logs/$$h.log | tr -s ' ' | tr '\n' ' ')"; \
 	  echo "   $$(grep -E '^#[0-9]+' build/fuzz-logs/$$h.log | tail -n 1 | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [^ ]+')"; \
@@ -124,20 +125,21 @@ fuzz-smoke: fuzz
 	@rm -rf build/fuzz-smoke; mkdir -p build/fuzz-smoke; fail=0; n=0; \
 	for h in $(FUZZ_HARNESSES); do \
 	  mkdir -p build/fuzz-smoke/$$h; \
-	  case $$h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut|fuzz_par|fuzz_policy_run) ml=8192;; *) ml=2048;; esac; \
-	  $(FB)/$$h -max_total_time=$(SMOKE_SECONDS) -max_len=$$ml -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
-	    -dict=fuzz/npzstream.dict -print_final_stats=1 -artifact_prefix=build/fuzz-smoke/$$h- \
+	  flags=$$(sh fuzz/harnesses.sh flags $$h) || exit 2; \
+	  $(FB)/$$h -max_total_time=$(SMOKE_SECONDS) $$flags -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
+	    -print_final_stats=1 -artifact_prefix=build/fuzz-smoke/$$h- \
 	    build/fuzz-smoke/$$h corpus/$$h >build/fuzz-smoke/$$h.log 2>&1; \
 	  if [ $$? -eq 0 ]; then n=$$((n+1)); echo "   $$h: ok ($$(grep -oE 'stat::number_of_executed_units: [0-9]+' build/fuzz-smoke/$$h.log | grep -oE '[0-9]+' || echo '?') runs)"; \
 	  else fail=$$((fail+1)); echo "FAIL $$h: see build/fuzz-smoke/$$h.log"; tail -n 20 build/fuzz-smoke/$$h.log; fi; \
 	done; \
 	echo "fuzz-smoke: $$n passed, $$fail failed"; [ $$fail -eq 0 ]
 
-# make fuzz-isal: fuzz_inflate_diff, ISA-L's inflate against zlib's (built where isa-l is
-# installed: Debian's libisal-dev); make fuzz-isal-seeds writes corpus/fuzz_inflate_diff/.
+# make fuzz-isal: the harnesses of build "isal" (fuzz_inflate_diff, ISA-L's inflate against zlib's;
+# built where isa-l is installed: Debian's libisal-dev); make fuzz-isal-seeds writes
+# corpus/fuzz_inflate_diff/.
 .PHONY: fuzz-isal fuzz-isal-seeds
-fuzz-isal: $(FB)/fuzz_inflate_diff
-$(FB)/fuzz_inflate_diff: fuzz/fuzz_inflate_diff.c fuzz/fuzz.mk
+fuzz-isal: $(FUZZ_ISAL_HARNESSES:%=$(FB)/%)
+$(FUZZ_ISAL_HARNESSES:%=$(FB)/%): $(FB)/%: fuzz/%.c fuzz/fuzz.mk
 	@mkdir -p $(FB)
 	$(FUZZ_CLANG) -std=c11 -g -O1 -Wall -Wextra -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< -lisal -lz
 fuzz-isal-seeds:

@@ -3,9 +3,6 @@
 # (e.g. BENCH_ARGS="--rounds 5 --keep /tmp/npzs-bench").
 # make NPZS_CRC_PORTABLE=1: build the library with the portable CRC-32 only (zlib's).
 
-# the fragments are included before the top Makefile's rules: keep `all` the default goal
-.DEFAULT_GOAL := all
-
 ifdef NPZS_CRC_PORTABLE
 NPZS_FLAGS += -DNPZS_CRC_PORTABLE
 endif

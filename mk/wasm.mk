@@ -11,7 +11,6 @@
 # it a later release with every fix it has, never one that lacks them unless WASM_ZLIB_ALLOW_OLD=1
 # (wasm/zlib-source.sh, into build/wasm/zlib); the library's sources but the parallel helper's
 # (threads) and vlen's.
-.DEFAULT_GOAL := all
 
 EMCC       ?= emcc
 NODE       ?= node
