@@ -1,54 +1,14 @@
-/* cli.h -- what the npzstream commands share: options (opts.c), output (output.c), input (io.c). */
+/* cli.h -- what the npzstream commands share: options (opts.c), input (io.c).  Where output goes
+ * is output.h's; what is printed of an input, the report's (report/). */
 #ifndef NPZS_CLI_H
 #define NPZS_CLI_H
 
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "npzstream.h"
-
-#include <stdio.h>
-#include <string.h>
-
-/* Where a command's output goes: stdout and stderr, or (check and ls with -P N, one file per
- * thread) the thread's buffers, written out in the input's order (io.c, batch_run). */
-extern _Thread_local FILE *cli_stdout, *cli_stderr;
-#define OUT (cli_stdout ? cli_stdout : stdout)
-#include <signal.h>
-extern volatile sig_atomic_t cli_interrupted; /* a signal extract catches: its number (io.c) */
-#define ERR (cli_stderr ? cli_stderr : stderr)
-
-
-/* What the summary keeps of a member: a few words, with the name, dtype and shape in the
- * output's arena, so that memory grows by about 100 bytes per member and never by the data. */
-typedef struct member {
-    const char *name;          /* NULL for a plain .npy */
-    const char *dtype;
-    const uint64_t *shape;
-    const uint8_t *sha256;     /* --sha256 or a policy that hashes: 32 bytes; else NULL */
-    const char *dtext;         /* a structured dtype as NumPy prints it (ls); else NULL */
-    uint64_t nbytes, size;
-    uint64_t offset, csize;    /* kept for `ls` */
-    uint32_t name_len, ndim, data_crc, crc;
-    uint8_t kind, method, vmaj, vmin, fortran, sniff;
-} member;
-
-/* Array data bytes, or the blob's size; the preamble+header length of an array. */
-#define DATA_SIZE(m) ((m)->kind == NPZS_KIND_ARRAY ? (m)->nbytes : (m)->size)
-#define HEADER_LEN(m) ((m)->size - (m)->nbytes)
-
-/* Blocks that never move, freed together: pointers into them stay valid. */
-typedef struct block {
-    struct block *next;
-    size_t used, size;
-    _Alignas(8) unsigned char data[];
-} block;
-
-typedef struct out {
-    member *m;
-    size_t n, cap;
-    int open; /* m[n] was begun and not completed */
-    block *arena;
-} out;
+#include "../report/report.h"
 
 typedef struct opts {
     npzs_limits lim;
@@ -92,6 +52,7 @@ void cli_read_buffer_free(void);
  * are over (its parser reset, or the helper freed). */
 void cli_unmap(void);
 int cli_parse_size(const char *s, uint64_t *v); /* digits and an SI or IEC suffix (K, Mi, ...) */
+extern volatile sig_atomic_t cli_interrupted; /* a signal extract catches: its number (io.c) */
 
 /* What check and ls run over: FILEs and --files-from, with the output mode. */
 typedef struct batch {
@@ -110,65 +71,6 @@ typedef int (*file_fn)(const char *path, const batch *b, void *ctx);
 /* Every FILE, then every name of --files-from (stdin alone when there is neither); the worst
  * status of all (2 > 1 > 0). */
 int batch_run(const batch *b, file_fn fn, void *ctx);
-
-/* The member loops write through a buffer of their own: stdio's per-call locking and
- * bookkeeping cost more than parsing a small member does. */
-typedef struct wbuf {
-    FILE *f;
-    size_t n;
-    char b[1 << 14];
-} wbuf;
-
-void wb_put_slow(wbuf *w, const void *s, size_t n);
-
-/* inline: with a literal, strlen and memcpy become a few moves */
-static inline void wb_put(wbuf *w, const void *s, size_t n) {
-    if (n > sizeof w->b - w->n) { wb_put_slow(w, s, n); return; }
-    memcpy(w->b + w->n, s, n);
-    w->n += n;
-}
-
-static inline void wb_s(wbuf *w, const char *s) { wb_put(w, s, strlen(s)); }
-
-void wb_init(wbuf *w, FILE *f);
-void wb_flush(wbuf *w);
-void wb_c(wbuf *w, int c);
-void wb_fmt(wbuf *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void json_str(wbuf *f, const char *s, size_t n);   /* a JSON string literal (UTF-8 kept but hidden characters: \u escapes; U+FFFD for the rest) */
-/* "key": "display" for raw bytes, and when they are not valid UTF-8 "key_b64": their base64, so
- * that two different byte strings never give the same JSON (the contract's lossless scheme). */
-void json_bytes(wbuf *f, const char *key, const char *s, size_t n);
-/* Text output (src/text.h): bytes made printable for a terminal, every character that is not
- * shown as it is (controls, bidi controls, line separators, surrogates), every byte that is not
- * UTF-8 and a backslash written as an escape (\xHH, \uHHHH, \\). */
-void safe_str(wbuf *f, const char *s, size_t n);
-/* The library's words (messages, details, hints): the same, but a backslash stays as it is (a
- * name in them is escaped already). */
-void safe_words(wbuf *f, const char *s, size_t n);
-/* The JSON object of an input (ext: ls's extra fields; file: a "file" key first, for JSON Lines) */
-void print_json(const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext, const char *file);
-/* The object of an input that could not be opened or read: error.code "io" */
-void print_io_json(const char *file, const char *why);
-#define DTYPE_TEXT_MAX 240
-#define TEXT_ARRAY_MAX (DTYPE_TEXT_MAX + 64 * 22 + 32)
-size_t text_array(char *t, const npzs_array_info *a);
-void text_member(wbuf *f, const char *name, size_t name_len, const char *arr, size_t arr_len, uint64_t size, int method,
-                 uint32_t data_crc, int sniff, const uint8_t *sha256);
-void text_verdict(wbuf *f, size_t members, int ok, npzs_format fmt, const npzs_parser *p, const char *label);
-/* A rejection, once: "code at offset N (member M): message[: detail] [RULE]" then a hint line. */
-void text_rejection(wbuf *f, const npzs_parser *p);
-void error_line(const char *label, const npzs_parser *p);
-/* A line on stderr: "PROG: A[SEP B]" and the rest from fmt, the names A and B as text (safe_str). */
-void cli_say(const char *prog, const char *a, const char *sep, const char *b, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-/* A structured dtype as NumPy prints it ([('x', '<f4'), ('y', '<i2', (2,))]) into t (cap bytes,
- * cut with "..." when longer); the type string otherwise.  Returns the length. */
-size_t dtype_text(char *t, size_t cap, const npzs_array_info *a);
-void member_begin(member *m, const npzs_event *ev);
-void member_header(member *m, const npzs_array_info *a);
-void member_end(member *m, const npzs_event *ev);
-int on_event(out *o, const npzs_event *ev); /* keep what the summary needs; -1: out of memory */
-void out_free(out *o);
 
 /* Called for every event; returns 0 to go on, -1 to stop with status 2 (it printed why). */
 typedef int (*event_fn)(void *ctx, const npzs_event *ev);

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "output.h"
 
 void usage_extract(FILE *f) {
     fprintf(f,

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "output.h"
 
 void usage_ls(FILE *f) {
     fprintf(f,
@@ -56,7 +57,7 @@ static void ls_row(const member *m) {
 
 static int ls_cb(void *ctx, const npzs_event *ev) {
     ls_ctx *c = ctx;
-    if (on_event(&c->o, ev) < 0) {
+    if (out_event(&c->o, ev) < 0) {
         fprintf(ERR, "npzstream: out of memory\n");
         return -1;
     }
@@ -94,7 +95,7 @@ static int ls_file(const char *path, const batch *b, void *vmany) {
         io_failure(b, label, err);
     } else if ((status == 0 || npzs_error(p)) && !b->quiet) {
         if (c.json) {
-            print_json(&c.o, status == 0, fmt, p, 1, b->jsonl ? label : NULL);
+            print_json(OUT, &c.o, status == 0, fmt, p, 1, b->jsonl ? label : NULL);
         } else {
             uint64_t td = 0, ts = 0;
             for (size_t i = 0; i < c.o.n; i++) { td += DATA_SIZE(&c.o.m[i]); ts += c.o.m[i].csize; }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "output.h"
 
 void usage_refs(FILE *f) {
     fprintf(f,
@@ -51,7 +52,7 @@ static int refs_cb(void *ctx, const npzs_event *ev) {
         if (ev->pos == 0 && ev->zero_copy && c->o.n < c->cap && c->data_at[c->o.n] != ev->offset) c->bad_offset = 1;
         return 0;
     }
-    if (on_event(&c->o, ev) < 0) goto nomem;
+    if (out_event(&c->o, ev) < 0) goto nomem;
     if (ev->type == NPZS_EV_MEMBER_BEGIN) {
         if (c->o.n == c->cap) {
             size_t nc = c->cap ? 2 * c->cap : 16;

@@ -16,6 +16,7 @@
 #include <signal.h>
 
 #include "cli.h"
+#include "output.h"
 
 #define READ_SIZE (256u << 10)
 
@@ -322,7 +323,7 @@ npzs_parser *start(const char *path, const opts *op, const char **label, int *fd
 
 int io_failure(const batch *b, const char *label, const char *why) {
     if (b->quiet) return 2;
-    if (b->json || b->jsonl) print_io_json(b->jsonl ? label : NULL, why);
+    if (b->json || b->jsonl) print_io_json(OUT, b->jsonl ? label : NULL, why);
     cli_say("npzstream", label, NULL, NULL, ": %s", why); /* an I/O problem is said on stderr too (rejections never are) */
     return 2;
 }

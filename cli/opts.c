@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "output.h"
 
 /* The limit options: one a row of the library's table (NPZS_LIMITS_MAP, npzstream.h). */
 static const struct limit_opt {
