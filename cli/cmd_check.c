@@ -42,18 +42,14 @@ static int check_cb(void *ctx, const npzs_event *ev) {
 
 static int check_file(const char *path, const batch *b, void *unused) {
     (void)unused;
-    char err[256] = "";
     file_run r;
-    int st = file_begin(path, b, &r, err, sizeof err);
+    int st = file_begin(path, b, &r);
     if (st >= 0) return st;
     check_report c; /* the report the WebAssembly module prints too (wasm/shim.c) */
     check_report_init(&c, b->json || b->jsonl, b->quiet, OUT);
     npzs_events(r.p, check_report_events(&c)); /* only the events the output reads */
-    int status = drive(r.p, r.fd, r.label, &b->op, 0, check_cb, &c, err, sizeof err);
-    if (status == 2 && err[0]) /* the input could not be read whole: no verdict, whatever the parser said */
-        io_failure(b, r.label, err);
-    else if (status == 0 || npzs_error(r.p)) /* the verdict, once */
-        check_report_verdict(&c, status == 0, r.p, r.label, b->jsonl ? r.label : NULL);
+    int status = file_drive(&r, b, check_cb, &c);
+    if (r.verdict) check_report_verdict(&c, status == 0, r.p, r.label, b->jsonl ? r.label : NULL); /* once */
     wb_flush(&c.text);
     file_end(&r, b, &c.o);
     return status;

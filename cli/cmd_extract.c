@@ -471,7 +471,7 @@ static int extract_run(int argc, char **argv, opts *op) {
     }
     const char *label;
     int fd;
-    npzs_parser *p = start(path, op, &label, &fd);
+    npzs_parser *p = open_parser(path, op, &label, &fd);
     int status = 2;
     if (p) status = drive(p, fd, label, op, 1, ex_cb, &c, NULL, 0);
     if (status == 0 && !c.all && c.state != 2) {

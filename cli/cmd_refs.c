@@ -263,7 +263,7 @@ int cmd_refs(int argc, char **argv) {
     }
     const char *label;
     int fd;
-    npzs_parser *p = start(path, &op, &label, &fd);
+    npzs_parser *p = open_parser(path, &op, &label, &fd);
     if (!p) goto done;
     npzs_events(p, NPZS_EV_BIT(NPZS_EV_MEMBER_BEGIN) | NPZS_EV_BIT(NPZS_EV_HEADER) | NPZS_EV_BIT(NPZS_EV_DATA) |
                        NPZS_EV_BIT(NPZS_EV_MEMBER_END));
