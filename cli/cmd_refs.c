@@ -54,13 +54,9 @@ static int refs_cb(void *ctx, const npzs_event *ev) {
     }
     if (out_event(&c->o, ev) < 0) goto nomem;
     if (ev->type == NPZS_EV_MEMBER_BEGIN) {
-        if (c->o.n == c->cap) {
-            size_t nc = c->cap ? 2 * c->cap : 16;
-            uint64_t *d = realloc(c->data_at, nc * sizeof *d);
-            if (!d) goto nomem;
-            c->data_at = d;
-            c->cap = nc;
-        }
+        uint64_t *d = table_room(c->data_at, &c->cap, c->o.n, sizeof *c->data_at, 16);
+        if (!d) goto nomem;
+        c->data_at = d;
         c->data_at[c->o.n] = UINT64_MAX;
     } else if (ev->type == NPZS_EV_HEADER) {
         c->data_at[c->o.n] = ev->offset + ev->array->header_len;
