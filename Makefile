@@ -46,7 +46,11 @@ SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflat
 HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h src/internal.h src/policy.h \
            src/states.h src/rules.h src/base.h src/seam.h src/zrec.h src/par.h src/pool.h src/contract.h \
            src/text.h
-CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/output.c cli/cmd_check.c cli/cmd_ls.c cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c cli/cmd_refs.c
+# the report (what is printed of an input: the CLI's and the WebAssembly module's), and the CLI
+REPORT_SRC = report/report.c report/write.c
+CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/run.c cli/batch.c cli/output.c cli/cmd_check.c cli/cmd_ls.c \
+           cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c cli/cmd_refs.c $(REPORT_SRC)
+CLI_HDR  = $(wildcard cli/*.h report/*.h)
 B        = build
 
 # the one default goal: mk/*.mk, included below, define rules before `all`
@@ -78,7 +82,7 @@ $(B)/libnpzstream.a: $(OBJ)
 	rm -f $@ && ar rcs $@ $^
 $(B)/libnpzstream.so: $(PIC_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS)
-$(B)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(SRC) $(HDR) | $(B)
+$(B)/npzstream: $(CLI_SRC) $(CLI_HDR) $(SRC) $(HDR) | $(B)
 	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(CLI_LTO) $(LDFLAGS) -o $@ $(CLI_SRC) $(if $(LTO),$(SRC),$(B)/libnpzstream.a) $(LDLIBS)
 $(B):
 	@mkdir -p $(B)
@@ -88,7 +92,7 @@ $(BS)/%.o: src/%.c $(HDR)
 	$(CC) $(SAN_FLAGS) -c $< -o $@
 $(SAN_LIB): $(SAN_OBJ)
 	rm -f $@ && ar rcs $@ $^
-$(BS)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(SAN_LIB) $(HDR)
+$(BS)/npzstream: $(CLI_SRC) $(CLI_HDR) $(SAN_LIB) $(HDR)
 	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SRC) $(SAN_LIB) $(LDLIBS)
 
 # The C suites, all on one harness (tests/c/check.h: CHECK, --only, --list, the last line
