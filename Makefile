@@ -35,11 +35,11 @@ LDLIBS  += $(if $(filter 1,$(ISAL)),-lisal,) $(SSL_LIB) -lz -lm -pthread
 SONAME   = libnpzstream.so.0
 
 # the library: one concern per file (README.md, "Layout")
-SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflate.c src/names.c \
+SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflate.c src/fastinf.c src/names.c \
            src/zlocate.c src/crc.c src/crcfold.c src/vlen.c src/par.c src/pool.c src/parbuf.c src/scout.c src/json.c \
            src/policy.c src/values.c src/sha256.c
 HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h src/internal.h src/policy.h \
-           src/states.h src/rules.h src/base.h src/seam.h src/zrec.h src/par.h src/pool.h src/contract.h
+           src/states.h src/rules.h src/base.h src/seam.h src/zrec.h src/par.h src/pool.h src/contract.h src/fastinf.h
 CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/output.c cli/cmd_check.c cli/cmd_ls.c cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c
 B        = build
 
