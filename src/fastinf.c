@@ -360,13 +360,12 @@ static void hist_add(npzs_fastinf *s, const uint8_t *p, size_t n) {
 /* Copy n bytes of a match dist back to base[o, o + n): the bytes before the call's output from
  * the ring, the rest from the output (byte by byte: the copy may overlap itself). */
 static void copy_match(const npzs_fastinf *s, uint8_t *base, size_t o, size_t dist, size_t n) {
-    uint8_t *d = base + o;
     size_t i = 0;
     if (dist > o) {
         size_t k = dist - o, at = (s->wpos - k) & WMASK;
-        for (; i < n && i < k; i++, at = (at + 1) & WMASK) d[i] = s->hist[at];
+        for (; i < n && i < k; i++, at = (at + 1) & WMASK) base[o + i] = s->hist[at];
     }
-    for (; i < n; i++) d[i] = d[i - dist];
+    for (; i < n; i++) base[o + i] = base[o + i - dist]; /* o + i >= dist here */
 }
 
 /* ---- symbols ---------------------------------------------------------------------------------- */
