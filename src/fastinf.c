@@ -11,14 +11,17 @@
  *
  * Decoding tables: one 32-bit entry per index of `bits` bits (a sub-table behind an entry for
  * the codes longer than the root), laid out as
- *   bits  0-7   bits of the code (for a sub-table pointer: the root's bits)
- *   bits  8-11  extra bits after the code (a length's or a distance's; a pointer: the
- *               sub-table's index bits)
+ *   bits  0-7   the bits the symbol takes: its code and its extra bits (a length's or a
+ *               distance's); for a sub-table pointer, the root's bits
+ *   bits  8-11  the code's own bits (the extra bits follow them); for a pointer, the
+ *               sub-table's index bits
  *   bit  12     E_BAD: a symbol zlib refuses (fixed codes: 286, 287; distances 30, 31)
  *   bit  13     E_LIT: a literal          bit 14  E_EOB: end of block
  *   bit  15     E_SUB: a pointer to a sub-table
  *   bits 16-31  the literal, the length's or distance's base, or the sub-table's offset
- * A length is an entry with none of the four flags.
+ * A length is an entry with none of the four flags.  A symbol is consumed in one shift of its
+ * low byte, and its extra bits read from the bits before the shift, off the path to the next
+ * lookup.
  */
 #include <string.h>
 
@@ -38,16 +41,17 @@
 #define CARRY_MAX 320u
 #define SCRATCH (2u * CARRY_MAX)
 /* The fast loop runs while FAST_IN input bytes (two 8-byte loads, each advancing at most 7) and
- * FAST_OUT bytes of room (3 literals, or a match of 258 written 8 bytes at a time) remain. */
+ * FAST_OUT bytes of room remain (a step writes 4 literals, or 2 and a match of 258 written 8
+ * bytes at a time, up to 13 bytes past its end). */
 #define FAST_IN 16u
-#define FAST_OUT 272u
+#define FAST_OUT 280u
 
 #define E_BAD 0x1000u
 #define E_LIT 0x2000u
 #define E_EOB 0x4000u
 #define E_SUB 0x8000u
-#define E_LEN(e) ((e) & 0xFFu)
-#define E_EXTRA(e) (((e) >> 8) & 0xFu)
+#define E_BITS(e) ((e) & 0xFFu)
+#define E_CODE(e) (((e) >> 8) & 0xFu)
 #define E_VAL(e) ((e) >> 16)
 
 enum { M_HEADER = 1, M_STORED, M_CODES, M_ZLIB, M_DONE, M_BAD, M_TRUNC };
@@ -121,16 +125,17 @@ static const uint16_t dist_base[30] = {1,   2,   3,   4,   5,   7,    9,    13, 
                                        193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
 static const uint8_t dist_extra[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
 
-/* A symbol's entry but for its code's length.  Symbols 286 and 287 (fixed code only: a dynamic
- * header has at most 286) and distances 30 and 31 are refused as zlib refuses them. */
+/* A symbol's entry but for its code's length, with its extra bits in the low byte (build()
+ * adds the code's length).  Symbols 286 and 287 (fixed code only: a dynamic header has at most
+ * 286) and distances 30 and 31 are refused as zlib refuses them. */
 static uint32_t ll_entry(unsigned sym) {
     if (sym < 256) return E_LIT | (uint32_t)sym << 16;
     if (sym == 256) return E_EOB;
-    if (sym < 286) return (uint32_t)len_base[sym - 257] << 16 | (uint32_t)len_extra[sym - 257] << 8;
+    if (sym < 286) return (uint32_t)len_base[sym - 257] << 16 | len_extra[sym - 257];
     return E_BAD;
 }
 static uint32_t dt_entry(unsigned sym) {
-    if (sym < 30) return (uint32_t)dist_base[sym] << 16 | (uint32_t)dist_extra[sym] << 8;
+    if (sym < 30) return (uint32_t)dist_base[sym] << 16 | dist_extra[sym];
     return E_BAD;
 }
 
@@ -176,9 +181,10 @@ static unsigned build(uint32_t *tab, unsigned cap, const uint8_t *lens, unsigned
     for (unsigned len = 1; len <= maxlen; len++, code <<= 1) {
         for (unsigned c = 0; c < count[len]; c++, code++, k++) {
             uint32_t e = entry(sorted[k]);
+            e = (e & ~0xFFFu) | len << 8 | (len + (e & 0xFFu)); /* the code, its code and extra bits */
             unsigned rev = reverse(code, len);
             if (len <= root) {
-                for (unsigned i = rev; i < (1u << root); i += 1u << len) tab[i] = e | len;
+                for (unsigned i = rev; i < (1u << root); i += 1u << len) tab[i] = e;
             } else {
                 if ((rev & ((1u << root) - 1u)) != low) { /* a new sub-table for this root prefix */
                     low = rev & ((1u << root) - 1u);
@@ -195,7 +201,7 @@ static unsigned build(uint32_t *tab, unsigned cap, const uint8_t *lens, unsigned
                     used += 1u << sub_bits;
                     tab[low] = E_SUB | (uint32_t)sub << 16 | (uint32_t)sub_bits << 8 | root;
                 }
-                for (unsigned i = rev >> root; i < (1u << sub_bits); i += 1u << (len - root)) tab[sub + i] = e | len;
+                for (unsigned i = rev >> root; i < (1u << sub_bits); i += 1u << (len - root)) tab[sub + i] = e;
             }
             left[len]--;
         }
@@ -254,8 +260,8 @@ static void drop(br *r, unsigned k) {
 static int small_sym(br *r, const uint32_t *tab, unsigned bits) {
     for (;;) {
         uint32_t e = tab[peek(r, bits)];
-        if (E_LEN(e) <= r->n) {
-            drop(r, E_LEN(e));
+        if (E_BITS(e) <= r->n) {
+            drop(r, E_BITS(e));
             return (int)E_VAL(e);
         }
         if (r->pos == r->len) return -1;
@@ -379,7 +385,7 @@ enum { C_MORE, C_EOB, C_BAD, C_NEED };
 static int fast_codes(npzs_fastinf *s, src *in, uint8_t *base, size_t *opos, size_t olen) {
     const uint8_t *ip = in->p + in->pos, *ilim = in->p + in->n - FAST_IN;
     uint8_t *op = base + *opos, *olim = base + olen - FAST_OUT;
-    uint64_t bb = s->bits;
+    uint64_t bb = s->bits, saved;
     unsigned bc = s->nbits;
     const uint32_t *ll = s->ll, *dt = s->dt;
     const uint64_t llm = mask64(s->ll_bits), dm = mask64(s->d_bits);
@@ -395,59 +401,70 @@ static int fast_codes(npzs_fastinf *s, src *in, uint8_t *base, size_t *opos, siz
         ip += (63u - bc) >> 3;            \
         bc |= 56u;                        \
     } while (0)
-#define CONSUME(n)                        \
+#define CONSUME(e)                        \
     do {                                  \
-        bb >>= (n);                       \
-        bc -= (n);                        \
+        bb >>= E_BITS(e);                 \
+        bc -= E_BITS(e);                  \
     } while (0)
+#define SUB(tab, e) tab[E_VAL(e) + ((bb >> E_BITS(e)) & mask64(E_CODE(e)))]
+#define EXTRA(e) ((size_t)((saved & mask64(E_BITS(e))) >> E_CODE(e)))
     REFILL(); /* 56 bits or more: three literals, or a length and its distance (48) */
     uint32_t e = ll[bb & llm];
     for (;;) {
         if (e & E_LIT) {
             uint8_t lit = (uint8_t)E_VAL(e);
-            CONSUME(E_LEN(e));
+            CONSUME(e);
             e = ll[bb & llm];
             *op++ = lit;
             if (e & E_LIT) {
                 lit = (uint8_t)E_VAL(e);
-                CONSUME(E_LEN(e));
+                CONSUME(e);
                 e = ll[bb & llm];
                 *op++ = lit;
                 if (e & E_LIT) {
                     lit = (uint8_t)E_VAL(e);
-                    CONSUME(E_LEN(e));
+                    CONSUME(e);
                     e = ll[bb & llm];
                     *op++ = lit;
+                    if ((e & E_LIT) && bc >= 25u) { /* a 4th when 15 + 10 bits are left */
+                        lit = (uint8_t)E_VAL(e);
+                        CONSUME(e);
+                        e = ll[bb & llm];
+                        *op++ = lit;
+                    }
                     goto next;
                 }
             }
             REFILL();
         }
-        if (e & E_SUB) e = ll[E_VAL(e) + ((bb >> E_LEN(e)) & mask64(E_EXTRA(e)))];
-        if (e & E_LIT) {
-            CONSUME(E_LEN(e));
-            *op++ = (uint8_t)E_VAL(e);
-            e = ll[bb & llm];
-            goto next;
+        if (e & (E_SUB | E_EOB | E_BAD)) {
+            if (e & E_SUB) e = SUB(ll, e);
+            if (e & E_LIT) {
+                CONSUME(e);
+                *op++ = (uint8_t)E_VAL(e);
+                e = ll[bb & llm];
+                goto next;
+            }
+            if (e & (E_EOB | E_BAD)) {
+                CONSUME(e);
+                rc = e & E_EOB ? C_EOB : C_BAD;
+                break;
+            }
         }
-        if (e & (E_EOB | E_BAD)) {
-            CONSUME(E_LEN(e));
-            rc = e & E_EOB ? C_EOB : C_BAD;
-            break;
-        }
-        unsigned cl = E_LEN(e), ex = E_EXTRA(e);
-        size_t len = E_VAL(e) + (size_t)((bb >> cl) & mask64(ex));
-        CONSUME(cl + ex);
+        saved = bb;
+        CONSUME(e);
+        size_t len = E_VAL(e) + EXTRA(e);
         e = dt[bb & dm];
-        if (e & E_SUB) e = dt[E_VAL(e) + ((bb >> E_LEN(e)) & mask64(E_EXTRA(e)))];
-        if (e & E_BAD) {
-            rc = C_BAD;
-            break;
+        if (e & (E_SUB | E_BAD)) {
+            if (e & E_SUB) e = SUB(dt, e);
+            if (e & E_BAD) {
+                rc = C_BAD;
+                break;
+            }
         }
-        cl = E_LEN(e);
-        ex = E_EXTRA(e);
-        size_t dist = E_VAL(e) + (size_t)((bb >> cl) & mask64(ex));
-        CONSUME(cl + ex);
+        saved = bb;
+        CONSUME(e);
+        size_t dist = E_VAL(e) + EXTRA(e);
         e = ll[bb & llm];
         size_t done = (size_t)(op - base);
         if (dist > done) {
@@ -485,6 +502,8 @@ static int fast_codes(npzs_fastinf *s, src *in, uint8_t *base, size_t *opos, siz
     }
 #undef REFILL
 #undef CONSUME
+#undef SUB
+#undef EXTRA
     ip -= bc >> 3; /* whole bytes read ahead go back */
     bc &= 7u;
     s->bits = bb & mask64(bc);
@@ -496,11 +515,12 @@ static int fast_codes(npzs_fastinf *s, src *in, uint8_t *base, size_t *opos, siz
 
 /* One symbol from a rest point with the input there is, its parts in zlib's order, each looked
  * at once its bits are there (a code's lookup in the bits there are, zeros above, finds a code
- * longer than them unless the code is whole).  Needs room for one byte.  C_MORE: a literal was
- * written, or a match is left in copy_len / copy_dist; C_NEED: the input ends inside the symbol
- * before anything decides it (nothing is taken); C_BAD: refused. */
+ * longer than them unless the code is whole; a refused symbol has no extra bits).  Needs room
+ * for one byte.  C_MORE: a literal was written, or a match is left in copy_len / copy_dist;
+ * C_NEED: the input ends inside the symbol before anything decides it (nothing is taken);
+ * C_BAD: refused. */
 static int slow_symbol(npzs_fastinf *s, src *in, uint8_t *base, size_t *opos) {
-    uint64_t bb = s->bits;
+    uint64_t bb = s->bits, saved;
     unsigned bc = s->nbits;
     size_t pos = in->pos;
     while (bc <= 48 && pos < in->n) {
@@ -509,37 +529,32 @@ static int slow_symbol(npzs_fastinf *s, src *in, uint8_t *base, size_t *opos) {
     }
     uint32_t e = s->ll[bb & mask64(s->ll_bits)];
     if (e & E_SUB) {
-        if (E_LEN(e) > bc) return C_NEED;
-        e = s->ll[E_VAL(e) + ((bb >> E_LEN(e)) & mask64(E_EXTRA(e)))];
+        if (E_BITS(e) > bc) return C_NEED;
+        e = s->ll[E_VAL(e) + ((bb >> E_BITS(e)) & mask64(E_CODE(e)))];
     }
-    unsigned cl = E_LEN(e), ex;
-    if (cl > bc) return C_NEED;
+    if (E_BITS(e) > bc) return C_NEED;
     if (e & E_BAD) return C_BAD;
     int rc = C_MORE;
-    if (e & (E_LIT | E_EOB)) {
-        if (e & E_LIT) base[(*opos)++] = (uint8_t)E_VAL(e);
-        else rc = C_EOB;
-        bb >>= cl;
-        bc -= cl;
+    saved = bb;
+    bb >>= E_BITS(e);
+    bc -= E_BITS(e);
+    if (e & E_LIT) {
+        base[(*opos)++] = (uint8_t)E_VAL(e);
+    } else if (e & E_EOB) {
+        rc = C_EOB;
     } else {
-        ex = E_EXTRA(e);
-        if (cl + ex > bc) return C_NEED;
-        uint32_t len = E_VAL(e) + (uint32_t)((bb >> cl) & mask64(ex));
-        bb >>= cl + ex;
-        bc -= cl + ex;
+        uint32_t len = E_VAL(e) + (uint32_t)((saved & mask64(E_BITS(e))) >> E_CODE(e));
         e = s->dt[bb & mask64(s->d_bits)];
         if (e & E_SUB) {
-            if (E_LEN(e) > bc) return C_NEED;
-            e = s->dt[E_VAL(e) + ((bb >> E_LEN(e)) & mask64(E_EXTRA(e)))];
+            if (E_BITS(e) > bc) return C_NEED;
+            e = s->dt[E_VAL(e) + ((bb >> E_BITS(e)) & mask64(E_CODE(e)))];
         }
-        cl = E_LEN(e);
-        if (cl > bc) return C_NEED;
+        if (E_BITS(e) > bc) return C_NEED;
         if (e & E_BAD) return C_BAD;
-        ex = E_EXTRA(e);
-        if (cl + ex > bc) return C_NEED;
-        uint32_t dist = E_VAL(e) + (uint32_t)((bb >> cl) & mask64(ex));
-        bb >>= cl + ex;
-        bc -= cl + ex;
+        saved = bb;
+        bb >>= E_BITS(e);
+        bc -= E_BITS(e);
+        uint32_t dist = E_VAL(e) + (uint32_t)((saved & mask64(E_BITS(e))) >> E_CODE(e));
         if (dist > *opos + s->hist_avail) return C_BAD; /* before the stream's first byte */
         s->copy_len = len;
         s->copy_dist = dist;
