@@ -42,7 +42,7 @@ typedef struct rd {
 static int bits(rd *r, unsigned k, unsigned *v) {
     if (r->bit + k > r->n * 8) return -1;
     unsigned x = 0;
-    for (unsigned i = 0; i < k; i++, r->bit++) x |= (unsigned)((r->p[r->bit >> 3] >> (r->bit & 7)) & 1u) << i;
+    for (unsigned i = 0; i < k; i++, r->bit++) x |= ((unsigned)r->p[r->bit >> 3] >> (r->bit & 7) & 1u) << i;
     *v = x;
     return 0;
 }
@@ -253,7 +253,7 @@ void dm_align(dm_bits *w) { w->nb = 0; }
 
 void dm_copy_bits(dm_bits *w, const uint8_t *src, size_t from, size_t to) {
     while (from < to && (from & 7)) { /* to the source's byte boundary */
-        dm_put(w, (src[from >> 3] >> (from & 7)) & 1u, 1);
+        dm_put(w, (unsigned)src[from >> 3] >> (from & 7) & 1u, 1);
         from++;
     }
     size_t k = (to - from) / 8;
@@ -265,7 +265,7 @@ void dm_copy_bits(dm_bits *w, const uint8_t *src, size_t from, size_t to) {
         for (size_t i = 0; i < k; i++) dm_put(w, src[from / 8 + i], 8);
     }
     from += k * 8;
-    for (; from < to; from++) dm_put(w, (src[from >> 3] >> (from & 7)) & 1u, 1);
+    for (; from < to; from++) dm_put(w, (unsigned)src[from >> 3] >> (from & 7) & 1u, 1);
 }
 
 /* Huffman codes are written most significant bit first */
@@ -405,5 +405,5 @@ void dm_write_block(dm_bits *w, const dm_block *b, const dm_sym *syms, size_t ns
             break;
         }
     }
-    if (ll[256]) put_code(w, lc[256], ll[256]);
+    if (ll[256] && !(h && h->no_eob)) put_code(w, lc[256], ll[256]);
 }

@@ -71,6 +71,7 @@ typedef struct dm_hdr {
     unsigned overrun;
     int hlit, hdist;         /* >= 0: these counts written instead (and as many lengths, the
                                 missing ones 0); may be past 286 / 30 */
+    int no_eob;              /* the block's end-of-block code left out (the caller goes on) */
 } dm_hdr;
 
 /* Write block b with symbols syms[0, nsym): its header (a dynamic one with a complete

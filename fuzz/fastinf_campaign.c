@@ -26,8 +26,9 @@
  *           an aimed mutation is followed by one or two havoc edits one time in eight
  *     -o    folder for a stream that differs ([ctl][stream], fastinf-diff-<n>.bin; default .)
  *     -k    keep going after a difference (counted)
- * Prints a line per mutator (streams, and zlib's verdicts: ends, refused, cut short, capped,
- * streams with blocks lent to zlib), then
+ * Every million streams a progress line goes to stderr.  At the end it prints a line per mutator
+ * (streams, and zlib's verdicts: ends, refused, cut short, capped, streams with blocks lent to
+ * zlib), one per message zlib refused streams with, then
  *   campaign: N streams, D differences, S seeds (P parsed), CPU T s
  * and exits 1 when D > 0.
  */
@@ -373,7 +374,7 @@ static int m_repeat(buf *out, const seed *s) {
     if (k < 0) return -1;
     dm_block nb = s->m.b[k];
     as_dynamic(&nb);
-    dm_hdr h = {DM_RLE_GREEDY, 0, -1, -1};
+    dm_hdr h = {DM_RLE_GREEDY, 0, -1, -1, 0};
     switch (rnd(6)) {
     case 0: h.rle = DM_RLE_FIRST16; break;
     case 1:
@@ -634,6 +635,12 @@ int main(int argc, char **argv) {
         mu->kinds[z.kind]++;
         if (f.zblocks) mu->lent++;
         if (z.kind == FZ_FI_BAD) tally(z.msg);
+        if ((it + 1) % 1000000 == 0) { /* progress, for long runs */
+            struct rusage ru;
+            getrusage(RUSAGE_SELF, &ru);
+            fprintf(stderr, "fastinf_campaign: %llu streams, %llu differences, CPU %ld s\n", (unsigned long long)(it + 1),
+                    (unsigned long long)diffs, (long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec));
+        }
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);

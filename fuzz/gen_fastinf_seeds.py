@@ -68,7 +68,7 @@ def main():
     streams = [s for s in gen_inflate_seeds.seeds() if campaign or len(s) < 4095]
     streams += [s for s in savez_streams([1, 7, 64, 300, 1000], 44) if len(s) < 4095]
     if campaign:
-        streams += savez_streams([4096, 20000, 70000, 150000], 45)
+        streams += savez_streams([4096, 20000, 70000], 45)
     ctls = [0x00, 0x01, 0x09, 0x12, 0x23, 0x3c, 0x45, 0x66, 0x87, 0xc5, 0x2f, 0xff, 0xa4, 0x5b]
     n = 0
     for i, s in enumerate(streams):
