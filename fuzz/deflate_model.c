@@ -14,19 +14,35 @@ static const uint16_t dbase[30] = {1,   2,   3,   4,   5,   7,    9,    13,   17
 static const uint8_t dext[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
 static const uint8_t order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
 
+/* length -> index in lbase, distance -> index in dbase (distances above 256 by their 128ths):
+ * made on first use (test code) */
+static uint8_t len_ix[259], dist_ix[512];
+static void code_tables(void) {
+    if (len_ix[3] == 0 && len_ix[258] == 28) return;
+    for (unsigned l = 3; l <= 258; l++) {
+        unsigned i = 27;
+        while (lbase[i] > l) i--;
+        len_ix[l] = (uint8_t)(l == 258 ? 28 : i); /* 258 only by symbol 285 */
+    }
+    for (unsigned d = 1; d <= 32768; d++) {
+        unsigned i = 29;
+        while (dbase[i] > d) i--;
+        if (d <= 256) dist_ix[d] = (uint8_t)i;
+        else dist_ix[256 + ((d - 1) >> 7)] = (uint8_t)i;
+    }
+}
+
 void dm_len_code(unsigned len, unsigned *sym, unsigned *eb, unsigned *ex) {
-    unsigned i = 28;
-    while (lbase[i] > len) i--;
-    if (len == 258) i = 28;
-    else if (i == 28) i = 27; /* 258 only by symbol 285 */
+    code_tables();
+    unsigned i = len_ix[len];
     *sym = 257 + i;
     *eb = lext[i];
     *ex = len - lbase[i];
 }
 
 void dm_dist_code(unsigned dist, unsigned *sym, unsigned *eb, unsigned *ex) {
-    unsigned i = 29;
-    while (dbase[i] > dist) i--;
+    code_tables();
+    unsigned i = dist <= 256 ? dist_ix[dist] : dist_ix[256 + ((dist - 1) >> 7)];
     *sym = i;
     *eb = dext[i];
     *ex = dist - dbase[i];
@@ -236,7 +252,7 @@ static void grow(dm_bits *w, size_t need) {
 void dm_put(dm_bits *w, uint32_t v, unsigned k) {
     while (k) {
         if (w->nb == 0) {
-            grow(w, w->n + 1);
+            if (w->n == w->cap) grow(w, w->n + 1);
             w->p[w->n++] = 0;
         }
         unsigned take = 8 - w->nb < k ? 8 - w->nb : k;
@@ -257,12 +273,18 @@ void dm_copy_bits(dm_bits *w, const uint8_t *src, size_t from, size_t to) {
         from++;
     }
     size_t k = (to - from) / 8;
-    if (w->nb == 0 && k) { /* aligned both: whole bytes */
-        grow(w, w->n + k);
-        memcpy(w->p + w->n, src + from / 8, k);
+    if (k) {
+        grow(w, w->n + k + 1);
+        if (w->nb == 0) { /* aligned both: whole bytes */
+            memcpy(w->p + w->n, src + from / 8, k);
+        } else { /* each byte split across two */
+            const uint8_t *b = src + from / 8;
+            for (size_t i = 0; i < k; i++) {
+                w->p[w->n - 1 + i] |= (uint8_t)(b[i] << w->nb);
+                w->p[w->n + i] = (uint8_t)(b[i] >> (8 - w->nb));
+            }
+        }
         w->n += k;
-    } else {
-        for (size_t i = 0; i < k; i++) dm_put(w, src[from / 8 + i], 8);
     }
     from += k * 8;
     for (; from < to; from++) dm_put(w, (unsigned)src[from >> 3] >> (from & 7) & 1u, 1);
@@ -270,7 +292,9 @@ void dm_copy_bits(dm_bits *w, const uint8_t *src, size_t from, size_t to) {
 
 /* Huffman codes are written most significant bit first */
 static void put_code(dm_bits *w, uint32_t code, unsigned len) {
-    for (unsigned i = len; i-- > 0;) dm_put(w, (code >> i) & 1u, 1);
+    uint32_t r = 0;
+    for (unsigned i = 0; i < len; i++, code >>= 1) r = (r << 1) | (code & 1u);
+    dm_put(w, r, len);
 }
 
 /* canonical codes of lens[0, n) (for a set that is not a prefix code too: the codes are then
