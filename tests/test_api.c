@@ -44,6 +44,7 @@ static int mask_on;
 static unsigned ev_mask = NPZS_EV_ALL;
 static uint64_t direct_bytes, into_bad;
 static long fast_checked; /* files also read with NPZS_LENIENT_FAST_INFLATE */
+static long zlib_checked; /* files also read with NPZS_INFLATE_ZLIB */
 #define CHECK(cond, ...)                                                      \
     do {                                                                      \
         if (cond) passed++;                                                   \
@@ -248,6 +249,10 @@ static run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *s
             r.verdict = rc;
             r.err_off = npzs_error_offset(p);
             r.err_member = npzs_error_member(p);
+            const char *rule = npzs_error_rule(p); /* the rule and content offset are compared too */
+            if (rule) r.h = mix(r.h, rule, strlen(rule));
+            uint64_t coff = npzs_error_content_offset(p);
+            MIXV(r.h, coff);
             npzs_event ev2;
             if (npzs_next(p, &in, &ev2) != rc) r.progress_ok = 0; /* sticky */
             stop = 1;
@@ -539,6 +544,22 @@ static void test_file(const char *path) {
         CHECK(same(&a1, &f0) && same(&a2, &f0), "%s: ISA-L's inflate after a reset differs", path);
         npzs_free(q);
         fast_checked++;
+    }
+    /* the default decoder (src/fastinf.c) against zlib alone (NPZS_INFLATE_ZLIB): the same
+     * events, verdict, error, rule and offsets, whole, in 7-byte pushes and with a 1-byte window
+     * (the default's own splits are checked against `whole` above and below) */
+    {
+        npzs_limits zl;
+        npzs_limits_default(&zl);
+        zl.lenient = NPZS_INFLATE_ZLIB;
+        run z0 = parse(buf, len, NULL, 0, &zl, NULL);
+        run z7 = parse(buf, len, &seven, 1, &zl, NULL);
+        zl.inflate_window = 1;
+        run zw = parse(buf, len, &seven, 1, &zl, NULL);
+        CHECK(same(&whole, &z0) && same(&whole, &z7) && same(&whole, &zw),
+              "%s: zlib alone reads it differently (verdict %d/%d off %llu/%llu)", path, whole.verdict, z0.verdict,
+              (unsigned long long)whole.err_off, (unsigned long long)z0.err_off);
+        zlib_checked++;
     }
     /* a small inflate window must not change anything either */
     npzs_limits lim;
@@ -1124,7 +1145,7 @@ static void test_contract(void) {
             {"max_header_size", 0, 0}, {"max_header_size", 0, (UINT64_C(1) << 30) + 1}, {"max_ndim", 1, 65},
             {"max_fields", 2, 0}, {"max_depth", 3, 0}, {"max_depth", 3, 1001}, {"max_members", 4, 0},
             {"max_name_len", 5, 0}, {"max_name_len", 5, 65536}, {"max_extra_len", 6, 65536},
-            {"inflate_window", 7, 0}, {"lenient", 8, 0x8}, {"max_memory", 9, 100},
+            {"inflate_window", 7, 0}, {"lenient", 8, 0x10}, {"max_memory", 9, 100},
         };
         for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
             npzs_limits l;
@@ -2154,6 +2175,9 @@ int main(int argc, char **argv) {
     printf("api: %ld headers, %ld through the fast path, all equal to the general parser's results\n",
            headers_seen, headers_fast);
     CHECK(argc < 2 || headers_fast > 0, "no header took the fast path");
+    printf("api: %ld files also read by zlib alone (NPZS_INFLATE_ZLIB), every run equal to the default decoder's\n",
+           zlib_checked);
+    CHECK(argc < 2 || zlib_checked == nfiles, "%ld files read by zlib alone of %ld", zlib_checked, nfiles);
     printf("api: %s\n", npzs_fast_inflate() ? "ISA-L built in: every file read with NPZS_LENIENT_FAST_INFLATE too"
                                             : "built without ISA-L: NPZS_LENIENT_FAST_INFLATE is refused (checked)");
     if (!npzs_fast_inflate()) {

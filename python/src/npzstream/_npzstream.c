@@ -853,6 +853,7 @@ PyMODINIT_FUNC PyInit__npzstream(void) {
         PyModule_AddIntConstant(m, "LENIENT_NPY_TRAILING", NPZS_LENIENT_NPY_TRAILING) < 0 ||
         PyModule_AddIntConstant(m, "LENIENT_HEADER_NEWLINE", NPZS_LENIENT_HEADER_NEWLINE) < 0 ||
         PyModule_AddIntConstant(m, "LENIENT_FAST_INFLATE", NPZS_LENIENT_FAST_INFLATE) < 0 ||
+        PyModule_AddIntConstant(m, "INFLATE_ZLIB", NPZS_INFLATE_ZLIB) < 0 ||
         PyModule_AddIntConstant(m, "FAST_INFLATE", npzs_fast_inflate()) < 0) {
         Py_DECREF(m);
         return NULL;
