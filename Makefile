@@ -102,6 +102,14 @@ $(B)/test_policy: $(TEST_POLICY_SRC) fuzz/common.h $(B)/libnpzstream.a $(HDR)
 $(BS)/test_policy: $(TEST_POLICY_SRC) fuzz/common.h $(SAN_LIB) $(HDR)
 	$(CC) $(SAN_FLAGS) -Isrc -Ifuzz -o $@ $(TEST_POLICY_SRC) $(SAN_LIB) $(LDLIBS)
 TEST_DEPS += $(B)/test_policy $(BS)/test_policy
+# the default decoder against zlib on hand-made deflate streams (tests/inflate)
+TEST_INFLATE_SRC = tests/inflate/test_fastinf.c fuzz/common.c fuzz/zfview.c fuzz/fastinf_diff.c fuzz/deflate_model.c
+TEST_INFLATE_HDR = fuzz/common.h fuzz/fastinf_diff.h fuzz/deflate_model.h
+$(B)/test_fastinf: $(TEST_INFLATE_SRC) $(TEST_INFLATE_HDR) $(B)/libnpzstream.a $(HDR)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) -Isrc -Ifuzz -o $@ $(TEST_INFLATE_SRC) $(B)/libnpzstream.a $(LDLIBS)
+$(BS)/test_fastinf: $(TEST_INFLATE_SRC) $(TEST_INFLATE_HDR) $(SAN_LIB) $(HDR)
+	$(CC) $(SAN_FLAGS) -Isrc -Ifuzz -o $@ $(TEST_INFLATE_SRC) $(SAN_LIB) $(LDLIBS)
+TEST_DEPS += $(B)/test_fastinf $(BS)/test_fastinf
 # the C-only vector runner (tests/vectors: every hand-built case, at every push size)
 $(B)/run_vectors: tests/vectors/run_vectors.c $(B)/libnpzstream.a $(HDR)
 	$(CC) $(NPZS_FLAGS) $(CFLAGS) -o $@ tests/vectors/run_vectors.c $(B)/libnpzstream.a $(LDLIBS)
@@ -148,6 +156,7 @@ TIER ?= all
 NPROC   ?= $(shell nproc 2>/dev/null || echo 2)
 .PHONY: test-build test-all-build
 test-build: all $(B)/test_api $(B)/run_vectors $(B)/test_policy $(B)/test_vlen_api $(BS)/test_api $(BS)/test_policy \
+            $(B)/test_fastinf $(BS)/test_fastinf \
             examples python-env fuzz
 test-all-build: test-build $(BS)/npzstream $(TEST_DEPS) ref-matrix fuzz-replay web-env
 test:
@@ -163,11 +172,13 @@ test-all:
 # tests/vectors): a run that finds fewer than CHECK_FILES files fails
 CHECK_FILES ?= 5000
 check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test_policy $(BS)/test_policy \
-       $(BS)/test_contracts
+       $(BS)/test_contracts $(B)/test_fastinf $(BS)/test_fastinf
 	$(B)/test_api --need-files $(CHECK_FILES) corpus tests/vectors
 	$(BS)/test_api --need-files 1000 corpus/peers tests/vectors
 	$(B)/test_policy
 	$(BS)/test_policy
+	$(B)/test_fastinf
+	$(BS)/test_fastinf
 	$(B)/run_vectors --par
 	$(BS)/run_vectors
 	$(BS)/run_vectors --par-only

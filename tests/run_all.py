@@ -125,6 +125,8 @@ def main():
                 # the vectors at every push size, and through the parallel helper
                 ("vectors", [os.path.join(a.plain, "run_vectors"), "--par"]),
                 ("policy-c", [os.path.join(a.plain, "test_policy")]),
+                ("inflate-c", [os.path.join(a.plain, "test_fastinf")]),
+                ("inflate-c-asan", [os.path.join(a.san, "test_fastinf")]),
                 # one sanitizer pass: the API suite over every file under ASan+UBSan
                 ("api-asan", [os.path.join(a.san, "test_api")] + files),
                 ("policy-c-asan", [os.path.join(a.san, "test_policy")]),
