@@ -40,12 +40,12 @@ LDLIBS  += $(if $(filter 1,$(ISAL)),-lisal,) $(SSL_LIB) -lz -lm -pthread
 SONAME   = libnpzstream.so.0
 
 # the library: one concern per file (README.md, "Layout")
-SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflate.c src/names.c \
+SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflate.c src/fastinf.c src/names.c \
            src/zlocate.c src/crc.c src/crcfold.c src/vlen.c src/par.c src/pool.c src/parbuf.c src/scout.c src/json.c \
            src/policy.c src/values.c src/sha256.c
 HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h src/internal.h src/policy.h \
            src/states.h src/rules.h src/base.h src/seam.h src/zrec.h src/par.h src/pool.h src/contract.h \
-           src/text.h
+           src/text.h src/fastinf.h
 # the report (what is printed of an input: the CLI's and the WebAssembly module's), and the CLI
 REPORT_SRC = report/report.c report/write.c
 CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/run.c cli/batch.c cli/output.c cli/cmd_check.c cli/cmd_ls.c \
@@ -130,6 +130,14 @@ $(BNC)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(BNC)/libnpzstream.a $(HDR)
 	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_SRC) $(BNC)/libnpzstream.a $(LDLIBS)
 $(BNC)/test_policy: $(TEST_POLICY_SRC) $(TEST_HDR) $(BNC)/libnpzstream.a
 	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(TEST_DEF) -Isrc -Ifuzz -o $@ $(TEST_POLICY_SRC) $(BNC)/libnpzstream.a $(LDLIBS)
+# the default decoder against zlib on hand-made deflate streams (tests/inflate)
+TEST_INFLATE_SRC = tests/inflate/test_fastinf.c fuzz/common.c fuzz/zfview.c fuzz/fastinf_diff.c fuzz/deflate_model.c
+TEST_INFLATE_HDR = fuzz/common.h fuzz/fastinf_diff.h fuzz/deflate_model.h
+$(B)/test_fastinf: $(TEST_INFLATE_SRC) $(TEST_INFLATE_HDR) $(B)/libnpzstream.a $(HDR)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(TEST_DEF) -Isrc -Ifuzz -o $@ $(TEST_INFLATE_SRC) $(B)/libnpzstream.a $(LDLIBS)
+$(BS)/test_fastinf: $(TEST_INFLATE_SRC) $(TEST_INFLATE_HDR) $(SAN_LIB) $(HDR)
+	$(CC) $(SAN_FLAGS) $(TEST_DEF) -Isrc -Ifuzz -o $@ $(TEST_INFLATE_SRC) $(SAN_LIB) $(LDLIBS)
+TEST_DEPS += $(B)/test_fastinf $(BS)/test_fastinf
 # the C-only vector runner (tests/vectors: every hand-built case, at every push size)
 $(eval $(call c_suite,run_vectors,tests/vectors/run_vectors.c,))
 TEST_DEPS += $(B)/run_vectors $(BS)/run_vectors
@@ -172,7 +180,8 @@ TIER ?= all
 NPROC   ?= $(shell nproc 2>/dev/null || echo 2)
 .PHONY: test-build test-all-build
 test-build: all $(B)/test_api $(B)/run_vectors $(B)/test_policy $(B)/test_vlen_api $(BS)/test_api $(BS)/test_policy \
-            $(BNC)/test_policy $(BNC)/npzstream examples python-env fuzz
+            $(BNC)/test_policy $(BNC)/npzstream $(B)/test_fastinf $(BS)/test_fastinf \
+            examples python-env fuzz
 test-all-build: test-build $(BS)/npzstream $(TEST_DEPS) ref-matrix fuzz-replay web-env engines-env
 test:
 	@$(MAKE) --no-print-directory -j$(NPROC) test-build
@@ -188,13 +197,15 @@ test-all:
 # tests/vectors): a run that finds fewer than CHECK_FILES files fails
 CHECK_FILES ?= 5000
 check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test_policy $(BS)/test_policy \
-       $(BNC)/test_policy $(BS)/test_contracts
+       $(BNC)/test_policy $(BS)/test_contracts $(B)/test_fastinf $(BS)/test_fastinf
 	sh fuzz/harnesses.sh check
 	$(B)/test_api --need-files $(CHECK_FILES) corpus tests/vectors
 	$(BS)/test_api --need-files 1000 corpus/peers tests/vectors
 	$(B)/test_policy
 	$(BS)/test_policy
 	$(BNC)/test_policy --sha256-absent
+	$(B)/test_fastinf
+	$(BS)/test_fastinf
 	$(B)/run_vectors --par
 	$(BS)/run_vectors
 	$(BS)/run_vectors --par-only

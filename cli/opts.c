@@ -43,6 +43,8 @@ static const char LIMITS_REST[] =
     "                        a worker started: one that changes size meanwhile is an I/O error)\n"
     "  --inflate-memory N    bytes those workers' members may hold at once (128Mi a worker;\n"
     "                        --jobs-memory is its former name)\n"
+    "  --inflate-zlib        inflate with zlib alone (slower; the default decoder's verdict and\n"
+    "                        bytes are zlib's, see SECURITY.md \"The inflater\")\n"
     "Your rules (README.md, \"Policies\"):\n"
     "  --policy FILE         accept only files the JSON policy in FILE describes (members, dtypes,\n"
     "                        shapes, values, hashes); a violation is a rejection (code policy)\n"
@@ -208,7 +210,8 @@ int parse_limit(opts *o, int argc, char **argv, int *i) {
     static const struct { const char *flag; uint32_t bit; } lenient[] = {
         {"--lenient-npy-trailing", NPZS_LENIENT_NPY_TRAILING},
         {"--lenient-header-newline", NPZS_LENIENT_HEADER_NEWLINE},
-        {"--lenient-fast-inflate", NPZS_LENIENT_FAST_INFLATE}};
+        {"--lenient-fast-inflate", NPZS_LENIENT_FAST_INFLATE},
+        {"--inflate-zlib", NPZS_INFLATE_ZLIB}}; /* not lenient: the same field */
     for (size_t k = 0; k < sizeof lenient / sizeof lenient[0]; k++)
         if (strcmp(a, lenient[k].flag) == 0) {
             o->lim.lenient |= lenient[k].bit;

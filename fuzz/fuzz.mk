@@ -20,8 +20,9 @@ FUZZ_AFLDRV   ?= /usr/lib/afl/libAFLDriver.a
 FUZZ_REPLAYCC ?= cc
 SECONDS       ?= 60
 FUZZ_FLAGS    ?=
-FUZZ_SRC       = $(SRC) fuzz/common.c fuzz/zfview.c
-FUZZ_DEPS      = $(SRC) $(HDR) fuzz/common.c fuzz/zfview.c fuzz/common.h fuzz/state_prefixes.h fuzz/fuzz.mk
+FUZZ_SRC       = $(SRC) fuzz/common.c fuzz/zfview.c fuzz/fastinf_diff.c
+FUZZ_DEPS      = $(SRC) $(HDR) fuzz/common.c fuzz/zfview.c fuzz/fastinf_diff.c fuzz/common.h fuzz/fastinf_diff.h \
+                 fuzz/state_prefixes.h fuzz/fuzz.mk
 FUZZ_INC       = -Iinclude -Isrc -Ifuzz
 FUZZ_SAN       = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS    = -std=c11 -g -O1 -Wall -Wextra $(FUZZ_INC) $(SSL_DEF) $(TEST_DEF)
@@ -38,8 +39,8 @@ fuzz-replay: $(FUZZ_HARNESSES:%=$(RB)/%) $(RB)/state_gate
 
 # The library and the shared driver are compiled once for all harnesses (an archive each for
 # libFuzzer, with -fsanitize=fuzzer-no-link, and for the replays); a harness is its one file.
-FUZZ_OBJ_SRC   = $(SRC) fuzz/common.c fuzz/zfview.c
-FUZZ_OBJ_DEPS  = $(HDR) fuzz/common.h fuzz/fuzz.mk
+FUZZ_OBJ_SRC   = $(SRC) fuzz/common.c fuzz/zfview.c fuzz/fastinf_diff.c
+FUZZ_OBJ_DEPS  = $(HDR) fuzz/common.h fuzz/fastinf_diff.h fuzz/fuzz.mk
 $(FB)/obj/%.o: %.c $(FUZZ_OBJ_DEPS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
@@ -144,6 +145,34 @@ $(FUZZ_ISAL_HARNESSES:%=$(FB)/%): $(FB)/%: fuzz/%.c fuzz/fuzz.mk
 	$(FUZZ_CLANG) -std=c11 -g -O1 -Wall -Wextra -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< -lisal -lz
 fuzz-isal-seeds:
 	$(PYTHON) fuzz/gen_inflate_seeds.py corpus/fuzz_inflate_diff
+
+# make fastinf-seeds: corpus/fuzz_fastinf/ (fuzz/gen_fastinf_seeds.py: savez_compressed members of
+# three kinds of arrays, and the hand-made streams of gen_inflate_seeds.py).
+# make fastinf-campaign [STREAMS=N] [CAMPAIGN_SEED=K] [MUTATORS=a,b] [NICE=19]: the differential
+# campaign of the default decoder against zlib (fuzz/fastinf_campaign.c: one process, -O2, no
+# sanitizers, at NICE), from corpus/fuzz_fastinf and the larger seeds of build/fastinf-seeds; a
+# stream that differs is written to build/fastinf-diff/.  $(B)/san/fastinf_campaign: the same
+# under ASan+UBSan.
+.PHONY: fastinf-seeds fastinf-campaign
+STREAMS ?= 1000000
+CAMPAIGN_SEED ?= 1
+MUTATORS ?=
+FI_CAMPAIGN_SRC = fuzz/fastinf_campaign.c fuzz/fastinf_diff.c fuzz/deflate_model.c src/fastinf.c
+FI_CAMPAIGN_DEPS = $(FI_CAMPAIGN_SRC) fuzz/fastinf_diff.h fuzz/deflate_model.h src/fastinf.h
+$(B)/fastinf_campaign: $(FI_CAMPAIGN_DEPS)
+	@mkdir -p $(B)
+	$(CC) $(CSTD) -O2 -g -Wall -Wextra -Isrc -Ifuzz -o $@ $(FI_CAMPAIGN_SRC) -lz
+$(BS)/fastinf_campaign: $(FI_CAMPAIGN_DEPS)
+	@mkdir -p $(BS)
+	$(CC) $(CSTD) -O1 -g -Wall -Wextra $(SAN) -Isrc -Ifuzz -o $@ $(FI_CAMPAIGN_SRC) -lz
+fastinf-seeds:
+	$(PYTHON) fuzz/gen_fastinf_seeds.py corpus/fuzz_fastinf
+build/fastinf-seeds/.done: fuzz/gen_fastinf_seeds.py fuzz/gen_inflate_seeds.py
+	$(PYTHON) fuzz/gen_fastinf_seeds.py --campaign build/fastinf-seeds && touch $@
+fastinf-campaign: $(B)/fastinf_campaign build/fastinf-seeds/.done
+	@mkdir -p build/fastinf-diff
+	nice -n $(NICE) $(B)/fastinf_campaign -n $(STREAMS) -s $(CAMPAIGN_SEED) $(if $(MUTATORS),-m $(MUTATORS),) \
+	    -o build/fastinf-diff corpus/fuzz_fastinf build/fastinf-seeds
 
 # make fuzz-campaign HOURS=N [JOBS=J] [NICE=19]: every harness in turn, HOURS of CPU time shared
 # among them, on the free cores; each run appends its row (harness, commit, CPU time, execs, seeds, findings)

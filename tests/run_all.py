@@ -152,6 +152,9 @@ def c_suites(tiers, a, files):
             # the vectors at every push size, and through the parallel helper
             ("vectors", [os.path.join(a.plain, "run_vectors"), "--par"]),
             ("policy-c", [os.path.join(a.plain, "test_policy")]),
+            # the default decoder against zlib on hand-made deflate streams
+            ("inflate-c", [os.path.join(a.plain, "test_fastinf")]),
+            ("inflate-c-asan", [os.path.join(a.san, "test_fastinf")]),
             ("vlen-c", [os.path.join(a.plain, "test_vlen_api")]),
             # one sanitizer pass: the API suite over every file under ASan+UBSan
             ("api-asan", [os.path.join(a.san, "test_api")] + files),

@@ -92,7 +92,8 @@ NZS_EXPORT int nzs_set(nzs *h, const char *name, const char *value) {
     static const struct { const char *name; uint32_t bit; } lenient[] = {
         {"lenient_npy_trailing", NPZS_LENIENT_NPY_TRAILING},
         {"lenient_header_newline", NPZS_LENIENT_HEADER_NEWLINE},
-        {"lenient_fast_inflate", NPZS_LENIENT_FAST_INFLATE}};
+        {"lenient_fast_inflate", NPZS_LENIENT_FAST_INFLATE},
+        {"inflate_zlib", NPZS_INFLATE_ZLIB}};
     char *end;
     if (!value || value[0] < '0' || value[0] > '9') return -2;
     errno = 0;

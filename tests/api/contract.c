@@ -106,7 +106,7 @@ void test_contract(void) {
             {"max_header_size", 0, 0}, {"max_header_size", 0, (UINT64_C(1) << 30) + 1}, {"max_ndim", 1, 65},
             {"max_fields", 2, 0}, {"max_depth", 3, 0}, {"max_depth", 3, 1001}, {"max_members", 4, 0},
             {"max_name_len", 5, 0}, {"max_name_len", 5, 65536}, {"max_extra_len", 6, 65536},
-            {"inflate_window", 7, 0}, {"lenient", 8, 0x8}, {"max_memory", 9, 100},
+            {"inflate_window", 7, 0}, {"lenient", 8, 0x10}, {"max_memory", 9, 100},
         };
         for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
             npzs_limits l;

@@ -183,6 +183,10 @@ run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *sched, s
             r.verdict = rc;
             r.err_off = npzs_error_offset(p);
             r.err_member = npzs_error_member(p);
+            const char *rule = npzs_error_rule(p); /* the rule and content offset are compared too */
+            if (rule) r.h = mix(r.h, rule, strlen(rule));
+            uint64_t coff = npzs_error_content_offset(p);
+            MIXV(r.h, coff);
             npzs_event ev2;
             if (npzs_next(p, &in, &ev2) != rc) r.progress_ok = 0; /* sticky */
             stop = 1;

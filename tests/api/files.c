@@ -16,6 +16,7 @@
 static uint64_t par_used_total; /* members the helper's workers inflated, over every file */
 static uint64_t par_taken_total; /* arrays whose data the caller took from a worker (npzs_par_take_data) */
 static long fast_checked; /* files also read with NPZS_LENIENT_FAST_INFLATE */
+static long zlib_checked; /* files also read with NPZS_INFLATE_ZLIB */
 static long files_tested; /* files run (a group each) */
 
 static void test_file(const char *path) {
@@ -245,6 +246,22 @@ static void test_file(const char *path) {
         npzs_free(q);
         fast_checked++;
     }
+    /* the default decoder (src/fastinf.c) against zlib alone (NPZS_INFLATE_ZLIB): the same
+     * events, verdict, error, rule and offsets, whole, in 7-byte pushes and with a 1-byte window
+     * (the default's own splits are checked against `whole` above and below) */
+    {
+        npzs_limits zl;
+        npzs_limits_default(&zl);
+        zl.lenient = NPZS_INFLATE_ZLIB;
+        run z0 = parse(buf, len, NULL, 0, &zl, NULL);
+        run z7 = parse(buf, len, &seven, 1, &zl, NULL);
+        zl.inflate_window = 1;
+        run zw = parse(buf, len, &seven, 1, &zl, NULL);
+        CHECK(same(&whole, &z0) && same(&whole, &z7) && same(&whole, &zw),
+              "%s: zlib alone reads it differently (verdict %d/%d off %llu/%llu)", path, whole.verdict, z0.verdict,
+              (unsigned long long)whole.err_off, (unsigned long long)z0.err_off);
+        zlib_checked++;
+    }
     /* a small inflate window must not change anything either */
     npzs_limits lim;
     npzs_limits_default(&lim);
@@ -326,6 +343,9 @@ void test_files_summary(void) {
     printf("api: %ld headers, %ld through the fast path, all equal to the general parser's results\n",
            headers_seen, headers_fast);
     CHECK(!ran || headers_fast > 0, "no header took the fast path");
+    printf("api: %ld files also read by zlib alone (NPZS_INFLATE_ZLIB), every run equal to the default decoder's\n",
+           zlib_checked);
+    CHECK(zlib_checked == files_tested, "%ld files read by zlib alone of %ld", zlib_checked, files_tested);
     printf("api: %s\n", npzs_fast_inflate() ? "ISA-L built in: every file read with NPZS_LENIENT_FAST_INFLATE too"
                                             : "built without ISA-L: NPZS_LENIENT_FAST_INFLATE is refused (checked)");
     if (!npzs_fast_inflate()) {
