@@ -2,7 +2,8 @@
 #   make fuzz                 libFuzzer builds (clang, ASan+UBSan) of every harness -> build/fuzz/
 #   make afl                  AFL++ builds (afl-clang-fast, ASan+UBSan, libAFLDriver) -> build/afl/
 #   make fuzz-run SECONDS=N   run every libFuzzer harness N seconds on its corpus with the dict
-#   make fuzz-smoke SECONDS=N every libFuzzer harness N s (default 30) on a copy of its corpus; fails on
+#   make fuzz-smoke SMOKE_SECONDS=N [SMOKE_JOBS=J]  every libFuzzer harness N s (default 20) on a
+#                             copy of its corpus, J at once (default 2: the cores CI has); fails on
 #                             any crash, leak, timeout or broken invariant (CI runs it)
 #   make regress              replay corpus/** (incl. corpus/regress) through every harness, ASan+UBSan
 #   make state-gate           fail unless the corpus reaches every state of src/states.h
@@ -121,19 +122,10 @@ fuzz-clean:
 
 # A short run of every harness, for CI: new inputs go to a scratch folder (the committed corpus is
 # only read), any finding fails the target and is left in build/fuzz-smoke/ with its log.
-SMOKE_SECONDS ?= 30
+SMOKE_SECONDS ?= 20
+SMOKE_JOBS ?= 2
 fuzz-smoke: fuzz
-	@rm -rf build/fuzz-smoke; mkdir -p build/fuzz-smoke; fail=0; n=0; \
-	for h in $(FUZZ_HARNESSES); do \
-	  mkdir -p build/fuzz-smoke/$$h; \
-	  flags=$$(sh fuzz/harnesses.sh flags $$h) || exit 2; \
-	  $(FB)/$$h -max_total_time=$(SMOKE_SECONDS) $$flags -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
-	    -print_final_stats=1 -artifact_prefix=build/fuzz-smoke/$$h- \
-	    build/fuzz-smoke/$$h corpus/$$h >build/fuzz-smoke/$$h.log 2>&1; \
-	  if [ $$? -eq 0 ]; then n=$$((n+1)); echo "   $$h: ok ($$(grep -oE 'stat::number_of_executed_units: [0-9]+' build/fuzz-smoke/$$h.log | grep -oE '[0-9]+' || echo '?') runs)"; \
-	  else fail=$$((fail+1)); echo "FAIL $$h: see build/fuzz-smoke/$$h.log"; tail -n 20 build/fuzz-smoke/$$h.log; fi; \
-	done; \
-	echo "fuzz-smoke: $$n passed, $$fail failed"; [ $$fail -eq 0 ]
+	@sh fuzz/smoke.sh $(SMOKE_SECONDS) $(SMOKE_JOBS) $(FB) $(FUZZ_HARNESSES)
 
 # make fuzz-isal: the harnesses of build "isal" (fuzz_inflate_diff, ISA-L's inflate against zlib's;
 # built where isa-l is installed: Debian's libisal-dev); make fuzz-isal-seeds writes
