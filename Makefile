@@ -17,7 +17,7 @@ endif
 ISAL_DEF = $(if $(filter 1,$(ISAL)),-DNPZS_HAVE_ISAL,)
 # OpenSSL's libcrypto (Debian: libssl-dev) gives SHA-256 of array data (npzs_hash, a policy's
 # "hash" and pinned values) where its headers are installed; make OPENSSL=0 builds without it (hashing
-# is then refused, never faked).  libcrypto is not linked: src/sha256.c loads it the first time a
+# is then refused, never faked).  libcrypto is not linked: src/bytes/sha256.c loads it the first time a
 # hash is asked for (start-up costs nothing without one: bench/README.md, issue 44), so the library
 # needs dlopen (in the C library since glibc 2.34, -ldl before).
 ifeq ($(origin OPENSSL),undefined)
@@ -39,13 +39,11 @@ NPZS_FLAGS = $(CSTD) $(WARN) $(WERROR) $(INC) -fvisibility=hidden $(FEAT_DEF)
 LDLIBS  += $(if $(filter 1,$(ISAL)),-lisal,) $(SSL_LIB) -lz -lm -pthread
 SONAME   = libnpzstream.so.0
 
-# the library: one concern per file (README.md, "Layout")
-SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflate.c src/fastinf.c src/names.c \
-           src/zlocate.c src/crc.c src/crcfold.c src/vlen.c src/par.c src/pool.c src/parbuf.c src/scout.c src/json.c \
-           src/policy.c src/values.c src/sha256.c
-HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h src/internal.h src/policy.h \
-           src/states.h src/rules.h src/base.h src/seam.h src/zrec.h src/par.h src/pool.h src/contract.h \
-           src/text.h src/fastinf.h
+# the library: a folder per layer under src/, the API and dispatcher (src/npzs.c) on top
+# (README.md, "Layout"); every source of every layer is built
+SRC      = src/npzs.c $(sort $(wildcard src/*/*.c))
+HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h src/internal.h \
+           $(sort $(wildcard src/*/*.h))
 # the report (what is printed of an input: the CLI's and the WebAssembly module's), and the CLI
 REPORT_SRC = report/report.c report/write.c
 CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/run.c cli/batch.c cli/output.c cli/cmd_check.c cli/cmd_ls.c \
@@ -74,9 +72,10 @@ PIC_OBJ  = $(SRC:src/%.c=$(B)/pic/%.o)
 all: $(B)/libnpzstream.a $(B)/libnpzstream.so $(B)/npzstream
 
 $(B)/%.o: src/%.c $(HDR) | $(B)
+	@mkdir -p $(dir $@)
 	$(CC) $(NPZS_FLAGS) $(CFLAGS) -c $< -o $@
 $(B)/pic/%.o: src/%.c $(HDR) | $(B)
-	@mkdir -p $(B)/pic
+	@mkdir -p $(dir $@)
 	$(CC) $(NPZS_FLAGS) $(CFLAGS) -fPIC -c $< -o $@
 $(B)/libnpzstream.a: $(OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -88,7 +87,7 @@ $(B):
 	@mkdir -p $(B)
 
 $(BS)/%.o: src/%.c $(HDR)
-	@mkdir -p $(BS)
+	@mkdir -p $(dir $@)
 	$(CC) $(SAN_FLAGS) -c $< -o $@
 $(SAN_LIB): $(SAN_OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -121,10 +120,10 @@ TEST_DEPS += $(B)/test_policy $(BS)/test_policy
 # hashing refused, as where libcrypto is missing at run time (test_policy --sha256-absent, and the
 # command line's refusals in tests/policy/test_policy_cli.py)
 BNC      = $(B)/nocrypto
-$(BNC)/sha256.o: src/sha256.c $(HDR)
-	@mkdir -p $(BNC)
+$(BNC)/bytes/sha256.o: src/bytes/sha256.c $(HDR)
+	@mkdir -p $(dir $@)
 	$(CC) $(NPZS_FLAGS) $(CFLAGS) -DNPZS_CRYPTO_SONAME='"libcrypto-absent.so.0"' -c $< -o $@
-$(BNC)/libnpzstream.a: $(filter-out $(B)/sha256.o,$(OBJ)) $(BNC)/sha256.o
+$(BNC)/libnpzstream.a: $(filter-out $(B)/bytes/sha256.o,$(OBJ)) $(BNC)/bytes/sha256.o
 	rm -f $@ && ar rcs $@ $^
 $(BNC)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(BNC)/libnpzstream.a $(HDR)
 	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_SRC) $(BNC)/libnpzstream.a $(LDLIBS)

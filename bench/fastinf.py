@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The fast decoder (src/fastinf.c) against zlib: single-threaded deflated loads of
+"""The fast decoder (src/zip/fastinf.c) against zlib: single-threaded deflated loads of
 np.savez_compressed archives of three kinds of data, SIZE MiB of array data each, written by
 Debian's NumPy:
 

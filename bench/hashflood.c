@@ -10,7 +10,7 @@
  *                               scheme and print the probes it made, the cost npzstream 0.1.0
  *                               paid (bench/hashflood.py compares it with random names)
  *
- * Only the benchmark uses this; the library's table (src/names.c) is keyed SipHash.
+ * Only the benchmark uses this; the library's table (src/zip/names.c) is keyed SipHash.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -9,7 +9,7 @@
  *     inflate         walk the ZIP local headers, raw-inflate every deflated member into a 256 KiB
  *                     window (npzstream's default) and CRC the output with npzs__crc32; no checks
  *     inflate-isal    the same walk with ISA-L's streaming isal_inflate (built with ISA-L)
- *     inflate-fast    the same walk with the library's decoder (src/fastinf.c, npzstream's default),
+ *     inflate-fast    the same walk with the library's decoder (src/zip/fastinf.c, npzstream's default),
  *                     each member's compressed size taken from its local header
  *     crc-isal        read-discard plus ISA-L's crc32_gzip_refl (built with ISA-L)
  *
@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "fastinf.h"
+#include "zip/fastinf.h"
 #ifdef HAVE_LIBDEFLATE
 #include <libdeflate.h>
 #endif

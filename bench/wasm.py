@@ -10,7 +10,7 @@ deflating ~3.3x).  Each round times, one after the other, `npzstream check -q FI
 the same file validated by build/wasm/npzstream.mjs in one Node process (bench/wasm-validate.mjs:
 the wasm loaded once, as a page or a server keeps it, the file read into the wasm's memory as
 npzstream-check.mjs reads it: Validator.readFrom, 256 KiB at a time), and once the whole `node npzstream-check.mjs FILE` (Node's start-up included).  --bin-zlib
-is a native build without ISA-L (make ISAL=0): src/crcfold.c's CRC-32, the one the wasm runs: the same algorithms.  Times are
+is a native build without ISA-L (make ISAL=0): src/bytes/crcfold.c's CRC-32, the one the wasm runs: the same algorithms.  Times are
 medians over the rounds; the file is in the page cache.  Prints a Markdown table for
 bench/README.md.
 """

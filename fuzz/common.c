@@ -7,7 +7,7 @@
 #include <zlib.h>
 
 #include "internal.h" /* test-build helpers of the library, linked from its sources */
-#include "text.h"
+#include "bytes/text.h"
 
 uint64_t fz_visited_all;
 uint32_t fz_cvisited_all;
@@ -457,7 +457,7 @@ void npzs__par_keep(npzs_par *q, uint64_t n);
 uint32_t npzs__par_visited(const npzs_par *q);
 
 /* The library's words (a detail, a policy fault's path or message): whole strict UTF-8 with no
- * character text output escapes (src/text.h), so that they print safely as they are. */
+ * character text output escapes (src/bytes/text.h), so that they print safely as they are. */
 int fz_words_ok(const char *w) {
     const uint8_t *s = (const uint8_t *)w;
     size_t n = strlen(w);

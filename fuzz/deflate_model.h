@@ -2,7 +2,7 @@
  * fuzz/deflate_model.h -- a deflate stream as blocks and symbols, read from a valid stream and
  * written back with changes: the aimed mutations of the inflate campaign
  * (fuzz/fastinf_campaign.c).  Test code: a slow, plain reading of RFC 1951, written apart from
- * src/fastinf.c so that the two do not share a mistake.
+ * src/zip/fastinf.c so that the two do not share a mistake.
  */
 #ifndef FZ_DEFLATE_MODEL_H
 #define FZ_DEFLATE_MODEL_H

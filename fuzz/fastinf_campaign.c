@@ -1,5 +1,5 @@
 /*
- * fastinf_campaign -- the differential campaign of the default decoder (src/fastinf.c) against
+ * fastinf_campaign -- the differential campaign of the default decoder (src/zip/fastinf.c) against
  * zlib (fuzz/README.md, ledger; SECURITY.md, "The inflater"): streams mutated from seeds, each
  * through fz_fastinf_diff (fuzz/fastinf_diff.c), which compares the verdict, every byte made and
  * where the stream ends, under pushes, output windows and block lending drawn for each stream.

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "fastinf.h"
+#include "zip/fastinf.h"
 #include "fastinf_diff.h"
 
 static const size_t push_steps[8] = {0, 1, 3, 7, 64, 511, 4096, 0};

@@ -1,5 +1,5 @@
 /*
- * fuzz/fastinf_diff.h -- the default decoder (src/fastinf.c) against zlib, the reference np.load
+ * fuzz/fastinf_diff.h -- the default decoder (src/zip/fastinf.c) against zlib, the reference np.load
  * shares, on one raw deflate stream: the oracle of fuzz_fastinf and of the campaign
  * (fuzz/fastinf_campaign.c).
  */

@@ -6,7 +6,7 @@
 #                             copy of its corpus, J at once (default 2: the cores CI has); fails on
 #                             any crash, leak, timeout or broken invariant (CI runs it)
 #   make regress              replay corpus/** (incl. corpus/regress) through every harness, ASan+UBSan
-#   make state-gate           fail unless the corpus reaches every state of src/states.h
+#   make state-gate           fail unless the corpus reaches every state of src/base/states.h
 #   make corpus               regenerate corpus/<harness>/ and fuzz/state_prefixes.h
 # See fuzz/README.md.
 
@@ -149,8 +149,8 @@ fuzz-isal-seeds:
 STREAMS ?= 1000000
 CAMPAIGN_SEED ?= 1
 MUTATORS ?=
-FI_CAMPAIGN_SRC = fuzz/fastinf_campaign.c fuzz/fastinf_diff.c fuzz/deflate_model.c src/fastinf.c
-FI_CAMPAIGN_DEPS = $(FI_CAMPAIGN_SRC) fuzz/fastinf_diff.h fuzz/deflate_model.h src/fastinf.h
+FI_CAMPAIGN_SRC = fuzz/fastinf_campaign.c fuzz/fastinf_diff.c fuzz/deflate_model.c src/zip/fastinf.c
+FI_CAMPAIGN_DEPS = $(FI_CAMPAIGN_SRC) fuzz/fastinf_diff.h fuzz/deflate_model.h src/zip/fastinf.h
 $(B)/fastinf_campaign: $(FI_CAMPAIGN_DEPS)
 	@mkdir -p $(B)
 	$(CC) $(CSTD) -O2 -g -Wall -Wextra -Isrc -Ifuzz -o $@ $(FI_CAMPAIGN_SRC) -lz

@@ -1,4 +1,4 @@
-/* fuzz_crc: the CRC-32 implementations (src/crc.c, src/crcfold.c) against zlib's crc32.
+/* fuzz_crc: the CRC-32 implementations (src/bytes/crc.c, src/bytes/crcfold.c) against zlib's crc32.
  * Input: [crc: 4 bytes LE][len: 2 bytes LE][cut: 2 bytes LE][pattern bytes...]
  *   the buffer is len * 8 bytes (up to 512 KiB, so that the fold, from 16 KiB on, is reached
  *   with every residual position and tail length), byte i = pattern[i % n] ^ (i >> 8 when the
@@ -13,7 +13,7 @@
 #include <zlib.h>
 
 #include "common.h"
-#include "base.h"
+#include "base/base.h"
 
 static uint32_t ref(uint32_t crc, const uint8_t *b, size_t n) {
     return (uint32_t)crc32(crc, b, (uInt)n);

@@ -1,4 +1,4 @@
-/* fuzz_fastinf: the default decoder (src/fastinf.c) against zlib, the reference np.load shares.
+/* fuzz_fastinf: the default decoder (src/zip/fastinf.c) against zlib, the reference np.load shares.
  * Input: [ctl][raw deflate bytes]; ctl chooses the decoder's pushes, both's output window and
  * which blocks the decoder lends zlib (fuzz/fastinf_diff.h).  Abort unless they agree on the
  * verdict (the stream ends / zlib refuses it / it is cut short / capped at 4 MiB), on every byte

@@ -8,7 +8,7 @@
  * of dying on a CRC.  One time in 6 the last directory entry gets a comment that ends in
  * fake end records (a ZIP64 end record and locator, or a locator alone, pointing at the
  * real directory, into the members or nowhere): the bytes zipfile reads before the end
- * record (src/zlocate.c).  One time in 8 it also mutates the rebuilt bytes raw.  Inputs
+ * record (src/zrec/zlocate.c).  One time in 8 it also mutates the rebuilt bytes raw.  Inputs
  * that do not parse as such a ZIP are mutated raw (LLVMFuzzerMutate).
  * In the AFL and replay builds LLVMFuzzerMutate is absent (weak) and only the target runs. */
 #include <stdlib.h>

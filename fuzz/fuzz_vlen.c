@@ -21,7 +21,7 @@
 
 #include "npzstream_vlen.h"
 
-uint32_t npzs_vlen__visited(const npzs_vlen_parser *p); /* test hook in src/vlen.c */
+uint32_t npzs_vlen__visited(const npzs_vlen_parser *p); /* test hook in src/vlen/vlen.c */
 
 static const char *const dtype_names[16] = {"bool",    "int8",    "int16",   "int32",     "int64",      "uint8",
                                             "uint16",  "uint32",  "uint64",  "float16",   "float32",    "float64",

@@ -412,9 +412,9 @@ TRANSIENT = {"NPY_MEMBER_END", "ZIP_MEMBER_BEGIN", "ZIP_CONTENT_END", "ZIP_MEMBE
 
 
 def table_states():
-    """The rows of the state table (src/states.h: X(NAME, step, scope, record, doc)) and the content
+    """The rows of the state table (src/base/states.h: X(NAME, step, scope, record, doc)) and the content
     machine's states, in order."""
-    h = open(os.path.join(os.path.dirname(HERE), "src", "states.h")).read()
+    h = open(os.path.join(os.path.dirname(HERE), "src", "base", "states.h")).read()
     top = h[h.index("#define NPZS_STATE_MAP(X)"):h.index("#define NPZS_CSTATE_MAP(X)")]
     cs = h[h.index("#define NPZS_CSTATE_MAP(X)"):h.index("enum npzs_state {")]
     return re.findall(r"\bX\((\w+),", top), re.findall(r"\bX\((C_\w+),", cs)
@@ -425,10 +425,10 @@ def check_prefixes(prefixes):
     states, cstates = table_states()
     for st, cs, _, _ in prefixes:
         if st not in states or (cs and cs not in cstates):
-            sys.exit("make_corpus: prefix labelled %s/%s: not in src/states.h" % (st, cs))
+            sys.exit("make_corpus: prefix labelled %s/%s: not in src/base/states.h" % (st, cs))
     missing = [s for s in states if s not in TRANSIENT and s not in {p[0] for p in prefixes}]
     if missing:
-        sys.exit("make_corpus: no state prefix for %s (src/states.h)" % ", ".join(missing))
+        sys.exit("make_corpus: no state prefix for %s (src/base/states.h)" % ", ".join(missing))
 
 
 def write_state_header(prefixes, path):

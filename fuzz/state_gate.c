@@ -1,16 +1,16 @@
 /* fuzz/state_gate.c -- the state-coverage gate.
  * Reads the lines "<visited hex> <cvisited hex> <errors hex> <vlen hex> <scout hex> <harness>" that
- * the replay builds write with --states, ORs them, prints every state of src/states.h (the
+ * the replay builds write with --states, ORs them, prints every state of src/base/states.h (the
  * parser's, the content machine's, the parallel helper's scout's) and every error code with
  * reached / NOT REACHED, and exits 1 if any is never reached.  The vlen parser's states
- * (src/vlen.c) are gated the same way, from fuzz_vlen's runs. */
+ * (src/vlen/vlen.c) are gated the same way, from fuzz_vlen's runs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
-const char *npzs_vlen__state_id(int i); /* test hooks in src/vlen.c */
+const char *npzs_vlen__state_id(int i); /* test hooks in src/vlen/vlen.c */
 int npzs_vlen__nstates(void);
 
 int main(int argc, char **argv) {

@@ -2,7 +2,7 @@
  * fuzz/zfview.c -- the fuzz oracle for "what the stream validated is what zipfile reads": an
  * independent, deliberately plain re-statement of how CPython's zipfile opens an archive
  * (_EndRecData, _EndRecData64, _RealGetContents, _decodeExtra, and the local-header checks of
- * ZipFile.open), written from CPython's reading rules (src/zlocate.c's comment lists them) and
+ * ZipFile.open), written from CPython's reading rules (src/zrec/zlocate.c's comment lists them) and
  * not sharing code with the library.  fz_run() calls it on every accepted .npz with the whole
  * input and aborts unless every variant lists exactly the members the stream reported, at the
  * same local header offsets, with the same data start, method, flags, sizes and CRC.

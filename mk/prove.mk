@@ -1,5 +1,5 @@
-# make prove: Frama-C's EVA (Debian: frama-c-base) over the pure decoders -- src/zrec.c,
-# src/zlocate.c, src/names.c, src/crc.c (the glue, not zlib) and src/npyhdr.c -- each through its
+# make prove: Frama-C's EVA (Debian: frama-c-base) over the pure decoders -- src/zrec/zrec.c,
+# src/zrec/zlocate.c, src/zip/names.c, src/bytes/crc.c (the glue, not zlib) and src/npy/npyhdr.c -- each through its
 # driver in prove/, which gives every entry point any bytes of any length and limits anywhere in
 # their documented ranges.  prove/prove.py prints the alarms per file and fails on any alarm that
 # prove/allow.txt does not list with its reason, on an analysis that does not reach its end, and on

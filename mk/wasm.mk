@@ -15,14 +15,14 @@
 EMCC       ?= emcc
 NODE       ?= node
 BW          = $(B)/wasm
-WASM_SRC    = $(filter-out src/par.c src/pool.c src/parbuf.c src/scout.c src/vlen.c,$(SRC))
+WASM_SRC    = $(filter-out src/par/% src/vlen/%,$(SRC))
 WASM_ZLIB   = inflate inftrees inffast crc32 adler32 zutil
 WASM_OBJ    = $(WASM_SRC:src/%.c=$(BW)/obj/%.o) $(REPORT_SRC:report/%.c=$(BW)/obj/report-%.o) $(BW)/obj/shim.o \
               $(WASM_ZLIB:%=$(BW)/obj/zlib-%.o)
 WASM_OPT   ?= -O2
 # the project's warnings as errors, as the native build in CI; sign conversions left out for the
 # library's files: wasm32's long is 32 bits, and two functions there return a uint32_t index as
-# long (src/npyhdr.c, src/policy.c; harmless, the values are small)
+# long (src/npy/npyhdr.c, src/policy/; harmless, the values are small)
 WASM_CFLAGS = $(CSTD) $(WARN) -Werror $(INC) -I$(BW)/zlib $(WASM_OPT)
 # the emscripten runtime: one file (the wasm inlined: Node 20 cannot fetch a file path), for the
 # web, workers and Node (the web path: the glue's Node path needs require, which an ES module has
@@ -41,11 +41,11 @@ wasm:
 	@$(MAKE) --no-print-directory $(BW)/npzstream.mjs
 
 $(BW)/obj/%.o: src/%.c $(HDR) $(BW)/zlib/.npzs-version
-	@mkdir -p $(BW)/obj
+	@mkdir -p $(dir $@)
 	$(EMCC_RUN) $(WASM_CFLAGS) $(WASM_SIMD) -Wno-sign-conversion -fvisibility=hidden -c $< -o $@
 # the CRC-32 fold in WebAssembly SIMD (128-bit XORs of its 16-byte words: 1.5x the scalar code
 # here); every engine of the last years runs it (Chrome 91, Firefox 89, Safari 16.4, Node 16.4)
-$(BW)/obj/crcfold.o: WASM_SIMD = -msimd128
+$(BW)/obj/bytes/crcfold.o: WASM_SIMD = -msimd128
 # the report prints what `npzstream check` prints (report/, the command line's too)
 $(BW)/obj/report-%.o: report/%.c $(wildcard report/*.h) $(HDR)
 	@mkdir -p $(BW)/obj
@@ -83,7 +83,7 @@ test-wasm-browser: all wasm
 	@$(MAKE) --no-print-directory $(WASM_VENV)/bin/pytest || echo "test-wasm-browser: no Selenium (pip install failed: offline?)"
 	$(WASM_VENV)/bin/python -m pytest tests/wasm/test_browser.py --bin $(B)/npzstream --wasm $(BW)
 
-# the native command once more without ISA-L (ISAL=0): src/crcfold.c's CRC-32, the one the wasm runs
+# the native command once more without ISA-L (ISAL=0): src/bytes/crcfold.c's CRC-32, the one the wasm runs
 bench-wasm: all wasm
 	@$(MAKE) --no-print-directory B=$(B)/bench-zlib ISAL=0 $(B)/bench-zlib/npzstream
 	$(PYTHON) bench/wasm.py --bin $(B)/npzstream --bin-zlib $(B)/bench-zlib/npzstream --wasm $(BW) --size $(SIZE)

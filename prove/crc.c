@@ -1,5 +1,5 @@
-/* prove/crc.c -- EVA driver for src/crc.c (the glue around zlib's and ISA-L's CRC-32, both by
- * their specifications in prove/include) and src/crcfold.c (the table-free fold): every entry
+/* prove/crc.c -- EVA driver for src/bytes/crc.c (the glue around zlib's and ISA-L's CRC-32, both by
+ * their specifications in prove/include) and src/bytes/crcfold.c (the table-free fold): every entry
  * point and implementation, any bytes, any length (the lengths past zlib's 32-bit uInt
  * included), any CRC values; the lengths where the fold takes over (16 KiB and the 15 after it)
  * each in a block of exactly that size. */

@@ -1,4 +1,4 @@
-/* prove/names.c -- EVA driver for src/names.c: SipHash on any key and bytes of any length, the
+/* prove/names.c -- EVA driver for src/zip/names.c: SipHash on any key and bytes of any length, the
  * seed, and the duplicate-name table over a run of members with any names, from the empty
  * table through two of its growths (64, 128, 256 slots). */
 #include "drv.h"

@@ -1,4 +1,4 @@
-/* prove/npyhdr.c -- EVA driver for src/npyhdr.c: the header parser (the dict, type strings, the
+/* prove/npyhdr.c -- EVA driver for src/npy/npyhdr.c: the header parser (the dict, type strings, the
  * descr grammar and the dtype tree) on any bytes, in every mode, as a v1/v2 or a v3 header, with
  * any limits.
  *   EXACT (default): every length up to EXACT, each in a block of its size, all parsed by one

@@ -43,27 +43,27 @@ TEXT_SLEVEL = "main:0,tnode_scalar:10,tnode_add:10"
 BIG_SLEVEL = HDR_SLEVEL + ",descr_list:0,tree_publish:0"
 # name, driver, the sources analysed, the file it proves, -D for the driver, per-function slevel
 UNITS = [
-    ("zrec", "prove/zrec.c", ["src/zrec.c", "src/npyhdr.c"], "src/zrec.c", [], ""),
-    ("zlocate", "prove/zlocate.c", ["src/zlocate.c", "src/zrec.c"], "src/zlocate.c", [], "get:400"),
-    ("crc", "prove/crc.c", ["src/crc.c", "src/crcfold.c"], "src/crc.c", [], ""),
-    ("crc-isal", "prove/crc.c", ["src/crc.c", "src/crcfold.c"], "src/crc.c", ["NPZS_HAVE_ISAL"], ""),
-    ("names-sip", "prove/names.c", ["src/names.c"], "src/names.c", ["NAMES_LEN=0"], ""),
-    ("names-len1", "prove/names.c", ["src/names.c"], "src/names.c", ["NAMES_LEN=1"],
+    ("zrec", "prove/zrec.c", ["src/zrec/zrec.c", "src/npy/npyhdr.c"], "src/zrec/zrec.c", [], ""),
+    ("zlocate", "prove/zlocate.c", ["src/zrec/zlocate.c", "src/zrec/zrec.c"], "src/zrec/zlocate.c", [], "get:400"),
+    ("crc", "prove/crc.c", ["src/bytes/crc.c", "src/bytes/crcfold.c"], "src/bytes/crc.c", [], ""),
+    ("crc-isal", "prove/crc.c", ["src/bytes/crc.c", "src/bytes/crcfold.c"], "src/bytes/crc.c", ["NPZS_HAVE_ISAL"], ""),
+    ("names-sip", "prove/names.c", ["src/zip/names.c"], "src/zip/names.c", ["NAMES_LEN=0"], ""),
+    ("names-len1", "prove/names.c", ["src/zip/names.c"], "src/zip/names.c", ["NAMES_LEN=1"],
      "table_run:1000,grow:1000,npzs__names_add:1000"),
-    ("names-len5", "prove/names.c", ["src/names.c"], "src/names.c", ["NAMES_LEN=5"],
+    ("names-len5", "prove/names.c", ["src/zip/names.c"], "src/zip/names.c", ["NAMES_LEN=5"],
      "table_run:1000,grow:1000,npzs__names_add:1000"),
-    ("names-len9", "prove/names.c", ["src/names.c"], "src/names.c", ["NAMES_LEN=9"],
+    ("names-len9", "prove/names.c", ["src/zip/names.c"], "src/zip/names.c", ["NAMES_LEN=9"],
      "table_run:1000,grow:1000,npzs__names_add:1000"),
-    ("names-any", "prove/names.c", ["src/names.c"], "src/names.c", ["NAMES_LEN=-1"],
+    ("names-any", "prove/names.c", ["src/zip/names.c"], "src/zip/names.c", ["NAMES_LEN=-1"],
      "table_run:1000,grow:1000,npzs__names_add:1000"),
-    ("npyhdr", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["EXACT=8"], HDR_SLEVEL),
-    ("npyhdr-descr", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["DESCR_TAIL=3"], TEXT_SLEVEL),
-    ("npyhdr-forms", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["FORMS=1"], TEXT_SLEVEL),
-    ("npyhdr-templates", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["TEMPLATES=1"], TEXT_SLEVEL),
-    ("npyhdr-names", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["TEMPLATES=2"], TEXT_SLEVEL),
-    ("npyhdr-descr5", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["DESCR_TAIL=5"], TEXT_SLEVEL),
-    ("npyhdr-12", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["EXACT=12"], HDR_SLEVEL),
-    ("npyhdr-big", "prove/npyhdr.c", ["src/npyhdr.c"], "src/npyhdr.c", ["HDR_BIG=1", "HDR_MAX=1073741824"], BIG_SLEVEL),
+    ("npyhdr", "prove/npyhdr.c", ["src/npy/npyhdr.c"], "src/npy/npyhdr.c", ["EXACT=8"], HDR_SLEVEL),
+    ("npyhdr-descr", "prove/npyhdr.c", ["src/npy/npyhdr.c"], "src/npy/npyhdr.c", ["DESCR_TAIL=3"], TEXT_SLEVEL),
+    ("npyhdr-forms", "prove/npyhdr.c", ["src/npy/npyhdr.c"], "src/npy/npyhdr.c", ["FORMS=1"], TEXT_SLEVEL),
+    ("npyhdr-templates", "prove/npyhdr.c", ["src/npy/npyhdr.c"], "src/npy/npyhdr.c", ["TEMPLATES=1"], TEXT_SLEVEL),
+    ("npyhdr-names", "prove/npyhdr.c", ["src/npy/npyhdr.c"], "src/npy/npyhdr.c", ["TEMPLATES=2"], TEXT_SLEVEL),
+    ("npyhdr-descr5", "prove/npyhdr.c", ["src/npy/npyhdr.c"], "src/npy/npyhdr.c", ["DESCR_TAIL=5"], TEXT_SLEVEL),
+    ("npyhdr-12", "prove/npyhdr.c", ["src/npy/npyhdr.c"], "src/npy/npyhdr.c", ["EXACT=12"], HDR_SLEVEL),
+    ("npyhdr-big", "prove/npyhdr.c", ["src/npy/npyhdr.c"], "src/npy/npyhdr.c", ["HDR_BIG=1", "HDR_MAX=1073741824"], BIG_SLEVEL),
 ]
 # options of a unit beyond COMMON's (the later of two options wins)
 UNIT_OPTS = {
@@ -82,8 +82,8 @@ NOT_DEFAULT = {"npyhdr-descr5", "npyhdr-12", "npyhdr-big"}
 ONLY_NOT_DEFAULT = {}
 # functions of a proved file the driver does not call, with why (the coverage check skips them)
 NOT_DRIVEN = {
-    "src/npyhdr.c": {"npzs__header_memo", "npzs__header_memo_hits"},  # content.c's, never called here
-    "src/crc.c": set(),
+    "src/npy/npyhdr.c": {"npzs__header_memo", "npzs__header_memo_hits"},  # content.c's, never called here
+    "src/bytes/crc.c": set(),
 }
 
 COMMON = ["-machdep", "x86_64", "-eva", "-eva-slevel", "100", "-eva-split-return", "full",
@@ -110,7 +110,7 @@ def cmd_for(unit, src):
     cpp += ["-cpp-extra-args=-include", "-cpp-extra-args=" + os.path.join(ROOT, "prove", "include", "fc_prelude.h")]
     cpp += ["-cpp-extra-args=-D" + d for d in defs]
     files = [os.path.join(ROOT, driver), os.path.join(ROOT, "prove", "stubs.c")]
-    files += [os.path.join(src, os.path.basename(s)) for s in sources]
+    files += [os.path.join(src, os.path.relpath(s, "src")) for s in sources]
     extra = ["-eva-slevel-function", slevels] if slevels else []
     return [frama_c()] + cpp + COMMON + extra + UNIT_OPTS.get(name, []) + files
 
@@ -140,7 +140,7 @@ def parse_alarms(out, src):
         i += 1
         f = os.path.relpath(os.path.join(ROOT, f) if not os.path.isabs(f) else f, ROOT)
         if f.startswith(os.path.relpath(src, ROOT) + os.sep) and not f.startswith("src" + os.sep):
-            f = "src/" + os.path.basename(f)
+            f = os.path.join("src", os.path.relpath(f, os.path.relpath(src, ROOT)))
         # the frame: "fn :: file:line <-"; a callee inlined from base.h is named with a suffix
         fn = re.sub(r"_\d+$", "", fn)
         res.append((f, fn, " ".join(" ".join(text).split())))
@@ -241,7 +241,7 @@ def main():
             problems.append("the analysis did not complete (exit %d): %s" % (rc, out.strip().splitlines()[-1:] or ""))
         if re.search(r"degeneration|Degeneration", out):
             problems.append("the analysis degenerated")
-        unreached = reached_functions(out) & (defined_functions(os.path.join(src, os.path.basename(target)))
+        unreached = reached_functions(out) & (defined_functions(os.path.join(src, os.path.relpath(target, "src")))
                                              - NOT_DRIVEN.get(target, set()))
         # a function is reached when any unit over its file reaches it (checked after all units)
         not_reached[target] = not_reached.get(target, unreached) & unreached

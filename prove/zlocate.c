@@ -1,4 +1,4 @@
-/* prove/zlocate.c -- EVA driver for src/zlocate.c: zipfile's end-record search over any view
+/* prove/zlocate.c -- EVA driver for src/zrec/zlocate.c: zipfile's end-record search over any view
  * (two spans of any bytes, at any absolute offset) in every variant. */
 #include "drv.h"
 

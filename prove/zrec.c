@@ -1,4 +1,4 @@
-/* prove/zrec.c -- EVA driver for src/zrec.c: every decoder on any bytes, any lengths, any
+/* prove/zrec.c -- EVA driver for src/zrec/zrec.c: every decoder on any bytes, any lengths, any
  * limits, each entry point with what its contract allows. */
 #include "drv.h"
 

@@ -9,7 +9,7 @@
 
 #include "report.h"
 /* a structured dtype's field names as text: the table write.c spells names with */
-#include "../src/text.h"
+#include "../src/bytes/text.h"
 
 /* The preamble+header length of an array. */
 #define HEADER_LEN(m) ((m)->size - (m)->nbytes)

@@ -1,6 +1,6 @@
 /* write.h -- bytes out: a buffered writer over a FILE (the sink: stdout or stderr, a -P thread's
  * buffer, the WebAssembly module's memory stream), and how bytes from outside are spelled in it:
- * as JSON strings, and as text a terminal shows as it is (src/text.h's one table).  The report
+ * as JSON strings, and as text a terminal shows as it is (src/bytes/text.h's one table).  The report
  * (report.c) and the commands (cli/) write through it. */
 #ifndef NPZS_WRITE_H
 #define NPZS_WRITE_H
@@ -54,7 +54,7 @@ void json_str(wbuf *f, const char *s, size_t n);
 /* "key": "display" for raw bytes, and when they are not valid UTF-8 "key_b64": their base64, so
  * that two different byte strings never give the same JSON (the contract's lossless scheme). */
 void json_bytes(wbuf *f, const char *key, const char *s, size_t n);
-/* Text output (src/text.h): bytes made printable for a terminal, every character that is not
+/* Text output (src/bytes/text.h): bytes made printable for a terminal, every character that is not
  * shown as it is (controls, bidi controls, line separators, surrogates), every byte that is not
  * UTF-8 and a backslash written as an escape (\xHH, \uHHHH, \\). */
 void safe_str(wbuf *f, const char *s, size_t n);

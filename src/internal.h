@@ -8,13 +8,13 @@
 #include <stdint.h>
 #include <zlib.h>
 
-#include "base.h"
+#include "base/base.h"
 #include "npzstream.h"
-#include "policy.h"
-#include "rules.h"
-#include "seam.h"
-#include "states.h"
-#include "zrec.h"
+#include "policy/policy.h"
+#include "base/rules.h"
+#include "base/seam.h"
+#include "base/states.h"
+#include "zrec/zrec.h"
 
 #define NPZS_MAX_NDIM 64        /* hard cap on limits.max_ndim (NumPy 2.x NPY_MAXDIMS) */
 #define NPZS_NPY_MAGIC "\x93NUMPY"

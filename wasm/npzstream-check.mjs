@@ -133,7 +133,7 @@ function validator(a, label) {
     }
 }
 
-/* A file's name as the native command's text shows it (src/text.h): a control, a bidi control, a
+/* A file's name as the native command's text shows it (src/bytes/text.h): a control, a bidi control, a
  * line separator or a lone surrogate as \xHH (below 0x80) or \uHHHH, a backslash doubled. */
 const HIDDEN = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069\\]|[\ud800-\udfff]/gu;
 function text(s) {

@@ -1,8 +1,8 @@
 /* prove/include/fc_prelude.h -- included before every analysed source: Frama-C 25 parses no
- * _Alignas (src/policy.h aligns a policy arena's blocks, which no analysed source uses). */
+ * _Alignas (src/policy/policy.h aligns a policy arena's blocks, which no analysed source uses). */
 #define _Alignas(x)
 
-/* C11's timespec_get (src/names.c, the seed's fallback), which Frama-C 25's libc lacks: it
+/* C11's timespec_get (src/zip/names.c, the seed's fallback), which Frama-C 25's libc lacks: it
  * fills *ts with any time */
 #include <time.h>
 #ifndef TIME_UTC

@@ -246,7 +246,7 @@ static void test_file(const char *path) {
         npzs_free(q);
         fast_checked++;
     }
-    /* the default decoder (src/fastinf.c) against zlib alone (NPZS_INFLATE_ZLIB): the same
+    /* the default decoder (src/zip/fastinf.c) against zlib alone (NPZS_INFLATE_ZLIB): the same
      * events, verdict, error, rule and offsets, whole, in 7-byte pushes and with a 1-byte window
      * (the default's own splits are checked against `whole` above and below) */
     {

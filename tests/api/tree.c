@@ -1,4 +1,4 @@
-/* tests/api/tree.c -- the structured dtype's tree and the pools it is made in (src/npyhdr.c):
+/* tests/api/tree.c -- the structured dtype's tree and the pools it is made in (src/npy/npyhdr.c):
  * trees of 40,000 fields, a tree that grows, the pools' first chunks, a pool that is full; every
  * allocation failing in turn where it can. */
 #include <stdio.h>
@@ -115,7 +115,7 @@ static const char *big_field_is(const npzs_array_info *a, uint32_t k, const big_
     return NULL;
 }
 
-/* Trees whose pools span many chunks and directory blocks (src/npyhdr.c, "the pools"): 40000
+/* Trees whose pools span many chunks and directory blocks (src/npy/npyhdr.c, "the pools"): 40000
  * fields, every one as NumPy makes it, on one parser between small headers (what it keeps is
  * reused, and published pointers stay good while the header is current). */
 void test_big_tree(void) {
@@ -154,7 +154,7 @@ void test_big_tree(void) {
     npzs_free(p);
 }
 
-/* The published tree's block, grown (src/npyhdr.c, tree_room): the last header's tree is freed
+/* The published tree's block, grown (src/npy/npyhdr.c, tree_room): the last header's tree is freed
  * before the larger one is made, so a parser holds one tree at a time.  A header of one field with
  * a long name, then a shorter one of 60 fields: the second grows the tree and nothing else that
  * the first sized (the scratch), and no block is live at any moment that is not live after it.
@@ -211,7 +211,7 @@ void test_tree_grows(void) {
     free(fb);
 }
 
-/* The pools' first chunks (src/npyhdr.c, npzs__header_pools) are made before the first header,
+/* The pools' first chunks (src/npy/npyhdr.c, npzs__header_pools) are made before the first header,
  * plain or structured, and only then: a top block, a directory and a chunk for each of the six
  * pools.  Each of those allocations failing is out of memory at the header text's first byte
  * (10 in a version 1.0 file, 12 in 2.0), with the pool's rule, and leaks nothing. */

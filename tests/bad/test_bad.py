@@ -7,8 +7,8 @@ cases), and the three JSON objects must be identical.  The cases run 2 at a time
 cores), before the first of their tests.
 
 Each rejection must name the rule tests/bad/rules.tsv expects for the case (the library's rule
-ids, src/rules.h); a case with a strict mark must be rejected by a rule of that SECURITY.md group;
-and every rule of src/rules.h must be the expected rule of some case (CALL.* and NOMEM.* are
+ids, src/base/rules.h); a case with a strict mark must be rejected by a rule of that SECURITY.md group;
+and every rule of src/base/rules.h must be the expected rule of some case (CALL.* and NOMEM.* are
 covered by tests/test_api.c).  --update-rules rewrites rules.tsv from what the CLI reports (read
 the diff before committing it).
 
@@ -40,7 +40,7 @@ _spec.loader.exec_module(vectors)
 FEEDS = (None, 1, 7)
 HERE = os.path.dirname(os.path.abspath(__file__))
 RULES_TSV = os.path.join(HERE, "rules.tsv")
-RULES_H = os.path.join(HERE, "..", "..", "src", "rules.h")
+RULES_H = os.path.join(HERE, "..", "..", "src", "base", "rules.h")
 # strict marks of cases.py that name a limit rather than a SECURITY.md rule
 LIMIT_MARKS = {"L-max-members": "LIMIT.max_members", "L-max-total-bytes": "LIMIT.max_total_bytes",
                "L-max-fields": "LIMIT.max_fields", "L-max-depth": "LIMIT.max_depth",
@@ -163,7 +163,7 @@ def cli(request, binary, pytestconfig):
         got = {} if len(names) == len(CASES) else dict(want)  # -k: the others' rules kept
         got.update({n: r[2] for n, r in out.items() if BY_NAME[n].code is not None})
         with open(RULES_TSV, "w") as f:
-            f.write("# case\texpected rule (src/rules.h); written by test_bad.py --update-rules, read by test_bad.py\n")
+            f.write("# case\texpected rule (src/base/rules.h); written by test_bad.py --update-rules, read by test_bad.py\n")
             for name in sorted(got):
                 f.write("%s\t%s\n" % (name, got[name]))
         print("wrote %s (%d cases)" % (RULES_TSV, len(got)))

@@ -15,7 +15,7 @@
 #define NPZS_CHECK_MAIN
 #include "../c/check.h"
 #include "internal.h"
-#include "zrec.h"
+#include "zrec/zrec.h"
 
 static uint8_t buf[70000];
 

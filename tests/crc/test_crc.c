@@ -1,4 +1,4 @@
-/* test_crc.c -- every CRC-32 implementation of src/crc.c against zlib's crc32, for all short
+/* test_crc.c -- every CRC-32 implementation of src/bytes/crc.c against zlib's crc32, for all short
  * lengths and alignments, long buffers, split feeds and combine.  Usage: test_crc [--quick] [--only SUBSTR]
  * [--list] (the groups: each implementation by name, split, combine).  Last line "crc: N passed, M failed". */
 #include <stdio.h>

@@ -1,8 +1,8 @@
-"""CRC-32 implementations of src/crc.c against zlib: builds tests/crc/test_crc.c and runs it.
+"""CRC-32 implementations of src/bytes/crc.c against zlib: builds tests/crc/test_crc.c and runs it.
 
 Three builds: against the library of the build under test (--bin's folder: build/libnpzstream.a),
-and src/crc.c compiled with ASan+UBSan twice, with ISA-L where it is installed (npzs__crc32 is then
-ISA-L's) and without it (the fold's, src/crcfold.c), so that the splits and combines run through
+and src/bytes/crc.c compiled with ASan+UBSan twice, with ISA-L where it is installed (npzs__crc32 is then
+ISA-L's) and without it (the fold's, src/bytes/crcfold.c), so that the splits and combines run through
 both; the sanitizer builds try fewer sizes (--quick).  The test program ends on
 `crc: N passed, M failed` (the C suites' line): its N + M are this test's checks.
 """
@@ -29,7 +29,7 @@ def test_crc(build, with_isal, bindir, tmp, record_property):
         cmd += [os.path.join(bindir, "libnpzstream.a")]
     else:
         cmd[1:1] = SAN + (["-DNPZS_HAVE_ISAL"] if with_isal else [])
-        cmd += ["src/crc.c", "src/crcfold.c"]
+        cmd += ["src/bytes/crc.c", "src/bytes/crcfold.c"]
     cmd += (["-lisal"] if with_isal else []) + ["-lz", "-pthread"]
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert r.returncode == 0, "the test does not build:\n" + r.stdout + r.stderr

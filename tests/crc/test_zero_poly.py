@@ -1,6 +1,6 @@
-"""The fold's polynomial (src/crcfold.c) is a multiple of the CRC-32 polynomial.
+"""The fold's polynomial (src/bytes/crcfold.c) is a multiple of the CRC-32 polynomial.
 
-Reads FOLD_K1..FOLD_K4 from src/crcfold.c, builds Z(x) = x^K4 + x^(K4-K1) + x^(K4-K2) + x^(K4-K3) + 1
+Reads FOLD_K1..FOLD_K4 from src/bytes/crcfold.c, builds Z(x) = x^K4 + x^(K4-K1) + x^(K4-K2) + x^(K4-K3) + 1
 and checks Z(x) mod G(x) = 0 for G = 0x104C11DB7 (CRC-32's generator, the unreflected form), by
 square-and-multiply over GF(2).  It also shows that a change of any one term breaks it.
 """
@@ -44,9 +44,9 @@ def zmod(exps):
 
 
 def exponents():
-    text = open(os.path.join(ROOT, "src", "crcfold.c")).read()
+    text = open(os.path.join(ROOT, "src", "bytes", "crcfold.c")).read()
     k = {n: int(v) for n, v in re.findall(r"#define FOLD_(K\d) (\d+)u", text)}
-    assert sorted(k) == ["K1", "K2", "K3", "K4"], "src/crcfold.c: FOLD_K1..FOLD_K4 not found (%s)" % sorted(k)
+    assert sorted(k) == ["K1", "K2", "K3", "K4"], "src/bytes/crcfold.c: FOLD_K1..FOLD_K4 not found (%s)" % sorted(k)
     return [k["K4"], k["K4"] - k["K1"], k["K4"] - k["K2"], k["K4"] - k["K3"], 0]
 
 

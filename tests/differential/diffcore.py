@@ -190,7 +190,7 @@ def compare(ours, theirs):
 
 
 # ----------------------------------------------------------------------------- rules
-# Every rejection names its rule ("GROUP.check", src/rules.h).  A rejection of a file NumPy loads
+# Every rejection names its rule ("GROUP.check", src/base/rules.h).  A rejection of a file NumPy loads
 # is allowed only under a strict group (S-...) that SECURITY.md lists, or a limit (LIMIT.*).
 def library_rules(path):
     return re.findall(r'^\s*X\(\w+, "([^"]+)"', open(path, encoding="utf-8").read(), re.M)

@@ -1,6 +1,6 @@
 """CI entry of the differential oracle (make test; make test-all once more per reference reader).
 
-1. every strict rule group of src/rules.h (S-...) is a row of SECURITY.md;
+1. every strict rule group of src/base/rules.h (S-...) is a row of SECURITY.md;
 2. every file tests/real/gen.py --quick writes and every corpus/peers file: classified;
 3. 4000 seeded mutants (--quick: 300, for the ASan build), seed "ci" (--seed S for another);
 4. every tests/differential/regress/*.bin is replayed against its JSON sidecar.
@@ -53,10 +53,10 @@ def results(binary, quick, seed):
 
 
 def test_strict_groups_are_security_md_rows():
-    table = {r.split(".")[0] for r in diffcore.library_rules(os.path.join(campaign.ROOT, "src", "rules.h"))
+    table = {r.split(".")[0] for r in diffcore.library_rules(os.path.join(campaign.ROOT, "src", "base", "rules.h"))
              if r.startswith("S-")}
     missing = sorted(table - campaign.KNOWN)
-    assert not missing, "strict rule groups of src/rules.h not in SECURITY.md: %s" % ", ".join(missing)
+    assert not missing, "strict rule groups of src/base/rules.h not in SECURITY.md: %s" % ", ".join(missing)
 
 
 @pytest.mark.parametrize("kind", ["file", "mutant"])

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The generated parts of the man pages, from their one source each: the version (include/npzstream.h)
 in both pages' .TH line, npzstream(1)'s RULES section (`npzstream help rules --man`, from
-src/rules.h) and its limits (`npzstream help limits --man`, from NPZS_LIMITS_MAP in npzstream.h).
+src/base/rules.h) and its limits (`npzstream help limits --man`, from NPZS_LIMITS_MAP in npzstream.h).
 `make man` runs it; tests/docs/test_docs.py fails when a page differs from what it would write.
 
 usage: /usr/bin/python3 tests/docs/gen_man.py --bin build/npzstream

@@ -1,5 +1,5 @@
 /*
- * tests/inflate/test_fastinf.c -- the default decoder (src/fastinf.c) on hand-made deflate
+ * tests/inflate/test_fastinf.c -- the default decoder (src/zip/fastinf.c) on hand-made deflate
  * streams, one or more for each way zlib 1.2.13 refuses a stream (each of its messages), for
  * the incomplete code sets it accepts, for streams cut short or followed by bytes.
  *
@@ -25,7 +25,7 @@
 
 #include "common.h"
 #include "deflate_model.h"
-#include "fastinf.h"
+#include "zip/fastinf.h"
 #include "fastinf_diff.h"
 #include "npzstream.h"
 

@@ -1144,7 +1144,7 @@ static int digests(const uint8_t *b, size_t n, size_t step, char *out, size_t ca
 }
 
 /* Where SHA-256 cannot be had (a build without OpenSSL's headers, or libcrypto not loadable at
- * run time: src/sha256.c), hashing is refused, never skipped: npzs_hash fails with CALL.hash at
+ * run time: src/bytes/sha256.c), hashing is refused, never skipped: npzs_hash fails with CALL.hash at
  * once, a policy that hashes or pins a value does not compile (the field named), and the parse
  * without a hash goes on as before. */
 static void test_sha256_absent(void) {
@@ -1385,7 +1385,7 @@ static void test_api(void) {
 
 /* ---- names in words: whole characters, nothing a terminal would act on ---------------------------- */
 
-/* Strict UTF-8 with none of the characters text output escapes (src/text.h: C0, DEL, C1, the bidi
+/* Strict UTF-8 with none of the characters text output escapes (src/bytes/text.h: C0, DEL, C1, the bidi
  * controls, the line separators; a surrogate is not UTF-8): written out here, not taken from there. */
 static int words_ok(const char *w) {
     const uint8_t *s = (const uint8_t *)w;

@@ -16,14 +16,14 @@ from common import ok  # noqa: E402
 
 
 LOG = """[eva] analysing
-[eva:alarm] src/base.h:16: Warning: 
+[eva:alarm] src/base/base.h:16: Warning: 
   accessing uninitialized left-value. assert \\initialized(b + 0);
-  stack: npzs__le32_1 :: src/zlocate.c:114 <-
+  stack: npzs__le32_1 :: src/zrec/zlocate.c:114 <-
          npzs__zf_locate :: prove/zlocate.c:17 <-
          main
-[eva:alarm] %s/zrec.c:107: Warning: 
+[eva:alarm] %s/zrec/zrec.c:107: Warning: 
   out of bounds read. assert \\valid_read(s + (unsigned int)(i + 2));
-  stack: npzs__zr_name :: %s/zrec.c:107 <-
+  stack: npzs__zr_name :: %s/zrec/zrec.c:107 <-
          main
 [eva] done for function main
 """
@@ -34,20 +34,20 @@ def test_offline():
     alarms = prove.parse_alarms(LOG % (src, src), src)
     ok(len(alarms) == 2, "two alarms read from the log (got %r)" % (alarms,))
     if len(alarms) == 2:
-        ok(alarms[0] == ("src/base.h", "npzs__le32", "accessing uninitialized left-value. assert \\initialized(b + 0);"),
+        ok(alarms[0] == ("src/base/base.h", "npzs__le32", "accessing uninitialized left-value. assert \\initialized(b + 0);"),
               "an alarm in an inlined helper is named by its function without the suffix: %r" % (alarms[0],))
-        ok(alarms[1][0] == "src/zrec.c" and alarms[1][1] == "npzs__zr_name",
+        ok(alarms[1][0] == "src/zrec/zrec.c" and alarms[1][1] == "npzs__zr_name",
               "an alarm in a copy of the sources is named by its file under src/: %r" % (alarms[1],))
     with tempfile.TemporaryDirectory() as tmp:
         good = os.path.join(tmp, "allow.txt")
         with open(good, "w") as f:
-            f.write("# comment\n\nzrec | src/zrec.c | npzs__zr_name | out of bounds read. assert x; | a reason\n")
+            f.write("# comment\n\nzrec | src/zrec/zrec.c | npzs__zr_name | out of bounds read. assert x; | a reason\n")
         allow = prove.load_allow(good)
-        ok(allow == {("zrec", "src/zrec.c", "npzs__zr_name", "out of bounds read. assert x;"): "a reason"},
+        ok(allow == {("zrec", "src/zrec/zrec.c", "npzs__zr_name", "out of bounds read. assert x;"): "a reason"},
               "an allow line is read: %r" % (allow,))
         bad = os.path.join(tmp, "bad.txt")
         with open(bad, "w") as f:
-            f.write("zrec | src/zrec.c | npzs__zr_name | an alarm without a reason |\n")
+            f.write("zrec | src/zrec/zrec.c | npzs__zr_name | an alarm without a reason |\n")
         try:
             prove.load_allow(bad)
             ok(False, "an allow line without a reason is refused")
@@ -55,7 +55,7 @@ def test_offline():
             ok(True, "")
     # every file the proof is about has a unit, every driver and source exists
     targets = {u[3] for u in prove.UNITS}
-    for rel in ("src/zrec.c", "src/zlocate.c", "src/names.c", "src/crc.c", "src/npyhdr.c"):
+    for rel in ("src/zrec/zrec.c", "src/zrec/zlocate.c", "src/zip/names.c", "src/bytes/crc.c", "src/npy/npyhdr.c"):
         ok(rel in targets, "%s is proved by a unit of prove/prove.py" % rel)
     for u in prove.UNITS:
         for rel in [u[1]] + u[2]:
@@ -85,9 +85,9 @@ def test_offline():
             ok(cmd[last:last + len(opts)] == opts and last > len(prove.COMMON),
                   "unit %s: its options follow the common ones" % u[0])
     # the coverage check sees the functions of a proved file
-    fns = prove.defined_functions(os.path.join(ROOT, "src", "zrec.c"))
+    fns = prove.defined_functions(os.path.join(ROOT, "src", "zrec", "zrec.c"))
     ok({"npzs__zr_name", "npzs__zr_extra", "npzs__zr_lfh", "name_special"} <= fns,
-          "the functions of src/zrec.c are found: %s" % sorted(fns))
+          "the functions of src/zrec/zrec.c are found: %s" % sorted(fns))
 
 
 def test_with_frama_c(quick):
@@ -104,18 +104,18 @@ def test_with_frama_c(quick):
         r = subprocess.run([sys.executable, "prove/prove.py", "--units", "crc", "--keep", keep],
                            cwd=ROOT, capture_output=True, text=True)
         ok(r.returncode == 0 and "prove: 1 passed, 0 failed" in r.stdout,
-              "src/crc.c proves with 0 alarms:\n" + r.stdout[-1500:])
+              "src/bytes/crc.c proves with 0 alarms:\n" + r.stdout[-1500:])
         # a copy of the sources whose portable CRC reads one byte past the caller's buffer
         src = os.path.join(tmp, "src")
         shutil.copytree(os.path.join(ROOT, "src"), src)
-        p = os.path.join(src, "crc.c")
+        p = os.path.join(src, "bytes", "crc.c")
         with open(p) as f:
             text = f.read()
         broken = text.replace("(uint32_t)crc32(crc, buf, (uInt)len)", "(uint32_t)crc32(crc, buf, (uInt)len + 1)")
-        ok(broken != text, "the mutation applies to src/crc.c")
+        ok(broken != text, "the mutation applies to src/bytes/crc.c")
         with open(p, "w") as f:
             f.write(broken)
         r = subprocess.run([sys.executable, "prove/prove.py", "--units", "crc", "--src", src, "--keep", keep],
                            cwd=ROOT, capture_output=True, text=True)
-        ok(r.returncode == 1 and "alarm not in prove/allow.txt" in r.stdout and "src/crc.c" in r.stdout,
+        ok(r.returncode == 1 and "alarm not in prove/allow.txt" in r.stdout and "src/bytes/crc.c" in r.stdout,
               "a CRC that reads one byte too many fails make prove:\n" + r.stdout[-1500:])

@@ -1,4 +1,4 @@
-/* prove/include/isa-l/crc.h -- ISA-L's CRC-32 as src/crc.c uses it, by its specification (the
+/* prove/include/isa-l/crc.h -- ISA-L's CRC-32 as src/bytes/crc.c uses it, by its specification (the
  * proof is about the glue, not ISA-L): it reads exactly its len bytes and returns 32 bits. */
 #ifndef NPZS_PROVE_ISAL_CRC_H
 #define NPZS_PROVE_ISAL_CRC_H

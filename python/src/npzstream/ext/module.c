@@ -10,8 +10,8 @@
  */
 #include "ext.h"
 
-#include "policy.h" /* NPZS_POLICY_MAX_TEXT: how much of a policy file the package reads */
-#include "text.h"   /* npzs_text_name: a key in a policy fault's path, as the library writes it */
+#include "policy/policy.h" /* NPZS_POLICY_MAX_TEXT: how much of a policy file the package reads */
+#include "bytes/text.h"   /* npzs_text_name: a key in a policy fault's path, as the library writes it */
 
 /* The hint of a rule id ("what to do"), or None. */
 static PyObject *mod_rule_hint(PyObject *m, PyObject *arg) {

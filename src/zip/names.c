@@ -18,8 +18,8 @@
 #include <stdlib.h> /* arc4random_buf */
 #endif
 
-#include "contract.h"
-#include "internal.h"
+#include "../base/contract.h"
+#include "../internal.h"
 
 /* ---- SipHash-1-3 (Aumasson and Bernstein): one compression round per block, three final ---- */
 

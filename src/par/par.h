@@ -12,12 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "base.h"
+#include "../base/base.h"
 #include "npzstream_par.h"
 #include "pool.h"
-#include "seam.h"
-#include "states.h"
-#include "zrec.h"
+#include "../base/seam.h"
+#include "../base/states.h"
+#include "../zrec/zrec.h"
 
 /* ---- parbuf.c: memory --------------------------------------------------------------------- */
 #define PAR_CACHE 24 /* large buffers kept for the next jobs (20 MB of compressed bytes: 10 pieces) */

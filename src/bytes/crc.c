@@ -13,8 +13,8 @@
  * maintained library.  tests/crc checks every implementation against zlib for all short lengths
  * and alignments, long buffers, split feeds and combine.
  */
-#include "contract.h"
-#include "internal.h"
+#include "../base/contract.h"
+#include "../internal.h"
 
 #if defined(NPZS_HAVE_ISAL) && !defined(NPZS_CRC_PORTABLE)
 #define NPZS_CRC_ISAL 1

@@ -38,8 +38,8 @@
  */
 #include <string.h>
 
-#include "contract.h"
-#include "internal.h"
+#include "../base/contract.h"
+#include "../internal.h"
 
 #define SIG_EOCD "PK\x05\x06"
 #define SIG_LOC "PK\x06\x07"

@@ -13,7 +13,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "../internal.h"
 
 static uint64_t load(const uint8_t *s, unsigned w) {
     switch (w) {

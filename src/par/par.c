@@ -41,9 +41,9 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "fastinf.h"
+#include "../zip/fastinf.h"
 #include "par.h"
-#include "rules.h"
+#include "../base/rules.h"
 
 #define PAR_MIN_SIZE (1u << 20)     /* smaller members: the hand-off costs more than it saves */
 #define PAR_SEG (256u * 1024u)      /* raw bytes are held in segments of this size */

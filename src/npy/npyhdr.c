@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "contract.h"
-#include "internal.h"
+#include "../base/contract.h"
+#include "../internal.h"
 
 /* ------------------------------------------------------------------------ */
 /* header parser                                                            */

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "fastinf.h"
-#include "internal.h"
+#include "../internal.h"
 
 /* ---- the back end contract --------------------------------------------------------------------
  * start: begin a raw deflate stream (allocate on first use, reset after); 0 or < 0 recorded.

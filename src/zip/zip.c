@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "../internal.h"
 
 #define SIG_LFH 0x04034b50u
 #define SIG_CDH 0x02014b50u

@@ -11,8 +11,8 @@
  */
 #include <string.h>
 
-#include "contract.h"
-#include "internal.h"
+#include "../base/contract.h"
+#include "../internal.h"
 
 #define FLAG_ENCRYPTED 0x0001u
 #define FLAG_DD 0x0008u

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base.h"
+#include "../base/base.h"
 #include "pool.h"
 
 #define POOL_MAX 64

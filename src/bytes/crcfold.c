@@ -28,8 +28,8 @@
  */
 #include <string.h>
 
-#include "contract.h"
-#include "internal.h"
+#include "../base/contract.h"
+#include "../internal.h"
 
 #define FOLD_K1 145u  /* 300 - 155 */
 #define FOLD_K2 183u  /* 300 - 117 */

@@ -12,7 +12,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "../internal.h"
 
 typedef struct jr {
     const uint8_t *s;

@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
-#include "text.h"
+#include "../internal.h"
+#include "../bytes/text.h"
 
 /* ---- words: what a policy fault or violation says --------------------------------------------
  * A name or key in words is its text (text.h, npzs_text_name: a hidden character, a byte that is
