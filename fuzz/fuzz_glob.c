@@ -1,4 +1,4 @@
-/* fuzz_glob: a policy's patterns (src/policy/policy.c): the index a member's key is looked up in, against
+/* fuzz_glob: a policy's patterns (src/policy/keys.c): the index a member's key is looked up in, against
  * trying every pattern in turn; the matcher against CPython's fnmatch.
  * Input: lines.  Those before the first empty line are the policy's members (keys and patterns, in
  * that order), the others member keys.  A line that is not valid UTF-8 or holds a NUL is left out,

@@ -1,4 +1,4 @@
-/* fuzz_policy: the policy compiler (src/policy/json.c, src/policy/policy.c) on any bytes.
+/* fuzz_policy: the policy compiler (src/policy/json.c, src/policy/compile.c) on any bytes.
  * Input: the JSON text.  Oracles:
  *   - npzs_policy_new returns a policy or NULL with a fault whose offset lies in the text, whose
  *     line and column are those of that offset, and whose message is not empty; its path and

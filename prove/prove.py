@@ -43,7 +43,7 @@ TEXT_SLEVEL = "main:0,tnode_scalar:10,tnode_add:10"
 BIG_SLEVEL = HDR_SLEVEL + ",descr_list:0,tree_publish:0"
 # name, driver, the sources analysed, the file it proves, -D for the driver, per-function slevel
 UNITS = [
-    ("zrec", "prove/zrec.c", ["src/zrec/zrec.c", "src/npy/npyhdr.c"], "src/zrec/zrec.c", [], ""),
+    ("zrec", "prove/zrec.c", ["src/zrec/zrec.c", "src/bytes/utf8.c"], "src/zrec/zrec.c", [], ""),
     ("zlocate", "prove/zlocate.c", ["src/zrec/zlocate.c", "src/zrec/zrec.c"], "src/zrec/zlocate.c", [], "get:400"),
     ("crc", "prove/crc.c", ["src/bytes/crc.c", "src/bytes/crcfold.c"], "src/bytes/crc.c", [], ""),
     ("crc-isal", "prove/crc.c", ["src/bytes/crc.c", "src/bytes/crcfold.c"], "src/bytes/crc.c", ["NPZS_HAVE_ISAL"], ""),
@@ -56,14 +56,14 @@ UNITS = [
      "table_run:1000,grow:1000,npzs__names_add:1000"),
     ("names-any", "prove/names.c", ["src/zip/names.c"], "src/zip/names.c", ["NAMES_LEN=-1"],
      "table_run:1000,grow:1000,npzs__names_add:1000"),
-    ("npyhdr", "prove/npyhdr.c", ["src/npy/npyhdr.c"], "src/npy/npyhdr.c", ["EXACT=8"], HDR_SLEVEL),
-    ("npyhdr-descr", "prove/npyhdr.c", ["src/npy/npyhdr.c"], "src/npy/npyhdr.c", ["DESCR_TAIL=3"], TEXT_SLEVEL),
-    ("npyhdr-forms", "prove/npyhdr.c", ["src/npy/npyhdr.c"], "src/npy/npyhdr.c", ["FORMS=1"], TEXT_SLEVEL),
-    ("npyhdr-templates", "prove/npyhdr.c", ["src/npy/npyhdr.c"], "src/npy/npyhdr.c", ["TEMPLATES=1"], TEXT_SLEVEL),
-    ("npyhdr-names", "prove/npyhdr.c", ["src/npy/npyhdr.c"], "src/npy/npyhdr.c", ["TEMPLATES=2"], TEXT_SLEVEL),
-    ("npyhdr-descr5", "prove/npyhdr.c", ["src/npy/npyhdr.c"], "src/npy/npyhdr.c", ["DESCR_TAIL=5"], TEXT_SLEVEL),
-    ("npyhdr-12", "prove/npyhdr.c", ["src/npy/npyhdr.c"], "src/npy/npyhdr.c", ["EXACT=12"], HDR_SLEVEL),
-    ("npyhdr-big", "prove/npyhdr.c", ["src/npy/npyhdr.c"], "src/npy/npyhdr.c", ["HDR_BIG=1", "HDR_MAX=1073741824"], BIG_SLEVEL),
+    ("npyhdr", "prove/npyhdr.c", ["src/npy/npyhdr.c", "src/bytes/utf8.c"], "src/npy/npyhdr.c", ["EXACT=8"], HDR_SLEVEL),
+    ("npyhdr-descr", "prove/npyhdr.c", ["src/npy/npyhdr.c", "src/bytes/utf8.c"], "src/npy/npyhdr.c", ["DESCR_TAIL=3"], TEXT_SLEVEL),
+    ("npyhdr-forms", "prove/npyhdr.c", ["src/npy/npyhdr.c", "src/bytes/utf8.c"], "src/npy/npyhdr.c", ["FORMS=1"], TEXT_SLEVEL),
+    ("npyhdr-templates", "prove/npyhdr.c", ["src/npy/npyhdr.c", "src/bytes/utf8.c"], "src/npy/npyhdr.c", ["TEMPLATES=1"], TEXT_SLEVEL),
+    ("npyhdr-names", "prove/npyhdr.c", ["src/npy/npyhdr.c", "src/bytes/utf8.c"], "src/npy/npyhdr.c", ["TEMPLATES=2"], TEXT_SLEVEL),
+    ("npyhdr-descr5", "prove/npyhdr.c", ["src/npy/npyhdr.c", "src/bytes/utf8.c"], "src/npy/npyhdr.c", ["DESCR_TAIL=5"], TEXT_SLEVEL),
+    ("npyhdr-12", "prove/npyhdr.c", ["src/npy/npyhdr.c", "src/bytes/utf8.c"], "src/npy/npyhdr.c", ["EXACT=12"], HDR_SLEVEL),
+    ("npyhdr-big", "prove/npyhdr.c", ["src/npy/npyhdr.c", "src/bytes/utf8.c"], "src/npy/npyhdr.c", ["HDR_BIG=1", "HDR_MAX=1073741824"], BIG_SLEVEL),
 ]
 # options of a unit beyond COMMON's (the later of two options wins)
 UNIT_OPTS = {

@@ -1,7 +1,7 @@
-/* prove/stubs.c -- the parser's services (src/npzs.c) that the analysed sources call, re-stated
+/* prove/stubs.c -- the parser's services (src/core/: mem.c, err.c) that the analysed sources call, re-stated
  * small: an allocation that may fail at any call (EVA's malloc model, and its calloc for a
- * zeroed one), its release, the buffer-growing helper with npzs.c's doubling, and the sticky
- * error.  Assumptions of the proof (SECURITY.md, "What is proven"): npzs.c's versions do what
+ * zeroed one), its release, the buffer-growing helper with mem.c's doubling, and the sticky
+ * error.  Assumptions of the proof (SECURITY.md, "What is proven"): core/'s versions do what
  * these do. */
 #include <stdlib.h>
 #include "__fc_builtin.h"
@@ -16,7 +16,7 @@ void *npzs__alloc(npzs_parser *p, size_t n) {
 void *npzs__alloc0(npzs_parser *p, size_t n) {
     (void)p;
     if (Frama_C_interval(0, 1)) return NULL;
-    return calloc(1, n ? n : 1); /* npzs.c: npzs__alloc and a memset of the n bytes */
+    return calloc(1, n ? n : 1); /* mem.c: npzs__alloc and a memset of the n bytes */
 }
 
 void npzs__free(npzs_parser *p, void *ptr) {

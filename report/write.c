@@ -6,7 +6,7 @@
 #include <stdarg.h>
 
 #include "write.h"
-/* the characters text never shows raw: one table with the library's words (src/policy/policy.c) */
+/* the characters text never shows raw: one table with the library's words (src/policy/) */
 #include "../src/bytes/text.h"
 
 void wb_init(wbuf *w, FILE *f) {
@@ -172,5 +172,5 @@ void safe_str(wbuf *f, const char *s, size_t n) {
 }
 
 /* The library's words (a message, a detail, a hint): whole UTF-8 in which any name is escaped
- * already (src/policy/policy.c); text_of's all the same, its backslashes left as they are. */
+ * already (src/policy/); text_of's all the same, its backslashes left as they are. */
 void safe_words(wbuf *f, const char *s, size_t n) { text_of(f, s, n, ""); }

@@ -80,7 +80,7 @@ typedef struct npzs_content {
     size_t type_memo_len;
     uint64_t type_memo_itemsize;
     char type_memo_dtype[48];
-    /* a policy's checks and the content hash (policy.c, values.c, sha256.c) */
+    /* a policy's checks and the content hash (policy/, bytes/sha256.c) */
     npzs_vcheck vc;             /* the array's values (finite, range) */
     int checks;                 /* vc.on, or a blob's bytes are capped: chunks are looked at */
     int hashing;                /* SHA-256 of the data (or blob) as it streams */
@@ -182,7 +182,7 @@ struct npzs_parser {
     /* ---- the caller's choices: the parser's life ---- */
     npzs_limits lim;
     npzs_allocator al;
-    npzs_pstate pol;            /* a policy (policy.c): its state for one input is reset with it */
+    npzs_pstate pol;            /* a policy (policy/enforce.c): its state for one input is reset with it */
     unsigned hashes;            /* npzs_hash: NPZS_HASH_* */
     uint32_t ev_user;           /* npzs_events: the events the caller wants (NPZS_EV_BIT bits) */
     npzs__seam seam;            /* a helper inflating members ahead (seam.h; take == NULL: none) */
@@ -304,7 +304,11 @@ static inline npzs__rc npzs__error_content(npzs_parser *p, int code, uint64_t co
     (void)npzs__fail_content(p, code, coff, rule);
     return NPZS__ERROR;
 }
-const char *npzs__rule_id(int rule);
+/* More input is needed: NPZS__NEED, or truncated after npzs_finish() (NPZS__ERROR). */
+static inline npzs__rc npzs__need(npzs_parser *p) {
+    if (p->finished) return npzs__error(p, NPZS_E_TRUNCATED, npzs__here(p), NPZS_R_TRUNC_ARCHIVE);
+    return NPZS__NEED;
+}
 
 
 /* The cap on the bytes of all members: the limit, or the policy's max_total_bytes when it is the
@@ -320,7 +324,7 @@ static inline int npzs__total_rule(const npzs_parser *p, int limit_rule) {
     return npzs__total_cap(p) < p->lim.max_total_bytes ? NPZS_R_POLICY_TOTAL_BYTES : limit_rule;
 }
 
-/* policy.c: the policy's checks, each at the point of the stream that decides it (0 or < 0, the
+/* policy/enforce.c: the policy's checks, each at the point of the stream that decides it (0 or < 0, the
  * error recorded); they return 0 at once when no policy is used */
 int npzs__pol_start(npzs_parser *p);                  /* the format is known */
 int npzs__pol_member(npzs_parser *p);                 /* a local header was remembered */
@@ -382,8 +386,6 @@ uint64_t npzs__header_memo_hits(const npzs_parser *p);
 int npzs__header_pools(npzs_parser *p, uint64_t text_off);
 void npzs__header_release(npzs_parser *p);
 
-/* Strict UTF-8 check: 1 if valid (no overlongs, surrogates, > U+10FFFF). */
-int npzs__utf8_valid(const uint8_t *s, size_t n);
 
 /* names.c: the duplicate-name table */
 uint64_t npzs__siphash13(const uint64_t key[2], const uint8_t *m, size_t n);
@@ -425,8 +427,6 @@ int npzs__zf_locate(const npzs_tailview *v, unsigned variant, npzs_zf_end *e);
 #define NPZS__X_STEP(name, step, scope, rec, doc) npzs__rc step(npzs_parser *p, npzs_in *in, npzs_event *ev);
 NPZS_STATE_MAP(NPZS__X_STEP)
 #undef NPZS__X_STEP
-/* zip.c: more input is needed: NPZS__NEED, or truncated after npzs_finish() (NPZS__ERROR). */
-npzs__rc npzs__need(npzs_parser *p);
 void npzs__zip_release(npzs_parser *p);
 /* What one input allocated (member records, names, the name table): freed (npzs_reset, npzs_free). */
 void npzs__zip_input_release(npzs_parser *p);
@@ -456,11 +456,5 @@ void npzs__inf_release(npzs_parser *p);
 /* For tests: bitmaps of the states reached so far. */
 uint64_t npzs__visited(const npzs_parser *p);
 uint32_t npzs__cvisited(const npzs_parser *p);
-const char *npzs__state_doc(int i);
-const char *npzs__state_id(int i);
-const char *npzs__cstate_id(int i);
-const char *npzs__scstate_id(int i);  /* the scout's (par.h) */
-int npzs__state_record(int i);        /* the record column: enum npzs_record_part */
-const char *npzs__record_label(int r);
 
 #endif

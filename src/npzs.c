@@ -1,5 +1,7 @@
 /*
- * npzs.c -- the public API: creation, limits, allocation, errors, and the one dispatcher.
+ * npzs.c -- the public API (creation, limits, the caller's choices, the error's accessors) and the
+ * one dispatcher; below it, the layers of src/ (README.md, "Layout"): the error recorder and
+ * allocation in core/, the tables in base/.
  *
  * npzs_next() is the only entry into the machine.  Its loop switches on every top-level state
  * of states.h and hands each to the step function its row names (the plain .npy states in
@@ -20,103 +22,8 @@
 
 #include "internal.h"
 
-/* ---- errors ------------------------------------------------------------------------------ */
-NPZS__API const char *npzs_error_name(int code) {
-    switch (code) {
-#define X(id, num, name, msg) case num: return name;
-        NPZS_ERROR_MAP(X)
-#undef X
-    default: return "unknown";
-    }
-}
-
-NPZS__API const char *npzs_strerror(int code) {
-    switch (code) {
-#define X(id, num, name, msg) case num: return msg;
-        NPZS_ERROR_MAP(X)
-#undef X
-    case 0: return "no error";
-    default: return "unknown error";
-    }
-}
-
-static const char *const rule_ids[] = {
-    NULL,
-#define X(name, id, msg) id,
-    NPZS_RULE_MAP(X)
-#undef X
-};
-static const char *const rule_msgs[] = {
-    NULL,
-#define X(name, id, msg) msg,
-    NPZS_RULE_MAP(X)
-#undef X
-};
-
-const char *npzs__rule_id(int rule) { return rule > 0 && rule < NPZS_R__END ? rule_ids[rule] : NULL; }
-
-NPZS__API size_t npzs_rule_count(void) { return NPZS_R__END - 1; }
-NPZS__API const char *npzs_rule_id(size_t i) { return i + 1 < NPZS_R__END ? rule_ids[i + 1] : NULL; }
-NPZS__API const char *npzs_rule_message(size_t i) { return i + 1 < NPZS_R__END ? rule_msgs[i + 1] : NULL; }
-
-static const struct { const char *prefix, *hint; } hints[] = {
-#define X(prefix, hint) {prefix, hint},
-    NPZS_HINT_MAP(X)
-#undef X
-};
-
-NPZS__API const char *npzs_rule_hint(const char *rule) {
-    if (!rule) return NULL;
-    const char *best = NULL;
-    size_t best_len = 0;
-    for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++) {
-        size_t n = strlen(hints[i].prefix);
-        if (n > best_len && strncmp(rule, hints[i].prefix, n) == 0) {
-            best = hints[i].hint;
-            best_len = n;
-        }
-    }
-    return best;
-}
-
+/* ---- the error's accessors (recorded by core/err.c) ------------------------------------------ */
 NPZS__API const char *npzs_error_hint(const npzs_parser *p) { return npzs_rule_hint(npzs_error_rule(p)); }
-
-/* The state's scope column (states.h): the member an error raised in it belongs to.  Every byte
- * of a plain .npy belongs to its array (a sequence's current one). */
-static const unsigned char state_scope[] = {
-#define X(name, step, scope, rec, doc) NPZS_SCOPE_##scope,
-    NPZS_STATE_MAP(X)
-#undef X
-};
-
-static long error_member(const npzs_parser *p) {
-    if (p->format == NPZS_FORMAT_NPY) return (long)p->cur;
-    if (p->format != NPZS_FORMAT_NPZ || p->state <= NPZS_S__BASE || p->state >= NPZS_S__END) return -1;
-    switch (state_scope[p->state - NPZS_S__BASE - 1]) {
-    case NPZS_SCOPE_MEMBER: return (long)p->cur;
-    case NPZS_SCOPE_ENTRY: return p->end.cd_count < p->members ? (long)p->end.cd_count : -1;
-    default: return -1;
-    }
-}
-
-int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule) {
-    if (p->err) return p->err; /* the first error stays */
-    if (code == NPZS_E_NOMEM && p->mem_capped) { /* not the hooks: max_memory refused it */
-        code = NPZS_E_LIMIT;
-        rule = NPZS_R_LIMIT_MEMORY;
-    }
-    p->err = code;
-    p->err_off = off;
-    p->err_rule = rule;
-    p->err_msg = rule > 0 && rule < NPZS_R__END ? rule_msgs[rule] : npzs_strerror(code);
-    p->err_coff = NPZS_NO_OFFSET;
-    p->err_detail[0] = 0;
-    p->err_member = error_member(p);
-    p->state = NPZS_S_FAILED;
-    if (p->seam.passed) p->seam.passed(p->seam.ctx, UINT64_MAX);
-    NPZS_VISIT(p, NPZS_S_FAILED);
-    return code;
-}
 
 NPZS__API int npzs_error(const npzs_parser *p) { return p ? p->err : NPZS_E_BAD_CALL; }
 NPZS__API uint64_t npzs_error_offset(const npzs_parser *p) { return p ? p->err_off : 0; }
@@ -142,115 +49,23 @@ NPZS__API const char *npzs_error_member_name(const npzs_parser *p, size_t *len) 
     return NULL;
 }
 
+/* ---- what the parser has read ---------------------------------------------------------------- */
 NPZS__API npzs_format npzs_format_of(const npzs_parser *p) { return p ? p->format : NPZS_FORMAT_UNKNOWN; }
 NPZS__API uint64_t npzs_consumed(const npzs_parser *p) { return p ? p->consumed - p->inf.orphan : 0; }
 NPZS__API uint64_t npzs_ignored_bytes(const npzs_parser *p) { return p ? p->ignored : 0; }
 NPZS__API uint64_t npzs_memory(const npzs_parser *p) { return p ? p->mem_used : 0; }
 
-static const char *const state_ids[] = {
-#define X(name, step, scope, rec, doc) #name,
-    NPZS_STATE_MAP(X)
-#undef X
-};
-static const char *const state_docs[] = {
-#define X(name, step, scope, rec, doc) doc,
-    NPZS_STATE_MAP(X)
-#undef X
-};
-static const unsigned char state_recs[] = {
-#define X(name, step, scope, rec, doc) NPZS_REC_##rec,
-    NPZS_STATE_MAP(X)
-#undef X
-};
-static const char *const rec_labels[] = {
-#define X(name, label) label,
-    NPZS_RECORD_MAP(X)
-#undef X
-};
-static const char *const cstate_ids[] = {
-#define X(name, doc) #name,
-    NPZS_CSTATE_MAP(X)
-#undef X
-};
-
-const char *npzs__state_id(int i) { return i >= 0 && i < NPZS_NSTATES ? state_ids[i] : NULL; }
-NPZS__API int npzs_state_count(void) { return NPZS_NSTATES; }
-NPZS__API const char *npzs_state_id(int i) { return npzs__state_id(i); }
 NPZS__API int npzs_state_index(const npzs_parser *p) {
     if (!p || p->state <= NPZS_S__BASE || p->state >= NPZS_S__END) return -1;
     return p->state - NPZS_S__BASE - 1;
 }
-NPZS__API npzs_record_part npzs_state_record(int i) { return (npzs_record_part)npzs__state_record(i); }
-NPZS__API const char *npzs_record_label(npzs_record_part r) { return npzs__record_label((int)r); }
-const char *npzs__state_doc(int i) { return i >= 0 && i < NPZS_NSTATES ? state_docs[i] : NULL; }
-const char *npzs__cstate_id(int i) { return i >= 0 && i < NPZS_NCSTATES ? cstate_ids[i] : NULL; }
-static const char *const scstate_ids[] = {
-#define X(name, doc) #name,
-    NPZS_SCOUT_MAP(X)
-#undef X
-};
-const char *npzs__scstate_id(int i) { return i >= 0 && i < NPZS_NSCSTATES ? scstate_ids[i] : NULL; }
-int npzs__state_record(int i) { return i >= 0 && i < NPZS_NSTATES ? state_recs[i] : NPZS_REC_NONE; }
-const char *npzs__record_label(int r) { return r >= 0 && r < NPZS_REC__END ? rec_labels[r] : NULL; }
 uint64_t npzs__visited(const npzs_parser *p) { return p->visited; }
 uint32_t npzs__cvisited(const npzs_parser *p) { return p->cvisited; }
 
 NPZS__API const char *npzs_state_name(const npzs_parser *p) {
     if (!p || p->state <= NPZS_S__BASE || p->state >= NPZS_S__END) return "INVALID";
-    return state_ids[p->state - NPZS_S__BASE - 1];
+    return npzs__state_id(p->state - NPZS_S__BASE - 1);
 }
-
-/* ---- allocation ----------------------------------------------------------------------------
- * Every allocation goes through the caller's hooks with a small header that remembers its size,
- * so that what the parser holds is known at every moment (npzs_memory) and capped by
- * max_memory; a refusal by the cap is reported as limit (LIMIT.max_memory), one by the hooks as
- * nomem. */
-#define AHDR 16 /* the size header in front of every allocation: keeps the hook's alignment (>= 8) */
-
-void *npzs__alloc(npzs_parser *p, size_t n) {
-    if (n == 0) n = 1;
-    if (n > SIZE_MAX - AHDR) return NULL;
-    if (p->lim.max_memory && (n > p->lim.max_memory || p->mem_used > p->lim.max_memory - n)) {
-        p->mem_capped = 1;
-        return NULL;
-    }
-    uint8_t *h = p->al.alloc(p->al.opaque, AHDR + n);
-    if (!h) return NULL;
-    memcpy(h, &n, sizeof n); /* the hook's alignment may be less than a max_align_t's */
-    p->mem_used += n;
-    if (p->mem_used > p->mem_peak) p->mem_peak = p->mem_used;
-    return h + AHDR;
-}
-
-void *npzs__alloc0(npzs_parser *p, size_t n) {
-    void *b = npzs__alloc(p, n);
-    if (b) memset(b, 0, n ? n : 1);
-    return b;
-}
-
-void npzs__free(npzs_parser *p, void *ptr) {
-    if (!ptr) return;
-    uint8_t *h = (uint8_t *)ptr - AHDR;
-    size_t n;
-    memcpy(&n, h, sizeof n);
-    p->mem_used -= n;
-    p->al.free(p->al.opaque, h);
-}
-
-int npzs__buffer_grow(npzs_parser *p, void **buf, size_t *cap, size_t need, uint64_t off, int rule) {
-    size_t n = *cap ? *cap : 64;
-    while (n < need) n = n > SIZE_MAX / 2 ? need : n * 2;
-    void *nb = npzs__alloc(p, n);
-    if (!nb) return npzs__fail(p, NPZS_E_NOMEM, off, rule);
-    npzs__free(p, *buf);
-    *buf = nb;
-    *cap = n;
-    return 0;
-}
-
-static void *def_alloc(void *o, size_t n) { (void)o; return malloc(n); }
-static void def_free(void *o, void *ptr) { (void)o; free(ptr); }
-const npzs_allocator npzs__malloc = {def_alloc, def_free, NULL};
 
 /* ---- limits --------------------------------------------------------------------------------- */
 /* Every row of the limits table names a field of its width (a table and a struct that disagree

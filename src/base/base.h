@@ -42,4 +42,11 @@ int npzs__crc32_impls(void);
 #define NPZS_CRC_FOLD_MIN 1024u
 uint32_t npzs__crc32_fold(uint32_t crc, const uint8_t *buf, size_t len);
 
+/* utf8.c: strict UTF-8 (no overlongs, no surrogates, nothing past U+10FFFF): 1 if s[0 .. n) is;
+ * npzs__utf8_count: 0 with *cps the code points, or -1 with *bad at the first invalid sequence */
+int npzs__utf8_valid(const uint8_t *s, size_t n);
+int npzs__utf8_count(const uint8_t *s, size_t n, size_t *cps, size_t *bad);
+/* sniff.c: what the first n bytes of a blob look like (an npzs_sniff kind); ended: they are all of it */
+int npzs__sniff(const uint8_t *b, size_t n, int ended);
+
 #endif

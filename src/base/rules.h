@@ -283,4 +283,8 @@ enum npzs_rule {
     NPZS_R__END
 };
 
+/* tables.c: a rule's id and message (NULL for none) */
+const char *npzs__rule_id(int rule);
+const char *npzs__rule_msg(int rule);
+
 #endif

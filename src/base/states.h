@@ -115,4 +115,14 @@ enum npzs_scstate {
 #define NPZS_NCSTATES ((int)(NPZS_C__END - NPZS_C__BASE - 1))
 #define NPZS_NSCSTATES ((int)(NPZS_SC__END - NPZS_SC__BASE - 1))
 
+/* tables.c: a state's name, document, scope (enum npzs_scope) and record part (enum
+ * npzs_record_part), by index (0 .. NPZS_NSTATES - 1); the content machine's and the scout's names */
+const char *npzs__state_id(int i);
+const char *npzs__state_doc(int i);
+int npzs__state_scope(int i);
+int npzs__state_record(int i);
+const char *npzs__record_label(int r);
+const char *npzs__cstate_id(int i);
+const char *npzs__scstate_id(int i);
+
 #endif

@@ -1,6 +1,6 @@
 /* text.h -- names as text: the one table of the characters no text output prints as they are,
  * their escapes, and cuts at character boundaries.  Used by the library's words (the details of a
- * policy violation, the policy compiler's paths and messages: policy.c) and by the command line's
+ * policy violation, the policy compiler's paths and messages: policy/) and by the command line's
  * output (cli/output.c, compiled into the WebAssembly build too), so both spell a name alike.
  *
  * Where names come from: a member's name is ASCII, or UTF-8 when its flag says so (zrec.c
@@ -12,8 +12,11 @@
 #ifndef NPZS_TEXT_H
 #define NPZS_TEXT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 /* The sequence at s[i] (i < n): its length, 1 to 4, and *cp its code point; 0 where the bytes are
  * not one (a stray continuation byte, an overlong form, above U+10FFFF, cut short).  A surrogate
@@ -126,6 +129,30 @@ static inline size_t npzs_text_name(char *b, size_t cap, const void *name, size_
     if (q) b[k++] = '\'';
     b[k] = 0;
     return k;
+}
+
+/* ---- words: what a policy fault or violation says (policy/) -----------------------------------
+ * A name or key in words is its text (npzs_text_name: a hidden character, a byte that is not
+ * UTF-8 and a backslash are escapes), at most NPZS_TEXT_NAME bytes of it, then "..." when there
+ * is more; a formatted text too long for its buffer is cut at a character's end and ends in
+ * "...".  So the words are always whole UTF-8 and safe to print, whatever bytes the names hold. */
+
+/* A field's (or title's) name in words: npzs_text_name between quotes, in a buffer of the caller's. */
+static inline const char *npzs_text_quoted(char b[NPZS_TEXT_NAME_CAP], const char *name, size_t n) {
+    npzs_text_name(b, NPZS_TEXT_NAME_CAP, name, n, 1);
+    return b;
+}
+
+/* vsnprintf into b (cap > 4 bytes) that never cuts inside a UTF-8 sequence: a text too long
+ * ends in "..." after the last whole character that fits. */
+static inline void npzs_text_vformat(char *b, size_t cap, const char *fmt, va_list ap) {
+    int w = vsnprintf(b, cap, fmt, ap);
+    if (w < 0) {
+        b[0] = 0;
+    } else if ((size_t)w >= cap) {
+        size_t k = npzs_text_cut((const uint8_t *)b, cap - 1, cap - 4);
+        memcpy(b + k, "...", 4);
+    }
 }
 
 #endif

@@ -40,74 +40,10 @@ void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, u
     if (c->hashing) npzs__sha256_init(c->sha);
 }
 
-/* ---- what a blob looks like (npzs_sniff), from its first NPZS_SNIFF_BYTES bytes -------------- */
-
-static int ident_char(uint8_t b) {
-    return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '_' || b == '.';
-}
-
-/* "cmodule\nname\n" (GLOBAL) from byte i: an identifier ended by a newline in the window */
-static int global_at(const uint8_t *b, size_t n, size_t i) {
-    size_t j = i;
-    while (j < n && ident_char(b[j])) j++;
-    return j > i && j < n && b[j] == '\n';
-}
-
-/* The opening of a protocol 0 or 1 pickle (protocols 2 to 5 begin with PROTO, 0x80 and the version). */
-static int pickle01(const uint8_t *b, size_t n, int ended) {
-    if (b[0] == 'c') return global_at(b, n, 1);
-    if (n < 2) return 0;
-    if (b[0] == '(') {
-        uint8_t k = b[1];
-        if ((k == 'd' || k == 'l' || k == 't') && n >= 3 && b[2] == 'p') return 1;         /* DICT, LIST, TUPLE; PUT */
-        if ((k == 'I' || k == 'L' || k == 'F') && n >= 3 && ((b[2] >= '0' && b[2] <= '9') || b[2] == '-')) return 1;
-        if (k == 'i' || k == 'c') return global_at(b, n, 2);                                /* INST, GLOBAL */
-        return k == 'K' || k == 'J' || k == 'M' || k == 'X' || k == 'U' || k == 'q' || k == '}' || k == ']' || k == ')';
-    }
-    if (b[0] == ']' || b[0] == '}' || b[0] == ')') return b[1] == 'q' || b[1] == '(' || (b[1] == '.' && n == 2 && ended);
-    return 0;
-}
-
-/* UTF-8 with no control character but tab, newline, carriage return and form feed (a character
- * cut by the window's end counts when the blob goes on). */
-static int text(const uint8_t *b, size_t n, int ended) {
-    for (size_t i = 0; i < n;) {
-        uint8_t c = b[i];
-        if (c < 0x80) {
-            if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f') || c == 0x7F) return 0;
-            i++;
-            continue;
-        }
-        size_t j = i;
-        while (j < n && b[j] >= 0x80) j++;
-        size_t end = j;
-        if (j == n && !ended) { /* the window may end inside a character: its first bytes are fine */
-            size_t l = j;
-            while (l > i && (b[l - 1] & 0xC0) == 0x80 && j - l < 3) l--;
-            uint8_t lead = l > i ? b[l - 1] : 0;
-            size_t need = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
-            if (need && j - (l - 1) < need) end = l - 1;
-        }
-        if (!npzs__utf8_valid(b + i, end - i)) return 0;
-        i = j;
-    }
-    return 1;
-}
-
-static int sniff_kind(const uint8_t *b, size_t n, int ended) {
-    if (n == 0) return NPZS_SNIFF_EMPTY;
-    if (n >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5) return NPZS_SNIFF_PICKLE;
-    if (n >= 4 && b[0] == 'P' && b[1] == 'K' && ((b[2] == 3 && b[3] == 4) || (b[2] == 5 && b[3] == 6) || (b[2] == 7 && b[3] == 8)))
-        return NPZS_SNIFF_ZIP;
-    if (n >= 2 && b[0] == 0x1F && b[1] == 0x8B) return NPZS_SNIFF_GZIP;
-    if (pickle01(b, n, ended)) return NPZS_SNIFF_PICKLE;
-    return text(b, n, ended) ? NPZS_SNIFF_TEXT : NPZS_SNIFF_BINARY;
-}
-
 /* The blob's first bytes are staged (all of them when it ended): its kind, and the policy on it. */
 static int blob_sniffed(npzs_parser *p, int ended) {
     npzs_content *c = &p->c;
-    c->sniff = sniff_kind(c->pre, c->pre_len, ended);
+    c->sniff = npzs__sniff(c->pre, c->pre_len, ended);
     return npzs__pol_sniffed(p, c->sniff);
 }
 
@@ -119,15 +55,6 @@ static int blob_found(npzs_parser *p, uint64_t coff) {
     if (npzs__pol_blob(p, coff) < 0) return p->err;
     c->checks = p->pol.spec && p->pol.spec->max_bytes != UINT64_MAX;
     return 0;
-}
-
-NPZS__API const char *npzs_sniff_name(int sniff) {
-    switch (sniff) {
-#define X(id, num, name) case num: return name;
-        NPZS_SNIFF_MAP(X)
-#undef X
-    default: return "unknown";
-    }
 }
 
 void npzs__content_release(npzs_parser *p) {
@@ -176,15 +103,6 @@ uint32_t npzs__content_crc(npzs_parser *p) {
 
 npzs__rc npzs__content_trailing(npzs_parser *p) {
     return npzs__error_content(p, NPZS_E_TRAILING_DATA, p->c.pos, NPZS_R_ZIP_MEMBER_TRAIL);
-}
-
-/* Error at content position coff. */
-int npzs__fail_content(npzs_parser *p, int code, uint64_t coff, int rule) {
-    if (p->err) return p->err; /* the first error stays, with its content offset */
-    uint64_t off = p->c.direct ? p->c.base + coff : p->c.base;
-    int rc = npzs__fail(p, code, off, rule);
-    p->err_coff = coff;
-    return rc;
 }
 
 /* Preamble complete up to pre_len: check it and decide what comes next. */

@@ -1110,40 +1110,6 @@ static int dup_names(hp *h) {
     return 0;
 }
 
-/* Strict UTF-8 (no overlongs, no surrogates, <= U+10FFFF).  Returns 0 with *cps the code
- * point count, or -1 with *bad at the first byte of the invalid sequence. */
-static int utf8_count(const uint8_t *s, size_t n, size_t *cps, size_t *bad) {
-    size_t i = 0, count = 0;
-    while (i < n) {
-        uint8_t b = s[i];
-        size_t k;
-        uint32_t cp;
-        if (b < 0x80) { i++; count++; continue; }
-        if (b >= 0xC2 && b <= 0xDF) { k = 1; cp = b & 0x1Fu; }
-        else if (b >= 0xE0 && b <= 0xEF) { k = 2; cp = b & 0x0Fu; }
-        else if (b >= 0xF0 && b <= 0xF4) { k = 3; cp = b & 0x07u; }
-        else { *bad = i; return -1; }
-        for (size_t j = 1; j <= k; j++) {
-            size_t at = i + j;
-            if (at >= n || (s[at] & 0xC0) != 0x80) { *bad = i; return -1; }
-            cp = (cp << 6) | (s[at] & 0x3Fu);
-        }
-        if ((k == 2 && cp < 0x800) || (k == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-            (cp >= 0xD800 && cp <= 0xDFFF)) { *bad = i; return -1; }
-        i += k + 1;
-        count++;
-    }
-    *cps = count;
-    return 0;
-}
-
-/*@ requires n == 0 || \valid_read(s + (0 .. n - 1)); */
-int npzs__utf8_valid(const uint8_t *s, size_t n) {
-    NPZS_REQUIRE(s || n == 0);
-    size_t cps, bad;
-    return utf8_count(s, n, &cps, &bad) == 0;
-}
-
 /* NumPy's writer (format.py, _write_array_header) emits one exact text for a dtype that is a
  * plain type string:
  *
@@ -1353,7 +1319,7 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
 
     if (v3) {
         size_t cps = 0, bad = 0;
-        if (utf8_count(s, n, &cps, &bad) < 0) return hfail(&h, NPZS_E_BAD_HEADER, bad, NPZS_R_HDR_UTF8);
+        if (npzs__utf8_count(s, n, &cps, &bad) < 0) return hfail(&h, NPZS_E_BAD_HEADER, bad, NPZS_R_HDR_UTF8);
         if ((uint64_t)cps > p->lim.max_header_size)
             return npzs__fail_content(p, NPZS_E_HEADER_TOO_LARGE, 8,
                                       NPZS_R_HDR_TOO_LARGE_CHARS);

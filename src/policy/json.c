@@ -3,7 +3,7 @@
  * one arena taken through the policy's allocator.  The text is the user's own, but it is read as
  * carefully as the input: bounded length and depth, every string valid UTF-8, no lone surrogate,
  * no NUL, no duplicate key, nothing after the value; the first fault is reported with its byte
- * offset (policy.c turns it into a line and column).
+ * offset (compile.c turns it into a line and column).
  *
  * Why not a JSON library: the ones Debian ships set their allocator process-wide (jansson's
  * json_set_alloc_funcs, cJSON_InitHooks) or take none (json-c), and this library takes every byte
@@ -209,6 +209,27 @@ npzs_sortent *npzs__sort_room(npzs_parena *a, size_t n) {
         a->sort_cap = cap;
     }
     return a->sort;
+}
+
+/* Where the name (key, kn) is in ix[0 .. n) sorted by name (1), or would go (0): *at. */
+int npzs__find_name(const uint32_t *ix, size_t n, npzs_set_name name, const void *ctx, const char *key, size_t kn,
+                    size_t *at, uint64_t *work) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        uint32_t len;
+        const char *x = name(ctx, ix[mid], &len);
+        int r = npzs__bytes_cmp(x, len, key, kn);
+        (*work)++;
+        if (!r) {
+            *at = mid;
+            return 1;
+        }
+        if (r < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    *at = lo;
+    return 0;
 }
 
 static int entry_cmp(const npzs_sortent *x, const npzs_sortent *y, npzs_item_name name) {

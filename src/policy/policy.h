@@ -1,5 +1,6 @@
-/* policy.h -- policies (policy.c), their JSON reader (json.c), the value checks on array data
- * (values.c) and SHA-256 (sha256.c): the parts internal.h includes. */
+/* policy.h -- policies: their JSON reader (json.c), the compiled policy (compile.c), a member's key
+ * to its spec (keys.c), the run state a parser keeps while it enforces one (enforce.c), the value
+ * checks on array data (values.c) and SHA-256 (bytes/sha256.c): the parts internal.h includes. */
 #ifndef NPZS_POLICY_H
 #define NPZS_POLICY_H
 
@@ -43,6 +44,12 @@ typedef const char *(*npzs_item_name)(const void *item, uint32_t *len);
 npzs_sortent *npzs__sort_room(npzs_parena *a, size_t n);
 void npzs__sort_names(npzs_parena *a, npzs_sortent *e, size_t n, npzs_item_name name);
 int npzs__bytes_cmp(const char *x, size_t xn, const char *y, size_t yn);
+/* A set of names kept as indices sorted by name, found by binary search (O(log n) comparisons a
+ * name): name i of the set at ctx; npzs__find_name says where the name (key, kn) is in
+ * ix[0 .. n) (1), or would go (0): *at.  *work counts the comparisons. */
+typedef const char *(*npzs_set_name)(const void *ctx, uint32_t i, uint32_t *len);
+int npzs__find_name(const uint32_t *ix, size_t n, npzs_set_name name, const void *ctx, const char *key, size_t kn,
+                    size_t *at, uint64_t *work);
 
 /* ---- json.c: a JSON value --------------------------------------------------------------------- */
 enum { NPZS_J_NULL = 1, NPZS_J_FALSE, NPZS_J_TRUE, NPZS_J_NUM, NPZS_J_STR, NPZS_J_ARR, NPZS_J_OBJ };
@@ -60,7 +67,7 @@ typedef struct npzs_jv {
 /* The value of the n bytes at s, in the arena; NULL with *why and *at (a byte offset) on a fault. */
 npzs_jv *npzs__json_read(npzs_parena *a, const uint8_t *s, size_t n, const char **why, uint64_t *at);
 
-/* ---- a compiled policy (policy.c) -------------------------------------------------------------- */
+/* ---- a compiled policy (compile.c) -------------------------------------------------------------- */
 /* A dtype the policy allows: a dtype.str (STR: one dtype), a NumPy name (CLASS: either byte order,
  * perhaps any size or unit), a structured layout (FIELDS) or, as a field's type, a subarray (SUB). */
 enum { NPZS_PDT_STR = 1, NPZS_PDT_CLASS, NPZS_PDT_FIELDS, NPZS_PDT_SUB };
@@ -129,7 +136,7 @@ typedef struct npzs_pdimdef {
     uint64_t min, max;
 } npzs_pdimdef;
 
-/* The patterns' index (policy.c, "Patterns"): each pattern filed under one literal it needs, the
+/* The patterns' index (keys.c): each pattern filed under one literal it needs, the
  * literals the words of an Aho-Corasick automaton. */
 typedef struct npzs_pglob {     /* a pattern */
     uint32_t spec;              /* its spec */
@@ -181,7 +188,7 @@ struct npzs_policy {
     uint64_t max_total_bytes;   /* UINT64_MAX: none */
 };
 
-/* The policy's state for one input, in the parser (policy.c). */
+/* The policy's state for one input, in the parser (enforce.c). */
 typedef struct npzs_pstate {
     const npzs_policy *pol;
     void *mem;                  /* one allocation through the parser's hooks: the arrays below */
@@ -199,6 +206,12 @@ typedef struct npzs_pstate {
 const npzs_pspec *npzs__pol_spec_for(const npzs_policy *pol, const uint8_t *key, size_t n, uint32_t *index,
                                      npzs_pmatch *m);
 int npzs__glob_match(const uint8_t *pat, size_t pn, const uint8_t *s, size_t sn, uint64_t *steps);
+/* compile.c: the name a policy gives the scalar dtype of kind code and size bytes ("float32"), or NULL */
+const char *npzs__pdtype_name(char code, uint64_t size);
+/* keys.c, for compile.c: the patterns' index, made once (0, or -1 out of memory); name i of the
+ * policy's specs (its exact keys' set) */
+int npzs__keys_index(npzs_policy *pol);
+const char *npzs__spec_name(const void *ctx, uint32_t i, uint32_t *len);
 
 /* ---- values.c: the checks on an array's elements, as its data streams ---------------------------- */
 /* FLOAT: float16/32/64 or bfloat16, each part of a complex number; NAT: a datetime64 or

@@ -106,11 +106,6 @@ static inline int take_var(npzs_parser *p, npzs_in *in, uint8_t *buf, size_t n) 
     return 1;
 }
 
-npzs__rc npzs__need(npzs_parser *p) {
-    if (p->finished) return npzs__error(p, NPZS_E_TRUNCATED, npzs__here(p), NPZS_R_TRUNC_ARCHIVE);
-    return NPZS__NEED;
-}
-
 /* A record is done: the next one starts with its signature. */
 static npzs__rc next_record(npzs_parser *p) {
     p->stage_len = 0;

@@ -1,6 +1,6 @@
 """The run-time side of the proof's contracts: builds tests/contracts/test_contracts.c against the
 sanitizer build's library (build/san/libnpzstream.a, compiled with -DNPZS_CONTRACTS, where each
-ACSL precondition of src/zrec/zrec.c, src/zrec/zlocate.c, src/zip/names.c, src/bytes/crc.c, src/bytes/crcfold.c and src/npy/npyhdr.c is an
+ACSL precondition of src/zrec/zrec.c, src/zrec/zlocate.c, src/zip/names.c, src/bytes/crc.c, src/bytes/crcfold.c, src/bytes/utf8.c and src/npy/npyhdr.c is an
 assert) and checks that every broken call aborts and every kept one works; then against the plain
 library (no checks: the kept calls only).  It also checks the source: every function of those
 files with an ACSL `requires` checks it with NPZS_REQUIRE in its body.  The test program ends on
@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-PROVED = ("src/zrec/zrec.c", "src/zrec/zlocate.c", "src/zip/names.c", "src/bytes/crc.c", "src/bytes/crcfold.c", "src/npy/npyhdr.c")
+PROVED = ("src/zrec/zrec.c", "src/zrec/zlocate.c", "src/zip/names.c", "src/bytes/crc.c", "src/bytes/crcfold.c", "src/bytes/utf8.c", "src/npy/npyhdr.c")
 
 
 def contract_lint():

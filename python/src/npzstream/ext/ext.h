@@ -38,7 +38,7 @@ typedef struct {
  * decoded with a codec that cannot fail on them (a strict decode would raise UnicodeDecodeError,
  * an exception no entry point documents):
  *   words (a message, a detail, a hint, a policy fault's path and message): whole UTF-8 with names
- *     escaped (src/policy/policy.c), decoded with "replace", which then never replaces anything;
+ *     escaped (src/bytes/text.h), decoded with "replace", which then never replaces anything;
  *   a field name or title: "surrogatepass", so that '\ud800' (a header's Python escape, which
  *     np.load takes) comes back as exactly that string (src/bytes/text.h);
  *   a member's name: bytes (RejectedError.name, the member dicts), decoded by the package. */

@@ -1,0 +1,45 @@
+/*
+ * err.c -- the one error recorder: the first error of a parser, its code, offset, rule, message
+ * and member, recorded once (an error is sticky); npzs__fail_content for an error found at an
+ * offset in a member's content.  Every layer records through here, below all of them.
+ */
+#include "../internal.h"
+
+static long error_member(const npzs_parser *p) {
+    if (p->format == NPZS_FORMAT_NPY) return (long)p->cur;
+    if (p->format != NPZS_FORMAT_NPZ || p->state <= NPZS_S__BASE || p->state >= NPZS_S__END) return -1;
+    switch (npzs__state_scope(p->state - NPZS_S__BASE - 1)) {
+    case NPZS_SCOPE_MEMBER: return (long)p->cur;
+    case NPZS_SCOPE_ENTRY: return p->end.cd_count < p->members ? (long)p->end.cd_count : -1;
+    default: return -1;
+    }
+}
+
+int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule) {
+    if (p->err) return p->err; /* the first error stays */
+    if (code == NPZS_E_NOMEM && p->mem_capped) { /* not the hooks: max_memory refused it */
+        code = NPZS_E_LIMIT;
+        rule = NPZS_R_LIMIT_MEMORY;
+    }
+    p->err = code;
+    p->err_off = off;
+    p->err_rule = rule;
+    p->err_msg = rule > 0 && rule < NPZS_R__END ? npzs__rule_msg(rule) : npzs_strerror(code);
+    p->err_coff = NPZS_NO_OFFSET;
+    p->err_detail[0] = 0;
+    p->err_member = error_member(p);
+    p->state = NPZS_S_FAILED;
+    if (p->seam.passed) p->seam.passed(p->seam.ctx, UINT64_MAX);
+    NPZS_VISIT(p, NPZS_S_FAILED);
+    return code;
+}
+
+/* Error at content position coff (absolute where the content is the input's own bytes, else the
+ * member's first content byte). */
+int npzs__fail_content(npzs_parser *p, int code, uint64_t coff, int rule) {
+    if (p->err) return p->err; /* the first error stays, with its content offset */
+    uint64_t off = p->c.direct ? p->c.base + coff : p->c.base;
+    int rc = npzs__fail(p, code, off, rule);
+    p->err_coff = coff;
+    return rc;
+}

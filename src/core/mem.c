@@ -1,0 +1,57 @@
+/*
+ * mem.c -- allocation.  Every allocation goes through the caller's hooks with a small header that remembers its size,
+ * so that what the parser holds is known at every moment (npzs_memory) and capped by
+ * max_memory; a refusal by the cap is reported as limit (LIMIT.max_memory), one by the hooks as
+ * nomem.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+
+#define AHDR 16 /* the size header in front of every allocation: keeps the hook's alignment (>= 8) */
+
+void *npzs__alloc(npzs_parser *p, size_t n) {
+    if (n == 0) n = 1;
+    if (n > SIZE_MAX - AHDR) return NULL;
+    if (p->lim.max_memory && (n > p->lim.max_memory || p->mem_used > p->lim.max_memory - n)) {
+        p->mem_capped = 1;
+        return NULL;
+    }
+    uint8_t *h = p->al.alloc(p->al.opaque, AHDR + n);
+    if (!h) return NULL;
+    memcpy(h, &n, sizeof n); /* the hook's alignment may be less than a max_align_t's */
+    p->mem_used += n;
+    if (p->mem_used > p->mem_peak) p->mem_peak = p->mem_used;
+    return h + AHDR;
+}
+
+void *npzs__alloc0(npzs_parser *p, size_t n) {
+    void *b = npzs__alloc(p, n);
+    if (b) memset(b, 0, n ? n : 1);
+    return b;
+}
+
+void npzs__free(npzs_parser *p, void *ptr) {
+    if (!ptr) return;
+    uint8_t *h = (uint8_t *)ptr - AHDR;
+    size_t n;
+    memcpy(&n, h, sizeof n);
+    p->mem_used -= n;
+    p->al.free(p->al.opaque, h);
+}
+
+int npzs__buffer_grow(npzs_parser *p, void **buf, size_t *cap, size_t need, uint64_t off, int rule) {
+    size_t n = *cap ? *cap : 64;
+    while (n < need) n = n > SIZE_MAX / 2 ? need : n * 2;
+    void *nb = npzs__alloc(p, n);
+    if (!nb) return npzs__fail(p, NPZS_E_NOMEM, off, rule);
+    npzs__free(p, *buf);
+    *buf = nb;
+    *cap = n;
+    return 0;
+}
+
+static void *def_alloc(void *o, size_t n) { (void)o; return malloc(n); }
+static void def_free(void *o, void *ptr) { (void)o; free(ptr); }
+const npzs_allocator npzs__malloc = {def_alloc, def_free, NULL};
