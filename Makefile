@@ -197,6 +197,7 @@ test-all:
 CHECK_FILES ?= 5000
 check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test_policy $(BS)/test_policy \
        $(BNC)/test_policy $(BS)/test_contracts $(B)/test_fastinf $(BS)/test_fastinf
+	@$(MAKE) --no-print-directory purity
 	sh fuzz/harnesses.sh check
 	$(B)/test_api --need-files $(CHECK_FILES) corpus tests/vectors
 	$(BS)/test_api --need-files 1000 corpus/peers tests/vectors
@@ -209,6 +210,21 @@ check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test
 	$(BS)/run_vectors
 	$(BS)/run_vectors --par-only
 	$(BS)/test_contracts
+
+# make purity (run by make check): the sources that claim to see no parser -- base/, bytes/,
+# zrec/ (the record decoders the proof is about) and the policy compiler -- include no
+# internal.h, directly or through another header (the compiler's -MM), and each carries the
+# guard that makes including it a compile error (#error on NPZS_INTERNAL_H).
+PURE_SRC = $(sort $(wildcard src/base/*.c src/bytes/*.c src/zrec/*.c)) src/policy/compile.c src/policy/keys.c \
+           src/policy/json.c src/policy/values.c
+.PHONY: purity
+purity:
+	@bad=; for f in $(PURE_SRC); do \
+	  $(CC) $(INC) $(FEAT_DEF) -MM $$f | grep -q 'internal\.h' && bad="$$bad $$f"; \
+	  grep -q '^#ifdef NPZS_INTERNAL_H' $$f || bad="$$bad $$f (no guard)"; \
+	done; \
+	if [ -n "$$bad" ]; then echo "purity: these see the parser (internal.h):$$bad"; exit 1; fi; \
+	echo "purity: $(words $(PURE_SRC)) sources see no parser"
 
 # Regenerate the fuzz seeds corpus/fuzz_vlen/ (numcodecs VLenBytes when importable).
 .PHONY: vlen-seeds

@@ -13,7 +13,7 @@
 #include <zlib.h>
 
 #include "common.h"
-#include "base/base.h"
+#include "bytes/bytes.h"
 
 static uint32_t ref(uint32_t crc, const uint8_t *b, size_t n) {
     return (uint32_t)crc32(crc, b, (uInt)n);

@@ -4,6 +4,7 @@
  * included), any CRC values; the lengths where the fold takes over (16 KiB and the 15 after it)
  * each in a block of exactly that size. */
 #include "drv.h"
+#include "bytes/bytes.h"
 
 #define EXACT 16
 static uint8_t huge[UINT64_C(5) << 30]; /* 5 GiB: lengths over zlib's uInt and its 1 GiB steps */

@@ -13,7 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "__fc_builtin.h"
-#include "internal.h"
+#include "npzstream.h"
+#include "base/base.h"
 
 /* n bytes of any value, in a block of exactly n bytes (n >= 1) */
 static inline uint8_t *any_bytes(size_t n) {

@@ -2,6 +2,7 @@
  * seed, and the duplicate-name table over a run of members with any names, from the empty
  * table through two of its growths (64, 128, 256 slots). */
 #include "drv.h"
+#include "internal.h"
 
 #define EXACT 24   /* SipHash: every length up to this one on its own */
 /* NAMES_LEN: 0 for the SipHash and seed driver; a length for a table whose names all have it

@@ -16,6 +16,7 @@
  *     with a kept scratch of the size the largest of them asks for (what an earlier, larger header
  *     leaves; scratch grown from none is EXACT's); the parser is not released at the end. */
 #include "drv.h"
+#include "internal.h"
 
 #ifndef EXACT
 #define EXACT 12

@@ -1,6 +1,7 @@
 /* prove/zlocate.c -- EVA driver for src/zrec/zlocate.c: zipfile's end-record search over any view
  * (two spans of any bytes, at any absolute offset) in every variant. */
 #include "drv.h"
+#include "zrec/zrec.h"
 
 #define EXACT 4 /* spans up to this length, each pair of lengths on its own */
 static uint8_t ba[NPZS_TAIL_MAX], bb[NPZS_TAIL_MAX];

@@ -1,6 +1,7 @@
 /* prove/zrec.c -- EVA driver for src/zrec/zrec.c: every decoder on any bytes, any lengths, any
  * limits, each entry point with what its contract allows. */
 #include "drv.h"
+#include "zrec/zrec.h"
 
 #define EXACT 40 /* names and extra fields up to this length: one length at a time */
 

@@ -8,20 +8,17 @@
 #include <stdint.h>
 #include <zlib.h>
 
-#include "base/base.h"
 #include "npzstream.h"
-#include "policy/policy.h"
+#include "base/base.h"
 #include "base/rules.h"
 #include "base/seam.h"
 #include "base/states.h"
+#include "bytes/bytes.h"
+#include "policy/policy.h"
 #include "zrec/zrec.h"
 
-#define NPZS_MAX_NDIM 64        /* hard cap on limits.max_ndim (NumPy 2.x NPY_MAXDIMS) */
 #define NPZS_NPY_MAGIC "\x93NUMPY"
 #define NPZS_NO_OFFSET UINT64_MAX
-/* zipfile's search reads at most the last 64 KiB + 22 bytes, and 76 bytes before the end record
- * it finds there (locator and ZIP64 end record) */
-#define NPZS_TAIL_MAX (65536u + 22u + 20u + 56u)
 
 /* A block of recorded member names (they are compared with the central directory's). */
 typedef struct npzs_block {
@@ -281,7 +278,6 @@ static inline uint64_t npzs__here(const npzs_parser *p) {
     return p->consumed + (p->in ? p->in->pos - p->pos0 : 0) - p->inf.orphan;
 }
 
-extern const npzs_allocator npzs__malloc; /* malloc and free */
 
 void *npzs__alloc(npzs_parser *p, size_t n);
 void *npzs__alloc0(npzs_parser *p, size_t n); /* npzs__alloc, zeroed */
@@ -394,33 +390,6 @@ void npzs__names_seed(npzs_parser *p);
  * with the error recorded (duplicate_name at p->rec_off, nomem). */
 int npzs__names_add(npzs_parser *p, uint32_t member);
 void npzs__names_release(npzs_parser *p);
-
-/* zlocate.c: CPython zipfile's end-record search over a view of the input's last bytes. */
-typedef struct npzs_tailview {
-    const uint8_t *a, *b;   /* the view in (up to) two spans: a[0, alen) then b[0, blen) */
-    size_t alen, blen;
-    uint64_t base;          /* absolute offset of a[0] */
-    uint64_t size;          /* input size: base + alen + blen */
-} npzs_tailview;
-/* variant bits: which CPython releases' reading (zlocate.c lists them) */
-#define NPZS_ZF_FIXED64 1u  /* the CVE-2025-8291 fix (gh-139700): the locator's offset is followed */
-#define NPZS_ZF_WIN65557 2u /* gh-113977: the search window is 65535 + 22 bytes (else 65536 + 22) */
-#define NPZS_ZF_VARIANTS 4u
-enum { NPZS_ZF_NOTZIP = 1,  /* BadZipFile("File is not a zip file") */
-       NPZS_ZF_MULTIDISK,   /* BadZipFile("zipfiles that span multiple disks are not supported") */
-       NPZS_ZF_BAD,         /* another BadZipFile */
-       NPZS_ZF_UNKNOWN };   /* the search needs a byte outside the view */
-typedef struct npzs_zf_end {
-    int status;             /* 0: found; else NPZS_ZF_*, at `at`, with msg */
-    uint64_t at;
-    const char *msg;
-    uint64_t eocd_off;      /* the end record zipfile takes */
-    int loc, z64;           /* a locator was found before it; a ZIP64 end record was used */
-    uint64_t loc_off, z64_off;
-    npzs_zend rec;          /* the end record's fields as zipfile reads them (ZIP64's when used) */
-    uint64_t cd_start;      /* where zipfile reads the directory: cd_off + concat */
-} npzs_zf_end;
-int npzs__zf_locate(const npzs_tailview *v, unsigned variant, npzs_zf_end *e);
 
 /* The step functions of the state table (states.h), one per state (npzs.c, content.c, zip.c);
  * the contract is in npzs.c. */

@@ -1,9 +1,12 @@
-/* base.h -- what every npzstream source may use: the export marker, little-endian reads, CRC-32. */
+/* base.h -- what every npzstream source may use: the export marker, little-endian reads, the cap
+ * on dimensions. */
 #ifndef NPZS_BASE_H
 #define NPZS_BASE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "npzstream.h"
 
 #if defined(__GNUC__)
 #define NPZS__API __attribute__((visibility("default")))
@@ -29,24 +32,9 @@ static inline uint64_t npzs__le64(const uint8_t *b) {
     return (uint64_t)npzs__le32(b) | ((uint64_t)npzs__le32(b + 4) << 32);
 }
 
-/* crc.c: CRC-32 (zlib's polynomial), and the CRC of a || b from theirs. */
-uint32_t npzs__crc32(uint32_t crc, const uint8_t *buf, size_t len);
-uint32_t npzs__crc32_combine(uint32_t a, uint32_t b, uint64_t blen);
-/* the implementations (crc.c's comment), for the tests and the benchmark: npzs__crc32_with(impl)
- * runs one, npzs__crc32_impls() has bit impl set for each one built here */
-enum { NPZS_CRC_ZLIB = 0, NPZS_CRC_ISAL_IMPL = 1, NPZS_CRC_FOLD = 2, NPZS_CRC_IMPLS = 3 };
-uint32_t npzs__crc32_with(int impl, uint32_t crc, const uint8_t *buf, size_t len);
-int npzs__crc32_impls(void);
-/* crcfold.c: the table-free CRC-32 of buffers of NPZS_CRC_FOLD_MIN 16-byte words or more
- * (zlib's crc32 for shorter ones) */
-#define NPZS_CRC_FOLD_MIN 1024u
-uint32_t npzs__crc32_fold(uint32_t crc, const uint8_t *buf, size_t len);
+/* alloc.c: malloc and free, the hooks when the caller gives none */
+extern const npzs_allocator npzs__malloc;
 
-/* utf8.c: strict UTF-8 (no overlongs, no surrogates, nothing past U+10FFFF): 1 if s[0 .. n) is;
- * npzs__utf8_count: 0 with *cps the code points, or -1 with *bad at the first invalid sequence */
-int npzs__utf8_valid(const uint8_t *s, size_t n);
-int npzs__utf8_count(const uint8_t *s, size_t n, size_t *cps, size_t *bad);
-/* sniff.c: what the first n bytes of a blob look like (an npzs_sniff kind); ended: they are all of it */
-int npzs__sniff(const uint8_t *b, size_t n, int ended);
+#define NPZS_MAX_NDIM 64 /* hard cap on limits.max_ndim (NumPy 2.x NPY_MAXDIMS) */
 
 #endif

@@ -12,6 +12,10 @@
 #include "rules.h"
 #include "states.h"
 
+#ifdef NPZS_INTERNAL_H
+#error "base/ is pure: it sees no parser (internal.h)"
+#endif
+
 /* ---- errors and rules ---------------------------------------------------------------------- */
 NPZS__API const char *npzs_error_name(int code) {
     switch (code) {

@@ -13,8 +13,15 @@
  * maintained library.  tests/crc checks every implementation against zlib for all short lengths
  * and alignments, long buffers, split feeds and combine.
  */
+#include <zlib.h>
+
+#include "bytes.h"
+#include "../base/base.h"
 #include "../base/contract.h"
-#include "../internal.h"
+
+#ifdef NPZS_INTERNAL_H
+#error "bytes/ is pure: it sees no parser (internal.h)"
+#endif
 
 #if defined(NPZS_HAVE_ISAL) && !defined(NPZS_CRC_PORTABLE)
 #define NPZS_CRC_ISAL 1

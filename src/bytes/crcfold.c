@@ -28,8 +28,15 @@
  */
 #include <string.h>
 
+#include <zlib.h>
+
+#include "bytes.h"
+#include "../base/base.h"
 #include "../base/contract.h"
-#include "../internal.h"
+
+#ifdef NPZS_INTERNAL_H
+#error "bytes/ is pure: it sees no parser (internal.h)"
+#endif
 
 #define FOLD_K1 145u  /* 300 - 155 */
 #define FOLD_K2 183u  /* 300 - 117 */

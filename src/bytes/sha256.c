@@ -20,8 +20,13 @@
  * context.  OpenSSL 3 marks them deprecated in favour of EVP, whose EVP_MD_CTX is allocated
  * through OpenSSL's process-wide allocator; both run the same code.
  */
+#include "bytes.h"
+#include "../base/base.h"
 #include "../base/contract.h"
-#include "../internal.h"
+
+#ifdef NPZS_INTERNAL_H
+#error "bytes/ is pure: it sees no parser (internal.h)"
+#endif
 
 #ifdef NPZS_HAVE_OPENSSL
 #define OPENSSL_SUPPRESS_DEPRECATED

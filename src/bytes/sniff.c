@@ -4,7 +4,12 @@
  * allows (policy/).
  */
 #include "npzstream.h"
+#include "bytes.h"
 #include "../base/base.h"
+
+#ifdef NPZS_INTERNAL_H
+#error "bytes/ is pure: it sees no parser (internal.h)"
+#endif
 
 static int ident_char(uint8_t b) {
     return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || b == '_' || b == '.';

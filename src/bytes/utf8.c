@@ -2,8 +2,13 @@
  * utf8.c -- strict UTF-8, the one reading of it: a member's name (zrec.c), a header's text
  * (npyhdr.c), a policy's strings (json.c), a blob's sniff (sniff.c).
  */
+#include "bytes.h"
 #include "../base/base.h"
 #include "../base/contract.h"
+
+#ifdef NPZS_INTERNAL_H
+#error "bytes/ is pure: it sees no parser (internal.h)"
+#endif
 
 /* Strict UTF-8 (no overlongs, no surrogates, <= U+10FFFF).  Returns 0 with *cps the code
  * point count, or -1 with *bad at the first byte of the invalid sequence. */

@@ -4,7 +4,6 @@
  * max_memory; a refusal by the cap is reported as limit (LIMIT.max_memory), one by the hooks as
  * nomem.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "../internal.h"
@@ -51,7 +50,3 @@ int npzs__buffer_grow(npzs_parser *p, void **buf, size_t *cap, size_t need, uint
     *cap = n;
     return 0;
 }
-
-static void *def_alloc(void *o, size_t n) { (void)o; return malloc(n); }
-static void def_free(void *o, void *ptr) { (void)o; free(ptr); }
-const npzs_allocator npzs__malloc = {def_alloc, def_free, NULL};

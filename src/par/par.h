@@ -17,6 +17,7 @@
 #include "pool.h"
 #include "../base/seam.h"
 #include "../base/states.h"
+#include "../bytes/bytes.h"
 #include "../zrec/zrec.h"
 
 /* ---- parbuf.c: memory --------------------------------------------------------------------- */

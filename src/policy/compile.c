@@ -11,8 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../internal.h"
+#include "policy.h"
+#include "../base/base.h"
 #include "../bytes/text.h"
+
+#ifdef NPZS_INTERNAL_H
+#error "the policy compiler is pure: it sees no parser (internal.h)"
+#endif
 
 typedef struct pc {
     npzs_policy *pol;

@@ -12,7 +12,12 @@
  */
 #include <string.h>
 
-#include "../internal.h"
+#include "policy.h"
+#include "../base/base.h"
+
+#ifdef NPZS_INTERNAL_H
+#error "the policy compiler is pure: it sees no parser (internal.h)"
+#endif
 
 typedef struct jr {
     const uint8_t *s;

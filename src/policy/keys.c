@@ -5,7 +5,12 @@
  */
 #include <string.h>
 
-#include "../internal.h"
+#include "policy.h"
+#include "../base/base.h"
+
+#ifdef NPZS_INTERNAL_H
+#error "the policy compiler is pure: it sees no parser (internal.h)"
+#endif
 
 /* A block of the policy's arena, zeroed (NULL out of memory). */
 static void *zal(npzs_policy *p, size_t n) {

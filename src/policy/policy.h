@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "npzstream.h"
+#include "../bytes/bytes.h"
 
 #define NPZS_JSON_MAX_DEPTH 64          /* nesting of a policy's JSON */
 #define NPZS_POLICY_MAX_TEXT (1u << 20) /* bytes of a policy's JSON */
@@ -232,12 +233,5 @@ typedef struct npzs_vcheck {
  * many of them are fine; fewer than n when an element fails, the count then ending with that
  * element, whose first byte is at array data position *bad_at, *rule its rule (enum npzs_rule). */
 size_t npzs__values_scan(npzs_vcheck *v, const uint8_t *s, size_t n, uint64_t pos, uint64_t *bad_at, int *rule);
-
-/* ---- sha256.c ------------------------------------------------------------------------------------ */
-#define NPZS_SHA_CTX_WORDS 16   /* room for OpenSSL's SHA256_CTX (checked in sha256.c) */
-int npzs__sha256_built(void);
-void npzs__sha256_init(uint64_t *ctx);
-void npzs__sha256_update(uint64_t *ctx, const uint8_t *s, size_t n);
-void npzs__sha256_final(uint64_t *ctx, uint8_t out[32]);
 
 #endif

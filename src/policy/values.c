@@ -13,7 +13,13 @@
 #include <math.h>
 #include <string.h>
 
-#include "../internal.h"
+#include "policy.h"
+#include "../base/base.h"
+#include "../base/rules.h"
+
+#ifdef NPZS_INTERNAL_H
+#error "the policy compiler is pure: it sees no parser (internal.h)"
+#endif
 
 static uint64_t load(const uint8_t *s, unsigned w) {
     switch (w) {

@@ -38,8 +38,13 @@
  */
 #include <string.h>
 
+#include "zrec.h"
+#include "../base/base.h"
 #include "../base/contract.h"
-#include "../internal.h"
+
+#ifdef NPZS_INTERNAL_H
+#error "zrec/ is pure: it sees no parser (internal.h)"
+#endif
 
 #define SIG_EOCD "PK\x05\x06"
 #define SIG_LOC "PK\x06\x07"

@@ -11,8 +11,15 @@
  */
 #include <string.h>
 
+#include "zrec.h"
+#include "../base/base.h"
 #include "../base/contract.h"
-#include "../internal.h"
+#include "../base/rules.h"
+#include "../bytes/bytes.h"
+
+#ifdef NPZS_INTERNAL_H
+#error "zrec/ is pure: it sees no parser (internal.h)"
+#endif
 
 #define FLAG_ENCRYPTED 0x0001u
 #define FLAG_DD 0x0008u

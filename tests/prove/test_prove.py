@@ -60,6 +60,14 @@ def test_offline():
     for u in prove.UNITS:
         for rel in [u[1]] + u[2]:
             ok(os.path.exists(os.path.join(ROOT, rel)), "unit %s: %s exists" % (u[0], rel))
+    # the units over pure sources take no stubs of the parser's services: those sources see no
+    # parser (make purity), and the ones that do are named
+    for u in prove.UNITS:
+        for rel in u[2]:
+            with open(os.path.join(ROOT, rel)) as f:
+                sees = "internal.h" in "".join(l for l in f if l.startswith("#include"))
+            ok(sees == (rel in prove.SEES_PARSER), "unit %s: %s %s the parser, as SEES_PARSER says"
+               % (u[0], rel, "sees" if sees else "does not see"))
     # the committed allow list parses, and each entry names a unit
     allow = prove.load_allow(os.path.join(ROOT, "prove", "allow.txt"))
     names = {u[0] for u in prove.UNITS}
