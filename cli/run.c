@@ -130,7 +130,7 @@ static int drive_push(void *vc, npzs_in *in) {
     drive_ctx *d = vc;
     for (;;) {
         npzs_event ev;
-        int rc = d->q ? npzs_par_next(d->q, in, &ev) : npzs_next(d->p, in, &ev);
+        int rc = npzs_next(d->p, in, &ev); /* through the -j helper when one is attached */
         if (rc == NPZS_NEED_INPUT) return -1;
         if (rc == NPZS_DONE) return 0;
         if (rc < 0) return rc == NPZS_E_NOMEM ? 2 : 1;
@@ -141,8 +141,7 @@ static int drive_push(void *vc, npzs_in *in) {
 
 static void drive_eof(void *vc) {
     drive_ctx *d = vc;
-    if (d->q) npzs_par_finish(d->q);
-    else npzs_finish(d->p);
+    npzs_finish(d->p);
 }
 
 /* The rest of a mapped file (io.c, "a regular file mapped") from `from` on, pushed in slices of

@@ -507,7 +507,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
     if (whole && n) memcpy(whole, data, n);
     /* after the helper is attached: the events it needs stay emitted whatever the caller asks */
     if (o->mask && o->mask_parser && npzs_events(p, o->mask) != 0) fz_die("npzs_events(%#x) refused", o->mask);
-#define FZ_NEXT(in_, ev_) (q ? npzs_par_next(q, (in_), (ev_)) : npzs_next(p, (in_), (ev_)))
+#define FZ_NEXT(in_, ev_) npzs_next(p, (in_), (ev_)) /* through the helper when one is attached */
 
     fz_dig d;
     memset(&d, 0, sizeof d);
@@ -530,8 +530,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
             free(chunk);
             chunk = NULL;
             if (have_chunk && off == n) {
-                if (q) npzs_par_finish(q);
-                else npzs_finish(p);
+                npzs_finish(p);
                 finished = 1;
                 in.src = NULL;
                 in.size = in.pos = 0;

@@ -60,11 +60,15 @@ npzs_par *npzs_par_new(npzs_parser *p, unsigned threads, uint64_t max_held);
 /* The same over a shared pool (added in 0.6.0): the helper runs its jobs on the pool's threads,
  * at most as many at once as the pool has threads. */
 npzs_par *npzs_par_new_pool(npzs_parser *p, npzs_pool *pool, uint64_t max_held);
-/* npzs_next() through the helper: same arguments, results and events.  It may take bytes from
- * in ahead of the parser (copied: in's buffer is not kept, but with npzs_par_stable_input) and
- * return NPZS_NEED_INPUT once in is used up, also when events are still to come from bytes it
- * holds: push more, or call npzs_par_finish() at the end of the input; DATA events of stored
- * members may point into the helper's copy (valid until the next call, like a push's). */
+/* One entry (since 0.8.0): once a helper is attached, npzs_next() and npzs_finish() on its parser
+ * go through the helper, so a program drives a parser the same way with or without one; the
+ * calls below are the same thing for 0.x programs, and the two may be mixed.
+ * npzs_par_next(): npzs_next() through the helper: same arguments, results and events.  It may
+ * take bytes from in ahead of the parser (copied: in's buffer is not kept, but with
+ * npzs_par_stable_input) and return NPZS_NEED_INPUT once in is used up, also when events are
+ * still to come from bytes it holds: push more, or call npzs_finish() (npzs_par_finish()) at the
+ * end of the input; DATA events of stored members may point into the helper's copy (valid until
+ * the next call, like a push's). */
 int npzs_par_next_(npzs_par *q, npzs_in *in, npzs_event *ev, size_t ev_size);
 #define npzs_par_next(q, in, ev) npzs_par_next_((q), (in), (ev), sizeof(npzs_event))
 /* For validation, where the array bytes are not read (check, ls): clears DATA and BLOB from the
@@ -100,7 +104,7 @@ int npzs_par_stable_input(npzs_par *q, int on);
  * multiple of align, a power of two): use npzs_data_into() or the DATA events as usual; or
  * NPZS_E_BAD_CALL (sticky, rule CALL.par-take) anywhere else or a second time. */
 int npzs_par_take_data(npzs_par *q, size_t align, void **block, uint64_t *offset);
-/* The end of the input (instead of npzs_finish() on the parser). */
+/* The end of the input: npzs_finish() on the parser, which goes to the helper since 0.8.0. */
 void npzs_par_finish(npzs_par *q);
 /* A new input: npzs_reset() of the parser, which drops every job; the threads stay.  Since 0.6.0
  * npzs_reset(p) does the same (the helper stays attached). */

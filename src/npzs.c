@@ -230,7 +230,13 @@ NPZS__API int npzs_events(npzs_parser *p, unsigned mask) {
     return 0;
 }
 
+/* The end of input: told to an attached helper, which tells the parser once it has fed it all. */
 NPZS__API void npzs_finish(npzs_parser *p) {
+    if (p && p->seam.finish) p->seam.finish(p->seam.ctx);
+    else npzs__seam_finish(p);
+}
+
+void npzs__seam_finish(npzs_parser *p) {
     if (p) p->finished = 1;
 }
 
@@ -310,13 +316,26 @@ static npzs__rc dispatch(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     }
 }
 
+/* The one entry: a parser with a helper attached (npzs_par_new) is driven by the same call as one
+ * without; the helper takes the push and feeds the parser (seam.h).  An older event layout goes
+ * through a full-size event cut to its length, as below. */
 NPZS__API int npzs_next_(npzs_parser *p, npzs_in *in, npzs_event *ev, size_t ev_size) {
+    if (!p || !p->seam.next) return npzs__seam_parse(p, in, ev, ev_size);
+    if (!ev || ev_size != EVENT_V010) return p->seam.next(p->seam.ctx, in, ev, ev_size);
+    npzs_event full;
+    int rc = p->seam.next(p->seam.ctx, in, &full, sizeof full);
+    if (rc == NPZS_EVENT) memcpy(ev, &full, EVENT_V010);
+    return rc;
+}
+
+/* The parser's own loop. */
+int npzs__seam_parse(npzs_parser *p, npzs_in *in, npzs_event *ev, size_t ev_size) {
     if (!p || !ev || (in && (in->pos > in->size || (!in->src && in->size))))
         return p ? npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_ARG) : NPZS_E_BAD_CALL;
     if (ev_size != sizeof(npzs_event)) {
         if (ev_size != EVENT_V010) return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_EVENT_SIZE);
         npzs_event full;
-        int rc = npzs_next_(p, in, &full, sizeof full);
+        int rc = npzs__seam_parse(p, in, &full, sizeof full);
         if (rc == NPZS_EVENT) memcpy(ev, &full, EVENT_V010);
         return rc;
     }

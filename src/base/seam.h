@@ -6,11 +6,15 @@
  * pure record decoders of zrec.c), no file of the helper touches the parser, and no file of the
  * parser knows the helper.
  *
- *   caller --bytes--> helper (par.c) --bytes, in order--> npzs_next_ (the parser)
- *                        |                                     |
- *                        +--- take(start, csize) <-------------+  at a deflated member's start
- *                        +--- passed(end) <--------------------+  at each MEMBER_END, or an error
- *                        +--- reset() <------------------------+  npzs_reset
+ *   caller --npzs_next--> helper (par.c) --bytes, in order--> npzs__seam_parse (the parser)
+ *                        |                                          |
+ *                        +--- take(start, csize) <------------------+  at a deflated member's start
+ *                        +--- passed(end) <-------------------------+  at each MEMBER_END, or an error
+ *                        +--- reset() <-----------------------------+  npzs_reset
+ *
+ * One entry for the caller: with a helper attached, npzs_next and npzs_finish on the parser go
+ * to the helper (next, finish), which feeds the parser through npzs__seam_parse and
+ * npzs__seam_finish; npzs_par_next and npzs_par_finish, the 0.x calls, do the same.
  */
 #ifndef NPZS_SEAM_H
 #define NPZS_SEAM_H
@@ -49,6 +53,10 @@ typedef struct npzs__seam {
     void (*passed)(void *ctx, uint64_t end);
     /* npzs_reset(): the input is forgotten; the helper drops what it holds of it and stays. */
     void (*reset)(void *ctx);
+    /* The caller's npzs_next_ and npzs_finish on the parser: the helper takes the push and feeds
+     * the parser itself (npzs__seam_parse), the end of input when it has fed all it holds. */
+    int (*next)(void *ctx, npzs_in *in, npzs_event *ev, size_t ev_size);
+    void (*finish)(void *ctx);
 } npzs__seam;
 
 /* ---- the parser's side (npzs.c, inflate.c, zip.c) ---- */
@@ -60,6 +68,10 @@ int npzs__seam_attach(npzs_parser *p, const npzs__seam *s);
 void npzs__seam_detach(npzs_parser *p);
 /* The parser tells the helper it passed the member just ended (zip.c, at MEMBER_END). */
 void npzs__seam_member_end(npzs_parser *p);
+/* The parser's own step and end of input, past the helper: what npzs_next_ and npzs_finish do
+ * with no helper attached (the helper's feed). */
+int npzs__seam_parse(npzs_parser *p, npzs_in *in, npzs_event *ev, size_t ev_size);
+void npzs__seam_finish(npzs_parser *p);
 
 /* ---- what the helper may ask ---- */
 

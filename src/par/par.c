@@ -912,6 +912,12 @@ static void par_reset_hook(void *ctx) {
 
 /* ---- the API ----------------------------------------------------------------------------- */
 
+/* The caller's npzs_next and npzs_finish on the parser (seam.h): the helper's own. */
+static int par_next_hook(void *ctx, npzs_in *in, npzs_event *ev, size_t ev_size) {
+    return npzs_par_next_(ctx, in, ev, ev_size);
+}
+static void par_finish_hook(void *ctx) { npzs_par_finish(ctx); }
+
 static npzs_par *par_new(npzs_parser *p, npzs_pool *pool, int own, uint64_t max_held, const npzs_allocator *al) {
     npzs_par *q = al->alloc(al->opaque, sizeof *q);
     if (!q) return NULL;
@@ -925,7 +931,7 @@ static npzs_par *par_new(npzs_parser *p, npzs_pool *pool, int own, uint64_t max_
     if (pthread_mutex_init(&q->mu, NULL)) goto fail_mu;
     if (pthread_cond_init(&q->cv_done, NULL)) goto fail_cv;
     if (pthread_cond_init(&q->cv_more, NULL)) goto fail_more;
-    npzs__seam seam = {q, par_take, par_passed, par_reset_hook};
+    npzs__seam seam = {q, par_take, par_passed, par_reset_hook, par_next_hook, par_finish_hook};
     if (npzs__seam_attach(p, &seam) < 0) goto fail_seam;
     scout_next(q);
     return q;
@@ -1035,7 +1041,7 @@ NPZS__API unsigned npzs_par_threads(const npzs_par *q) { return q && q->pool ? n
 /* Feed the parser one span (from a segment or straight from the caller).  Returns its result. */
 static int feed(npzs_par *q, const uint8_t *b, size_t n, size_t *used, npzs_event *ev, size_t ev_size) {
     npzs_in sub = {b, n, 0};
-    int rc = npzs_next_(q->p, &sub, ev, ev_size);
+    int rc = npzs__seam_parse(q->p, &sub, ev, ev_size);
     *used = sub.pos;
     return rc;
 }
@@ -1049,8 +1055,8 @@ NPZS__API int npzs_par_next_(npzs_par *q, npzs_in *in, npzs_event *ev, size_t ev
     npzs_parser *p = q->p;
     /* past the helper's part (a bad call, an error, all input fed): the parser alone */
     if ((in && (in->pos > in->size || (!in->src && in->size))) || npzs_error(p) || ev_size != sizeof(npzs_event) || !ev)
-        return npzs_next_(p, in, ev, ev_size);
-    if (q->p_finished) return npzs_next_(p, in, ev, ev_size);
+        return npzs__seam_parse(p, in, ev, ev_size);
+    if (q->p_finished) return npzs__seam_parse(p, in, ev, ev_size);
     for (;;) {
         drop_fed(q);
         reap(q);
@@ -1095,8 +1101,8 @@ NPZS__API int npzs_par_next_(npzs_par *q, npzs_in *in, npzs_event *ev, size_t ev
         q->forced = 0;
         if (in && in->pos < in->size) continue; /* the scout has more to take */
         if (!q->ended) return NPZS_NEED_INPUT;
-        npzs_finish(p);
+        npzs__seam_finish(p);
         q->p_finished = 1;
-        return npzs_next_(p, NULL, ev, ev_size);
+        return npzs__seam_parse(p, NULL, ev, ev_size);
     }
 }

@@ -24,17 +24,8 @@ struct npzs_pool {
     pthread_t th[POOL_MAX];
 };
 
-static void *def_alloc(void *o, size_t n) {
-    (void)o;
-    return malloc(n);
-}
-static void def_free(void *o, void *ptr) {
-    (void)o;
-    free(ptr);
-}
-
 NPZS__API npzs_pool *npzs_pool_new(unsigned threads, const npzs_allocator *alloc) {
-    npzs_allocator al = {def_alloc, def_free, NULL};
+    npzs_allocator al = npzs__malloc;
     if (alloc) {
         if (!alloc->alloc || !alloc->free) return NULL;
         al = *alloc;

@@ -24,6 +24,8 @@ void npzs__par_keep(npzs_par *q, uint64_t n); /* the library's, for tests */
 static int par_stable;      /* test_par: helpers take their input by reference (npzs_par_stable_input):
                                1 from the first byte, 2 from the second push on */
 static uint64_t par_peak;   /* the most a helper held in par_parse's last run (npzs_par_memory) */
+static int par_one_entry;   /* par_parse drives a parser with a helper by npzs_next and npzs_finish
+                               on the parser (the one entry), not npzs_par_next and npzs_par_finish */
 
 static npzs_par *par_mk(npzs_parser *p, unsigned threads, uint64_t max_held) {
     npzs_par *q = npzs_par_new(p, threads, max_held);
@@ -42,10 +44,11 @@ static par_run par_parse(npzs_parser *p, npzs_par *q, const uint8_t *b, size_t n
         if (q && par_stable == 2 && off && npzs_par_stable_input(q, 1) != 0) { r.verdict = 93; return r; }
         size_t k = n - off < feed ? n - off : feed;
         npzs_in in = {b + off, k, 0};
-        if (off + k == n) { if (q) npzs_par_finish(q); else npzs_finish(p); }
+        int by_par = q && !par_one_entry;
+        if (off + k == n) { if (by_par) npzs_par_finish(q); else npzs_finish(p); }
         npzs_event ev;
         int rc;
-        while ((rc = q ? npzs_par_next(q, &in, &ev) : npzs_next(p, &in, &ev)) == NPZS_EVENT) {
+        while ((rc = by_par ? npzs_par_next(q, &in, &ev) : npzs_next(p, &in, &ev)) == NPZS_EVENT) {
             if (q && npzs_par_memory(q) > par_peak) par_peak = npzs_par_memory(q);
             if (ev.type == NPZS_EV_DATA || ev.type == NPZS_EV_BLOB) continue; /* chunks follow the pushes */
             uint64_t v = (uint64_t)ev.type << 56 ^ ev.offset ^ (ev.type == NPZS_EV_MEMBER_END ? (uint64_t)ev.crc32 << 20 ^ ev.size : 0);
@@ -117,6 +120,23 @@ static void test_par(void) {
             npzs_par_free(q);
         }
     }
+    /* one entry: with the helper attached, npzs_next and npzs_finish on the parser go through it
+     * (the workers inflate the three large members), the same result as the parser alone */
+    par_one_entry = 1;
+    for (size_t f = 0; f < sizeof feeds / sizeof *feeds; f++) {
+        npzs_reset(p);
+        npzs_par *q = par_mk(p, 2, UINT64_C(1) << 30);
+        CHECK(q != NULL, "par: one entry: no helper");
+        if (!q) continue;
+        par_run r = par_parse(p, q, z.p, z.n, feeds[f]);
+        CHECK(par_same(&alone, &r) && npzs_par_used(q) == 3, "par: one entry, pushes of %zu: differs (used %llu)",
+              feeds[f], (unsigned long long)npzs_par_used(q));
+        npzs_par_free(q);
+        npzs_reset(p);
+        par_run r2 = par_parse(p, NULL, z.p, z.n, feeds[f]); /* the helper gone: the parser alone again */
+        CHECK(par_same(&alone, &r2), "par: one entry, pushes of %zu: after npzs_par_free the parser alone differs", feeds[f]);
+    }
+    par_one_entry = 0;
     /* npzs_par_skip_data: the workers keep a member's first bytes (all the header, or fewer: the
      * parser then inflates it again), the parser skips the rest as its CRC-32 */
     static const uint64_t keeps[] = {UINT64_MAX, 1, 100, 5000};

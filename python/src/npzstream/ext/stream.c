@@ -276,7 +276,7 @@ static int run(Stream *s, npzs_in *in) {
     int rc, r = 0;
     for (;;) {
         npzs_event ev;
-        rc = s->q ? npzs_par_next(s->q, in, &ev) : npzs_next(s->p, in, &ev);
+        rc = npzs_next(s->p, in, &ev); /* through the helper when one is attached */
         if (rc != NPZS_EVENT) break;
         if (ev.type == NPZS_EV_DATA) { /* counted: where the data is, how much came */
             if (ev.pos == 0 && ev.zero_copy) s->data_at = ev.offset;
@@ -376,8 +376,7 @@ static PyObject *Stream_finish(Stream *s, PyObject *unused) {
     if (enter(s) < 0) return NULL;
     if (s->own_code || npzs_error(s->p)) return after(s, -2);
     s->finished = 1;
-    if (s->q) npzs_par_finish(s->q);
-    else npzs_finish(s->p);
+    npzs_finish(s->p);
     int r = run(s, NULL);
     if (r == 0 && !s->done) {
         s->busy = 0;
