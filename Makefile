@@ -95,7 +95,8 @@ $(BS)/npzstream: $(CLI_SRC) $(CLI_HDR) $(SAN_LIB) $(HDR)
 	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SRC) $(SAN_LIB) $(LDLIBS)
 
 # The C suites, all on one harness (tests/c/check.h: CHECK, --only, --list, the last line
-# `NAME: N passed, M failed`), compiled with NPZS_TESTING: the library's test hooks are for them.
+# `NAME: N passed, M failed`), compiled with NPZS_TESTING: the library's test hooks are for them
+# (their declarations, in src/internal.h and src/par/par.h, are seen only under it).
 # $(call c_suite,NAME,SOURCES,FLAGS) builds $(B)/NAME against the library and $(BS)/NAME against
 # its sanitizer build.
 TEST_DEF = -DNPZS_TESTING

@@ -114,7 +114,7 @@ static uint32_t inflate_member(uint8_t *win, int isal) {
 }
 
 /* the same with the library's decoder, the member's csize compressed bytes */
-static npzs_fastinf *fi;
+static npzs__fastinf *fi;
 static uint32_t inflate_member_fast(uint8_t *win, uint64_t csize) {
     uint32_t crc = 0;
     uint64_t left = csize;

@@ -1112,22 +1112,22 @@ int fz_fnmatch(const uint8_t *pat, size_t pn, const uint8_t *s, size_t sn) {
 
 long fz_spec_brute(const npzs_policy *pol, const uint8_t *key, size_t n) {
     for (uint32_t i = 0; i < pol->nspecs; i++) {
-        const npzs_pspec *s = &pol->specs[i];
+        const npzs__pspec *s = &pol->specs[i];
         if (!s->glob && s->key_len == n && memcmp(s->key, key, n) == 0) return i;
     }
     for (uint32_t i = 0; i < pol->nspecs; i++) {
-        const npzs_pspec *s = &pol->specs[i];
+        const npzs__pspec *s = &pol->specs[i];
         uint64_t steps = 0;
         if (s->glob && npzs__glob_match((const uint8_t *)s->key, s->key_len, key, n, &steps)) return i;
     }
     return -1;
 }
 
-const char *fz_lookup_differs(const npzs_policy *pol, const uint8_t *key, size_t n, npzs_pmatch *m) {
+const char *fz_lookup_differs(const npzs_policy *pol, const uint8_t *key, size_t n, npzs__pmatch *m) {
     static char why[200];
     uint64_t steps = m->steps, glob = m->glob;
     uint32_t idx = 0;
-    const npzs_pspec *s = npzs__pol_spec_for(pol, key, n, &idx, m);
+    const npzs__pspec *s = npzs__pol_spec_for(pol, key, n, &idx, m);
     long got = s ? (long)idx : -1, want = fz_spec_brute(pol, key, n);
     if (got != want || (s && s != &pol->specs[idx])) {
         snprintf(why, sizeof why, "the index gives spec %ld, trying each pattern %ld", got, want);

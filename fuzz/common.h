@@ -214,8 +214,8 @@ int fz_fnmatch(const uint8_t *pat, size_t pn, const uint8_t *s, size_t sn);
 long fz_spec_brute(const npzs_policy *pol, const uint8_t *key, size_t n);
 /* npzs__pol_spec_for (the index) on key (valid UTF-8) with scratch m against fz_spec_brute, and
  * its work against its bounds: NULL when they hold, else what differs. */
-struct npzs_pmatch;
-const char *fz_lookup_differs(const npzs_policy *pol, const uint8_t *key, size_t n, struct npzs_pmatch *m);
+struct npzs__pmatch;
+const char *fz_lookup_differs(const npzs_policy *pol, const uint8_t *key, size_t n, struct npzs__pmatch *m);
 
 /* Simple reader over fuzz bytes. */
 typedef struct fz_reader {

@@ -13,7 +13,7 @@ static const unsigned lend_every[4] = {0, 0, 2, 1};
 
 /* the two outputs, the decoder and the stream it lends blocks to: made once, kept */
 static uint8_t *zout, *fout;
-static npzs_fastinf *fi;
+static npzs__fastinf *fi;
 static z_stream lend;
 
 static void setup(void) {

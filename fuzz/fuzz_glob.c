@@ -41,7 +41,7 @@ static void put_json(fz_buf *b, const uint8_t *s, size_t n) {
     fz_put8(b, '"');
 }
 
-static void lookup(const npzs_policy *pol, const uint8_t *key, size_t n, npzs_pmatch *m) {
+static void lookup(const npzs_policy *pol, const uint8_t *key, size_t n, npzs__pmatch *m) {
     const char *why = fz_lookup_differs(pol, key, n, m);
     if (why) fz_die("key '%.*s': %s", (int)(n < 200 ? n : 200), (const char *)key, why);
 }
@@ -80,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     npzs_policy *pol = npzs_policy_new((const char *)b.p, b.n, NULL, &err);
     if (!pol) fz_die("the policy of %zu members does not compile: %u:%u %s: %s", nm, err.line, err.column, err.path,
                      err.message);
-    npzs_pmatch m = {0};
+    npzs__pmatch m = {0};
     m.seen = calloc(pol->ngroup + 1, 1);
     if (!m.seen) fz_die("out of memory");
     for (size_t k = 0; k < nk; k++) lookup(pol, keys[k].s, keys[k].n, &m);

@@ -73,11 +73,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fz_zip_eocd(&z, 2, (uint32_t)(z.n - cd), (uint32_t)cd);
         enforce(pol, z.p, z.n);
         enforce(pol, npy, n);
-        npzs_pmatch pm = {0};
+        npzs__pmatch pm = {0};
         pm.seen = calloc(pol->ngroup + 1, 1);
         if (!pm.seen) fz_die("out of memory");
         for (uint32_t i = 0; i < pol->nspecs && i < 256; i++) {
-            const npzs_pspec *sp = &pol->specs[i];
+            const npzs__pspec *sp = &pol->specs[i];
             size_t cut = sp->key_len; /* the key less its last character */
             while (cut && (sp->key[--cut] & 0xC0) == 0x80) {}
             for (int k = 0; k < 2; k++) {

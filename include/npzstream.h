@@ -47,6 +47,10 @@
 extern "C" {
 #endif
 
+/* Each function (or group of accessors) ends its contract with one block: Returns, Errors (the
+ * codes and rules a call records), Lifetime (what it keeps and what stays valid), Threads, Added
+ * in.  "Sticky": the parser keeps the error and every later call returns it. */
+
 /* The version of this header: major << 16 | minor << 8 | patch.  A major change breaks the ABI:
  * bump the SONAME with it.  Additions since 0.1.0 are marked "added in". */
 #define NPZS_VERSION "0.7.0"
@@ -54,6 +58,11 @@ extern "C" {
 
 /* NPZS_VERSION_NUM of the library actually linked (added in 0.2.0). */
 unsigned long npzs_version(void);
+/*  Returns   NPZS_VERSION_NUM of the library linked.
+ *  Errors    none.
+ *  Lifetime  none.
+ *  Threads   any.
+ *  Added in  0.2.0. */
 
 /* ---- return values of npzs_next() ------------------------------------- */
 #define NPZS_NEED_INPUT 0 /* input used up, nothing to emit: push more or finish */
@@ -123,6 +132,11 @@ typedef enum npzs_sniff {
 } npzs_sniff;
 /* "npy", "pickle", ...; "unknown" otherwise (added in 0.5.0). */
 const char *npzs_sniff_name(int sniff);
+/*  Returns   the kind's name ("pickle", ...), "unknown" for a value that is none.
+ *  Errors    none.
+ *  Lifetime  static text.
+ *  Threads   any.
+ *  Added in  0.5.0. */
 typedef enum npzs_kind { NPZS_KIND_ARRAY = 1, NPZS_KIND_BLOB = 2 } npzs_kind;
 
 #define NPZS_METHOD_STORED 0
@@ -296,16 +310,32 @@ typedef struct npzs_limits {
 /* 1 when this library was built with ISA-L (NPZS_LENIENT_FAST_INFLATE is available), else 0
  * (added in 0.2.0). */
 int npzs_fast_inflate(void);
+/*  Returns   1 with ISA-L built in, else 0.
+ *  Errors    none.
+ *  Lifetime  none.
+ *  Threads   any.
+ *  Added in  0.2.0. */
 
 /* The name of the first field of lim that npzs_new() would refuse ("max_ndim", ...; "size" for
  * a struct size this library cannot read), or NULL when all are valid (added in 0.2.0). */
 const char *npzs_limits_check_(const npzs_limits *lim, size_t size);
 #define npzs_limits_check(lim) npzs_limits_check_((lim), sizeof(npzs_limits))
+/*  Returns   NULL when every field is valid, else the first field's name ("size" for a struct size
+ *            it cannot read).
+ *  Errors    none.
+ *  Lifetime  static text.
+ *  Threads   any (lim is only read).
+ *  Added in  0.2.0. */
 
 /* Fill with the defaults.  The macro passes the struct's size, so a program built against an
  * older header (a smaller npzs_limits) is never written past its struct. */
 void npzs_limits_default_(npzs_limits *lim, size_t size);
 #define npzs_limits_default(lim) npzs_limits_default_((lim), sizeof(npzs_limits))
+/*  Returns   nothing (lim filled; nothing written for a NULL lim or a size older than 0.1.0's).
+ *  Errors    none.
+ *  Lifetime  none.
+ *  Threads   any.
+ *  Added in  0.1.0; npzs_limits_default_ 0.2.0. */
 
 /* ---- allocator hooks ------------------------------------------------------
  * alloc returns NULL on failure (reported as NPZS_E_NOMEM); free accepts
@@ -327,9 +357,21 @@ typedef struct npzs_parser npzs_parser;
  * the size of the struct they allocate. */
 npzs_parser *npzs_new_(const npzs_limits *lim, size_t lim_size, const npzs_allocator *alloc);
 #define npzs_new(lim, alloc) npzs_new_((lim), sizeof(npzs_limits), (alloc))
+/*  Returns   the parser, or NULL (out of memory, an invalid limit, a limits size it cannot read, an
+ *            allocator with a NULL hook).
+ *  Errors    none recorded (there is no parser).
+ *  Lifetime  lim and alloc are copied; free with npzs_free().
+ *  Threads   the parser is used by one thread at a time; npzs_new itself: any.
+ *  Added in  0.1.0; npzs_new_ 0.2.0. */
 
 /* Release everything; p may be NULL. */
 void npzs_free(npzs_parser *p);
+/*  Returns   nothing.
+ *  Errors    none.
+ *  Lifetime  every pointer the parser gave (events, error texts, member names) ends here; free a
+ *            helper (npzs_par_free) before its parser.
+ *  Threads   one thread at a time per parser (parsers are independent: any number in any threads).
+ *  Added in  0.1.0. */
 
 /* Start a new input with the same parser, limits and hooks, keeping the buffers that do not
  * depend on an input (added in 0.2.0).  Everything about the previous input, its error
@@ -337,6 +379,11 @@ void npzs_free(npzs_parser *p);
  * mask, and (0.6.0) a parallel helper, which forgets the input with it (npzs_par_reset() is the
  * same call). */
 void npzs_reset(npzs_parser *p);
+/*  Returns   nothing.
+ *  Errors    the last input's error is forgotten.
+ *  Lifetime  an event's pointers and npzs_data_into's destination of the last input end here.
+ *  Threads   one thread at a time per parser (parsers are independent: any number in any threads).
+ *  Added in  0.2.0; a helper kept 0.6.0. */
 
 /* Input window.  npzs_next() reads src[pos..size) and advances pos. */
 typedef struct npzs_in {
@@ -357,6 +404,17 @@ int npzs_next(npzs_parser *p, npzs_in *in, npzs_event *ev);
  * it with the size of the struct they allocate. */
 int npzs_next_(npzs_parser *p, npzs_in *in, npzs_event *ev, size_t ev_size);
 #define npzs_next(p, in, ev) npzs_next_((p), (in), (ev), sizeof(npzs_event))
+/*  Returns   NPZS_EVENT, NPZS_NEED_INPUT, NPZS_DONE, or a negative npzs_error (sticky: every later
+ *            call returns it).
+ *  Errors    every input fault with its code, rule, offset and member (npzs_error_*);
+ *            NPZS_E_BAD_CALL for a NULL parser or event, in->pos > in->size, a NULL src with a size
+ *            (CALL.arg), an event size it cannot write (CALL.event-size).
+ *  Lifetime  no pointer into in is kept between calls; an event's pointers are valid until the next
+ *            call on the parser (or on its helper).
+ *  Threads   one thread at a time per parser (parsers are independent: any number in any threads).
+ *            With a helper attached (npzs_par_new) the call goes through it and may wait for its
+ *            workers.
+ *  Added in  0.1.0; npzs_next_ 0.2.0; through an attached helper 0.8.0. */
 
 /* Direct output (added in 0.2.0): right after an array's HEADER event, before its first DATA
  * event, name where its data goes: dst, at least ev.array->nbytes bytes.  The array's bytes are
@@ -366,6 +424,12 @@ int npzs_next_(npzs_parser *p, npzs_in *in, npzs_event *ev, size_t ev_size);
  * holds is provisional until END.  Returns 0, or NPZS_E_BAD_CALL (sticky, rule CALL.data-into)
  * when called anywhere else or with a destination smaller than the array. */
 int npzs_data_into(npzs_parser *p, void *dst, size_t cap);
+/*  Returns   0, or NPZS_E_BAD_CALL.
+ *  Errors    CALL.data-into (sticky): not right after a HEADER, or cap smaller than the array.
+ *  Lifetime  dst must stay valid until the member's MEMBER_END, an error, npzs_reset() or
+ *            npzs_free().
+ *  Threads   one thread at a time per parser (parsers are independent: any number in any threads).
+ *  Added in  0.2.0. */
 
 /* A sequence of .npy arrays on one stream (added in 0.2.0), as repeated np.save calls to one
  * file, pipe or socket write them: call before the first byte.  A plain .npy input then goes on
@@ -376,6 +440,11 @@ int npzs_data_into(npzs_parser *p, void *dst, size_t cap);
  * usual.  Returns 0, or NPZS_E_BAD_CALL (sticky, rule CALL.sequence) after the first byte or
  * with NPZS_LENIENT_NPY_TRAILING. */
 int npzs_npy_sequence(npzs_parser *p);
+/*  Returns   0, or NPZS_E_BAD_CALL.
+ *  Errors    CALL.sequence (sticky): after the first byte, or with NPZS_LENIENT_NPY_TRAILING.
+ *  Lifetime  npzs_reset() keeps it.
+ *  Threads   one thread at a time per parser (parsers are independent: any number in any threads).
+ *  Added in  0.2.0. */
 
 /* The events the caller wants (added in 0.4.0): a mask of NPZS_EV_BIT(type) bits.  The others
  * are not delivered: the parser does everything it does for them (checks, CRC-32, the caller's
@@ -390,10 +459,22 @@ int npzs_npy_sequence(npzs_parser *p);
 #define NPZS_EV_BIT(type) (1u << (type))
 #define NPZS_EV_ALL 0x7Eu
 int npzs_events(npzs_parser *p, unsigned mask);
+/*  Returns   0, or NPZS_E_BAD_CALL.
+ *  Errors    CALL.events (sticky): a bit that names no event.
+ *  Lifetime  npzs_reset() keeps the mask.
+ *  Threads   one thread at a time per parser (parsers are independent: any number in any threads).
+ *  Added in  0.4.0. */
 
 /* Declare the end of the input.  Later npzs_next() calls emit the remaining
  * events and END, or fail with truncated. */
 void npzs_finish(npzs_parser *p);
+/*  Returns   nothing (the verdict comes from the next npzs_next()).
+ *  Errors    none here; an input that ends inside a record is truncated at the next call.
+ *  Lifetime  none.
+ *  Threads   one thread at a time per parser (parsers are independent: any number in any threads).
+ *            With a helper attached it is told to the helper, which tells the parser once it has
+ *            fed it every byte it holds.
+ *  Added in  0.1.0; through an attached helper 0.8.0. */
 
 /* ---- error details (valid after a negative return) ------------------------ */
 int npzs_error(const npzs_parser *p);             /* sticky code, 0 if none */
@@ -428,9 +509,25 @@ const char *npzs_error_member_name(const npzs_parser *p, size_t *len);
 /* Position inside the member's (uncompressed) content where the error was found,
  * or UINT64_MAX when the error is not inside a member's content. */
 uint64_t npzs_error_content_offset(const npzs_parser *p);
+/*  Returns   the error accessors above: the sticky code (0 for none; NPZS_E_BAD_CALL for a NULL
+ *            parser), its input offset, message, rule id, detail, hint, member index (-1 for none),
+ *            that member's name and the offset in its content (UINT64_MAX for none); the name,
+ *            detail and hint may be NULL.
+ *  Errors    none.
+ *  Lifetime  the message, rule and hint are static text; the detail until the next call on the
+ *            parser; the member's name until npzs_free().
+ *  Threads   any thread that does not call the parser at the same time.
+ *  Added in  npzs_error, _offset, _message, _member, _member_name, _content_offset 0.1.0; _rule
+ *            0.2.0; _detail, _hint and the rules' table 0.5.0. */
 
 const char *npzs_error_name(int code);   /* "truncated", ... ; "unknown" otherwise */
 const char *npzs_strerror(int code);     /* default message */
+/*  Returns   the code's name and default message; "unknown", "unknown error" for a value that is
+ *            none.
+ *  Errors    none.
+ *  Lifetime  static text.
+ *  Threads   any.
+ *  Added in  0.1.0. */
 
 /* The input's format once its first byte was seen (NPZS_FORMAT_UNKNOWN before). */
 npzs_format npzs_format_of(const npzs_parser *p);
@@ -443,6 +540,12 @@ uint64_t npzs_memory(const npzs_parser *p);
  * before its compressed size, the count steps back to the stream's end and the member is
  * rejected there). */
 uint64_t npzs_consumed(const npzs_parser *p);
+/*  Returns   the input's format, the bytes ignored, the bytes held now, the bytes consumed (0 or
+ *            NPZS_FORMAT_UNKNOWN for a NULL parser).
+ *  Errors    none.
+ *  Lifetime  none.
+ *  Threads   any thread that does not call the parser at the same time.
+ *  Added in  npzs_format_of, npzs_consumed 0.1.0; npzs_ignored_bytes, npzs_memory 0.2.0. */
 /* Name of the current state (for diagnostics and tests). */
 const char *npzs_state_name(const npzs_parser *p);
 /* For tools that trace a parse (added in 0.6.0), from the library's state table: the row the
@@ -476,6 +579,13 @@ int npzs_state_count(void);
 const char *npzs_state_id(int state);
 npzs_record_part npzs_state_record(int state);
 const char *npzs_record_label(npzs_record_part part);
+/*  Returns   the state table's rows and words: the row the parser is in (-1 for NULL), how many
+ *            rows, a row's name (NULL past the end), the record part its bytes belong to, and the
+ *            part's words.
+ *  Errors    none.
+ *  Lifetime  static text.
+ *  Threads   any (the parser's row: a thread that does not call it at the same time).
+ *  Added in  npzs_state_name 0.1.0; the others 0.6.0. */
 
 /* ---- content hashes (added in 0.5.0) ----------------------------------------------------------
  * With NPZS_HASH_SHA256, every MEMBER_END carries the SHA-256 of the array's data bytes (a blob's:
@@ -485,6 +595,11 @@ const char *npzs_record_label(npzs_record_part part);
  * unknown bit, or when this library was built without SHA-256 (npzs_sha256_built()). */
 #define NPZS_HASH_SHA256 1u
 int npzs_hash(npzs_parser *p, unsigned what);
+/*  Returns   0, or NPZS_E_BAD_CALL.
+ *  Errors    CALL.hash (sticky): after the first byte, an unknown bit, or no SHA-256 in this build.
+ *  Lifetime  npzs_reset() keeps it.
+ *  Threads   one thread at a time per parser (parsers are independent: any number in any threads).
+ *  Added in  0.5.0. */
 /* 1 when this library computes SHA-256, else 0: it was built with OpenSSL's headers and its
  * libcrypto (libcrypto.so.3 for OpenSSL 3) could be loaded.  libcrypto is not linked: the first
  * call that needs it (this one, npzs_hash, a policy that hashes or pins a value) loads it with
@@ -492,6 +607,11 @@ int npzs_hash(npzs_parser *p, unsigned what);
  * never maps it.  A program that will forbid opening files (a seccomp sandbox) and wants hashing
  * calls this first. */
 int npzs_sha256_built(void);
+/*  Returns   1 when SHA-256 can be computed, else 0.
+ *  Errors    none.
+ *  Lifetime  libcrypto, once loaded, stays for the process.
+ *  Threads   any (the first load is thread-safe).
+ *  Added in  0.5.0. */
 
 /* ---- policies (added in 0.5.0) -----------------------------------------------------------------
  * A policy declares the files a caller accepts, in JSON (README.md, "Policies"): the members (keys
@@ -518,12 +638,29 @@ typedef struct npzs_policy_error {
     char message[160];     /* whole UTF-8, names quoted as in npzs_error_detail */
 } npzs_policy_error;
 npzs_policy *npzs_policy_new(const char *text, size_t len, const npzs_allocator *alloc, npzs_policy_error *err);
+/*  Returns   the compiled policy, or NULL with the fault in *err (when err is not NULL).
+ *  Errors    a fault of the text (line, column, path, message), or out of memory (line 0).
+ *  Lifetime  text is not kept; free the policy with npzs_policy_free() after every parser using it
+ *            is done.
+ *  Threads   compile in any thread; the policy is read-only and shared by any number of parsers in
+ *            any threads.
+ *  Added in  0.5.0. */
 /* Release a policy (NULL is fine); no parser may use it any more. */
 void npzs_policy_free(npzs_policy *pol);
+/*  Returns   nothing.
+ *  Errors    none.
+ *  Lifetime  no parser may use pol any more.
+ *  Threads   after every parser using it is done.
+ *  Added in  0.5.0. */
 /* Enforce pol on the parser's input (NULL: no policy), before its first byte; npzs_reset keeps it.
  * The policy must outlive its use.  Its "hash" or a pinned value turns hashing on.  Returns 0,
  * NPZS_E_BAD_CALL (sticky, rule CALL.policy) after the first byte, or NPZS_E_NOMEM. */
 int npzs_policy_use(npzs_parser *p, const npzs_policy *pol);
+/*  Returns   0, NPZS_E_BAD_CALL, or NPZS_E_NOMEM.
+ *  Errors    CALL.policy (sticky): after the first byte.
+ *  Lifetime  pol must outlive its use; npzs_reset() keeps it.
+ *  Threads   one thread at a time per parser (parsers are independent: any number in any threads).
+ *  Added in  0.5.0. */
 
 /* The parallel helper (npzs_par_*, npzs_pool_*) has its own header, included here for the
  * programs written against 0.5.0 and earlier. */

@@ -44,6 +44,12 @@ typedef struct npzs_pool npzs_pool;
 npzs_pool *npzs_pool_new(unsigned threads, const npzs_allocator *alloc);
 void npzs_pool_free(npzs_pool *pool);
 unsigned npzs_pool_threads(const npzs_pool *pool); /* threads started so far */
+/*  Returns   the pool, or NULL (threads 0 or over 64, out of memory); npzs_pool_threads: the
+ *            threads started so far.
+ *  Errors    none.
+ *  Lifetime  free after every helper using it was freed.
+ *  Threads   a pool serves helpers in any threads.
+ *  Added in  0.6.0. */
 
 /* ---- helpers ----
  * threads: worker threads of the helper's own pool (at most 64; 0 runs no worker: the helper
@@ -60,6 +66,12 @@ npzs_par *npzs_par_new(npzs_parser *p, unsigned threads, uint64_t max_held);
 /* The same over a shared pool (added in 0.6.0): the helper runs its jobs on the pool's threads,
  * at most as many at once as the pool has threads. */
 npzs_par *npzs_par_new_pool(npzs_parser *p, npzs_pool *pool, uint64_t max_held);
+/*  Returns   the helper, attached to p, or NULL (p NULL or with a helper, threads over 64, out of
+ *            memory).
+ *  Errors    none.
+ *  Lifetime  free the helper (npzs_par_free) before its parser, and before its pool.
+ *  Threads   the helper is called from the parser's thread only; its workers never call the caller.
+ *  Added in  npzs_par_new 0.3.0; npzs_par_new_pool 0.6.0. */
 /* One entry (since 0.8.0): once a helper is attached, npzs_next() and npzs_finish() on its parser
  * go through the helper, so a program drives a parser the same way with or without one; the
  * calls below are the same thing for 0.x programs, and the two may be mixed.
@@ -71,6 +83,12 @@ npzs_par *npzs_par_new_pool(npzs_parser *p, npzs_pool *pool, uint64_t max_held);
  * the next call, like a push's). */
 int npzs_par_next_(npzs_par *q, npzs_in *in, npzs_event *ev, size_t ev_size);
 #define npzs_par_next(q, in, ev) npzs_par_next_((q), (in), (ev), sizeof(npzs_event))
+/*  Returns   what npzs_next() returns on the parser (NPZS_E_BAD_CALL for a NULL helper).
+ *  Errors    the parser's, and CALL.* misuse of the helper recorded on the parser.
+ *  Lifetime  as npzs_next(); stored members' DATA may point into the helper's copy until the next
+ *            call.
+ *  Threads   the parser's thread; it may wait for a worker.
+ *  Added in  0.3.0 (npzs_next() on the parser does the same since 0.8.0). */
 /* For validation, where the array bytes are not read (check, ls): clears DATA and BLOB from the
  * parser's events mask (npzs_events), and a worker keeps only a member's first bytes (preamble
  * and header) and the CRC-32 of the rest, so a member costs the helper its compressed size and a
@@ -79,6 +97,11 @@ int npzs_par_next_(npzs_par *q, npzs_in *in, npzs_event *ev, size_t ev_size);
  * again, is inflated again by the parser).  Call before the first byte; it lasts until the
  * helper is freed.  Returns 0, NPZS_E_BAD_CALL after the first byte, or NPZS_E_NOMEM. */
 int npzs_par_skip_data(npzs_par *q);
+/*  Returns   0, NPZS_E_BAD_CALL, or NPZS_E_NOMEM.
+ *  Errors    NPZS_E_BAD_CALL after the first byte.
+ *  Lifetime  lasts until the helper is freed.
+ *  Threads   the parser's thread.
+ *  Added in  0.4.0. */
 /* Stable input (added in 0.7.0; zstd's stableInBuffer is the model): the caller promises that
  * every byte it pushes through npzs_par_next() from now on stays where it is, unchanged and
  * readable, until the helper's parser is reset (npzs_par_reset, npzs_reset) or the helper freed --
@@ -92,6 +115,12 @@ int npzs_par_skip_data(npzs_par *q);
  * reference already.  It lasts until changed.  Returns 0, or NPZS_E_BAD_CALL for 0 once bytes
  * were held by reference (until a reset; the setting then unchanged). */
 int npzs_par_stable_input(npzs_par *q, int on);
+/*  Returns   0, or NPZS_E_BAD_CALL.
+ *  Errors    NPZS_E_BAD_CALL for 0 once bytes were held by reference.
+ *  Lifetime  the bytes pushed stay valid and unchanged until a reset or npzs_par_free, also after
+ *            the verdict.
+ *  Threads   the parser's thread.
+ *  Added in  0.7.0. */
 /* An array's data without a copy (added in 0.4.0): right after an array's HEADER event from
  * npzs_par_next(), before its first DATA event, when a worker inflated the member and kept its
  * whole output, that output becomes the caller's: *block is the start of an allocation made with
@@ -104,6 +133,12 @@ int npzs_par_stable_input(npzs_par *q, int on);
  * multiple of align, a power of two): use npzs_data_into() or the DATA events as usual; or
  * NPZS_E_BAD_CALL (sticky, rule CALL.par-take) anywhere else or a second time. */
 int npzs_par_take_data(npzs_par *q, size_t align, void **block, uint64_t *offset);
+/*  Returns   0 (the block is the caller's), 1 (no such output), or NPZS_E_BAD_CALL.
+ *  Errors    CALL.par-take (sticky): anywhere but right after a HEADER, or a second time.
+ *  Lifetime  free the block with the parser's hooks, not before the member's MEMBER_END, an error,
+ *            or the helper's reset or free.
+ *  Threads   the parser's thread.
+ *  Added in  0.4.0. */
 /* The end of the input: npzs_finish() on the parser, which goes to the helper since 0.8.0. */
 void npzs_par_finish(npzs_par *q);
 /* A new input: npzs_reset() of the parser, which drops every job; the threads stay.  Since 0.6.0
@@ -114,9 +149,19 @@ void npzs_par_reset(npzs_par *q);
  * was inside a member a worker inflated: it then fails (NPZS_E_BAD_CALL, rule CALL.par-free),
  * since that member's bytes went with the helper. */
 void npzs_par_free(npzs_par *q);
+/*  Returns   nothing.
+ *  Errors    CALL.par-free on the parser when it was inside a member a worker inflated.
+ *  Lifetime  the input it took beyond npzs_consumed(p) goes with it.
+ *  Threads   the parser's thread; joins the helper's own workers.
+ *  Added in  0.3.0 (npzs_par_finish, npzs_par_reset too). */
 uint64_t npzs_par_memory(const npzs_par *q);  /* bytes the helper holds now */
 uint64_t npzs_par_used(const npzs_par *q);    /* members whose output came from a worker */
 unsigned npzs_par_threads(const npzs_par *q); /* worker threads running for it now */
+/*  Returns   the bytes held, the members from a worker, the threads running (0 for NULL).
+ *  Errors    none.
+ *  Lifetime  none.
+ *  Threads   the parser's thread.
+ *  Added in  0.3.0; npzs_par_threads 0.6.0. */
 
 #ifdef __cplusplus
 }

@@ -92,6 +92,11 @@ enum npzs_vlen_error {
 /* Name / default message of any code: this module's codes and npzstream.h's. */
 const char *npzs_vlen_error_name(int code);
 const char *npzs_vlen_strerror(int code);
+/*  Returns   the code's name and message; "unknown" for a value that is none.
+ *  Errors    none.
+ *  Lifetime  static text.
+ *  Threads   any.
+ *  Added in  0.1.0. */
 
 /* ---- configuration ------------------------------------------------------- */
 #define NPZS_VLEN_MAX_NDIM 32 /* dimensions of an element, including the variable one */
@@ -119,6 +124,11 @@ typedef struct npzs_vlen_spec {
  * and *err_msg to a static message; err_at and err_msg may be NULL. */
 int npzs_vlen_spec_parse(npzs_vlen_spec *spec, const char *dtype, const char *pattern, size_t *err_at,
                          const char **err_msg);
+/*  Returns   0, or -1 with *err_at and *err_msg naming the fault (when not NULL).
+ *  Errors    a dtype or pattern this parser cannot read.
+ *  Lifetime  spec holds no pointer into dtype or pattern.
+ *  Threads   any.
+ *  Added in  0.1.0. */
 
 /* ---- limits ---------------------------------------------------------------
  * Fill with npzs_vlen_limits_default(), then change what you need. */
@@ -132,6 +142,11 @@ typedef struct npzs_vlen_limits {
 } npzs_vlen_limits;
 
 void npzs_vlen_limits_default(npzs_vlen_limits *lim);
+/*  Returns   nothing (lim filled).
+ *  Errors    none.
+ *  Lifetime  none.
+ *  Threads   any.
+ *  Added in  0.1.0. */
 
 /* ---- events ---------------------------------------------------------------- */
 typedef enum npzs_vlen_event_type {
@@ -170,6 +185,12 @@ npzs_vlen_parser *npzs_vlen_new(const npzs_vlen_spec *spec, const npzs_vlen_limi
 /* Start over for another chunk with the same spec and limits (clears errors). */
 void npzs_vlen_reset(npzs_vlen_parser *p);
 void npzs_vlen_free(npzs_vlen_parser *p);
+/*  Returns   npzs_vlen_new: the parser, or NULL (out of memory, an invalid spec or limit).
+ *  Errors    none recorded (there is no parser).
+ *  Lifetime  spec, lim and alloc are copied; npzs_vlen_reset forgets the chunk and its error;
+ *            npzs_vlen_free ends every pointer the parser gave.
+ *  Threads   one thread at a time per parser (parsers are independent: any number in any threads).
+ *  Added in  0.1.0. */
 
 /* Advance.  NPZS_EVENT (*ev filled), NPZS_NEED_INPUT (in->pos == in->size: push
  * more, or npzs_vlen_finish()), NPZS_DONE (END delivered before), or a negative
@@ -177,12 +198,24 @@ void npzs_vlen_free(npzs_vlen_parser *p);
 int npzs_vlen_next(npzs_vlen_parser *p, npzs_in *in, npzs_vlen_event *ev);
 /* Declare the end of the input. */
 void npzs_vlen_finish(npzs_vlen_parser *p);
+/*  Returns   npzs_vlen_next: NPZS_EVENT, NPZS_NEED_INPUT, NPZS_DONE, or a negative code (sticky).
+ *  Errors    every framing fault with its code, offset and element (npzs_vlen_error_*).
+ *  Lifetime  no pointer into in is kept between calls; an event's pointers are valid until the next
+ *            call.
+ *  Threads   one thread at a time per parser (parsers are independent: any number in any threads).
+ *  Added in  0.1.0. */
 
 int npzs_vlen_error(const npzs_vlen_parser *p);              /* sticky code, 0 if none */
 uint64_t npzs_vlen_error_offset(const npzs_vlen_parser *p);  /* absolute input offset */
 const char *npzs_vlen_error_message(const npzs_vlen_parser *p); /* static text */
 long npzs_vlen_error_element(const npzs_vlen_parser *p);     /* element index, or -1 (count, trailing) */
 uint64_t npzs_vlen_consumed(const npzs_vlen_parser *p);      /* input bytes consumed */
+/*  Returns   the sticky code (0 for none), its offset, message, element (-1 for none), the bytes
+ *            consumed.
+ *  Errors    none.
+ *  Lifetime  the message is static text.
+ *  Threads   any thread that does not call the parser at the same time.
+ *  Added in  0.1.0. */
 
 #ifdef __cplusplus
 }

@@ -15,8 +15,8 @@
 
 static uint8_t big[65535];
 static npzs_parser P;
-static npzs_record chunk[NPZS_REC_CHUNK];
-static npzs_record *chunks[1];
+static npzs__record chunk[NPZS_REC_CHUNK];
+static npzs__record *chunks[1];
 
 static void sip_all(void);
 static void sip_all(void) {
@@ -46,7 +46,7 @@ static void table_run(size_t len) {
     Frama_C_make_unknown((char *)big, sizeof big);
     /*@ loop unroll MEMBERS; */
     for (uint32_t m = 0; m < MEMBERS; m++) {
-        npzs_record *r = &chunk[m];
+        npzs__record *r = &chunk[m];
         memset(r, 0, sizeof *r);
         size_t n = len ? len : size_in(1, sizeof big);
         r->name = len ? any_bytes(n) : big;

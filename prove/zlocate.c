@@ -7,8 +7,8 @@
 static uint8_t ba[NPZS_TAIL_MAX], bb[NPZS_TAIL_MAX];
 
 static void one(const uint8_t *a, size_t alen, const uint8_t *b, size_t blen) {
-    npzs_tailview v;
-    npzs_zf_end e;
+    npzs__tailview v;
+    npzs__zf_end e;
     v.a = a;
     v.b = b;
     v.alen = alen;

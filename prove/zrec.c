@@ -12,11 +12,11 @@ static void fill_big(void) { Frama_C_make_unknown((char *)big, sizeof big); }
 static void fixed_all(void) {
     npzs_limits lim;
     any_limits(&lim);
-    npzs_zerr e;
-    npzs_zlfh lfh;
-    npzs_zcdh c;
-    npzs_zend end;
-    npzs_zdd dd;
+    npzs__zerr e;
+    npzs__zlfh lfh;
+    npzs__zcdh c;
+    npzs__zend end;
+    npzs__zdd dd;
     uint64_t off;
     (void)npzs__zr_lfh(any_bytes(30), &lim, &lfh, &e);
     npzs__zr_dd(any_bytes(12), 0, &dd);
@@ -31,13 +31,13 @@ static void fixed_all(void) {
 /* what a local header's sizes and a central header's ZIP64 field make of any header and any
  * ZIP64 field npzs__zr_extra hands on (z, zl) */
 static void sizes(const uint8_t *z, size_t zl) {
-    npzs_zerr e;
-    npzs_zlfh lfh;
+    npzs__zerr e;
+    npzs__zlfh lfh;
     Frama_C_make_unknown((char *)&lfh, sizeof lfh);
     if (npzs__zr_lfh_sizes(&lfh, z, zl, &e) == 0)
         (void)npzs__zr_lfh_deferred(&lfh, (uint32_t)u64_any(), u64_any(), u64_any(), &e);
-    npzs_zcdh c;
-    npzs_zcdh_sizes cs;
+    npzs__zcdh c;
+    npzs__zcdh_sizes cs;
     Frama_C_make_unknown((char *)&c, sizeof c);
     /* each of the four sentinels, present or not, as its own state */
     if (Frama_C_interval(0, 1)) c.f.usize32 = 0xFFFFFFFFu; else if (c.f.usize32 == 0xFFFFFFFFu) c.f.usize32 = 0;
@@ -56,7 +56,7 @@ static void sizes_all(void) {
 }
 
 static void extra_all(void) {
-    npzs_zerr e;
+    npzs__zerr e;
     const uint8_t *z;
     size_t zl;
     int local = Frama_C_interval(0, 1);
@@ -67,7 +67,7 @@ static void extra_all(void) {
 }
 
 static void name_all(void) {
-    npzs_zerr e;
+    npzs__zerr e;
     unsigned flags = u32_in(0, 0xFFFF);
     /*@ loop unroll EXACT; */
     for (size_t n = 1; n <= EXACT; n++) (void)npzs__zr_name(any_bytes(n), n, flags, &e);

@@ -21,24 +21,24 @@
 #define NPZS_NO_OFFSET UINT64_MAX
 
 /* A block of recorded member names (they are compared with the central directory's). */
-typedef struct npzs_block {
-    struct npzs_block *next;
+typedef struct npzs__block {
+    struct npzs__block *next;
     size_t used, size;
     uint8_t data[];
-} npzs_block;
+} npzs__block;
 
 /* What the central directory must repeat about one member. */
-typedef struct npzs_record {
+typedef struct npzs__record {
     uint64_t lfh_off;   /* offset of the local header */
     const uint8_t *name; /* name bytes, in the parser's name blocks */
     uint64_t csize, usize;
     uint32_t crc;
     uint32_t hash[2];   /* name-table hashes of the name and of the key (name without ".npy") */
     uint16_t name_len, flags, method;
-} npzs_record;
+} npzs__record;
 
 /* Member content: the .npy machine, or a blob. */
-typedef struct npzs_content {
+typedef struct npzs__content {
     int state;              /* enum npzs_cstate */
     int top;                /* 1: plain .npy file (truncation is "truncated", no sniffing) */
     int direct;             /* 1: content bytes are input bytes (stored), offsets map 1:1 */
@@ -78,7 +78,7 @@ typedef struct npzs_content {
     uint64_t type_memo_itemsize;
     char type_memo_dtype[48];
     /* a policy's checks and the content hash (policy/, bytes/sha256.c) */
-    npzs_vcheck vc;             /* the array's values (finite, range) */
+    npzs__vcheck vc;             /* the array's values (finite, range) */
     int checks;                 /* vc.on, or a blob's bytes are capped: chunks are looked at */
     int hashing;                /* SHA-256 of the data (or blob) as it streams */
     int digest_ok;              /* digest holds the finished hash */
@@ -87,19 +87,19 @@ typedef struct npzs_content {
     int sniff;                  /* npzs_sniff, once known */
     uint64_t sha[NPZS_SHA_CTX_WORDS];
     uint8_t digest[32];
-} npzs_content;
+} npzs__content;
 
 /* ---- the parser's parts ---- */
 
 /* The local header being read. */
-typedef struct npzs_lfh {
-    npzs_zlfh h;
+typedef struct npzs__lfh {
+    npzs__zlfh h;
     int name_ready;         /* its name is staged (for error messages) */
-} npzs_lfh;
+} npzs__lfh;
 
 /* The end of an archive: the directory's extent, the end records parsed, and the directory
  * region's last bytes for zipfile's end-record search (zip.c, zlocate.c). */
-typedef struct npzs_end {
+typedef struct npzs__end {
     uint64_t cd_start, cd_end;
     uint32_t cd_count;          /* directory entries read */
     int have_z64, have_loc;
@@ -108,10 +108,10 @@ typedef struct npzs_end {
     uint32_t comment_sig;       /* rolling window over the archive comment */
     uint64_t tail_len;          /* bytes of the region seen (kept.tail); the region starts at cd_start */
     int tail_on;
-} npzs_end;
+} npzs__end;
 
 /* Inflate (inflate.c): one member's state; its buffers are the parser's kept ones. */
-typedef struct npzs_inflate {
+typedef struct npzs__inflate {
     size_t win_len, win_pos;    /* kept.win[win_pos, win_len): made, not yet given */
     uint8_t *made;              /* where the bytes [win_pos, win_len) are: kept.win, or the caller's
                                    destination (npzs_data_into), or a helper's output */
@@ -119,11 +119,11 @@ typedef struct npzs_inflate {
     int end;                    /* the deflate stream ended */
     int bad;                    /* invalid data, raised once the window is used */
     uint64_t orphan;            /* gathered bytes after a stream's early end: handed back */
-    const struct npzs_inflater *be; /* the back end of the current member (inflate.c) */
+    const struct npzs__inflater *be; /* the back end of the current member (inflate.c) */
     npzs__pre *pre;             /* the member's output, inflated ahead (seam.h), or NULL */
-} npzs_inflate;
+} npzs__inflate;
 
-typedef struct npzs_inf_io {
+typedef struct npzs__inf_io {
     const uint8_t *in;
     size_t in_len;
     uint8_t *out;
@@ -132,7 +132,7 @@ typedef struct npzs_inf_io {
     size_t back; /* NPZS__INF_END: bytes taken (in this call or earlier ones) that lie past the
                     stream's end (a back end that reads ahead), which the caller gives back */
     const uint8_t *ext; /* out was the window, and the made bytes are here instead (no copy) */
-} npzs_inf_io;
+} npzs__inf_io;
 enum { NPZS__INF_OK, NPZS__INF_END, NPZS__INF_BAD, NPZS__INF_NOMEM };
 
 /* The buffers a parser keeps from one input to the next (npzs_reset keeps them, not what they
@@ -143,18 +143,18 @@ enum { NPZS__INF_OK, NPZS__INF_END, NPZS__INF_BAD, NPZS__INF_NOMEM };
  * by a constant (SECURITY.md, "What is proven").  top: NULL until the parser's first header
  * (npzs__header_pools). */
 enum { NPZS_POOL_CHUNK = 2048, NPZS_POOL_DIR = 256, NPZS_POOL_TOP = 256 };
-typedef struct npzs_hpool {
+typedef struct npzs__hpool {
     uint8_t ***top;
-} npzs_hpool;
+} npzs__hpool;
 
-typedef struct npzs_kept {
+typedef struct npzs__kept {
     /* content.c and npyhdr.c: the staged header (+1 for a NUL), the header parser's scratch
      * (decoded strings and the UTF-8 copy of the descr), its pools (the name list, the descr
      * parser's stack of frames, at most 2 * max_depth + 1 and as many as the nesting met, the
      * structured dtype's tree while it is built: nodes, fields, shapes, type strings), and the
      * tree as published (one block: the API's arrays) */
     uint8_t *hdr, *scratch;
-    npzs_hpool names, frames, tnodes, tfields, tdims, tstrs;
+    npzs__hpool names, frames, tnodes, tfields, tdims, tstrs;
     void *dt;
     size_t hdr_cap, scratch_cap, dt_cap;
     /* inflate.c: zlib's state (it points at itself: never moved), the fast decoder's
@@ -162,7 +162,7 @@ typedef struct npzs_kept {
      * of small pushes */
     z_stream zs;
     int zs_init;
-    struct npzs_fastinf *fi;
+    struct npzs__fastinf *fi;
     void *isal;
     uint8_t *win, *zin;
     size_t win_cap;
@@ -170,7 +170,7 @@ typedef struct npzs_kept {
      * once NPZS_TAIL_MAX of them are kept) */
     uint8_t *name, *extra, *tail;
     size_t name_cap, extra_cap, tail_cap;
-} npzs_kept;
+} npzs__kept;
 
 /* The parser, in three parts by lifetime: the caller's choices and the accounting (the
  * parser's life), the kept buffers, and one input's state (from `state` on), which npzs_reset
@@ -179,7 +179,7 @@ struct npzs_parser {
     /* ---- the caller's choices: the parser's life ---- */
     npzs_limits lim;
     npzs_allocator al;
-    npzs_pstate pol;            /* a policy (policy/enforce.c): its state for one input is reset with it */
+    npzs__pstate pol;            /* a policy (policy/enforce.c): its state for one input is reset with it */
     unsigned hashes;            /* npzs_hash: NPZS_HASH_* */
     uint32_t ev_user;           /* npzs_events: the events the caller wants (NPZS_EV_BIT bits) */
     npzs__seam seam;            /* a helper inflating members ahead (seam.h; take == NULL: none) */
@@ -187,7 +187,7 @@ struct npzs_parser {
     uint64_t mem_used, mem_peak; /* bytes held through the hooks (the parser included) */
 
     /* ---- kept buffers ---- */
-    npzs_kept kept;
+    npzs__kept kept;
 
     /* ---- one input: zeroed by npzs_reset (run_init, npzs.c, sets what is not 0) ---- */
     int state;                  /* enum npzs_state */
@@ -218,26 +218,26 @@ struct npzs_parser {
     /* the archive */
     int phase;                  /* zip.c: locals, central directory, after the ZIP64 end record, after the locator, end */
     uint32_t members;           /* local headers seen */
-    npzs_end end;
-    npzs_zcdh cdh;              /* the central directory header being read */
-    const npzs_record *cd_rec;  /* the member it must repeat (npzs__rec(p, p->end.cd_count)) */
+    npzs__end end;
+    npzs__zcdh cdh;              /* the central directory header being read */
+    const npzs__record *cd_rec;  /* the member it must repeat (npzs__rec(p, p->end.cd_count)) */
     size_t var_len;             /* progress staging a name / extra / comment */
     /* member records for the central directory check */
-    npzs_record **recs;         /* in chunks of NPZS_REC_CHUNK that never move: see npzs__rec */
+    npzs__record **recs;         /* in chunks of NPZS_REC_CHUNK that never move: see npzs__rec */
     size_t recs_chunks, recs_cap; /* chunks allocated, entries of the chunk table */
-    struct npzs_block *names;   /* the recorded names, newest block first; blocks never move */
+    struct npzs__block *names;   /* the recorded names, newest block first; blocks never move */
     uint32_t *hash;             /* names.c: open addressing, (member index << 1 | derived) + 1, 0 empty */
     size_t hash_cap;
 
     /* the member being read (set at its local header) */
     uint32_t cur;               /* its index */
-    npzs_lfh lfh;
-    npzs_record *rec;           /* its record (npzs__rec(p, p->cur)) once remembered */
+    npzs__lfh lfh;
+    npzs__record *rec;           /* its record (npzs__rec(p, p->cur)) once remembered */
     uint64_t data_start;        /* offset of its data */
     uint64_t data_in;           /* its compressed bytes consumed */
     uint32_t crc;               /* its CRC-32, once its content ended */
-    npzs_inflate inf;
-    npzs_content c;
+    npzs__inflate inf;
+    npzs__content c;
 
     /* states reached (diagnostics, coverage gate in tests) */
     uint64_t visited;
@@ -249,7 +249,7 @@ struct npzs_parser {
  * follows the member count (no doubled copy while it grows). */
 #define NPZS_REC_SHIFT 9
 #define NPZS_REC_CHUNK (1u << NPZS_REC_SHIFT)
-static inline npzs_record *npzs__rec(const npzs_parser *p, uint32_t i) {
+static inline npzs__record *npzs__rec(const npzs_parser *p, uint32_t i) {
     return &p->recs[i >> NPZS_REC_SHIFT][i & (NPZS_REC_CHUNK - 1)];
 }
 
@@ -373,9 +373,11 @@ int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint6
 enum { NPZS__HDR_AUTO, NPZS__HDR_GENERAL, NPZS__HDR_FAST };
 #define NPZS__HDR_NOT_FAST 1
 int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off, int mode);
-/* For tests: 0 turns off the memo of the last header (on by default); the headers it gave. */
+#ifdef NPZS_TESTING
+/* Test hook: 0 turns off the memo of the last header (on by default); the headers it gave. */
 void npzs__header_memo(npzs_parser *p, int on);
 uint64_t npzs__header_memo_hits(const npzs_parser *p);
+#endif
 /* The first chunk of each of the header parser's pools, made before every header is parsed (only
  * the first call allocates): 0, or < 0 with NOMEM recorded at text_off.  npzs__header_release
  * frees the pools and the published tree (npzs__content_release). */
@@ -400,9 +402,11 @@ void npzs__zip_release(npzs_parser *p);
 /* What one input allocated (member records, names, the name table): freed (npzs_reset, npzs_free). */
 void npzs__zip_input_release(npzs_parser *p);
 
-/* par.c, for tests: members of n compressed bytes and more are inflated ahead (default 64 KiB). */
+#ifdef NPZS_TESTING
+/* par.c, test hooks: members of n compressed bytes and more are inflated ahead (default 64 KiB). */
 void npzs__par_min_csize(struct npzs_par *q, uint64_t n);
 void npzs__par_keep(struct npzs_par *q, uint64_t n); /* skip_data: bytes a job keeps */
+#endif
 
 /* inflate.c: the inflate back end (zlib) */
 int npzs__fast_inflate_built(void); /* inflate.c: ISA-L compiled in */
@@ -422,8 +426,11 @@ void npzs__inf_release(npzs_parser *p);
 #define NPZS_CVISIT(p, s) ((p)->cvisited |= (uint32_t)1 << ((s) - NPZS_C__BASE - 1))
 #endif
 
-/* For tests: bitmaps of the states reached so far. */
+#ifdef NPZS_TESTING
+/* Test hooks (the C suites and the fuzzers are built with NPZS_TESTING): bitmaps of the states
+ * reached so far. */
 uint64_t npzs__visited(const npzs_parser *p);
 uint32_t npzs__cvisited(const npzs_parser *p);
+#endif
 
 #endif

@@ -37,7 +37,7 @@ NPZS__API const char *npzs_error_member_name(const npzs_parser *p, size_t *len) 
     if (!p || !p->err || p->err_member < 0 || p->format != NPZS_FORMAT_NPZ) return NULL;
     uint32_t m = (uint32_t)p->err_member;
     if (m < p->members) { /* recorded */
-        const npzs_record *r = npzs__rec(p, m);
+        const npzs__record *r = npzs__rec(p, m);
         if (len) *len = r->name_len;
         return (const char *)r->name;
     }

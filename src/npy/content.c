@@ -15,7 +15,7 @@ static const uint8_t npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 /* ------------------------------------------------------------------------ */
 
 void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, uint64_t base) {
-    npzs_content *c = &p->c;
+    npzs__content *c = &p->c;
     c->state = top ? NPZS_C_PRE : NPZS_C_SNIFF;
     c->top = top;
     c->direct = direct;
@@ -42,14 +42,14 @@ void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, u
 
 /* The blob's first bytes are staged (all of them when it ended): its kind, and the policy on it. */
 static int blob_sniffed(npzs_parser *p, int ended) {
-    npzs_content *c = &p->c;
+    npzs__content *c = &p->c;
     c->sniff = npzs__sniff(c->pre, c->pre_len, ended);
     return npzs__pol_sniffed(p, c->sniff);
 }
 
 /* The content is a blob, found at its byte coff (not the magic there, or the end). */
 static int blob_found(npzs_parser *p, uint64_t coff) {
-    npzs_content *c = &p->c;
+    npzs__content *c = &p->c;
     if (c->must_be_npy) return npzs__fail(p, NPZS_E_ZIP_UNSUPPORTED, p->rec_off, NPZS_R_DD_BLOB);
     c->kind = NPZS_KIND_BLOB;
     if (npzs__pol_blob(p, coff) < 0) return p->err;
@@ -66,7 +66,7 @@ void npzs__content_release(npzs_parser *p) {
 }
 
 uint64_t npzs__content_want(const npzs_parser *p) {
-    const npzs_content *c = &p->c;
+    const npzs__content *c = &p->c;
     switch (c->state) {
     case NPZS_C_DATA: return c->data_left;
     case NPZS_C_DONE: return 0;
@@ -75,7 +75,7 @@ uint64_t npzs__content_want(const npzs_parser *p) {
 }
 
 int npzs__content_skip(npzs_parser *p, uint64_t n, uint32_t crc) {
-    npzs_content *c = &p->c;
+    npzs__content *c = &p->c;
     unsigned ev = c->state == NPZS_C_BLOB ? NPZS_EV_BLOB : NPZS_EV_DATA;
     if (c->out || c->checks || c->hashing || ((p->ev_user >> ev) & 1u) ||
         !(c->state == NPZS_C_BLOB || (c->state == NPZS_C_DATA && n <= c->data_left)))
@@ -90,7 +90,7 @@ int npzs__content_skip(npzs_parser *p, uint64_t n, uint32_t crc) {
 /* CRC(header || data) = CRC(header) shifted over the data's length, xor CRC(data): the shift, the
  * costly part, is kept for the next member, which repeats it when its header and size do. */
 uint32_t npzs__content_crc(npzs_parser *p) {
-    npzs_content *c = &p->c;
+    npzs__content *c = &p->c;
     if (c->kind != NPZS_KIND_ARRAY) return c->crc_data;
     if (!c->shift_ok || c->shift_head != c->crc_head || c->shift_len != c->data_len) {
         c->shift_crc = npzs__crc32_combine(c->crc_head, 0, c->data_len);
@@ -107,7 +107,7 @@ npzs__rc npzs__content_trailing(npzs_parser *p) {
 
 /* Preamble complete up to pre_len: check it and decide what comes next. */
 static int preamble(npzs_parser *p) {
-    npzs_content *c = &p->c;
+    npzs__content *c = &p->c;
     if (c->pre_len == 8) { /* the magic was checked byte by byte as it arrived */
         if (!((c->pre[6] == 1 || c->pre[6] == 2 || c->pre[6] == 3) && c->pre[7] == 0))
             return npzs__fail_content(p, NPZS_E_BAD_VERSION, 6, NPZS_R_NPY_VERSION);
@@ -139,7 +139,7 @@ uint64_t npzs__header_memo_hits(const npzs_parser *p) { return p->c.hmemo_hits; 
 /* The header is staged: parse it, or take the last one's results when its bytes (preamble
  * and text) repeat it exactly (arrays of one shape and dtype: where headers cost most). */
 static int header_parse(npzs_parser *p) {
-    npzs_content *c = &p->c;
+    npzs__content *c = &p->c;
     size_t n = c->pre_len + c->hlen;
     if (c->hmemo_len && !c->hmemo_miss && n == c->hmemo_len && memcmp(p->kept.hdr, c->hmemo, n) == 0) {
         c->info = c->hmemo_info;
@@ -164,7 +164,7 @@ static int header_parse(npzs_parser *p) {
 
 /* The header's results are in c->info, its bytes (preamble and text) at `bytes`. */
 static NPZS__INLINE int header_done(npzs_parser *p, const uint8_t *bytes) {
-    npzs_content *c = &p->c;
+    npzs__content *c = &p->c;
     c->info.header = bytes;
     c->info.header_size = c->pre_len + c->hlen;
     c->head_len = c->pre_len + c->hlen;
@@ -195,7 +195,7 @@ static int header_complete(npzs_parser *p) {
  * would stage them, check the magic, version and length they already passed, and take the
  * memo's results (header_parse); those are taken at once, the bytes read where they are. */
 static int header_memo_whole(npzs_parser *p) {
-    npzs_content *c = &p->c;
+    npzs__content *c = &p->c;
     size_t n = c->hmemo_len;
     c->pre_len = c->hmemo[6] == 1 ? 10 : 12; /* (c->pre, the staging, is not read for an array) */
     c->hlen = c->hdr_len = n - c->pre_len;
@@ -214,7 +214,7 @@ static int header_memo_whole(npzs_parser *p) {
  * the CRC, the hash, the counts, and the event (NPZS__EVENT), or, when the caller does not want
  * it, nothing more (NPZS__GO: the error of a cut chunk then comes at once); NPZS__ERROR when the
  * chunk fails at its first byte (no byte of it goes out), or is cut and not wanted. */
-static NPZS__INLINE npzs__rc chunk(npzs_parser *p, npzs_content *c, npzs_event *ev, npzs_event_type type,
+static NPZS__INLINE npzs__rc chunk(npzs_parser *p, npzs__content *c, npzs_event *ev, npzs_event_type type,
                                    const uint8_t *buf, size_t *n, int zero_copy) {
     int rule = 0, emit = npzs__wants(p, type);
     uint64_t bad = 0;
@@ -253,7 +253,7 @@ static NPZS__INLINE npzs__rc chunk(npzs_parser *p, npzs_content *c, npzs_event *
 
 /* The array's last data byte was taken (emitted: in a chunk that goes out as an event). */
 static int data_done(npzs_parser *p, int emitted) {
-    npzs_content *c = &p->c;
+    npzs__content *c = &p->c;
     c->state = NPZS_C_DONE;
     if (!c->hashing) return 0;
     npzs__sha256_final(c->sha, c->digest);
@@ -263,7 +263,7 @@ static int data_done(npzs_parser *p, int emitted) {
 
 npzs__rc npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int zero_copy, size_t *used,
                             npzs_event *ev) {
-    npzs_content *c = &p->c;
+    npzs__content *c = &p->c;
     size_t i = 0;
     for (;;) {
         NPZS_CVISIT(p, c->state);
@@ -414,7 +414,7 @@ need:
 }
 
 npzs__rc npzs__content_end(npzs_parser *p, npzs_event *ev) {
-    npzs_content *c = &p->c;
+    npzs__content *c = &p->c;
     for (;;) {
         switch (c->state) {
         case NPZS_C_SNIFF: /* the content ended inside the magic (or at once): a blob */
@@ -452,7 +452,7 @@ npzs__rc npzs__content_end(npzs_parser *p, npzs_event *ev) {
 }
 
 int npzs__content_at_data(const npzs_parser *p) {
-    const npzs_content *c = &p->c;
+    const npzs__content *c = &p->c;
     int inside = p->state == NPZS_S_NPY_CONTENT || p->state == NPZS_S_ZIP_STORED || p->state == NPZS_S_ZIP_DEFLATED;
     int before_data = c->state == NPZS_C_DATA || (c->state == NPZS_C_DONE && c->info.nbytes == 0);
     return inside && c->kind == NPZS_KIND_ARRAY && before_data && c->data_len == 0;
@@ -461,7 +461,7 @@ int npzs__content_at_data(const npzs_parser *p) {
 NPZS__API int npzs_data_into(npzs_parser *p, void *dst, size_t cap) {
     if (!p) return NPZS_E_BAD_CALL;
     if (p->err) return p->err;
-    npzs_content *c = &p->c;
+    npzs__content *c = &p->c;
     if (!npzs__content_at_data(p) || !dst || cap < c->info.nbytes)
         return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_DATA_INTO);
     if (c->info.nbytes) c->out = dst; /* an empty array has nothing to write */

@@ -254,7 +254,7 @@ static int int_tuple(hp *h, int code, uint64_t *dims, size_t *dims_at, uint32_t 
 /* ---- the pools ------------------------------------------------------------------------------
  * Every array that grows while a header is parsed (the field names, the descr parser's frames,
  * the dtype tree's nodes, fields, shapes and type strings) is a pool of the parser's kept
- * buffers (internal.h, npzs_hpool): chunks of NPZS_POOL_CHUNK bytes, found through directory
+ * buffers (internal.h, npzs__hpool): chunks of NPZS_POOL_CHUNK bytes, found through directory
  * blocks of fixed sizes.  Every block's size is a constant, so every access is bounded by a
  * constant; a block whose size the program records in a variable would have to be related to
  * that variable, which the proof's analysis does not do (SECURITY.md, "What is proven").
@@ -276,7 +276,7 @@ static void *pool_block(hp *h, size_t size, int rule) {
 
 /* The chunk holding byte `pos` of a pool when it is missing: with `make`, allocated with the
  * directory blocks it needs, else NULL (cannot happen).  NULL: failed, recorded. */
-static uint8_t *pool_grow(hp *h, npzs_hpool *pl, size_t pos, int make, int rule) {
+static uint8_t *pool_grow(hp *h, npzs__hpool *pl, size_t pos, int make, int rule) {
     size_t c = pos / NPZS_POOL_CHUNK, t = c / NPZS_POOL_DIR, d = c % NPZS_POOL_DIR;
     if (t >= NPZS_POOL_TOP) {
         if (make) nomem(h, rule);
@@ -296,7 +296,7 @@ static uint8_t *pool_grow(hp *h, npzs_hpool *pl, size_t pos, int make, int rule)
 }
 
 /* The chunk holding byte `pos` of a pool (pool_grow when it is missing). */
-static inline uint8_t *pool_chunk(hp *h, npzs_hpool *pl, size_t pos, int make, int rule) {
+static inline uint8_t *pool_chunk(hp *h, npzs__hpool *pl, size_t pos, int make, int rule) {
     size_t c = pos / NPZS_POOL_CHUNK, t = c / NPZS_POOL_DIR;
     if (pl->top && t < NPZS_POOL_TOP) {
         uint8_t **dir = pl->top[t];
@@ -320,7 +320,7 @@ static size_t place_at(size_t used, size_t size) {
 
 /* Copies of `size` bytes, a constant at every call (a record, a shape's value, 8 bytes of a type
  * string), so that the check bounds the copy. */
-static inline int pool_put(hp *h, npzs_hpool *pl, size_t pos, const void *src, size_t size, int rule) {
+static inline int pool_put(hp *h, npzs__hpool *pl, size_t pos, const void *src, size_t size, int rule) {
     uint8_t *ch = pool_chunk(h, pl, pos, 1, rule);
     if (!ch) return -1;
     size_t at = pos % NPZS_POOL_CHUNK;
@@ -329,7 +329,7 @@ static inline int pool_put(hp *h, npzs_hpool *pl, size_t pos, const void *src, s
     return 0;
 }
 
-static inline int pool_get(hp *h, npzs_hpool *pl, size_t pos, void *dst, size_t size) {
+static inline int pool_get(hp *h, npzs__hpool *pl, size_t pos, void *dst, size_t size) {
     const uint8_t *ch = pool_chunk(h, pl, pos, 0, 0);
     if (!ch) return -1;
     size_t at = pos % NPZS_POOL_CHUNK;
@@ -339,12 +339,12 @@ static inline int pool_get(hp *h, npzs_hpool *pl, size_t pos, void *dst, size_t 
 }
 
 /* A pointer to byte `pos` of a pool, for the published tree (NULL: not there, cannot happen). */
-static const void *pool_ptr(hp *h, npzs_hpool *pl, size_t pos) {
+static const void *pool_ptr(hp *h, npzs__hpool *pl, size_t pos) {
     const uint8_t *ch = pool_chunk(h, pl, pos, 0, 0);
     return ch ? ch + pos % NPZS_POOL_CHUNK : NULL;
 }
 
-static void pool_free(npzs_parser *p, npzs_hpool *pl) {
+static void pool_free(npzs_parser *p, npzs__hpool *pl) {
     if (!pl->top) return;
     for (size_t t = 0; t < NPZS_POOL_TOP; t++) {
         uint8_t **dir = pl->top[t];
@@ -360,7 +360,7 @@ static void pool_free(npzs_parser *p, npzs_hpool *pl) {
  * its only access, a copy checked against its size (cannot fail: CALL.state); the block is never
  * read back, so what the proof's analysis cannot bound in it stays at that one copy. */
 static int tree_room(hp *h, size_t need) {
-    npzs_kept *kb = &h->p->kept;
+    npzs__kept *kb = &h->p->kept;
     if (kb->dt_cap >= need) return 0;
     size_t n = kb->dt_cap ? kb->dt_cap : 256;
     while (n < need) n = n > SIZE_MAX / 2 ? need : n * 2;
@@ -377,7 +377,7 @@ static int tree_room(hp *h, size_t need) {
 }
 
 static int tree_put(hp *h, size_t at, const void *src, size_t size) {
-    npzs_kept *kb = &h->p->kept;
+    npzs__kept *kb = &h->p->kept;
     if (!kb->dt || at > kb->dt_cap || size > kb->dt_cap - at) return corrupt(h);
     memcpy((uint8_t *)kb->dt + at, src, size);
     return 0;
@@ -393,16 +393,16 @@ int npzs__header_pools(npzs_parser *p, uint64_t text_off) {
     memset(&h, 0, sizeof h);
     h.p = p;
     h.text_off = text_off;
-    npzs_kept *kb = &p->kept;
+    npzs__kept *kb = &p->kept;
     if (!pool_chunk(&h, &kb->names, 0, 1, NPZS_R_NOMEM_FIELDS)) return -1;
-    npzs_hpool *const pl[] = {&kb->frames, &kb->tnodes, &kb->tfields, &kb->tdims, &kb->tstrs};
+    npzs__hpool *const pl[] = {&kb->frames, &kb->tnodes, &kb->tfields, &kb->tdims, &kb->tstrs};
     for (size_t k = 0; k < sizeof pl / sizeof pl[0]; k++)
         if (!pool_chunk(&h, pl[k], 0, 1, NPZS_R_NOMEM_DESCR)) return -1;
     return 0;
 }
 
 void npzs__header_release(npzs_parser *p) {
-    npzs_kept *kb = &p->kept;
+    npzs__kept *kb = &p->kept;
     pool_free(p, &kb->names);
     pool_free(p, &kb->frames);
     pool_free(p, &kb->tnodes);
@@ -416,7 +416,7 @@ void npzs__header_release(npzs_parser *p) {
 
 /* The field names, for the duplicate check: a table of at most max_fields. */
 static int add_name(hp *h, uint32_t group, uint32_t off, uint32_t len, size_t at) {
-    npzs_kept *kb = &h->p->kept;
+    npzs__kept *kb = &h->p->kept;
     if (h->nnames >= h->p->lim.max_fields) return hfail(h, NPZS_E_LIMIT, at, NPZS_R_LIMIT_FIELDS);
     name_ref r = {.group = group, .off = off, .len = len, .at = (uint32_t)at};
     if (pool_put(h, &kb->names, rec_at(h->nnames, sizeof r), &r, sizeof r, NPZS_R_NOMEM_FIELDS) < 0) return -1;
@@ -567,7 +567,7 @@ typedef struct tfield {
 
 /* A new node, built by the caller: its index, or -1 (out of memory, recorded). */
 static long tnode_add(hp *h, const tnode *t) {
-    npzs_kept *kb = &h->p->kept;
+    npzs__kept *kb = &h->p->kept;
     if (pool_put(h, &kb->tnodes, rec_at(h->ntn, sizeof *t), t, sizeof *t, NPZS_R_NOMEM_DESCR) < 0) return -1;
     return (long)h->ntn++;
 }
@@ -600,7 +600,7 @@ static long tnode_new(hp *h, npzs_dtkind kind, uint64_t itemsize, size_t str_at,
 /* A type string's node; dtype: dtype.str, at most 47 bytes and its NUL, in a buffer of 48
  * (stored 8 bytes at a time, its NUL and the zeros after it included). */
 static long tnode_scalar(hp *h, const char dtype[48], uint64_t itemsize) {
-    npzs_kept *kb = &h->p->kept;
+    npzs__kept *kb = &h->p->kept;
     size_t l = 0;
     while (l < 47 && dtype[l]) l++;
     if (dtype[l]) return corrupt(h);
@@ -615,7 +615,7 @@ static long tnode_scalar(hp *h, const char dtype[48], uint64_t itemsize) {
 
 /* A shape applied to node `base`: the node of the result (base itself for a shape of ()). */
 static long tnode_shaped(hp *h, uint32_t base, const uint64_t *dims, uint32_t nd, uint64_t itemsize) {
-    npzs_kept *kb = &h->p->kept;
+    npzs__kept *kb = &h->p->kept;
     if (nd == 0) return base;
     if (nd > NPZS_MAX_NDIM) return corrupt(h);
     size_t size = (size_t)nd * 8, at = place_at(h->tdims_used, size); /* 8-aligned: every size is */
@@ -639,7 +639,7 @@ static size_t put_dec(char *o, uint64_t v) {
 
 /* ('S0', n) and its kind: the scalar n bytes (U: n characters) wide that NumPy makes of it. */
 static long tnode_widened(hp *h, uint32_t base, uint64_t itemsize) {
-    npzs_kept *kb = &h->p->kept;
+    npzs__kept *kb = &h->p->kept;
     tnode b = {0};
     char d[2] = {0, 0}; /* the base's byte order and kind, e.g. "|S" */
     if (tnode_get(h, base, &b) < 0 || pool_get(h, &kb->tstrs, b.str_at, d, 2) < 0) return -1;
@@ -651,7 +651,7 @@ static long tnode_widened(hp *h, uint32_t base, uint64_t itemsize) {
 }
 
 static int tfield_add(hp *h, uint32_t type, uint32_t noff, uint32_t nlen, int titled, uint32_t toff, uint32_t tlen) {
-    npzs_kept *kb = &h->p->kept;
+    npzs__kept *kb = &h->p->kept;
     /* owner and offset are the list's to give (tfield_place) */
     tfield f;
     memset(&f, 0, sizeof f); /* its padding too: a pool's bytes are all set */
@@ -684,8 +684,8 @@ static int tfield_place(hp *h, uint32_t owner, uint64_t offset) {
  * published block holds the nodes, then the fields; each node's field count, first field and
  * the fields placed so far are counted in its record first, so the block is only written. */
 static int tree_publish(hp *h) {
-    npzs_content *c = &h->p->c;
-    npzs_kept *kb = &h->p->kept;
+    npzs__content *c = &h->p->c;
+    npzs__kept *kb = &h->p->kept;
     size_t fields_at = (size_t)h->ntn * sizeof(npzs_dtnode), bytes = fields_at + (size_t)h->ntf * sizeof(npzs_dtfield);
     if (tree_room(h, bytes) < 0) return -1;
     tnode t = {0};
@@ -816,7 +816,7 @@ static int shape_value(hp *h, uint64_t *dims, uint32_t *nd, int *bare) {
  * are saved in the kept block `frames`, sp of them.  A list is refused at its '[' when too
  * deep; a subarray at its base type (begin_type). */
 static int push(hp *h, uint32_t *sp, dframe *cur, int kind, uint32_t depth, uint32_t group) {
-    npzs_kept *kb = &h->p->kept;
+    npzs__kept *kb = &h->p->kept;
     if (kind == F_LIST && depth > h->p->lim.max_depth)
         return hfail(h, NPZS_E_LIMIT, h->i, NPZS_R_LIMIT_DEPTH);
     if (*sp + 1 >= 2 * h->p->lim.max_depth + 1) /* cannot happen: depth grows with every second frame */
@@ -1130,7 +1130,7 @@ static int descr_char(uint8_t b) {
 
 static int fast_header(npzs_parser *p, const uint8_t *s, size_t n, size_t *d0, size_t *d1, size_t *dim_at) {
     static const char k_descr[] = "{'descr': '", k_fo[] = "', 'fortran_order': ", k_shape[] = ", 'shape': (";
-    npzs_content *c = &p->c;
+    npzs__content *c = &p->c;
     size_t i = sizeof k_descr - 1;
     if (n < i || memcmp(s, k_descr, i) != 0) return 0;
     *d0 = i;
@@ -1195,7 +1195,7 @@ static int fast_header(npzs_parser *p, const uint8_t *s, size_t n, size_t *d0, s
  * descr text as UTF-8 for the HEADER event. */
 static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr_end, const size_t *dim_at) {
     npzs_parser *p = h->p;
-    npzs_content *c = &p->c;
+    npzs__content *c = &p->c;
     const uint8_t *s = h->s;
     /* size: NumPy's rule, itemsize times the product of the non-zero dims must fit in intp */
     uint64_t acc = itemsize ? itemsize : 1;
@@ -1306,8 +1306,8 @@ int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint6
     requires NPZS__HDR_AUTO <= mode <= NPZS__HDR_FAST; */
 int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off, int mode) {
     NPZS_REQUIRE(p && (s || n == 0) && (uint64_t)n <= 0xFFFFFFFFu && mode >= NPZS__HDR_AUTO && mode <= NPZS__HDR_FAST);
-    npzs_content *c = &p->c;
-    npzs_kept *kb = &p->kept;
+    npzs__content *c = &p->c;
+    npzs__kept *kb = &p->kept;
     hp h;
     memset(&h, 0, sizeof h);
     h.p = p;

@@ -61,7 +61,7 @@ enum { J_FILLING, J_READY, J_QUEUED, J_RUNNING, J_DONE };
 typedef struct par_slot {
     struct par_slot *next;          /* the free list */
     z_stream zs;                    /* its window allocated: inflating never allocates */
-    npzs_fastinf *fi;               /* the fast decoder (lends blocks to zs), NULL: zlib alone */
+    npzs__fastinf *fi;               /* the fast decoder (lends blocks to zs), NULL: zlib alone */
     uint8_t *scratch;               /* skip_data: where the output after the kept bytes goes */
 } par_slot;
 
@@ -221,7 +221,7 @@ static int job_input(par_job *j, size_t *piece, size_t *at, uint8_t **src, size_
  * but to take more input (job_input). */
 static void job_inflate(par_job *j) {
     z_stream *zs = &j->slot->zs;
-    npzs_fastinf *fi = j->slot->fi;
+    npzs__fastinf *fi = j->slot->fi;
     uint8_t *scratch = j->slot->scratch;
     j->clean = 0;
     if (fi) npzs__fi_reset(fi);
@@ -671,7 +671,7 @@ static void scout_skip(npzs_par *q, uint64_t left) {
 /* A job for the member whose header the scout classified SCOUT_JOB (held: its data follows),
  * when the memory bound and the jobs ahead allow it now (else SC_WAIT). */
 static void job_start(npzs_par *q) {
-    const npzs_zlfh *h = &q->sc.h;
+    const npzs__zlfh *h = &q->sc.h;
     uint64_t outn = h->usize + 1;
     if (q->skip_data && outn > q->keep) outn = q->keep;
     uint64_t need = (q->stable ? 0 : h->csize) + outn; /* stable input: its bytes stay the caller's */

@@ -51,7 +51,7 @@ typedef struct par_scout {
     size_t have;
     uint8_t *var;               /* staged: its name and extra field */
     size_t var_cap, var_len, var_need;
-    npzs_zlfh h;                /* decoded, sizes resolved once classified */
+    npzs__zlfh h;                /* decoded, sizes resolved once classified */
     uint64_t left;              /* SC_SKIP, SC_JOB: bytes to the next local header */
     uint32_t visited;           /* states reached (the state gate) */
 } par_scout;
@@ -80,10 +80,12 @@ size_t npzs__scout_stage(par_scout *s, par_bufs *pb, const uint8_t *b, size_t n,
 int npzs__scout_classify(par_scout *s, const uint8_t *x, const par_scout_cfg *cfg);
 void npzs__scout_release(par_scout *s, par_bufs *pb);
 
-/* For tests: members of n uncompressed bytes and more get a job (default 1 MiB); skip_data:
+#ifdef NPZS_TESTING
+/* Test hooks: members of n uncompressed bytes and more get a job (default 1 MiB); skip_data:
  * the bytes a job keeps. */
 void npzs__par_min_csize(npzs_par *q, uint64_t n);
 void npzs__par_keep(npzs_par *q, uint64_t n);
 uint32_t npzs__par_visited(const npzs_par *q);      /* the scout's states reached */
+#endif
 
 #endif

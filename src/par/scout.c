@@ -34,7 +34,7 @@ void npzs__scout_reset(par_scout *s) {
 
 /* The 30 fixed bytes at b: 0, or -1 when they are not a local header the scout reads. */
 static int fixed(par_scout *s, const uint8_t *b, const npzs_limits *lim) {
-    npzs_zerr e;
+    npzs__zerr e;
     if (npzs__le32(b) != 0x04034b50u || npzs__zr_lfh(b, lim, &s->h, &e) < 0) return -1;
     s->hdr_len = LFH_SIZE + (size_t)s->h.f.name_len + s->h.f.extra_len;
     return 0;
@@ -90,8 +90,8 @@ size_t npzs__scout_stage(par_scout *s, par_bufs *pb, const uint8_t *b, size_t n,
 }
 
 int npzs__scout_classify(par_scout *s, const uint8_t *x, const par_scout_cfg *cfg) {
-    npzs_zlfh *h = &s->h;
-    npzs_zerr e;
+    npzs__zlfh *h = &s->h;
+    npzs__zerr e;
     const uint8_t *z;
     size_t zl;
     if (npzs__zr_extra(x, h->f.extra_len, 1, &z, &zl, &e) < 0 || npzs__zr_lfh_sizes(h, z, zl, &e) < 0 || !h->known)

@@ -50,7 +50,7 @@ static void fault(pc *c, uint64_t at, const char *fmt, va_list ap) {
 }
 
 /* A fault at a value (-1). */
-static int bad(pc *c, const npzs_jv *v, const char *fmt, ...) {
+static int bad(pc *c, const npzs__jv *v, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     fault(c, v ? v->at : 0, fmt, ap);
@@ -96,24 +96,24 @@ static void *pal(pc *c, size_t n) {
 }
 
 static const char *dim_name_of(const void *ctx, uint32_t i, uint32_t *len) {
-    const npzs_pdimdef *d = &((const npzs_policy *)ctx)->dims[i];
+    const npzs__pdimdef *d = &((const npzs_policy *)ctx)->dims[i];
     *len = d->name_len;
     return d->name;
 }
 
 static const char *spec_key(const void *item, uint32_t *len) {
-    const npzs_pspec *s = item;
+    const npzs__pspec *s = item;
     *len = s->key_len;
     return s->key;
 }
 
 static const char *str_value(const void *item, uint32_t *len) {
-    const npzs_jv *v = item;
+    const npzs__jv *v = item;
     *len = v->len;
     return v->s;
 }
 
-static const char *type_name(const npzs_jv *v) {
+static const char *type_name(const npzs__jv *v) {
     switch (v->t) {
     case NPZS_J_NULL: return "null";
     case NPZS_J_FALSE: case NPZS_J_TRUE: return "a boolean";
@@ -124,13 +124,13 @@ static const char *type_name(const npzs_jv *v) {
     }
 }
 
-static int want(pc *c, const npzs_jv *v, int t, const char *what) {
+static int want(pc *c, const npzs__jv *v, int t, const char *what) {
     if (v->t == t || (t == NPZS_J_TRUE && v->t == NPZS_J_FALSE)) return 0;
     return bad(c, v, "expected %s, not %s", what, type_name(v));
 }
 
 /* A non-negative integer written as one (no fraction, no exponent, no sign). */
-static int uint_of(pc *c, const npzs_jv *v, uint64_t *out) {
+static int uint_of(pc *c, const npzs__jv *v, uint64_t *out) {
     if (v->t != NPZS_J_NUM || v->frac || v->s[0] == '-') return bad(c, v, "expected a non-negative integer");
     uint64_t x = 0;
     for (uint32_t i = 0; i < v->len; i++) {
@@ -144,7 +144,7 @@ static int uint_of(pc *c, const npzs_jv *v, uint64_t *out) {
 
 /* A size: an integer, or a string of digits with a suffix K M G T P E (powers of 1000) or Ki Mi
  * Gi Ti Pi Ei (powers of 1024), as the command line takes. */
-static int size_of(pc *c, const npzs_jv *v, uint64_t *out) {
+static int size_of(pc *c, const npzs__jv *v, uint64_t *out) {
     if (v->t == NPZS_J_NUM) return uint_of(c, v, out);
     if (v->t != NPZS_J_STR) return bad(c, v, "expected a size: an integer or a string such as \"512Mi\"");
     const char *s = v->s;
@@ -170,14 +170,14 @@ static int size_of(pc *c, const npzs_jv *v, uint64_t *out) {
     return 0;
 }
 
-static int bool_of(pc *c, const npzs_jv *v, uint8_t *out) {
+static int bool_of(pc *c, const npzs__jv *v, uint8_t *out) {
     if (want(c, v, NPZS_J_TRUE, "true or false") < 0) return -1;
     *out = v->t == NPZS_J_TRUE;
     return 0;
 }
 
 /* [min, max] of non-negative integers (either may be null: no bound), or one integer (both). */
-static int span_of(pc *c, const npzs_jv *v, uint64_t *lo, uint64_t *hi) {
+static int span_of(pc *c, const npzs__jv *v, uint64_t *lo, uint64_t *hi) {
     *lo = 0;
     *hi = UINT64_MAX;
     if (v->t == NPZS_J_NUM) {
@@ -252,10 +252,10 @@ static int dtype_str_ok(const char *s, const char **why) {
 
 #define DT_MAX_DEPTH 16 /* field lists and subarrays inside one dtype */
 
-static int dtype_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth, int field);
+static int dtype_of(pc *c, const npzs__jv *v, npzs__pdtype *d, int depth, int field);
 
 /* A subarray's shape: a non-empty list of integers. */
-static int sub_shape_of(pc *c, const npzs_jv *v, npzs_pdtype *d) {
+static int sub_shape_of(pc *c, const npzs__jv *v, npzs__pdtype *d) {
     if (v->t != NPZS_J_ARR || v->len == 0 || v->len > NPZS_MAX_NDIM)
         return bad(c, v, "a subarray's shape is a non-empty list of integers (at most 64)");
     d->kind = NPZS_PDT_SUB;
@@ -264,7 +264,7 @@ static int sub_shape_of(pc *c, const npzs_jv *v, npzs_pdtype *d) {
     d->base = pal(c, sizeof *d->base);
     if (!d->shape || !d->base) return bad(c, NULL, "out of memory");
     size_t k = 0;
-    for (const npzs_jv *x = v->kid; x; x = x->next)
+    for (const npzs__jv *x = v->kid; x; x = x->next)
         if (uint_of(c, x, &d->shape[k++]) < 0) return -1;
     return 0;
 }
@@ -272,7 +272,7 @@ static int sub_shape_of(pc *c, const npzs_jv *v, npzs_pdtype *d) {
 static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
 /* The fewest bytes an element of type d has (a name of any size counts 0), saturated. */
-static uint64_t dt_min_size(const npzs_pdtype *d) {
+static uint64_t dt_min_size(const npzs__pdtype *d) {
     switch (d->kind) {
     case NPZS_PDT_STR: {
         uint64_t n = strtoull(d->str + 2, NULL, 10); /* at most 10**9 (dtype_str_ok) */
@@ -297,7 +297,7 @@ static uint64_t dt_min_size(const npzs_pdtype *d) {
 }
 
 /* One dtype: exactly one (a dtype.str, and field lists and subarrays of them only), as a pin needs. */
-static int dt_exact(const npzs_pdtype *d) {
+static int dt_exact(const npzs__pdtype *d) {
     switch (d->kind) {
     case NPZS_PDT_STR: return 1;
     case NPZS_PDT_SUB: return dt_exact(d->base);
@@ -312,36 +312,36 @@ static int dt_exact(const npzs_pdtype *d) {
 static int same_text(const char *a, size_t an, const char *b, size_t bn) { return an == bn && memcmp(a, b, an) == 0; }
 
 /* A field of a list, [name, type] or [name, type, shape]: its name (NULL: it is not one). */
-static const npzs_jv *field_name(const npzs_jv *f) {
+static const npzs__jv *field_name(const npzs__jv *f) {
     return f->t == NPZS_J_ARR && f->len >= 2 && f->len <= 3 && f->kid->t == NPZS_J_STR ? f->kid : NULL;
 }
 
 /* The first field of list v whose name an earlier field has (v->len: none), among those before
  * the first that is not a field (the list's fault is there); -1: out of memory.  Sorted, not
  * each field against the ones before: a list may have 100,000 fields. */
-static long repeated_field(pc *c, const npzs_jv *v) {
+static long repeated_field(pc *c, const npzs__jv *v) {
     size_t n = 0;
-    for (const npzs_jv *f = v->kid; f && field_name(f); f = f->next) n++;
+    for (const npzs__jv *f = v->kid; f && field_name(f); f = f->next) n++;
     if (n < 2) return (long)v->len;
-    npzs_sortent *e = npzs__sort_room(&c->pol->a, n);
+    npzs__sortent *e = npzs__sort_room(&c->pol->a, n);
     if (!e) return -1;
     n = 0;
-    for (const npzs_jv *f = v->kid; f && field_name(f); f = f->next) e[n++].item = field_name(f);
+    for (const npzs__jv *f = v->kid; f && field_name(f); f = f->next) e[n++].item = field_name(f);
     npzs__sort_names(&c->pol->a, e, n, str_value);
-    const npzs_jv *first = NULL; /* equal names keep their order: the later is after the earlier */
+    const npzs__jv *first = NULL; /* equal names keep their order: the later is after the earlier */
     for (size_t k = 1; k < n; k++) {
-        const npzs_jv *x = e[k - 1].item, *y = e[k].item;
+        const npzs__jv *x = e[k - 1].item, *y = e[k].item;
         if (x->len == y->len && memcmp(x->s, y->s, x->len) == 0 && (!first || y->at < first->at)) first = y;
     }
     if (!first) return (long)v->len;
     long i = 0;
-    for (const npzs_jv *f = v->kid; f->kid != first; f = f->next) i++;
+    for (const npzs__jv *f = v->kid; f->kid != first; f = f->next) i++;
     return i;
 }
 
 /* A structured layout's fields: [[name, type], [name, type, shape], ...] (the plain list: packed,
  * no titles). */
-static int fields_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth) {
+static int fields_of(pc *c, const npzs__jv *v, npzs__pdtype *d, int depth) {
     if (v->t != NPZS_J_ARR) return bad(c, v, "fields is a list: [[name, type], [name, type, shape], ...]");
     if (v->len == 0) return bad(c, v, "an empty field list");
     d->kind = NPZS_PDT_FIELDS;
@@ -350,19 +350,19 @@ static int fields_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth) {
     long repeat = d->fields ? repeated_field(c, v) : -1;
     if (repeat < 0) return bad(c, NULL, "out of memory");
     size_t i = 0;
-    for (const npzs_jv *f = v->kid; f; f = f->next, i++) {
+    for (const npzs__jv *f = v->kid; f; f = f->next, i++) {
         size_t o = path_push(c, NULL, i);
-        npzs_pfield *pf = &d->fields[i];
+        npzs__pfield *pf = &d->fields[i];
         if (!field_name(f)) return bad(c, f, "a field is [name, type] or [name, type, shape]");
         if (f->kid->len == 0)
             return bad(c, f->kid, "a field's name is not empty (padding is the room the offsets and itemsize leave)");
         pf->name = f->kid->s;
         pf->name_len = f->kid->len;
         if ((long)i == repeat) return bad(c, f->kid, "two fields of one name");
-        npzs_pdtype t;
+        npzs__pdtype t;
         memset(&t, 0, sizeof t);
         if (dtype_of(c, f->kid->next, &t, depth + 1, 1) < 0) return -1;
-        const npzs_jv *sh = f->kid->next->next;
+        const npzs__jv *sh = f->kid->next->next;
         if (sh) { /* [name, type, shape]: a subarray of type */
             if (sub_shape_of(c, sh, &pf->type) < 0) return -1;
             *pf->type.base = t;
@@ -375,7 +375,7 @@ static int fields_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth) {
 }
 
 /* The object form's offsets, itemsize and titles of the fields in d (each NULL: the plain list's). */
-static int layout_of(pc *c, const npzs_jv *offsets, const npzs_jv *itemsize, const npzs_jv *titles, npzs_pdtype *d) {
+static int layout_of(pc *c, const npzs__jv *offsets, const npzs__jv *itemsize, const npzs__jv *titles, npzs__pdtype *d) {
     size_t i;
     uint32_t n = d->nfields;
     if (offsets) {
@@ -383,7 +383,7 @@ static int layout_of(pc *c, const npzs_jv *offsets, const npzs_jv *itemsize, con
         if (offsets->t != NPZS_J_ARR || offsets->len != n)
             return bad(c, offsets, "offsets is a list of integers, one per field");
         i = 0;
-        for (const npzs_jv *x = offsets->kid; x; x = x->next, i++)
+        for (const npzs__jv *x = offsets->kid; x; x = x->next, i++)
             if (uint_of(c, x, &d->fields[i].offset) < 0) return -1;
         d->has_offsets = 1;
         path_pop(c, o);
@@ -393,7 +393,7 @@ static int layout_of(pc *c, const npzs_jv *offsets, const npzs_jv *itemsize, con
         if (titles->t != NPZS_J_ARR || titles->len != n)
             return bad(c, titles, "titles is a list of strings or null, one per field");
         i = 0;
-        for (const npzs_jv *x = titles->kid; x; x = x->next, i++) {
+        for (const npzs__jv *x = titles->kid; x; x = x->next, i++) {
             if (x->t == NPZS_J_NULL) continue;
             if (x->t != NPZS_J_STR) return bad(c, x, "a title is a string or null");
             for (size_t j = 0; j < n; j++)
@@ -411,7 +411,7 @@ static int layout_of(pc *c, const npzs_jv *offsets, const npzs_jv *itemsize, con
         d->has_itemsize = 1;
         uint64_t run = 0;
         for (i = 0; i < d->nfields; i++) {
-            const npzs_pfield *pf = &d->fields[i];
+            const npzs__pfield *pf = &d->fields[i];
             run = sat_add(d->has_offsets ? pf->offset : run, dt_min_size(&pf->type));
             if (run > d->size)
             {
@@ -428,9 +428,9 @@ static int layout_of(pc *c, const npzs_jv *offsets, const npzs_jv *itemsize, con
 /* The object form of a dtype: a structured layout in NumPy's words ({"fields": [...], "offsets":
  * [...], "itemsize": n, "titles": [...]}) or, as a field's type, a subarray ({"base": type,
  * "shape": [...]}). */
-static int dtype_object_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth, int field) {
-    const npzs_jv *fields = NULL, *offsets = NULL, *itemsize = NULL, *titles = NULL, *base = NULL, *shape = NULL;
-    for (const npzs_jv *f = v->kid; f; f = f->next) {
+static int dtype_object_of(pc *c, const npzs__jv *v, npzs__pdtype *d, int depth, int field) {
+    const npzs__jv *fields = NULL, *offsets = NULL, *itemsize = NULL, *titles = NULL, *base = NULL, *shape = NULL;
+    for (const npzs__jv *f = v->kid; f; f = f->next) {
         const char *k = f->key;
         if (!strcmp(k, "fields")) fields = f;
         else if (!strcmp(k, "offsets")) offsets = f;
@@ -462,7 +462,7 @@ static int dtype_object_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth, i
 
 /* A dtype: a string (a dtype.str or a name), a field list (the plain layout), or an object.
  * field: it is a field's type (where a subarray may stand). */
-static int dtype_of(pc *c, const npzs_jv *v, npzs_pdtype *d, int depth, int field) {
+static int dtype_of(pc *c, const npzs__jv *v, npzs__pdtype *d, int depth, int field) {
     if ((v->t == NPZS_J_ARR || v->t == NPZS_J_OBJ) && depth >= DT_MAX_DEPTH)
         return bad(c, v, "field lists and subarrays nested too deeply (at most 16 levels)");
     if (v->t == NPZS_J_ARR) return fields_of(c, v, d, depth);
@@ -517,14 +517,14 @@ static long dim_index(pc *c, const char *name, uint32_t len, int enter) {
     if (!enter) return -1;
     if (p->ndims >= 256) return -2;
     if ((p->ndims & 15) == 0) { /* grown by 16 */
-        npzs_pdimdef *n = pal(c, (p->ndims + 16) * sizeof *n);
+        npzs__pdimdef *n = pal(c, (p->ndims + 16) * sizeof *n);
         if (!n) return -3;
         if (p->ndims) memcpy(n, p->dims, p->ndims * sizeof *n);
         p->dims = n;
     }
     memmove(c->dim_order + at + 1, c->dim_order + at, (p->ndims - at) * sizeof *c->dim_order);
     c->dim_order[at] = p->ndims;
-    npzs_pdimdef *d = &p->dims[p->ndims];
+    npzs__pdimdef *d = &p->dims[p->ndims];
     d->name = name;
     d->name_len = len;
     d->min = 0;
@@ -532,7 +532,7 @@ static long dim_index(pc *c, const char *name, uint32_t len, int enter) {
     return p->ndims++;
 }
 
-static int shape_of(pc *c, const npzs_jv *v, npzs_pspec *s) {
+static int shape_of(pc *c, const npzs__jv *v, npzs__pspec *s) {
     if (v->t != NPZS_J_ARR) return bad(c, v, "a shape is a list: integers, dimension names, \"*\" and \"...\"");
     if (v->len > NPZS_MAX_NDIM + 1) return bad(c, v, "more dimensions than an array may have (64)");
     s->has_shape = 1;
@@ -541,9 +541,9 @@ static int shape_of(pc *c, const npzs_jv *v, npzs_pspec *s) {
     if (!s->shape) return bad(c, NULL, "out of memory");
     int rest = 0;
     size_t i = 0;
-    for (const npzs_jv *x = v->kid; x; x = x->next, i++) {
+    for (const npzs__jv *x = v->kid; x; x = x->next, i++) {
         size_t o = path_push(c, NULL, i);
-        npzs_pdim *d = &s->shape[i];
+        npzs__pdim *d = &s->shape[i];
         if (x->t == NPZS_J_NUM) {
             d->kind = NPZS_PSH_FIXED;
             if (uint_of(c, x, &d->v) < 0) return -1;
@@ -569,7 +569,7 @@ static int shape_of(pc *c, const npzs_jv *v, npzs_pspec *s) {
 
 /* One end of a range from its JSON number: each kind of element's bound, an integer bound rounded
  * inwards (lo up, hi down) and saturated; a bound no integer of the kind can meet is marked. */
-static int bound_of(pc *c, const npzs_jv *v, int is_lo, npzs_pbound *b) {
+static int bound_of(pc *c, const npzs__jv *v, int is_lo, npzs__pbound *b) {
     if (v->t == NPZS_J_NULL) return 0;
     if (v->t != NPZS_J_NUM) return bad(c, v, "a range bound is a number or null");
     char t[72];
@@ -613,17 +613,17 @@ static int bound_of(pc *c, const npzs_jv *v, int is_lo, npzs_pbound *b) {
     return 0;
 }
 
-static int range_of(pc *c, const npzs_jv *v, npzs_pspec *s) {
+static int range_of(pc *c, const npzs__jv *v, npzs__pspec *s) {
     if (v->t != NPZS_J_ARR || v->len != 2) return bad(c, v, "a range is [min, max] (null for no bound)");
     if (bound_of(c, v->kid, 1, &s->lo) < 0 || bound_of(c, v->kid->next, 0, &s->hi) < 0) return -1;
     if (s->lo.on && s->hi.on && s->lo.d > s->hi.d) return bad(c, v, "min is larger than max");
     return 0;
 }
 
-static int sniffs_of(pc *c, const npzs_jv *v, unsigned *out) {
+static int sniffs_of(pc *c, const npzs__jv *v, unsigned *out) {
     if (v->t != NPZS_J_ARR) return bad(c, v, "expected a list of kinds (\"text\", \"binary\", \"pickle\", ...)");
     unsigned m = 0;
-    for (const npzs_jv *x = v->kid; x; x = x->next) {
+    for (const npzs__jv *x = v->kid; x; x = x->next) {
         int k = 0;
         if (x->t == NPZS_J_STR)
             for (int s = NPZS_SNIFF_EMPTY; s <= NPZS_SNIFF_BINARY; s++)
@@ -644,8 +644,8 @@ static int hexval(char h) {
 /* A pinned sha256 binds what np.load returns: a blob's bytes ("kind": "blob"), or an array's,
  * which np.load reads by its dtype, shape and order: a pin of an array fixes all three, or the
  * same bytes would pass as another array (a byte-swapped dtype, a transposed order, ...). */
-static int pin_of(pc *c, const npzs_pspec *s, const npzs_jv *kind, const npzs_jv *dtype, const npzs_jv *shape,
-                  const npzs_jv *sha) {
+static int pin_of(pc *c, const npzs__pspec *s, const npzs__jv *kind, const npzs__jv *dtype, const npzs__jv *shape,
+                  const npzs__jv *sha) {
     static const char give[] = "give dtype as one dtype.str (\"<f4\"), shape as integers and fortran_order";
     if (s->kind == NPZS_PK_BLOB) return 0;
     if (s->kind == NPZS_PK_ANY) return bad(c, kind, "a pinned sha256 is an array's or a blob's: kind \"array\" or \"blob\"");
@@ -665,7 +665,7 @@ static int pin_of(pc *c, const npzs_pspec *s, const npzs_jv *kind, const npzs_jv
     for (uint32_t i = 0; i < s->nshape; i++)
         if (s->shape[i].kind != NPZS_PSH_FIXED) {
             path_push(c, NULL, i);
-            const npzs_jv *x = shape->kid;
+            const npzs__jv *x = shape->kid;
             for (uint32_t k = 0; k < i; k++) x = x->next;
             return bad(c, x, "a pinned sha256 binds one exact array: its shape is integers only");
         }
@@ -673,13 +673,13 @@ static int pin_of(pc *c, const npzs_pspec *s, const npzs_jv *kind, const npzs_jv
     return 0;
 }
 
-static int spec_of(pc *c, const npzs_jv *v, npzs_pspec *s, int is_array) {
+static int spec_of(pc *c, const npzs__jv *v, npzs__pspec *s, int is_array) {
     if (want(c, v, NPZS_J_OBJ, "an object (dtype, shape, finite, ...)") < 0) return -1;
     s->fortran = -1;
     s->elem_max = s->max_bytes = UINT64_MAX;
     int array_only = 0;
-    const npzs_jv *kind = NULL, *dtype = NULL, *shape = NULL, *sha = NULL;
-    for (const npzs_jv *f = v->kid; f; f = f->next) {
+    const npzs__jv *kind = NULL, *dtype = NULL, *shape = NULL, *sha = NULL;
+    for (const npzs__jv *f = v->kid; f; f = f->next) {
         size_t o = path_push(c, f->key, 0);
         const char *k = f->key;
         int rc = 0;
@@ -692,7 +692,7 @@ static int spec_of(pc *c, const npzs_jv *v, npzs_pspec *s, int is_array) {
                 s->dt = pal(c, (f->len ? f->len : 1) * sizeof *s->dt);
                 if (!s->dt) rc = bad(c, NULL, "out of memory");
                 size_t i = 0;
-                for (const npzs_jv *x = f->kid; x && rc == 0; x = x->next, i++) {
+                for (const npzs__jv *x = f->kid; x && rc == 0; x = x->next, i++) {
                     size_t o2 = path_push(c, NULL, i);
                     rc = dtype_of(c, x, &s->dt[i], 0, 0);
                     if (rc == 0) path_pop(c, o2);
@@ -767,7 +767,7 @@ static int spec_of(pc *c, const npzs_jv *v, npzs_pspec *s, int is_array) {
 /* ---- the document ------------------------------------------------------------------------------ */
 
 
-static int members_of(pc *c, const npzs_jv *v) {
+static int members_of(pc *c, const npzs__jv *v) {
     npzs_policy *p = c->pol;
     if (want(c, v, NPZS_J_OBJ, "an object: key or glob pattern -> what the member must be") < 0) return -1;
     if (v->len > 100000) return bad(c, v, "more than 100000 members");
@@ -776,9 +776,9 @@ static int members_of(pc *c, const npzs_jv *v) {
     p->exact = pal(c, (v->len ? v->len : 1) * sizeof *p->exact);
     if (!p->specs || !p->exact) return bad(c, NULL, "out of memory");
     size_t i = 0;
-    for (const npzs_jv *f = v->kid; f; f = f->next, i++) {
+    for (const npzs__jv *f = v->kid; f; f = f->next, i++) {
         size_t o = path_push(c, f->key, 0);
-        npzs_pspec *s = &p->specs[i];
+        npzs__pspec *s = &p->specs[i];
         s->key = f->key;
         s->key_len = f->key_len;
         if (f->key_len == 0) return bad(c, f, "an empty key: no member of an .npz has it");
@@ -791,37 +791,37 @@ static int members_of(pc *c, const npzs_jv *v) {
         }
         path_pop(c, o);
     }
-    npzs_sortent *e = npzs__sort_room(&p->a, p->nexact);
+    npzs__sortent *e = npzs__sort_room(&p->a, p->nexact);
     if (!e) return bad(c, NULL, "out of memory");
     for (uint32_t k = 0; k < p->nexact; k++) e[k].item = &p->specs[p->exact[k]];
     npzs__sort_names(&p->a, e, p->nexact, spec_key);
-    for (uint32_t k = 0; k < p->nexact; k++) p->exact[k] = (uint32_t)((const npzs_pspec *)e[k].item - p->specs);
+    for (uint32_t k = 0; k < p->nexact; k++) p->exact[k] = (uint32_t)((const npzs__pspec *)e[k].item - p->specs);
     return npzs__keys_index(c->pol) < 0 ? bad(c, NULL, "out of memory") : 0;
 }
 
-static int dims_of(pc *c, const npzs_jv *v) {
+static int dims_of(pc *c, const npzs__jv *v) {
     if (want(c, v, NPZS_J_OBJ, "an object: dimension name -> [min, max]") < 0) return -1;
-    for (const npzs_jv *f = v->kid; f; f = f->next) {
+    for (const npzs__jv *f = v->kid; f; f = f->next) {
         size_t o = path_push(c, f->key, 0);
         if (!ident(f->key)) return bad(c, f, "a dimension name is letters, digits and '_' (not first)");
         long k = dim_index(c, f->key, f->key_len, 1);
         if (k < 0) return bad(c, f, k == -2 ? "more than 256 dimension names" : "out of memory");
-        npzs_pdimdef *d = &c->pol->dims[k];
+        npzs__pdimdef *d = &c->pol->dims[k];
         if (span_of(c, f, &d->min, &d->max) < 0) return -1;
         path_pop(c, o);
     }
     return 0;
 }
 
-static int doc_of(pc *c, const npzs_jv *v) {
+static int doc_of(pc *c, const npzs__jv *v) {
     npzs_policy *p = c->pol;
     if (want(c, v, NPZS_J_OBJ, "a JSON object") < 0) return -1;
     p->allow_other = 1;
     p->blob_sniffs = ~0u;
     p->max_total_bytes = UINT64_MAX;
-    const npzs_jv *dims = NULL;
+    const npzs__jv *dims = NULL;
     /* the members and the array first: dims may name the dimensions their shapes use */
-    for (const npzs_jv *f = v->kid; f; f = f->next) {
+    for (const npzs__jv *f = v->kid; f; f = f->next) {
         size_t o = path_push(c, f->key, 0);
         const char *k = f->key;
         int rc = 0;
@@ -913,7 +913,7 @@ NPZS__API npzs_policy *npzs_policy_new(const char *text, size_t len, const npzs_
     c.pol = p;
     const char *why = NULL;
     uint64_t at = 0;
-    const npzs_jv *doc = npzs__json_read(&p->a, c.text, len, &why, &at);
+    const npzs__jv *doc = npzs__json_read(&p->a, c.text, len, &why, &at);
     int rc = -1;
     if (!doc) (void)bad_at(&c, at, "%s", why ? why : "out of memory");
     else rc = doc_of(&c, doc);

@@ -14,7 +14,7 @@
  * A violation is recorded like any error (NPZS_E_POLICY, a POLICY.* rule, the offset) with its
  * words in the parser's detail buffer.  The parser never consults the policy for anything else:
  * with no policy attached, every hook here returns at once.  What a parser learns of the input
- * (the dimensions bound, the members seen) is its own (npzs_pstate): the policy stays read-only.
+ * (the dimensions bound, the members seen) is its own (npzs__pstate): the policy stays read-only.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -36,7 +36,7 @@ static int pfail(npzs_parser *p, int rule, uint64_t off, int content, const char
 }
 
 /* A member, for the words: 'images' (its key, npzs_text_name's), or `none` (b: NPZS_TEXT_NAME_CAP bytes). */
-static void key_text(const npzs_record *r, char *b, size_t n, const char *none) {
+static void key_text(const npzs__record *r, char *b, size_t n, const char *none) {
     if (!r) {
         snprintf(b, n, "%s", none);
         return;
@@ -55,7 +55,7 @@ NPZS__API int npzs_policy_use(npzs_parser *p, const npzs_policy *pol) {
     if (!p) return NPZS_E_BAD_CALL;
     if (p->err) return p->err;
     if (p->state != NPZS_S_START || p->consumed) return npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_POLICY);
-    npzs_pstate *s = &p->pol;
+    npzs__pstate *s = &p->pol;
     npzs__free(p, s->mem);
     memset(s, 0, sizeof *s);
     if (!pol) return 0;
@@ -70,7 +70,7 @@ NPZS__API int npzs_policy_use(npzs_parser *p, const npzs_policy *pol) {
 }
 
 void npzs__policy_reset(npzs_parser *p) {
-    npzs_pstate *s = &p->pol;
+    npzs__pstate *s = &p->pol;
     if (!s->pol) return;
     size_t nd = s->pol->ndims;
     memset(s->mem, 0, s->mem_size);
@@ -100,7 +100,7 @@ int npzs__pol_start(npzs_parser *p) {
                      p->format == NPZS_FORMAT_NPY ? "npy" : "npz", pol->format == NPZS_FORMAT_NPY ? "npy" : "npz");
     if (p->format == NPZS_FORMAT_NPY) {
         if (pol->nrequired) {
-            const npzs_pspec *r = NULL;
+            const npzs__pspec *r = NULL;
             for (uint32_t i = 0; i < pol->nspecs && !r; i++)
                 if (!pol->specs[i].glob && !pol->specs[i].optional) r = &pol->specs[i];
             char q[NPZS_TEXT_NAME_CAP];
@@ -115,10 +115,10 @@ int npzs__pol_start(npzs_parser *p) {
 /* ---- a local header --------------------------------------------------------------------------- */
 
 int npzs__pol_member(npzs_parser *p) {
-    npzs_pstate *s = &p->pol;
+    npzs__pstate *s = &p->pol;
     const npzs_policy *pol = s->pol;
     if (!pol) return 0;
-    const npzs_record *r = p->rec;
+    const npzs__record *r = p->rec;
     char w[NPZS_TEXT_NAME_CAP];
     who(p, w, sizeof w);
     if (pol->max_members && p->members > pol->max_members)
@@ -141,7 +141,7 @@ int npzs__pol_member(npzs_parser *p) {
 /* ---- the directory: every required member was seen -------------------------------------------- */
 
 int npzs__pol_directory(npzs_parser *p) {
-    const npzs_pstate *s = &p->pol;
+    const npzs__pstate *s = &p->pol;
     const npzs_policy *pol = s->pol;
     if (!pol || !pol->nrequired) return 0;
     for (uint32_t i = 0; i < pol->nspecs; i++)
@@ -157,17 +157,17 @@ int npzs__pol_directory(npzs_parser *p) {
 
 /* The content is not a .npy (decided at its byte coff). */
 int npzs__pol_blob(npzs_parser *p, uint64_t coff) {
-    const npzs_pstate *s = &p->pol;
+    const npzs__pstate *s = &p->pol;
     const npzs_policy *pol = s->pol;
     if (!pol) return 0;
     char w[NPZS_TEXT_NAME_CAP];
     who(p, w, sizeof w);
     if (!pol->blob_sniffs)
         return pfail(p, NPZS_R_POLICY_BLOB, coff, 1, "%s is not a .npy array (allow_blobs is false)", w);
-    const npzs_pspec *sp = s->spec;
+    const npzs__pspec *sp = s->spec;
     if (sp && sp->kind == NPZS_PK_ARRAY)
         return pfail(p, NPZS_R_POLICY_BLOB, coff, 1, "%s is not a .npy array; the policy wants an array", w);
-    const npzs_zlfh *h = &p->lfh.h;
+    const npzs__zlfh *h = &p->lfh.h;
     if (sp && sp->max_bytes != UINT64_MAX && h->known && h->usize > sp->max_bytes)
         return pfail(p, NPZS_R_POLICY_MEMBER_BYTES, coff, 1, "%s declares %llu bytes; the policy allows %llu", w,
                      (unsigned long long)h->usize, (unsigned long long)sp->max_bytes);
@@ -176,7 +176,7 @@ int npzs__pol_blob(npzs_parser *p, uint64_t coff) {
 
 /* The blob's first bytes are in (its kind is known). */
 int npzs__pol_sniffed(npzs_parser *p, int sniff) {
-    const npzs_pstate *s = &p->pol;
+    const npzs__pstate *s = &p->pol;
     const npzs_policy *pol = s->pol;
     if (!pol) return 0;
     unsigned ok = pol->blob_sniffs;
@@ -190,7 +190,7 @@ int npzs__pol_sniffed(npzs_parser *p, int sniff) {
 
 /* How many of a blob's n next bytes fit its max_bytes (fewer: it is over there). */
 size_t npzs__pol_blob_room(const npzs_parser *p, uint64_t have, size_t n) {
-    const npzs_pspec *sp = p->pol.spec;
+    const npzs__pspec *sp = p->pol.spec;
     if (!sp || sp->max_bytes == UINT64_MAX) return n;
     uint64_t room = have >= sp->max_bytes ? 0 : sp->max_bytes - have;
     return n > room ? (size_t)room : n;
@@ -206,7 +206,7 @@ int npzs__pol_blob_over(npzs_parser *p, uint64_t coff) {
 /* ---- an array's header ------------------------------------------------------------------------ */
 
 /* A header's type string ("<f4", "|S3", "<M8[us]") against a name's class or a dtype.str. */
-static int dt_scalar_ok(const npzs_pdtype *d, const char *t) {
+static int dt_scalar_ok(const npzs__pdtype *d, const char *t) {
     if (d->kind == NPZS_PDT_STR) return strcmp(d->str, t) == 0;
     if (d->kind != NPZS_PDT_CLASS || !t[0] || t[1] != d->code) return 0;
     char *end;
@@ -217,13 +217,13 @@ static int dt_scalar_ok(const npzs_pdtype *d, const char *t) {
     return 1;
 }
 
-static int dt_node_ok(const npzs_array_info *a, uint32_t node, const npzs_pdtype *d);
+static int dt_node_ok(const npzs_array_info *a, uint32_t node, const npzs__pdtype *d);
 
 /* Whether struct node st has layout d: the same fields in the same order (names, titles, types),
  * at the same offsets, and the same itemsize; where it has not, the first difference in words
  * in why (when why is not NULL): names cut to 20 bytes come first, so a detail cut short is cut in
  * its ASCII tail, never inside a character. */
-static int fields_same(const npzs_array_info *a, const npzs_dtnode *st, const npzs_pdtype *d, char *why, size_t n) {
+static int fields_same(const npzs_array_info *a, const npzs_dtnode *st, const npzs__pdtype *d, char *why, size_t n) {
     if (d->kind != NPZS_PDT_FIELDS) return 0;
     if (st->count != d->nfields) {
         if (why) snprintf(why, n, "%u fields, not %u", (unsigned)st->count, (unsigned)d->nfields);
@@ -232,7 +232,7 @@ static int fields_same(const npzs_array_info *a, const npzs_dtnode *st, const np
     uint64_t run = 0, end = 0;
     for (uint32_t i = 0; i < d->nfields; i++) {
         const npzs_dtfield *f = &a->dt_fields[st->first + i];
-        const npzs_pfield *pf = &d->fields[i];
+        const npzs__pfield *pf = &d->fields[i];
         char fq[NPZS_TEXT_NAME_CAP], q2[NPZS_TEXT_NAME_CAP];
         const char *fn = why ? npzs_text_quoted(fq, f->name, f->name_len) : "";
         if (npzs__bytes_cmp(f->name, f->name_len, pf->name, pf->name_len)) {
@@ -272,7 +272,7 @@ static int fields_same(const npzs_array_info *a, const npzs_dtnode *st, const np
 
 /* Whether node `node` of the array's dtype tree is of type d (a scalar of a dtype.str or a
  * name's class, a layout, a subarray of that shape). */
-static int dt_node_ok(const npzs_array_info *a, uint32_t node, const npzs_pdtype *d) {
+static int dt_node_ok(const npzs_array_info *a, uint32_t node, const npzs__pdtype *d) {
     const npzs_dtnode *n = &a->dt_nodes[node];
     switch (n->kind) {
     case NPZS_DT_SCALAR: return (d->kind == NPZS_PDT_STR || d->kind == NPZS_PDT_CLASS) && dt_scalar_ok(d, n->dtype);
@@ -286,10 +286,10 @@ static int dt_node_ok(const npzs_array_info *a, uint32_t node, const npzs_pdtype
     }
 }
 
-static int dtype_ok(const npzs_pspec *sp, const npzs_array_info *a) {
+static int dtype_ok(const npzs__pspec *sp, const npzs_array_info *a) {
     if (!sp->ndt) return 1;
     for (uint32_t i = 0; i < sp->ndt; i++) {
-        const npzs_pdtype *d = &sp->dt[i];
+        const npzs__pdtype *d = &sp->dt[i];
         if (a->structured ? a->dt_nnodes && dt_node_ok(a, 0, d)
                           : (d->kind == NPZS_PDT_STR || d->kind == NPZS_PDT_CLASS) && dt_scalar_ok(d, a->dtype))
             return 1;
@@ -298,7 +298,7 @@ static int dtype_ok(const npzs_pspec *sp, const npzs_array_info *a) {
 }
 
 /* The spec names "bfloat16" (the one name of class V and size 2, which admits every |V2). */
-static int names_bf16(const npzs_pspec *sp) {
+static int names_bf16(const npzs__pspec *sp) {
     for (uint32_t i = 0; i < sp->ndt; i++)
         if (sp->dt[i].kind == NPZS_PDT_CLASS && sp->dt[i].code == 'V' && sp->dt[i].size == 2) return 1;
     return 0;
@@ -349,11 +349,11 @@ static const char *order_bad(const npzs_array_info *a, char want, char *b, size_
     return bad_type;
 }
 
-static void dt_list(const npzs_pspec *sp, char *b, size_t n) {
+static void dt_list(const npzs__pspec *sp, char *b, size_t n) {
     size_t k = 0;
     b[0] = 0;
     for (uint32_t i = 0; i < sp->ndt && k + 1 < n; i++) {
-        const npzs_pdtype *d = &sp->dt[i];
+        const npzs__pdtype *d = &sp->dt[i];
         const char *t = d->kind == NPZS_PDT_STR ? d->str : d->kind == NPZS_PDT_FIELDS ? "a field list" : NULL;
         char nm[40];
         if (!t) {
@@ -378,14 +378,14 @@ static void bound_by(const npzs_parser *p, uint32_t member, char *b, size_t n) {
     key_text(known ? npzs__rec(p, member) : NULL, b, n, "an earlier dimension");
 }
 
-static int dim_check(npzs_parser *p, const npzs_pdim *d, uint64_t len, uint32_t k, uint64_t coff, const char *w) {
-    npzs_pstate *s = &p->pol;
+static int dim_check(npzs_parser *p, const npzs__pdim *d, uint64_t len, uint32_t k, uint64_t coff, const char *w) {
+    npzs__pstate *s = &p->pol;
     const npzs_policy *pol = s->pol;
     if (d->kind == NPZS_PSH_FIXED && len != d->v)
         return pfail(p, NPZS_R_POLICY_SHAPE, coff, 1, "%s has %llu in dimension %u; the policy's shape has %llu", w,
                      (unsigned long long)len, (unsigned)k, (unsigned long long)d->v);
     if (d->kind != NPZS_PSH_VAR) return 0;
-    const npzs_pdimdef *dd = &pol->dims[d->v];
+    const npzs__pdimdef *dd = &pol->dims[d->v];
     if (s->dimset[d->v]) {
         if (s->dimval[d->v] == len) return 0;
         char by[NPZS_TEXT_NAME_CAP];
@@ -404,7 +404,7 @@ static int dim_check(npzs_parser *p, const npzs_pdim *d, uint64_t len, uint32_t 
     return 0;
 }
 
-static int shape_check(npzs_parser *p, const npzs_pspec *sp, const npzs_array_info *a, uint64_t coff, const char *w) {
+static int shape_check(npzs_parser *p, const npzs__pspec *sp, const npzs_array_info *a, uint64_t coff, const char *w) {
     uint32_t rest = UINT32_MAX;
     for (uint32_t i = 0; i < sp->nshape; i++)
         if (sp->shape[i].kind == NPZS_PSH_REST) rest = i;
@@ -422,7 +422,7 @@ static int shape_check(npzs_parser *p, const npzs_pspec *sp, const npzs_array_in
 
 /* Element checks for the array (finite and range): set up v; NULL, or why they cannot be
  * checked on its dtype (POLICY.check-type: a check that does not apply is refused, never skipped). */
-static const char *values_setup(const npzs_pspec *sp, const npzs_array_info *a, npzs_vcheck *v) {
+static const char *values_setup(const npzs__pspec *sp, const npzs_array_info *a, npzs__vcheck *v) {
     memset(v, 0, sizeof *v);
     int range = sp->lo.on || sp->hi.on;
     if (!sp->finite && !range) return NULL;
@@ -479,11 +479,11 @@ static int order_matters(const npzs_array_info *a) {
 }
 
 int npzs__pol_header(npzs_parser *p) {
-    npzs_pstate *s = &p->pol;
-    npzs_content *c = &p->c;
+    npzs__pstate *s = &p->pol;
+    npzs__content *c = &p->c;
     const npzs_policy *pol = s->pol;
     if (!pol) return 0;
-    const npzs_pspec *sp = s->spec;
+    const npzs__pspec *sp = s->spec;
     const npzs_array_info *a = &c->info;
     uint64_t coff = c->pre_len; /* the header text: where the header says what it says */
     char w[NPZS_TEXT_NAME_CAP];
@@ -534,7 +534,7 @@ int npzs__pol_header(npzs_parser *p) {
 
 /* The array's data (or the blob) ended, its digest in c->digest: the pinned value. */
 int npzs__pol_digest(npzs_parser *p, uint64_t coff, int emitted) {
-    const npzs_pspec *sp = p->pol.spec;
+    const npzs__pspec *sp = p->pol.spec;
     if (!p->pol.pol || !sp || !sp->has_sha || memcmp(sp->sha, p->c.digest, 32) == 0) return 0;
     char w[NPZS_TEXT_NAME_CAP], got[17];
     who(p, w, sizeof w);
@@ -551,7 +551,7 @@ int npzs__pol_defer(npzs_parser *p, uint64_t coff, int rule) {
 }
 
 int npzs__pol_pending(npzs_parser *p) {
-    npzs_content *c = &p->c;
+    npzs__content *c = &p->c;
     int rule = c->pend_rule;
     c->pend_rule = 0;
     char w[NPZS_TEXT_NAME_CAP];
@@ -567,7 +567,7 @@ int npzs__pol_pending(npzs_parser *p) {
 int npzs__pol_value_fail(npzs_parser *p, int rule, uint64_t coff) {
     char w[NPZS_TEXT_NAME_CAP];
     who(p, w, sizeof w);
-    const npzs_content *c = &p->c;
+    const npzs__content *c = &p->c;
     uint64_t elem = coff >= c->head_len && c->vc.w ? (coff - c->head_len) / c->vc.w : 0;
     if (rule == NPZS_R_POLICY_MEMBER_BYTES)
         return pfail(p, rule, coff, 1, "%s is larger than the policy's max_bytes (%llu)", w,

@@ -22,7 +22,7 @@
 typedef struct jr {
     const uint8_t *s;
     size_t n, i;
-    npzs_parena *a;
+    npzs__parena *a;
     uint32_t depth;
     const char *err;  /* the first fault, at err_at */
     uint64_t err_at;
@@ -36,9 +36,9 @@ static int fault(jr *r, uint64_t at, const char *why) {
     return -1;
 }
 
-void *npzs__parena_alloc(npzs_parena *a, size_t n) {
+void *npzs__parena_alloc(npzs__parena *a, size_t n) {
     n = (n + 7) & ~(size_t)7;
-    npzs_pblock *b = a->head;
+    npzs__pblock *b = a->head;
     if (!b || b->size - b->used < n) {
         size_t sz = n > 8192 ? n : 8192;
         if (a->used + sz + sizeof *b > a->cap) return NULL;
@@ -55,9 +55,9 @@ void *npzs__parena_alloc(npzs_parena *a, size_t n) {
     return p;
 }
 
-void npzs__parena_free(npzs_parena *a) {
+void npzs__parena_free(npzs__parena *a) {
     while (a->head) {
-        npzs_pblock *b = a->head;
+        npzs__pblock *b = a->head;
         a->head = b->next;
         a->al.free(a->al.opaque, b);
     }
@@ -154,7 +154,7 @@ static int string(jr *r, const char **out, uint32_t *out_len) {
     return 0;
 }
 
-static int number(jr *r, npzs_jv *v) {
+static int number(jr *r, npzs__jv *v) {
     size_t i = r->i;
     if (i < r->n && r->s[i] == '-') i++;
     if (i >= r->n || r->s[i] < '0' || r->s[i] > '9') return fault(r, r->i, "not a JSON value");
@@ -181,10 +181,10 @@ static int number(jr *r, npzs_jv *v) {
     return 0;
 }
 
-static int value(jr *r, npzs_jv *v);
+static int value(jr *r, npzs__jv *v);
 
-static npzs_jv *node(jr *r) {
-    npzs_jv *v = npzs__parena_alloc(r->a, sizeof *v);
+static npzs__jv *node(jr *r) {
+    npzs__jv *v = npzs__parena_alloc(r->a, sizeof *v);
     if (!v) {
         fault(r, r->i, "out of memory");
         return NULL;
@@ -203,12 +203,12 @@ int npzs__bytes_cmp(const char *x, size_t xn, const char *y, size_t yn) {
     return r ? r : (xn > yn) - (xn < yn);
 }
 
-npzs_sortent *npzs__sort_room(npzs_parena *a, size_t n) {
+npzs__sortent *npzs__sort_room(npzs__parena *a, size_t n) {
     if (!a->sort || a->sort_cap < 2 * n) {
         size_t cap = 2 * n > 2 * a->sort_cap ? 2 * n : 2 * a->sort_cap; /* doubled: at most twice the largest */
         if (cap < 64) cap = 64;
         if (cap > SIZE_MAX / sizeof *a->sort) return NULL;
-        npzs_sortent *e = npzs__parena_alloc(a, cap * sizeof *e);
+        npzs__sortent *e = npzs__parena_alloc(a, cap * sizeof *e);
         if (!e) return NULL;
         a->sort = e;
         a->sort_cap = cap;
@@ -217,7 +217,7 @@ npzs_sortent *npzs__sort_room(npzs_parena *a, size_t n) {
 }
 
 /* Where the name (key, kn) is in ix[0 .. n) sorted by name (1), or would go (0): *at. */
-int npzs__find_name(const uint32_t *ix, size_t n, npzs_set_name name, const void *ctx, const char *key, size_t kn,
+int npzs__find_name(const uint32_t *ix, size_t n, npzs__set_name name, const void *ctx, const char *key, size_t kn,
                     size_t *at, uint64_t *work) {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -237,14 +237,14 @@ int npzs__find_name(const uint32_t *ix, size_t n, npzs_set_name name, const void
     return 0;
 }
 
-static int entry_cmp(const npzs_sortent *x, const npzs_sortent *y, npzs_item_name name) {
+static int entry_cmp(const npzs__sortent *x, const npzs__sortent *y, npzs__item_name name) {
     if (x->head != y->head) return x->head < y->head ? -1 : 1;
     uint32_t xn, yn;
     const char *xs = name(x->item, &xn), *ys = name(y->item, &yn);
     return npzs__bytes_cmp(xs, xn, ys, yn);
 }
 
-void npzs__sort_names(npzs_parena *a, npzs_sortent *e, size_t n, npzs_item_name name) {
+void npzs__sort_names(npzs__parena *a, npzs__sortent *e, size_t n, npzs__item_name name) {
     for (size_t i = 0; i < n; i++) {
         uint32_t len;
         const uint8_t *s = (const uint8_t *)name(e[i].item, &len);
@@ -252,7 +252,7 @@ void npzs__sort_names(npzs_parena *a, npzs_sortent *e, size_t n, npzs_item_name 
         for (uint32_t k = 0; k < 8; k++) h = h << 8 | (k < len ? s[k] : 0u);
         e[i].head = h;
     }
-    npzs_sortent *src = e, *dst = e + n;
+    npzs__sortent *src = e, *dst = e + n;
     for (size_t run = 1; run < n; run *= 2) {
         for (size_t lo = 0; lo < n; lo += 2 * run) {
             size_t mid = n - lo > run ? lo + run : n, hi = n - mid > run ? mid + run : n, i = lo, j = mid, k = lo;
@@ -260,7 +260,7 @@ void npzs__sort_names(npzs_parena *a, npzs_sortent *e, size_t n, npzs_item_name 
             while (i < mid) dst[k++] = src[i++];
             while (j < hi) dst[k++] = src[j++];
         }
-        npzs_sortent *t = src;
+        npzs__sortent *t = src;
         src = dst;
         dst = t;
     }
@@ -272,23 +272,23 @@ void npzs__sort_names(npzs_parena *a, npzs_sortent *e, size_t n, npzs_item_name 
  * compared, O(n log n). */
 
 static const char *key_name(const void *item, uint32_t *len) {
-    const npzs_jv *k = item;
+    const npzs__jv *k = item;
     *len = k->key_len;
     return k->key;
 }
 
 /* The first member of object v (in the text) whose key an earlier member has: 0 and *dup (NULL
  * when none); -1 out of memory. */
-static int first_duplicate(jr *r, const npzs_jv *v, const npzs_jv **dup) {
+static int first_duplicate(jr *r, const npzs__jv *v, const npzs__jv **dup) {
     *dup = NULL;
     if (v->len < 2) return 0;
-    npzs_sortent *e = npzs__sort_room(r->a, v->len);
+    npzs__sortent *e = npzs__sort_room(r->a, v->len);
     if (!e) return -1;
     size_t n = 0;
-    for (const npzs_jv *k = v->kid; k; k = k->next) e[n++].item = k;
+    for (const npzs__jv *k = v->kid; k; k = k->next) e[n++].item = k;
     npzs__sort_names(r->a, e, n, key_name);
     for (size_t i = 1; i < n; i++) {
-        const npzs_jv *x = e[i - 1].item, *y = e[i].item; /* equal keys keep their order: y is later */
+        const npzs__jv *x = e[i - 1].item, *y = e[i].item; /* equal keys keep their order: y is later */
         int same = x->key_len == y->key_len && memcmp(x->key, y->key, x->key_len) == 0;
         if (same && (!*dup || y->key_at < (*dup)->key_at)) *dup = y;
     }
@@ -296,17 +296,17 @@ static int first_duplicate(jr *r, const npzs_jv *v, const npzs_jv **dup) {
 }
 
 /* The members of v, up to its closing bracket; a member is in v's list once its key is read. */
-static int items(jr *r, npzs_jv *v, int obj) {
+static int items(jr *r, npzs__jv *v, int obj) {
     r->i++;
     ws(r);
-    npzs_jv **tail = &v->kid;
+    npzs__jv **tail = &v->kid;
     uint8_t close = obj ? '}' : ']';
     if (r->i < r->n && r->s[r->i] == close) {
         r->i++;
         return 0;
     }
     for (;;) {
-        npzs_jv *k = node(r);
+        npzs__jv *k = node(r);
         if (!k) return -1;
         if (obj) {
             ws(r);
@@ -342,11 +342,11 @@ static int items(jr *r, npzs_jv *v, int obj) {
  * the object is read whole, or before the fault that stopped it (inside a later member's value),
  * as a reader that compared each key when it came would have reported.  (Out of memory for the
  * sort, a failed object keeps its own fault.) */
-static int composite(jr *r, npzs_jv *v, int obj) {
+static int composite(jr *r, npzs__jv *v, int obj) {
     if (++r->depth > NPZS_JSON_MAX_DEPTH) return fault(r, r->i, "nested too deeply");
     v->t = obj ? NPZS_J_OBJ : NPZS_J_ARR;
     int rc = items(r, v, obj);
-    const npzs_jv *dup = NULL;
+    const npzs__jv *dup = NULL;
     if (obj && first_duplicate(r, v, &dup) < 0 && rc == 0) rc = fault(r, v->at, "out of memory");
     if (dup && (rc == 0 || dup->key_at < r->err_at)) {
         r->err = "duplicate key";
@@ -357,7 +357,7 @@ static int composite(jr *r, npzs_jv *v, int obj) {
     return rc;
 }
 
-static int literal(jr *r, const char *w, uint8_t t, npzs_jv *v) {
+static int literal(jr *r, const char *w, uint8_t t, npzs__jv *v) {
     size_t l = strlen(w);
     if (r->n - r->i < l || memcmp(r->s + r->i, w, l) != 0) return fault(r, r->i, "not a JSON value");
     r->i += l;
@@ -365,7 +365,7 @@ static int literal(jr *r, const char *w, uint8_t t, npzs_jv *v) {
     return 0;
 }
 
-static int value(jr *r, npzs_jv *v) {
+static int value(jr *r, npzs__jv *v) {
     ws(r);
     if (r->i >= r->n) return fault(r, r->n, "expected a value");
     v->at = r->i;
@@ -380,10 +380,10 @@ static int value(jr *r, npzs_jv *v) {
     }
 }
 
-npzs_jv *npzs__json_read(npzs_parena *a, const uint8_t *s, size_t n, const char **why, uint64_t *at) {
+npzs__jv *npzs__json_read(npzs__parena *a, const uint8_t *s, size_t n, const char **why, uint64_t *at) {
     jr r = {s, n, 0, a, 0, NULL, 0};
     if (n >= 3 && s[0] == 0xEF && s[1] == 0xBB && s[2] == 0xBF) r.i = 3; /* a byte-order mark, as editors write */
-    npzs_jv *v = node(&r);
+    npzs__jv *v = node(&r);
     if (v && value(&r, v) == 0) {
         ws(&r);
         if (r.i == n) return v;

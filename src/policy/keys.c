@@ -21,7 +21,7 @@ static void *zal(npzs_policy *p, size_t n) {
 
 /* Name i of the policy's specs (the exact keys' set, npzs__find_name). */
 const char *npzs__spec_name(const void *ctx, uint32_t i, uint32_t *len) {
-    const npzs_pspec *s = &((const npzs_policy *)ctx)->specs[i];
+    const npzs__pspec *s = &((const npzs_policy *)ctx)->specs[i];
     *len = s->key_len;
     return s->key;
 }
@@ -156,7 +156,7 @@ static const char *lit_name(const void *item, uint32_t *len) {
 
 /* A pattern's shape: the code points of a key it matches (g), and the literal it is filed under
  * (l->kind LIT_NONE: it has none).  The same reading of the pattern as glob_match's. */
-static void pattern_shape(const uint8_t *pat, size_t pn, npzs_pglob *g, plit *l, uint64_t *steps) {
+static void pattern_shape(const uint8_t *pat, size_t pn, npzs__pglob *g, plit *l, uint64_t *steps) {
     size_t last = bracket_end(pat, pn), i = 0, run = 0; /* run: where the current run of literals began */
     uint32_t chars = 0;
     int star = 0;
@@ -206,7 +206,7 @@ static uint32_t child(const npzs_policy *p, uint32_t q, uint8_t b) {
 }
 
 /* The automaton of the literals of e[0 .. n) (sorted by bytes; equal ones in the policy's order). */
-static int automaton(npzs_policy *p, const npzs_sortent *e, uint32_t n) {
+static int automaton(npzs_policy *p, const npzs__sortent *e, uint32_t n) {
     size_t nodes = 1, distinct = 1; /* the root, then each literal's bytes the one before it does not share */
     for (uint32_t k = 0; k < n; k++) {
         const plit *x = e[k].item, *y = k ? e[k - 1].item : NULL;
@@ -220,7 +220,7 @@ static int automaton(npzs_policy *p, const npzs_sortent *e, uint32_t n) {
     p->groups = zal(p, distinct * sizeof *p->groups); /* group 0: none */
     p->gids = zal(p, n * sizeof *p->gids);
     if (!p->nodes || !p->groups || !p->gids) return -1;
-    npzs_pnode *N = p->nodes;
+    npzs__pnode *N = p->nodes;
 #define LIT(k) ((const plit *)e[k].item)
     /* breadth first: node q stands for the literals of e[lo .. hi), which share their first d bytes
      * (while it waits for its turn: lo in its fail, hi in its any, d in its end) */
@@ -231,7 +231,7 @@ static int automaton(npzs_policy *p, const npzs_sortent *e, uint32_t n) {
         p->a.work += hi - lo;
         while (i < hi && LIT(i)->len == d) i++; /* the literals q is: they sort first */
         if (i > lo) {
-            npzs_pgroup *g = &p->groups[groups];
+            npzs__pgroup *g = &p->groups[groups];
             N[q].group = groups++;
             g->at = gids;
             for (uint8_t kind = LIT_START; kind <= LIT_ANY; kind++)
@@ -248,7 +248,7 @@ static int automaton(npzs_policy *p, const npzs_sortent *e, uint32_t n) {
             uint8_t b = (uint8_t)LIT(i)->s[d];
             uint32_t f = i;
             while (f < hi && (uint8_t)LIT(f)->s[d] == b) f++;
-            npzs_pnode *k = &N[made++];
+            npzs__pnode *k = &N[made++];
             k->byte = b;
             k->fail = i;
             k->any = f;
@@ -267,7 +267,7 @@ static int automaton(npzs_policy *p, const npzs_sortent *e, uint32_t n) {
                 p->a.work++;
                 if ((f = child(p, s, N[k].byte)) || !s) break;
             }
-            const npzs_pgroup *g = &p->groups[N[k].group];
+            const npzs__pgroup *g = &p->groups[N[k].group];
             N[k].fail = f;
             N[k].any = g->nany ? k : N[f].any;
             N[k].end = g->nend ? k : N[f].end;
@@ -286,9 +286,9 @@ int npzs__keys_index(npzs_policy *p) {
     if (!p->globs || !l) return -1;
     uint32_t n = 0;
     for (uint32_t i = 0, k = 0; i < p->nspecs; i++) {
-        const npzs_pspec *s = &p->specs[i];
+        const npzs__pspec *s = &p->specs[i];
         if (!s->glob) continue;
-        npzs_pglob *g = &p->globs[k];
+        npzs__pglob *g = &p->globs[k];
         g->spec = i;
         pattern_shape((const uint8_t *)s->key, s->key_len, g, &l[n], &p->a.work);
         p->a.work += s->key_len;
@@ -303,7 +303,7 @@ int npzs__keys_index(npzs_policy *p) {
         else p->bare[k - j] = k;
     }
     if (!n) return 0;
-    npzs_sortent *e = npzs__sort_room(&p->a, n);
+    npzs__sortent *e = npzs__sort_room(&p->a, n);
     if (!e) return -1;
     for (uint32_t k = 0; k < n; k++) e[k].item = &l[k];
     npzs__sort_names(&p->a, e, n, lit_name);
@@ -315,10 +315,10 @@ int npzs__keys_index(npzs_policy *p) {
 /* The patterns ids[0 .. n) (in the policy's order) tried on the key until one matches, *best its
  * index; those at *best and after are skipped.  kcp: the key's code points. */
 static void try_patterns(const npzs_policy *p, const uint32_t *ids, uint32_t n, const uint8_t *key, size_t kn,
-                         uint32_t kcp, uint32_t *best, npzs_pmatch *m) {
+                         uint32_t kcp, uint32_t *best, npzs__pmatch *m) {
     for (uint32_t i = 0; i < n && ids[i] < *best; i++) {
-        const npzs_pglob *g = &p->globs[ids[i]];
-        const npzs_pspec *s = &p->specs[g->spec];
+        const npzs__pglob *g = &p->globs[ids[i]];
+        const npzs__pspec *s = &p->specs[g->spec];
         m->tried++;
         if (kcp >= g->min && kcp <= g->max &&
             glob_match((const uint8_t *)s->key, s->key_len, g->last, key, kn, &m->glob)) {
@@ -329,7 +329,7 @@ static void try_patterns(const npzs_policy *p, const uint32_t *ids, uint32_t n, 
 }
 
 /* The first pattern that matches the key (UINT32_MAX: none). */
-static uint32_t first_pattern(const npzs_policy *p, const uint8_t *key, size_t n, npzs_pmatch *m) {
+static uint32_t first_pattern(const npzs_policy *p, const uint8_t *key, size_t n, npzs__pmatch *m) {
     uint32_t best = UINT32_MAX, kcp = 0;
     for (size_t i = 0; i < n; i++) kcp += (key[i] & 0xC0) != 0x80;
     if (p->nnode) {
@@ -337,8 +337,8 @@ static uint32_t first_pattern(const npzs_policy *p, const uint8_t *key, size_t n
             memset(m->seen, 0, p->ngroup);
             m->gen = 1;
         }
-        const npzs_pnode *N = p->nodes;
-        const npzs_pgroup *G = p->groups;
+        const npzs__pnode *N = p->nodes;
+        const npzs__pgroup *G = p->groups;
         uint32_t q = 0;
         int whole = 1; /* q is the whole key so far */
         for (size_t i = 0; i < n; i++) {
@@ -351,17 +351,17 @@ static uint32_t first_pattern(const npzs_policy *p, const uint8_t *key, size_t n
             whole &= t != 0;
             q = t;
             m->steps++;
-            const npzs_pgroup *h = &G[N[q].group];
+            const npzs__pgroup *h = &G[N[q].group];
             if (whole && h->nstart) try_patterns(p, p->gids + h->at, h->nstart, key, n, kcp, &best, m);
             for (uint32_t u = N[q].any; u && m->seen[N[u].group] != m->gen; u = N[N[u].fail].any) {
-                const npzs_pgroup *g = &G[N[u].group];
+                const npzs__pgroup *g = &G[N[u].group];
                 m->seen[N[u].group] = m->gen;
                 m->steps++;
                 try_patterns(p, p->gids + g->at + g->nstart + g->nend, g->nany, key, n, kcp, &best, m);
             }
         }
         for (uint32_t u = N[q].end; u; u = N[N[u].fail].end) {
-            const npzs_pgroup *g = &G[N[u].group];
+            const npzs__pgroup *g = &G[N[u].group];
             m->steps++;
             try_patterns(p, p->gids + g->at + g->nstart, g->nend, key, n, kcp, &best, m);
         }
@@ -371,8 +371,8 @@ static uint32_t first_pattern(const npzs_policy *p, const uint8_t *key, size_t n
 }
 
 /* The spec for key: an exact key first (binary search), else the first pattern that matches. */
-static const npzs_pspec *spec_for(const npzs_policy *pol, const uint8_t *key, size_t n, uint32_t *index,
-                                  npzs_pmatch *m) {
+static const npzs__pspec *spec_for(const npzs_policy *pol, const uint8_t *key, size_t n, uint32_t *index,
+                                  npzs__pmatch *m) {
     size_t at;
     if (npzs__find_name(pol->exact, pol->nexact, npzs__spec_name, pol, (const char *)key, n, &at, &m->steps)) {
         *index = pol->exact[at];
@@ -384,7 +384,7 @@ static const npzs_pspec *spec_for(const npzs_policy *pol, const uint8_t *key, si
     return &pol->specs[*index];
 }
 
-const npzs_pspec *npzs__pol_spec_for(const npzs_policy *pol, const uint8_t *key, size_t n, uint32_t *index,
-                                     npzs_pmatch *m) {
+const npzs__pspec *npzs__pol_spec_for(const npzs_policy *pol, const uint8_t *key, size_t n, uint32_t *index,
+                                     npzs__pmatch *m) {
     return spec_for(pol, key, n, index, m);
 }

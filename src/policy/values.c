@@ -43,11 +43,11 @@ static const uint64_t mant_mask[9] = {0, 0, 0x3FFu, 0, 0x7FFFFFu, 0, 0, 0, UINT6
 #define NAT (UINT64_C(1) << 63)
 
 /* The bits a FLOAT element's exponent has (all set: NaN or infinite), and its mantissa's. */
-static uint64_t emask(const npzs_vcheck *v) { return v->bf16 ? BF16_EXP : exp_mask[v->w]; }
-static uint64_t mmask(const npzs_vcheck *v) { return v->bf16 ? BF16_MANT : mant_mask[v->w]; }
+static uint64_t emask(const npzs__vcheck *v) { return v->bf16 ? BF16_EXP : exp_mask[v->w]; }
+static uint64_t mmask(const npzs__vcheck *v) { return v->bf16 ? BF16_MANT : mant_mask[v->w]; }
 
 /* The value of one FLOAT element (little-endian after swap) as a double: exactly. */
-static double as_double(uint64_t x, const npzs_vcheck *v) {
+static double as_double(uint64_t x, const npzs__vcheck *v) {
     if (v->w == 8) { double d; memcpy(&d, &x, 8); return d; }
     if (v->w == 4 || v->bf16) { uint32_t u = (uint32_t)(v->w == 4 ? x : x << 16); float f; memcpy(&f, &u, 4); return f; }
     /* float16: sign, 5 exponent bits, 10 mantissa bits */
@@ -57,7 +57,7 @@ static double as_double(uint64_t x, const npzs_vcheck *v) {
 }
 
 /* 0 when the element passes, else its rule. */
-static int elem_bad(const npzs_vcheck *v, uint64_t raw) {
+static int elem_bad(const npzs__vcheck *v, uint64_t raw) {
     uint64_t x = v->big ? swap(raw, v->w) : raw;
     switch (v->cls) {
     case NPZS_VK_FLOAT: {
@@ -86,7 +86,7 @@ static int elem_bad(const npzs_vcheck *v, uint64_t raw) {
 }
 
 /* The index of the first of m elements at s that fails, or m. */
-static size_t scan_slow(const npzs_vcheck *v, const uint8_t *s, size_t m, int *rule) {
+static size_t scan_slow(const npzs__vcheck *v, const uint8_t *s, size_t m, int *rule) {
     for (size_t j = 0; j < m; j++) {
         int r = elem_bad(v, load(s + j * v->w, v->w));
         if (r) {
@@ -142,7 +142,7 @@ static int any_masked(const uint8_t *s, size_t n, unsigned w, uint64_t mask, uin
 }
 
 /* 1 when some little-endian float of the n bytes at s (a multiple of 16) is outside [lo, hi] or NaN. */
-static int any_outside(const npzs_vcheck *v, const uint8_t *s, size_t n) {
+static int any_outside(const npzs__vcheck *v, const uint8_t *s, size_t n) {
     if (v->w == 4) {
         float lo = v->lo.on ? v->lo.f : -(float)INFINITY, hi = v->hi.on ? v->hi.f : (float)INFINITY;
         v32f l = {lo, lo, lo, lo}, h = {hi, hi, hi, hi};
@@ -168,7 +168,7 @@ static int any_outside(const npzs_vcheck *v, const uint8_t *s, size_t n) {
 #endif
 
 /* The index of the first of m elements at s that fails, or m. */
-static size_t scan(const npzs_vcheck *v, const uint8_t *s, size_t m, int *rule) {
+static size_t scan(const npzs__vcheck *v, const uint8_t *s, size_t m, int *rule) {
 #ifdef HAVE_VECTORS
     /* the vector tests: finiteness and NaT at any byte order; a range on little-endian float32 and float64 */
     int fin = v->cls == NPZS_VK_FLOAT && v->finite, nat = v->cls == NPZS_VK_NAT;
@@ -196,7 +196,7 @@ static size_t scan(const npzs_vcheck *v, const uint8_t *s, size_t m, int *rule) 
     return scan_slow(v, s, m, rule);
 }
 
-size_t npzs__values_scan(npzs_vcheck *v, const uint8_t *s, size_t n, uint64_t pos, uint64_t *bad_at, int *rule) {
+size_t npzs__values_scan(npzs__vcheck *v, const uint8_t *s, size_t n, uint64_t pos, uint64_t *bad_at, int *rule) {
     size_t k = 0;
     unsigned w = v->w;
     if (v->carry_len) { /* an element begun in the last chunk */

@@ -56,7 +56,7 @@
 
 enum { M_HEADER = 1, M_STORED, M_CODES, M_ZLIB, M_DONE, M_BAD, M_TRUNC };
 
-struct npzs_fastinf {
+struct npzs__fastinf {
     int mode;                    /* M_* */
     int last;                    /* the block being read is the stream's last */
     uint64_t bits;               /* at rest: nbits (< 8) bits, zeros above */
@@ -79,15 +79,15 @@ struct npzs_fastinf {
     uint32_t fix_ll[1u << 9], fix_dt[1u << 5];
 };
 
-size_t npzs__fi_size(void) { return sizeof(npzs_fastinf); }
+size_t npzs__fi_size(void) { return sizeof(npzs__fastinf); }
 
-void npzs__fi_init(npzs_fastinf *s) {
+void npzs__fi_init(npzs__fastinf *s) {
     s->fixed_built = 0;
     s->every = 0;
     npzs__fi_reset(s);
 }
 
-void npzs__fi_reset(npzs_fastinf *s) {
+void npzs__fi_reset(npzs__fastinf *s) {
     s->mode = M_HEADER;
     s->last = 0;
     s->bits = 0;
@@ -100,8 +100,8 @@ void npzs__fi_reset(npzs_fastinf *s) {
     s->blocks = s->zblocks = 0;
 }
 
-uint64_t npzs__fi_zlib_blocks(const npzs_fastinf *s) { return s->zblocks; }
-void npzs__fi_zlib_every(npzs_fastinf *s, unsigned n) { s->every = n; }
+uint64_t npzs__fi_zlib_blocks(const npzs__fastinf *s) { return s->zblocks; }
+void npzs__fi_zlib_every(npzs__fastinf *s, unsigned n) { s->every = n; }
 
 static inline uint64_t mask64(unsigned n) { return ((uint64_t)1 << n) - 1u; }
 
@@ -209,7 +209,7 @@ static unsigned build(uint32_t *tab, unsigned cap, const uint8_t *lens, unsigned
     return root;
 }
 
-static void fixed_tables(npzs_fastinf *s) {
+static void fixed_tables(npzs__fastinf *s) {
     if (!s->fixed_built) {
         uint8_t l[288];
         memset(l, 8, 144);
@@ -280,7 +280,7 @@ static uint32_t cl_entry(unsigned sym) { return (uint32_t)sym << 16; }
 /* Read the block header at r (a rest point): H_OK with the block's tables, or stored length, in
  * s (zlib takes it as it is); H_ZLIB: a header zlib must judge (anything not plainly valid);
  * H_NEED: the input ends inside it. */
-static int header(npzs_fastinf *s, br *r) {
+static int header(npzs__fastinf *s, br *r) {
     if (!need(r, 3)) return H_NEED;
     unsigned v = peek(r, 3);
     drop(r, 3);
@@ -350,7 +350,7 @@ static int header(npzs_fastinf *s, br *r) {
 /* ---- output ----------------------------------------------------------------------------------- */
 
 /* The call's output so far is base[0, o); before it, the ring (hist_avail bytes of it). */
-static void hist_add(npzs_fastinf *s, const uint8_t *p, size_t n) {
+static void hist_add(npzs__fastinf *s, const uint8_t *p, size_t n) {
     if (n >= WSIZE) {
         memcpy(s->hist, p + n - WSIZE, WSIZE);
         s->wpos = 0;
@@ -365,7 +365,7 @@ static void hist_add(npzs_fastinf *s, const uint8_t *p, size_t n) {
 
 /* Copy n bytes of a match dist back to base[o, o + n): the bytes before the call's output from
  * the ring, the rest from the output (byte by byte: the copy may overlap itself). */
-static void copy_match(const npzs_fastinf *s, uint8_t *base, size_t o, size_t dist, size_t n) {
+static void copy_match(const npzs__fastinf *s, uint8_t *base, size_t o, size_t dist, size_t n) {
     size_t i = 0;
     if (dist > o) {
         size_t k = dist - o, at = (s->wpos - k) & WMASK;
@@ -382,7 +382,7 @@ enum { C_MORE, C_EOB, C_BAD, C_NEED };
  * checked both once).  The bit buffer is refilled 8 bytes at a time (its bits above the count are
  * the next input bits); at the end whole bytes are given back, to a rest point.  C_MORE: a
  * margin was reached. */
-static int fast_codes(npzs_fastinf *s, src *in, uint8_t *base, size_t *opos, size_t olen) {
+static int fast_codes(npzs__fastinf *s, src *in, uint8_t *base, size_t *opos, size_t olen) {
     const uint8_t *ip = in->p + in->pos, *ilim = in->p + in->n - FAST_IN;
     uint8_t *op = base + *opos, *olim = base + olen - FAST_OUT;
     uint64_t bb = s->bits, saved;
@@ -519,7 +519,7 @@ static int fast_codes(npzs_fastinf *s, src *in, uint8_t *base, size_t *opos, siz
  * for one byte.  C_MORE: a literal was written, or a match is left in copy_len / copy_dist;
  * C_NEED: the input ends inside the symbol before anything decides it (nothing is taken);
  * C_BAD: refused. */
-static int slow_symbol(npzs_fastinf *s, src *in, uint8_t *base, size_t *opos) {
+static int slow_symbol(npzs__fastinf *s, src *in, uint8_t *base, size_t *opos) {
     uint64_t bb = s->bits, saved;
     unsigned bc = s->nbits;
     size_t pos = in->pos;
@@ -572,7 +572,7 @@ static int slow_symbol(npzs_fastinf *s, src *in, uint8_t *base, size_t *opos) {
 /* Hand the block starting at the rest point to zlib: its window the last WSIZE bytes of output
  * (inflateSetDictionary adds to what it was given before: the ring's part, then the call's),
  * the bits held primed.  0, or -1 when zlib refuses (not with a valid stream). */
-static int hand_over(npzs_fastinf *s, z_stream *zs, const uint8_t *base, size_t o) {
+static int hand_over(npzs__fastinf *s, z_stream *zs, const uint8_t *base, size_t o) {
     if (inflateReset(zs) != Z_OK) return -1;
     uint64_t all = s->total + o;
     size_t want = all < WSIZE ? (size_t)all : WSIZE;
@@ -594,7 +594,7 @@ static int hand_over(npzs_fastinf *s, z_stream *zs, const uint8_t *base, size_t 
 
 enum { R_OUT, R_NEED, R_SWITCH, R_END, R_BAD, R_TRUNC, R_NOMEM };
 
-static int block_end(npzs_fastinf *s) {
+static int block_end(npzs__fastinf *s) {
     if (s->last) {
         s->mode = M_DONE;
         return R_END;
@@ -607,7 +607,7 @@ static int block_end(npzs_fastinf *s) {
  * input ends at a rest point with more to come (R_NEED) or at its last byte (R_TRUNC: cut
  * short), a rest point at or past stop_at is reached (R_SWITCH: the carry was read), the stream
  * ends (R_END) or is refused (R_BAD). */
-static int decode(npzs_fastinf *s, z_stream *zs, src *in, uint8_t *base, size_t *o, size_t olen, int last,
+static int decode(npzs__fastinf *s, z_stream *zs, src *in, uint8_t *base, size_t *o, size_t olen, int last,
                   size_t stop_at) {
     for (;;) {
         if (in->pos >= stop_at) return R_SWITCH;
@@ -732,7 +732,7 @@ static int decode(npzs_fastinf *s, z_stream *zs, src *in, uint8_t *base, size_t 
     }
 }
 
-int npzs__fi_run(npzs_fastinf *s, z_stream *zs, const uint8_t *in, size_t in_len, int last, uint8_t *out,
+int npzs__fi_run(npzs__fastinf *s, z_stream *zs, const uint8_t *in, size_t in_len, int last, uint8_t *out,
                  size_t out_len, size_t *took, size_t *made, size_t *back) {
     static const uint8_t none[1] = {0};
     if (!in_len) in = none; /* never an offset from NULL */

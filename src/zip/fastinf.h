@@ -26,15 +26,15 @@
 #include <stdint.h>
 #include <zlib.h>
 
-typedef struct npzs_fastinf npzs_fastinf;
+typedef struct npzs__fastinf npzs__fastinf;
 
 /* Bytes to allocate for one decoder. */
 size_t npzs__fi_size(void);
 
 /* Make a decoder of npzs__fi_size bytes of any content ready (then npzs__fi_reset). */
-void npzs__fi_init(npzs_fastinf *s);
+void npzs__fi_init(npzs__fastinf *s);
 /* Start a new raw deflate stream. */
-void npzs__fi_reset(npzs_fastinf *s);
+void npzs__fi_reset(npzs__fastinf *s);
 
 /* What npzs__fi_run returns. */
 enum { NPZS__FI_OK, NPZS__FI_END, NPZS__FI_BAD, NPZS__FI_NOMEM };
@@ -52,14 +52,14 @@ enum { NPZS__FI_OK, NPZS__FI_END, NPZS__FI_BAD, NPZS__FI_NOMEM };
  *   NPZS__FI_NOMEM zlib could not allocate (not with its window allocated).
  * After END or BAD, only npzs__fi_reset.  A stream cut short (last input, no end) makes no more
  * progress: OK with nothing taken or made. */
-int npzs__fi_run(npzs_fastinf *s, z_stream *zs, const uint8_t *in, size_t in_len, int last, uint8_t *out,
+int npzs__fi_run(npzs__fastinf *s, z_stream *zs, const uint8_t *in, size_t in_len, int last, uint8_t *out,
                  size_t out_len, size_t *took, size_t *made, size_t *back);
 
 /* Blocks of the current stream handed to zlib so far (tests, the differential). */
-uint64_t npzs__fi_zlib_blocks(const npzs_fastinf *s);
+uint64_t npzs__fi_zlib_blocks(const npzs__fastinf *s);
 /* Tests and the differential: hand every n-th block (n > 0; 0: none) to zlib even when it is
  * vouched for, so that the hand-over and the taking back are exercised on ordinary streams.
  * Kept by npzs__fi_reset. */
-void npzs__fi_zlib_every(npzs_fastinf *s, unsigned n);
+void npzs__fi_zlib_every(npzs__fastinf *s, unsigned n);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * inflate.c -- the inflate back end of deflated members.
  *
- * One small contract (npzs_inflater below: start, run, end) stands between the ZIP machine and
+ * One small contract (npzs__inflater below: start, run, end) stands between the ZIP machine and
  * the library that inflates: zlib, the reference whose verdict np.load shares, or (the default
  * for a member whose compressed size is known) the fast decoder of fastinf.c, whose verdict
  * and output are zlib's and which lends the blocks it does not vouch for to zlib itself.
@@ -21,11 +21,11 @@
  *        returns NPZS__INF_OK (more to come), NPZS__INF_END (the stream ended; io->back of the
  *        bytes taken lie past its end), NPZS__INF_BAD (invalid data) or NPZS__INF_NOMEM.
  * end:   release everything. */
-typedef struct npzs_inflater {
+typedef struct npzs__inflater {
     int (*start)(npzs_parser *p);
-    int (*run)(npzs_parser *p, npzs_inf_io *io);
+    int (*run)(npzs_parser *p, npzs__inf_io *io);
     void (*end)(npzs_parser *p);
-} npzs_inflater;
+} npzs__inflater;
 
 static voidpf z_alloc(voidpf opaque, uInt items, uInt size) {
     npzs_parser *p = opaque;
@@ -51,7 +51,7 @@ static int zlib_start(npzs_parser *p) {
     return 0;
 }
 
-static int zlib_run(npzs_parser *p, npzs_inf_io *io) {
+static int zlib_run(npzs_parser *p, npzs__inf_io *io) {
     z_stream *zs = &p->kept.zs;
     zs->next_in = io->in_len ? (Bytef *)(uintptr_t)io->in : io->out; /* zlib wants a pointer */
     zs->avail_in = (uInt)io->in_len;
@@ -72,7 +72,7 @@ static void zlib_end(npzs_parser *p) {
     p->kept.zs_init = 0;
 }
 
-static const npzs_inflater zlib_inflater = {zlib_start, zlib_run, zlib_end};
+static const npzs__inflater zlib_inflater = {zlib_start, zlib_run, zlib_end};
 
 /* ---- the fast decoder (fastinf.c) -------------------------------------------------------------
  * For members whose compressed size the local header gives (the input is then bounded by the
@@ -97,7 +97,7 @@ static int fast_start(npzs_parser *p) {
     return 0;
 }
 
-static int fast_run(npzs_parser *p, npzs_inf_io *io) {
+static int fast_run(npzs_parser *p, npzs__inf_io *io) {
     int last = io->in_len == p->lfh.h.csize - p->data_in; /* the member's last bytes */
     int rc = npzs__fi_run(p->kept.fi, &p->kept.zs, io->in, io->in_len, last, io->out, io->out_len, &io->took, &io->made,
                           &io->back);
@@ -113,7 +113,7 @@ static void fast_end(npzs_parser *p) {
     p->kept.fi = NULL;
 }
 
-static const npzs_inflater fast_inflater = {fast_start, fast_run, fast_end};
+static const npzs__inflater fast_inflater = {fast_start, fast_run, fast_end};
 
 #ifdef NPZS_HAVE_ISAL
 /* ISA-L's inflate (NPZS_LENIENT_FAST_INFLATE): faster, and not zlib: it accepts some deflate
@@ -136,7 +136,7 @@ static int isal_start(npzs_parser *p) {
     return 0;
 }
 
-static int isal_run(npzs_parser *p, npzs_inf_io *io) {
+static int isal_run(npzs_parser *p, npzs__inf_io *io) {
     struct inflate_state *st = p->kept.isal;
     st->next_in = (uint8_t *)(uintptr_t)io->in;
     st->avail_in = (uint32_t)io->in_len;
@@ -162,7 +162,7 @@ static void isal_end(npzs_parser *p) {
     p->kept.isal = NULL;
 }
 
-static const npzs_inflater isal_inflater = {isal_start, isal_run, isal_end};
+static const npzs__inflater isal_inflater = {isal_start, isal_run, isal_end};
 #endif
 
 /* A member inflated ahead by zlib on a worker (par.c): its output, given as the window takes it.
@@ -170,8 +170,8 @@ static const npzs_inflater isal_inflater = {isal_start, isal_run, isal_end};
  * bytes, their order and the end are those zlib gives here.  The member's zlib state is started
  * all the same, and its window allocated where zlib's first output would allocate it: the
  * parser's memory and its max_memory verdicts are those of a parser without the helper. */
-static int pre_run(npzs_parser *p, npzs_inf_io *io) {
-    npzs_inflate *f = &p->inf;
+static int pre_run(npzs_parser *p, npzs__inf_io *io) {
+    npzs__inflate *f = &p->inf;
     npzs__pre *j = f->pre;
     uint64_t left = (j->given < j->keep ? j->keep : j->len) - j->given;
     size_t give = io->out_len < left ? io->out_len : (size_t)left;
@@ -196,7 +196,7 @@ static int pre_run(npzs_parser *p, npzs_inf_io *io) {
  * inflated again, here, by the parser's zlib from the member's compressed bytes (the helper's
  * pieces); the bytes already given are made again and dropped.  The job was clean, so the stream
  * ends exactly at its last compressed byte. */
-static int pre_zlib(npzs_parser *p, npzs_inf_io *io) {
+static int pre_zlib(npzs_parser *p, npzs__inf_io *io) {
     npzs__pre *j = p->inf.pre;
     z_stream *zs = &p->kept.zs;
     for (;;) {
@@ -235,19 +235,19 @@ static int pre_zlib(npzs_parser *p, npzs_inf_io *io) {
     }
 }
 
-static int pre_any(npzs_parser *p, npzs_inf_io *io) {
+static int pre_any(npzs_parser *p, npzs__inf_io *io) {
     return p->inf.pre->z ? pre_zlib(p, io) : pre_run(p, io);
 }
 
 /* Started as the parser's own back end would be (its memory is the same with the helper or
  * without). */
-static const npzs_inflater pre_inflater = {zlib_start, pre_any, zlib_end};
-static const npzs_inflater pre_fast_inflater = {fast_start, pre_any, fast_end};
+static const npzs__inflater pre_inflater = {zlib_start, pre_any, zlib_end};
+static const npzs__inflater pre_fast_inflater = {fast_start, pre_any, fast_end};
 
 /* The back end of a member: for one whose compressed size is known, ISA-L when built in and
  * asked for (NPZS_LENIENT_FAST_INFLATE), else the fast decoder, or zlib under NPZS_INFLATE_ZLIB;
  * zlib for the others (their input is not bounded: zlib stops at the stream's last byte). */
-static const npzs_inflater *backend_for(const npzs_parser *p) {
+static const npzs__inflater *backend_for(const npzs_parser *p) {
     if (!p->lfh.h.known) return &zlib_inflater;
 #ifdef NPZS_HAVE_ISAL
     if (p->lim.lenient & NPZS_LENIENT_FAST_INFLATE) return &isal_inflater;
@@ -266,10 +266,10 @@ int npzs__fast_inflate_built(void) {
 /* ---- members -------------------------------------------------------------------------------- */
 
 int npzs__inf_begin(npzs_parser *p) {
-    npzs_inflate *f = &p->inf;
+    npzs__inflate *f = &p->inf;
     /* the window holds what the member can produce (its declared size + 1 to see an overrun),
      * at most inflate_window: a small archive never allocates the whole window */
-    const npzs_zlfh *h = &p->lfh.h;
+    const npzs__zlfh *h = &p->lfh.h;
     size_t need = p->lim.inflate_window;
     if (h->known && h->usize < need) need = (size_t)h->usize + 1;
     if (npzs__buffer(p, (void **)&p->kept.win, &p->kept.win_cap, need, p->rec_off, NPZS_R_NOMEM_WINDOW) < 0) return p->err;
@@ -315,7 +315,7 @@ void npzs__inf_release(npzs_parser *p) {
  * NPZS_ZIN_MIN bytes) happens only after NPZS_ZIN_SIZE - NPZS_ZIN_MIN bytes were inflated from
  * the buffer since the last one: the copying stays proportional to the input. */
 static int zin_take(npzs_parser *p, npzs_in *in, size_t k) {
-    npzs_inflate *f = &p->inf;
+    npzs__inflate *f = &p->inf;
     if (!p->kept.zin) {
         p->kept.zin = npzs__alloc(p, NPZS_ZIN_SIZE);
         if (!p->kept.zin) return npzs__fail(p, NPZS_E_NOMEM, p->data_start, NPZS_R_NOMEM_ZIN);
@@ -335,8 +335,8 @@ static int zin_take(npzs_parser *p, npzs_in *in, size_t k) {
 /* The window is empty: inflate more into it.  Returns NPZS__GO (the window has bytes, or the
  * stream's end or error was recorded in inf.end / inf.bad), NPZS__NEED or NPZS__ERROR. */
 npzs__rc npzs__inf_fill(npzs_parser *p, npzs_in *in) {
-    npzs_inflate *f = &p->inf;
-    const npzs_zlfh *l = &p->lfh.h;
+    npzs__inflate *f = &p->inf;
+    const npzs__zlfh *l = &p->lfh.h;
     npzs__pre *j = f->pre;
     if (j && !j->z && j->given == j->keep && j->keep < j->len) {
         /* the kept bytes are used: the rest at once, as its CRC, if the content machine takes it
@@ -382,7 +382,7 @@ npzs__rc npzs__inf_fill(npzs_parser *p, npzs_in *in) {
             zin = f->zin_len - f->zin_pos;
         }
     }
-    npzs_inf_io io;
+    npzs__inf_io io;
     if (zin) {
         io.in = p->kept.zin + f->zin_pos;
         io.in_len = zin;
@@ -397,7 +397,7 @@ npzs__rc npzs__inf_fill(npzs_parser *p, npzs_in *in) {
     /* the caller named the data's destination: inflate writes the array's bytes straight into
      * it, as many as the content still takes (the window is left for what comes after, where a
      * byte too many is seen) */
-    const npzs_content *c = &p->c;
+    const npzs__content *c = &p->c;
     if (c->out && c->state == NPZS_C_DATA && any > 1) {
         uint64_t d = any - 1 > 0x40000000u ? 0x40000000u : any - 1;
         io.out = f->made = c->out + c->data_len;
@@ -442,7 +442,7 @@ npzs__rc npzs__inf_fill(npzs_parser *p, npzs_in *in) {
 }
 
 int npzs__seam_data_block(const npzs_parser *p, npzs__pre **pre, uint64_t *head_len) {
-    const npzs_content *c = &p->c;
+    const npzs__content *c = &p->c;
     const npzs__pre *j = p->inf.pre;
     if (!npzs__content_at_data(p) || c->out) return -1;
     if (p->state != NPZS_S_ZIP_DEFLATED || !j || j->z || j->keep != j->len || !c->info.nbytes) return 0;

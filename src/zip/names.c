@@ -100,7 +100,7 @@ void npzs__names_seed(npzs_parser *p) {
 /* Entries are (member << 1 | derived) + 1, 0 is empty: derived 0 is the raw name, 1 the key
  * np.load resolves (the name without ".npy"). */
 static void entry(const npzs_parser *p, uint32_t v, const uint8_t **s, size_t *n) {
-    const npzs_record *r = npzs__rec(p, (v - 1) >> 1);
+    const npzs__record *r = npzs__rec(p, (v - 1) >> 1);
     size_t len = r->name_len;
     *s = r->name;
     *n = ((v - 1) & 1) && len > 4 ? len - 4 : len; /* a key's name ends in ".npy": len > 4 */
@@ -152,7 +152,7 @@ static int grow(npzs_parser *p, uint32_t member) {
     p->hash = nh;
     p->hash_cap = ncap;
     for (uint32_t m = 0; m < member; m++) {
-        const npzs_record *r = npzs__rec(p, m);
+        const npzs__record *r = npzs__rec(p, m);
         place(p, (m << 1) + 1, r->hash[0]);
         if (ends_npy(r->name, r->name_len)) place(p, (m << 1) + 2, r->hash[1]);
     }
@@ -183,7 +183,7 @@ int npzs__names_add(npzs_parser *p, uint32_t member) {
     NPZS_REQUIRE(p->hash_cap == 0 || (p->hash && p->hash_cap >= 64 && (p->hash_cap & (p->hash_cap - 1)) == 0 &&
                                       (size_t)member * 2 <= p->hash_cap / 2));
     if (grow(p, member) < 0) return p->err;
-    npzs_record *r = npzs__rec(p, member);
+    npzs__record *r = npzs__rec(p, member);
     size_t n = r->name_len;
     int with_key = ends_npy(r->name, n);
     if (with_key && !ends_npy(r->name, n - 4)) { /* "k.npy", k not ending in ".npy": one SipHash for both */

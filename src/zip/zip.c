@@ -38,7 +38,7 @@ enum { PH_LOCALS, PH_CENTRAL, PH_Z64, PH_LOC, PH_END };
  * the stream parsed, and that is already a rejection.  The buffer grows with the region, room
  * being reserved (tail_reserve) before a record is taken, so keeping bytes never fails. */
 static NPZS__INLINE int tail_reserve(npzs_parser *p, size_t more) {
-    npzs_end *d = &p->end;
+    npzs__end *d = &p->end;
     if (p->kept.tail_cap >= NPZS_TAIL_MAX || d->tail_len + more <= p->kept.tail_cap) return 0;
     uint64_t need = d->tail_len + more;
     size_t cap = p->kept.tail_cap ? p->kept.tail_cap : 256;
@@ -54,7 +54,7 @@ static NPZS__INLINE int tail_reserve(npzs_parser *p, size_t more) {
 }
 
 static void tail_put(npzs_parser *p, const uint8_t *s, size_t n) {
-    npzs_end *d = &p->end;
+    npzs__end *d = &p->end;
     if (p->kept.tail_cap < NPZS_TAIL_MAX) { /* reserved: fits */
         memcpy(p->kept.tail + d->tail_len, s, n);
         d->tail_len += n;
@@ -120,9 +120,9 @@ static npzs__rc next_record(npzs_parser *p) {
 /* An error in the record being read, at its first byte: bad/bad_e for the checks (0 or < 0),
  * stop/stop_e for the steps. */
 static int bad(npzs_parser *p, int code, int rule) { return npzs__fail(p, code, p->rec_off, rule); }
-static int bad_e(npzs_parser *p, const npzs_zerr *e) { return npzs__fail(p, e->code, p->rec_off, e->rule); }
+static int bad_e(npzs_parser *p, const npzs__zerr *e) { return npzs__fail(p, e->code, p->rec_off, e->rule); }
 static npzs__rc stop(npzs_parser *p, int code, int rule) { return npzs__error(p, code, p->rec_off, rule); }
-static npzs__rc stop_e(npzs_parser *p, const npzs_zerr *e) { return npzs__error(p, e->code, p->rec_off, e->rule); }
+static npzs__rc stop_e(npzs_parser *p, const npzs__zerr *e) { return npzs__error(p, e->code, p->rec_off, e->rule); }
 
 /* ---- member records -------------------------------------------------------------------------- */
 
@@ -133,7 +133,7 @@ static int remember(npzs_parser *p) {
         size_t c = m >> NPZS_REC_SHIFT;
         if (c + 1 > p->recs_cap) {
             size_t n = p->recs_cap ? p->recs_cap * 2 : 16;
-            npzs_record **t = npzs__alloc(p, n * sizeof *t);
+            npzs__record **t = npzs__alloc(p, n * sizeof *t);
             if (!t) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_RECORDS);
             if (p->recs_cap) memcpy(t, p->recs, p->recs_cap * sizeof *t);
             npzs__free(p, p->recs);
@@ -144,8 +144,8 @@ static int remember(npzs_parser *p) {
         if (!p->recs[c]) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_RECORDS);
         p->recs_chunks = c + 1;
     }
-    const npzs_lfh *l = &p->lfh;
-    npzs_block *b = p->names;
+    const npzs__lfh *l = &p->lfh;
+    npzs__block *b = p->names;
     if (!b || b->size - b->used < l->h.f.name_len) {
         size_t sz = l->h.f.name_len > 16384 ? l->h.f.name_len : 16384;
         b = npzs__alloc(p, sizeof *b + sz);
@@ -155,7 +155,7 @@ static int remember(npzs_parser *p) {
         b->size = sz;
         p->names = b;
     }
-    npzs_record *r = p->rec = npzs__rec(p, m);
+    npzs__record *r = p->rec = npzs__rec(p, m);
     memset(r, 0, sizeof *r);
     r->lfh_off = p->rec_off;
     r->name = b->data + b->used;
@@ -174,7 +174,7 @@ void npzs__zip_input_release(npzs_parser *p) {
     p->recs = NULL;
     p->recs_chunks = p->recs_cap = 0;
     while (p->names) {
-        npzs_block *b = p->names;
+        npzs__block *b = p->names;
         p->names = b->next;
         npzs__free(p, b);
     }
@@ -193,7 +193,7 @@ void npzs__zip_release(npzs_parser *p) {
 
 /* Everything the local header states must equal what was measured. */
 static int check_local(npzs_parser *p, uint64_t off) {
-    npzs_zerr e;
+    npzs__zerr e;
     if (npzs__zr_lfh_deferred(&p->lfh.h, p->crc, p->data_in, p->c.pos, &e) < 0)
         return npzs__fail(p, e.code, off, e.rule);
     return 0;
@@ -205,8 +205,8 @@ static int check_local(npzs_parser *p, uint64_t off) {
  * record, locator and ZIP64 end record this stream parsed, and read the directory where the
  * stream read it. */
 static int bind_end(npzs_parser *p) {
-    const npzs_end *d = &p->end;
-    npzs_tailview v;
+    const npzs__end *d = &p->end;
+    npzs__tailview v;
     uint64_t total = npzs__here(p);
     uint64_t keep = d->tail_len < NPZS_TAIL_MAX ? d->tail_len : NPZS_TAIL_MAX;
     size_t start = d->tail_len <= p->kept.tail_cap ? 0 : (size_t)(d->tail_len % NPZS_TAIL_MAX);
@@ -217,7 +217,7 @@ static int bind_end(npzs_parser *p) {
     v.base = total - keep;
     v.size = total;
     for (unsigned variant = 0; variant < NPZS_ZF_VARIANTS; variant++) {
-        npzs_zf_end e;
+        npzs__zf_end e;
         int st = npzs__zf_locate(&v, variant, &e);
         if (st == NPZS_ZF_MULTIDISK) return npzs__fail(p, NPZS_E_ZIP_UNSUPPORTED, e.at, NPZS_R_EOCD_FIND_MULTIDISK);
         if (st)
@@ -251,7 +251,7 @@ static int region_start(npzs_parser *p) {
 }
 
 static int end_of_cd(npzs_parser *p) {
-    npzs_end *d = &p->end;
+    npzs__end *d = &p->end;
     if (p->phase == PH_LOCALS && npzs__pol_directory(p) < 0) return p->err;
     if (p->phase == PH_LOCALS) d->cd_start = p->rec_off;
     d->cd_end = p->rec_off;
@@ -323,7 +323,7 @@ npzs__rc npzs__zip_sig(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 
 /* The 30 fixed bytes of a local header at b (its signature included). */
 static int lfh_fixed(npzs_parser *p, const uint8_t *b) {
-    npzs_zerr e;
+    npzs__zerr e;
     if (p->members >= p->lim.max_members) return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_MEMBERS);
     if (npzs__zr_lfh(b, &p->lim, &p->lfh.h, &e) < 0) return bad_e(p, &e);
     if (npzs__buffer(p, (void **)&p->kept.name, &p->kept.name_cap, p->lfh.h.f.name_len, p->rec_off, NPZS_R_NOMEM_NAME) < 0 ||
@@ -335,8 +335,8 @@ static int lfh_fixed(npzs_parser *p, const uint8_t *b) {
 /* The name (staged in p->kept.name) and the extra field at x: the member is checked, delimited and
  * remembered. */
 static int lfh_vars(npzs_parser *p, const uint8_t *x) {
-    npzs_zlfh *h = &p->lfh.h;
-    npzs_zerr e;
+    npzs__zlfh *h = &p->lfh.h;
+    npzs__zerr e;
     const uint8_t *z;
     size_t zl;
     if (npzs__zr_name(p->kept.name, h->f.name_len, h->f.flags, &e) < 0 || npzs__zr_extra(x, h->f.extra_len, 1, &z, &zl, &e) < 0 ||
@@ -351,8 +351,8 @@ static int lfh_vars(npzs_parser *p, const uint8_t *x) {
 
 /* MEMBER_BEGIN: start the content machine (and inflate) and emit the event. */
 static npzs__rc member_begin(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    const npzs_record *r = p->rec;
-    const npzs_zlfh *h = &p->lfh.h;
+    const npzs__record *r = p->rec;
+    const npzs__zlfh *h = &p->lfh.h;
     int stored = h->f.method == NPZS_METHOD_STORED;
     p->data_start = npzs__here(p);
     p->data_in = 0;
@@ -449,7 +449,7 @@ npzs__rc npzs__zip_member_begin(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 /* ZIP_STORED: stored data straight from the push (zero copy); a stored member with a data
  * descriptor is delimited by its own .npy header. */
 npzs__rc npzs__zip_stored(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    const npzs_zlfh *h = &p->lfh.h;
+    const npzs__zlfh *h = &p->lfh.h;
     uint64_t left = h->known ? h->csize - p->data_in : npzs__content_want(p);
     if (left == 0) {
         p->state = NPZS_S_ZIP_CONTENT_END;
@@ -471,8 +471,8 @@ npzs__rc npzs__zip_stored(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 
 /* ZIP_DEFLATED: hand the window's bytes to the content machine, then refill it (inflate.c). */
 npzs__rc npzs__zip_deflated(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    npzs_inflate *f = &p->inf;
-    const npzs_zlfh *h = &p->lfh.h;
+    npzs__inflate *f = &p->inf;
+    const npzs__zlfh *h = &p->lfh.h;
     if (f->win_pos < f->win_len) {
         size_t n = f->win_len - f->win_pos, used = 0;
         uint64_t room = npzs__total_cap(p) - p->total_out; /* total_out <= the cap always */
@@ -500,7 +500,7 @@ npzs__rc npzs__zip_deflated(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 
 /* ZIP_CONTENT_END: the member's data ended; its content and sizes are checked. */
 npzs__rc npzs__zip_content_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    const npzs_zlfh *h = &p->lfh.h;
+    const npzs__zlfh *h = &p->lfh.h;
     npzs__rc rc = npzs__content_end(p, ev);
     if (rc == NPZS__EVENT) ev->member = p->cur;
     if (rc != NPZS__GO) return rc;
@@ -529,7 +529,7 @@ npzs__rc npzs__zip_dd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     int wide = p->lfh.h.z64;
     size_t total = (has_sig ? 4u : 0u) + 4u + (wide ? 16u : 8u);
     if (!take(p, in, total)) return npzs__need(p);
-    npzs_zdd d;
+    npzs__zdd d;
     npzs__zr_dd(p->stage + (has_sig ? 4 : 0), wide, &d);
     if (d.crc != crc) return stop(p, NPZS_E_CRC_MISMATCH, NPZS_R_CRC_DD);
     if (d.csize != p->data_in || d.usize != p->c.pos) return stop(p, NPZS_E_SIZE_MISMATCH, NPZS_R_SIZE_DD);
@@ -545,7 +545,7 @@ void npzs__seam_member_end(npzs_parser *p) {
 /* ZIP_MEMBER_END: the member is complete: remember its CRC and sizes, emit MEMBER_END. */
 npzs__rc npzs__zip_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)in;
-    npzs_record *r = p->rec;
+    npzs__record *r = p->rec;
     r->crc = p->crc;
     r->csize = p->data_in;
     r->usize = p->c.pos;
@@ -566,10 +566,10 @@ npzs__rc npzs__zip_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 
 /* The 46 fixed bytes at b, against the member the entry must repeat. */
 static int cdh_fixed(npzs_parser *p, const uint8_t *b) {
-    npzs_zcdh *c = &p->cdh;
-    npzs_zerr e;
+    npzs__zcdh *c = &p->cdh;
+    npzs__zerr e;
     if (p->end.cd_count >= p->members) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_EXTRA_ENTRY);
-    const npzs_record *r = p->cd_rec = npzs__rec(p, p->end.cd_count);
+    const npzs__record *r = p->cd_rec = npzs__rec(p, p->end.cd_count);
     if (npzs__zr_cdh(b, c, &e) < 0) return bad_e(p, &e);
     if (c->f.flags != r->flags) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_FLAGS);
     if (c->f.method != r->method) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_METHOD);
@@ -583,19 +583,19 @@ static int cdh_fixed(npzs_parser *p, const uint8_t *b) {
 
 /* The name at s: byte for byte the local header's. */
 static int cdh_name(npzs_parser *p, const uint8_t *s) {
-    const npzs_record *r = p->cd_rec;
+    const npzs__record *r = p->cd_rec;
     if (memcmp(s, r->name, r->name_len) != 0) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_NAME);
     return 0;
 }
 
 /* The extra field at x (ZIP64 sizes and offset), against the member. */
 static int cdh_extra(npzs_parser *p, const uint8_t *x) {
-    const npzs_zcdh *c = &p->cdh;
-    const npzs_record *r = p->cd_rec;
-    npzs_zerr e;
+    const npzs__zcdh *c = &p->cdh;
+    const npzs__record *r = p->cd_rec;
+    npzs__zerr e;
     const uint8_t *z;
     size_t zl;
-    npzs_zcdh_sizes s;
+    npzs__zcdh_sizes s;
     if (npzs__zr_extra(x, c->f.extra_len, 0, &z, &zl, &e) < 0 || npzs__zr_cdh_zip64(c, z, zl, &s, &e) < 0)
         return bad_e(p, &e);
     if (s.off != r->lfh_off) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_OFFSET);
@@ -641,7 +641,7 @@ static npzs__rc cdh_whole(npzs_parser *p, npzs_in *in, size_t pending) {
 npzs__rc npzs__zip_cdh(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
     if (!take(p, in, CDH_SIZE)) return npzs__need(p);
-    const npzs_zcdh *c = &p->cdh;
+    const npzs__zcdh *c = &p->cdh;
     if (cdh_fixed(p, p->stage) < 0 || tail_reserve(p, (size_t)c->f.name_len + c->f.extra_len + c->comment_len) < 0)
         return NPZS__ERROR;
     p->var_len = 0;
@@ -681,9 +681,9 @@ npzs__rc npzs__zip_cdh_comment(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 npzs__rc npzs__zip_z64_eocd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
     if (!take(p, in, Z64_EOCD_SIZE)) return npzs__need(p);
-    npzs_end *d = &p->end;
-    npzs_zend z;
-    npzs_zerr e;
+    npzs__end *d = &p->end;
+    npzs__zend z;
+    npzs__zerr e;
     if (npzs__zr_z64_eocd(p->stage, &z, &e) < 0) return stop_e(p, &e);
     if (z.count_disk != p->members || z.count != p->members) return stop(p, NPZS_E_CD_MISMATCH, NPZS_R_Z64_COUNT);
     if (z.cd_size != d->cd_end - d->cd_start || z.cd_off != d->cd_start) return stop(p, NPZS_E_CD_MISMATCH, NPZS_R_Z64_CD);
@@ -697,8 +697,8 @@ npzs__rc npzs__zip_z64_eocd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 npzs__rc npzs__zip_z64_loc(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
     if (!take(p, in, Z64_LOC_SIZE)) return npzs__need(p);
-    npzs_end *d = &p->end;
-    npzs_zerr e;
+    npzs__end *d = &p->end;
+    npzs__zerr e;
     uint64_t at;
     if (npzs__zr_z64_loc(p->stage, &at, &e) < 0) return stop_e(p, &e);
     if (at != d->z64_off) return stop(p, NPZS_E_CD_MISMATCH, NPZS_R_LOC_OFFSET);
@@ -712,8 +712,8 @@ npzs__rc npzs__zip_z64_loc(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 npzs__rc npzs__zip_eocd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
     if (!take(p, in, EOCD_SIZE)) return npzs__need(p);
-    npzs_end *d = &p->end;
-    npzs_zend r;
+    npzs__end *d = &p->end;
+    npzs__zend r;
     npzs__zr_eocd(p->stage, &r);
     int z = d->have_z64;
     if (!((r.disk == 0 || (z && r.disk == 0xFFFF)) && (r.disk_cd == 0 || (z && r.disk_cd == 0xFFFF))))
@@ -737,7 +737,7 @@ npzs__rc npzs__zip_eocd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 /* ZIP_EOCD_COMMENT: the archive comment: no record signature in it, ending at the end of input. */
 npzs__rc npzs__zip_eocd_comment(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     (void)ev;
-    npzs_end *d = &p->end;
+    npzs__end *d = &p->end;
     while (p->var_len < d->comment_len) {
         if (!in || in->pos == in->size) {
             if (p->finished) return npzs__error(p, NPZS_E_TRUNCATED, npzs__here(p), NPZS_R_COMMENT_PAST_END);

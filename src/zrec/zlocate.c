@@ -53,7 +53,7 @@
 /* Copy n bytes at absolute offset off out of the view.  0 when some are outside it (each byte is
  * checked against its span too: a view whose size is not base + alen + blen cannot be read past
  * a span).  out is zeroed first: no byte of it is ever left unset, whichever span it comes from. */
-static int get(const npzs_tailview *v, uint64_t off, size_t n, uint8_t *out) {
+static int get(const npzs__tailview *v, uint64_t off, size_t n, uint8_t *out) {
     memset(out, 0, n);
     if (off < v->base || off > v->size || n > v->size - off) return 0;
     uint64_t r = off - v->base;
@@ -66,12 +66,12 @@ static int get(const npzs_tailview *v, uint64_t off, size_t n, uint8_t *out) {
     return 1;
 }
 
-static int sig_at(const npzs_tailview *v, uint64_t off, const char *sig) {
+static int sig_at(const npzs__tailview *v, uint64_t off, const char *sig) {
     uint8_t b[4];
     return get(v, off, 4, b) && memcmp(b, sig, 4) == 0;
 }
 
-static int fail(npzs_zf_end *e, int status, uint64_t at, const char *msg) {
+static int fail(npzs__zf_end *e, int status, uint64_t at, const char *msg) {
     e->status = status;
     e->at = at;
     e->msg = msg;
@@ -81,7 +81,7 @@ static int fail(npzs_zf_end *e, int status, uint64_t at, const char *msg) {
 /*@ requires \valid_read(v) && \valid(e);
     requires v->alen == 0 || \valid_read(v->a + (0 .. v->alen - 1));
     requires v->blen == 0 || \valid_read(v->b + (0 .. v->blen - 1)); */
-int npzs__zf_locate(const npzs_tailview *v, unsigned variant, npzs_zf_end *e) {
+int npzs__zf_locate(const npzs__tailview *v, unsigned variant, npzs__zf_end *e) {
     /* and, for the search to be zipfile's (not for its safety: get() checks each span), a view
      * whose size is base + alen + blen */
     NPZS_REQUIRE(v && e && (v->a || !v->alen) && (v->b || !v->blen) && v->alen <= UINT64_MAX - v->base &&

@@ -28,7 +28,7 @@
 #define FLAG_UTF8 0x0800u
 #define FLAG_MASKED 0x2000u
 
-static int err(npzs_zerr *e, int code, int rule) {
+static int err(npzs__zerr *e, int code, int rule) {
     e->code = code;
     e->rule = rule;
     return -1;
@@ -36,7 +36,7 @@ static int err(npzs_zerr *e, int code, int rule) {
 
 /* The shared run of a local header (from its byte 6) and a central header (from its byte 8):
  * flags, method, time and date (not read), CRC-32, sizes, name and extra lengths. */
-static NPZS__INLINE void fixed(const uint8_t *b, npzs_zfixed *f) {
+static NPZS__INLINE void fixed(const uint8_t *b, npzs__zfixed *f) {
     f->flags = npzs__le16(b);
     f->method = npzs__le16(b + 2);
     f->crc = npzs__le32(b + 8);
@@ -48,7 +48,7 @@ static NPZS__INLINE void fixed(const uint8_t *b, npzs_zfixed *f) {
 
 /* b: the 30 bytes of a local header, signature included */
 /*@ requires \valid_read(b + (0 .. 29)) && \valid_read(lim) && \valid(o) && \valid(e); */
-int npzs__zr_lfh(const uint8_t *b, const npzs_limits *lim, npzs_zlfh *o, npzs_zerr *e) {
+int npzs__zr_lfh(const uint8_t *b, const npzs_limits *lim, npzs__zlfh *o, npzs__zerr *e) {
     NPZS_REQUIRE(b && lim && o && e);
     uint16_t ver = npzs__le16(b + 4);
     memset(o, 0, sizeof *o);
@@ -102,7 +102,7 @@ static int name_special(const uint8_t *s, size_t n) {
 }
 
 /*@ requires 1 <= n <= 65535 && \valid_read(s + (0 .. n - 1)) && \valid(e); */
-int npzs__zr_name(const uint8_t *s, size_t n, unsigned flags, npzs_zerr *e) {
+int npzs__zr_name(const uint8_t *s, size_t n, unsigned flags, npzs__zerr *e) {
     NPZS_REQUIRE(s && e && n >= 1 && n <= 65535);
     /* a name without any of those (the common case) passes the loop below without a finding:
      * it is skipped */
@@ -130,7 +130,7 @@ int npzs__zr_name(const uint8_t *s, size_t n, unsigned flags, npzs_zerr *e) {
  * fewer than 4 bytes whatever they hold). */
 /*@ requires n <= 65535 && (n == 0 || \valid_read(x + (0 .. n - 1)));
     requires \valid(z64) && \valid(z64_len) && \valid(e); */
-int npzs__zr_extra(const uint8_t *x, size_t n, int local, const uint8_t **z64, size_t *z64_len, npzs_zerr *e) {
+int npzs__zr_extra(const uint8_t *x, size_t n, int local, const uint8_t **z64, size_t *z64_len, npzs__zerr *e) {
     NPZS_REQUIRE((x || n == 0) && n <= 65535 && z64 && z64_len && e);
     size_t i = 0;
     *z64 = NULL;
@@ -157,7 +157,7 @@ int npzs__zr_extra(const uint8_t *x, size_t n, int local, const uint8_t **z64, s
 }
 
 /*@ requires \valid(o) && \valid(e) && (z == \null || zl == 0 || \valid_read(z + (0 .. zl - 1))); */
-int npzs__zr_lfh_sizes(npzs_zlfh *o, const uint8_t *z, size_t zl, npzs_zerr *e) {
+int npzs__zr_lfh_sizes(npzs__zlfh *o, const uint8_t *z, size_t zl, npzs__zerr *e) {
     NPZS_REQUIRE(o && e);
     o->z64 = z != NULL;
     o->z64_usize = o->z64_csize = 0;
@@ -178,7 +178,7 @@ int npzs__zr_lfh_sizes(npzs_zlfh *o, const uint8_t *z, size_t zl, npzs_zerr *e) 
 }
 
 /*@ requires \valid_read(o) && \valid(e); */
-int npzs__zr_lfh_deferred(const npzs_zlfh *o, uint32_t crc, uint64_t cs, uint64_t us, npzs_zerr *e) {
+int npzs__zr_lfh_deferred(const npzs__zlfh *o, uint32_t crc, uint64_t cs, uint64_t us, npzs__zerr *e) {
     NPZS_REQUIRE(o && e);
     if ((!o->dd || o->f.crc) && o->f.crc != crc) return err(e, NPZS_E_CRC_MISMATCH, NPZS_R_CRC_LOCAL);
     if (o->dd) {
@@ -194,7 +194,7 @@ int npzs__zr_lfh_deferred(const npzs_zlfh *o, uint32_t crc, uint64_t cs, uint64_
 }
 
 /*@ requires \valid_read(d + (0 .. (wide ? 19 : 11))) && \valid(o); */
-void npzs__zr_dd(const uint8_t *d, int wide, npzs_zdd *o) {
+void npzs__zr_dd(const uint8_t *d, int wide, npzs__zdd *o) {
     NPZS_REQUIRE(d && o); /* d: the descriptor after its optional signature */
     o->crc = npzs__le32(d);
     o->csize = wide ? npzs__le64(d + 4) : npzs__le32(d + 4);
@@ -202,7 +202,7 @@ void npzs__zr_dd(const uint8_t *d, int wide, npzs_zdd *o) {
 }
 
 /*@ requires \valid_read(b + (0 .. 45)) && \valid(o) && \valid(e); */
-int npzs__zr_cdh(const uint8_t *b, npzs_zcdh *o, npzs_zerr *e) {
+int npzs__zr_cdh(const uint8_t *b, npzs__zcdh *o, npzs__zerr *e) {
     NPZS_REQUIRE(b && o && e);
     memset(o, 0, sizeof *o);
     fixed(b + 8, &o->f);
@@ -214,7 +214,7 @@ int npzs__zr_cdh(const uint8_t *b, npzs_zcdh *o, npzs_zerr *e) {
 }
 
 /*@ requires \valid_read(c) && \valid(o) && \valid(e) && (z == \null || zl == 0 || \valid_read(z + (0 .. zl - 1))); */
-int npzs__zr_cdh_zip64(const npzs_zcdh *c, const uint8_t *z, size_t zl, npzs_zcdh_sizes *o, npzs_zerr *e) {
+int npzs__zr_cdh_zip64(const npzs__zcdh *c, const uint8_t *z, size_t zl, npzs__zcdh_sizes *o, npzs__zerr *e) {
     NPZS_REQUIRE(c && o && e);
     int su = c->f.usize32 == 0xFFFFFFFFu, sc = c->f.csize32 == 0xFFFFFFFFu;
     int so = c->off32 == 0xFFFFFFFFu, sd = c->disk == 0xFFFFu;
@@ -236,7 +236,7 @@ int npzs__zr_cdh_zip64(const npzs_zcdh *c, const uint8_t *z, size_t zl, npzs_zcd
 }
 
 /*@ requires \valid_read(b + (0 .. 55)) && \valid(o); */
-void npzs__zr_z64_fields(const uint8_t *b, npzs_zend *o) {
+void npzs__zr_z64_fields(const uint8_t *b, npzs__zend *o) {
     NPZS_REQUIRE(b && o);
     o->disk = npzs__le32(b + 16);
     o->disk_cd = npzs__le32(b + 20);
@@ -248,7 +248,7 @@ void npzs__zr_z64_fields(const uint8_t *b, npzs_zend *o) {
 }
 
 /*@ requires \valid_read(b + (0 .. 55)) && \valid(o) && \valid(e); */
-int npzs__zr_z64_eocd(const uint8_t *b, npzs_zend *o, npzs_zerr *e) {
+int npzs__zr_z64_eocd(const uint8_t *b, npzs__zend *o, npzs__zerr *e) {
     NPZS_REQUIRE(b && o && e);
     uint64_t size = npzs__le64(b + 4);
     if (size < 44) return err(e, NPZS_E_ZIP_BAD_HEADER, NPZS_R_Z64_SHORT);
@@ -259,7 +259,7 @@ int npzs__zr_z64_eocd(const uint8_t *b, npzs_zend *o, npzs_zerr *e) {
 }
 
 /*@ requires \valid_read(b + (0 .. 19)) && \valid(z64_off) && \valid(e); */
-int npzs__zr_z64_loc(const uint8_t *b, uint64_t *z64_off, npzs_zerr *e) {
+int npzs__zr_z64_loc(const uint8_t *b, uint64_t *z64_off, npzs__zerr *e) {
     NPZS_REQUIRE(b && z64_off && e);
     if (npzs__le32(b + 4) != 0 || npzs__le32(b + 16) != 1) return err(e, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_DISK_LOC);
     *z64_off = npzs__le64(b + 8);
@@ -267,7 +267,7 @@ int npzs__zr_z64_loc(const uint8_t *b, uint64_t *z64_off, npzs_zerr *e) {
 }
 
 /*@ requires \valid_read(b + (0 .. 21)) && \valid(o); */
-void npzs__zr_eocd(const uint8_t *b, npzs_zend *o) {
+void npzs__zr_eocd(const uint8_t *b, npzs__zend *o) {
     NPZS_REQUIRE(b && o);
     o->disk = npzs__le16(b + 4);
     o->disk_cd = npzs__le16(b + 6);

@@ -69,7 +69,7 @@ void test_siphash(void) {
  * loop looks at: against the loop run on every name (this reference), over names of 0 to 40
  * bytes drawn from the bytes on either side of each class boundary, every position of a
  * special byte and of two dots in a row inside and across 8-byte words. */
-static int ref_name(const uint8_t *s, size_t n, unsigned flags, npzs_zerr *e) {
+static int ref_name(const uint8_t *s, size_t n, unsigned flags, npzs__zerr *e) {
     int ascii = 1;
     for (size_t i = 0; i < n; i++) {
         if (s[i] == 0) return e->rule = NPZS_R_NAME_NUL, -1;
@@ -104,7 +104,7 @@ void test_zr_name(void) {
                     if (a + 2 < n) s[a + 2] = '/';
                 }
                 for (unsigned fl = 0; fl <= 0x800u; fl += 0x800u) {
-                    npzs_zerr e1 = {0, 0}, e2 = {0, 0};
+                    npzs__zerr e1 = {0, 0}, e2 = {0, 0};
                     int r1 = npzs__zr_name(s, n, fl, &e1), r2 = ref_name(s, n, fl, &e2);
                     runs++;
                     if (r1 != r2 || (r1 && e1.rule != e2.rule)) bad++;
@@ -116,7 +116,7 @@ void test_zr_name(void) {
                 seed = seed * 1103515245u + 12345u;
                 s[i] = (seed >> 16) % 4 ? (uint8_t)('a' + (seed >> 20) % 3) : pick[(seed >> 24) % sizeof pick];
             }
-            npzs_zerr e1 = {0, 0}, e2 = {0, 0};
+            npzs__zerr e1 = {0, 0}, e2 = {0, 0};
             int r1 = npzs__zr_name(s, n, 0x800u, &e1), r2 = ref_name(s, n, 0x800u, &e2);
             runs++;
             slow += r2 != 0;

@@ -35,16 +35,16 @@ static int aborts(void (*fn)(void)) {
 }
 
 /* each breaks one precondition, and only that one */
-static void name_empty(void) { npzs_zerr e; (void)npzs__zr_name(buf, 0, 0, &e); }
-static void name_too_long(void) { npzs_zerr e; (void)npzs__zr_name(buf, 65536, 0, &e); }
+static void name_empty(void) { npzs__zerr e; (void)npzs__zr_name(buf, 0, 0, &e); }
+static void name_too_long(void) { npzs__zerr e; (void)npzs__zr_name(buf, 65536, 0, &e); }
 static void extra_null(void) {
-    npzs_zerr e;
+    npzs__zerr e;
     const uint8_t *z;
     size_t zl;
     (void)npzs__zr_extra(NULL, 4, 1, &z, &zl, &e);
 }
 static void extra_too_long(void) {
-    npzs_zerr e;
+    npzs__zerr e;
     const uint8_t *z;
     size_t zl;
     (void)npzs__zr_extra(buf, 65536, 1, &z, &zl, &e);
@@ -57,13 +57,13 @@ static void sip_null(void) {
     (void)npzs__siphash13(key, NULL, 3);
 }
 static void locate_bad_size(void) {
-    npzs_tailview v = {buf, NULL, 100, 0, 0, 99}; /* size is not base + alen + blen */
-    npzs_zf_end e;
+    npzs__tailview v = {buf, NULL, 100, 0, 0, 99}; /* size is not base + alen + blen */
+    npzs__zf_end e;
     (void)npzs__zf_locate(&v, 0, &e);
 }
 static void locate_null_span(void) {
-    npzs_tailview v = {NULL, NULL, 100, 0, 0, 100};
-    npzs_zf_end e;
+    npzs__tailview v = {NULL, NULL, 100, 0, 0, 100};
+    npzs__zf_end e;
     (void)npzs__zf_locate(&v, 0, &e);
 }
 static void utf8_null(void) { (void)npzs__utf8_valid(NULL, 2); }
@@ -97,7 +97,7 @@ static const struct {
 
 /* calls that keep the contracts */
 static void test_kept(void) {
-    npzs_zerr e;
+    npzs__zerr e;
     const uint8_t *z;
     size_t zl;
     CHECK(npzs__zr_name((const uint8_t *)"a.npy", 5, 0, &e) == 0, "a.npy is a good name");
@@ -113,9 +113,9 @@ static void test_kept(void) {
     CHECK(npzs__crc32(0x1234u, NULL, 0) == 0x1234u, "an empty CRC-32 without bytes");
     uint64_t key[2] = {0, 0};
     CHECK(npzs__siphash13(key, NULL, 0) == npzs__siphash13(key, buf, 0), "SipHash of nothing");
-    npzs_tailview v = {buf, NULL, 22, 0, 0, 22};
+    npzs__tailview v = {buf, NULL, 22, 0, 0, 22};
     memcpy(buf, "PK\x05\x06", 4);
-    npzs_zf_end fe;
+    npzs__zf_end fe;
     CHECK(npzs__zf_locate(&v, 0, &fe) == 0 && fe.eocd_off == 0, "an empty archive's end record");
     CHECK(npzs__utf8_valid((const uint8_t *)"\xC3\xA9", 2) == 1 && npzs__utf8_valid(NULL, 0) == 1, "UTF-8");
 }

@@ -395,7 +395,7 @@ static fz_fi_verdict zlib_whole(const uint8_t *s, size_t n) {
 
 /* the decoder alone, the input in two pushes cut at `cut`, 64 KiB window: 0 when it matches z */
 static int two_pushes(const uint8_t *s, size_t n, size_t cut, const fz_fi_verdict *z, const uint8_t *zout) {
-    static npzs_fastinf *fi;
+    static npzs__fastinf *fi;
     static z_stream zs;
     static uint8_t out[1u << 20];
     if (!fi) {

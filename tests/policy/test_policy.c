@@ -300,7 +300,7 @@ static void test_alloc_failures(void) {
 
 /* ---- scale: duplicates, sorts and the patterns' index ---------------------------------------------
  * Complexity is checked by counting work, not by a clock: the compiler's comparisons (the arena's
- * work), a lookup's patterns tried and automaton steps, glob_match's steps (npzs_pmatch). */
+ * work), a lookup's patterns tried and automaton steps, glob_match's steps (npzs__pmatch). */
 
 /* n distinct keys of at most 3 characters: "0", "1", ... then "00" ... (key i) */
 static size_t key3(size_t i, char *k) {
@@ -327,10 +327,10 @@ static void test_big_object(int dup) {
         len += (size_t)snprintf(s + len, cap - len, "\"%s\":0", k);
     }
     s[len++] = '}';
-    npzs_parena a = {npzs__malloc, NULL, 0, NPZS_POLICY_MAX_MEM, NULL, 0, 0};
+    npzs__parena a = {npzs__malloc, NULL, 0, NPZS_POLICY_MAX_MEM, NULL, 0, 0};
     const char *why = NULL;
     uint64_t at = 0;
-    npzs_jv *v = npzs__json_read(&a, (const uint8_t *)s, len, &why, &at);
+    npzs__jv *v = npzs__json_read(&a, (const uint8_t *)s, len, &why, &at);
     double nlogn = (double)n * ceil(log2((double)n));
     CHECK(dup ? !v && why && !strcmp(why, "duplicate key") && at == last : v && v->len == n,
           "a 1 MiB object (dup %d): %s at %" PRIu64 " (want %zu)", dup, why ? why : "read", at, last);
@@ -382,15 +382,15 @@ static void test_compile_scale(void) {
                   p->a.work);
             int sorted = 1;
             for (uint32_t i = 1; i < p->nexact; i++) {
-                const npzs_pspec *x = &p->specs[p->exact[i - 1]], *y = &p->specs[p->exact[i]];
+                const npzs__pspec *x = &p->specs[p->exact[i - 1]], *y = &p->specs[p->exact[i]];
                 sorted &= npzs__bytes_cmp(x->key, x->key_len, y->key, y->key_len) < 0;
             }
             CHECK(sorted, "the exact keys are sorted");
             uint32_t idx = 0;
-            npzs_pmatch m = {0};
+            npzs__pmatch m = {0};
             char k[8];
             size_t kn = key3(n / 3, k);
-            const npzs_pspec *sp = npzs__pol_spec_for(p, (const uint8_t *)k, kn, &idx, &m);
+            const npzs__pspec *sp = npzs__pol_spec_for(p, (const uint8_t *)k, kn, &idx, &m);
             CHECK(sp && sp->key_len == kn && !memcmp(sp->key, k, kn) && m.steps <= 16, "an exact key found in %" PRIu64 " steps",
                   m.steps);
         }
@@ -504,7 +504,7 @@ static void test_pattern_equivalence(void) {
         if (!have) continue;
         npzs_policy *pol = patterns_policy(pat, have);
         if (!pol) break;
-        npzs_pmatch m = {0};
+        npzs__pmatch m = {0};
         m.seen = calloc(pol->ngroup + 1, 1);
         for (int kk = 0; kk < 300; kk++) {
             char key[96] = "";
@@ -581,11 +581,11 @@ static void test_pattern_precedence(void) {
         const char *key;
         long want;
     } t[] = {{"ab", 2}, {"cb", 0}, {"ac", 1}, {"xbz", 3}, {"xaz", 4}, {"zz", -1}, {"abb", 0}, {"b", 0}};
-    npzs_pmatch m = {0};
+    npzs__pmatch m = {0};
     m.seen = calloc(pol->ngroup + 1, 1);
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         uint32_t idx = 0;
-        const npzs_pspec *s = npzs__pol_spec_for(pol, (const uint8_t *)t[i].key, strlen(t[i].key), &idx, &m);
+        const npzs__pspec *s = npzs__pol_spec_for(pol, (const uint8_t *)t[i].key, strlen(t[i].key), &idx, &m);
         CHECK((s ? (long)idx : -1) == t[i].want, "key '%s': spec %ld, want %ld", t[i].key, s ? (long)idx : -1, t[i].want);
     }
     free(m.seen);
@@ -624,14 +624,14 @@ static void test_pattern_scale(void) {
         for (uint32_t i = 0; i < pol->nspecs; i++) pbytes += pol->specs[i].key_len;
         CHECK((double)pol->a.work <= 2 * nlog(n) + 6.0 * (double)pbytes, "%s: %" PRIu64 " steps to compile %zu bytes of patterns",
               t[s].name, pol->a.work, pbytes);
-        npzs_pmatch m = {0};
+        npzs__pmatch m = {0};
         m.seen = calloc(pol->ngroup, 1);
         size_t bytes = 0, found = 0;
         for (size_t i = 0; i < n; i++) {
             char k[64];
             size_t kn = t[s].key(i, k);
             uint32_t idx = 0;
-            const npzs_pspec *sp = npzs__pol_spec_for(pol, (const uint8_t *)k, kn, &idx, &m);
+            const npzs__pspec *sp = npzs__pol_spec_for(pol, (const uint8_t *)k, kn, &idx, &m);
             char want[64];
             t[s].pat(i, want);
             found += sp && !strcmp(sp->key, want);
@@ -691,7 +691,7 @@ static void test_pattern_adversarial(void) {
     }
     npzs_policy *pol = patterns_policy(p, 200);
     if (pol) {
-        npzs_pmatch mm = {0};
+        npzs__pmatch mm = {0};
         mm.seen = calloc(pol->ngroup, 1);
         char *k = malloc(1001);
         memset(k, 'a', 1000);
@@ -716,7 +716,7 @@ static void test_pattern_adversarial(void) {
     pol = patterns_policy(b, 300);
     if (pol) {
         CHECK(pol->nbare == 300 && pol->nnode == 0, "300 patterns without a literal: %u bare", pol->nbare);
-        npzs_pmatch mm = {0};
+        npzs__pmatch mm = {0};
         uint32_t idx;
         CHECK(!npzs__pol_spec_for(pol, (const uint8_t *)"zzz", 3, &idx, &mm) && mm.tried == 300, "a key tries each: %" PRIu64,
               mm.tried);
