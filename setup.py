@@ -6,7 +6,8 @@ import os
 import sys
 
 PKG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python")
+SETUP = os.path.join(PKG, "setup.py")
 os.chdir(PKG)
 sys.path.insert(0, PKG)
-with open(os.path.join(PKG, "setup.py")) as f:
-    exec(compile(f.read(), os.path.join(PKG, "setup.py"), "exec"), {"__name__": "__main__", "__file__": os.path.join(PKG, "setup.py")})
+with open(SETUP) as f:
+    exec(compile(f.read(), SETUP, "exec"), {"__name__": "__main__", "__file__": SETUP})

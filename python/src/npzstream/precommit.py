@@ -18,8 +18,7 @@ import sys
 from typing import Any, Dict, Optional, Sequence
 
 from ._errors import PolicyError, RejectedError
-from ._scan import check_file
-from ._scan import _policy_text
+from ._scan import _policy_text, check_file
 
 #: the policy of a check without --policy: no blob a loader would unpickle or open
 SAFE_POLICY: Dict[str, Any] = {"allow_blobs": ["text", "binary", "empty"]}
@@ -49,10 +48,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         r = check_file(path, text)
         if r.ok:
             continue
-        e = r.error
-        assert e is not None
-        print(_line(path, e), flush=True)
-        status = max(status, 2 if e.code == "io" else 1)
+        err = r.error
+        assert err is not None
+        print(_line(path, err), flush=True)
+        status = max(status, 2 if err.code == "io" else 1)
     return status
 
 
