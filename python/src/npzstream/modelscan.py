@@ -15,9 +15,10 @@ issues found") and "npzstream.modelscan.NpzstreamScan" enabled for ".npy" and ".
 own keys, beside "enabled" and "supported_extensions": "max_pickle_bytes" (the largest pickle
 handed on; larger ones are issues), "depth" (how deep zip and gzip members are looked into) and
 "policy" (the path of an npzstream policy file the files must also pass).  modelscan opens every
-zip itself and hands each member on ("archive.npz:member"): the scanner leaves the members of an
-archive it judges whole alone, but modelscan's pickle scanner still reads a `.pkl` member, so its
-pickle may be reported twice.  settings_toml() (and `python -m npzstream.modelscan`) writes the
+zip itself and hands each member on ("archive.npz:member"): the scanner answers for every member
+of an archive it judges whole (with no issue of its own: the archive's issues name the member), but
+modelscan's pickle scanner still reads a `.pkl` member, so its pickle may be reported twice, and
+modelscan's zip reader still says what it cannot open (NESTED_ZIP, BAD_ZIP).  settings_toml() (and `python -m npzstream.modelscan`) writes the
 same as the file `modelscan --settings-file` reads, with FormatViaExtension in place of modelscan's
 extension middleware, whose settings cannot be written to a file (modelscan 0.8.8's own
 `create-settings-file` fails: "Keys must be strings").
@@ -108,10 +109,10 @@ class NpzstreamScan(ScanBase):
         own = self._own()
         source = model.get_source()
         extensions = own.get("supported_extensions", _EXTENSIONS)
-        if Path(source).suffix.lower() not in extensions:
-            return None
         if _member_of_judged(str(source), extensions):
             return self.label_results(ScanResults([], [], []))  # judged with its archive, by npzstream
+        if Path(source).suffix.lower() not in extensions:
+            return None
         found = _pickles.find(model.get_stream(), max_bytes=int(own.get("max_pickle_bytes", _pickles.DEFAULT_MAX_BYTES)),
                               depth=int(own.get("depth", _pickles.DEFAULT_DEPTH)), policy=own.get("policy"))
         issues: List[Issue] = []

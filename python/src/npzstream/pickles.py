@@ -215,10 +215,11 @@ def _nested(s: _Search, data: bytes, sniff: str, where: str, member: Optional[st
     start = (len(s.pickles), len(s.findings))
     _search(s, io.BytesIO(inner), where + ":", depth - 1, None)
     # offsets inside the nested stream mean nothing to the reader of the outer file: the blob's
+    # (and the stream itself, a raw pickle, is the blob's)
     for i in range(start[0], len(s.pickles)):
-        s.pickles[i] = dataclasses.replace(s.pickles[i], offset=offset)
+        s.pickles[i] = dataclasses.replace(s.pickles[i], offset=offset, member=s.pickles[i].member or member)
     for i in range(start[1], len(s.findings)):
-        s.findings[i] = dataclasses.replace(s.findings[i], offset=offset)
+        s.findings[i] = dataclasses.replace(s.findings[i], offset=offset, member=s.findings[i].member or member)
 
 
 def _top(prefix: str) -> str:
@@ -327,10 +328,11 @@ def _blob(s: _Search, zf: Optional[zipfile.ZipFile], entries: Dict[int, zipfile.
 
 
 def _not_an_archive(s: _Search, f: IO[bytes], prefix: str, depth: int, err: Optional[RejectedError]) -> None:
-    """Neither a .npy nor an .npz: the rejection, and what its content sniffs as (a raw pickle, a
-    gzip stream: looked into)."""
-    if err is not None:
-        s.rejected(_top(prefix), None, err)
+    """Neither a .npy nor an .npz: the rejection (of the input itself: what a zip or gzip member
+    holds need not be NumPy's), and what its content sniffs as (a raw pickle, a gzip stream: looked
+    into)."""
+    if err is not None and not prefix:
+        s.rejected("", None, err)
     f.seek(0)
     head = f.read(_SNIFF_BYTES)
     probe = validate(_alone("x", head), **s.limits)
