@@ -18,10 +18,12 @@ handed on; larger ones are issues), "depth" (how deep zip and gzip members are l
 zip itself and hands each member on ("archive.npz:member"): the scanner answers for every member
 of an archive it judges whole (with no issue of its own: the archive's issues name the member), but
 modelscan's pickle scanner still reads a `.pkl` member, so its pickle may be reported twice, and
-modelscan's zip reader still says what it cannot open (NESTED_ZIP, BAD_ZIP).  settings_toml() (and `python -m npzstream.modelscan`) writes the
-same as the file `modelscan --settings-file` reads, with FormatViaExtension in place of modelscan's
-extension middleware, whose settings cannot be written to a file (modelscan 0.8.8's own
-`create-settings-file` fails: "Keys must be strings").
+modelscan's zip reader still says what it cannot open (NESTED_ZIP, BAD_ZIP).
+
+settings_toml() (and `python -m npzstream.modelscan`) writes the same as the file `modelscan
+--settings-file` reads, with FormatViaExtension in place of modelscan's extension middleware, whose
+settings cannot be written to a file (modelscan 0.8.8's own `create-settings-file` fails: "Keys
+must be strings").
 
 What it reports for each file (npzstream.pickles.find: the parse is npzstream's, nothing is loaded
 or unpickled):
