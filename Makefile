@@ -182,7 +182,7 @@ NPROC   ?= $(shell nproc 2>/dev/null || echo 2)
 test-build: all $(B)/test_api $(B)/run_vectors $(B)/test_policy $(B)/test_vlen_api $(BS)/test_api $(BS)/test_policy \
             $(BNC)/test_policy $(BNC)/npzstream $(B)/test_fastinf $(BS)/test_fastinf \
             examples python-env fuzz
-test-all-build: test-build $(BS)/npzstream $(TEST_DEPS) ref-matrix fuzz-replay web-env engines-env
+test-all-build: test-build $(BS)/npzstream $(TEST_DEPS) ref-matrix fuzz-replay web-env engines-env scanners-env
 test:
 	@$(MAKE) --no-print-directory -j$(NPROC) test-build
 	$(PYTHON) tests/run_all.py --tier test --plain $(B) --san $(BS)

@@ -103,6 +103,12 @@ def pytest_runs(tiers, plain, san):
         # the clusters: stopped after 15 minutes
         runs.append(Run("engines", ".venv-engines (make engines-env)", venv(".venv-engines"), ("engines/pytest_engines.py",),
                         b, timeout=900))
+        # the scanner adapters against modelscan and picklescan from PyPI, on NumPy 2.x and 1.26; the
+        # pre-commit hook under pre-commit (once: it installs an environment of its own)
+        runs.append(Run("scanners", ".venv-scanners (make scanners-env)", venv(".venv-scanners"),
+                        ("scanners/pytest_scanners.py", "scanners/pytest_precommit.py"), b, "@np2"))
+        runs.append(Run("scanners-np1", ".venv-scanners-np1 (make scanners-env)", venv(".venv-scanners-np1"),
+                        ("scanners/pytest_scanners.py",), b, "@np1"))
         runs.append(Run("browser", "build/venv-selenium (make test-wasm-browser)",
                         os.path.join(plain, "venv-selenium", "bin", "python"), ("wasm/test_browser.py",), b + wasm))
     return runs
