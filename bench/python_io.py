@@ -65,16 +65,24 @@ def rounds(fns, n):
     """{name: median seconds}: every contender once a round, the order rotated round by round (what
     ran before matters here: NumPy asks for huge pages for large arrays, and the kernel may compact
     memory in the page faults of whatever comes after a pass that filled the page cache)."""
-    t = {k: [] for k in fns}
+    return {k: wall for k, (wall, _cpu) in timed_rounds(fns, n).items()}
+
+
+def timed_rounds(fns, n):
+    """{name: (median wall seconds, median CPU seconds)}, rounds as rounds() runs them; the CPU time
+    is the process's (user + system, every thread's: a contender's worker threads count)."""
+    wall = {k: [] for k in fns}
+    cpu = {k: [] for k in fns}
     names = list(fns)
     for r in range(n):
         for k in names[r % len(names):] + names[:r % len(names)]:
             f = fns[k]
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             x = f()
-            t[k].append(time.perf_counter() - t0)
+            wall[k].append(time.perf_counter() - t0)
+            cpu[k].append(time.process_time() - c0)
             del x
-    return {k: statistics.median(v) for k, v in t.items()}
+    return {k: (statistics.median(wall[k]), statistics.median(cpu[k])) for k in fns}
 
 
 MEM_CODE = r"""
