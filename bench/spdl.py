@@ -22,7 +22,9 @@ every one reads every member and touches every array (one byte of every 4 KiB pa
   np.load(path)                  allow_pickle=False, every member read
 Before the rounds, every contender's arrays are compared with np.load's (keys and their order,
 dtype, shape, bytes): a contender that raises or differs stops the bench with exit status 1.
-Wall and CPU time (the process's user + system, all its threads) are both kept.  The targets
+Wall and CPU time (the process's user + system, all its threads) are both kept, and the system
+part of the CPU time beside them (page faults of the arrays: on a loaded machine it jumps, for
+the same call, between ~20 and ~100 ms a 32 MiB array).  The targets
 (issue 44): load(bytes) single-threaded >= 1.0x spdl on each deflated kind, threads=2 >= 2x spdl
 (wall time: it is a speed-up from a second core), stored >= 2x spdl (load(bytes); open(path) beside
 it: spdl's stored arrays are views of the caller's bytes, CRC-32 checked, no copy, as open's are
@@ -159,7 +161,7 @@ def main():
         subprocess.run([sys.executable, "-c", GEN_STORED, d], check=True)
 
     load0 = os.getloadavg()
-    times = {}  # archive -> {contender: (wall, cpu)}
+    times = {}  # archive -> {contender: (wall, cpu, system)}
     sizes = {}
     for name in KINDS + ("stored",):
         path = os.path.join(d, name + ".npz")
@@ -182,13 +184,13 @@ def main():
              if loaded else ": idle")))
     print()
     ref = "spdl load_npz(bytes)"
-    print("| archive | contender | wall (ms) | CPU (ms) | x spdl (wall) | x spdl (CPU) |")
-    print("|---|---|---:|---:|---:|---:|")
+    print("| archive | contender | wall (ms) | CPU (ms) | of it system (ms) | x spdl (wall) | x spdl (CPU) |")
+    print("|---|---|---:|---:|---:|---:|---:|")
     for name, t in times.items():
-        for k, (w, c) in t.items():
+        for k, (w, c, s) in t.items():
             rw, rc = ((t[ref][0] / w, t[ref][1] / c) if ref in t else (None, None))
-            print("| %s | %s | %.1f | %.1f | %s | %s |" % (
-                name, k, w * 1e3, c * 1e3, "%.2f" % rw if rw else "skipped", "%.2f" % rc if rc else "skipped"))
+            print("| %s | %s | %.1f | %.1f | %.1f | %s | %s |" % (
+                name, k, w * 1e3, c * 1e3, s * 1e3, "%.2f" % rw if rw else "skipped", "%.2f" % rc if rc else "skipped"))
 
     def ratio(name, ours, theirs):
         t = times[name]
