@@ -233,10 +233,12 @@ static int sc_apply(const cli_confine_spec *s) {
     /* memory, never executable (libcrypto, the one library loaded late, is loaded before) */
     seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, (uint64_t)PROT_EXEC, 0));
     seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, (uint64_t)PROT_EXEC, 0));
-    /* isatty (stdio's buffering, extract's terminal check), close-on-exec (Python): nothing else */
+    /* isatty (stdio's buffering, extract's terminal check); close-on-exec and blocking mode of a
+     * descriptor (Python's os.set_inheritable, os.set_blocking): nothing else */
     seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, (uint64_t)TCGETS));
     seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, (uint64_t)FIOCLEX));
     seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, (uint64_t)FIONCLEX));
+    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, (uint64_t)FIONBIO));
     /* limits read, never set */
     seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A2(SCMP_CMP_EQ, 0));
     /* threads, not processes: clone's flags are an argument the filter reads */

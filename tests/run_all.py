@@ -48,7 +48,7 @@ LAST = re.compile(r"^(?:(\w[\w-]*): )?(\d+) passed, (\d+) failed")
 # line's own code (its options, output, extract, batch pool, vlen and refs commands, the examples).
 # The library under ASan+UBSan is the C suites' (api-asan, the vectors, the fuzz smoke and replay);
 # the other suites' checks of the library through the command line repeat theirs.
-ASAN_SUITES = ("bad/test_bad.py", "cli/test_cli.py", "examples/test_examples.py", "names/test_names.py",
+ASAN_SUITES = ("bad/test_bad.py", "cli/test_cli.py", "cli/test_sandbox.py", "examples/test_examples.py", "names/test_names.py",
                "real/test_real.py", "vlen/test_vlen.py", "engines/test_refs.py")
 # the package's suites: in the package environments (make python-env), which import npzstream
 PKG_FILES = ("python/pytest_*.py", "engines/pytest_refs.py")
