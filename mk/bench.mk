@@ -51,3 +51,8 @@ bench-round6: $(B)/npzstream $(B)/bench/limit
 .PHONY: bench-budgets
 bench-budgets: $(B)/npzstream $(B)/bench/limit
 	$(PYTHON) bench/budgets.py --bin $(B)/npzstream --limit $(B)/bench/limit --size $(SIZE) $(BENCH_ARGS)
+
+# make bench-sandbox: check confined against --no-sandbox (bench/sandbox.py; issue 42)
+.PHONY: bench-sandbox
+bench-sandbox: $(B)/npzstream
+	$(PYTHON) bench/sandbox.py --bin $(B)/npzstream --size $(SIZE) $(BENCH_ARGS)
