@@ -128,9 +128,9 @@ def _scan_pool(names: List[str], n: int, method: str, text: Optional[bytes], thr
     import functools
     import multiprocessing
     try:
-        start = dict(initializer=_confined_worker, initargs=(names, text, hash)) if sandbox else {}
         with concurrent.futures.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method),
-                                                    **start) as ex:
+                                                    initializer=functools.partial(_confined_worker, names, text, hash)
+                                                    if sandbox else None) as ex:
             job = functools.partial(check_file, policy_text=text, threads=threads, hash=hash, limits=limits)
             yield from ex.map(job, names, chunksize=max(1, min(64, len(names) // (4 * n))))
     except concurrent.futures.process.BrokenProcessPool as e:
