@@ -205,6 +205,13 @@ static const int SC_SANITIZER[] = {
 #define SC_OPEN_WRITE_FLAGS ((uint64_t)(O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND))
 /* (O_TMPFILE needs O_WRONLY or O_RDWR: refused with them) */
 
+/* argument `arg` equal to v (libseccomp's SCMP_An(SCMP_CMP_EQ, v) leaves datum_b to the
+ * initializer's default, which clang's -Wmissing-field-initializers names) */
+static struct scmp_arg_cmp sc_eq(unsigned arg, uint64_t v) {
+    struct scmp_arg_cmp c = {arg, SCMP_CMP_EQ, v, 0};
+    return c;
+}
+
 static void sc_allow_all(scmp_filter_ctx ctx, const int *nr, size_t n) {
     /* a call this architecture lacks is refused by libseccomp here: it stays refused */
     for (size_t i = 0; i < n; i++) (void)seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr[i], 0);
@@ -238,12 +245,12 @@ static int sc_apply(const cli_confine_spec *s) {
     seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1, SCMP_A2(SCMP_CMP_MASKED_EQ, (uint64_t)PROT_EXEC, 0));
     /* isatty (stdio's buffering, extract's terminal check); close-on-exec and blocking mode of a
      * descriptor (Python's os.set_inheritable, os.set_blocking): nothing else */
-    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, (uint64_t)TCGETS));
-    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, (uint64_t)FIOCLEX));
-    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, (uint64_t)FIONCLEX));
-    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, (uint64_t)FIONBIO));
+    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, sc_eq(1, (uint64_t)TCGETS));
+    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, sc_eq(1, (uint64_t)FIOCLEX));
+    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, sc_eq(1, (uint64_t)FIONCLEX));
+    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, sc_eq(1, (uint64_t)FIONBIO));
     /* limits read, never set */
-    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A2(SCMP_CMP_EQ, 0));
+    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, sc_eq(2, 0));
     /* threads, not processes: clone's flags are an argument the filter reads */
     seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
                      SCMP_A0(SCMP_CMP_MASKED_EQ, (uint64_t)CLONE_THREAD, (uint64_t)CLONE_THREAD));
@@ -254,8 +261,8 @@ static int sc_apply(const cli_confine_spec *s) {
 #else
     /* signals to this process only (raise, abort, pthread_kill) */
     uint64_t pid = (uint64_t)getpid();
-    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1, SCMP_A0(SCMP_CMP_EQ, pid));
-    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, SCMP_A0(SCMP_CMP_EQ, pid));
+    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(kill), 1, sc_eq(0, pid));
+    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1, sc_eq(0, pid));
 #endif
     /* clone3's flags are in memory: ENOSYS, on which glibc makes its threads with clone */
     seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
