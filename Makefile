@@ -23,6 +23,15 @@ ISAL_DEF = $(if $(filter 1,$(ISAL)),-DNPZS_HAVE_ISAL,)
 ifeq ($(origin OPENSSL),undefined)
 OPENSSL := $(shell printf '\043include <openssl/opensslv.h>\n\043include <openssl/sha.h>\nint main(void) { return (int)sizeof(SHA256_CTX) == 0; }\n' | $(CC) -x c - -o /dev/null 2>/dev/null && echo 1)
 endif
+# libseccomp (Debian: libseccomp-dev) gives the command line its system-call filter (cli/sandbox.c:
+# it knows each architecture's call numbers and argument layouts) where it is installed; make
+# SECCOMP=0 builds without (then only Landlock confines, where the kernel has it).  Only the command
+# line links it, never the library.
+ifeq ($(origin SECCOMP),undefined)
+SECCOMP := $(shell printf '\043include <seccomp.h>\nint main(void) { return seccomp_init(0) == 0; }\n' | $(CC) -x c - -o /dev/null -lseccomp 2>/dev/null && echo 1)
+endif
+SECCOMP_DEF = $(if $(filter 1,$(SECCOMP)),-DNPZS_HAVE_SECCOMP,)
+CLI_LIBS = $(if $(filter 1,$(SECCOMP)),-lseccomp,)
 DL_LIB  := $(shell printf '\043include <dlfcn.h>\nint main(void) { return dlopen(0, RTLD_NOW) != 0; }\n' | $(CC) -x c - -o /dev/null 2>/dev/null || echo -ldl)
 SSL_DEF  = $(if $(filter 1,$(OPENSSL)),-DNPZS_HAVE_OPENSSL,)
 SSL_LIB  = $(if $(filter 1,$(OPENSSL)),$(DL_LIB),)
@@ -48,7 +57,7 @@ HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h 
            src/text.h src/fastinf.h
 # the report (what is printed of an input: the CLI's and the WebAssembly module's), and the CLI
 REPORT_SRC = report/report.c report/write.c
-CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/run.c cli/batch.c cli/output.c cli/cmd_check.c cli/cmd_ls.c \
+CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/run.c cli/batch.c cli/output.c cli/sandbox.c cli/cmd_check.c cli/cmd_ls.c \
            cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c cli/cmd_refs.c $(REPORT_SRC)
 CLI_HDR  = $(wildcard cli/*.h report/*.h)
 B        = build
@@ -83,7 +92,7 @@ $(B)/libnpzstream.a: $(OBJ)
 $(B)/libnpzstream.so: $(PIC_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS)
 $(B)/npzstream: $(CLI_SRC) $(CLI_HDR) $(SRC) $(HDR) | $(B)
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(CLI_LTO) $(LDFLAGS) -o $@ $(CLI_SRC) $(if $(LTO),$(SRC),$(B)/libnpzstream.a) $(LDLIBS)
+	$(CC) $(NPZS_FLAGS) $(SECCOMP_DEF) $(CFLAGS) $(CLI_LTO) $(LDFLAGS) -o $@ $(CLI_SRC) $(if $(LTO),$(SRC),$(B)/libnpzstream.a) $(LDLIBS) $(CLI_LIBS)
 $(B):
 	@mkdir -p $(B)
 
@@ -93,7 +102,7 @@ $(BS)/%.o: src/%.c $(HDR)
 $(SAN_LIB): $(SAN_OBJ)
 	rm -f $@ && ar rcs $@ $^
 $(BS)/npzstream: $(CLI_SRC) $(CLI_HDR) $(SAN_LIB) $(HDR)
-	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SRC) $(SAN_LIB) $(LDLIBS)
+	$(CC) $(SAN_FLAGS) $(SECCOMP_DEF) -o $@ $(CLI_SRC) $(SAN_LIB) $(LDLIBS) $(CLI_LIBS)
 
 # The C suites, all on one harness (tests/c/check.h: CHECK, --only, --list, the last line
 # `NAME: N passed, M failed`), compiled with NPZS_TESTING: the library's test hooks are for them.
@@ -127,7 +136,7 @@ $(BNC)/sha256.o: src/sha256.c $(HDR)
 $(BNC)/libnpzstream.a: $(filter-out $(B)/sha256.o,$(OBJ)) $(BNC)/sha256.o
 	rm -f $@ && ar rcs $@ $^
 $(BNC)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(BNC)/libnpzstream.a $(HDR)
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_SRC) $(BNC)/libnpzstream.a $(LDLIBS)
+	$(CC) $(NPZS_FLAGS) $(SECCOMP_DEF) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_SRC) $(BNC)/libnpzstream.a $(LDLIBS) $(CLI_LIBS)
 $(BNC)/test_policy: $(TEST_POLICY_SRC) $(TEST_HDR) $(BNC)/libnpzstream.a
 	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(TEST_DEF) -Isrc -Ifuzz -o $@ $(TEST_POLICY_SRC) $(BNC)/libnpzstream.a $(LDLIBS)
 # the default decoder against zlib on hand-made deflate streams (tests/inflate)

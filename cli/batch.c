@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "cli.h"
 #include "output.h"
+#include "sandbox.h"
 
 static int worse(int a, int b) { return a > b ? a : b; }
 
@@ -37,7 +39,7 @@ static const char *next_name(names *n, int *status) {
     }
     if (!n->opened) {
         n->opened = 1;
-        n->list = strcmp(b->files_from, "-") ? fopen(b->files_from, "r") : stdin;
+        n->list = b->list ? b->list : strcmp(b->files_from, "-") ? fopen(b->files_from, "r") : stdin;
         if (!n->list) {
             fprintf(stderr, "npzstream: --files-from %s: %s\n", b->files_from, strerror(errno));
             *status = 2;
@@ -55,7 +57,7 @@ static const char *next_name(names *n, int *status) {
         fprintf(stderr, "npzstream: --files-from %s: read error\n", b->files_from);
         *status = 2;
     }
-    if (n->list != stdin) fclose(n->list);
+    if (n->list != stdin && n->list != b->list) fclose(n->list);
     n->done = 1;
     return NULL;
 }
@@ -241,5 +243,80 @@ int batch_run(const batch *b, file_fn fn, void *ctx) {
     }
     free(nm.line);
     batch_end();
+    return status;
+}
+
+/* --files-from's bytes, whole (the list named, or stdin): 0, or -1 when it cannot be read (then the
+ * batch reads it itself, and says why). */
+static int list_slurp(const char *from, char **buf, size_t *len) {
+    FILE *f = strcmp(from, "-") ? fopen(from, "r") : stdin;
+    if (!f) return -1;
+    size_t cap = 0, n = 0;
+    char *b = NULL;
+    int rc = 0;
+    for (;;) {
+        if (n == cap) {
+            char *nb = cap > SIZE_MAX / 2 - 4096 ? NULL : realloc(b, cap = 2 * cap + 4096);
+            if (!nb) { rc = -1; break; }
+            b = nb;
+        }
+        size_t k = fread(b + n, 1, cap - n, f);
+        n += k;
+        if (k == 0) { rc = ferror(f) ? -1 : 0; break; }
+    }
+    if (f != stdin) fclose(f);
+    if (rc < 0) { free(b); return -1; }
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+int batch_confine(batch *b) {
+    cli_confine_spec s;
+    memset(&s, 0, sizeof s);
+    s.prog = "npzstream";
+    s.off = b->op.no_sandbox;
+    s.hashing = b->op.sha256;
+    const char **listed = NULL;
+    char *copy = NULL;
+    size_t n = 0, len = 0;
+    int status = -1;
+    if (!s.off && b->files_from && list_slurp(b->files_from, &b->list_buf, &len) == 0 && len > 0) {
+        /* the listed as next_name() takes them (a name ends at the separator; empty ones skipped),
+         * each a rule; the batch then reads the same bytes from memory */
+        int sep = b->null_sep ? 0 : '\n';
+        copy = malloc(len + 1);
+        listed = calloc(b->npaths + len / 2 + 2, sizeof *listed);
+        b->list = copy && listed ? fmemopen(b->list_buf, len, "r") : NULL;
+        if (!b->list) {
+            fprintf(stderr, "npzstream: out of memory\n");
+            status = 2;
+        } else {
+            memcpy(copy, b->list_buf, len);
+            copy[len] = 0;
+            for (size_t i = 0, start = 0; i <= len; i++)
+                if (i == len || copy[i] == sep) {
+                    copy[i] = 0;
+                    if (i > start) listed[n++] = copy + start;
+                    start = i + 1;
+                }
+        }
+    }
+    if (status < 0) {
+        const char **all = listed ? listed : calloc(b->npaths + 2, sizeof *all);
+        if (!all) {
+            fprintf(stderr, "npzstream: out of memory\n");
+            status = 2;
+        } else {
+            for (size_t i = 0; i < b->npaths; i++) all[n++] = b->paths[i];
+            if (b->files_from) all[n++] = b->files_from; /* read by the batch itself when not read in */
+            s.read_files = all;
+            s.n_read_files = n;
+            if (cli_confine(&s) < 0) status = 2;
+            listed = all;
+        }
+    }
+    free(listed);
+    free(copy);
     return status;
 }

@@ -21,6 +21,7 @@ typedef struct opts {
     npzs_policy *policy;  /* --policy FILE, compiled */
     int sha256;           /* --sha256: every member's SHA-256 */
     unsigned parallel;    /* -P N: check or ls N files at once (0, 1: one at a time) */
+    int no_sandbox;       /* --no-sandbox: check, ls and extract not confined (sandbox.h) */
 } opts;
 
 extern const char EXIT_HELP[];
@@ -44,6 +45,8 @@ typedef struct batch {
     const char *files_from;  /* a list of names (one a line, or NUL-separated with -0); "-": stdin */
     const char **paths;
     size_t npaths;
+    FILE *list;              /* --files-from's names read in before the sandbox (batch_confine) */
+    char *list_buf;
 } batch;
 /* Options of check and ls.  Returns -1 to go on, or the exit status (0 after --help, 2 on a
  * usage error, the message printed). */
@@ -155,6 +158,10 @@ typedef int (*file_fn)(const char *path, const batch *b, void *ctx);
 /* Every FILE, then every name of --files-from (stdin alone when there is neither), one at a time
  * or -P N at once; the worst status of all (2 > 1 > 0). */
 int batch_run(const batch *b, file_fn fn, void *ctx);
+/* The process confined (sandbox.h) to reading the batch's FILEs and --files-from's names, which are
+ * read in first for that (a list that cannot be read is said when the batch reads it); nothing
+ * with --no-sandbox.  Returns -1 to go on, or 2 (said on stderr). */
+int batch_confine(batch *b);
 
 /* ---- the commands: argc/argv are the arguments after the command's name ----------------------- */
 

@@ -58,6 +58,7 @@ static int check_file(const char *path, const batch *b, void *unused) {
 int cmd_check(int argc, char **argv) {
     batch b;
     int pr = batch_parse(argc, argv, &b, usage_check, usage);
+    if (pr < 0) pr = batch_confine(&b);
     if (pr < 0) pr = batch_run(&b, check_file, NULL);
     batch_free(&b);
     return pr;

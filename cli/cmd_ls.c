@@ -120,7 +120,8 @@ int cmd_ls(int argc, char **argv) {
     int pr = batch_parse(argc, argv, &b, usage_ls, usage_ls);
     if (pr < 0) {
         int many = b.npaths > 1 || b.files_from != NULL;
-        pr = batch_run(&b, ls_file, &many);
+        pr = batch_confine(&b);
+        if (pr < 0) pr = batch_run(&b, ls_file, &many);
     }
     batch_free(&b);
     return pr;

@@ -7,7 +7,7 @@
  *   npzstream trace [LIMITS] [FILE|-]
  *   npzstream refs [--url URL] [LIMITS] [FILE|-]   (cli/cmd_refs.c)
  *   npzstream vlen ...                       (cli/cmd_vlen.c)
- *   npzstream help [COMMAND] | --help | --version
+ *   npzstream help [COMMAND] | --help | --version | --sandbox-info
  *
  * Every command reads FILE or stdin sequentially (never seeks).  Exit 0:
  * accepted, 1: rejected, 2: usage, I/O or out-of-memory error.  The output of
@@ -25,6 +25,7 @@
 #endif
 
 #include "cli.h"
+#include "sandbox.h"
 
 static void usage_all(FILE *f) {
     fprintf(f,
@@ -36,6 +37,7 @@ static void usage_all(FILE *f) {
             "       npzstream refs [--url URL] [OPTIONS] [FILE|-]               kerchunk references, after the verdict\n"
             "       npzstream vlen ...                                         (npzstream vlen --help)\n"
             "       npzstream help [COMMAND] | help rules | explain RULE | --help | --version\n"
+            "       npzstream --sandbox-info                                   what confines check, ls and extract\n"
             "Reads a NumPy .npy or .npz file as a stream (FILE, or stdin for '-' or none);\n"
             "never seeks, so pipes and sockets work.  OPTIONS are the limits below and --feed.\n"
             "An .npz is valid only once its central directory was checked at the very end.\n\n"
@@ -116,6 +118,10 @@ static int run(int argc, char **argv) {
 #endif
     if (argc >= 2 && !strcmp(argv[1], "--version")) {
         printf("npzstream %s\n", NPZS_VERSION);
+        return 0;
+    }
+    if (argc >= 2 && !strcmp(argv[1], "--sandbox-info")) {
+        cli_sandbox_info(stdout);
         return 0;
     }
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {

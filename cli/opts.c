@@ -48,6 +48,9 @@ static const char LIMITS_REST[] =
     "                        --jobs-memory is its former name)\n"
     "  --inflate-zlib        inflate with zlib alone (slower; the default decoder's verdict and\n"
     "                        bytes are zlib's, see SECURITY.md \"The inflater\")\n"
+    "  --no-sandbox          (check, ls, extract) do not confine the process: by default, once its\n"
+    "                        inputs are open, it may read only them, write only its destination\n"
+    "                        (extract), and never exec, fork or open a socket (npzstream --sandbox-info)\n"
     "Your rules (README.md, \"Policies\"):\n"
     "  --policy FILE         accept only files the JSON policy in FILE describes (members, dtypes,\n"
     "                        shapes, values, hashes); a violation is a rejection (code policy)\n"
@@ -238,6 +241,10 @@ int parse_limit(opts *o, int argc, char **argv, int *i) {
         const char *v = a[8] == '=' ? a + 9 : (*i + 1 < argc ? argv[++*i] : NULL);
         return load_policy(o, v) < 0 ? -1 : 1;
     }
+    if (!strcmp(a, "--no-sandbox")) {
+        o->no_sandbox = 1;
+        return 1;
+    }
     if (!strcmp(a, "--sha256")) {
         if (!npzs_sha256_built()) {
             fprintf(stderr, "npzstream: --sha256: this build of npzstream has no SHA-256 (it needs OpenSSL's libcrypto: "
@@ -359,5 +366,7 @@ int batch_parse(int argc, char **argv, batch *b, void (*help)(FILE *), void (*ba
 
 void batch_free(batch *b) {
     free(b->paths);
+    if (b->list) fclose(b->list);
+    free(b->list_buf);
     opts_free(&b->op);
 }

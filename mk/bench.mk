@@ -89,3 +89,8 @@ SPDL_SIZE ?= 64
 .PHONY: bench-spdl
 bench-spdl: bench-env
 	.venv-bench/bin/python bench/spdl.py --size $(SPDL_SIZE) $(BENCH_ARGS)
+
+# make bench-sandbox: check confined against --no-sandbox (bench/sandbox.py; issue 42)
+.PHONY: bench-sandbox
+bench-sandbox: $(B)/npzstream
+	$(PYTHON) bench/sandbox.py --bin $(B)/npzstream --size $(SIZE) $(BENCH_ARGS)

@@ -15,7 +15,10 @@ CSRC = os.path.join(HERE, "csrc")
 TREE = os.path.dirname(HERE)
 if os.path.exists(os.path.join(TREE, "src", "npzs.c")) and os.path.exists(os.path.join(TREE, "include", "npzstream.h")):
     os.makedirs(CSRC, exist_ok=True)
-    for f in glob.glob(os.path.join(TREE, "src", "*.[ch]")) + glob.glob(os.path.join(TREE, "include", "*.h")):
+    # and the command line's sandbox (cli/sandbox.c, which uses nothing else of the command line's):
+    # npzstream.scan(sandbox=True) confines its workers with it
+    for f in (glob.glob(os.path.join(TREE, "src", "*.[ch]")) + glob.glob(os.path.join(TREE, "include", "*.h"))
+              + glob.glob(os.path.join(TREE, "cli", "sandbox.[ch]"))):
         shutil.copy2(f, CSRC)
 if not os.path.exists(os.path.join(CSRC, "npzs.c")):
     raise SystemExit("npzstream: the C library's sources are missing (build from the npzstream source tree)")
@@ -41,12 +44,19 @@ ISAL = os.environ.get("NPZSTREAM_ISAL", "auto") != "0" and any(
 OPENSSL = os.environ.get("NPZSTREAM_OPENSSL", "auto") != "0" and any(
     os.path.exists(os.path.join(d, "openssl", "sha.h")) for d in ("/usr/include", "/usr/local/include"))
 
+# libseccomp (libseccomp-dev) where it is installed, for the system-call filter of a confined scan
+# (sandbox=True); NPZSTREAM_SECCOMP=0 builds without it (Landlock alone then confines, where the
+# kernel has it).
+SECCOMP = os.environ.get("NPZSTREAM_SECCOMP", "auto") != "0" and any(
+    os.path.exists(os.path.join(d, "seccomp.h")) for d in ("/usr/include", "/usr/local/include"))
+
 ext = Extension(
     "npzstream._npzstream",
     sources=EXT_SOURCES + [os.path.join("csrc", f) for f in LIB_SOURCES],
     include_dirs=["csrc"],
-    libraries=(["isal"] if ISAL else []) + ["z", "m"],
-    define_macros=([("NPZS_HAVE_ISAL", "1")] if ISAL else []) + ([("NPZS_HAVE_OPENSSL", "1")] if OPENSSL else []),
+    libraries=(["isal"] if ISAL else []) + (["seccomp"] if SECCOMP else []) + ["z", "m"],
+    define_macros=([("NPZS_HAVE_ISAL", "1")] if ISAL else []) + ([("NPZS_HAVE_OPENSSL", "1")] if OPENSSL else [])
+    + ([("NPZS_HAVE_SECCOMP", "1")] if SECCOMP else []),
     extra_compile_args=["-O2", "-fvisibility=hidden", "-pthread"],
     extra_link_args=["-pthread"],
 )

@@ -48,8 +48,8 @@ LAST = re.compile(r"^(?:(\w[\w-]*): )?(\d+) passed, (\d+) failed")
 # line's own code (its options, output, extract, batch pool, vlen and refs commands, the examples).
 # The library under ASan+UBSan is the C suites' (api-asan, the vectors, the fuzz smoke and replay);
 # the other suites' checks of the library through the command line repeat theirs.
-ASAN_SUITES = ("bad/test_bad.py", "cli/test_cli.py", "examples/test_examples.py", "names/test_names.py",
-               "real/test_real.py", "vlen/test_vlen.py", "engines/test_refs.py")
+ASAN_SUITES = ("bad/test_bad.py", "cli/test_cli.py", "cli/test_sandbox.py", "examples/test_examples.py",
+               "names/test_names.py", "real/test_real.py", "vlen/test_vlen.py", "engines/test_refs.py")
 # the package's suites: in the package environments (make python-env), which import npzstream
 PKG_FILES = ("python/pytest_*.py", "engines/pytest_refs.py")
 # the suites that compare with np.load once more for every other reference reader (tests/readers.py)

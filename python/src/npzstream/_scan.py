@@ -54,8 +54,33 @@ _SCAN_GUARD = ("npzstream.scan(workers > 1) starts worker processes with multipr
                "`if __name__ == \"__main__\":` (or pass workers=0 to check in this process)")
 
 
+def _warm_inputs() -> List[bytes]:
+    """What a confined worker checks before it is confined, so that what a check imports or loads
+    on first use (a member name's cp437 codec, a rejection's classes) is in place while it still
+    can be: an .npz of a one-byte .npy (its name without the UTF-8 flag), and a rejected input."""
+    import zipfile
+    h = b"{'descr': '|u1', 'fortran_order': False, 'shape': (1,), }"
+    h += b" " * (64 - 10 - len(h) - 1) + b"\n"
+    npy = b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h + b"\x00"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("a.npy", npy)
+    return [buf.getvalue(), npy[:20]]
+
+
+def _confined_worker(names: List[str], policy_text: Optional[bytes], hash: bool) -> None:
+    """A scan(sandbox=True) worker's start: the warm-up checks, then the process confined to reading
+    the listed files (npzstream._npzstream._confine: `npzstream check`'s sandbox)."""
+    from . import _npzstream
+    pol = None if policy_text is None else _compile(None, policy_text)[1]
+    for data in _warm_inputs():
+        validate(io.BytesIO(data), policy=pol, hash=hash)
+    _npzstream._confine(names, bool(hash) or policy_text is not None)
+
+
 def scan(paths: Iterable[Union[str, "os.PathLike[str]"]], *, workers: Optional[int] = None,
-         policy: Optional[PolicyLike] = None, threads: int = 1, hash: bool = False, **limits: Any) -> Iterator[Report]:
+         policy: Optional[PolicyLike] = None, threads: int = 1, hash: bool = False, sandbox: bool = False,
+         **limits: Any) -> Iterator[Report]:
     """Check many files in a process pool: yields one Report a path, in the input's order (each
     report.path is its path; an unreadable file is a report with error code "io").  workers:
     processes (default the CPU count; 0 or 1 checks in this process).  policy, threads, hash and
@@ -66,7 +91,12 @@ def scan(paths: Iterable[Union[str, "os.PathLike[str]"]], *, workers: Optional[i
     The workers are started with multiprocessing's forkserver (or spawn) method, which imports
     the main script again in each of them: a script must call scan() under
     ``if __name__ == "__main__":`` (a RuntimeError says so otherwise).  Dask:
-    examples/python/dask_scan.py."""
+    examples/python/dask_scan.py.
+
+    sandbox=True: the files are checked in worker processes (at least one, even with workers=0)
+    that confine themselves before the first file as `npzstream check` does (README.md, "The
+    sandbox"): each can then open only the listed paths, for reading, and cannot write a file,
+    exec, fork or open a socket; the reports are those of the same scan unconfined."""
     # the arguments are checked, and the policy compiled, at the call (not at the first report)
     text = _policy_text(policy)
     _limits(dict(limits))  # a bad limit is a ValueError/TypeError here, not in a worker
@@ -75,7 +105,11 @@ def scan(paths: Iterable[Union[str, "os.PathLike[str]"]], *, workers: Optional[i
     n = (os.cpu_count() or 1) if workers is None else workers
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise ValueError("workers must be an int >= 0")
-    if n <= 1 or len(names) <= 1:
+    if sandbox:
+        if not names:
+            return iter(())
+        n = max(1, min(n, len(names)))
+    elif n <= 1 or len(names) <= 1:
         return (check_file(name, text, threads, hash, limits) for name in names)
     import multiprocessing
     # forkserver/spawn: a fork of a process with threads (an event loop, a server) is unsafe
@@ -84,17 +118,19 @@ def scan(paths: Iterable[Union[str, "os.PathLike[str]"]], *, workers: Optional[i
         # this is a worker (or the fork server) importing the main script, which called scan()
         # unguarded: say so here, where multiprocessing would raise a RuntimeError of its own
         raise RuntimeError(_SCAN_GUARD % method)
-    return _scan_pool(names, min(n, len(names)), method, text, threads, hash, limits)
+    return _scan_pool(names, min(n, len(names)), method, text, threads, hash, limits, sandbox)
 
 
 def _scan_pool(names: List[str], n: int, method: str, text: Optional[bytes], threads: int, hash: bool,
-               limits: Dict[str, Any]) -> Iterator[Report]:
+               limits: Dict[str, Any], sandbox: bool = False) -> Iterator[Report]:
     import concurrent.futures
     import concurrent.futures.process
     import functools
     import multiprocessing
     try:
-        with concurrent.futures.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method)) as ex:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context(method),
+                                                    initializer=functools.partial(_confined_worker, names, text, hash)
+                                                    if sandbox else None) as ex:
             job = functools.partial(check_file, policy_text=text, threads=threads, hash=hash, limits=limits)
             yield from ex.map(job, names, chunksize=max(1, min(64, len(names) // (4 * n))))
     except concurrent.futures.process.BrokenProcessPool as e:
