@@ -277,46 +277,36 @@ int batch_confine(batch *b) {
     s.prog = "npzstream";
     s.off = b->op.no_sandbox;
     s.hashing = b->op.sha256;
-    const char **listed = NULL;
-    char *copy = NULL;
-    size_t n = 0, len = 0;
-    int status = -1;
-    if (!s.off && b->files_from && list_slurp(b->files_from, &b->list_buf, &len) == 0 && len > 0) {
-        /* the listed as next_name() takes them (a name ends at the separator; empty ones skipped),
-         * each a rule; the batch then reads the same bytes from memory */
-        int sep = b->null_sep ? 0 : '\n';
-        copy = malloc(len + 1);
-        listed = calloc(b->npaths + len / 2 + 2, sizeof *listed);
-        b->list = copy && listed ? fmemopen(b->list_buf, len, "r") : NULL;
-        if (!b->list) {
-            fprintf(stderr, "npzstream: out of memory\n");
-            status = 2;
-        } else {
-            memcpy(copy, b->list_buf, len);
-            copy[len] = 0;
-            for (size_t i = 0, start = 0; i <= len; i++)
-                if (i == len || copy[i] == sep) {
-                    copy[i] = 0;
-                    if (i > start) listed[n++] = copy + start;
-                    start = i + 1;
-                }
-        }
+    size_t len = 0;
+    if (!s.off && b->files_from && list_slurp(b->files_from, &b->list_buf, &len) == 0 && len > 0 &&
+        !(b->list = fmemopen(b->list_buf, len, "r"))) {
+        fprintf(stderr, "npzstream: out of memory\n");
+        return 2;
+    }
+    /* each name the batch will take (next_name(), the one reader of the list: from memory when
+     * the list was read in, which the batch then reads again from its start) a rule; the list
+     * itself too when it was not read in (the batch opens it confined) */
+    size_t n = 0, cap = b->npaths + (b->list ? len / 2 + 1 : 0) + 1;
+    char **all = calloc(cap, sizeof *all);
+    int status = -1, oom = !all;
+    names nm;
+    memset(&nm, 0, sizeof nm);
+    nm.b = b;
+    for (const char *name; !oom && status < 0 && (b->list || nm.i < b->npaths) && (name = next_name(&nm, &status));)
+        oom = !(all[n++] = strdup(name));
+    free(nm.line);
+    if (b->list) rewind(b->list);
+    else if (!oom && b->files_from) oom = !(all[n++] = strdup(b->files_from));
+    if (oom) {
+        fprintf(stderr, "npzstream: out of memory\n");
+        status = 2;
     }
     if (status < 0) {
-        const char **all = listed ? listed : calloc(b->npaths + 2, sizeof *all);
-        if (!all) {
-            fprintf(stderr, "npzstream: out of memory\n");
-            status = 2;
-        } else {
-            for (size_t i = 0; i < b->npaths; i++) all[n++] = b->paths[i];
-            if (b->files_from) all[n++] = b->files_from; /* read by the batch itself when not read in */
-            s.read_files = all;
-            s.n_read_files = n;
-            if (cli_confine(&s) < 0) status = 2;
-            listed = all;
-        }
+        s.read_files = (const char **)all;
+        s.n_read_files = n;
+        if (cli_confine(&s) < 0) status = 2;
     }
-    free(listed);
-    free(copy);
+    for (size_t i = 0; all && i < n; i++) free(all[i]);
+    free(all);
     return status;
 }
