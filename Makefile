@@ -42,12 +42,12 @@ SONAME   = libnpzstream.so.0
 # the library: one concern per file (README.md, "Layout")
 SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflate.c src/names.c \
            src/zlocate.c src/crc.c src/crcfold.c src/vlen.c src/par.c src/pool.c src/parbuf.c src/scout.c src/json.c \
-           src/policy.c src/values.c src/sha256.c
-HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h src/internal.h src/policy.h \
+           src/policy.c src/values.c src/sha256.c src/inv.c
+HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h include/npzstream_inv.h src/internal.h src/policy.h \
            src/states.h src/rules.h src/base.h src/seam.h src/zrec.h src/par.h src/pool.h src/contract.h \
            src/text.h
 # the report (what is printed of an input: the CLI's and the WebAssembly module's), and the CLI
-REPORT_SRC = report/report.c report/write.c
+REPORT_SRC = report/report.c report/write.c report/keep.c
 CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/run.c cli/batch.c cli/output.c cli/cmd_check.c cli/cmd_ls.c \
            cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c cli/cmd_refs.c $(REPORT_SRC)
 CLI_HDR  = $(wildcard cli/*.h report/*.h)

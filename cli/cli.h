@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "npzstream.h"
+#include "npzstream_inv.h"
 #include "../report/report.h"
 
 /* ---- opts.c: the options ---------------------------------------------------------------------- */
@@ -41,6 +42,7 @@ int parse_limit(opts *o, int argc, char **argv, int *i);
 typedef struct batch {
     opts op;
     int json, jsonl, quiet, null_sep, sequence;
+    int keep_going;          /* --keep-going: the inventory walker beside the parser (file_run.inv) */
     const char *files_from;  /* a list of names (one a line, or NUL-separated with -0); "-": stdin */
     const char **paths;
     size_t npaths;
@@ -125,6 +127,14 @@ typedef int (*event_fn)(void *ctx, const npzs_event *ev);
  * at are those every check read. */
 int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, event_fn fn, void *ctx, char *err,
           size_t errlen);
+/* The same with the inventory walker inv (not NULL: --keep-going) fed every byte of the input
+ * after the parser, to its end: the parser's status once the input has ended; the walker is told
+ * the parser's error offset before the bytes past it (npzs_inv_check_after), and finished. */
+int drive_inv(npzs_parser *p, npzs_inv *inv, int fd, const char *label, const opts *op, int data, event_fn fn,
+              void *ctx, char *err, size_t errlen);
+/* The thread's walker for --keep-going (reset for each input, released by batch_end); NULL out of
+ * memory (said). */
+npzs_inv *batch_inv(const opts *o);
 /* Open FILE (or stdin) and make a parser with the options' limits; NULL (all released, the reason
  * said on stderr) when either fails. */
 npzs_parser *open_parser(const char *path, const opts *op, const char **label, int *fd);
@@ -138,6 +148,7 @@ typedef struct file_run {
     npzs_parser *p;
     int fd;
     int verdict;      /* file_drive: the parser decided (accepted, or rejected with its error) */
+    npzs_inv *inv;    /* --keep-going: the thread's walker, fed the whole input (file_begin) */
     const char *label;
     char err[256];    /* why the input could not be opened or read */
 } file_run;

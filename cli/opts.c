@@ -298,6 +298,7 @@ int batch_parse(int argc, char **argv, batch *b, void (*help)(FILE *), void (*ba
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) b->quiet = 1;
         else if (!strcmp(a, "-0") || !strcmp(a, "--null")) b->null_sep = 1;
         else if (!strcmp(a, "--sequence")) b->sequence = 1;
+        else if (!strcmp(a, "--keep-going")) b->keep_going = 1;
         else if (!strcmp(a, "--files-from") || !strncmp(a, "--files-from=", 13)) {
             const char *v = a[12] == '=' ? a + 13 : (i + 1 < argc ? argv[++i] : NULL);
             if (!v || !*v) { fprintf(stderr, "npzstream: --files-from needs a file name ('-' for stdin)\n"); return 2; }
@@ -320,6 +321,10 @@ int batch_parse(int argc, char **argv, batch *b, void (*help)(FILE *), void (*ba
     if (b->json && (b->npaths > 1 || b->files_from)) {
         fprintf(stderr, "npzstream: --json is for one FILE (its object is the fixed contract); use --jsonl, one "
                         "object per file\n");
+        return 2;
+    }
+    if (b->keep_going && b->sequence) {
+        fprintf(stderr, "npzstream: --keep-going lists the members of an archive; --sequence reads .npy arrays\n");
         return 2;
     }
     if (b->null_sep && !b->files_from) { fprintf(stderr, "npzstream: -0 goes with --files-from\n"); return 2; }

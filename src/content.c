@@ -104,6 +104,8 @@ static int sniff_kind(const uint8_t *b, size_t n, int ended) {
     return text(b, n, ended) ? NPZS_SNIFF_TEXT : NPZS_SNIFF_BINARY;
 }
 
+int npzs__sniff(const uint8_t *b, size_t n, int ended) { return sniff_kind(b, n, ended); }
+
 /* The blob's first bytes are staged (all of them when it ended): its kind, and the policy on it. */
 static int blob_sniffed(npzs_parser *p, int ended) {
     npzs_content *c = &p->c;
