@@ -32,6 +32,8 @@ void limits_print(FILE *f, int man); /* `help limits [--man]` */
 const char *limit_flag(const char *field);
 /* A decimal number, digits only (no sign, no space); 0 or -1. */
 int cli_parse_u64(const char *s, uint64_t *v);
+/* A size: digits and an optional suffix (K M G T P E, Ki Mi Gi Ti Pi Ei); 0 or -1. */
+int cli_parse_size(const char *s, uint64_t *v);
 void opts_init(opts *o);
 void opts_free(opts *o);
 /* A limit or lenient flag at argv[*i] ("--flag N" or "--flag=N").  Returns 1 if it was one (and
@@ -175,11 +177,13 @@ void usage_ls(FILE *f);
 void usage_extract(FILE *f);
 void usage_trace(FILE *f);
 void usage_refs(FILE *f);
+void usage_scan(FILE *f);
 int cmd_check(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_refs(int argc, char **argv);
+int cmd_scan(int argc, char **argv);
 int cmd_vlen(int argc, char **argv);
 
 #endif

@@ -118,7 +118,7 @@ int cli_parse_u64(const char *s, uint64_t *v) {
 
 /* A size: digits, then nothing or one suffix of SI (K M G T P E: powers of 1000) or IEC (Ki Mi Gi
  * Ti Pi Ei: powers of 1024); no sign, no space, no fraction; 0 or -1 (also on overflow). */
-static int cli_parse_size(const char *s, uint64_t *v) {
+int cli_parse_size(const char *s, uint64_t *v) {
     if (!s || *s < '0' || *s > '9') return -1;
     uint64_t x = 0;
     for (; *s >= '0' && *s <= '9'; s++) {
