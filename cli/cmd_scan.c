@@ -514,7 +514,7 @@ static int classify(unit *u, int ended) {
     return C_UNKNOWN;
 }
 
-/* The container is known: set up what reads the rest.  0 to go on, else the unit's status. */
+/* The container is known: set up what reads the rest.  -1 to go on, else the unit's status. */
 static int unit_start(unit *u, int ended) {
     u->container = classify(u, ended);
     report_error e;
@@ -533,7 +533,7 @@ static int unit_start(unit *u, int ended) {
         } else {
             u->inv = u->depth > 0 ? (npzs_inv_free(u->inv), NULL) : NULL;
         }
-        return 0;
+        return -1;
     case C_GZIP:
         memset(&u->z, 0, sizeof u->z);
         if (inflateInit2(&u->z, 16 + 15) != Z_OK) return u->status = 2;
@@ -541,7 +541,7 @@ static int unit_start(unit *u, int ended) {
         keep_begin(u);
         u->kpre_n = 4; /* keep every byte: the content is looked into whatever it is */
         memcpy(u->kpre, "PK\3\4", 4);
-        return 0;
+        return -1;
     case C_PICKLE:
         rule_error(&e, "pickle", "SCAN.pickle-file", 0, -1);
         add_finding(u, &e, NULL, 0);
@@ -719,7 +719,7 @@ static int unit_push(unit *u, const uint8_t *b, size_t n) {
         size_t k = 0;
         while (u->head_n < sizeof u->head && k < n) u->head[u->head_n++] = b[k++];
         if (u->head_n < sizeof u->head) return -1;
-        if (unit_start(u, 0) != 0) return u->status;
+        if (unit_start(u, 0) >= 0) return u->status;
         int st = unit_feed(u, u->head, u->head_n, 0);
         if (st >= 0) return st;
         b += k;
@@ -731,7 +731,7 @@ static int unit_push(unit *u, const uint8_t *b, size_t n) {
 static int unit_finish(unit *u) {
     if (u->status >= 0) return u->status;
     if (!u->container) {
-        if (unit_start(u, 1) != 0) return u->status;
+        if (unit_start(u, 1) >= 0) return u->status;
         if (u->container == C_NPY || u->container == C_ZIP || u->container == C_GZIP) {
             int st = unit_feed(u, u->head, u->head_n, 0);
             if (st >= 0) return st;
@@ -761,8 +761,9 @@ static void json_smember(wbuf *f, const smember *m) {
     if (m->err.code) json_error(f, &m->err);
     else wb_s(f, "null");
     if (m->nested) {
-        wb_s(f, ", \"contains\": ");
+        wb_s(f, ", \"contains\": {");
         json_unit(f, m->nested);
+        wb_c(f, '}');
     }
     wb_c(f, '}');
 }
@@ -912,9 +913,9 @@ static void sarif_write(const sweep *s, FILE *sink) {
     /* the rules the results name, each once, in the order met: their descriptors from the table */
     const char **rules = calloc(s->nr + 1, sizeof *rules);
     size_t nrules = 0;
-    wb_s(f, "{\"$schema\": \"https://json.schemastore.org/sarif-2.1.0.json\", \"version\": \"2.1.0\", \"runs\": [{"
+    wb_s(f, "{\"$schema\": \"https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json\", \"version\": \"2.1.0\", \"runs\": [{"
             "\"tool\": {\"driver\": {\"name\": \"npzstream\", \"version\": \"" NPZS_VERSION "\", "
-            "\"informationUri\": \"https://github.com/npzstream/npzstream\", \"rules\": [");
+            "\"rules\": [");
     for (size_t i = 0; rules && i < s->nr; i++) {
         const char *id = s->r[i].e.rule ? s->r[i].e.rule : s->r[i].e.code;
         size_t k = 0;

@@ -693,9 +693,9 @@ NPZS__API void npzs_inv_finish(npzs_inv *v) {
     if (st == W_START || st == W_NOT_ZIP || st == W_DEAD || st == W_END) return;
     if (st == W_SIG && v->fix_n == 0 && !v->zip) return;
     int in_member = st == W_DATA || st == W_DD;
-    if (in_member && v->cur < v->n) {
-        if (checked(v)) member_end(v);
+    if (in_member && v->cur < v->n) { /* cut: said first, then what its content showed so far */
         member_rule(&v->m[v->cur], NPZS_E_TRUNCATED, NPZS_R_INV_TRUNCATED, v->off);
+        if (checked(v)) member_end(v);
     }
     inflate_end(v);
     die(v, NPZS_E_TRUNCATED, NPZS_R_INV_TRUNCATED, v->off);
