@@ -274,7 +274,7 @@ static void keep_begin(unit *u) {
 }
 
 static void keep_bytes(unit *u, const uint8_t *b, size_t n) {
-    if (!u->keep_on) return;
+    if (!u->keep_on || !n) return;
     size_t k = 0;
     while (u->kpre_n < 4 && k < n) u->kpre[u->kpre_n++] = b[k++];
     if (u->kpre_n >= 2 && !(u->kpre[0] == 'P' && u->kpre[1] == 'K') && !(u->kpre[0] == 0x1F && u->kpre[1] == 0x8B)) {
