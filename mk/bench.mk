@@ -51,3 +51,8 @@ bench-round6: $(B)/npzstream $(B)/bench/limit
 .PHONY: bench-budgets
 bench-budgets: $(B)/npzstream $(B)/bench/limit
 	$(PYTHON) bench/budgets.py --bin $(B)/npzstream --limit $(B)/bench/limit --size $(SIZE) $(BENCH_ARGS)
+
+# issue 42: scan over 5,000 files against check on them (budget: 1.1x); needs an idle machine
+.PHONY: bench-scan
+bench-scan: $(B)/npzstream
+	$(PYTHON) bench/scan.py --bin $(B)/npzstream --dir $(B)/bench-scan
