@@ -384,7 +384,7 @@ static size_t inflate_some(npzs_inv *v, const uint8_t *b, size_t n) {
         if (got && checked(v)) content_bytes(v, v->zout, got);
         if (rc == Z_STREAM_END) v->z_end = 1;
         else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-            member_rule(m, NPZS_E_INFLATE, NPZS_R_INV_INFLATE, v->data_off + v->data_in);
+            member_rule(m, NPZS_E_INFLATE, NPZS_R_INV_INFLATE, v->data_off); /* its data start: where zlib stops depends on how the bytes came */
             return (size_t)-1;
         }
         if (rc == Z_BUF_ERROR && got == 0) break;
@@ -441,7 +441,7 @@ static size_t data_some(npzs_inv *v, const uint8_t *b, size_t n) {
     if (v->dd && m->method == NPZS_METHOD_DEFLATED) { /* delimited by the deflate stream's end */
         size_t k = inflate_some(v, b, n);
         if (k == (size_t)-1) { /* cannot be delimited: the rest cannot be framed */
-            die(v, NPZS_E_INFLATE, NPZS_R_INV_INFLATE, v->off);
+            die(v, NPZS_E_INFLATE, NPZS_R_INV_INFLATE, v->data_off);
             return n;
         }
         v->data_in += k;
