@@ -117,6 +117,10 @@ TEST_DEPS += $(B)/test_vlen_api $(BS)/test_vlen_api
 TEST_POLICY_SRC = tests/policy/test_policy.c fuzz/common.c fuzz/zfview.c
 $(eval $(call c_suite,test_policy,$(TEST_POLICY_SRC),-Isrc -Ifuzz))
 TEST_DEPS += $(B)/test_policy $(BS)/test_policy
+# the inventory walker (tests/inv/test_inv.c: every INV.* rule, every push size, allocation failures)
+TEST_INV_SRC = tests/inv/test_inv.c fuzz/common.c fuzz/zfview.c
+$(eval $(call c_suite,test_inv,$(TEST_INV_SRC),-Isrc -Ifuzz))
+TEST_DEPS += $(B)/test_inv $(BS)/test_inv
 # the library once more with a libcrypto that cannot be loaded (its name is one no system has):
 # hashing refused, as where libcrypto is missing at run time (test_policy --sha256-absent, and the
 # command line's refusals in tests/policy/test_policy_cli.py)
@@ -171,7 +175,8 @@ TIER ?= all
 # The builds run $(NPROC) at a time (the machine's cores), the suites one after the other.
 NPROC   ?= $(shell nproc 2>/dev/null || echo 2)
 .PHONY: test-build test-all-build
-test-build: all $(B)/test_api $(B)/run_vectors $(B)/test_policy $(B)/test_vlen_api $(BS)/test_api $(BS)/test_policy \
+test-build: all $(B)/test_api $(B)/run_vectors $(B)/test_policy $(B)/test_vlen_api $(B)/test_inv $(BS)/test_api \
+            $(BS)/test_policy $(BS)/test_inv \
             $(BNC)/test_policy $(BNC)/npzstream examples python-env fuzz
 test-all-build: test-build $(BS)/npzstream $(TEST_DEPS) ref-matrix fuzz-replay web-env engines-env
 test:
@@ -188,13 +193,15 @@ test-all:
 # tests/vectors): a run that finds fewer than CHECK_FILES files fails
 CHECK_FILES ?= 5000
 check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test_policy $(BS)/test_policy \
-       $(BNC)/test_policy $(BS)/test_contracts
+       $(BNC)/test_policy $(BS)/test_contracts $(B)/test_inv $(BS)/test_inv
 	sh fuzz/harnesses.sh check
 	$(B)/test_api --need-files $(CHECK_FILES) corpus tests/vectors
 	$(BS)/test_api --need-files 1000 corpus/peers tests/vectors
 	$(B)/test_policy
 	$(BS)/test_policy
 	$(BNC)/test_policy --sha256-absent
+	$(B)/test_inv
+	$(BS)/test_inv
 	$(B)/run_vectors --par
 	$(BS)/run_vectors
 	$(BS)/run_vectors --par-only

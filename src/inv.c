@@ -53,7 +53,7 @@ struct npzs_inv {
     uint16_t nlen, xlen, clen;
     int zip64, dd, dd_sig;
     uint64_t data_off, data_in, left; /* its data's offset, compressed bytes taken, and left (known size) */
-    int inflating, z_ready, z_end;
+    int inflating, z_ready, z_end, z_nomem; /* z_nomem: zlib ran out of memory (not invalid data) */
     z_stream z;
     uint8_t *zout;
     uint8_t win[WIN];
@@ -350,7 +350,7 @@ static int inflate_begin(npzs_inv *v) {
     if (inflateInit2(&v->z, -15) != Z_OK) return -1;
     v->z_ready = 1;
     v->inflating = 1;
-    v->z_end = 0;
+    v->z_end = v->z_nomem = 0;
     return 0;
 }
 
@@ -383,7 +383,11 @@ static size_t inflate_some(npzs_inv *v, const uint8_t *b, size_t n) {
         size_t got = ZOUT_SIZE - v->z.avail_out;
         if (got && checked(v)) content_bytes(v, v->zout, got);
         if (rc == Z_STREAM_END) v->z_end = 1;
-        else if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        else if (rc == Z_MEM_ERROR) { /* zlib allocates its window at the first output: not the data's fault */
+            v->z_nomem = 1;
+            member_rule(m, NPZS_E_NOMEM, NPZS_R_NOMEM_INFLATE, v->data_off);
+            return (size_t)-1;
+        } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
             member_rule(m, NPZS_E_INFLATE, NPZS_R_INV_INFLATE, v->data_off); /* its data start: where zlib stops depends on how the bytes came */
             return (size_t)-1;
         }
@@ -393,18 +397,17 @@ static size_t inflate_some(npzs_inv *v, const uint8_t *b, size_t n) {
 }
 
 /* The bytes of a stored member with a descriptor: is the window's end a descriptor whose
- * compressed size is the bytes before it?  Returns its length (16 or 24), else 0. */
+ * compressed size is the bytes before it?  Returns its length, else 0: 24 (8-byte sizes) after a
+ * ZIP64 extra, 16 otherwise, as the strict parser reads it (zip.c, ZIP_DD).  One length only: the
+ * first 16 bytes of a 24-byte descriptor hold the low half of its compressed size where a 16-byte
+ * one holds it, so trying both would end the data 8 bytes early. */
 static size_t dd_at_window(const npzs_inv *v) {
     static const uint8_t sig[4] = {'P', 'K', 7, 8};
-    if (v->win_n >= 16 && v->data_in >= 16) {
-        const uint8_t *d = v->win + v->win_n - 16;
-        if (!memcmp(d, sig, 4) && (uint64_t)le32(d + 8) == v->data_in - 16) return 16;
-    }
-    if (v->win_n >= 24) {
-        const uint8_t *d = v->win + v->win_n - 24;
-        if (!memcmp(d, sig, 4) && v->data_in >= 24 && le64(d + 8) == v->data_in - 24) return 24;
-    }
-    return 0;
+    size_t dl = v->zip64 ? 24 : 16;
+    if (v->win_n < dl || v->data_in < dl) return 0;
+    const uint8_t *d = v->win + v->win_n - dl;
+    uint64_t cs = dl == 24 ? le64(d + 8) : le32(d + 8);
+    return !memcmp(d, sig, 4) && cs == v->data_in - dl ? dl : 0;
 }
 
 /* A stored member with a descriptor: one byte at a time into the window; the content lags the
@@ -441,7 +444,8 @@ static size_t data_some(npzs_inv *v, const uint8_t *b, size_t n) {
     if (v->dd && m->method == NPZS_METHOD_DEFLATED) { /* delimited by the deflate stream's end */
         size_t k = inflate_some(v, b, n);
         if (k == (size_t)-1) { /* cannot be delimited: the rest cannot be framed */
-            die(v, NPZS_E_INFLATE, NPZS_R_INV_INFLATE, v->data_off);
+            if (v->z_nomem) die(v, NPZS_E_NOMEM, NPZS_R_NOMEM_INFLATE, v->data_off);
+            else die(v, NPZS_E_INFLATE, NPZS_R_INV_INFLATE, v->data_off);
             return n;
         }
         v->data_in += k;

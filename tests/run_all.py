@@ -153,9 +153,11 @@ def c_suites(tiers, a, files):
             ("vectors", [os.path.join(a.plain, "run_vectors"), "--par"]),
             ("policy-c", [os.path.join(a.plain, "test_policy")]),
             ("vlen-c", [os.path.join(a.plain, "test_vlen_api")]),
+            ("inv-c", [os.path.join(a.plain, "test_inv")]),
             # one sanitizer pass: the API suite over every file under ASan+UBSan
             ("api-asan", [os.path.join(a.san, "test_api")] + files),
             ("policy-c-asan", [os.path.join(a.san, "test_policy")]),
+            ("inv-c-asan", [os.path.join(a.san, "test_inv")]),
             # a library that cannot load libcrypto: every request for a hash refused
             ("policy-c-nocrypto", [os.path.join(a.plain, "nocrypto", "test_policy"), "--sha256-absent"]),
         ]
