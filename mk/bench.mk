@@ -56,3 +56,8 @@ bench-budgets: $(B)/npzstream $(B)/bench/limit
 .PHONY: bench-scan
 bench-scan: $(B)/npzstream
 	$(PYTHON) bench/scan.py --bin $(B)/npzstream --dir $(B)/bench-scan
+# the same budget in instructions (valgrind's callgrind: the count a loaded machine does not change)
+.PHONY: bench-scan-cg
+bench-scan-cg: $(B)/npzstream
+	$(PYTHON) bench/scan.py --bin $(B)/npzstream --dir $(B)/bench-scan --callgrind --files 500
+	$(PYTHON) bench/scan.py --bin $(B)/npzstream --dir $(B)/bench-scan --callgrind --files 5000 --plain

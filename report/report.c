@@ -59,7 +59,7 @@ static char *cur_hex32(char *o, uint32_t v) { /* 8 bytes */
     return o + 8;
 }
 
-static void put_u64(wbuf *f, uint64_t v) { wb_done(f, cur_u64(wb_room(f, 20), v)); }
+void json_u64(wbuf *f, uint64_t v) { wb_done(f, cur_u64(wb_room(f, 20), v)); }
 
 static void put_hex(wbuf *f, const uint8_t *b, size_t n) { /* n <= 64 */
     char *o = wb_room(f, 2 * n);
@@ -95,13 +95,27 @@ void report_error_of(report_error *e, const npzs_parser *p) {
 }
 
 void json_error(wbuf *f, const report_error *e) {
-    wb_fmt(f, "{\"code\": \"%s\", \"offset\": %" PRIu64 ", ", e->code, e->offset);
+    wb_s(f, "{\"code\": \"");
+    wb_s(f, e->code);
+    wb_s(f, "\", \"offset\": ");
+    json_u64(f, e->offset);
+    wb_s(f, ", ");
     if (e->member) json_bytes(f, "member", e->member, e->member_len); else wb_s(f, "\"member\": null");
-    if (e->member_index >= 0) wb_fmt(f, ", \"member_index\": %ld", e->member_index);
+    if (e->member_index >= 0) {
+        wb_s(f, ", \"member_index\": ");
+        json_u64(f, (uint64_t)e->member_index);
+    }
     wb_s(f, ", \"message\": ");
     json_str(f, e->message, strlen(e->message));
-    if (e->content_offset != UINT64_MAX) wb_fmt(f, ", \"content_offset\": %" PRIu64, e->content_offset);
-    if (e->rule) wb_fmt(f, ", \"rule\": \"%s\"", e->rule);
+    if (e->content_offset != UINT64_MAX) {
+        wb_s(f, ", \"content_offset\": ");
+        json_u64(f, e->content_offset);
+    }
+    if (e->rule) {
+        wb_s(f, ", \"rule\": \"");
+        wb_s(f, e->rule);
+        wb_c(f, '"');
+    }
     if (e->detail) { /* added in 0.5.0: a policy violation in words */
         wb_s(f, ", \"detail\": ");
         json_str(f, e->detail, strlen(e->detail));
@@ -137,26 +151,26 @@ void print_json_kept(FILE *sink, const out *o, int ok, npzs_format fmt, const np
         wb_s(f, m->method == NPZS_METHOD_DEFLATED ? ", \"method\": \"deflated\"" : ", \"method\": \"stored\"");
         if (m->kind == NPZS_KIND_ARRAY) {
             wb_s(f, ", \"version\": [");
-            put_u64(f, (uint64_t)m->vmaj);
+            json_u64(f, (uint64_t)m->vmaj);
             wb_s(f, ", ");
-            put_u64(f, (uint64_t)m->vmin);
+            json_u64(f, (uint64_t)m->vmin);
             wb_s(f, "], \"dtype\": ");
             json_str(f, m->dtype, strlen(m->dtype));
             wb_s(f, ", \"shape\": [");
             for (uint32_t k = 0; k < m->ndim; k++) {
                 if (k) wb_s(f, ", ");
-                put_u64(f, m->shape[k]);
+                json_u64(f, m->shape[k]);
             }
             wb_s(f, m->fortran ? "], \"fortran_order\": true, \"nbytes\": " : "], \"fortran_order\": false, \"nbytes\": ");
-            put_u64(f, m->nbytes);
+            json_u64(f, m->nbytes);
             wb_s(f, ", \"data_crc32\": ");
-            put_u64(f, m->data_crc);
+            json_u64(f, m->data_crc);
             if (ext) wb_fmt(f, ", \"size\": %" PRIu64 ", \"header_len\": %" PRIu64, m->size, HEADER_LEN(m));
         } else {
             wb_s(f, ", \"size\": ");
-            put_u64(f, m->size);
+            json_u64(f, m->size);
             wb_s(f, ", \"data_crc32\": ");
-            put_u64(f, m->data_crc);
+            json_u64(f, m->data_crc);
         }
         /* added in 0.5.0: what the content looks like, and its SHA-256 when asked for */
         wb_s(f, ", \"sniff\": \"");

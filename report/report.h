@@ -76,6 +76,8 @@ void report_error_of(report_error *e, const npzs_parser *p);
 /* "name": ..., "key": ... of a member name (the key: without ".npy"). */
 void json_name_key(wbuf *f, const char *name, size_t n);
 void json_error(wbuf *f, const report_error *e);
+/* A number, in decimal (the JSON writers' integers: no printf on the per-member path). */
+void json_u64(wbuf *f, uint64_t v);
 /* The object of an input that could not be opened or read: error.code "io" (flushed). */
 void print_io_json(FILE *sink, const char *file, const char *why);
 
