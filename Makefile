@@ -51,14 +51,14 @@ SONAME   = libnpzstream.so.0
 # the library: one concern per file (README.md, "Layout")
 SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflate.c src/fastinf.c src/names.c \
            src/zlocate.c src/crc.c src/crcfold.c src/vlen.c src/par.c src/pool.c src/parbuf.c src/scout.c src/json.c \
-           src/policy.c src/values.c src/sha256.c
-HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h src/internal.h src/policy.h \
+           src/policy.c src/values.c src/sha256.c src/inv.c
+HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h include/npzstream_inv.h src/internal.h src/policy.h \
            src/states.h src/rules.h src/base.h src/seam.h src/zrec.h src/par.h src/pool.h src/contract.h \
            src/text.h src/fastinf.h
 # the report (what is printed of an input: the CLI's and the WebAssembly module's), and the CLI
-REPORT_SRC = report/report.c report/write.c
+REPORT_SRC = report/report.c report/write.c report/keep.c
 CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/run.c cli/batch.c cli/output.c cli/sandbox.c cli/cmd_check.c cli/cmd_ls.c \
-           cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c cli/cmd_refs.c $(REPORT_SRC)
+           cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c cli/cmd_refs.c cli/cmd_scan.c $(REPORT_SRC)
 CLI_HDR  = $(wildcard cli/*.h report/*.h)
 B        = build
 
@@ -126,6 +126,10 @@ TEST_DEPS += $(B)/test_vlen_api $(BS)/test_vlen_api
 TEST_POLICY_SRC = tests/policy/test_policy.c fuzz/common.c fuzz/zfview.c
 $(eval $(call c_suite,test_policy,$(TEST_POLICY_SRC),-Isrc -Ifuzz))
 TEST_DEPS += $(B)/test_policy $(BS)/test_policy
+# the inventory walker (tests/inv/test_inv.c: every INV.* rule, every push size, allocation failures)
+TEST_INV_SRC = tests/inv/test_inv.c fuzz/common.c fuzz/zfview.c
+$(eval $(call c_suite,test_inv,$(TEST_INV_SRC),-Isrc -Ifuzz))
+TEST_DEPS += $(B)/test_inv $(BS)/test_inv
 # the library once more with a libcrypto that cannot be loaded (its name is one no system has):
 # hashing refused, as where libcrypto is missing at run time (test_policy --sha256-absent, and the
 # command line's refusals in tests/policy/test_policy_cli.py)
@@ -188,7 +192,8 @@ TIER ?= all
 # The builds run $(NPROC) at a time (the machine's cores), the suites one after the other.
 NPROC   ?= $(shell nproc 2>/dev/null || echo 2)
 .PHONY: test-build test-all-build
-test-build: all $(B)/test_api $(B)/run_vectors $(B)/test_policy $(B)/test_vlen_api $(BS)/test_api $(BS)/test_policy \
+test-build: all $(B)/test_api $(B)/run_vectors $(B)/test_policy $(B)/test_vlen_api $(B)/test_inv $(BS)/test_api \
+            $(BS)/test_policy $(BS)/test_inv \
             $(BNC)/test_policy $(BNC)/npzstream $(B)/test_fastinf $(BS)/test_fastinf \
             examples python-env fuzz
 test-all-build: test-build $(BS)/npzstream $(TEST_DEPS) ref-matrix fuzz-replay web-env engines-env scanners-env
@@ -206,7 +211,7 @@ test-all:
 # tests/vectors): a run that finds fewer than CHECK_FILES files fails
 CHECK_FILES ?= 5000
 check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test_policy $(BS)/test_policy \
-       $(BNC)/test_policy $(BS)/test_contracts $(B)/test_fastinf $(BS)/test_fastinf
+       $(BNC)/test_policy $(BS)/test_contracts $(B)/test_fastinf $(BS)/test_fastinf $(B)/test_inv $(BS)/test_inv
 	sh fuzz/harnesses.sh check
 	$(B)/test_api --need-files $(CHECK_FILES) corpus tests/vectors
 	$(BS)/test_api --need-files 1000 corpus/peers tests/vectors
@@ -215,6 +220,8 @@ check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test
 	$(BNC)/test_policy --sha256-absent
 	$(B)/test_fastinf
 	$(BS)/test_fastinf
+	$(B)/test_inv
+	$(BS)/test_inv
 	$(B)/run_vectors --par
 	$(BS)/run_vectors
 	$(BS)/run_vectors --par-only

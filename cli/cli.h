@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "npzstream.h"
+#include "npzstream_inv.h"
 #include "../report/report.h"
 
 /* ---- opts.c: the options ---------------------------------------------------------------------- */
@@ -32,6 +33,8 @@ void limits_print(FILE *f, int man); /* `help limits [--man]` */
 const char *limit_flag(const char *field);
 /* A decimal number, digits only (no sign, no space); 0 or -1. */
 int cli_parse_u64(const char *s, uint64_t *v);
+/* A size: digits and an optional suffix (K M G T P E, Ki Mi Gi Ti Pi Ei); 0 or -1. */
+int cli_parse_size(const char *s, uint64_t *v);
 void opts_init(opts *o);
 void opts_free(opts *o);
 /* A limit or lenient flag at argv[*i] ("--flag N" or "--flag=N").  Returns 1 if it was one (and
@@ -42,6 +45,7 @@ int parse_limit(opts *o, int argc, char **argv, int *i);
 typedef struct batch {
     opts op;
     int json, jsonl, quiet, null_sep, sequence;
+    int keep_going;          /* --keep-going: the inventory walker beside the parser (file_run.inv) */
     const char *files_from;  /* a list of names (one a line, or NUL-separated with -0); "-": stdin */
     const char **paths;
     size_t npaths;
@@ -128,6 +132,14 @@ typedef int (*event_fn)(void *ctx, const npzs_event *ev);
  * at are those every check read. */
 int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, event_fn fn, void *ctx, char *err,
           size_t errlen);
+/* The same with the inventory walker inv (not NULL: --keep-going) fed every byte of the input
+ * after the parser, to its end: the parser's status once the input has ended; the walker is told
+ * the parser's error offset before the bytes past it (npzs_inv_check_after), and finished. */
+int drive_inv(npzs_parser *p, npzs_inv *inv, int fd, const char *label, const opts *op, int data, event_fn fn,
+              void *ctx, char *err, size_t errlen);
+/* The thread's walker for --keep-going (reset for each input, released by batch_end); NULL out of
+ * memory (said). */
+npzs_inv *batch_inv(const opts *o);
 /* Open FILE (or stdin) and make a parser with the options' limits; NULL (all released, the reason
  * said on stderr) when either fails. */
 npzs_parser *open_parser(const char *path, const opts *op, const char **label, int *fd);
@@ -141,6 +153,7 @@ typedef struct file_run {
     npzs_parser *p;
     int fd;
     int verdict;      /* file_drive: the parser decided (accepted, or rejected with its error) */
+    npzs_inv *inv;    /* --keep-going: the thread's walker, fed the whole input (file_begin) */
     const char *label;
     char err[256];    /* why the input could not be opened or read */
 } file_run;
@@ -171,11 +184,13 @@ void usage_ls(FILE *f);
 void usage_extract(FILE *f);
 void usage_trace(FILE *f);
 void usage_refs(FILE *f);
+void usage_scan(FILE *f);
 int cmd_check(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_refs(int argc, char **argv);
+int cmd_scan(int argc, char **argv);
 int cmd_vlen(int argc, char **argv);
 
 #endif

@@ -126,7 +126,7 @@ int cli_parse_u64(const char *s, uint64_t *v) {
 
 /* A size: digits, then nothing or one suffix of SI (K M G T P E: powers of 1000) or IEC (Ki Mi Gi
  * Ti Pi Ei: powers of 1024); no sign, no space, no fraction; 0 or -1 (also on overflow). */
-static int cli_parse_size(const char *s, uint64_t *v) {
+int cli_parse_size(const char *s, uint64_t *v) {
     if (!s || *s < '0' || *s > '9') return -1;
     uint64_t x = 0;
     for (; *s >= '0' && *s <= '9'; s++) {
@@ -325,6 +325,7 @@ int batch_parse(int argc, char **argv, batch *b, void (*help)(FILE *), void (*ba
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) b->quiet = 1;
         else if (!strcmp(a, "-0") || !strcmp(a, "--null")) b->null_sep = 1;
         else if (!strcmp(a, "--sequence")) b->sequence = 1;
+        else if (!strcmp(a, "--keep-going")) b->keep_going = 1;
         else if (!strcmp(a, "--files-from") || !strncmp(a, "--files-from=", 13)) {
             const char *v = a[12] == '=' ? a + 13 : (i + 1 < argc ? argv[++i] : NULL);
             if (!v || !*v) { fprintf(stderr, "npzstream: --files-from needs a file name ('-' for stdin)\n"); return 2; }
@@ -347,6 +348,10 @@ int batch_parse(int argc, char **argv, batch *b, void (*help)(FILE *), void (*ba
     if (b->json && (b->npaths > 1 || b->files_from)) {
         fprintf(stderr, "npzstream: --json is for one FILE (its object is the fixed contract); use --jsonl, one "
                         "object per file\n");
+        return 2;
+    }
+    if (b->keep_going && b->sequence) {
+        fprintf(stderr, "npzstream: --keep-going lists the members of an archive; --sequence reads .npy arrays\n");
         return 2;
     }
     if (b->null_sep && !b->files_from) { fprintf(stderr, "npzstream: -0 goes with --files-from\n"); return 2; }

@@ -123,6 +123,10 @@ typedef enum npzs_sniff {
 } npzs_sniff;
 /* "npy", "pickle", ...; "unknown" otherwise (added in 0.5.0). */
 const char *npzs_sniff_name(int sniff);
+/* What len bytes look like, as a blob's sniff says it (NPZS_SNIFF_*; NPZS_SNIFF_NPY is never
+ * returned): data is the first bytes of a content (at most the first 16 are read), ended says
+ * they are all of it (added in 0.7.0: `npzstream scan` names a top-level pickle with it). */
+int npzs_sniff_bytes(const void *data, size_t len, int ended);
 typedef enum npzs_kind { NPZS_KIND_ARRAY = 1, NPZS_KIND_BLOB = 2 } npzs_kind;
 
 #define NPZS_METHOD_STORED 0

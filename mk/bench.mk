@@ -94,3 +94,13 @@ bench-spdl: bench-env
 .PHONY: bench-sandbox
 bench-sandbox: $(B)/npzstream
 	$(PYTHON) bench/sandbox.py --bin $(B)/npzstream --size $(SIZE) $(BENCH_ARGS)
+
+# issue 42: scan over 5,000 files against check on them (budget: 1.1x); needs an idle machine
+.PHONY: bench-scan
+bench-scan: $(B)/npzstream
+	$(PYTHON) bench/scan.py --bin $(B)/npzstream --dir $(B)/bench-scan
+# the same budget in instructions (valgrind's callgrind: the count a loaded machine does not change)
+.PHONY: bench-scan-cg
+bench-scan-cg: $(B)/npzstream
+	$(PYTHON) bench/scan.py --bin $(B)/npzstream --dir $(B)/bench-scan --callgrind --files 500
+	$(PYTHON) bench/scan.py --bin $(B)/npzstream --dir $(B)/bench-scan --callgrind --files 5000 --plain

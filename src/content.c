@@ -104,6 +104,13 @@ static int sniff_kind(const uint8_t *b, size_t n, int ended) {
     return text(b, n, ended) ? NPZS_SNIFF_TEXT : NPZS_SNIFF_BINARY;
 }
 
+int npzs__sniff(const uint8_t *b, size_t n, int ended) { return sniff_kind(b, n, ended); }
+
+NPZS__API int npzs_sniff_bytes(const void *data, size_t len, int ended) {
+    if (!data) return NPZS_SNIFF_EMPTY;
+    return sniff_kind(data, len < 16 ? len : 16, ended && len <= 16);
+}
+
 /* The blob's first bytes are staged (all of them when it ended): its kind, and the policy on it. */
 static int blob_sniffed(npzs_parser *p, int ended) {
     npzs_content *c = &p->c;

@@ -305,6 +305,9 @@ static inline npzs__rc npzs__error_content(npzs_parser *p, int code, uint64_t co
     return NPZS__ERROR;
 }
 const char *npzs__rule_id(int rule);
+/* What bytes look like (npzs_sniff): the first n (at most 16) of a content; ended: they are all
+ * of it.  The blob's sniff, and the inventory's (inv.c). */
+int npzs__sniff(const uint8_t *b, size_t n, int ended);
 
 
 /* The cap on the bytes of all members: the limit, or the policy's max_total_bytes when it is the

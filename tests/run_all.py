@@ -45,11 +45,12 @@ import readers as READERS  # noqa: E402
 SMOKE_SECONDS = {"test": 4, "rest": 20}  # a fuzz smoke: seconds per harness (two at once)
 LAST = re.compile(r"^(?:(\w[\w-]*): )?(\d+) passed, (\d+) failed")
 # The Python suites run once more with the sanitizer build (--quick): those that drive the command
-# line's own code (its options, output, extract, batch pool, vlen and refs commands, the examples).
+# line's own code (its options, output, extract, batch pool, vlen, refs and scan commands, the
+# examples).
 # The library under ASan+UBSan is the C suites' (api-asan, the vectors, the fuzz smoke and replay);
 # the other suites' checks of the library through the command line repeat theirs.
 ASAN_SUITES = ("bad/test_bad.py", "cli/test_cli.py", "cli/test_sandbox.py", "examples/test_examples.py",
-               "names/test_names.py", "real/test_real.py", "vlen/test_vlen.py", "engines/test_refs.py")
+               "names/test_names.py", "real/test_real.py", "vlen/test_vlen.py", "engines/test_refs.py", "scan/test_scan.py")
 # the package's suites: in the package environments (make python-env), which import npzstream
 PKG_FILES = ("python/pytest_*.py", "engines/pytest_refs.py")
 # the suites that compare with np.load once more for every other reference reader (tests/readers.py)
@@ -164,9 +165,11 @@ def c_suites(tiers, a, files):
             ("inflate-c", [os.path.join(a.plain, "test_fastinf")]),
             ("inflate-c-asan", [os.path.join(a.san, "test_fastinf")]),
             ("vlen-c", [os.path.join(a.plain, "test_vlen_api")]),
+            ("inv-c", [os.path.join(a.plain, "test_inv")]),
             # one sanitizer pass: the API suite over every file under ASan+UBSan
             ("api-asan", [os.path.join(a.san, "test_api")] + files),
             ("policy-c-asan", [os.path.join(a.san, "test_policy")]),
+            ("inv-c-asan", [os.path.join(a.san, "test_inv")]),
             # a library that cannot load libcrypto: every request for a hash refused
             ("policy-c-nocrypto", [os.path.join(a.plain, "nocrypto", "test_policy"), "--sha256-absent"]),
         ]

@@ -115,6 +115,7 @@ static int exec_module(PyObject *m) {
     Py_DECREF(errors);
     if (rc || add_type(m, &npzpy_stream_spec, &st->stream, 1) < 0 ||
         add_type(m, &npzpy_policy_spec, &st->policy, 1) < 0 || add_type(m, &npzpy_map_spec, &st->map, 1) < 0 ||
+        add_type(m, &npzpy_inv_spec, &st->inv, 1) < 0 ||
         add_type(m, &npzpy_block_spec, &st->block, 0) < 0 || /* made by the stream only */
         PyModule_AddIntConstant(m, "SHA256", npzs_sha256_built()) < 0 ||
         PyModule_AddIntConstant(m, "POLICY_MAX_TEXT", NPZS_POLICY_MAX_TEXT) < 0 ||
