@@ -11,7 +11,7 @@ from ._arrays import _key
 from ._errors import RejectedError
 from ._limits import _check_threads, _limits
 from ._policy import PolicyLike, _policy
-from ._sources import Source, _achunks, _afeed, _chunks
+from ._sources import Source, _achunks, _afeed, _afinish, _chunks
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,8 @@ class Validator:
         report = v.finish()       # a Report, true only when accepted
 
     After the first error every feed() is ignored and finish() reports it (never "ok").
-    afeed() is feed() for async code (large chunks are parsed off the event loop)."""
+    afeed() and afinish() are for async code: the event loop only moves bytes, the parser's heavy
+    work (inflating, a policy's checks, hashing) runs on a thread."""
 
     def __init__(self, *, threads: int = 1, policy: Optional[PolicyLike] = None, hash: bool = False,
                  **limits: Any) -> None:
@@ -100,6 +101,7 @@ class Validator:
                                     _policy(policy), bool(hash))
         self.error: Optional[RejectedError] = None
         self._report: Optional[Report] = None
+        self._want = None  # (a validator keeps nothing: no budget pauses it)
 
     def feed(self, chunk: Any) -> None:
         """Push the next bytes (any length, 0 included)."""
@@ -109,11 +111,36 @@ class Validator:
             except RejectedError as e:
                 self.error = e
 
+    # what _afeed asks of its target
+    def _push(self, chunk: Any, cheap: bool) -> int:
+        try:
+            return self._s.push(chunk, cheap)
+        except RejectedError as e:
+            self.error = e
+            return len(chunk)
+
+    def _heavy(self) -> bool:
+        return self._s.heavy
+
+    def _stopped(self) -> bool:
+        return self.error is not None or self._report is not None
+
+    async def _unpause(self) -> None:
+        raise AssertionError("npzstream: a Validator never pauses")
+
     async def afeed(self, chunk: Any) -> None:
+        """feed() for async code: cheap steps on the event loop, heavy ones on a thread."""
         await _afeed(self, chunk)
+
+    async def afinish(self) -> Report:
+        """finish() for async code (with worker threads, their end is awaited on a thread)."""
+        return await _afinish(self)
 
     def finish(self) -> Report:
         """The end of the input: the Report (the same on every later call)."""
+        return self._finish()
+
+    def _finish(self) -> Report:
         if self._report is None:
             if self.error is None:
                 try:
@@ -153,8 +180,8 @@ async def avalidate(source: Any, *, threads: int = 1, policy: Optional[PolicyLik
     """validate() for async sources (as aload)."""
     v = Validator(threads=threads, policy=policy, hash=hash, **limits)
     async for chunk in _achunks(source):
-        await _afeed(v, chunk)
+        await v.afeed(chunk)
         if v.error is not None:
             break
-    return v.finish()
+    return await v.afinish()
 
