@@ -35,6 +35,7 @@ at the header that declares it.
 #   _mapped     open, Mapped                   _spool     spool, Spool
 #   _scan       scan, check_file               _npzstream the extension over the C library (ext/)
 #   references  refs (kerchunk references)     ray, dask  the engines' readers (imported by their users)
+#   starlette, aiohttp  upload helpers for those frameworks (imported by their users), over _server
 from ._budget import Budget
 from ._errors import Limit, PolicyError, PolicyWarning, RejectedError
 from ._limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, FAST_INFLATE, LIMITS, SHA256, library_version
@@ -42,6 +43,7 @@ from ._load import DIRECT_PIECE as DIRECT_PIECE, Loaded as Loaded, Loader, aload
 from ._mapped import POPULATE_MAX as POPULATE_MAX, Mapped, open
 from ._policy import MemberPolicy, Policy, PolicyLike as PolicyLike
 from ._scan import check_file as check_file, scan
+from ._server import UploadError, check_name, http_response
 from ._sources import READ_SIZE as READ_SIZE, Source as Source
 from ._spool import Spool, spool
 from ._validate import Member, Report, Validator, avalidate, validate
@@ -49,6 +51,7 @@ from .references import refs as refs
 
 __all__ = ["load", "aload", "validate", "avalidate", "open", "Mapped", "spool", "Spool", "scan",
            "Loader", "Validator", "Report", "Member", "RejectedError", "Limit", "Budget",
+           "UploadError", "check_name", "http_response",
            "Policy", "MemberPolicy", "PolicyError", "PolicyWarning", "DEFAULT_LIMITS", "DEFAULT_MAX_BYTES", "LIMITS",
            "FAST_INFLATE", "SHA256", "library_version", "__version__"]
 
