@@ -16,20 +16,25 @@ ISAL    := $(shell printf '\043include <isa-l/igzip_lib.h>\nint main(void) { str
 endif
 ISAL_DEF = $(if $(filter 1,$(ISAL)),-DNPZS_HAVE_ISAL,)
 # OpenSSL's libcrypto (Debian: libssl-dev) gives SHA-256 of array data (npzs_hash, a policy's
-# "hash" and pinned values) where it is installed; make OPENSSL=0 builds without it (hashing is
-# then refused, never faked).
+# "hash" and pinned values) where its headers are installed; make OPENSSL=0 builds without it (hashing
+# is then refused, never faked).  libcrypto is not linked: src/sha256.c loads it the first time a
+# hash is asked for (start-up costs nothing without one: bench/README.md, issue 44), so the library
+# needs dlopen (in the C library since glibc 2.34, -ldl before).
 ifeq ($(origin OPENSSL),undefined)
-OPENSSL := $(shell printf '\043include <openssl/sha.h>\nint main(void) { return SHA256((const unsigned char *)"", 0, 0) == 0; }\n' | $(CC) -x c - -o /dev/null -lcrypto 2>/dev/null && echo 1)
+OPENSSL := $(shell printf '\043include <openssl/opensslv.h>\n\043include <openssl/sha.h>\nint main(void) { return (int)sizeof(SHA256_CTX) == 0; }\n' | $(CC) -x c - -o /dev/null 2>/dev/null && echo 1)
 endif
+DL_LIB  := $(shell printf '\043include <dlfcn.h>\nint main(void) { return dlopen(0, RTLD_NOW) != 0; }\n' | $(CC) -x c - -o /dev/null 2>/dev/null || echo -ldl)
 SSL_DEF  = $(if $(filter 1,$(OPENSSL)),-DNPZS_HAVE_OPENSSL,)
-SSL_LIB  = $(if $(filter 1,$(OPENSSL)),-lcrypto,)
+SSL_LIB  = $(if $(filter 1,$(OPENSSL)),$(DL_LIB),)
 FEAT_DEF = $(ISAL_DEF) $(SSL_DEF)
 # The command-line tool is compiled with the library's sources in one link-time-optimised program
 # where the compiler can (gcc, clang): the dozen calls a member makes between the library's files
-# (records, names, content) are inlined.  make LTO= builds it without.
+# (records, names, content) are inlined, and the states-reached bitmaps only the tests read are
+# left out (NPZS_NO_VISIT, src/internal.h).  make LTO= builds it without.
 ifeq ($(origin LTO),undefined)
 LTO     := $(shell printf 'int main(void) { return 0; }\n' | $(CC) -x c - -flto=auto -o /dev/null 2>/dev/null && echo -flto=auto)
 endif
+CLI_LTO  = $(if $(LTO),$(LTO) -DNPZS_NO_VISIT,)
 NPZS_FLAGS = $(CSTD) $(WARN) $(WERROR) $(INC) -fvisibility=hidden $(FEAT_DEF)
 LDLIBS  += $(if $(filter 1,$(ISAL)),-lisal,) $(SSL_LIB) -lz -lm -pthread
 SONAME   = libnpzstream.so.0
@@ -73,7 +78,7 @@ $(B)/libnpzstream.a: $(OBJ)
 $(B)/libnpzstream.so: $(PIC_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS)
 $(B)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(SRC) $(HDR) | $(B)
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(LTO) $(LDFLAGS) -o $@ $(CLI_SRC) $(if $(LTO),$(SRC),$(B)/libnpzstream.a) $(LDLIBS)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(CLI_LTO) $(LDFLAGS) -o $@ $(CLI_SRC) $(if $(LTO),$(SRC),$(B)/libnpzstream.a) $(LDLIBS)
 $(B):
 	@mkdir -p $(B)
 
@@ -103,6 +108,19 @@ $(B)/test_policy: $(TEST_POLICY_SRC) fuzz/common.h $(B)/libnpzstream.a $(HDR)
 $(BS)/test_policy: $(TEST_POLICY_SRC) fuzz/common.h $(SAN_LIB) $(HDR)
 	$(CC) $(SAN_FLAGS) -Isrc -Ifuzz -o $@ $(TEST_POLICY_SRC) $(SAN_LIB) $(LDLIBS)
 TEST_DEPS += $(B)/test_policy $(BS)/test_policy
+# the library once more with a libcrypto that cannot be loaded (its name is one no system has):
+# hashing refused, as where libcrypto is missing at run time (test_policy --sha256-absent, and the
+# command line's refusals in tests/policy/test_policy_cli.py)
+BNC      = $(B)/nocrypto
+$(BNC)/sha256.o: src/sha256.c $(HDR)
+	@mkdir -p $(BNC)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) -DNPZS_CRYPTO_SONAME='"libcrypto-absent.so.0"' -c $< -o $@
+$(BNC)/libnpzstream.a: $(filter-out $(B)/sha256.o,$(OBJ)) $(BNC)/sha256.o
+	rm -f $@ && ar rcs $@ $^
+$(BNC)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(BNC)/libnpzstream.a $(HDR)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_SRC) $(BNC)/libnpzstream.a $(LDLIBS)
+$(BNC)/test_policy: $(TEST_POLICY_SRC) fuzz/common.h $(BNC)/libnpzstream.a $(HDR)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) -Isrc -Ifuzz -o $@ $(TEST_POLICY_SRC) $(BNC)/libnpzstream.a $(LDLIBS)
 # the C-only vector runner (tests/vectors: every hand-built case, at every push size)
 $(B)/run_vectors: tests/vectors/run_vectors.c $(B)/libnpzstream.a $(HDR)
 	$(CC) $(NPZS_FLAGS) $(CFLAGS) -o $@ tests/vectors/run_vectors.c $(B)/libnpzstream.a $(LDLIBS)
@@ -149,7 +167,7 @@ TIER ?= all
 NPROC   ?= $(shell nproc 2>/dev/null || echo 2)
 .PHONY: test-build test-all-build
 test-build: all $(B)/test_api $(B)/run_vectors $(B)/test_policy $(B)/test_vlen_api $(BS)/test_api $(BS)/test_policy \
-            examples python-env fuzz
+            $(BNC)/test_policy $(BNC)/npzstream examples python-env fuzz
 test-all-build: test-build $(BS)/npzstream $(TEST_DEPS) ref-matrix fuzz-replay web-env engines-env
 test:
 	@$(MAKE) --no-print-directory -j$(NPROC) test-build
@@ -164,11 +182,12 @@ test-all:
 # tests/vectors): a run that finds fewer than CHECK_FILES files fails
 CHECK_FILES ?= 5000
 check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test_policy $(BS)/test_policy \
-       $(BS)/test_contracts
+       $(BNC)/test_policy $(BS)/test_contracts
 	$(B)/test_api --need-files $(CHECK_FILES) corpus tests/vectors
 	$(BS)/test_api --need-files 1000 corpus/peers tests/vectors
 	$(B)/test_policy
 	$(BS)/test_policy
+	$(BNC)/test_policy --sha256-absent
 	$(B)/run_vectors --par
 	$(BS)/run_vectors
 	$(BS)/run_vectors --par-only

@@ -29,6 +29,22 @@ def compressible(size_mib, rng):
     return {"c%d" % i: rng.integers(0, 64, n).astype(np.float32).reshape(-1, 128) for i in range(4)}
 
 
+def big_npy(path, size_mib, rng):
+    """big.npy: np.save of one float32 array of SIZE MiB."""
+    np.save(path, rng.random(size_mib * (1 << 20) // 4, dtype=np.float32).reshape(-1, 1024))
+
+
+def small_ones(d):
+    """many.npz (20,000 members of 16 float32), mixed.npz (the same count, no header like the one
+    before) and tiny.npz (one 4-element array): the per-member and start-up sets, whatever SIZE."""
+    M = {"m%05d" % i: np.full(16, i, dtype=np.float32) for i in range(20000)}
+    np.savez(os.path.join(d, "many.npz"), **M)
+    shapes = [(16,), (4, 4), (2, 8), (8, 2)]
+    X = {"m%05d" % i: np.full(shapes[i % 4], i, dtype=np.float32 if i % 8 < 4 else np.int32) for i in range(20000)}
+    np.savez(os.path.join(d, "mixed.npz"), **X)
+    np.savez(os.path.join(d, "tiny.npz"), t=np.arange(4, dtype=np.float32))
+
+
 def main():
     d, size = sys.argv[1], int(sys.argv[2])
     os.makedirs(d, exist_ok=True)
@@ -45,16 +61,11 @@ def main():
         if p2.wait() or p1.wait():
             sys.exit("pipe.npz: writer failed")
     rng = np.random.default_rng(2)
-    np.save(os.path.join(d, "big.npy"), rng.random(size * (1 << 20) // 4, dtype=np.float32).reshape(-1, 1024))
+    big_npy(os.path.join(d, "big.npy"), size, rng)
     C = compressible(size, rng)
     np.savez_compressed(os.path.join(d, "deflated.npz"), **C)
     del C
-    M = {"m%05d" % i: np.full(16, i, dtype=np.float32) for i in range(20000)}
-    np.savez(os.path.join(d, "many.npz"), **M)
-    shapes = [(16,), (4, 4), (2, 8), (8, 2)]
-    X = {"m%05d" % i: np.full(shapes[i % 4], i, dtype=np.float32 if i % 8 < 4 else np.int32) for i in range(20000)}
-    np.savez(os.path.join(d, "mixed.npz"), **X)
-    np.savez(os.path.join(d, "tiny.npz"), t=np.arange(4, dtype=np.float32))
+    small_ones(d)
 
 
 if __name__ == "__main__":

@@ -220,7 +220,8 @@ int parse_limit(opts *o, int argc, char **argv, int *i) {
     }
     if (!strcmp(a, "--sha256")) {
         if (!npzs_sha256_built()) {
-            fprintf(stderr, "npzstream: --sha256: this build has no SHA-256 (rebuild with libssl-dev installed)\n");
+            fprintf(stderr, "npzstream: --sha256: this build of npzstream has no SHA-256 (it needs OpenSSL's libcrypto: "
+                            "libssl-dev to build, libcrypto where it runs)\n");
             return -1;
         }
         o->sha256 = 1;

@@ -23,7 +23,8 @@
  *     calls.  Pointers inside an event are valid until the next call on the
  *     same parser (and, for zero-copy chunks, as long as the caller's buffer).
  *   - Memory is bounded by the limits, never by the data size.  The only
- *     allocations go through the allocator hooks.  There is no global state.
+ *     allocations go through the allocator hooks.  There is no global state
+ *     (but one fact per process: whether libcrypto could be loaded, npzs_sha256_built).
  *   - Progress: each npzs_next() call consumes input, emits an event, returns
  *     NPZS_NEED_INPUT with the input used up, or fails.
  *   - Errors are sticky: once a call returned an error, every later call
@@ -476,7 +477,12 @@ const char *npzs_record_label(npzs_record_part part);
  * unknown bit, or when this library was built without SHA-256 (npzs_sha256_built()). */
 #define NPZS_HASH_SHA256 1u
 int npzs_hash(npzs_parser *p, unsigned what);
-/* 1 when this library computes SHA-256 (it was built with OpenSSL's libcrypto), else 0. */
+/* 1 when this library computes SHA-256, else 0: it was built with OpenSSL's headers and its
+ * libcrypto (libcrypto.so.3 for OpenSSL 3) could be loaded.  libcrypto is not linked: the first
+ * call that needs it (this one, npzs_hash, a policy that hashes or pins a value) loads it with
+ * dlopen, once for the process (thread-safe; never unloaded), so a program that never hashes
+ * never maps it.  A program that will forbid opening files (a seccomp sandbox) and wants hashing
+ * calls this first. */
 int npzs_sha256_built(void);
 
 /* ---- policies (added in 0.5.0) -----------------------------------------------------------------

@@ -46,3 +46,11 @@ bench-round5: $(B)/npzstream
 .PHONY: bench-round6
 bench-round6: $(B)/npzstream $(B)/bench/limit
 	$(PYTHON) bench/round6.py --bin $(B)/npzstream --limit $(B)/bench/limit --size $(SIZE) $(BENCH_ARGS)
+
+# make bench-budgets: the command line's fixed costs (issue 44: a plain .npy against read-discard,
+# callgrind's instructions a member, the peak RSS of a small file; bench/budgets.py).  The member
+# and RSS figures hold on a loaded machine; the .npy ratio needs an idle one.
+# BENCH_ARGS="--base OLD/build/npzstream" measures an earlier build in the same run.
+.PHONY: bench-budgets
+bench-budgets: $(B)/npzstream $(B)/bench/limit
+	$(PYTHON) bench/budgets.py --bin $(B)/npzstream --limit $(B)/bench/limit --size $(SIZE) $(BENCH_ARGS)

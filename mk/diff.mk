@@ -12,4 +12,4 @@ diff-campaign: $(B)/npzstream
 	$(PYTHON) tests/differential/campaign.py --bin $(B)/npzstream -n $(N) --seed $(SEED) --jobs $(JOBS) --save-failures
 
 diff-ci: $(B)/npzstream
-	$(PYTHON) tests/differential/test_diff.py --bin $(B)/npzstream
+	$(PYTHON) -m pytest tests/differential/test_diff.py --bin $(B)/npzstream

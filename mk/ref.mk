@@ -1,5 +1,5 @@
-# make ref-matrix: the reference readers of tests/readers.py, which `make test` compares npzstream
-# with besides Debian's NumPy 1.24 on /usr/bin/python3:
+# make ref-matrix: the reference readers of tests/readers.py, which `make test-all` compares npzstream
+# with besides Debian's NumPy 1.24 on /usr/bin/python3 (each with pytest, which runs the suites there):
 #   .venv-np2         the newest NumPy 2.x on the python3 first on PATH
 #   .venv-np20        NumPy 2.0.x on the same Python
 #   .venv-np2-py312   the newest NumPy 2.x on python3.12, where that Python exists
@@ -17,9 +17,11 @@ REF_ZIPDEB  ?= libpython3.11-minimal=3.11.2-6+deb12u9
 ref-matrix:
 	@set -u; \
 	mk() { d=$$1; py=$$2; spec=$$3; \
-	  if [ -x $$d/bin/python ] && $$d/bin/python -c 'import numpy' 2>/dev/null; then echo "ref-matrix: $$d: $$($$d/bin/python -c 'import numpy,sys; print("NumPy", numpy.__version__, "on", sys.version.split()[0])')"; return; fi; \
+	  if [ -x $$d/bin/python ] && $$d/bin/python -c 'import numpy' 2>/dev/null; then \
+	    $$d/bin/python -c 'import pytest' 2>/dev/null || $$d/bin/pip install -q pytest || echo "ref-matrix: $$d: pip could not install pytest (offline?): its suites will be skipped"; \
+	    echo "ref-matrix: $$d: $$($$d/bin/python -c 'import numpy,sys; print("NumPy", numpy.__version__, "on", sys.version.split()[0])')"; return; fi; \
 	  $$py -c 'import sys' >/dev/null 2>&1 || { echo "ref-matrix: $$d skipped: no working $$py"; return; }; \
-	  $$py -m venv $$d && $$d/bin/pip install -q "$$spec" || { echo "ref-matrix: $$d skipped: pip could not install $$spec (offline?)"; rm -rf $$d; return; }; \
+	  $$py -m venv $$d && $$d/bin/pip install -q "$$spec" pytest || { echo "ref-matrix: $$d skipped: pip could not install $$spec and pytest (offline?)"; rm -rf $$d; return; }; \
 	  echo "ref-matrix: $$d: $$($$d/bin/python -c 'import numpy,sys; print("NumPy", numpy.__version__, "on", sys.version.split()[0])')"; }; \
 	mk .venv-np2 $(REF_PY) 'numpy>=2'; \
 	mk .venv-np20 $(REF_PY) 'numpy>=2.0,<2.1'; \

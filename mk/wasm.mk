@@ -3,7 +3,8 @@
 #                           npzstream.d.mts, npzstream-check.mjs (a Node command printing what
 #                           `npzstream check [--json] FILE` prints), npzstream-worker.js, demo.html
 #   make test-wasm          the differential test against build/npzstream (tests/wasm/test_wasm.py)
-#   make test-wasm-browser  the demo page in headless Chromium (tests/wasm/test_browser.py)
+#   make test-wasm-browser  the demo page in headless Chromium (tests/wasm/test_browser.py, run by
+#                           pytest in build/venv-selenium: Selenium and pytest from PyPI)
 #   make bench-wasm         wasm size and speed against the native command (bench/wasm.py)
 # make test-all runs the two tests (tests/run_all.py, tier rest) after building what they need.
 # zlib is Debian's source of the zlib the native build links, or where the archive does not serve
@@ -68,18 +69,19 @@ wasm-if-available:
 	@if command -v $(EMCC) >/dev/null; then $(MAKE) --no-print-directory wasm || echo "wasm: make wasm failed"; \
 	else echo "wasm: skipped: no $(EMCC) (apt-get install emscripten)"; fi
 	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then \
-	  $(MAKE) --no-print-directory $(WASM_VENV)/bin/python || echo "wasm: no Selenium (pip install selenium failed: offline?)"; fi
+	  $(MAKE) --no-print-directory $(WASM_VENV)/bin/pytest || echo "wasm: no Selenium (pip install selenium pytest failed: offline?)"; fi
 
 test-wasm: all wasm
-	$(PYTHON) tests/wasm/test_wasm.py --bin $(B)/npzstream --wasm $(BW)
+	$(PYTHON) -m pytest tests/wasm/test_wasm.py --bin $(B)/npzstream --wasm $(BW)
 
 # Selenium from PyPI in a virtual environment under build/ (Chromium and its driver: Debian's)
 WASM_VENV = $(B)/venv-selenium
-$(WASM_VENV)/bin/python:
-	$(PYTHON) -m venv $(WASM_VENV) && $(WASM_VENV)/bin/pip install -q selenium || { rm -rf $(WASM_VENV); exit 1; }
+$(WASM_VENV)/bin/pytest:
+	{ [ -x $(WASM_VENV)/bin/python ] || $(PYTHON) -m venv $(WASM_VENV); } && $(WASM_VENV)/bin/pip install -q selenium pytest \
+	  || { rm -rf $(WASM_VENV); exit 1; }
 test-wasm-browser: all wasm
-	@$(MAKE) --no-print-directory $(WASM_VENV)/bin/python || echo "test-wasm-browser: no Selenium (pip install failed: offline?)"
-	$(PYTHON) tests/wasm/test_browser.py --bin $(B)/npzstream --wasm $(BW) --python $(WASM_VENV)/bin/python
+	@$(MAKE) --no-print-directory $(WASM_VENV)/bin/pytest || echo "test-wasm-browser: no Selenium (pip install failed: offline?)"
+	$(WASM_VENV)/bin/python -m pytest tests/wasm/test_browser.py --bin $(B)/npzstream --wasm $(BW)
 
 # the native command once more without ISA-L (ISAL=0): src/crcfold.c's CRC-32, the one the wasm runs
 bench-wasm: all wasm

@@ -34,8 +34,10 @@ with open(os.path.join(CSRC, "npzstream.h")) as f:
 ISAL = os.environ.get("NPZSTREAM_ISAL", "auto") != "0" and any(
     os.path.exists(os.path.join(d, "isa-l", "igzip_lib.h")) for d in ("/usr/include", "/usr/local/include"))
 
-# OpenSSL's libcrypto (libssl-dev) where it is installed, for SHA-256 of array data (hash=True and
-# policies that hash or pin values); NPZSTREAM_OPENSSL=0 builds without it (hashing is then refused).
+# OpenSSL's libcrypto (libssl-dev) where its headers are installed, for SHA-256 of array data
+# (hash=True and policies that hash or pin values); NPZSTREAM_OPENSSL=0 builds without it (hashing
+# is then refused).  It is not linked: the library loads it at the first request for a hash
+# (src/sha256.c), as the command line does, and refuses hashing where it cannot be loaded.
 OPENSSL = os.environ.get("NPZSTREAM_OPENSSL", "auto") != "0" and any(
     os.path.exists(os.path.join(d, "openssl", "sha.h")) for d in ("/usr/include", "/usr/local/include"))
 
@@ -43,7 +45,7 @@ ext = Extension(
     "npzstream._npzstream",
     sources=EXT_SOURCES + [os.path.join("csrc", f) for f in LIB_SOURCES],
     include_dirs=["csrc"],
-    libraries=(["isal"] if ISAL else []) + (["crypto"] if OPENSSL else []) + ["z", "m"],
+    libraries=(["isal"] if ISAL else []) + ["z", "m"],
     define_macros=([("NPZS_HAVE_ISAL", "1")] if ISAL else []) + ([("NPZS_HAVE_OPENSSL", "1")] if OPENSSL else []),
     extra_compile_args=["-O2", "-fvisibility=hidden", "-pthread"],
     extra_link_args=["-pthread"],

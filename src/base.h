@@ -11,6 +11,16 @@
 #define NPZS__API
 #endif
 
+/* For the few small helpers a member passes through several times (a probe of the name table, a
+ * data chunk, a record's fixed fields, the header's results, room in the directory's tail): inlined
+ * even where gcc's -O2 heuristics keep them out of line in the link-time-optimised tool, whose
+ * calls to them cost about 100 of a member's 2,000 instructions (bench/README.md, issue 44). */
+#if defined(__GNUC__)
+#define NPZS__INLINE inline __attribute__((always_inline))
+#else
+#define NPZS__INLINE inline
+#endif
+
 static inline uint16_t npzs__le16(const uint8_t *b) { return (uint16_t)(b[0] | (b[1] << 8)); }
 static inline uint32_t npzs__le32(const uint8_t *b) {
     return (uint32_t)b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16) | ((uint32_t)b[3] << 24);

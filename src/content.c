@@ -245,7 +245,7 @@ static int header_parse(npzs_parser *p) {
 }
 
 /* The header's results are in c->info, its bytes (preamble and text) at `bytes`. */
-static int header_done(npzs_parser *p, const uint8_t *bytes) {
+static NPZS__INLINE int header_done(npzs_parser *p, const uint8_t *bytes) {
     npzs_content *c = &p->c;
     c->info.header = bytes;
     c->info.header_size = c->pre_len + c->hlen;
@@ -296,8 +296,8 @@ static int header_memo_whole(npzs_parser *p) {
  * the CRC, the hash, the counts, and the event (NPZS__EVENT), or, when the caller does not want
  * it, nothing more (NPZS__GO: the error of a cut chunk then comes at once); NPZS__ERROR when the
  * chunk fails at its first byte (no byte of it goes out), or is cut and not wanted. */
-static npzs__rc chunk(npzs_parser *p, npzs_content *c, npzs_event *ev, npzs_event_type type, const uint8_t *buf, size_t *n,
-                      int zero_copy) {
+static NPZS__INLINE npzs__rc chunk(npzs_parser *p, npzs_content *c, npzs_event *ev, npzs_event_type type,
+                                   const uint8_t *buf, size_t *n, int zero_copy) {
     int rule = 0, emit = npzs__wants(p, type);
     uint64_t bad = 0;
     size_t len = *n;

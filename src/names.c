@@ -112,7 +112,7 @@ static uint32_t entry_hash(const npzs_parser *p, uint32_t v) {
 
 /* Insert v (hash h) unless an equal name or key is there: returns 1 for a duplicate.  A probe
  * reads a name only when its hash is equal. */
-static inline int put(npzs_parser *p, uint32_t v, uint32_t h) {
+static NPZS__INLINE int put(npzs_parser *p, uint32_t v, uint32_t h) {
     size_t mask = p->hash_cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
         uint32_t w = p->hash[i];

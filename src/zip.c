@@ -37,7 +37,7 @@ enum { PH_LOCALS, PH_CENTRAL, PH_Z64, PH_LOC, PH_END };
  * data) are not kept: the search can only land on them when it does not land on the end record
  * the stream parsed, and that is already a rejection.  The buffer grows with the region, room
  * being reserved (tail_reserve) before a record is taken, so keeping bytes never fails. */
-static int tail_reserve(npzs_parser *p, size_t more) {
+static NPZS__INLINE int tail_reserve(npzs_parser *p, size_t more) {
     npzs_end *d = &p->end;
     if (p->kept.tail_cap >= NPZS_TAIL_MAX || d->tail_len + more <= p->kept.tail_cap) return 0;
     uint64_t need = d->tail_len + more;

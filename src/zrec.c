@@ -29,7 +29,7 @@ static int err(npzs_zerr *e, int code, int rule) {
 
 /* The shared run of a local header (from its byte 6) and a central header (from its byte 8):
  * flags, method, time and date (not read), CRC-32, sizes, name and extra lengths. */
-static void fixed(const uint8_t *b, npzs_zfixed *f) {
+static NPZS__INLINE void fixed(const uint8_t *b, npzs_zfixed *f) {
     f->flags = npzs__le16(b);
     f->method = npzs__le16(b + 2);
     f->crc = npzs__le32(b + 8);

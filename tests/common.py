@@ -1,34 +1,60 @@
-"""What the test scripts share: the pass/fail tally whose last line tests/run_all.py reads.
+"""What the suites share: soft checks (ok), a block that must not hang (Alarm), a zip bomb built
+in a fraction of a second (zeros_bomb).  Standard library only at import: the package suites import
+this in every environment (tests/README.md).
 
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from common import Tally
-    T = Tally("cli")
-    ok = T.ok          # ok(cond, what[, detail]) -> cond
-    ...
-    return T.summary() # prints "cli: N passed, M failed"; 1 if anything failed
+    from common import ok
+    def test_x(binary):
+        for case in cases:
+            ok(cond, "what was checked", "detail shown when it fails")  # -> cond; the test goes on
+
+A soft check counts as one check of the running test (tests/conftest.py begins and ends each test's
+list); the test fails at its end when one failed, listing all that did.  ok() outside a test (a
+module-level loop, a fixture of wider scope than the test) is an error: use assert there.
 """
+import threading
 
 
-class Tally:
-    def __init__(self, name, verbose=False):
-        self.name = name
-        self.verbose = verbose
-        self.passed = 0
-        self.failed = 0
+class Checks:
+    """The soft checks of one test: how many ran, the text of each that failed."""
 
-    def ok(self, cond, what, detail=""):
-        if cond:
-            self.passed += 1
-            if self.verbose:
-                print("ok   " + what)
-        else:
-            self.failed += 1
-            print("FAIL " + what + (": " + detail if detail else ""))
-        return cond
+    def __init__(self, test):
+        self.test = test
+        self.count = 0
+        self.failures = []
+        self.lock = threading.Lock()  # tests check from worker threads too
 
-    def summary(self):
-        print("%s: %d passed, %d failed" % (self.name, self.passed, self.failed))
-        return 1 if self.failed else 0
+
+_current = None
+
+
+def begin_checks(test):
+    global _current
+    _current = Checks(test)
+    return _current
+
+
+def end_checks(checks):
+    global _current
+    if _current is checks:
+        _current = None
+
+
+def failed_checks():
+    """How many soft checks of the running test have failed so far."""
+    return len(_current.failures)
+
+
+def ok(cond, what, detail=""):
+    """One soft check of the running test: counted, and when cond is false its failure is kept
+    (what, then detail) and the test goes on; returns cond."""
+    checks = _current
+    if checks is None:
+        raise RuntimeError("common.ok() outside a test: %s" % what)
+    with checks.lock:
+        checks.count += 1
+        if not cond:
+            checks.failures.append("FAIL " + what + (": " + str(detail) if detail else ""))
+    return cond
 
 
 # ---- a block that must not hang ----------------------------------------------------------------
@@ -100,7 +126,10 @@ def zeros_bomb(zeros=2 << 30, pipe=False):
     descriptor), else with the sizes in the local header.  Built from one compressed block
     repeated (a full flush resets the compressor, so every block after the first compresses to
     the same bytes) and the CRC-32 combined, never by compressing 2 GiB."""
-    import io, struct, sys, zlib, os
+    import io
+    import os
+    import sys
+    import zlib
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bad"))
     from zipbuild import Member, build_zip
     from numpy.lib import format as npf

@@ -24,10 +24,9 @@ def main():
         files += [f for f in glob.glob(os.path.join(tmp, "**", "*"), recursive=True)
                   if os.path.isfile(f) and os.path.getsize(f) < (4 << 20)]
         subprocess.run([os.path.join(cov, "test_api")] + files, cwd=ROOT, capture_output=True)
-        for t in sorted(glob.glob(os.path.join(ROOT, "tests", "*", "test_*.py"))):
-            if "/big/" in t:
-                continue
-            subprocess.run([PY, t, "--bin", cli, "--quick"], cwd=ROOT, capture_output=True)
+        suites = [t for t in sorted(glob.glob(os.path.join(ROOT, "tests", "*", "test_*.py"))) if "/big/" not in t]
+        subprocess.run([PY, "-m", "pytest", "-q", "--continue-on-collection-errors", "-m", "not rest", "--bin", cli,
+                        "--quick", "--basetemp", os.path.join(tmp, "pytest")] + suites, cwd=ROOT, capture_output=True)
     print("%-16s %8s %8s %10s" % ("file", "lines", "branches", "taken"))
     tl = tn = 0
     for s in srcs:

@@ -1,86 +1,292 @@
 #!/usr/bin/python3
 """Run the npzstream test suites; called by `make test` and `make test-all`.
 
---tier test (make test): every suite once, in about ten minutes on an idle 2-core machine: the C
+--tier test (make test): every suite once, in about eight minutes on an idle 2-core machine: the C
     API suite over every file and the vectors at every push size (through the parallel helper
-    too), the policy suite, one pass of the API suite under ASan+UBSan, every tests/*/test_*.py
-    with the plain build against the default reader (the Python package in both NumPy
-    environments), and a short fuzz smoke.
---tier rest (what make test-all adds): the vectors and every script under ASan+UBSan, the thread
-    sanitizer, clang's sanitizers, the suites that compare with np.load once more for every other
-    reference reader, the 4.5 GiB archives, the web recipes' servers, the Ray and Dask readers on their
-    clusters and an S3 server (tests/web, tests/engines), the mapped file twice the size of RAM
-    (tests/mapped), the corpus replay and the state
-    gate, and the WebAssembly build against the native command and in headless Chromium (tests/wasm).
+    too), the policy and vlen API suites, one pass of the API and policy suites under ASan+UBSan,
+    every Python suite (tests/*/test_*.py) with the plain build and Debian's NumPy 1.24, the
+    package's suites (tests/python, tests/engines/pytest_refs.py) in both NumPy environments, and
+    a short fuzz smoke.
+--tier rest (what make test-all adds): the vectors under ASan+UBSan and the thread sanitizer, clang's
+    sanitizers, the vlen API suite under ASan+UBSan; the suites that drive the command line's own
+    code (ASAN_SUITES) once more with the sanitizer build; the suites that compare with np.load once
+    more for every other reference reader; the tests marked `rest` (the 4.5 GiB archives, the mapped
+    file twice the size of RAM, the WebAssembly build against the native command); the web recipes'
+    servers, the Ray and Dask readers on their clusters with an S3 server, the demo page in headless
+    Chromium, each in its environment; the corpus replay, the state gate and a longer fuzz smoke.
 --tier all: both.
-Each suite prints a last line `NAME: N passed, M failed` (or `NAME: skipped: why` where its tools
-are missing: counted as skipped, or as a failure when CI is set, as CI installs every tool); this
-script adds them up (a suite that tested nothing, 0 passed and 0 failed, counts as a failure),
-prints a table of what each suite took and the total as its own last line.  Exit status 1 if anything failed.
+
+The C suites and make's (fuzz-smoke, regress, state-gate) end on a line `NAME: N passed, M failed`
+(their contract), read here with the exit status.  The Python suites are pytest modules
+(tests/README.md): pytest runs once per environment (pytest_runs) with --junitxml, and their results
+are read from that file: each test module is a suite of the table (tests/DIR/test_X.py: DIR, or
+DIR-X; a suffix names the environment).  A suite that tested nothing counts as a failure; a skipped
+test counts as skipped, or as a failure when CI is set (CI installs every tool).  The table gives
+each suite's seconds, its tests and its checks (the C suites' count, and the soft checks of the
+Python tests, common.ok); the total is the last line.  Exit status 1 if anything failed.
 """
-import argparse, glob, os, re, subprocess, sys, tempfile, time
+import argparse
+import glob
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = "/usr/bin/python3"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import readers as READERS  # noqa: E402
-MATRIX_SUITES = ("differential", "real")
-# suites that run only in the rest tier (make test-all): the web frameworks' servers, the Ray and
-# Dask clusters with moto's S3 server (tests/engines/test_engines.py; its test_refs.py runs in both),
-# and the mapped file twice the size of RAM (tests/mapped in make test: a 3 GiB one)
-REST_ONLY = ("web", "engines")
+
 SMOKE_SECONDS = {"test": 4, "rest": 30}  # a fuzz smoke: seconds per harness
 LAST = re.compile(r"^(?:(\w[\w-]*): )?(\d+) passed, (\d+) failed")
-SKIPPED = re.compile(r"^(\w[\w-]*): skipped: ")  # a suite whose tools are missing: counted as skipped
-# suites run by name (tests/wasm: the rest tier, with the WebAssembly build), not as tests/*/test_*.py
-OWN_SUITES = ("wasm",)
+# The Python suites run once more with the sanitizer build (--quick): those that drive the command
+# line's own code (its options, output, extract, batch pool, vlen and refs commands, the examples).
+# The library under ASan+UBSan is the C suites' (api-asan, the vectors, the fuzz smoke and replay);
+# the other suites' checks of the library through the command line repeat theirs.
+ASAN_SUITES = ("bad/test_bad.py", "cli/test_cli.py", "examples/test_examples.py", "names/test_names.py",
+               "real/test_real.py", "vlen/test_vlen.py", "engines/test_refs.py")
+# the package's suites: in the package environments (make python-env), which import npzstream
+PKG_FILES = ("python/pytest_*.py", "engines/pytest_refs.py")
+# the suites that compare with np.load once more for every other reference reader (tests/readers.py)
+MATRIX_FILES = ("differential/test_diff.py", "real/test_real.py")
 
 
-def run_suite(name, cmd, env=None):
-    t0 = time.time()
+def system_files():
+    """tests/*/test_*.py but those run in an environment of their own."""
+    own = {"wasm/test_browser.py"}
+    return tuple(sorted(f for f in (os.path.relpath(p, os.path.join(ROOT, "tests"))
+                                    for p in glob.glob(os.path.join(ROOT, "tests", "*", "test_*.py"))) if f not in own))
+
+
+class Run:
+    """One pytest run: `python -m pytest ARGS FILES` (files under tests/, globs allowed); its suites'
+    names end on suffix; stopped after timeout seconds (None: never)."""
+
+    def __init__(self, tag, what, python, files, args, suffix="", env=None, timeout=None):
+        self.tag, self.what, self.python, self.files, self.args = tag, what, python, files, args
+        self.suffix, self.env, self.timeout = suffix, env or {}, timeout
+
+
+def pytest_runs(tiers, plain, san):
+    b = ["--bin", os.path.join(plain, "npzstream")]
+    wasm = ["--wasm", os.path.join(plain, "wasm")]
+
+    def venv(d):
+        return os.path.join(ROOT, d, "bin", "python")
+    runs = []
+    if "test" in tiers:
+        runs.append(Run("system", "Debian's Python and NumPy 1.24", PY, system_files(), b + ["-m", "not rest"]))
+        runs.append(Run("pkg", ".venv-pkg (make python-env)", venv(".venv-pkg"), PKG_FILES, b, "@pkg"))
+        # and the policy oracle with NumPy 2's reading of the arrays
+        runs.append(Run("pkg-np2", ".venv-pkg-np2 (make python-env)", venv(".venv-pkg-np2"),
+                        PKG_FILES + ("policy/test_oracle.py",), b, "@pkg-np2"))
+    if "rest" in tiers:
+        runs.append(Run("rest", "the tests marked rest", PY, system_files(), b + wasm + ["-m", "rest"]))
+        runs.append(Run("asan", "the sanitizer build", PY, ASAN_SUITES,
+                        ["--bin", os.path.join(san, "npzstream"), "--quick", "-m", "not rest"], "-asan"))
+        readers, skipped = READERS.available()
+        for line in skipped:
+            print(line)
+        for rd, path, info in readers:
+            print("reader %s: %s (%s)" % (rd[0], rd[3], info))
+            if rd[0] != READERS.DEFAULT:
+                runs.append(Run("reader-" + rd[0], "the reader " + rd[0], path, MATRIX_FILES, b + ["-m", "not rest"],
+                                "@" + rd[0], READERS.env_for(rd, {})))
+        runs.append(Run("web", ".venv-web (make web-env)", venv(".venv-web"), ("web/pytest_web.py",), b))
+        # the clusters: stopped after 15 minutes
+        runs.append(Run("engines", ".venv-engines (make engines-env)", venv(".venv-engines"), ("engines/pytest_engines.py",),
+                        b, timeout=900))
+        runs.append(Run("browser", "build/venv-selenium (make test-wasm-browser)",
+                        os.path.join(plain, "venv-selenium", "bin", "python"), ("wasm/test_browser.py",), b + wasm))
+    return runs
+
+
+def suite_name(rel, suffix):
+    """DIR/test_X.py or DIR/pytest_X.py: DIR when X is DIR (or begins it), else DIR-X; then the suffix."""
+    d, f = rel.split("/")[0], os.path.basename(rel)
+    stem = re.sub(r"^(?:test|pytest)_", "", f[:-3])
+    return (d if d.startswith(stem) else d + "-" + stem) + suffix
+
+
+# ---- the C suites and make's: their last line ------------------------------------------------------
+
+def run_c_suite(name, cmd, env):
+    """(passed, failed, skipped, checks) of a suite ending on `NAME: N passed, M failed`: one test,
+    failed when a check failed, the exit status is not 0 or nothing was checked."""
     print("== %s: %s" % (name, " ".join(cmd[:4]) + (" ..." if len(cmd) > 4 else "")), flush=True)
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
     out = (r.stdout or "") + (r.stderr or "")
-    lines = [l for l in out.splitlines() if l.strip()]
-    if lines and SKIPPED.match(lines[-1].strip()) and r.returncode == 0:
-        if os.environ.get("CI"):  # CI installs every tool: a suite that skips there has failed
-            print("   %s: under CI -> counted as 1 failure (%.1fs)" % (lines[-1].strip(), time.time() - t0), flush=True)
-            return 0, 1, 0
-        print("   %s (%.1fs)" % (lines[-1].strip(), time.time() - t0), flush=True)
-        return 0, 0, 1
-    m = None
-    for l in reversed(lines):
-        m = LAST.match(l.strip())
-        if m:
-            break
+    lines = [line for line in out.splitlines() if line.strip()]
+    m = next((m for m in (LAST.match(line.strip()) for line in reversed(lines)) if m), None)
     if not m:
         print(out[-4000:])
-        print("   %s: no result line, exit %d -> counted as 1 failure" % (name, r.returncode))
-        return 0, 1, 0
+        print("   %s: no result line, exit %d -> a failure" % (name, r.returncode))
+        return 0, 1, 0, 0
     p, f = int(m.group(2)), int(m.group(3))
-    if p == 0 and f == 0:  # a suite that tested nothing has not passed
+    if p == 0 and f == 0:
         print(out[-2000:])
-        print("   %s: 0 passed, 0 failed -> counted as 1 failure (it tested nothing)" % name)
-        return 0, 1, 0
+        print("   %s: 0 passed, 0 failed -> a failure (it tested nothing)" % name)
+        return 0, 1, 0, 0
     if f or r.returncode != 0:
-        fails = [l for l in lines if l.startswith(("FAIL", "ERROR", "==", "SUMMARY")) or "runtime error" in l]
-        print("\n".join(fails[:60]))
+        print("\n".join([line for line in lines if line.startswith(("FAIL", "ERROR", "==", "SUMMARY"))
+                         or "runtime error" in line][:60]))
         if r.returncode != 0 and f == 0:
             print(out[-3000:])
-            f = 1
-    print("   %s: %d passed, %d failed (%.1fs)" % (name, p, f, time.time() - t0), flush=True)
-    return p, f, 0
+    bad = 1 if f or r.returncode != 0 else 0
+    print("   %s: %d checks, %d failed, exit %d" % (name, p + f, f, r.returncode), flush=True)
+    return 1 - bad, bad, 0, p + f
 
 
-def suite_name(rel, scripts):
-    """tests/DIR/test_X.py: DIR, or DIR-X when DIR has more scripts and X is not its main one."""
-    d, stem = rel.split("/")[1], os.path.basename(rel)[5:-3]
-    siblings = [r for r in scripts if r.split("/")[1] == d]
-    return d if len(siblings) == 1 or stem == d else d + "-" + stem
+def c_suites(tiers, a, files):
+    """[(name, command)] of the C suites and make's."""
+    suites = []
+    fuzz = os.path.exists(os.path.join(ROOT, "fuzz", "fuzz.mk"))
+    if "test" in tiers:
+        suites += [
+            ("api", [os.path.join(a.plain, "test_api")] + files),
+            # the vectors at every push size, and through the parallel helper
+            ("vectors", [os.path.join(a.plain, "run_vectors"), "--par"]),
+            ("policy-c", [os.path.join(a.plain, "test_policy")]),
+            ("vlen-c", [os.path.join(a.plain, "test_vlen_api")]),
+            # one sanitizer pass: the API suite over every file under ASan+UBSan
+            ("api-asan", [os.path.join(a.san, "test_api")] + files),
+            ("policy-c-asan", [os.path.join(a.san, "test_policy")]),
+            # a library that cannot load libcrypto: every request for a hash refused
+            ("policy-c-nocrypto", [os.path.join(a.plain, "nocrypto", "test_policy"), "--sha256-absent"]),
+        ]
+        if fuzz:
+            suites.append(fuzz_smoke(SMOKE_SECONDS["test"]))
+    if "rest" in tiers:
+        suites += [
+            ("vectors-asan", [os.path.join(a.san, "run_vectors"), "--par"]),
+            ("vectors-par-tsan", [os.path.join(a.plain, "tsan", "run_vectors"), "--par-only"]),
+            ("vlen-c-asan", [os.path.join(a.san, "test_vlen_api"), "--quick"]),
+        ]
+        clang_api = os.path.join(a.plain, "clang-san", "test_api")
+        if os.path.exists(clang_api):
+            suites.append(("api-clang-san", [clang_api] + files))
+        else:
+            print("api-clang-san skipped: %s not built (needs clang and libclang-rt)" % clang_api)
+        if fuzz:
+            suites.append(("regress", ["make", "-s", "regress"]))
+            suites.append(("state-gate", ["make", "-s", "state-gate"]))
+            suites.append(fuzz_smoke(SMOKE_SECONDS["rest"]))
+    return suites
 
 
 def fuzz_smoke(seconds):
     return ("fuzz-smoke-%ds" % seconds, ["make", "-s", "fuzz-smoke", "SMOKE_SECONDS=%d" % seconds])
+
+
+# ---- pytest: once per environment, its JUnit XML read ------------------------------------------------
+
+def junit_results(path, suffix):
+    """{suite: {"seconds", "passed", "failed", "skipped", "checks", "problems": [...]}} from pytest's
+    JUnit XML (xunit1: each test case names its file)."""
+    out = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        rel = case.get("file") or (case.get("name", "").replace(".", "/") + ".py")  # a module that did not import
+        s = out.setdefault(suite_name(rel, suffix), dict(seconds=0.0, passed=0, failed=0, skipped=0, checks=0,
+                                                         problems=[]))
+        s["seconds"] += float(case.get("time") or 0)
+        for prop in case.iter("property"):
+            if prop.get("name") == "checks":
+                s["checks"] += int(prop.get("value"))
+        test = "%s::%s" % (rel, case.get("name"))
+        bad = case.find("failure") if case.find("failure") is not None else case.find("error")
+        if bad is not None:
+            s["failed"] += 1
+            s["problems"].append("FAIL %s: %s\n%s" % (test, bad.get("message", ""), (bad.text or "")[-3000:]))
+        elif case.find("skipped") is not None:
+            s["skipped"] += 1
+            s["problems"].append("SKIPPED %s: %s" % (test, case.find("skipped").get("message", "")))
+        else:
+            s["passed"] += 1
+    return out
+
+
+def run_pytest(run, logs, base_env):
+    """[(suite, seconds, passed, failed, skipped, checks)] of one pytest run."""
+    paths = sorted({p for f in run.files for p in glob.glob(os.path.join(ROOT, "tests", f))})
+    name = "pytest-" + run.tag
+    if not os.access(run.python, os.X_OK) or subprocess.run([run.python, "-c", "import pytest"],
+                                                            capture_output=True).returncode:
+        # an environment that is not set up: its suites skipped (under CI, which sets up all, failed)
+        print("== %s: skipped: %s is not set up, or has no pytest" % (name, run.what))
+        return [(suite_name(os.path.relpath(p, os.path.join(ROOT, "tests")), run.suffix), 0.0, 0,
+                 1 if os.environ.get("CI") else 0, 0 if os.environ.get("CI") else 1, 0) for p in paths]
+    xml, log = os.path.join(logs, run.tag + ".xml"), os.path.join(logs, run.tag + ".log")
+    for f in (xml, log):
+        if os.path.exists(f):
+            os.unlink(f)
+    print("== %s: %s, %d modules (its output: %s)" % (name, run.what, len(paths), os.path.relpath(log, ROOT)), flush=True)
+    cmd = [run.python, "-m", "pytest", "-q", "--continue-on-collection-errors", "--junitxml", xml,
+           "--basetemp", os.path.join(logs, run.tag + ".tmp")] + run.args + paths
+    t0 = time.time()
+    with open(log, "w") as lf:
+        # its own process group: on a timeout pytest and whatever it started (a cluster) stop together
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=lf, stderr=subprocess.STDOUT, env=dict(base_env, **run.env),
+                                start_new_session=True)
+        try:
+            rc = proc.wait(timeout=run.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            rc = proc.wait()
+            print("   %s: stopped after %d seconds" % (name, run.timeout))
+    wall = time.time() - t0
+    shutil.rmtree(os.path.join(logs, run.tag + ".tmp"), ignore_errors=True)
+    results = junit_results(xml, run.suffix) if os.path.exists(xml) else {}
+    rows = []
+    for suite, s in sorted(results.items()):
+        fails, skips = s["failed"], s["skipped"]
+        if os.environ.get("CI") and skips:  # CI installs every tool: a test that skips there has failed
+            fails, skips = fails + skips, 0
+        if s["passed"] + fails == 0 and not skips:
+            fails = 1
+        for p in s["problems"][:40]:
+            if p.startswith("FAIL") or os.environ.get("CI"):
+                print(p)
+        print("   %s: %d passed, %d failed%s (%.1fs, %d checks)" % (
+            suite, s["passed"], fails, ", %d skipped" % skips if skips else "", s["seconds"], s["checks"]), flush=True)
+        rows.append((suite, s["seconds"], s["passed"], fails, skips, s["checks"]))
+    if rc not in (0, 1) or not results or (rc == 1 and not any(r[3] for r in rows)):
+        with open(log) as lf:
+            print(lf.read()[-6000:])
+        print("   %s: pytest exit %d%s -> a failure" % (name, rc, "" if results else ", no results"))
+        rows.append((name, 0.0, 0, 1, 0, 0))
+    print("   %s: %.1fs in all, %.1fs of it outside the tests (start, collection)" % (
+        name, wall, wall - sum(r[1] for r in rows)), flush=True)
+    return rows
+
+
+def test_files(tmp):
+    """The files the C API suites read: corpus/peers, what tests/real/gen.py writes (under 4 MiB) and
+    the hand-built bad inputs (split invariance and allocation failures on every one)."""
+    files = sorted(glob.glob(os.path.join(ROOT, "corpus", "peers", "**", "*.np[yz]"), recursive=True))
+    problems = 0
+    r = subprocess.run([PY, os.path.join(ROOT, "tests", "real", "gen.py"), tmp], cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        print(r.stdout[-2000:], r.stderr[-2000:])
+        problems += 1
+    files += sorted(f for f in glob.glob(os.path.join(tmp, "**", "*"), recursive=True)
+                    if os.path.isfile(f) and os.path.getsize(f) < (4 << 20))
+    bad = os.path.join(tmp, "bad")
+    r = subprocess.run([PY, "-c", "import os,sys; sys.path.insert(0,'tests/bad'); from cases import cases\n"
+                        "d=sys.argv[1]; os.makedirs(d)\n"
+                        "for c in cases():\n"
+                        "  open(os.path.join(d, c.name), 'wb').write(c.data)", bad],
+                       cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        print(r.stderr[-2000:])
+        problems += 1
+    else:
+        files += sorted(glob.glob(os.path.join(bad, "*")))
+    return files, problems
 
 
 def main():
@@ -90,111 +296,31 @@ def main():
     ap.add_argument("--tier", choices=("test", "rest", "all"), default="test")
     a = ap.parse_args()
     tiers = ("test", "rest") if a.tier == "all" else (a.tier,)
-    total_p = total_f = total_s = 0
-    times = []
+    rows = []
     t_all = time.time()
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+    logs = os.path.join(ROOT, a.plain, "test-logs")
+    os.makedirs(logs, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="npzs-test-") as tmp:
-        files = sorted(glob.glob(os.path.join(ROOT, "corpus", "peers", "**", "*.np[yz]"), recursive=True))
-        gen = os.path.join(ROOT, "tests", "real", "gen.py")
-        if os.path.exists(gen):
-            r = subprocess.run([PY, gen, tmp], cwd=ROOT, capture_output=True, text=True)
-            if r.returncode != 0:
-                print(r.stdout[-2000:], r.stderr[-2000:])
-                total_f += 1
-            small = [f for f in glob.glob(os.path.join(tmp, "**", "*"), recursive=True)
-                     if os.path.isfile(f) and os.path.getsize(f) < (4 << 20)]
-            files += sorted(small)
-        # the hand-built bad inputs too: split invariance and allocation failures on every one
-        badgen = subprocess.run([PY, "-c", "import os,sys; sys.path.insert(0,'tests/bad'); from cases import cases\n"
-                                 "d=sys.argv[1]; os.makedirs(d)\n"
-                                 "for c in cases():\n"
-                                 "  open(os.path.join(d, c.name), 'wb').write(c.data)", os.path.join(tmp, "bad")],
-                                cwd=ROOT, capture_output=True, text=True)
-        if badgen.returncode != 0:
-            print(badgen.stderr[-2000:])
-            total_f += 1
-        else:
-            files += sorted(glob.glob(os.path.join(tmp, "bad", "*")))
-        readers, skipped = READERS.available()
-        scripts = sorted(os.path.relpath(r, ROOT) for r in glob.glob(os.path.join(ROOT, "tests", "*", "test_*.py"))
-                         if os.path.relpath(r, ROOT).split(os.sep)[1] not in OWN_SUITES)
-        suites = []
-        if "test" in tiers:
-            suites += [
-                ("api", [os.path.join(a.plain, "test_api")] + files),
-                # the vectors at every push size, and through the parallel helper
-                ("vectors", [os.path.join(a.plain, "run_vectors"), "--par"]),
-                ("policy-c", [os.path.join(a.plain, "test_policy")]),
-                # one sanitizer pass: the API suite over every file under ASan+UBSan
-                ("api-asan", [os.path.join(a.san, "test_api")] + files),
-                ("policy-c-asan", [os.path.join(a.san, "test_policy")]),
-                ("vectors-current", [PY, "tests/vectors/gen.py", "--bin", os.path.join(a.plain, "npzstream"), "--check"]),
-            ]
-            for rel in scripts:
-                name = suite_name(rel, scripts)
-                if name in REST_ONLY:  # the servers and the cluster: make test-all's
-                    continue
-                args = ["--quick"] if name == "big" or name == "mapped" else []
-                suites.append((name, [PY, rel, "--bin", os.path.join(a.plain, "npzstream")] + args))
-            if os.path.exists(os.path.join(ROOT, "fuzz", "fuzz.mk")):
-                suites.append(fuzz_smoke(SMOKE_SECONDS["test"]))
-        if "rest" in tiers:
-            suites += [
-                ("vectors-asan", [os.path.join(a.san, "run_vectors")]),
-                ("vectors-par-asan", [os.path.join(a.san, "run_vectors"), "--par-only"]),
-                ("vectors-par-tsan", [os.path.join(a.plain, "tsan", "run_vectors"), "--par-only"]),
-            ]
-            clang_api = os.path.join(a.plain, "clang-san", "test_api")
-            if os.path.exists(clang_api):
-                suites.append(("api-clang-san", [clang_api] + files))
-            else:
-                print("api-clang-san skipped: %s not built (needs clang and libclang-rt)" % clang_api)
-            for line in skipped:
-                print(line)
-            for rd, path, info in readers:
-                print("reader %s: %s (%s)" % (rd[0], rd[3], info))
-            for rel in scripts:
-                name = suite_name(rel, scripts)
-                if name == "python":  # the package's extension has no sanitizer build: the plain run is its test
-                    continue
-                if name in REST_ONLY or name == "mapped":  # the Python package's: no sanitizer build to try
-                    suites.append((name, [PY, rel, "--bin", os.path.join(a.plain, "npzstream")]))
-                    continue
-                suites.append((name + "-asan", [PY, rel, "--bin", os.path.join(a.san, "npzstream"), "--quick"]))
-                if rel.split("/")[1] in MATRIX_SUITES:
-                    for rd, path, info in readers:
-                        if rd[0] != READERS.DEFAULT:
-                            suites.append((name + "@" + rd[0], [path, rel, "--bin", os.path.join(a.plain, "npzstream")],
-                                           READERS.env_for(rd, env)))
-                if name == "big":
-                    suites.append(("big-4.5GiB", [PY, rel, "--bin", os.path.join(a.plain, "npzstream")]))
-            # the WebAssembly build (make wasm) against the native command, and its demo page in
-            # headless Chromium: each says "skipped" where emscripten, Node or Chromium is missing
-            wasm = os.path.join(a.plain, "wasm")
-            suites.append(("wasm", [PY, "tests/wasm/test_wasm.py", "--bin", os.path.join(a.plain, "npzstream"),
-                                    "--wasm", wasm]))
-            suites.append(("wasm-browser", [PY, "tests/wasm/test_browser.py", "--bin", os.path.join(a.plain, "npzstream"),
-                                            "--wasm", wasm, "--python", os.path.join(a.plain, "venv-selenium", "bin", "python")]))
-            if os.path.exists(os.path.join(ROOT, "fuzz", "fuzz.mk")):
-                suites.append(("regress", ["make", "-s", "regress"]))
-                suites.append(("state-gate", ["make", "-s", "state-gate"]))
-                suites.append(fuzz_smoke(SMOKE_SECONDS["rest"]))
-        for suite in suites:
-            name, cmd = suite[:2]
+        files, problems = test_files(tmp)
+        if problems:
+            rows.append(("(the C suites' input files)", 0.0, 0, problems, 0, 0))
+        for name, cmd in c_suites(tiers, a, files):
             t0 = time.time()
-            p, f, k = run_suite(name, cmd, suite[2] if len(suite) > 2 else env)
-            times.append((name, time.time() - t0, p, f, k))
-            total_p += p
-            total_f += f
-            total_s += k
-    print("\n%-28s %9s %10s %7s" % ("suite (%s)" % "+".join(tiers), "seconds", "passed", "failed"))
-    for name, dt, p, f, k in times:
-        print("%-28s %9.1f %10s %7d" % (name, dt, "skipped" if k else p, f))
-    print("%-28s %9.1f %10d %7d" % ("total (suites and their setup)", time.time() - t_all, total_p, total_f))
-    print("%d passed, %d failed" % (total_p, total_f) + (", %d skipped" % total_s if total_s else ""))
-    return 1 if total_f else 0
+            p, f, k, n = run_c_suite(name, cmd, env)
+            rows.append((name, time.time() - t0, p, f, k, n))
+    for run in pytest_runs(tiers, a.plain, a.san):
+        rows += run_pytest(run, logs, env)
+    print("\n%-30s %9s %8s %7s %8s %9s" % ("suite (%s)" % "+".join(tiers), "seconds", "passed", "failed", "skipped",
+                                           "checks"))
+    for name, dt, p, f, k, n in rows:
+        print("%-30s %9.1f %8d %7d %8s %9d" % (name, dt, p, f, k or "", n))
+    total = [sum(r[i] for r in rows) for i in (2, 3, 4, 5)]
+    print("%-30s %9.1f %8d %7d %8s %9d" % ("total (suites and their setup)", time.time() - t_all, total[0], total[1],
+                                           total[2] or "", total[3]))
+    print("%d passed, %d failed" % (total[0], total[1]) + (", %d skipped" % total[2] if total[2] else ""))
+    return 1 if total[1] else 0
 
 
 if __name__ == "__main__":

@@ -1,13 +1,10 @@
-#!/usr/bin/python3
-"""Run every hand-built bad (and must-accept) input of cases.py through `npzstream check`.
+"""Every hand-built bad (and must-accept) input of cases.py through `npzstream check`.
 
-usage: /usr/bin/python3 tests/bad/test_bad.py --bin build/npzstream [--only SUBSTR] [--jobs N]
-                                              [--no-numpy] [-v]
-
-For each case the bytes are piped into `BIN check --json [ARGS] -` three times: whole, with
---feed 1 and with --feed 7.  Each run must exit 1 (0 for accept cases), print one JSON object
-whose error code and offset equal the expected ones (error null and ok true for accept cases),
-and the three JSON objects must be identical.
+For each case (one test each) the bytes are piped into `BIN check --json [ARGS] -` three times:
+whole, with --feed 1 and with --feed 7.  Each run must exit 1 (0 for accept cases), print one JSON
+object whose error code and offset equal the expected ones (error null and ok true for accept
+cases), and the three JSON objects must be identical.  The cases run 2 at a time (the machine's
+cores), before the first of their tests.
 
 Each rejection must name the rule tests/bad/rules.tsv expects for the case (the library's rule
 ids, src/rules.h); a case with a strict mark must be rejected by a rule of that SECURITY.md group;
@@ -16,18 +13,29 @@ covered by tests/test_api.c).  --update-rules rewrites rules.tsv from what the C
 the diff before committing it).
 
 For every rejected case NumPy 1.24 (allow_pickle=False, every member touched) is run on the
-same bytes; a case NumPy accepts must carry a strict-rule mark in cases.py, else a WARNING is
-printed.  Last line: `bad: N passed, M failed`; exit status 1 if M > 0.
+same bytes (not in the --quick pass): a case NumPy accepts must carry a strict-rule mark in cases.py.
+    /usr/bin/python3 -m pytest tests/bad [-k NAME] [--bin build/npzstream]
 """
-import argparse
 import concurrent.futures
+import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from cases import cases, numpy_args, numpy_view  # noqa: E402
+from common import ok  # noqa: E402
+
+# tests/vectors/gen.py, by its path: tests/real has a gen module too (one name in sys.modules)
+_spec = importlib.util.spec_from_file_location("vectors_gen", os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "vectors", "gen.py"))
+vectors = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(vectors)
 
 FEEDS = (None, 1, 7)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,7 +60,6 @@ NOT_FROM_CLI = {
 
 
 def library_rules():
-    import re
     return re.findall(r'^\s*X\(\w+, "([^"]+)"', open(RULES_H).read(), re.M)
 
 
@@ -136,117 +143,111 @@ def check(binary, case, want_rule=None):
     return problems, results, rule
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bin", default="build/npzstream", help="path of the npzstream CLI")
-    ap.add_argument("--only", help="run only cases whose name contains this")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 4)
-    ap.add_argument("--no-numpy", action="store_true", help="skip the NumPy differential")
-    ap.add_argument("--quick", action="store_true", help="same as --no-numpy (sanitizer runs)")
-    ap.add_argument("-v", "--verbose", action="store_true", help="print every case")
-    ap.add_argument("--update-rules", action="store_true", help="rewrite rules.tsv from the CLI's rules")
-    a = ap.parse_args()
-    if not os.access(a.bin, os.X_OK):
-        print("test_bad: %s is not an executable" % a.bin, file=sys.stderr)
-        print("bad: 0 passed, 1 failed")
-        return 1
-    cs = [c for c in cases() if not a.only or a.only in c.name]
+CASES = cases()
+BY_NAME = {c.name: c for c in CASES}
+SECURITY_MD = os.path.join(HERE, "..", "..", "SECURITY.md")
 
-    passed = failed = 0
-    # every strict-rule mark names a rule documented in SECURITY.md
-    sec = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "SECURITY.md")).read()
-    for rule in sorted({c.strict for c in cs if c.strict and c.strict.startswith("S-")}):
-        if "| " + rule + " |" not in sec:
-            failed += 1
-            print("FAIL strict rule %s is not documented in SECURITY.md" % rule)
-    # the compression methods some zipfile reads are named where the method rule is explained: in
-    # its message (npzstream explain, the man page's RULES) and in SECURITY.md's row, with the
-    # CPython that reads each
-    r = subprocess.run([a.bin, "explain", "S-ZIP-FEATURES.method"], capture_output=True, text=True)
-    row = [l for l in sec.splitlines() if l.startswith("| S-ZIP-FEATURES |")]
+
+@pytest.fixture(scope="module")
+def cli(request, binary, pytestconfig):
+    """{case name: (problems, results, rule)} of the cases this run selected, 2 at a time."""
+    update = pytestconfig.getoption("--update-rules")
+    want = expected_rules()
+    names = {item.callspec.params["name"] for item in request.session.items
+             if item.originalname == "test_case" and item.module.__name__ == request.module.__name__}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as ex:
+        futs = {n: ex.submit(check, binary, BY_NAME[n], None if update or BY_NAME[n].code is None
+                             else want.get(n, "(none in rules.tsv)")) for n in sorted(names)}
+        out = {n: f.result() for n, f in futs.items()}
+    if update:
+        got = {} if len(names) == len(CASES) else dict(want)  # -k: the others' rules kept
+        got.update({n: r[2] for n, r in out.items() if BY_NAME[n].code is not None})
+        with open(RULES_TSV, "w") as f:
+            f.write("# case\texpected rule (src/rules.h); written by test_bad.py --update-rules, read by test_bad.py\n")
+            for name in sorted(got):
+                f.write("%s\t%s\n" % (name, got[name]))
+        print("wrote %s (%d cases)" % (RULES_TSV, len(got)))
+    return out
+
+
+@pytest.mark.parametrize("name", [c.name for c in CASES])
+def test_case(cli, name):
+    c = BY_NAME[name]
+    problems, results, rule = cli[name]
+    if problems:
+        feed, rc, out, err = results[0]
+        pytest.fail("%s  (expect %s%s%s)\n%s\n  cli (whole): exit %s: %s%s\n  args: %s   input (%d bytes):\n%s" % (
+            c.name, c.code or "ACCEPT", "" if c.offset is None else "@%d" % c.offset,
+            "; ambiguous: " + c.ambig if c.ambig else "", "\n".join("  - " + p for p in problems), rc, out.strip()[:400],
+            "\n  stderr: " + err.strip()[:400] if err.strip() else "", " ".join(c.args) or "-", len(c.data),
+            hexdump(c.data, 256)), pytrace=False)
+
+
+def test_strict_marks_are_documented():
+    """Every strict-rule mark names a rule documented in SECURITY.md."""
+    sec = open(SECURITY_MD).read()
+    marks = sorted({c.strict for c in CASES if c.strict and c.strict.startswith("S-")})
+    assert len(marks) >= 20
+    for rule in marks:
+        ok("| " + rule + " |" in sec, "strict rule %s is documented in SECURITY.md" % rule)
+
+
+def test_method_rule_names_the_methods(binary):
+    """The compression methods some zipfile reads are named where the method rule is explained: in
+    its message (npzstream explain, the man page's RULES) and in SECURITY.md's row, with the CPython
+    that reads each."""
+    sec = open(SECURITY_MD).read()
+    r = subprocess.run([binary, "explain", "S-ZIP-FEATURES.method"], capture_output=True, text=True)
+    row = [line for line in sec.splitlines() if line.startswith("| S-ZIP-FEATURES |")]
     for what, text, words in (("npzstream explain S-ZIP-FEATURES.method", r.stdout, ("bzip2 12", "LZMA 14", "Zstandard 93")),
                               ("SECURITY.md's S-ZIP-FEATURES row", row[0] if row else "",
                                ("bzip2 (12)", "LZMA (14)", "CPython 3.3", "Zstandard (93)", "CPython 3.14",
                                 "npz-method-93-readable"))):
         missing = [w for w in words if w not in text]
-        if missing:
-            failed += 1
-            print("FAIL %s does not name %s" % (what, ", ".join(missing)))
+        ok(not missing, "%s names every method" % what, "it does not name %s" % ", ".join(missing))
+
+
+@pytest.mark.slow
+def test_numpy_agrees():
+    """NumPy differential (expected verdicts only; independent of the CLI): a case we accept must
+    load in NumPy; a case NumPy accepts may be rejected only under a documented strict rule."""
+    n = 0
+    for c in CASES:
+        if "--sequence" in c.args:  # a mode np.load does not have (cases.sequence_cases)
+            continue
+        n += 1
+        seen = numpy_view(c.data, numpy_args(c.args))
+        acc = seen is not None
+        if c.sees is not None:
+            ok(seen == c.sees, "%s: NumPy loads what the case says" % c.name, "%r, the case says %r" % (seen, c.sees))
+        elif c.code is not None:
+            ok(not acc or c.strict, "%s: NumPy accepts but the case expects %s and has no strict-rule mark" % (c.name, c.code))
         else:
-            passed += 1
-    # NumPy differential (expected verdicts only; independent of the CLI): a case we accept must
-    # load in NumPy; a case NumPy accepts may be rejected only under a documented strict rule.
-    warnings = 0
-    if not (a.no_numpy or a.quick):
-        for c in cs:
-            if "--sequence" in c.args:  # a mode np.load does not have (cases.sequence_cases)
-                continue
-            seen = numpy_view(c.data, numpy_args(c.args))
-            acc = seen is not None
-            if c.sees is not None:
-                if seen != c.sees:
-                    failed += 1
-                    print("FAIL %s: NumPy loads %r, the case says it loads %r" % (c.name, seen, c.sees))
-            elif c.code is not None and acc and not c.strict:
-                warnings += 1
-                failed += 1
-                print("FAIL %s: NumPy accepts but the case expects %s and has no strict-rule mark"
-                      % (c.name, c.code))
-            elif c.code is None and not acc:
-                failed += 1
-                print("FAIL %s: accept case that NumPy 1.24 rejects" % c.name)
-
-    want = expected_rules()
-    got_rules = {}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=a.jobs) as ex:
-        futs = [(c, ex.submit(check, a.bin, c, None if a.update_rules or c.code is None else want.get(c.name, "(none in rules.tsv)")))
-                for c in cs]
-        for c, f in futs:
-            problems, results, rule = f.result()
-            if c.code is not None:
-                got_rules[c.name] = rule
-            if problems:
-                failed += 1
-                print("FAIL %s  (expect %s%s%s)" % (c.name, c.code or "ACCEPT",
-                                                   "" if c.offset is None else "@%d" % c.offset,
-                                                   "; ambiguous: " + c.ambig if c.ambig else ""))
-                for p in problems:
-                    print("  - " + p)
-                feed, rc, out, err = results[0]
-                print("  cli (whole): exit %s: %s" % (rc, out.strip()[:400]))
-                if err.strip():
-                    print("  stderr: " + err.strip()[:400])
-                print("  args: %s   input (%d bytes):" % (" ".join(c.args) or "-", len(c.data)))
-                print(hexdump(c.data, 256 if a.verbose else 128))
-            else:
-                passed += 1
-                if a.verbose:
-                    print("ok   %s" % c.name)
-    if a.update_rules:
-        if a.only:
-            merged = dict(want)
-            merged.update(got_rules)
-            got_rules = merged
-        with open(RULES_TSV, "w") as f:
-            f.write("# case\texpected rule (src/rules.h); written by test_bad.py --update-rules, read by test_bad.py\n")
-            for name in sorted(got_rules):
-                f.write("%s\t%s\n" % (name, got_rules[name]))
-        print("wrote %s (%d cases)" % (RULES_TSV, len(got_rules)))
-    # every rule of the library is the expected rule of some case (C-only paths aside)
-    if not a.only:
-        covered = set(got_rules.values()) | set(want.values())
-        missing = [r for r in library_rules()
-                   if r not in covered and r not in NOT_FROM_CLI and not r.startswith(("CALL.", "NOMEM."))]
-        if missing:
-            failed += 1
-            print("FAIL rules no case expects (add a case for each): %s" % ", ".join(missing))
-        else:
-            passed += 1
-    if warnings:
-        print("%d unmarked case(s) where NumPy accepts but we reject" % warnings)
-    print("bad: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+            ok(acc, "%s: an accept case NumPy 1.24 loads" % c.name)
+    assert n >= 1000
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.mark.slow
+def test_vectors_current(cli, binary):
+    """tests/vectors (the C-only vectors, MANIFEST.tsv) and tests/bad/policies are what
+    tests/vectors/gen.py writes from cases.py, rules.tsv and the CLI's whole-input verdicts (the
+    runs above; a case not run here is run now): else run /usr/bin/python3 tests/vectors/gen.py
+    --bin build/npzstream."""
+    run = vectors.cli_verdict(binary)
+
+    def verdict(c):
+        return json.loads(cli[c.name][1][0][2]) if c.name in cli and not cli[c.name][0] else run(c)
+    files, manifest, problems = vectors.build(verdict)
+    assert not problems, "cases that disagree with the CLI:\n" + "\n".join(problems)
+    assert len(files) == len(CASES)
+    out = vectors.stale(files, manifest)
+    assert not out, "\n".join(out[:20]) + "\n(run: /usr/bin/python3 tests/vectors/gen.py --bin build/npzstream)"
+
+
+def test_every_rule_is_expected():
+    """Every rule of the library is the expected rule of some case (C-only paths aside)."""
+    covered = set(expected_rules().values())
+    missing = [r for r in library_rules()
+               if r not in covered and r not in NOT_FROM_CLI and not r.startswith(("CALL.", "NOMEM."))]
+    assert len(covered) > 100
+    assert not missing, "rules no case expects (add a case for each): %s" % ", ".join(missing)

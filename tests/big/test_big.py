@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Large archives streamed through a pipe: memory must stay flat, ZIP64 must work for real.
 
 CPython's zipfile writes each archive to the CLI's stdin (a pipe, so zipfile uses data
@@ -8,12 +7,18 @@ Checked: `npzstream check --json --max-total-bytes 8Gi -` accepts (the default b
 refuses such files at their first header: checked too), reports the shape/nbytes/CRC that the writer
 computed, and its peak RSS stays under a bound that does not depend on the data size.
 
-usage: test_big.py --bin build/npzstream [--quick]   (quick: 64 MiB instead of 4.5 GiB)
-Last line: `big: N passed, M failed`.
+make test: the archives of 64 MiB; make test-all (marked rest): of 4.5 GiB (1 GiB deflated).
 """
-import argparse, json, os, subprocess, sys, tempfile, threading, zipfile, zlib
+import json
+import os
+import subprocess
+import tempfile
+import threading
+import zipfile
+import zlib
 
 import numpy as np
+import pytest
 
 RSS_LIMIT_KIB = 8 * 1024
 
@@ -73,50 +78,29 @@ def run(binary, members, compress, budget=("--max-total-bytes", "8Gi")):
     return p.returncode, json.loads(out), box.get("crcs"), rss
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", default="build/npzstream")
-    ap.add_argument("--quick", action="store_true")
-    a = ap.parse_args()
-    gib = 1 << 30
-    size = (64 << 20) if a.quick else (4 * gib + gib // 2)
-    cases = [
-        ("stored, one member past 4 GiB" if not a.quick else "stored 64 MiB", [("big.npy", size)], False),
-        ("stored, two members" , [("a.npy", size // 2), ("b.npy", size // 2)], False),
-        ("deflated, 1 GiB of zeros" if not a.quick else "deflated 64 MiB", [("z.npy", min(size, gib))], True),
-    ]
-    passed = failed = 0
-    for label, members, compress in cases:
-        rc, d, crcs, rss = run(a.bin, members, compress)
-        probs = []
-        if rc != 0 or not d.get("ok"):
-            probs.append("rejected: %s" % json.dumps(d.get("error")))
-        else:
-            got = [(m["name"], m["shape"], m["nbytes"], m["data_crc32"]) for m in d["members"]]
-            want = [(n, [b // 4], b, c) for (n, b), c in zip(members, crcs)]
-            if got != want:
-                probs.append("members %s, want %s" % (got, want))
-        if rss is not None and rss > RSS_LIMIT_KIB and "san" not in a.bin:
-            probs.append("peak RSS %d KiB > %d KiB" % (rss, RSS_LIMIT_KIB))
-        if probs:
-            failed += 1
-            print("FAIL %s: %s" % (label, "; ".join(probs)))
-        else:
-            passed += 1
-            print("ok   %s (peak RSS %s KiB)" % (label, rss))
-    # the default budget refuses a trusted big file at its first .npy header (the data descriptor
-    # hides the sizes from the local header): the error names the limit to raise
-    rc, d, crcs, rss = run(a.bin, [("big.npy", max(size, 2 * gib))], False, budget=())
+GIB = 1 << 30
+SIZES = [pytest.param(64 << 20, id="64MiB"), pytest.param(4 * GIB + GIB // 2, id="4.5GiB", marks=pytest.mark.rest)]
+SHAPES = {"stored": lambda n: ([("big.npy", n)], False), "stored-two": lambda n: ([("a.npy", n // 2), ("b.npy", n // 2)], False),
+          "deflated": lambda n: ([("z.npy", min(n, GIB))], True)}  # 1 GiB of zeros at most
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_big(binary, sanitized, shape, size):
+    """Accepted, with the writer's shapes, sizes and CRCs, in flat memory."""
+    members, compress = SHAPES[shape](size)
+    rc, d, crcs, rss = run(binary, members, compress)
+    assert rc == 0 and d.get("ok"), "rejected: %s" % json.dumps(d.get("error"))
+    got = [(m["name"], m["shape"], m["nbytes"], m["data_crc32"]) for m in d["members"]]
+    assert got == [(n, [b // 4], b, c) for (n, b), c in zip(members, crcs)]
+    print("peak RSS %s KiB" % rss)
+    assert rss is None or rss <= RSS_LIMIT_KIB or sanitized, "peak RSS %d KiB > %d KiB" % (rss, RSS_LIMIT_KIB)
+
+
+def test_default_budget(binary):
+    """The default budget refuses a trusted big file at its first .npy header (the data descriptor
+    hides the sizes from the local header): the error names the limit to raise."""
+    rc, d, crcs, rss = run(binary, [("big.npy", 2 * GIB)], False, budget=())
     e = d.get("error") or {}
-    if rc == 1 and e.get("rule") == "LIMIT.max_total_bytes.array" and e.get("offset") == 30 + 7 + 20 + 10:
-        passed += 1
-        print("ok   the default budget refuses %d bytes at the header" % max(size, 2 * gib))
-    else:
-        failed += 1
-        print("FAIL the default budget: exit %d, %s" % (rc, e))
-    print("big: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    assert rc == 1 and e.get("rule") == "LIMIT.max_total_bytes.array" and e.get("offset") == 30 + 7 + 20 + 10, \
+        "exit %d, %s" % (rc, e)

@@ -1,28 +1,38 @@
-#!/usr/bin/python3
 """CLI tests for `npzstream ls`, `extract`, --help/--version and the limit flags (issue 7).
-
-usage: /usr/bin/python3 tests/cli/test_cli.py --bin build/npzstream [--quick]
 
 Every archive is written by NumPy (np.savez to a pipe, np.savez_compressed, write_array with
 versions 1.0/2.0/3.0) or by Python's zipfile; every expected value comes from np.load and
 zipfile, never from a previous run of npzstream.  Input always reaches the CLI through a pipe.
-Last line: `cli: N passed, M failed`.
+The golden traces (tests/cli/golden): `pytest tests/cli/test_cli.py -k test_trace --update-golden`
+rewrites them from --bin.
 """
-import argparse, base64, io, json, os, re, shutil, signal, struct, subprocess, sys, tempfile, time, zipfile, zlib
+import base64
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+import zipfile
+import zlib
+
 import numpy as np
+import pytest
 from numpy.lib import format as npf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from common import Tally  # noqa: E402
+from common import ok  # noqa: E402
 PY = "/usr/bin/python3"
 # a rejection on stderr (extract; check and ls say it once, on stdout): label, code, offset, member, message, rule
 ERR_LINE = re.compile(r"^npzstream: (.+?): REJECTED: (\w+) at offset (\d+)(?: \(member (.+?)\))?: (.+) \[([A-Za-z0-9_.-]+)\]$")
 LIMIT_FLAGS = ["--max-header-size", "--max-ndim", "--max-fields", "--max-depth", "--max-members",
                "--max-name-len", "--max-extra-len", "--max-total-bytes", "--inflate-window"]
 
-T = Tally("cli")
-ok = T.ok
 
 
 def run(binary, args, data=b"", **kw):
@@ -103,7 +113,7 @@ def truth(data):
 
 # ---- ls ----------------------------------------------------------------------------------------
 
-def test_ls(binary, label, data, quick):
+def ls_of(binary, label, data, quick):
     want = truth(data)
     r = run(binary, ["ls", "--json", "-"], data)
     ok(r.returncode == 0, "%s: ls --json exit %d: %s" % (label, r.returncode, r.stderr[:300]))
@@ -173,7 +183,8 @@ def test_ls_npy(binary):
        "ls text of a .npy: %r" % rows)
 
 
-def test_ls_rejected(binary, data):
+def test_ls_rejected(binary, good):
+    data = good
     want = truth(data)
     names = list(want)
     cut = data[:len(data) - 30]  # inside the end record: every member complete, the verdict missing
@@ -233,7 +244,7 @@ def check_line(t):
     return "  %s: %s bytes, %s, crc32 %08x" % (t["name"], what, t["method"], t["data_crc32"])
 
 
-def test_check_text(binary, label, data, quick):
+def check_text_of(binary, label, data, quick):
     """One line per member as it completes, then the verdict; the same under small pushes."""
     want = truth(data)
     exp = [check_line(t) for t in want.values()] + ["-: ok (npz, %d member%s)" % (len(want), "" if len(want) == 1 else "s")]
@@ -297,7 +308,7 @@ def test_check_text_name_lengths(binary):
 
 # ---- extract -----------------------------------------------------------------------------------
 
-def test_extract_all(binary, label, data, tmp, quick, exact=True):
+def extract_all_of(binary, label, data, tmp, quick, exact=True):
     want = truth(data)
     for i, (name, t) in enumerate(want.items()):
         out = os.path.join(tmp, "out%d" % i)
@@ -327,7 +338,8 @@ def test_extract_all(binary, label, data, tmp, quick, exact=True):
     ok(r.returncode == 0 and (r.stdout == t["raw"] or not exact), "%s: extract to stdout" % label)
 
 
-def test_extract_misc(binary, data, tmp):
+def test_extract_misc(binary, good, tmp):
+    data = good
     want = truth(data)
     out = os.path.join(tmp, "nf.npy")
     r = run(binary, ["extract", "no-such-key", "-o", out, "-"], data)
@@ -1093,6 +1105,7 @@ def test_extract_atomic(binary, tmp, good):
     ok(r.returncode == 2, "--all without -d: exit %d" % r.returncode)
 
 
+@pytest.mark.slow
 def test_vlen_text_flat(binary, tmp):
     """vlen text mode prints each element as it completes: memory does not grow with the chunk
     (a million elements peak where ten thousand do)."""
@@ -1126,10 +1139,11 @@ def golden_name(rel):
     return rel.replace("corpus/peers/", "").replace("/", "__") + ".trace"
 
 
-def test_trace(binary, update=False):
+def test_trace(binary, pytestconfig):
     """Golden output for a few shipped files; and on every file of a set, the properties: the
     offsets never go back, the verdict is check's, each member begins where zipfile finds its
     local header, each local header and central entry is decoded."""
+    update = pytestconfig.getoption("--update-golden")
     for rel in TRACED:
         r = run(binary, ["trace", os.path.join(ROOT, rel)])
         g = os.path.join(GOLDEN, golden_name(rel))
@@ -1137,7 +1151,7 @@ def test_trace(binary, update=False):
             with open(g, "wb") as f:
                 f.write(r.stdout)
         ok(os.path.exists(g) and r.stdout == open(g, "rb").read(),
-           "trace %s differs from %s (make the change, then tests/cli/test_cli.py --update-golden)" % (rel, g))
+           "trace %s differs from %s (make the change, then pytest tests/cli/test_cli.py -k test_trace --update-golden)" % (rel, g))
     pipe = savez_via_pipe(PIPE_CODE)
     sets = [("pipe", pipe), ("compressed", compressed_archive()), ("npy", npy_bytes(np.arange(4))),
             ("truncated", pipe[:-9]), ("crc", pipe[:100] + bytes([pipe[100] ^ 1]) + pipe[101:])]
@@ -1184,70 +1198,47 @@ def test_text_dtype_cut(binary, tmp):
             ok(False, "a long field name: valid UTF-8 after the cut", str(e))
 
 
-def guarded(fn, *args):
-    """Run one test function; an exception is a failure, not the end of the suite."""
-    try:
-        fn(*args)
-    except Exception as e:  # noqa: BLE001
-        ok(False, "%s raised %s: %s" % (fn.__name__, type(e).__name__, e))
+# ---- every archive through check, ls and extract ---------------------------------------------------
 
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "npzstream"))
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--update-golden", action="store_true", help="rewrite tests/cli/golden from this binary")
-    a = ap.parse_args()
-    binary = os.path.abspath(a.bin)
-    if a.update_golden:
-        test_trace(binary, update=True)
-        return T.summary()
+@pytest.fixture(scope="module")
+def good():
+    """An archive NumPy wrote to a pipe (its members have data descriptors)."""
     pipe = savez_via_pipe(PIPE_CODE)
-    with tempfile.TemporaryDirectory(prefix="npzs-cli-") as tmp:
-        ok(b"PK\x07\x08" in pipe, "test setup: np.savez to a pipe wrote no data descriptors")
-        inputs = [("savez-pipe", pipe, True), ("mixed", mixed_archive(), False)]
-        if not a.quick:
-            inputs.append(("savez-compressed", compressed_archive(), True))
-        for label, data, exact in inputs:
-            guarded(test_check_text, binary, label, data, a.quick)
-            guarded(test_ls, binary, label, data, a.quick)
-            guarded(test_extract_all, binary, label, data, tmp, a.quick, exact)
-        # the mixed archive: every member byte-identical except the hand-written header
-        want = truth(inputs[1][1])
-        for name, t in want.items():
-            if name == "hand.npy":
-                continue
-            out = os.path.join(tmp, "m.bin")
-            r = run(binary, ["extract", name, "-o", out, "-"], inputs[1][1])
-            ok(r.returncode == 0 and open(out, "rb").read() == t["raw"], "mixed: %s not byte-identical" % name)
-        guarded(test_check_text_names, binary)
-        guarded(test_check_text_name_lengths, binary)
-        guarded(test_ls_npy, binary)
-        guarded(test_ls_rejected, binary, pipe)
-        guarded(test_extract_misc, binary, pipe, tmp)
-        guarded(test_help, binary)
-        guarded(test_limits, binary, tmp)
-        guarded(test_batch, binary, tmp, pipe)
-        guarded(test_sizes, binary, pipe)
-        guarded(test_nonblocking_stdin, binary, pipe)
-        guarded(test_jobs, binary, tmp)
-        guarded(test_jobs_mapped, binary, tmp)
-        guarded(test_rewritten_in_place, binary, tmp)
-        guarded(test_ls_feed_invariant, binary)
-        guarded(test_sequence, binary, tmp)
-        guarded(test_extract_atomic, binary, tmp, inputs[0][1])
-        guarded(test_extract_all_commit, binary, tmp)
-        guarded(test_json_lossless, binary, tmp)
-        guarded(test_text_output_once, binary, tmp)
-        guarded(test_text_dtype_cut, binary, tmp)
-        guarded(test_files_from_exact, binary, tmp)
-        guarded(test_limit_ranges, binary)
-        guarded(test_parallel_files, binary, tmp)
-        guarded(test_trace, binary)
-        if not a.quick:
-            guarded(test_vlen_text_flat, binary, tmp)
-    return T.summary()
+    assert b"PK\x07\x08" in pipe, "np.savez to a pipe wrote no data descriptors"
+    return pipe
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.fixture(scope="module")
+def archives(good):
+    """{label: (bytes, whether extract gives the member's bytes exactly)}"""
+    return {"savez-pipe": (good, True), "mixed": (mixed_archive(), False), "savez-compressed": (compressed_archive(), True)}
+
+
+INPUTS = ["savez-pipe", "mixed", pytest.param("savez-compressed", marks=pytest.mark.slow)]
+
+
+@pytest.mark.parametrize("label", INPUTS)
+def test_check_text(binary, archives, label, quick):
+    check_text_of(binary, label, archives[label][0], quick)
+
+
+@pytest.mark.parametrize("label", INPUTS)
+def test_ls(binary, archives, label, quick):
+    ls_of(binary, label, archives[label][0], quick)
+
+
+@pytest.mark.parametrize("label", INPUTS)
+def test_extract_all(binary, archives, label, tmp, quick):
+    data, exact = archives[label]
+    extract_all_of(binary, label, data, tmp, quick, exact)
+
+
+def test_extract_mixed_byte_identical(binary, archives, tmp):
+    """The mixed archive: every member byte-identical except the hand-written header."""
+    data = archives["mixed"][0]
+    for name, t in truth(data).items():
+        if name == "hand.npy":
+            continue
+        out = os.path.join(tmp, "m.bin")
+        r = run(binary, ["extract", name, "-o", out, "-"], data)
+        ok(r.returncode == 0 and open(out, "rb").read() == t["raw"], "mixed: %s not byte-identical" % name)

@@ -1,8 +1,8 @@
 """npzstream.ray, npzstream.dask and npzstream.refs against a real object store: moto's S3 server
 (started here, on 127.0.0.1), pyarrow's and s3fs's S3 filesystems pointed at it, a Ray local
 cluster (two CPUs) and a Dask LocalCluster (two worker processes); and the Dask recipe
-(examples/python/dask_scan.py, a user of npzstream.dask).  Run by tests/engines/test_engines.py
-in .venv-engines (make engines-env).
+(examples/python/dask_scan.py, a user of npzstream.dask).  Run by tests/run_all.py (pytest,
+make test-all) in .venv-engines (make engines-env).
 
 The bucket holds the archives of tests/engines/files.py: good ones (stored, deflated, written to
 a pipe) whose arrays must come back exactly as np.load gives them, and bad ones (a pickle-bearing

@@ -1,6 +1,7 @@
 """npzstream.refs, the header planner of npzstream.dask (npzstream._plan) and the chunk check of
 its tasks, and the readers' modules without Ray and Dask: in the package environments (make
-python-env), run by tests/engines/test_refs.py (NPZSTREAM_BIN: the command line to compare with).
+python-env), run by tests/run_all.py (pytest; NPZSTREAM_BIN, the command line to compare with: tests/conftest.py
+sets it from --bin).
 """
 import io
 import json

@@ -1,7 +1,7 @@
-#!/usr/bin/python3
-"""Validated references without Ray or Dask: `npzstream refs FILE` (the command line), then
-tests/engines/pytest_refs.py (npzstream.refs, the header planner of npzstream.dask, the readers'
-modules importable without their engines) in each package environment make python-env set up.
+"""Validated references without Ray or Dask: `npzstream refs FILE`, the command line (the package's
+side, npzstream.refs, the header planner of npzstream.dask and the readers' modules importable
+without their engines: tests/engines/pytest_refs.py, in each package environment make python-env
+set up).
 
 The command line's part: for every accepted archive of tests/engines/files.py (stored, deflated,
 written to a pipe, a .npy, the dtype zoo, a ZIP comment), every reference is checked against
@@ -10,18 +10,12 @@ every member is listed with the reason it is or is not referenced; rejected file
 on stdout and exit 1 with their rule on stderr; --url, stdin, --feed, --inflate-threads, the
 limits, the policy and the usage errors; and 400 archives a byte or two away from good ones:
 whenever refs accepts one, np.load loads it and every reference holds exactly its bytes.
---quick (the sanitizer build in make test-all) runs the command line's part only.
-
-usage: /usr/bin/python3 tests/engines/test_refs.py [--bin build/npzstream] [--quick]
-Last line: `engines-refs: N passed, M failed`.
 """
-import argparse
 import json
 import os
 import re
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
@@ -29,12 +23,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from common import Tally  # noqa: E402
+from common import failed_checks, ok  # noqa: E402
 import files  # noqa: E402
-
-T = Tally("engines-refs")
-ok = T.ok
-ENVS = (".venv-pkg", ".venv-pkg-np2")
 
 
 def run(bin_, *args, stdin=None):
@@ -87,7 +77,8 @@ def verify(path, refs, url, expect_reasons=None):
     ok(set(r) == expected_keys, what + ": nothing else referenced", str(sorted(set(r) ^ expected_keys)))
 
 
-def cli(bin_, d):
+def test_cli(binary, tmp):
+    bin_, d = binary, tmp
     good = list(files.good(d))
     npy_path, _ = files.npy(d)
     zoo, reasons = files.zoo(d)
@@ -143,9 +134,10 @@ def cli(bin_, d):
     ok(re.search(r"npzstream refs \[--url URL\]", h.stdout) is not None, "npzstream --help lists refs")
 
 
-def mutants(bin_, d, n=400):
+def test_mutants(binary, tmp, n=400):
     """Archives a byte or a few away from good ones: whenever refs accepts one, np.load loads it
     and every reference holds exactly its array's bytes (and refs prints nothing otherwise)."""
+    bin_, d = binary, tmp
     rng = np.random.default_rng(43)
     bases = [files.savez_bytes(how, files.arrays(3 + i, i)) for i, how in enumerate(("stored", "pipe"))]
     p = os.path.join(d, "mutant.npz")
@@ -164,54 +156,9 @@ def mutants(bin_, d, n=400):
         if not ok(rc == 0, "refs of mutant %d: exit 0 or 1" % i, "%d %s" % (rc, err)):
             return
         accepted += 1
-        failed = T.failed
+        failed = failed_checks()
         verify(p, json.loads(out), p)
-        if T.failed != failed:
-            print("FAIL mutant %d: %s" % (i, bytes(b).hex()))
+        if failed_checks() != failed:
+            ok(False, "mutant %d" % i, bytes(b).hex())
             return
     ok(accepted >= 5, "refs accepted %d mutants (some must be accepted for this to test anything)" % accepted)
-
-
-def package(bin_):
-    """pytest_refs.py in each package environment."""
-    ran = 0
-    for env in ENVS:
-        py = os.path.join(ROOT, env, "bin", "python")
-        if not os.access(py, os.X_OK) or subprocess.run([py, "-c", "import npzstream, pytest"],
-                                                        capture_output=True).returncode:
-            print("engines-refs: %s skipped: not set up (make python-env)" % env)
-            continue
-        ran += 1
-        r = subprocess.run([py, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-                            os.path.join(HERE, "pytest_refs.py")], cwd=tempfile.gettempdir(), capture_output=True,
-                           text=True, env=dict(os.environ, NPZSTREAM_BIN=os.path.abspath(bin_)))
-        out = r.stdout + r.stderr
-        last = next((line for line in reversed(out.splitlines()) if re.search(r"\d+ (passed|failed)", line)), "")
-        p = sum(int(x) for x in re.findall(r"(\d+) passed", last))
-        f = sum(int(x) for x in re.findall(r"(\d+) (?:failed|error)", last))
-        if r.returncode != 0 and f == 0:
-            f = 1
-        if f:
-            print(out[-6000:])
-        T.passed += p
-        T.failed += f
-        print("engines-refs: %s: %d passed, %d failed" % (env, p, f))
-    if not ran and os.environ.get("CI"):
-        ok(False, "the package environments are set up under CI")
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "npzstream"))
-    ap.add_argument("--quick", action="store_true")
-    a = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="npzs-refs-") as d:
-        cli(a.bin, d)
-        mutants(a.bin, d)
-    if not a.quick:
-        package(a.bin)
-    return T.summary()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

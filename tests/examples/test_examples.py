@@ -1,22 +1,31 @@
-#!/usr/bin/python3
 """Run the examples/ C programs (the Python package and its example: tests/python).
 
-usage: /usr/bin/python3 tests/examples/test_examples.py --bin build/npzstream [--quick]
 
 The example binaries are taken from the examples/ folder next to --bin (build/examples or
 build/san/examples, built by `make examples`, a prerequisite of `make test`).  Archives are
 written by NumPy; the truths come from np.load and zipfile.  upload_poll is driven over a
 socketpair (as its stdin) and over loopback TCP by writers that send random-sized pieces with
-pauses.  Last line: `examples: N passed, M failed`.
+pauses.
 """
-import argparse, io, os, random, re, select, socket, subprocess, sys, tempfile, threading, time, zipfile, zlib
+import io
+import os
+import random
+import re
+import select
+import socket
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+import zlib
+
 import numpy as np
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from common import Tally  # noqa: E402
-T = Tally("examples")
-ok = T.ok
+from common import ok  # noqa: E402
 
 
 def archives():
@@ -54,7 +63,7 @@ def corrupt_crc(data):
 
 # ---- read_stdin, copy_array ------------------------------------------------------------------------
 
-def test_read_stdin(exdir, label, data):
+def read_stdin_of(exdir, label, data):
     r = subprocess.run([os.path.join(exdir, "read_stdin")], input=data, capture_output=True, timeout=60)
     lines = r.stdout.decode().splitlines()
     want = truth(data)
@@ -68,7 +77,7 @@ def test_read_stdin(exdir, label, data):
        "read_stdin %s truncated: %r" % (label, r.stdout))
 
 
-def test_copy_array(exdir, label, data):
+def copy_array_of(exdir, label, data):
     for key, arr in truth(data):
         r = subprocess.run([os.path.join(exdir, "copy_array"), key, str(arr.nbytes)], input=data,
                            capture_output=True, timeout=60)
@@ -108,7 +117,7 @@ def send_in_pieces(sock, data, rng, pause_max=0.004, stop=None):
     return i
 
 
-def test_upload_socketpair(exdir, label, data, rng):
+def upload_socketpair_of(exdir, label, data, rng):
     parent, child = socket.socketpair()
     p = subprocess.Popen([os.path.join(exdir, "upload_poll")], stdin=child, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
@@ -144,7 +153,7 @@ def client(port, data, rng, result, early):
     result.append((b"".join(got).decode(), sent))
 
 
-def test_upload_listen(exdir, uploads, seed):
+def upload_listen_of(exdir, uploads, seed):
     p = subprocess.Popen([os.path.join(exdir, "upload_poll"), "--listen", "0", "--count", str(len(uploads))],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     port = int(p.stdout.readline().split()[1])
@@ -173,35 +182,39 @@ def test_upload_listen(exdir, uploads, seed):
     ok(len(out.decode().splitlines()) == len(uploads), "upload_poll printed %r" % out)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "npzstream"))
-    ap.add_argument("--quick", action="store_true")
-    a = ap.parse_args()
-    exdir = os.path.join(os.path.dirname(os.path.abspath(a.bin)), "examples")
-    if not ok(all(os.access(os.path.join(exdir, e), os.X_OK) for e in ("read_stdin", "upload_poll", "copy_array")),
-              "examples not built in %s (make examples)" % exdir):
-        return T.summary()
-    sets = archives()
-    steps = [
-        lambda: [test_read_stdin(exdir, l, d) for l, d in sets],
-        lambda: [test_copy_array(exdir, l, d) for l, d in sets],
-        lambda: [test_upload_socketpair(exdir, l, d, random.Random(i)) for i, (l, d) in enumerate(sets)],
-        lambda: test_upload_listen(exdir, [
-            ("good-" + sets[0][0], sets[0][1], None, False),
-            ("good-" + sets[2][0], sets[2][1], None, False),
-            ("truncated", sets[1][1][:-100], "truncated", False),
-            ("corrupted", corrupt_crc(sets[0][1]), "crc_mismatch", False),
-            ("not-npz", b"GIF89a" + os.urandom(500000), "bad_magic", True),
-        ], 7),
-    ]
-    for step in steps:
-        try:
-            step()
-        except Exception as e:  # noqa: BLE001
-            ok(False, "exception: %s: %s" % (type(e).__name__, e))
-    return T.summary()
+@pytest.fixture(scope="module")
+def exdir(bindir):
+    """The examples built next to --bin (build/examples, build/san/examples)."""
+    d = os.path.join(bindir, "examples")
+    assert all(os.access(os.path.join(d, e), os.X_OK) for e in ("read_stdin", "upload_poll", "copy_array")), \
+        "examples not built in %s (make examples)" % d
+    return d
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+SETS = archives()
+LABELS = [label for label, _ in SETS]
+
+
+@pytest.mark.parametrize("i", range(len(SETS)), ids=LABELS)
+def test_read_stdin(exdir, i):
+    read_stdin_of(exdir, *SETS[i])
+
+
+@pytest.mark.parametrize("i", range(len(SETS)), ids=LABELS)
+def test_copy_array(exdir, i):
+    copy_array_of(exdir, *SETS[i])
+
+
+@pytest.mark.parametrize("i", range(len(SETS)), ids=LABELS)
+def test_upload_socketpair(exdir, i):
+    upload_socketpair_of(exdir, *SETS[i], random.Random(i))
+
+
+def test_upload_listen(exdir):
+    upload_listen_of(exdir, [
+        ("good-" + SETS[0][0], SETS[0][1], None, False),
+        ("good-" + SETS[2][0], SETS[2][1], None, False),
+        ("truncated", SETS[1][1][:-100], "truncated", False),
+        ("corrupted", corrupt_crc(SETS[0][1]), "crc_mismatch", False),
+        ("not-npz", b"GIF89a" + os.urandom(500000), "bad_magic", True),
+    ], 7)

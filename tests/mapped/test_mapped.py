@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """npzstream.open() of a file twice the size of RAM: it maps, validates and its arrays read.
 
 Two sparse files (holes read as zeros: they take almost no disk) with a few non-zero markers far
@@ -12,18 +11,20 @@ the same file could not fit in RAM.  make test (--quick): both files of 3 GiB, v
 make test-all: the .npz twice the size of RAM (its pass reads every page, for the CRC-32), the
 .npy of 3 GiB.
 
-usage: test_mapped.py [--bin build/npzstream] [--quick]
-A file system without sparse files, or a disk too small, is a skip with its reason.
-Last line: `mapped: N passed, M failed`.
+A file system without sparse files, or a disk too small, is a skip with its reason; so is a
+missing .venv-pkg (make python-env).
 """
-import argparse
+import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
 import tempfile
 import time
 import zlib
+
+import pytest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 MARKS = 7          # markers, spread over the data
@@ -38,41 +39,8 @@ def ram():
 
 
 # ---- CRC-32 of a sparse layout: crc(A || B) = combine(crc(A), crc(B), len(B)) (zlib's algorithm) --
-
-def _gf2_times(mat, vec):
-    s, i = 0, 0
-    while vec:
-        if vec & 1:
-            s ^= mat[i]
-        vec >>= 1
-        i += 1
-    return s
-
-
-def _gf2_square(mat):
-    return [_gf2_times(mat, mat[n]) for n in range(32)]
-
-
-def crc32_combine(crc1, crc2, len2):
-    if len2 <= 0:
-        return crc1
-    odd = [0xEDB88320] + [1 << n for n in range(31)]
-    even = _gf2_square(odd)
-    odd = _gf2_square(even)
-    while True:
-        even = _gf2_square(odd)
-        if len2 & 1:
-            crc1 = _gf2_times(even, crc1)
-        len2 >>= 1
-        if not len2:
-            break
-        odd = _gf2_square(even)
-        if len2 & 1:
-            crc1 = _gf2_times(odd, crc1)
-        len2 >>= 1
-        if not len2:
-            break
-    return crc1 ^ crc2
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from common import crc32_combine  # noqa: E402
 
 
 def crc_zeros(n, cache={}):
@@ -168,78 +136,63 @@ print(json.dumps({"format": z.format, "n": int(a.shape[0]), "got": got, "touched
 """
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin")
-    ap.add_argument("--quick", action="store_true")
-    a = ap.parse_args()
-    py = os.path.join(ROOT, ".venv-pkg", "bin", "python")
-    passed = failed = 0
-    if not os.access(py, os.X_OK) or subprocess.run([py, "-c", "import npzstream"], capture_output=True).returncode:
-        print("mapped: skipped: .venv-pkg is not set up (make python-env)")
-        return 0
-    mem = ram()
-    data_bytes = (3 << 30) if a.quick else (2 * mem // (1 << 20) + 64) << 20
-    import json
-    with tempfile.TemporaryDirectory(prefix="npzs-mapped-", dir=os.environ.get("NPZS_BIG_DIR")) as d:
-        probe = os.path.join(d, "probe")
-        with open(probe, "wb") as f:
-            f.truncate(1 << 30)
-        sparse = os.stat(probe).st_blocks * 512 < (1 << 20)
-        os.unlink(probe)
-        free = os.statvfs(d).f_bavail * os.statvfs(d).f_frsize
-        if not sparse and free < 2 * data_bytes + (1 << 30):
-            print("mapped: skipped: %s has no sparse files and %.1f GiB free, %.1f GiB needed"
-                  % (d, free / 2**30, 2 * data_bytes / 2**30))
-            return 0
-        # make test: a .npy and an .npz of 3 GiB, verify() too; make test-all: the .npz twice the size
-        # of RAM (the pass reads every page for its CRC-32; verify() would read them all again) and
-        # the 3 GiB .npy
-        small = 3 << 30
-        jobs = [("big.npy", small, True), ("big.npz", data_bytes, a.quick)]
-        print("mapped: RAM %.1f GiB; the .npz has %.1f GiB of data (%s), sparse files: %s"
-              % (mem / 2**30, data_bytes / 2**30, "quick" if a.quick else "twice RAM", sparse), flush=True)
-        for name, nbytes, verify in jobs:
-            marks = layout(nbytes)
-            path = os.path.join(d, name)
-            if name.endswith(".npy"):
-                write_sparse(path, npy_header(nbytes // 8), nbytes, marks)
-            else:
-                write_npz(path, nbytes, marks)
-            want = [struct.unpack("<d", b)[0] for _, b in marks]
-            t0 = time.time()
-            r = subprocess.run([py, "-c", CHILD, path, json.dumps([[o, 0] for o, _ in marks]), "1" if verify else "0"],
-                               capture_output=True, text=True)
-            dt = time.time() - t0
+GIB = 1 << 30
+PY = os.path.join(ROOT, ".venv-pkg", "bin", "python")
+
+
+@pytest.fixture(scope="module")
+def big_dir(tmp_path_factory):
+    """A folder for the big files (NPZS_BIG_DIR, else pytest's): sparse, or with room for them."""
+    if not os.access(PY, os.X_OK) or subprocess.run([PY, "-c", "import npzstream"], capture_output=True).returncode:
+        pytest.skip(".venv-pkg is not set up (make python-env)")
+    big = os.environ.get("NPZS_BIG_DIR")
+    d = tempfile.mkdtemp(prefix="npzs-mapped-", dir=big) if big else str(tmp_path_factory.mktemp("mapped"))
+    probe = os.path.join(d, "npzs-mapped-probe")
+    with open(probe, "wb") as f:
+        f.truncate(1 << 30)
+    sparse = os.stat(probe).st_blocks * 512 < (1 << 20)
+    os.unlink(probe)
+    print("mapped: RAM %.1f GiB, sparse files: %s" % (ram() / GIB, sparse))
+    yield d, sparse
+    shutil.rmtree(d, ignore_errors=True)
+
+
+# make test: a .npy and an .npz of 3 GiB, verify() too; make test-all: the .npz twice the size of RAM
+# (the pass reads every page for its CRC-32; verify() would read them all again)
+JOBS = [pytest.param("big.npy", lambda: 3 * GIB, True, id="npy-3GiB"),
+        pytest.param("big.npz", lambda: 3 * GIB, True, id="npz-3GiB"),
+        pytest.param("big.npz", lambda: (2 * ram() // (1 << 20) + 64) << 20, False, id="npz-twice-RAM", marks=pytest.mark.rest)]
+
+
+@pytest.mark.parametrize("name,size,verify", JOBS)
+def test_mapped(big_dir, name, size, verify):
+    d, sparse = big_dir
+    nbytes = size()
+    free = os.statvfs(d).f_bavail * os.statvfs(d).f_frsize
+    if not sparse and free < 2 * nbytes + (1 << 30):
+        pytest.skip("%s has no sparse files and %.1f GiB free, %.1f GiB needed" % (d, free / GIB, 2 * nbytes / GIB))
+    marks = layout(nbytes)
+    path = os.path.join(d, name)
+    try:
+        if name.endswith(".npy"):
+            write_sparse(path, npy_header(nbytes // 8), nbytes, marks)
+        else:
+            write_npz(path, nbytes, marks)
+        want = [struct.unpack("<d", b)[0] for _, b in marks]
+        t0 = time.time()
+        r = subprocess.run([PY, "-c", CHILD, path, json.dumps([[o, 0] for o, _ in marks]), "1" if verify else "0"],
+                           capture_output=True, text=True)
+        dt = time.time() - t0
+    finally:
+        if os.path.exists(path):
             os.unlink(path)
-            if r.returncode != 0:
-                failed += 1
-                print("FAIL %s: exit %d: %s" % (name, r.returncode, r.stderr[-3000:]))
-                continue
-            out = json.loads(r.stdout)
-            problems = []
-            if out["got"] != want:
-                problems.append("markers %r, want %r" % (out["got"], want))
-            if out["n"] != nbytes // 8:
-                problems.append("shape %d" % out["n"])
-            if not out["verify"]:
-                problems.append("verify() failed")
-            if out["anon_grew"] >= ANON_LIMIT:
-                problems.append("private memory grew %d bytes" % out["anon_grew"])
-            if out["writeable"]:
-                problems.append("a writeable view")
-            print("mapped: %s: %s, %.1f GiB: open %.1fs, verify %s, private memory +%.1f MiB, "
-                  "file pages resident %.1f GiB (%.1fs in all)"
-                  % (name, out["format"], nbytes / 2**30, out["t_open"], "%.1fs" % out["t_verify"] if verify else "not run",
-                     out["anon_grew"] / 2**20, out["rss_file"] / 2**30, dt))
-            if problems:
-                failed += 1
-                print("FAIL %s: %s" % (name, "; ".join(problems)))
-            else:
-                passed += 1
-    print("mapped: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    assert r.returncode == 0, "exit %d: %s" % (r.returncode, r.stderr[-3000:])
+    out = json.loads(r.stdout)
+    print("mapped: %s: %s, %.1f GiB: open %.1fs, verify %s, private memory +%.1f MiB, file pages resident %.1f GiB"
+          " (%.1fs in all)" % (name, out["format"], nbytes / GIB, out["t_open"], "%.1fs" % out["t_verify"] if verify
+                               else "not run", out["anon_grew"] / 2**20, out["rss_file"] / GIB, dt))
+    assert out["got"] == want, "markers %r, want %r" % (out["got"], want)
+    assert out["n"] == nbytes // 8, "shape %d" % out["n"]
+    assert out["verify"], "verify() failed"
+    assert out["anon_grew"] < ANON_LIMIT, "private memory grew %d bytes" % out["anon_grew"]
+    assert not out["writeable"], "a writeable view"

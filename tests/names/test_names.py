@@ -1,4 +1,3 @@
-#!/usr/bin/python3
 """Names through the command line: random member names, field names and policy keys (tests/names/
 names.py: every byte length 0..300, characters of 2, 3 and 4 bytes across the 64-byte cut of the
 words, controls, bidi controls, line separators, quotes, backslashes, lone surrogates in field
@@ -11,25 +10,22 @@ control or separator in its text; a text line shows the name escaped as README.m
 output") says, every character of it, and nothing raw; a policy's words quote the name's first 64
 bytes of text, cut on a character's end.
 
-usage: /usr/bin/python3 tests/names/test_names.py --bin build/npzstream [--quick] [--seed N]
-Seeded (the seed is printed; a failure names it); a few seconds.  Last line: `names: N passed, M failed`.
+Seeded (--seed N; the seed is printed, and shown with a failure); a few seconds.
 """
-import argparse
 import base64
 import json
 import os
 import subprocess
 import sys
-import tempfile
+
+import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from common import Tally  # noqa: E402
+from common import ok  # noqa: E402
 import names as N  # noqa: E402
 
-T = Tally("names")
-ok = T.ok
 SEED = 20240607
 
 
@@ -186,7 +182,7 @@ def policy_keys(binary, tmp, keys, target):
         ok(rc == 2 and err.count("\n") == 1 and path in err, what + ": the fault's path", "%r vs %r" % (err, path))
 
 
-def messages(binary, tmp):
+def test_messages(binary, tmp):
     """stderr names: a file, a member at extract, a key asked for; vlen's text."""
     odd = "x\u202ey\u2066\x1b[31m"
     path = os.path.join(tmp, odd + ".npz")
@@ -232,21 +228,24 @@ def messages(binary, tmp):
        repr(out + err))
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", default="build/npzstream")
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--seed", type=int, default=SEED)
-    a = ap.parse_args()
-    binary = os.path.abspath(a.bin)
-    print("names: seed %d" % a.seed)
-    with tempfile.TemporaryDirectory(prefix="npzs-names-") as tmp:
-        files = members(binary, tmp, N.member_names(a.seed, a.quick))
-        fields(binary, tmp, N.field_names(a.seed, 40 if a.quick else 120))
-        policy_keys(binary, tmp, N.policy_keys(a.seed, 20 if a.quick else 60), files[1])
-        messages(binary, tmp)
-    return T.summary()
+@pytest.fixture(scope="module")
+def name_seed(seed):
+    s = int(seed) if seed is not None else SEED
+    print("names: seed %d" % s)
+    return s
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+def test_members(binary, tmp, name_seed, quick):
+    members(binary, tmp, N.member_names(name_seed, quick))
+
+
+def test_fields(binary, tmp, name_seed, quick):
+    fields(binary, tmp, N.field_names(name_seed, 40 if quick else 120))
+
+
+def test_policy_keys(binary, tmp, name_seed, quick):
+    """Against the archive of the second member name."""
+    target = os.path.join(tmp, "m001.npz")
+    with open(target, "wb") as f:
+        f.write(N.member_archive(N.member_names(name_seed, quick)[1]))
+    policy_keys(binary, tmp, N.policy_keys(name_seed, 20 if quick else 60), target)

@@ -20,14 +20,10 @@ blob).  The policies take their dtypes (dtype.str, names, field lists, layout ob
 (integers, names shared between members, "*", "..."), orders, byte orders, finite, ranges,
 elements, byte caps and pins from the arrays, or from other random ones.
 
-Seeded (--seed, default 39) and bounded (--groups policies, four archives each): a few seconds.
-Run by tests/run_all.py with NumPy 1.24 (/usr/bin/python3); where `make python-env` made
-.venv-pkg-np2, the same script runs again there (NumPy 2) on fewer groups and its counts are added.
-
-usage: python3 tests/policy/test_oracle.py --bin build/npzstream [--seed N] [--groups N] [--quick]
-Last line: `policy-oracle: N passed, M failed`.
+Seeded (--seed, default 39) and bounded (240 policies, four archives each; --quick: 60): a few
+seconds.  Run by tests/run_all.py with NumPy 1.24 (/usr/bin/python3), and again in .venv-pkg-np2
+(make python-env: NumPy 2) with the seed after it on 80 policies, without the coverage gate.
 """
-import argparse
 import fnmatch
 import hashlib
 import io
@@ -37,7 +33,6 @@ import random
 import struct
 import subprocess
 import sys
-import tempfile
 import warnings
 import zipfile
 
@@ -45,11 +40,9 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from common import Tally  # noqa: E402
+from common import ok  # noqa: E402
 
-NP2_PY = os.path.join(ROOT, ".venv-pkg-np2", "bin", "python")
-T = Tally("policy-oracle")
-ok = T.ok
+NUMPY2 = int(np.__version__.split(".")[0]) >= 2
 
 # ---- arrays --------------------------------------------------------------------------------------
 
@@ -655,50 +648,33 @@ def run_group(binary, tmp, n, pol, files, seen):
     return paths
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "npzstream"))
-    ap.add_argument("--seed", type=int, default=39)
-    ap.add_argument("--groups", type=int, default=240)
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--child", action="store_true", help="(the run under NumPy 2: no coverage gate, no child)")
-    a = ap.parse_args()
-    binary = os.path.abspath(a.bin)
-    groups = a.groups // 4 if a.quick else a.groups
-    R = random.Random(a.seed)
+GROUPS = 240
+RULES = ("accepted", "POLICY.dtype", "POLICY.byte-order", "POLICY.fortran-order", "POLICY.check-type", "POLICY.nan",
+         "POLICY.inf", "POLICY.range", "POLICY.sha256", "POLICY.blob", "POLICY.kind", "POLICY.shape", "POLICY.ndim",
+         "POLICY.members")
+
+
+def test_oracle(binary, tmp, quick, seed):
+    """NumPy 1.24: 240 groups (--quick: 60), and every clause the oracle is about was met (accepted
+    files, and a rejection by each rule); NumPy 2 (.venv-pkg-np2): 80 groups of the next seed."""
+    seed = int(seed) if seed is not None else 39
+    groups = GROUPS // 4 if quick else GROUPS
+    if NUMPY2:
+        seed, groups = seed + 1, max(groups // 3, 10)
+    R = random.Random(seed)
     seen = {}
-    with tempfile.TemporaryDirectory(prefix="npzs-oracle-") as tmp:
-        every = []
-        for n in range(groups):
-            pol, files = group(R)
-            every += run_group(binary, tmp, n, pol, files, seen)
-        # without a policy every file is accepted (np.save wrote them all)
-        r = subprocess.run([binary, "check", "--jsonl"] + every, capture_output=True, timeout=300)
-        outs = [json.loads(line) for line in r.stdout.decode().splitlines()]
-        bad = [o["file"] for o in outs if not o["ok"]]
-        ok(len(outs) == len(every) and not bad, "without a policy: %d of %d files rejected: %s" % (len(bad), len(every), bad[:3]))
-    print("policy-oracle: NumPy %s, seed %d, %d groups: %s" % (np.__version__, a.seed, groups,
+    every = []
+    for n in range(groups):
+        pol, files = group(R)
+        every += run_group(binary, tmp, n, pol, files, seen)
+    # without a policy every file is accepted (np.save wrote them all)
+    r = subprocess.run([binary, "check", "--jsonl"] + every, capture_output=True, timeout=300)
+    outs = [json.loads(line) for line in r.stdout.decode().splitlines()]
+    bad = [o["file"] for o in outs if not o["ok"]]
+    ok(len(outs) == len(every) and not bad, "without a policy: %d of %d files rejected: %s" % (len(bad), len(every), bad[:3]))
+    print("policy-oracle: NumPy %s, seed %d, %d groups: %s" % (np.__version__, seed, groups,
                                                              ", ".join("%s %d" % kv for kv in sorted(seen.items()))))
-    if not a.child and not a.quick:
-        # every clause the oracle is about was met: accepted files, and a rejection by each rule
-        for rule in ("accepted", "POLICY.dtype", "POLICY.byte-order", "POLICY.fortran-order", "POLICY.check-type",
-                     "POLICY.nan", "POLICY.inf", "POLICY.range", "POLICY.sha256", "POLICY.blob", "POLICY.kind",
-                     "POLICY.shape", "POLICY.ndim", "POLICY.members"):
+    assert len(every) >= 4 * groups
+    if not NUMPY2 and not quick:
+        for rule in RULES:
             ok(seen.get(rule, 0) > 0, "the oracle met no case of %s" % rule)
-    if not a.child and os.access(NP2_PY, os.X_OK) and os.path.realpath(NP2_PY) != os.path.realpath(sys.executable):
-        r = subprocess.run([NP2_PY, os.path.abspath(__file__), "--bin", binary, "--seed", str(a.seed + 1),
-                            "--groups", str(max(groups // 3, 10)), "--child"], capture_output=True, text=True, timeout=600)
-        lines = r.stdout.strip().splitlines()
-        import re
-        m = re.match(r"policy-oracle: (\d+) passed, (\d+) failed", lines[-1]) if lines else None
-        if m:
-            print("\n".join(l.replace("policy-oracle: NumPy", "policy-oracle (.venv-pkg-np2): NumPy") for l in lines[:-1]))
-            T.passed += int(m.group(1))
-            T.failed += int(m.group(2))
-        else:
-            ok(False, "the run under NumPy 2 (%s) ended without its result: %s" % (NP2_PY, (r.stdout + r.stderr)[-2000:]))
-    return T.summary()
-
-
-if __name__ == "__main__":
-    sys.exit(main())

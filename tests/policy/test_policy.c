@@ -26,7 +26,8 @@
  *     character's end, whole UTF-8, the characters text output escapes escaped;
  *   - the sniff of every kind of blob; the API's misuse (CALL.policy, CALL.hash); a policy shared
  *     by parsers on two threads; a parser reset keeps its policy; the event layout of 0.4.0.
- * usage: test_policy [--vectors DIR]; last line "policy: N passed, M failed".
+ * usage: test_policy [--vectors DIR] [--sha256-absent: only the refusals of a library without
+ * SHA-256, build/nocrypto's]; last line "policy: N passed, M failed".
  */
 #define _DEFAULT_SOURCE
 #include <errno.h>
@@ -1186,13 +1187,44 @@ static int digests(const uint8_t *b, size_t n, size_t step, char *out, size_t ca
     return rc == NPZS_DONE ? 0 : -1;
 }
 
+/* Where SHA-256 cannot be had (a build without OpenSSL's headers, or libcrypto not loadable at
+ * run time: src/sha256.c), hashing is refused, never skipped: npzs_hash fails with CALL.hash at
+ * once, a policy that hashes or pins a value does not compile (the field named), and the parse
+ * without a hash goes on as before. */
+static void test_sha256_absent(void) {
+    npzs_parser *p = npzs_new(NULL, NULL);
+    CHECK(npzs_hash(p, NPZS_HASH_SHA256) == NPZS_E_BAD_CALL && !strcmp(npzs_error_rule(p), "CALL.hash") &&
+              npzs_error_offset(p) == 0,
+          "npzs_hash without SHA-256: %s at %" PRIu64, npzs_error_rule(p), npzs_error_offset(p));
+    npzs_free(p);
+    static const struct {
+        const char *json;
+        unsigned column;
+        const char *path;
+    } t[] = {{"{\"hash\": \"sha256\"}", 10, "hash"},
+             {"{\"members\": {\"w\": {\"sha256\": \"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\"}}}",
+              30, "members.w.sha256"}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        npzs_policy_error e;
+        npzs_policy *pol = compile(t[i].json, &e);
+        CHECK(!pol && e.line == 1 && e.column == t[i].column && !strcmp(e.path, t[i].path) &&
+                  strstr(e.message, "has no SHA-256"),
+              "a policy that hashes, without SHA-256 (%s): %u:%u '%s': %s", t[i].json, e.line, e.column, e.path,
+              e.message);
+        npzs_policy_free(pol);
+    }
+    npzs_policy *pol = compile("{\"hash\": null}", NULL);
+    CHECK(pol != NULL, "a policy that does not hash compiles without SHA-256");
+    p = npzs_new(NULL, NULL);
+    CHECK(p && npzs_policy_use(p, pol) == 0, "and is used");
+    npzs_free(p);
+    npzs_policy_free(pol);
+    printf("policy: no SHA-256 here: npzs_hash and hashing policies refused (checked)\n");
+}
+
 static void test_sha256(void) {
     if (!npzs_sha256_built()) {
-        npzs_parser *p = npzs_new(NULL, NULL);
-        CHECK(npzs_hash(p, NPZS_HASH_SHA256) == NPZS_E_BAD_CALL && !strcmp(npzs_error_rule(p), "CALL.hash"),
-              "npzs_hash without SHA-256");
-        npzs_free(p);
-        printf("policy: built without SHA-256: npzs_hash refused (checked)\n");
+        test_sha256_absent();
         return;
     }
     /* FIPS 180-2's "abc" and the empty string, as blobs of an archive */
@@ -1525,8 +1557,17 @@ static void test_words(void) {
 int main(int argc, char **argv) {
     const char *dir = "tests/vectors";
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--vectors") && i + 1 < argc) dir = argv[++i];
-        else { fprintf(stderr, "usage: test_policy [--vectors DIR]\n"); return 2; }
+        if (!strcmp(argv[i], "--vectors") && i + 1 < argc) {
+            dir = argv[++i];
+        } else if (!strcmp(argv[i], "--sha256-absent")) { /* a library that cannot load libcrypto */
+            CHECK(!npzs_sha256_built(), "npzs_sha256_built() says 1 where libcrypto cannot be loaded");
+            test_sha256_absent();
+            printf("policy: %d passed, %d failed\n", passed, failed);
+            return failed ? 1 : 0;
+        } else {
+            fprintf(stderr, "usage: test_policy [--vectors DIR] [--sha256-absent]\n");
+            return 2;
+        }
     }
     test_compile_faults();
     test_words();

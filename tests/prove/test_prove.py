@@ -1,25 +1,18 @@
-#!/usr/bin/python3
 """make prove's own checks (prove/prove.py): that it reads EVA's alarms, holds them against
 prove/allow.txt, covers every file issue 28 names, and -- where frama-c is installed -- that a
 decoder changed to read one byte too many fails it while the real sources pass.
-Without frama-c the last part is skipped (said so); the rest always runs.
-Last line `prove-checks: N passed, M failed`."""
-import argparse, os, shutil, subprocess, sys, tempfile
+Without frama-c the last part is skipped (said so); the rest always runs."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "prove"))
 import prove  # noqa: E402
-
-passed = failed = 0
-
-
-def check(ok, what):
-    global passed, failed
-    if ok:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL " + what)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from common import ok  # noqa: E402
 
 
 LOG = """[eva] analysing
@@ -36,72 +29,72 @@ LOG = """[eva] analysing
 """
 
 
-def offline():
+def test_offline():
     src = os.path.join(ROOT, "build", "prove-copy")
     alarms = prove.parse_alarms(LOG % (src, src), src)
-    check(len(alarms) == 2, "two alarms read from the log (got %r)" % (alarms,))
+    ok(len(alarms) == 2, "two alarms read from the log (got %r)" % (alarms,))
     if len(alarms) == 2:
-        check(alarms[0] == ("src/base.h", "npzs__le32", "accessing uninitialized left-value. assert \\initialized(b + 0);"),
+        ok(alarms[0] == ("src/base.h", "npzs__le32", "accessing uninitialized left-value. assert \\initialized(b + 0);"),
               "an alarm in an inlined helper is named by its function without the suffix: %r" % (alarms[0],))
-        check(alarms[1][0] == "src/zrec.c" and alarms[1][1] == "npzs__zr_name",
+        ok(alarms[1][0] == "src/zrec.c" and alarms[1][1] == "npzs__zr_name",
               "an alarm in a copy of the sources is named by its file under src/: %r" % (alarms[1],))
     with tempfile.TemporaryDirectory() as tmp:
         good = os.path.join(tmp, "allow.txt")
         with open(good, "w") as f:
             f.write("# comment\n\nzrec | src/zrec.c | npzs__zr_name | out of bounds read. assert x; | a reason\n")
         allow = prove.load_allow(good)
-        check(allow == {("zrec", "src/zrec.c", "npzs__zr_name", "out of bounds read. assert x;"): "a reason"},
+        ok(allow == {("zrec", "src/zrec.c", "npzs__zr_name", "out of bounds read. assert x;"): "a reason"},
               "an allow line is read: %r" % (allow,))
         bad = os.path.join(tmp, "bad.txt")
         with open(bad, "w") as f:
             f.write("zrec | src/zrec.c | npzs__zr_name | an alarm without a reason |\n")
         try:
             prove.load_allow(bad)
-            check(False, "an allow line without a reason is refused")
+            ok(False, "an allow line without a reason is refused")
         except SystemExit:
-            check(True, "")
+            ok(True, "")
     # every file the proof is about has a unit, every driver and source exists
     targets = {u[3] for u in prove.UNITS}
     for rel in ("src/zrec.c", "src/zlocate.c", "src/names.c", "src/crc.c", "src/npyhdr.c"):
-        check(rel in targets, "%s is proved by a unit of prove/prove.py" % rel)
+        ok(rel in targets, "%s is proved by a unit of prove/prove.py" % rel)
     for u in prove.UNITS:
         for rel in [u[1]] + u[2]:
-            check(os.path.exists(os.path.join(ROOT, rel)), "unit %s: %s exists" % (u[0], rel))
+            ok(os.path.exists(os.path.join(ROOT, rel)), "unit %s: %s exists" % (u[0], rel))
     # the committed allow list parses, and each entry names a unit
     allow = prove.load_allow(os.path.join(ROOT, "prove", "allow.txt"))
     names = {u[0] for u in prove.UNITS}
     for k in allow:
-        check(k[0] in names, "prove/allow.txt: unit %s exists" % k[0])
+        ok(k[0] in names, "prove/allow.txt: unit %s exists" % k[0])
     # what make prove leaves to the units it does not run: functions of the file, which such a unit covers
     for target, fns in prove.ONLY_NOT_DEFAULT.items():
         defined = prove.defined_functions(os.path.join(ROOT, target))
-        check(fns and fns <= defined, "ONLY_NOT_DEFAULT names functions of %s: %s" % (target, sorted(fns - defined)))
-        check(any(u[3] == target and u[0] in prove.NOT_DEFAULT for u in prove.UNITS),
+        ok(fns and fns <= defined, "ONLY_NOT_DEFAULT names functions of %s: %s" % (target, sorted(fns - defined)))
+        ok(any(u[3] == target and u[0] in prove.NOT_DEFAULT for u in prove.UNITS),
               "a unit outside the default run covers %s" % target)
     # make prove runs a unit over every proved file; the units it leaves out exist
     for target in sorted(targets):
-        check(any(u[3] == target and u[0] not in prove.NOT_DEFAULT for u in prove.UNITS),
+        ok(any(u[3] == target and u[0] not in prove.NOT_DEFAULT for u in prove.UNITS),
               "make prove runs a unit over %s" % target)
-    check(prove.NOT_DEFAULT <= names, "NOT_DEFAULT names units: %s" % sorted(prove.NOT_DEFAULT - names))
-    check(set(prove.UNIT_OPTS) <= names, "UNIT_OPTS names units: %s" % sorted(set(prove.UNIT_OPTS) - names))
+    ok(prove.NOT_DEFAULT <= names, "NOT_DEFAULT names units: %s" % sorted(prove.NOT_DEFAULT - names))
+    ok(set(prove.UNIT_OPTS) <= names, "UNIT_OPTS names units: %s" % sorted(set(prove.UNIT_OPTS) - names))
     for u in prove.UNITS:  # a unit's own options come after the common ones, so that they win
         opts = prove.UNIT_OPTS.get(u[0])
         if opts and prove.frama_c():
             cmd = prove.cmd_for(u, os.path.join(ROOT, "src"))
             last = max(i for i, a in enumerate(cmd) if a == opts[0])
-            check(cmd[last:last + len(opts)] == opts and last > len(prove.COMMON),
+            ok(cmd[last:last + len(opts)] == opts and last > len(prove.COMMON),
                   "unit %s: its options follow the common ones" % u[0])
     # the coverage check sees the functions of a proved file
     fns = prove.defined_functions(os.path.join(ROOT, "src", "zrec.c"))
-    check({"npzs__zr_name", "npzs__zr_extra", "npzs__zr_lfh", "name_special"} <= fns,
+    ok({"npzs__zr_name", "npzs__zr_extra", "npzs__zr_lfh", "name_special"} <= fns,
           "the functions of src/zrec.c are found: %s" % sorted(fns))
 
 
-def with_frama_c(quick):
+def test_with_frama_c(quick):
     if not prove.frama_c():
         print("prove-checks: frama-c not installed: the analysis runs skipped (apt-get install frama-c-base)")
         r = subprocess.run([sys.executable, "prove/prove.py", "--skip-missing"], cwd=ROOT, capture_output=True, text=True)
-        check(r.returncode == 0 and "prove skipped" in r.stdout, "--skip-missing without frama-c exits 0 and says so")
+        ok(r.returncode == 0 and "prove skipped" in r.stdout, "--skip-missing without frama-c exits 0 and says so")
         return
     if quick:
         print("prove-checks: --quick: the analysis runs skipped (make prove runs them)")
@@ -110,7 +103,7 @@ def with_frama_c(quick):
         keep = os.path.join(tmp, "logs")
         r = subprocess.run([sys.executable, "prove/prove.py", "--units", "crc", "--keep", keep],
                            cwd=ROOT, capture_output=True, text=True)
-        check(r.returncode == 0 and "prove: 1 passed, 0 failed" in r.stdout,
+        ok(r.returncode == 0 and "prove: 1 passed, 0 failed" in r.stdout,
               "src/crc.c proves with 0 alarms:\n" + r.stdout[-1500:])
         # a copy of the sources whose portable CRC reads one byte past the caller's buffer
         src = os.path.join(tmp, "src")
@@ -119,25 +112,10 @@ def with_frama_c(quick):
         with open(p) as f:
             text = f.read()
         broken = text.replace("(uint32_t)crc32(crc, buf, (uInt)len)", "(uint32_t)crc32(crc, buf, (uInt)len + 1)")
-        check(broken != text, "the mutation applies to src/crc.c")
+        ok(broken != text, "the mutation applies to src/crc.c")
         with open(p, "w") as f:
             f.write(broken)
         r = subprocess.run([sys.executable, "prove/prove.py", "--units", "crc", "--src", src, "--keep", keep],
                            cwd=ROOT, capture_output=True, text=True)
-        check(r.returncode == 1 and "alarm not in prove/allow.txt" in r.stdout and "src/crc.c" in r.stdout,
+        ok(r.returncode == 1 and "alarm not in prove/allow.txt" in r.stdout and "src/crc.c" in r.stdout,
               "a CRC that reads one byte too many fails make prove:\n" + r.stdout[-1500:])
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin")
-    ap.add_argument("--quick", action="store_true")
-    a = ap.parse_args()
-    offline()
-    with_frama_c(a.quick)
-    print("prove-checks: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """pytest suite of what the package does beyond np.load (issue 26): open() (views of a mapped
 file), load's reads straight into the arrays, Validator in async code, spool() and scan().
-Run by tests/python/test_python.py in every environment make python-env set up.
+Run by tests/run_all.py (pytest) in every environment make python-env set up.
 
 Truth is np.load(f, allow_pickle=False) of the NumPy in the environment, and npzstream.load of
 the same bytes (its verdicts, codes, offsets and rules)."""

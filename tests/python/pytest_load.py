@@ -1,4 +1,4 @@
-"""pytest suite of the Python package (python/): run by tests/python/test_python.py in every
+"""pytest suite of the Python package (python/): run by tests/run_all.py (pytest) in every
 environment it set up (make python-env), with the package installed there by pip.
 
 Truth is np.load(f, allow_pickle=False) of the NumPy in the environment."""

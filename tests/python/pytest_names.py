@@ -1,4 +1,4 @@
-"""pytest suite of names through the Python package (run by tests/python/test_python.py in every
+"""pytest suite of names through the Python package (run by tests/run_all.py (pytest) in every
 environment it set up): the random member names, field names and policy keys of tests/names/names.py
 (every byte length 0..300, characters across the 64-byte cut of the words, controls, bidi controls,
 line separators, quotes, backslashes, lone surrogates in field names) through validate, load, aload,

@@ -1,5 +1,5 @@
 """pytest suite of the Python package's policies, hashes and safe defaults (run by
-tests/python/test_python.py in every environment it set up).  Expected values come from NumPy,
+tests/run_all.py (pytest) in every environment make python-env set up).  Expected values come from NumPy,
 zipfile and hashlib, and the command line's verdict on the same bytes and policy file."""
 import asyncio
 import dataclasses

@@ -1,7 +1,4 @@
-#!/usr/bin/python3
 """Real-file suite: `npzstream check --json` must agree with NumPy 1.24 (np.load, allow_pickle=False).
-
-usage: /usr/bin/python3 tests/real/test_real.py [--bin build/npzstream] [--quick] [--keep DIR] [--only SUBSTR]
 
 For every file that tests/real/gen.py writes (into a temporary directory) and every file under
 corpus/peers/, the CLI is run with the file piped into stdin: whole, --feed 1 (files < 64 KiB),
@@ -18,16 +15,16 @@ where the pipe is written in random 1..512-byte pieces.  Checks:
   * rejected: the members listed as completed are a prefix of NumPy's members and agree field by
     field; error.member names the member NumPy failed on (npz);
   * big files (20+ MB): the CLI's peak RSS (wait4) stays below 64 MiB.
-Also runs ../shared/tools/contract-check.py when ../shared exists (skipped otherwise).
-Last line: `real: N passed, M failed`; exit 1 if M > 0.
+One test per group of tests/real/gen.py's files (npy, npz, big: a check per file) and one per
+file of corpus/peers.  Also runs ../shared/tools/contract-check.py where ../shared exists (a test
+collected only there).  `python3 tests/real/test_real.py --truth-only [--quick]` prints NumPy's
+verdicts and runs no CLI; `python3 tests/real/gen.py DIR` writes the files (a failure names its file).
 """
-import argparse
 import hashlib
 import io
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,6 +35,7 @@ import zipfile
 import zlib
 
 import numpy as np
+import pytest
 try:  # NumPy >= 2.3: numpy.lib.format re-exports only the public names
     from numpy.lib import _format_impl as npf
 except ImportError:
@@ -48,7 +46,9 @@ ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 PEERS = os.path.join(ROOT, "corpus", "peers")
 SHARED = os.path.abspath(os.path.join(ROOT, "..", "shared"))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))
 import gen  # noqa: E402
+from common import ok  # noqa: E402
 
 warnings.simplefilter("ignore")
 
@@ -389,9 +389,87 @@ def summarize(d):
 
 
 # ---------------------------------------------------------------------------- main
-def truth_only(a):
+def peer_cases():
+    """The cases of corpus/peers: every file, and the extra runs of PEER_EXTRA."""
+    cases = []
+    for root, _, files in sorted(os.walk(PEERS)):
+        for fn in sorted(files):
+            if fn.endswith((".npy", ".npz")):
+                rel = os.path.relpath(os.path.join(root, fn), PEERS)
+                refused = READER in READERS_REFUSING.get(rel, ())
+                cases.append({"path": os.path.join(root, fn), "file": rel, "args": [], "load": {},
+                              "expect_code": PEER_STRICT.get(rel) if refused else None,
+                              "strict_code": None if refused else PEER_STRICT.get(rel), "big": False,
+                              "group": "peers", "label": "peers/" + rel, "note": "peer corpus"})
+                if rel in PEER_EXTRA:
+                    args, load = PEER_EXTRA[rel]
+                    cases.append({"path": os.path.join(root, fn), "file": rel, "args": args, "load": load,
+                                  "expect_code": None, "strict_code": None, "big": False,
+                                  "lenient_refused": refused, "group": "peers",
+                                  "label": "peers/%s [%s]" % (rel, " ".join(args)), "note": "peer corpus"})
+    return cases
+
+
+def check(binary, c, quick):
+    """One soft check: the case's problems (harness trouble is a failure too, not a crash)."""
+    try:
+        probs, info = check_case(binary, c, quick)
+    except Exception as e:  # noqa: BLE001
+        probs, info = ["harness error: %s: %s" % (type(e).__name__, e)], {}
+    ok(not probs, "%s (%s)" % (c["label"], c["note"]), " | ".join(probs))
+    if c.get("big") and info:
+        print("  big %s: peak RSS %.1f MiB, %.1fs over all feeds" % (c["label"], info["rss"] / 1024, info["secs"]))
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory, quick):
+    """{group: [case]} of the files gen.py writes (--quick: 6 MB instead of 22 MB big files)."""
+    out = str(tmp_path_factory.mktemp("real"))
+    t0 = time.time()
+    cases = gen.generate(out, quick=quick)
+    print("generated %d cases in %.1fs" % (len(cases), time.time() - t0))
+    groups = {}
+    for c in cases:
+        c["path"] = os.path.join(out, c["file"])
+        c["label"] = c["file"] + ("" if not c["args"] else " [%s]" % " ".join(c["args"]))
+        groups.setdefault(c["file"].split("/")[0], []).append(c)
+    return groups
+
+
+@pytest.mark.parametrize("group,at_least", [("npy", 90), ("npz", 40), ("big", 5)])
+def test_generated(binary, generated, quick, group, at_least):
+    """Every file of the group, at every feed size, against np.load."""
+    cases = generated.get(group, [])
+    assert len(cases) >= at_least, "gen.py wrote %d files of group %s" % (len(cases), group)
+    for c in cases:
+        check(binary, c, quick)
+
+
+PEER_CASES = peer_cases()
+
+
+@pytest.mark.parametrize("i", range(len(PEER_CASES)), ids=[c["label"] for c in PEER_CASES])
+def test_peer(binary, quick, i):
+    check(binary, PEER_CASES[i], quick)
+
+
+def test_peers_found():
+    assert len(PEER_CASES) >= 50, "only %d files in corpus/peers" % len(PEER_CASES)
+
+
+CONTRACT_CHECK = os.path.join(SHARED, "tools", "contract-check.py")
+# the tool reads headers with numpy.lib.format._read_array_header, which NumPy 2.3 and later no
+# longer export: it runs with an older NumPy, where ../shared is present (not in a clone alone)
+if os.path.exists(CONTRACT_CHECK) and tuple(int(x) for x in np.__version__.split(".")[:2]) < (2, 3):
+    def test_contract_check(binary):
+        r = subprocess.run([sys.executable, CONTRACT_CHECK, binary], cwd=ROOT, capture_output=True, text=True)
+        assert r.returncode == 0, "contract-check.py:\n" + r.stdout.strip()
+        print("contract-check.py: %s" % (r.stdout.strip().splitlines() or ["(no output)"])[-1])
+
+
+def truth_only(quick):
     with tempfile.TemporaryDirectory(prefix="npzs-real-") as out:
-        cases = gen.generate(out, quick=a.quick)
+        cases = gen.generate(out, quick=quick)
         paths = [(c["file"] + (" " + " ".join(c["args"]) if c["args"] else ""), os.path.join(out, c["file"]), c)
                  for c in cases]
         for root, _, files in sorted(os.walk(PEERS)):
@@ -409,109 +487,7 @@ def truth_only(a):
     return 0
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "npzstream"))
-    ap.add_argument("--quick", action="store_true", help="6 MB instead of 22 MB big files, fewer random feeds")
-    ap.add_argument("--keep", metavar="DIR", help="generate into DIR (kept) instead of a temp dir")
-    ap.add_argument("--only", metavar="SUBSTR", help="only cases whose file path contains SUBSTR")
-    ap.add_argument("--save-failures", metavar="DIR", help="copy the input file of every failing case into DIR")
-    ap.add_argument("--truth-only", action="store_true", help="print NumPy's verdicts, run no CLI")
-    a = ap.parse_args()
-    binary = os.path.abspath(a.bin)
-    if a.truth_only:
-        return truth_only(a)
-    if not os.access(binary, os.X_OK):
-        print("cannot run %s (build it with make)" % binary)
-        print("real: 0 passed, 1 failed")
-        return 1
-
-    passed = failed = 0
-    tmp = None
-    if a.keep:
-        out = os.path.abspath(a.keep)
-    else:
-        tmp = tempfile.TemporaryDirectory(prefix="npzs-real-")
-        out = tmp.name
-    try:
-        t0 = time.time()
-        cases = gen.generate(out, quick=a.quick)
-        print("generated %d cases in %.1fs" % (len(cases), time.time() - t0))
-        for c in cases:
-            c["path"] = os.path.join(out, c["file"])
-            c["group"] = "gen/" + c["file"].split("/")[0]
-            c["label"] = c["file"] + ("" if not c["args"] else " [%s]" % " ".join(c["args"]))
-        for root, _, files in sorted(os.walk(PEERS)):
-            for fn in sorted(files):
-                if fn.endswith((".npy", ".npz")):
-                    rel = os.path.relpath(os.path.join(root, fn), PEERS)
-                    refused = READER in READERS_REFUSING.get(rel, ())
-                    cases.append({"path": os.path.join(root, fn), "file": rel, "args": [], "load": {},
-                                  "expect_code": PEER_STRICT.get(rel) if refused else None,
-                                  "strict_code": None if refused else PEER_STRICT.get(rel), "big": False,
-                                  "group": "peers", "label": "peers/" + rel, "note": "peer corpus"})
-                    if rel in PEER_EXTRA:
-                        args, load = PEER_EXTRA[rel]
-                        cases.append({"path": os.path.join(root, fn), "file": rel, "args": args, "load": load,
-                                      "expect_code": None, "strict_code": None, "big": False,
-                                      "lenient_refused": refused, "group": "peers",
-                                      "label": "peers/%s [%s]" % (rel, " ".join(args)), "note": "peer corpus"})
-        if a.only:
-            cases = [c for c in cases if a.only in c["label"]]
-        groups = {}
-        for c in cases:
-            try:
-                probs, info = check_case(binary, c, a.quick)
-            except Exception as e:  # harness trouble is a failure, not a crash
-                probs, info = ["harness error: %s: %s" % (type(e).__name__, e)], {}
-            g = groups.setdefault(c["group"], [0, 0, 0])
-            if probs:
-                failed += 1
-                g[1] += 1
-                print("FAIL %s (%s): %s" % (c["label"], c["note"], " | ".join(probs)))
-                if a.save_failures:
-                    os.makedirs(a.save_failures, exist_ok=True)
-                    dst = os.path.join(a.save_failures, c["label"].replace("/", "_").replace(" ", "_"))
-                    shutil.copyfile(c["path"], dst)
-                    print("     saved as %s" % dst)
-            else:
-                passed += 1
-                g[0] += 1
-            if c.get("big") and info:
-                g[2] = max(g[2], info["rss"])
-                print("  big %s: peak RSS %.1f MiB, %.1fs over all feeds" % (
-                    c["label"], info["rss"] / 1024, info["secs"]))
-        for name, (ok, bad, rss) in sorted(groups.items()):
-            print("group %-10s %3d passed, %3d failed%s" % (name, ok, bad,
-                                                             ", max RSS %.1f MiB" % (rss / 1024) if rss else ""))
-    finally:
-        if tmp:
-            tmp.cleanup()
-
-    # the shared contract checker, when ../shared is present
-    cc = os.path.join(SHARED, "tools", "contract-check.py")
-    if a.only:
-        pass
-    elif tuple(int(x) for x in np.__version__.split(".")[:2]) >= (2, 3):
-        # the tool reads headers with numpy.lib.format._read_array_header, which NumPy 2.3 and
-        # later no longer export (numpy.lib.format re-exports only the public names)
-        print("skipped: contract-check.py cannot run on NumPy %s (it uses numpy.lib.format._read_array_header)"
-              % np.__version__)
-    elif os.path.exists(cc):
-        r = subprocess.run([sys.executable, cc, binary], cwd=ROOT, capture_output=True, text=True)
-        last = (r.stdout.strip().splitlines() or ["(no output)"])[-1]
-        if r.returncode == 0:
-            passed += 1
-            print("ok contract-check.py: %s" % last)
-        else:
-            failed += 1
-            for line in r.stdout.strip().splitlines():
-                print("FAIL contract-check.py: %s" % line)
-    else:
-        print("skipped: ../shared not present (contract-check.py not run)")
-    print("real: %d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    if sys.argv[1:2] != ["--truth-only"]:
+        sys.exit("usage: python3 tests/real/test_real.py --truth-only [--quick]  (the tests: python3 -m pytest tests/real)")
+    sys.exit(truth_only("--quick" in sys.argv[2:]))

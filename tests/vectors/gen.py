@@ -2,14 +2,14 @@
 """Write the C-only test vectors: every case of tests/bad/cases.py as tests/vectors/<name>.bin,
 and MANIFEST.tsv with what each must give.
 
-usage: /usr/bin/python3 tests/vectors/gen.py --bin build/npzstream [--check]
+usage: /usr/bin/python3 tests/vectors/gen.py --bin build/npzstream
 
 The expected verdict, error code and offset of a case come from cases.py (written by hand),
 its rule from tests/bad/rules.tsv (reviewed when it changes); the member index the error
 belongs to is read from the CLI (`"member_index"`), which must also agree on the code, the
-offset and the rule, or nothing is written.  --check writes nothing: it fails when the files in
-the repository differ from what would be written (cases.py changed and the vectors were not
-regenerated).  run_vectors.c reads the result with nothing but a C compiler and zlib.
+offset and the rule, or nothing is written.  tests/bad/test_bad.py (test_vectors_current) fails
+when the files in the repository differ from what would be written (cases.py changed and the
+vectors were not regenerated).  run_vectors.c reads the result with nothing but a C compiler and zlib.
 """
 import argparse
 import json
@@ -37,14 +37,21 @@ def rules_tsv():
     return out
 
 
-def build(binary):
+def cli_verdict(binary):
+    """The function giving a case's `check --json` object from the CLI."""
+    def verdict(c):
+        r = subprocess.run([binary, "check", "--json"] + c.args + ["-"], input=c.data, capture_output=True,
+                           cwd=os.path.join(HERE, "..", ".."))
+        return json.loads(r.stdout.decode())
+    return verdict
+
+
+def build(verdict):
+    """({vector file: bytes}, MANIFEST.tsv's bytes, problems); verdict(case): its check --json object."""
     rules = rules_tsv()
     files, rows, problems = {}, [], []
     for c in cases():
-        r = subprocess.run([binary, "check", "--json"] + c.args + ["-"], input=c.data, capture_output=True,
-                           cwd=os.path.join(HERE, "..", ".."))
-        j = json.loads(r.stdout.decode())
-        e = j["error"]
+        e = verdict(c)["error"]
         if c.code is None:
             if e is not None:
                 problems.append("%s: must be accepted, CLI says %s" % (c.name, e["code"]))
@@ -68,48 +75,40 @@ def policy_files():
     return {n + ".json": (json.dumps(d, indent=1) + "\n").encode() for n, d in POLICIES.items()}
 
 
+def stale(files, manifest):
+    """What in the repository differs from what would be written: [problem]."""
+    pols = policy_files()
+    have_pol = set(os.listdir(POLICY_DIR)) if os.path.isdir(POLICY_DIR) else set()
+    out = ["policy %s is out of date" % f for f in pols
+           if f not in have_pol or open(os.path.join(POLICY_DIR, f), "rb").read() != pols[f]]
+    out += ["policy %s is not one of cases.POLICIES" % f for f in sorted(have_pol - set(pols))]
+    have = {f for f in os.listdir(HERE) if f.endswith(".bin")}
+    out += ["vector %s is out of date" % f for f in files if f not in have or open(os.path.join(HERE, f), "rb").read() != files[f]]
+    out += ["vector %s is no case's" % f for f in sorted(have - set(files))]
+    old = open(os.path.join(HERE, MANIFEST), "rb").read() if os.path.exists(os.path.join(HERE, MANIFEST)) else b""
+    if old != manifest:
+        out.append("%s is out of date" % MANIFEST)
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
-    ap.add_argument("--check", action="store_true")
     a = ap.parse_args()
     pols = policy_files()
-    have_pol = set(os.listdir(POLICY_DIR)) if os.path.isdir(POLICY_DIR) else set()
-    if a.check:
-        stale_pol = [f for f in pols if f not in have_pol or open(os.path.join(POLICY_DIR, f), "rb").read() != pols[f]]
-        stale_pol += sorted(have_pol - set(pols))
-        for f in stale_pol:
-            print("FAIL policy %s is out of date" % f)
-        if stale_pol:
-            print("vectors-current: 0 passed, %d failed  (run: /usr/bin/python3 tests/vectors/gen.py --bin build/npzstream)"
-                  % len(stale_pol))
-            return 1
-    else:
-        os.makedirs(POLICY_DIR, exist_ok=True)
-        for f in have_pol - set(pols):
-            os.unlink(os.path.join(POLICY_DIR, f))
-        for f, data in pols.items():
-            with open(os.path.join(POLICY_DIR, f), "wb") as fh:
-                fh.write(data)
-    files, manifest, problems = build(a.bin)
+    os.makedirs(POLICY_DIR, exist_ok=True)
+    for f in set(os.listdir(POLICY_DIR)) - set(pols):
+        os.unlink(os.path.join(POLICY_DIR, f))
+    for f, data in pols.items():
+        with open(os.path.join(POLICY_DIR, f), "wb") as fh:
+            fh.write(data)
+    files, manifest, problems = build(cli_verdict(a.bin))
     for p in problems:
         print("FAIL " + p)
     if problems:
         print("vectors: %d cases disagree with the CLI; nothing written" % len(problems))
         return 1
     have = {f for f in os.listdir(HERE) if f.endswith(".bin")}
-    if a.check:
-        stale = [f for f in files if f not in have or open(os.path.join(HERE, f), "rb").read() != files[f]]
-        extra = sorted(have - set(files))
-        old = open(os.path.join(HERE, MANIFEST), "rb").read() if os.path.exists(os.path.join(HERE, MANIFEST)) else b""
-        bad = len(stale) + len(extra) + (old != manifest)
-        for f in stale[:10] + extra[:10]:
-            print("FAIL vector %s is out of date" % f)
-        if old != manifest:
-            print("FAIL %s is out of date" % MANIFEST)
-        print("vectors-current: %d passed, %d failed%s" % (len(files) + 1 - bad, bad,
-              "  (run: /usr/bin/python3 tests/vectors/gen.py --bin build/npzstream)" if bad else ""))
-        return 1 if bad else 0
     for f in have - set(files):
         os.unlink(os.path.join(HERE, f))
     for f, data in files.items():

@@ -1,7 +1,4 @@
-#!/usr/bin/python3
 """`npzstream vlen`: Zarr vlen-ndarray chunks (numcodecs VLenBytes framing), issue 8.
-
-    /usr/bin/python3 tests/vlen/test_vlen.py --bin build/npzstream [--quick] [-v]
 
 - real framing: chunks encoded by numcodecs (VLenBytes over the arrays' bytes, and
   VLenArray for 1-D patterns) when `import numcodecs` works (Debian: python3-numcodecs),
@@ -10,16 +7,22 @@
 - empty elements, empty chunks (count 0), every dtype name and '<f4'-style string;
 - every rejection path with its code, offset and element (input, --dtype, --shape, limits);
 - split invariance: the output is identical for the whole input, --feed 1, --feed 7, stdin;
-- usage / I/O errors exit 2;
-- the C-level tests (test_vlen_api next to the binary), when built.
-Last line: `vlen: N passed, M failed`; exit 1 on any failure.
+- usage / I/O errors exit 2.
+The C-level tests (tests/vlen/test_vlen_api.c) are a C suite of tests/run_all.py (vlen-c).
 """
-import argparse, json, os, random, struct, subprocess, sys, tempfile, zlib
+import json
+import os
+import random
+import struct
+import subprocess
+import sys
+import zlib
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from common import Tally  # noqa: E402
+from common import ok  # noqa: E402
 
 try:
     if os.environ.get("NPZS_VLEN_NO_NUMCODECS"):  # force the struct encoder (to test the fallback)
@@ -29,9 +32,6 @@ try:
     HAVE_NUMCODECS = True
 except Exception:  # depends on the machine
     HAVE_NUMCODECS = False
-
-T = Tally("vlen")
-ok = T.ok
 
 DTYPES = {  # name -> (numpy dtype, dtype.str)
     "bool": (np.bool_, "|b1"), "int8": (np.int8, "|i1"), "int16": (np.int16, "<i2"),
@@ -343,45 +343,12 @@ def test_random_damage(R, quick):
         ok(rc in (0, 1) and j is not None, "damaged chunk %d: verdict" % i, "exit %s" % rc)
 
 
-def test_c_api(binary, quick):
-    exe = os.path.join(os.path.dirname(os.path.abspath(binary)), "test_vlen_api")
-    if not os.path.exists(exe):
-        print("NOTE: %s not built (make %s); C-level tests skipped" % (exe, os.path.relpath(exe)))
-        return
-    r = subprocess.run([exe] + (["--quick"] if quick else []), capture_output=True, text=True)
-    lines = [l for l in (r.stdout + r.stderr).splitlines() if l.strip()]
-    for l in lines:
-        if l.startswith("FAIL") or "runtime error" in l or "ERROR" in l:
-            print(l)
-    last = lines[-1] if lines else ""
-    ok(r.returncode == 0 and last.endswith(" 0 failed"), "C API tests (%s)" % last, (r.stdout + r.stderr)[-2000:])
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", default="build/npzstream")
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("-v", action="store_true")
-    a = ap.parse_args()
-    T.verbose = a.v
-    if HAVE_NUMCODECS:
-        print("framing: numcodecs %s (VLenBytes, VLenArray)" % numcodecs.__version__)
-    else:
-        print("framing: numcodecs not importable (apt-get install python3-numcodecs); using the struct encoder")
-    with tempfile.TemporaryDirectory(prefix="npzs-vlen-") as tmp:
-        R = Runner(a.bin, tmp)
-        rc, out, err = R.run(["--help"])
-        if rc != 0 or "--dtype" not in out:
-            ok(False, "`%s vlen --help` works" % a.bin, "exit %d %s" % (rc, (out + err)[-500:]))
-        else:
-            test_roundtrip(R, a.quick)
-            test_rejections(R)
-            test_config(R)
-            test_usage(R)
-            test_random_damage(R, a.quick)
-        test_c_api(a.bin, a.quick)
-    return T.summary()
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.fixture()
+def R(binary, tmp):
+    """The runner of `npzstream vlen` (its framing: numcodecs where importable)."""
+    print("framing: " + ("numcodecs %s (VLenBytes, VLenArray)" % numcodecs.__version__ if HAVE_NUMCODECS else
+                         "numcodecs not importable (apt-get install python3-numcodecs); using the struct encoder"))
+    R = Runner(binary, tmp)
+    rc, out, err = R.run(["--help"])
+    assert rc == 0 and "--dtype" in out, "`%s vlen --help` works: exit %d %s" % (binary, rc, (out + err)[-500:])
+    return R

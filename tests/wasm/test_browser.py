@@ -1,33 +1,35 @@
-#!/usr/bin/python3
 """The demo page (build/wasm/demo.html) in a real browser: Debian's headless Chromium driven by
 Selenium, opened as file:// and from a local server (127.0.0.1).  Files are given to its file
 input as a user picks them; the verdict, the member table, the hint of a rejection and the
 report must be what `build/npzstream check --json FILE` says, the progress bar must move while a
 large file is checked and end at its size, and the page must keep running meanwhile (the check is
-in a Web Worker).  Screenshots are kept in build/wasm-test/.
-
-usage: /usr/bin/python3 tests/wasm/test_browser.py [--bin build/npzstream] [--wasm build/wasm]
-       [--python build/venv-selenium/bin/python]
-Runs itself again under --python when this Python has no Selenium (make test-wasm-browser makes
-that virtual environment).  Last line: `wasm-browser: N passed, M failed`, or
-`wasm-browser: skipped: ...` without Chromium, its driver or Selenium.
+in a Web Worker).  Screenshots are kept in build/wasm-test/.  make test-all (marked rest) runs it
+in build/venv-selenium (make test-wasm-browser: Selenium and pytest from PyPI), with --wasm
+build/wasm.  Skipped without Chromium, its driver, Selenium or emscripten.
 """
-import argparse, functools, http.server, io, json, os, shutil, subprocess, sys, tempfile, threading, time, zipfile
+import functools
+import http.server
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+
+import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "names"))
-from common import Tally  # noqa: E402
+from common import ok  # noqa: E402
 import names as N  # noqa: E402
 
-T = Tally("wasm-browser")
-ok = T.ok
+pytestmark = pytest.mark.rest
 CHROMIUM, DRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
-
-
-def skip(why):
-    print("wasm-browser: skipped: " + why)
-    return 0
+SHOTS = os.path.join(ROOT, "build", "wasm-test")
 
 
 def npy(header_shape, data):
@@ -144,51 +146,52 @@ def serve(directory):
     return srv
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--bin", default="build/npzstream")
-    ap.add_argument("--wasm", default="build/wasm")
-    ap.add_argument("--python", default="build/venv-selenium/bin/python")
-    a = ap.parse_args()
-    demo = os.path.abspath(os.path.join(a.wasm, "demo.html"))
+@pytest.fixture(scope="module")
+def demo(wasm_dir):
     if not (os.path.exists(CHROMIUM) and os.path.exists(DRIVER)):
-        return skip("no %s or %s (apt-get install chromium chromium-driver)" % (CHROMIUM, DRIVER))
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        py = os.path.abspath(a.python)
-        if os.path.exists(py) and not os.environ.get("NPZS_BROWSER_VENV"):
-            os.environ["NPZS_BROWSER_VENV"] = py
-            os.execv(py, [py] + sys.argv)
-        return skip("no Selenium (make test-wasm-browser installs it into build/venv-selenium)")
+        pytest.skip("no %s or %s (apt-get install chromium chromium-driver)" % (CHROMIUM, DRIVER))
+    pytest.importorskip("selenium", reason="no Selenium (make test-wasm-browser installs it into build/venv-selenium)")
+    demo = os.path.join(wasm_dir, "demo.html")
     if not os.path.exists(demo):
         if not shutil.which("emcc"):
-            return skip("no emscripten: make wasm cannot build %s" % demo)
-        ok(False, "%s exists (make wasm)" % demo)
-        return T.summary()
+            pytest.skip("no emscripten: make wasm cannot build %s" % demo)
+        pytest.fail("%s is missing (make wasm)" % demo)
+    return demo
+
+
+@pytest.fixture(scope="module")
+def driver(demo):
+    """Headless Chromium, quit after the module's tests."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1100,900"):
         opts.add_argument(arg)
-    shots = os.path.join(ROOT, "build", "wasm-test")
-    os.makedirs(shots, exist_ok=True)
-    binary = os.path.abspath(a.bin)
-    with tempfile.TemporaryDirectory(prefix="npzs-browser-") as tmp:
-        files = inputs(tmp)
-        driver = webdriver.Chrome(service=Service(DRIVER), options=opts)
-        srv = serve(os.path.dirname(demo))
-        try:
-            check_page(driver, "file://" + demo, files, binary, tmp, shots, "file")
-            check_page(driver, "http://127.0.0.1:%d/demo.html" % srv.server_address[1], files, binary, tmp, shots, "http")
-            errors = [l for l in driver.get_log("browser") if l.get("level") == "SEVERE"]
-            ok(not errors, "no errors in the browser's console", str(errors[:3]))
-        finally:
-            driver.quit()
-            srv.shutdown()
-    return T.summary()
+    os.makedirs(SHOTS, exist_ok=True)
+    d = webdriver.Chrome(service=Service(DRIVER), options=opts)
+    yield d
+    d.quit()
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    return inputs(str(tmp_path_factory.mktemp("browser")))
+
+
+def test_page_from_file(driver, demo, files, binary, tmp):
+    check_page(driver, "file://" + demo, files, binary, tmp, SHOTS, "file")
+
+
+def test_page_from_a_server(driver, demo, files, binary, tmp):
+    srv = serve(os.path.dirname(demo))
+    try:
+        check_page(driver, "http://127.0.0.1:%d/demo.html" % srv.server_address[1], files, binary, tmp, SHOTS, "http")
+    finally:
+        srv.shutdown()
+
+
+def test_no_console_errors(driver):
+    """After the pages above: nothing SEVERE in the browser's console."""
+    errors = [entry for entry in driver.get_log("browser") if entry.get("level") == "SEVERE"]
+    assert not errors, str(errors[:3])
