@@ -179,7 +179,8 @@ class _Charge:
         else:
             msg = "the input needs more memory than the whole budget"
             detail = None
-            hint = "the arrays are larger than the process's memory budget: raise it (npzstream.Budget) if you trust the file"
+            hint = ("the arrays are larger than the process's memory budget: raise it (npzstream.Budget) "
+                    "if you trust the file")
         return RejectedError(msg, code="limit", offset=where.get("offset", 0), member=where.get("member"),
                              name=where.get("name"), rule="LIMIT.budget.full" if full else "LIMIT.budget.size",
                              detail=detail, hint=hint, limit=("budget", b.size, need))
@@ -266,6 +267,12 @@ class _Charge:
             self._arrays = self._loose = 0
             self._ended = True
         self.give(self.held)
+
+    def abandoned(self) -> None:
+        """The call's object went away before its end (a Loader dropped half-fed, a source that
+        raised): what it holds goes back, as when it fails."""
+        if not self._ended:
+            self.release()
 
 
 def _where(m: Dict[str, Any]) -> Dict[str, Any]:

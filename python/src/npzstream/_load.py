@@ -14,7 +14,6 @@ import numpy
 from . import _npzstream
 from ._arrays import _alloc_array, _npz_key
 from ._budget import Budget, _charge, _where
-from ._errors import RejectedError
 from ._limits import DEFAULT_MAX_BYTES, _check_max_bytes, _check_threads, _limits
 from ._policy import PolicyLike, _policy
 from ._sources import READ_SIZE, Source, _achunks, _afeed, _afinish, _chunks, _no_data
@@ -74,7 +73,9 @@ class Loader:
         self._result: Optional[Loaded] = None
         self._dst = memoryview(b"")
         if self._charge is None:  # the extension's own method: no Python frame per chunk
-            self.feed = self._s.feed
+            self.feed = self._s.feed  # type: ignore[method-assign]
+        else:  # dropped before its end: what it holds of the budget goes back
+            weakref.finalize(self, self._charge.abandoned).atexit = False
 
     # ---- a budget's reservations: waited for here (feed), or awaited by _afeed (a pause) ------
 

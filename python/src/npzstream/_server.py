@@ -9,6 +9,7 @@ A framework module gives an async iterator of the body's chunks, its Content-Typ
 exceptions its framework raises when the client goes away."""
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import unicodedata
@@ -18,6 +19,7 @@ from . import _npzstream
 from ._budget import Budget
 from ._errors import RejectedError
 from ._load import Loaded, Loader
+from ._sources import _in_thread
 from ._spool import Spool
 from ._validate import Report
 
@@ -99,15 +101,12 @@ def check_name(name: str) -> str:
 # ---- the body as the file's bytes -------------------------------------------------------------
 
 def _multipart_parser() -> Any:
-    """python-multipart's streaming parser (Starlette's own): under its new name, or its old."""
+    """python-multipart's streaming parser (Starlette's own; 0.0.13 and later: python_multipart)."""
     try:
         from python_multipart.multipart import MultipartParser, parse_options_header
     except ImportError:
-        try:
-            from multipart.multipart import MultipartParser, parse_options_header  # python-multipart < 0.0.13
-        except ImportError:
-            raise ImportError("npzstream: multipart/form-data uploads need python-multipart "
-                              "(pip install python-multipart)") from None
+        raise ImportError("npzstream: multipart/form-data uploads need python-multipart 0.0.13 or later "
+                          "(pip install 'npzstream[web]')") from None
     return MultipartParser, parse_options_header
 
 
@@ -293,8 +292,10 @@ async def spool_body(body: _Body, directory: Union[str, "os.PathLike[str]"], nam
     dest = os.path.join(os.fspath(directory), check_name(name))
     if not overwrite and os.path.lexists(dest):
         raise _exists(name)
-    sp = Spool(dest, threads=threads, policy=policy, hash=hash, mode=mode, overwrite=overwrite, budget=budget,
-               **limits)
+    make = functools.partial(Spool, dest, threads=threads, policy=policy, hash=hash, mode=mode, overwrite=overwrite,
+                             budget=budget, **limits)
+    # with worker threads and a budget, Spool() may wait for the helper's part: not on the loop
+    sp = await _in_thread(make) if budget is not None and threads > 1 else make()
     try:
         async for piece in body.pieces():
             await sp.afeed(piece)

@@ -6,6 +6,7 @@ import dataclasses
 import io
 import os
 import tempfile
+import weakref
 from typing import Any, Optional, Union
 
 from ._budget import Budget, _charge
@@ -49,13 +50,14 @@ class Spool:
         d, name = os.path.split(os.path.abspath(self.dest))
         if not name:
             raise ValueError("npzstream.spool: %r names no file" % self.dest)
-        fd, self.temp = tempfile.mkstemp(prefix="." + name + ".", suffix=".part", dir=d)
+        # mkstemp: a new file (O_EXCL), mode 0600 until the verdict, a random part in its name;
+        # the name's own part cut short so that the whole stays within a file system's 255 bytes
+        fd, self.temp = tempfile.mkstemp(prefix="." + _cut(name, _TEMP_NAME_PART) + ".", suffix=".part", dir=d)
         self._f: Optional[io.FileIO] = io.FileIO(fd, "wb")
-        if mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o644 & ~umask
-        self._mode = mode
+        # dropped before finish() or abort() (a request handler that raised): the file goes too
+        self._gone = weakref.finalize(self, _close_remove, self._f, self.temp)
+        self._gone.atexit = False
+        self._mode = _default_mode() if mode is None else mode
         self._overwrite = overwrite
         self._report: Optional[Report] = None
         self.written = 0
@@ -113,6 +115,7 @@ class Spool:
         self._end()
 
     def _end(self) -> None:
+        self._gone.detach()  # the temporary file is settled: deleted, or renamed (and its name free for others)
         if self._charge is not None:
             self._charge.release()
             self._charge = None
@@ -175,6 +178,33 @@ class Spool:
     def __exit__(self, exc_type: Any, *rest: Any) -> None:
         if exc_type is not None or self._report is None:
             self.abort()
+
+
+# the bytes of dest's name kept in the temporary file's name
+_TEMP_NAME_PART = 64
+
+
+def _cut(name: str, n: int) -> str:
+    """name's first n bytes of UTF-8, cut after a whole character."""
+    return name.encode("utf-8", "surrogateescape")[:n].decode("utf-8", "ignore")
+
+
+def _default_mode() -> int:
+    """0o644 minus the process's umask, read without changing it (os.umask sets it: another
+    thread creating a file meanwhile would get the wrong permissions)."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Umask:"):
+                    return 0o644 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o644 & ~0o022  # no /proc: the usual umask
+
+
+def _close_remove(f: io.FileIO, path: str) -> None:
+    f.close()
+    _remove(path)
 
 
 def _remove(path: str) -> None:
