@@ -24,7 +24,8 @@ PUBLIC = ("DEFAULT_LIMITS", "DEFAULT_MAX_BYTES", "DIRECT_PIECE", "FAST_INFLATE",
           "READ_SIZE", "RejectedError", "Report", "SHA256", "Source", "Spool", "Validator", "aload", "avalidate",
           "check_file", "library_version", "load", "open", "scan", "spool", "validate", "__version__")
 ALL = ["load", "aload", "validate", "avalidate", "open", "Mapped", "spool", "Spool", "scan", "Loader", "Validator",
-       "Report", "Member", "RejectedError", "Limit", "Budget", "UploadError", "check_name", "http_response", "Policy", "MemberPolicy", "PolicyError", "PolicyWarning", "DEFAULT_LIMITS",
+       "Report", "Member", "RejectedError", "Limit", "Budget", "UploadError", "check_name", "http_response",
+       "Policy", "MemberPolicy", "PolicyError", "PolicyWarning", "DEFAULT_LIMITS",
        "DEFAULT_MAX_BYTES", "LIMITS", "FAST_INFLATE", "SHA256", "library_version", "__version__"]
 
 
