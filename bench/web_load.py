@@ -16,7 +16,7 @@ the structure are checked always, the latency with --strict, on an idle machine)
 
 Needs .venv-web (make web-env: FastAPI, uvicorn, aiohttp, python-multipart, NumPy) and curl.
 Loopback only; bounded: every request has a 120 s timeout, the whole run a few minutes at most.
-tests/servers/pytest_load.py runs a smaller version of it.  Numbers: bench/README.md.
+tests/web/pytest_load.py runs it under pytest (make test-all).  Numbers: bench/README.md.
 """
 import argparse
 import io
