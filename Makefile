@@ -40,15 +40,20 @@ LDLIBS  += $(if $(filter 1,$(ISAL)),-lisal,) $(SSL_LIB) -lz -lm -pthread
 SONAME   = libnpzstream.so.0
 
 # the library: one concern per file (README.md, "Layout")
-SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflate.c src/names.c \
+SRC      = src/npzs.c src/content.c src/npyhdr.c src/zip.c src/zrec.c src/inflate.c src/fastinf.c src/names.c \
            src/zlocate.c src/crc.c src/crcfold.c src/vlen.c src/par.c src/pool.c src/parbuf.c src/scout.c src/json.c \
            src/policy.c src/values.c src/sha256.c
 HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h src/internal.h src/policy.h \
            src/states.h src/rules.h src/base.h src/seam.h src/zrec.h src/par.h src/pool.h src/contract.h \
-           src/text.h
-CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/output.c cli/cmd_check.c cli/cmd_ls.c cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c cli/cmd_refs.c
+           src/text.h src/fastinf.h
+# the report (what is printed of an input: the CLI's and the WebAssembly module's), and the CLI
+REPORT_SRC = report/report.c report/write.c
+CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/run.c cli/batch.c cli/output.c cli/cmd_check.c cli/cmd_ls.c \
+           cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c cli/cmd_refs.c $(REPORT_SRC)
+CLI_HDR  = $(wildcard cli/*.h report/*.h)
 B        = build
 
+# the one default goal: mk/*.mk, included below, define rules before `all`
 .DEFAULT_GOAL := all
 
 # The sanitizer build: the library compiled once with ASan and UBSan (build/san/libnpzstream.a),
@@ -77,7 +82,7 @@ $(B)/libnpzstream.a: $(OBJ)
 	rm -f $@ && ar rcs $@ $^
 $(B)/libnpzstream.so: $(PIC_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS)
-$(B)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(SRC) $(HDR) | $(B)
+$(B)/npzstream: $(CLI_SRC) $(CLI_HDR) $(SRC) $(HDR) | $(B)
 	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(CLI_LTO) $(LDFLAGS) -o $@ $(CLI_SRC) $(if $(LTO),$(SRC),$(B)/libnpzstream.a) $(LDLIBS)
 $(B):
 	@mkdir -p $(B)
@@ -87,26 +92,30 @@ $(BS)/%.o: src/%.c $(HDR)
 	$(CC) $(SAN_FLAGS) -c $< -o $@
 $(SAN_LIB): $(SAN_OBJ)
 	rm -f $@ && ar rcs $@ $^
-$(BS)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(SAN_LIB) $(HDR)
+$(BS)/npzstream: $(CLI_SRC) $(CLI_HDR) $(SAN_LIB) $(HDR)
 	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SRC) $(SAN_LIB) $(LDLIBS)
 
-# C tests: the API suite (tests/test_api.c, with the fuzz driver's oracles) and the vlen API suite
-TEST_API_SRC = tests/test_api.c fuzz/common.c fuzz/zfview.c
-$(B)/test_api: $(TEST_API_SRC) fuzz/common.h $(B)/libnpzstream.a $(HDR)
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) -Isrc -Ifuzz -o $@ $(TEST_API_SRC) $(B)/libnpzstream.a $(LDLIBS) -pthread
-$(BS)/test_api: $(TEST_API_SRC) fuzz/common.h $(SAN_LIB) $(HDR)
-	$(CC) $(SAN_FLAGS) -Isrc -Ifuzz -o $@ $(TEST_API_SRC) $(SAN_LIB) $(LDLIBS) -pthread
-$(B)/test_vlen_api: tests/vlen/test_vlen_api.c $(B)/libnpzstream.a $(HDR)
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) -o $@ tests/vlen/test_vlen_api.c $(B)/libnpzstream.a $(LDLIBS)
-$(BS)/test_vlen_api: tests/vlen/test_vlen_api.c $(SAN_LIB) $(HDR)
-	$(CC) $(SAN_FLAGS) -o $@ tests/vlen/test_vlen_api.c $(SAN_LIB) $(LDLIBS)
+# The C suites, all on one harness (tests/c/check.h: CHECK, --only, --list, the last line
+# `NAME: N passed, M failed`), compiled with NPZS_TESTING: the library's test hooks are for them.
+# $(call c_suite,NAME,SOURCES,FLAGS) builds $(B)/NAME against the library and $(BS)/NAME against
+# its sanitizer build.
+TEST_DEF = -DNPZS_TESTING
+TEST_HDR = tests/c/check.h tests/api/api.h fuzz/common.h $(HDR)
+define c_suite
+$(B)/$(1): $(2) $(TEST_HDR) $(B)/libnpzstream.a
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(TEST_DEF) $(3) -o $$@ $(2) $(B)/libnpzstream.a $(LDLIBS)
+$(BS)/$(1): $(2) $(TEST_HDR) $(SAN_LIB)
+	$(CC) $(SAN_FLAGS) $(TEST_DEF) $(3) -o $$@ $(2) $(SAN_LIB) $(LDLIBS)
+endef
+# the API suite (tests/api: one file per concern, with the fuzz driver's oracles)
+TEST_API_SRC = $(sort $(wildcard tests/api/*.c)) fuzz/common.c fuzz/zfview.c
+$(eval $(call c_suite,test_api,$(TEST_API_SRC),-Isrc -Ifuzz))
+# the vlen API suite
+$(eval $(call c_suite,test_vlen_api,tests/vlen/test_vlen_api.c,))
 TEST_DEPS += $(B)/test_vlen_api $(BS)/test_vlen_api
 # policies, hashes and sniffing (tests/policy/test_policy.c, with the fuzz driver)
 TEST_POLICY_SRC = tests/policy/test_policy.c fuzz/common.c fuzz/zfview.c
-$(B)/test_policy: $(TEST_POLICY_SRC) fuzz/common.h $(B)/libnpzstream.a $(HDR)
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) -Isrc -Ifuzz -o $@ $(TEST_POLICY_SRC) $(B)/libnpzstream.a $(LDLIBS)
-$(BS)/test_policy: $(TEST_POLICY_SRC) fuzz/common.h $(SAN_LIB) $(HDR)
-	$(CC) $(SAN_FLAGS) -Isrc -Ifuzz -o $@ $(TEST_POLICY_SRC) $(SAN_LIB) $(LDLIBS)
+$(eval $(call c_suite,test_policy,$(TEST_POLICY_SRC),-Isrc -Ifuzz))
 TEST_DEPS += $(B)/test_policy $(BS)/test_policy
 # the library once more with a libcrypto that cannot be loaded (its name is one no system has):
 # hashing refused, as where libcrypto is missing at run time (test_policy --sha256-absent, and the
@@ -119,24 +128,28 @@ $(BNC)/libnpzstream.a: $(filter-out $(B)/sha256.o,$(OBJ)) $(BNC)/sha256.o
 	rm -f $@ && ar rcs $@ $^
 $(BNC)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(BNC)/libnpzstream.a $(HDR)
 	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_SRC) $(BNC)/libnpzstream.a $(LDLIBS)
-$(BNC)/test_policy: $(TEST_POLICY_SRC) fuzz/common.h $(BNC)/libnpzstream.a $(HDR)
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) -Isrc -Ifuzz -o $@ $(TEST_POLICY_SRC) $(BNC)/libnpzstream.a $(LDLIBS)
+$(BNC)/test_policy: $(TEST_POLICY_SRC) $(TEST_HDR) $(BNC)/libnpzstream.a
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(TEST_DEF) -Isrc -Ifuzz -o $@ $(TEST_POLICY_SRC) $(BNC)/libnpzstream.a $(LDLIBS)
+# the default decoder against zlib on hand-made deflate streams (tests/inflate)
+TEST_INFLATE_SRC = tests/inflate/test_fastinf.c fuzz/common.c fuzz/zfview.c fuzz/fastinf_diff.c fuzz/deflate_model.c
+TEST_INFLATE_HDR = fuzz/common.h fuzz/fastinf_diff.h fuzz/deflate_model.h
+$(B)/test_fastinf: $(TEST_INFLATE_SRC) $(TEST_INFLATE_HDR) $(B)/libnpzstream.a $(HDR)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(TEST_DEF) -Isrc -Ifuzz -o $@ $(TEST_INFLATE_SRC) $(B)/libnpzstream.a $(LDLIBS)
+$(BS)/test_fastinf: $(TEST_INFLATE_SRC) $(TEST_INFLATE_HDR) $(SAN_LIB) $(HDR)
+	$(CC) $(SAN_FLAGS) $(TEST_DEF) -Isrc -Ifuzz -o $@ $(TEST_INFLATE_SRC) $(SAN_LIB) $(LDLIBS)
+TEST_DEPS += $(B)/test_fastinf $(BS)/test_fastinf
 # the C-only vector runner (tests/vectors: every hand-built case, at every push size)
-$(B)/run_vectors: tests/vectors/run_vectors.c $(B)/libnpzstream.a $(HDR)
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) -o $@ tests/vectors/run_vectors.c $(B)/libnpzstream.a $(LDLIBS)
-$(BS)/run_vectors: tests/vectors/run_vectors.c $(SAN_LIB) $(HDR)
-	$(CC) $(SAN_FLAGS) -o $@ tests/vectors/run_vectors.c $(SAN_LIB) $(LDLIBS)
+$(eval $(call c_suite,run_vectors,tests/vectors/run_vectors.c,))
 TEST_DEPS += $(B)/run_vectors $(BS)/run_vectors
 # the proof's preconditions at run time: each broken one aborts in the sanitizer build
-$(BS)/test_contracts: tests/contracts/test_contracts.c $(SAN_LIB) $(HDR)
-	$(CC) $(SAN_FLAGS) -Isrc -o $@ tests/contracts/test_contracts.c $(SAN_LIB) $(LDLIBS)
+$(eval $(call c_suite,test_contracts,tests/contracts/test_contracts.c,-Isrc))
 TEST_DEPS += $(BS)/test_contracts
 # the thread sanitizer on the parallel-inflate helper (its workers, queue and hand-over): the
 # vectors through the helper, under gcc's -fsanitize=thread
 BT       = $(B)/tsan
-$(BT)/run_vectors: tests/vectors/run_vectors.c $(SRC) $(HDR)
+$(BT)/run_vectors: tests/vectors/run_vectors.c $(SRC) $(TEST_HDR)
 	@mkdir -p $(BT)
-	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(FEAT_DEF) -fsanitize=thread -o $@ tests/vectors/run_vectors.c $(SRC) $(LDLIBS)
+	$(CC) $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(FEAT_DEF) $(TEST_DEF) -fsanitize=thread -o $@ tests/vectors/run_vectors.c $(SRC) $(LDLIBS)
 TEST_DEPS += $(BT)/run_vectors
 # the API suite once more under clang's ASan+UBSan, where clang and its sanitizer runtimes are
 # installed: clang's UBSan reports a null pointer plus 0 (an empty push without a buffer), gcc's
@@ -146,9 +159,9 @@ BCL      = $(B)/clang-san
 ifeq ($(origin CLANG_SAN),undefined)
 CLANG_SAN := $(shell printf 'int main(void) { return 0; }\n' | $(CLANG) -x c - $(SAN) -o /dev/null 2>/dev/null && echo 1)
 endif
-$(BCL)/test_api: $(TEST_API_SRC) fuzz/common.h $(SRC) $(HDR)
+$(BCL)/test_api: $(TEST_API_SRC) $(SRC) $(TEST_HDR)
 	@mkdir -p $(BCL)
-	$(CLANG) $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(FEAT_DEF) $(SAN) -Isrc -Ifuzz -o $@ $(TEST_API_SRC) $(SRC) $(LDLIBS)
+	$(CLANG) $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(FEAT_DEF) $(TEST_DEF) $(SAN) -Isrc -Ifuzz -o $@ $(TEST_API_SRC) $(SRC) $(LDLIBS)
 ifeq ($(CLANG_SAN),1)
 TEST_DEPS += $(BCL)/test_api
 endif
@@ -167,7 +180,8 @@ TIER ?= all
 NPROC   ?= $(shell nproc 2>/dev/null || echo 2)
 .PHONY: test-build test-all-build
 test-build: all $(B)/test_api $(B)/run_vectors $(B)/test_policy $(B)/test_vlen_api $(BS)/test_api $(BS)/test_policy \
-            $(BNC)/test_policy $(BNC)/npzstream examples python-env fuzz
+            $(BNC)/test_policy $(BNC)/npzstream $(B)/test_fastinf $(BS)/test_fastinf \
+            examples python-env fuzz
 test-all-build: test-build $(BS)/npzstream $(TEST_DEPS) ref-matrix fuzz-replay web-env engines-env
 test:
 	@$(MAKE) --no-print-directory -j$(NPROC) test-build
@@ -176,18 +190,22 @@ test-all:
 	@$(MAKE) --no-print-directory -j$(NPROC) test-all-build
 	$(PYTHON) tests/run_all.py --tier $(TIER) --plain $(B) --san $(BS)
 
-# make check: what needs nothing but a C compiler and zlib (no Python): the API suite and the
-# vectors, plain and under ASan+UBSan.
+# make check: what needs nothing but a C compiler and zlib (no Python): the list of fuzzing
+# harnesses against the tree (fuzz/harnesses.sh), the API suite and the vectors, plain and under
+# ASan+UBSan.
 # the API suite over every committed input (corpus/: the real files and the fuzz corpora;
 # tests/vectors): a run that finds fewer than CHECK_FILES files fails
 CHECK_FILES ?= 5000
 check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test_policy $(BS)/test_policy \
-       $(BNC)/test_policy $(BS)/test_contracts
+       $(BNC)/test_policy $(BS)/test_contracts $(B)/test_fastinf $(BS)/test_fastinf
+	sh fuzz/harnesses.sh check
 	$(B)/test_api --need-files $(CHECK_FILES) corpus tests/vectors
 	$(BS)/test_api --need-files 1000 corpus/peers tests/vectors
 	$(B)/test_policy
 	$(BS)/test_policy
 	$(BNC)/test_policy --sha256-absent
+	$(B)/test_fastinf
+	$(BS)/test_fastinf
 	$(B)/run_vectors --par
 	$(BS)/run_vectors
 	$(BS)/run_vectors --par-only

@@ -9,6 +9,8 @@
  *     inflate         walk the ZIP local headers, raw-inflate every deflated member into a 256 KiB
  *                     window (npzstream's default) and CRC the output with npzs__crc32; no checks
  *     inflate-isal    the same walk with ISA-L's streaming isal_inflate (built with ISA-L)
+ *     inflate-fast    the same walk with the library's decoder (src/fastinf.c, npzstream's default),
+ *                     each member's compressed size taken from its local header
  *     crc-isal        read-discard plus ISA-L's crc32_gzip_refl (built with ISA-L)
  *
  * Prints a checksum so that nothing is optimised away.  Exit 2 on I/O errors.
@@ -21,6 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <zlib.h>
+
+#include "fastinf.h"
 #ifdef HAVE_LIBDEFLATE
 #include <libdeflate.h>
 #endif
@@ -109,25 +113,53 @@ static uint32_t inflate_member(uint8_t *win, int isal) {
     return crc;
 }
 
+/* the same with the library's decoder, the member's csize compressed bytes */
+static npzs_fastinf *fi;
+static uint32_t inflate_member_fast(uint8_t *win, uint64_t csize) {
+    uint32_t crc = 0;
+    uint64_t left = csize;
+    npzs__fi_reset(fi);
+    for (;;) {
+        if (left && pos == len) { pos = len = 0; if (!need(1)) exit(2); }
+        size_t n = len - pos < left ? len - pos : (size_t)left, took, made, back;
+        int rc = npzs__fi_run(fi, &zs, buf + pos, n, n == left, win, WINDOW, &took, &made, &back);
+        pos += took;
+        left -= took;
+        crc = npzs__crc32(crc, win, made);
+        if (rc == NPZS__FI_END) return crc;
+        if (rc != NPZS__FI_OK || (!took && !made)) exit(1);
+    }
+}
+
 static uint32_t walk_inflate(int isal) {
     uint8_t *win = malloc(WINDOW);
     memset(&zs, 0, sizeof zs);
     if (!win || inflateInit2(&zs, -15) != Z_OK) exit(2);
+    if (isal == 2) { /* the decoder lends zs the blocks zlib decides: its window allocated */
+        static const Bytef none[1] = {0};
+        fi = malloc(npzs__fi_size());
+        if (!fi || inflateSetDictionary(&zs, none, 0) != Z_OK) exit(2);
+        npzs__fi_init(fi);
+    }
     uint32_t all = 0, members = 0;
     while (need(30) && le32(buf + pos) == 0x04034b50u) {
         const uint8_t *h = buf + pos;
         unsigned flags = le16(h + 6), method = le16(h + 8), nl = le16(h + 26), el = le16(h + 28);
-        uint64_t size = le32(h + 22);
+        uint64_t size = le32(h + 22), csize = le32(h + 18);
         if (!need(30u + nl + el)) exit(2);
         h = buf + pos;
-        for (size_t i = 0; i + 4 <= el;) { /* ZIP64 sizes for a stored member */
+        for (size_t i = 0; i + 4 <= el;) { /* ZIP64 sizes (uncompressed, then compressed) */
             const uint8_t *x = h + 30 + nl + i;
             if (le16(x) == 1 && le16(x + 2) >= 8 && size == 0xFFFFFFFFu) size = le64(x + 4);
+            if (le16(x) == 1 && le16(x + 2) >= 16 && csize == 0xFFFFFFFFu) csize = le64(x + 12);
             i += 4u + le16(x + 2);
         }
         pos += 30u + nl + el;
         uint32_t crc = 0;
-        if (method == 8) {
+        if (method == 8 && isal == 2) {
+            if (flags & 8) exit(2); /* its size unknown: not for this walk */
+            crc = inflate_member_fast(win, csize);
+        } else if (method == 8) {
             crc = inflate_member(win, isal);
         } else {
             while (size) {
@@ -152,7 +184,7 @@ static uint32_t walk_inflate(int isal) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: limit read|crc-zlib|crc-fast|crc-libdeflate|inflate [FILE|-]\n");
+        fprintf(stderr, "usage: limit read|crc-zlib|crc-fast|crc-libdeflate|crc-isal|inflate|inflate-isal|inflate-fast [FILE|-]\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -169,7 +201,7 @@ int main(int argc, char **argv) {
     uint64_t total = 0;
     int m = !strcmp(mode, "read") ? 0 : !strcmp(mode, "crc-zlib") ? 1 : !strcmp(mode, "crc-fast") ? 2
           : !strcmp(mode, "crc-libdeflate") ? 3 : !strcmp(mode, "inflate") ? 4 : !strcmp(mode, "inflate-isal") ? 5
-          : !strcmp(mode, "crc-isal") ? 6 : -1;
+          : !strcmp(mode, "crc-isal") ? 6 : !strcmp(mode, "inflate-fast") ? 7 : -1;
 #ifndef HAVE_LIBDEFLATE
     if (m == 3) m = -1;
 #endif
@@ -177,8 +209,8 @@ int main(int argc, char **argv) {
     if (m == 5 || m == 6) m = -1;
 #endif
     if (m < 0) { fprintf(stderr, "limit: unknown or unavailable mode %s\n", mode); return 2; }
-    if (m == 4 || m == 5) {
-        crc = walk_inflate(m == 5);
+    if (m == 4 || m == 5 || m == 7) {
+        crc = walk_inflate(m == 7 ? 2 : m == 5);
     } else {
         for (;;) {
             ssize_t r = fill(buf, READ_SIZE);

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "output.h"
 
 void usage_extract(FILE *f) {
     fprintf(f,
@@ -183,13 +184,9 @@ static char *file_name(const char *name, size_t len) {
 }
 
 static int begin_all(ex_ctx *c, const npzs_event *ev) {
-    if (c->n == c->cap) {
-        size_t nc = c->cap ? 2 * c->cap : 16;
-        char **nn = realloc(c->names, nc * sizeof *nn);
-        if (!nn) return -1;
-        c->names = nn;
-        c->cap = nc;
-    }
+    char **nn = table_room(c->names, &c->cap, c->n, sizeof *c->names, 16);
+    if (!nn) return -1;
+    c->names = nn;
     char *fn = file_name(ev->name, ev->name_len);
     if (!fn) return -1;
     c->cur.tmp[0] = 0;
@@ -352,12 +349,10 @@ static void end_by_signal(void) {
 
 /* ---- the command ------------------------------------------------------------------------------ */
 
-static int extract_run(int argc, char **argv, opts *op) {
-    const char *path = NULL, *dir = NULL;
-    int force = 0;
-    ex_ctx c;
-    memset(&c, 0, sizeof c);
-    c.fd = c.cur.fd = c.dirfd = -1;
+/* The command's words: KEY (or --all -d DIR), -o OUT, --force, the shared options and FILE (into
+ * *path).  -1 to go on, or the exit status (0 after --help; 2, the message printed). */
+static int extract_args(int argc, char **argv, opts *op, ex_ctx *c, const char **path, const char **dir,
+                        int *force) {
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int r;
@@ -366,16 +361,16 @@ static int extract_run(int argc, char **argv, opts *op) {
                 fprintf(stderr, "npzstream: %s needs a %s\n", a, a[1] == 'o' || a[2] == 'o' ? "file name" : "directory");
                 return 2;
             }
-            if (a[1] == 'o' || a[2] == 'o') c.out_path = argv[++i];
-            else dir = argv[++i];
+            if (a[1] == 'o' || a[2] == 'o') c->out_path = argv[++i];
+            else *dir = argv[++i];
         } else if (!strncmp(a, "--output=", 9)) {
-            c.out_path = a + 9;
+            c->out_path = a + 9;
         } else if (!strncmp(a, "--directory=", 12)) {
-            dir = a + 12;
+            *dir = a + 12;
         } else if (!strcmp(a, "--all")) {
-            c.all = 1;
+            c->all = 1;
         } else if (!strcmp(a, "--force")) {
-            force = 1;
+            *force = 1;
         } else if ((r = parse_limit(op, argc, argv, &i)) != 0) {
             if (r < 0) return 2;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -383,81 +378,163 @@ static int extract_run(int argc, char **argv, opts *op) {
             return 0;
         } else if (!strcmp(a, "--")) {
             for (i++; i < argc; i++) {
-                if (!c.key && !c.all) c.key = argv[i];
-                else if (!path) path = argv[i];
+                if (!c->key && !c->all) c->key = argv[i];
+                else if (!*path) *path = argv[i];
                 else { fprintf(stderr, "npzstream: only one FILE\n"); return 2; }
             }
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "npzstream: unknown option %s\n", a);
             usage_extract(stderr);
             return 2;
-        } else if (!c.key && !c.all) {
-            c.key = a;
-        } else if (path) {
+        } else if (!c->key && !c->all) {
+            c->key = a;
+        } else if (*path) {
             fprintf(stderr, "npzstream: only one FILE\n");
             return 2;
         } else {
-            path = a;
+            *path = a;
         }
     }
     if (op->parallel > 1) {
         fprintf(stderr, "npzstream: -P is for check and ls (extract reads one archive)\n");
         return 2;
     }
-    if (c.all ? (!dir || c.key || c.out_path) : (!c.key || dir)) {
-        fprintf(stderr, c.all ? "npzstream: extract --all needs -d DIR (and no KEY or -o)\n"
-                              : "npzstream: extract needs a KEY (or --all -d DIR)\n");
+    if (c->all ? (!*dir || c->key || c->out_path) : (!c->key || *dir)) {
+        fprintf(stderr, c->all ? "npzstream: extract --all needs -d DIR (and no KEY or -o)\n"
+                               : "npzstream: extract needs a KEY (or --all -d DIR)\n");
         usage_extract(stderr);
         return 2;
     }
-    if (c.out_path && (!*c.out_path || !strcmp(c.out_path, "-"))) c.out_path = NULL;
-    if (!c.all && !c.out_path && isatty(1)) {
+    if (c->out_path && (!*c->out_path || !strcmp(c->out_path, "-"))) c->out_path = NULL;
+    if (!c->all && !c->out_path && isatty(1)) {
         fprintf(stderr, "npzstream: refusing to write binary data to a terminal: use -o OUT or redirect\n");
         return 2;
     }
-    char *base = NULL, stage_dir[4200] = "", *dirc = NULL, *parent = NULL;
-    const char *leaf = NULL;
-    int parentfd = -1, dir_existed = 0;
-    if (c.all) { /* a private staging directory beside DIR, in DIR's parent (made when missing) */
-        dirc = strdup(dir);
-        size_t dl = dirc ? strlen(dirc) : 0;
-        while (dl > 1 && dirc[dl - 1] == '/') dirc[--dl] = 0;
-        const char *slash = dirc ? strrchr(dirc, '/') : NULL;
-        parent = !dirc ? NULL : !slash ? strdup(".") : slash == dirc ? strdup("/") : strndup(dirc, (size_t)(slash - dirc));
-        leaf = !dirc ? "" : slash ? slash + 1 : dirc;
-        if (!dirc || !parent || !*leaf || !strcmp(leaf, ".") || !strcmp(leaf, "..")) {
-            fprintf(stderr, "npzstream: -d %s: a directory name is needed\n", dir);
-            free(dirc);
-            free(parent);
-            return 2;
-        }
-        struct stat st;
-        dir_existed = stat(dirc, &st) == 0;
-        if (dir_existed && !S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "npzstream: %s: not a directory\n", dir);
-            free(dirc);
-            free(parent);
-            return 2;
-        }
-        if (make_dirs(parent) < 0 || (parentfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-            fprintf(stderr, "npzstream: %s: %s\n", parent, strerror(errno));
-            free(dirc);
-            free(parent);
-            return 2;
-        }
+    return -1;
+}
+
+/* --all's private staging directory beside DIR, in DIR's parent. */
+typedef struct all_dir {
+    char *dirc, *parent;   /* DIR without its trailing slashes, and its parent */
+    const char *leaf;      /* DIR's last component (in dirc) */
+    int parentfd, existed; /* existed: DIR was there (the members are moved in one by one) */
+    char stage[4200];      /* the staging directory's name in the parent; "" once it is DIR */
+} all_dir;
+
+/* The staging directory made (its fd in c->dirfd), DIR's parent made like `mkdir -p` when
+ * missing: 0, or 2 (the message printed, everything released). */
+static int all_begin(all_dir *a, const char *dir, ex_ctx *c) {
+    a->dirc = strdup(dir);
+    size_t dl = a->dirc ? strlen(a->dirc) : 0;
+    while (dl > 1 && a->dirc[dl - 1] == '/') a->dirc[--dl] = 0;
+    const char *slash = a->dirc ? strrchr(a->dirc, '/') : NULL;
+    a->parent = !a->dirc ? NULL
+              : !slash ? strdup(".")
+              : slash == a->dirc ? strdup("/")
+              : strndup(a->dirc, (size_t)(slash - a->dirc));
+    a->leaf = !a->dirc ? "" : slash ? slash + 1 : a->dirc;
+    a->parentfd = -1;
+    struct stat st;
+    if (!a->dirc || !a->parent || !*a->leaf || !strcmp(a->leaf, ".") || !strcmp(a->leaf, "..")) {
+        fprintf(stderr, "npzstream: -d %s: a directory name is needed\n", dir);
+    } else if ((a->existed = stat(a->dirc, &st) == 0) && !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "npzstream: %s: not a directory\n", dir);
+    } else if (make_dirs(a->parent) < 0 || (a->parentfd = open(a->parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        fprintf(stderr, "npzstream: %s: %s\n", a->parent, strerror(errno));
+    } else {
         unsigned long long r = tick();
         for (int k = 0; k < 100; k++, r = r * 6364136223846793005ULL + 1442695040888963407ULL) {
-            snprintf(stage_dir, sizeof stage_dir, ".%.4000s.npzstream-%016llx", leaf, r);
-            if (mkdirat(parentfd, stage_dir, 0700) == 0 || errno != EEXIST) break;
+            snprintf(a->stage, sizeof a->stage, ".%.4000s.npzstream-%016llx", a->leaf, r);
+            if (mkdirat(a->parentfd, a->stage, 0700) == 0 || errno != EEXIST) break;
         }
-        c.dirfd = openat(parentfd, stage_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (c.dirfd < 0) {
-            fprintf(stderr, "npzstream: %s: cannot make a private directory beside it: %s\n", dir, strerror(errno));
-            close(parentfd);
-            free(dirc);
-            free(parent);
-            return 2;
+        c->dirfd = openat(a->parentfd, a->stage, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (c->dirfd >= 0) return 0;
+        fprintf(stderr, "npzstream: %s: cannot make a private directory beside it: %s\n", dir, strerror(errno));
+        close(a->parentfd);
+    }
+    free(a->dirc);
+    free(a->parent);
+    return 2;
+}
+
+/* After the verdict (status): every member into DIR, all or nothing (the staging directory
+ * renamed to DIR when DIR did not exist, else commit_into); what is left of the staging
+ * directory removed.  Returns the status. */
+static int all_end(all_dir *a, ex_ctx *c, int status, const char *dir, int force) {
+    mode_t um = umask(0);
+    umask(um);
+    if (status == 0) {
+        for (size_t i = 0; i < c->n && status == 0; i++)
+            if (fchmodat(c->dirfd, c->names[i], 0666 & ~um, 0) < 0) status = 2;
+    }
+    if (status == 0 && !a->existed) { /* one step: the staging directory becomes DIR */
+        fsync(c->dirfd);
+        if (fchmod(c->dirfd, 0777 & ~um) == 0 && renameat(a->parentfd, a->stage, a->parentfd, a->leaf) == 0) {
+            a->stage[0] = 0;
+            fsync(a->parentfd);
+        } else if (errno == EEXIST || errno == ENOTEMPTY) {
+            a->existed = 1; /* DIR appeared meanwhile: moved in one by one */
+        } else {
+            fprintf(stderr, "npzstream: %s: %s\n", dir, strerror(errno));
+            status = 2;
         }
+    }
+    if (status == 0 && a->existed) {
+        int outfd = open(a->dirc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (outfd < 0) {
+            fprintf(stderr, "npzstream: %s: %s\n", dir, strerror(errno));
+            status = 2;
+        } else {
+            status = commit_into(c, outfd, dir, force);
+            close(outfd);
+        }
+    }
+    if (status != 0) {
+        drop_all(c);
+        if (c->n && status != 2) fprintf(stderr, "npzstream: %s: nothing written (the archive was rejected)\n", dir);
+    }
+    if (a->stage[0]) { /* what is left: empty after a commit, or everything after a failure */
+        drop_all(c);
+        unlinkat(a->parentfd, a->stage, AT_REMOVEDIR);
+    }
+    close(a->parentfd);
+    free(a->dirc);
+    free(a->parent);
+    return status;
+}
+
+/* After the verdict (status), one member: renamed over OUT (base, in c->dirfd) when accepted, else
+ * dropped; to stdout, what was written said to be discarded.  Returns the status. */
+static int one_end(ex_ctx *c, const char *base, int status) {
+    if (c->out_path) {
+        if (status == 0 && stage_commit(c->dirfd, &c->cur, base) < 0) {
+            fprintf(stderr, "npzstream: %s: %s\n", c->out_path, strerror(errno));
+            status = 2;
+        }
+        if (status != 0 && c->state != 0)
+            fprintf(stderr, "npzstream: %s: not written (%s after the member was read)\n", c->out_path,
+                    status == 1 ? "the archive was rejected" : "extraction failed");
+        if (status != 0) stage_drop(c->dirfd, &c->cur);
+        else close(c->cur.fd);
+    } else if (status != 0 && c->state != 0) {
+        fprintf(stderr, "npzstream: %s: the %" PRIu64 " bytes written to stdout must be discarded\n",
+                status == 1 ? "the archive was rejected" : "extraction failed", c->written);
+    }
+    return status;
+}
+
+static int extract_run(int argc, char **argv, opts *op) {
+    const char *path = NULL, *dir = NULL;
+    int force = 0;
+    ex_ctx c;
+    memset(&c, 0, sizeof c);
+    c.fd = c.cur.fd = c.dirfd = -1;
+    int st = extract_args(argc, argv, op, &c, &path, &dir, &force);
+    if (st >= 0) return st;
+    char *base = NULL;
+    all_dir a;
+    if (c.all) {
+        if (all_begin(&a, dir, &c) != 0) return 2;
         catch_signals();
     } else if (c.out_path) {
         c.dirfd = split_out(c.out_path, &base);
@@ -470,7 +547,7 @@ static int extract_run(int argc, char **argv, opts *op) {
     }
     const char *label;
     int fd;
-    npzs_parser *p = start(path, op, &label, &fd);
+    npzs_parser *p = open_parser(path, op, &label, &fd);
     int status = 2;
     if (p) status = drive(p, fd, label, op, 1, ex_cb, &c, NULL, 0);
     if (status == 0 && !c.all && c.state != 2) {
@@ -485,60 +562,7 @@ static int extract_run(int argc, char **argv, opts *op) {
         status = 2;
     }
     if (status == 1) error_line(label, p);
-    if (c.all) {
-        mode_t um = umask(0);
-        umask(um);
-        if (status == 0) {
-            for (size_t i = 0; i < c.n && status == 0; i++)
-                if (fchmodat(c.dirfd, c.names[i], 0666 & ~um, 0) < 0) status = 2;
-        }
-        if (status == 0 && !dir_existed) { /* one step: the staging directory becomes DIR */
-            fsync(c.dirfd);
-            if (fchmod(c.dirfd, 0777 & ~um) == 0 && renameat(parentfd, stage_dir, parentfd, leaf) == 0) {
-                stage_dir[0] = 0;
-                fsync(parentfd);
-            } else if (errno == EEXIST || errno == ENOTEMPTY) {
-                dir_existed = 1; /* DIR appeared meanwhile: moved in one by one */
-            } else {
-                fprintf(stderr, "npzstream: %s: %s\n", dir, strerror(errno));
-                status = 2;
-            }
-        }
-        if (status == 0 && dir_existed) {
-            int outfd = open(dirc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-            if (outfd < 0) {
-                fprintf(stderr, "npzstream: %s: %s\n", dir, strerror(errno));
-                status = 2;
-            } else {
-                status = commit_into(&c, outfd, dir, force);
-                close(outfd);
-            }
-        }
-        if (status != 0) {
-            drop_all(&c);
-            if (c.n && status != 2) fprintf(stderr, "npzstream: %s: nothing written (the archive was rejected)\n", dir);
-        }
-        if (stage_dir[0]) { /* what is left: empty after a commit, or everything after a failure */
-            drop_all(&c);
-            unlinkat(parentfd, stage_dir, AT_REMOVEDIR);
-        }
-        close(parentfd);
-        free(dirc);
-        free(parent);
-    } else if (c.out_path) {
-        if (status == 0 && stage_commit(c.dirfd, &c.cur, base) < 0) {
-            fprintf(stderr, "npzstream: %s: %s\n", c.out_path, strerror(errno));
-            status = 2;
-        }
-        if (status != 0 && c.state != 0)
-            fprintf(stderr, "npzstream: %s: not written (%s after the member was read)\n", c.out_path,
-                    status == 1 ? "the archive was rejected" : "extraction failed");
-        if (status != 0) stage_drop(c.dirfd, &c.cur);
-        else close(c.cur.fd);
-    } else if (status != 0 && c.state != 0) {
-        fprintf(stderr, "npzstream: %s: the %" PRIu64 " bytes written to stdout must be discarded\n",
-                status == 1 ? "the archive was rejected" : "extraction failed", c.written);
-    }
+    status = c.all ? all_end(&a, &c, status, dir, force) : one_end(&c, base, status);
     for (size_t i = 0; i < c.n; i++) free(c.names[i]);
     free(c.names);
     free(base);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "output.h"
 
 void usage_ls(FILE *f) {
     fprintf(f,
@@ -24,7 +25,6 @@ void usage_ls(FILE *f) {
             "  -q, --files-from, -0, -P N, --sequence: as for check\n"
             "%s%s", limits_help(), EXIT_HELP);
 }
-
 
 typedef struct ls_ctx {
     out o;
@@ -56,7 +56,7 @@ static void ls_row(const member *m) {
 
 static int ls_cb(void *ctx, const npzs_event *ev) {
     ls_ctx *c = ctx;
-    if (on_event(&c->o, ev) < 0) {
+    if (out_event(&c->o, ev) < 0) {
         fprintf(ERR, "npzstream: out of memory\n");
         return -1;
     }
@@ -66,9 +66,8 @@ static int ls_cb(void *ctx, const npzs_event *ev) {
 
 static int ls_file(const char *path, const batch *b, void *vmany) {
     int many = *(int *)vmany;
-    char err[256] = "";
     file_run r;
-    int st = file_begin(path, b, &r, err, sizeof err);
+    int st = file_begin(path, b, &r);
     if (st >= 0) return st;
     npzs_parser *p = r.p;
     const char *label = r.label;
@@ -88,13 +87,11 @@ static int ls_file(const char *path, const batch *b, void *vmany) {
                "------------ ------------  -----  --------  ---------- ---------------- -----  ----\n",
                "Data", "Stored", "Kind", "Method", "DType", "Shape", "Order", "Name");
     }
-    int status = drive(p, r.fd, label, &b->op, 0, ls_cb, &c, err, sizeof err);
+    int status = file_drive(&r, b, ls_cb, &c);
     npzs_format fmt = npzs_format_of(p);
-    if (status == 2 && err[0]) { /* the input could not be read whole: no verdict */
-        io_failure(b, label, err);
-    } else if ((status == 0 || npzs_error(p)) && !b->quiet) {
+    if (r.verdict && !b->quiet) {
         if (c.json) {
-            print_json(&c.o, status == 0, fmt, p, 1, b->jsonl ? label : NULL);
+            print_json(OUT, &c.o, status == 0, fmt, p, 1, b->jsonl ? label : NULL);
         } else {
             uint64_t td = 0, ts = 0;
             for (size_t i = 0; i < c.o.n; i++) { td += DATA_SIZE(&c.o.m[i]); ts += c.o.m[i].csize; }

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "output.h"
 
 void usage_refs(FILE *f) {
     fprintf(f,
@@ -51,15 +52,11 @@ static int refs_cb(void *ctx, const npzs_event *ev) {
         if (ev->pos == 0 && ev->zero_copy && c->o.n < c->cap && c->data_at[c->o.n] != ev->offset) c->bad_offset = 1;
         return 0;
     }
-    if (on_event(&c->o, ev) < 0) goto nomem;
+    if (out_event(&c->o, ev) < 0) goto nomem;
     if (ev->type == NPZS_EV_MEMBER_BEGIN) {
-        if (c->o.n == c->cap) {
-            size_t nc = c->cap ? 2 * c->cap : 16;
-            uint64_t *d = realloc(c->data_at, nc * sizeof *d);
-            if (!d) goto nomem;
-            c->data_at = d;
-            c->cap = nc;
-        }
+        uint64_t *d = table_room(c->data_at, &c->cap, c->o.n, sizeof *c->data_at, 16);
+        if (!d) goto nomem;
+        c->data_at = d;
         c->data_at[c->o.n] = UINT64_MAX;
     } else if (ev->type == NPZS_EV_HEADER) {
         c->data_at[c->o.n] = ev->offset + ev->array->header_len;
@@ -262,7 +259,7 @@ int cmd_refs(int argc, char **argv) {
     }
     const char *label;
     int fd;
-    npzs_parser *p = start(path, &op, &label, &fd);
+    npzs_parser *p = open_parser(path, &op, &label, &fd);
     if (!p) goto done;
     npzs_events(p, NPZS_EV_BIT(NPZS_EV_MEMBER_BEGIN) | NPZS_EV_BIT(NPZS_EV_HEADER) | NPZS_EV_BIT(NPZS_EV_DATA) |
                        NPZS_EV_BIT(NPZS_EV_MEMBER_END));

@@ -199,13 +199,9 @@ static int tr_push(void *vc, npzs_in *in) {
             npzs_in none = {in->src, i, i}, one = {in->src, i + 1, i};
             if ((r = tr_run(d, &none)) != 0) break;
             if (record_state(t->state)) {
-                if (t->rec_len == t->rec_cap) {
-                    size_t nc = t->rec_cap ? 2 * t->rec_cap : 4096;
-                    uint8_t *nb = realloc(t->rec, nc);
-                    if (!nb) { fprintf(stderr, "npzstream: out of memory\n"); return 2; }
-                    t->rec = nb;
-                    t->rec_cap = nc;
-                }
+                uint8_t *nb = table_room(t->rec, &t->rec_cap, t->rec_len, 1, 4096);
+                if (!nb) { fprintf(stderr, "npzstream: out of memory\n"); return 2; }
+                t->rec = nb;
                 t->rec[t->rec_len++] = ((const uint8_t *)in->src)[i];
             }
             r = tr_run(d, &one);

@@ -21,9 +21,6 @@
 #include "cli.h"
 #include "npzstream_vlen.h"
 
-
-
-
 typedef struct vl_elem {
     uint32_t nbytes, crc;
 } vl_elem;
@@ -125,13 +122,9 @@ static int vl_push(vl_out *o, const npzs_vlen_event *ev) {
         wb_fmt(&o->w, " %" PRIu32 " bytes, crc32 %08" PRIx32 "\n", ev->nbytes, ev->crc32);
         o->n++;
     } else if (ev->type == NPZS_VLEN_EV_ELEMENT_END) {
-        if (o->n == o->cap) {
-            size_t nc = o->cap ? o->cap * 2 : 64;
-            vl_elem *ne = realloc(o->e, nc * sizeof *ne);
-            if (!ne) return -1;
-            o->e = ne;
-            o->cap = nc;
-        }
+        vl_elem *ne = table_room(o->e, &o->cap, o->n, sizeof *o->e, 64);
+        if (!ne) return -1;
+        o->e = ne;
         o->e[o->n].nbytes = ev->nbytes;
         o->e[o->n].crc = ev->crc32;
         o->n++;

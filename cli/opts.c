@@ -1,5 +1,5 @@
-/* opts.c -- the options every command shares: the limits, the lenient flags, --feed, --json
- * and FILE; the parser made from them. */
+/* opts.c -- the options every command shares: the limits, the lenient flags, --feed, --policy,
+ * --sha256, -j and -P; and those of check and ls (the output mode, FILEs and --files-from). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <inttypes.h>
@@ -43,6 +43,8 @@ static const char LIMITS_REST[] =
     "                        a worker started: one that changes size meanwhile is an I/O error)\n"
     "  --inflate-memory N    bytes those workers' members may hold at once (128Mi a worker;\n"
     "                        --jobs-memory is its former name)\n"
+    "  --inflate-zlib        inflate with zlib alone (slower; the default decoder's verdict and\n"
+    "                        bytes are zlib's, see SECURITY.md \"The inflater\")\n"
     "Your rules (README.md, \"Policies\"):\n"
     "  --policy FILE         accept only files the JSON policy in FILE describes (members, dtypes,\n"
     "                        shapes, values, hashes); a violation is a rejection (code policy)\n"
@@ -118,7 +120,7 @@ int cli_parse_u64(const char *s, uint64_t *v) {
 
 /* A size: digits, then nothing or one suffix of SI (K M G T P E: powers of 1000) or IEC (Ki Mi Gi
  * Ti Pi Ei: powers of 1024); no sign, no space, no fraction; 0 or -1 (also on overflow). */
-int cli_parse_size(const char *s, uint64_t *v) {
+static int cli_parse_size(const char *s, uint64_t *v) {
     if (!s || *s < '0' || *s > '9') return -1;
     uint64_t x = 0;
     for (; *s >= '0' && *s <= '9'; s++) {
@@ -208,7 +210,8 @@ int parse_limit(opts *o, int argc, char **argv, int *i) {
     static const struct { const char *flag; uint32_t bit; } lenient[] = {
         {"--lenient-npy-trailing", NPZS_LENIENT_NPY_TRAILING},
         {"--lenient-header-newline", NPZS_LENIENT_HEADER_NEWLINE},
-        {"--lenient-fast-inflate", NPZS_LENIENT_FAST_INFLATE}};
+        {"--lenient-fast-inflate", NPZS_LENIENT_FAST_INFLATE},
+        {"--inflate-zlib", NPZS_INFLATE_ZLIB}}; /* not lenient: the same field */
     for (size_t k = 0; k < sizeof lenient / sizeof lenient[0]; k++)
         if (strcmp(a, lenient[k].flag) == 0) {
             o->lim.lenient |= lenient[k].bit;
@@ -274,101 +277,11 @@ int parse_limit(opts *o, int argc, char **argv, int *i) {
 }
 
 /* The flag that sets a field of npzs_limits, for the diagnostics. */
-static const char *flag_of(const char *field) {
+const char *limit_flag(const char *field) {
     for (size_t i = 0; i < NLIMITS; i++)
         if (!strcmp(LIMIT_OPTS[i].field, field)) return LIMIT_OPTS[i].flag;
     return field;
 }
-
-/* The parser of a batch: one a thread, made for the first file and reset (npzs_reset: the limits,
- * policy, hashing and buffers kept) for the next ones; parser_done() gives it back, batch_end()
- * releases it. */
-static _Thread_local npzs_parser *kept;
-static _Thread_local const opts *kept_for;
-static _Thread_local npzs_par *kept_q;      /* the helper of -j N (batch_helper) */
-static _Thread_local npzs_parser *kept_q_p;
-
-npzs_parser *batch_parser(const opts *o) {
-    npzs_parser *p = kept;
-    if (p && kept_for == o) {
-        kept = NULL;
-        npzs_reset(p);
-        if (p == kept_q_p) cli_unmap(); /* its helper's jobs are gone */
-        return p;
-    }
-    return new_parser(o);
-}
-
-void parser_done(npzs_parser *p, const opts *o) {
-    if (!p) return;
-    if (kept) {
-        parser_free(p);
-        return;
-    }
-    kept = p;
-    kept_for = o;
-}
-
-/* The helper of -j N (--inflate-threads): one a thread too, over the thread's parser, kept with
- * it from file to file (npzs_reset of the parser resets the helper), so its workers start once
- * for the batch, and only when a member is large enough to gain from one. */
-
-int data_read(const opts *o, int data) { return data || o->policy || o->sha256; }
-
-npzs_par *batch_helper(npzs_parser *p, const opts *o, int data) {
-    if (kept_q && kept_q_p == p) return kept_q;
-    uint64_t held = o->jobs_memory ? o->jobs_memory : (uint64_t)o->jobs << 27;
-    npzs_par *q = npzs_par_new(p, o->jobs, held);
-    /* the workers keep only the headers unless the bytes are read */
-    if (q && !data_read(o, data) && npzs_par_skip_data(q) != 0) {
-        npzs_par_free(q);
-        q = NULL;
-    }
-    if (q) {
-        npzs_par_free(kept_q);
-        if (kept_q) cli_unmap();
-        kept_q = q;
-        kept_q_p = p;
-    }
-    return q;
-}
-
-void parser_free(npzs_parser *p) {
-    if (p && p == kept_q_p) {
-        npzs_par_free(kept_q);
-        cli_unmap();
-        kept_q = NULL;
-        kept_q_p = NULL;
-    }
-    npzs_free(p);
-}
-
-void batch_end(void) {
-    parser_free(kept);
-    kept = NULL;
-    kept_for = NULL;
-    cli_read_buffer_free();
-}
-
-npzs_parser *new_parser(const opts *o) {
-    const char *bad = npzs_limits_check(&o->lim);
-    if (bad) {
-        fprintf(ERR, "npzstream: %s: out of the range the library accepts\n", flag_of(bad));
-        return NULL;
-    }
-    npzs_parser *p = npzs_new(&o->lim, NULL);
-    if (!p) {
-        fprintf(ERR, "npzstream: out of memory (or --max-memory below the parser's own size)\n");
-        return NULL;
-    }
-    if ((o->policy && npzs_policy_use(p, o->policy) < 0) || (o->sha256 && npzs_hash(p, NPZS_HASH_SHA256) < 0)) {
-        fprintf(ERR, "npzstream: out of memory for the policy (or --max-memory below it)\n");
-        parser_free(p);
-        return NULL;
-    }
-    return p;
-}
-
 
 /* Options of check and ls: the output mode, the limits, --help, FILEs and --files-from.
  * Returns -1 to go on, or the exit status (0 after --help, 2 on a usage error). */
@@ -421,7 +334,7 @@ int batch_parse(int argc, char **argv, batch *b, void (*help)(FILE *), void (*ba
             }
     const char *bad = npzs_limits_check(&b->op.lim);
     if (bad) {
-        fprintf(stderr, "npzstream: %s: out of the range the library accepts\n", flag_of(bad));
+        fprintf(stderr, "npzstream: %s: out of the range the library accepts\n", limit_flag(bad));
         return 2;
     }
     return -1;

@@ -5,14 +5,15 @@
 # time, executions, seeds, findings).  `make fuzz-campaign HOURS=N [JOBS=J] [NICE=N]
 # [FUZZ_HARNESSES="..."]` runs it.
 #
-# Seeds: the harness's committed corpus (corpus/<h>), corpus/peers and tests/vectors (real files
+# The harnesses, their -max_len, dictionary and seed folders: fuzz/harnesses.tsv.  Seeds: the
+# harness's (its committed corpus corpus/<h> first), then corpus/peers and tests/vectors (real files
 # and every hand-built vector; harnesses with a control prefix read their first bytes as control).
 # New inputs stay in build/fuzz-campaign/<h> across campaigns; a finding is kept in
 # build/fuzz-campaign/findings/ and named in the row.  Merge the finds with `make fuzz-merge`.
 set -u
 cd "$(dirname "$0")/.."
 hours=${HOURS:-1}
-harnesses=${FUZZ_HARNESSES:-$(sed -n 's/^FUZZ_HARNESSES *= *//p; s/^ \{10,\}\([a-z_ ]*\)$/\1/p' fuzz/fuzz.mk | tr '\\' ' ')}
+harnesses=${FUZZ_HARNESSES:-$(sh fuzz/harnesses.sh names driver)}
 ledger=fuzz/README.md
 fb=build/fuzz
 work=build/fuzz-campaign
@@ -38,20 +39,21 @@ done
 echo "campaign: $n harnesses, $secs s each, $JOBS at a time, commit $commit"
 
 run_one() {
-  local h=$1 ml extra log t0 t1 execs cpu found seeds rc
+  local h=$1 flags dirs log t0 t1 execs cpu found seeds rc
   # the copies (and the logs) are under build/: `make clean` during a campaign ends it here
   [ -x "$bin/$h" ] && [ -d "$work/logs" ] || { echo "campaign: $bin/$h is gone (make clean?): $h not run" >&2; return 3; }
-  case $h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut|fuzz_par|fuzz_policy_run) ml=8192;; *) ml=2048;; esac
+  # -max_len and -dict from fuzz/harnesses.tsv; the seeds: the harness's, then every campaign's
+  flags=$(sh fuzz/harnesses.sh flags "$h") && dirs=$(sh fuzz/harnesses.sh seeds "$h") || return 2
+  for d in corpus/peers tests/vectors; do case " $dirs " in *" $d "*) ;; *) dirs="$dirs $d";; esac; done
   mkdir -p "$work/$h"
   log=$work/logs/$h-$(date +%Y%m%d-%H%M%S).log
-  extra="corpus/peers tests/vectors"
-  seeds="corpus/$h ($(ls corpus/$h 2>/dev/null | wc -l)) + corpus/peers + tests/vectors"
+  seeds="corpus/$h ($(ls corpus/$h 2>/dev/null | wc -l))$(echo " ${dirs#corpus/$h}" | sed 's/  */ + /g; s/^ + $//')"
   local start=$(date +%s) mark=$work/logs/$h.start
   touch "$mark"
-  nice -n "${NICE:-19}" "$bin/$h" -max_total_time="$secs" -max_len=$ml -timeout=20 -rss_limit_mb=2048 \
-      -malloc_limit_mb=${MALLOC_LIMIT_MB:-512} -dict=fuzz/npzstream.dict -print_final_stats=1 \
+  nice -n "${NICE:-19}" "$bin/$h" -max_total_time="$secs" $flags -timeout=20 -rss_limit_mb=2048 \
+      -malloc_limit_mb=${MALLOC_LIMIT_MB:-512} -print_final_stats=1 \
       -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
-      -artifact_prefix="$work/findings/$h-" "$work/$h" corpus/$h $extra >"$log" 2>&1
+      -artifact_prefix="$work/findings/$h-" "$work/$h" $dirs >"$log" 2>&1
   rc=$?
   local wall=$(( $(date +%s) - start ))
   # the CPU time of the run: bash's `times`, the children of this subshell (the fuzzer and its jobs)

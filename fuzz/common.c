@@ -599,6 +599,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
             r->err_off = npzs_error_offset(p);
             r->err_member = npzs_error_member(p);
             r->err_coff = npzs_error_content_offset(p);
+            r->err_rule = npzs_error_rule(p);
             const char *msg = npzs_error_message(p);
             if (!msg) fz_die("npzs_error_message NULL");
             const char *det = npzs_error_detail(p);
@@ -684,13 +685,14 @@ void fz_zipfile_check(const uint8_t *data, size_t n, const void *seen_v, size_t 
 }
 
 int fz_same(const fz_result *a, const fz_result *b) {
+    int same_rule = a->err_rule == b->err_rule || (a->err_rule && b->err_rule && !strcmp(a->err_rule, b->err_rule));
     return a->created == b->created && a->digest == b->digest && a->accepted == b->accepted && a->err == b->err && a->err_off == b->err_off &&
-           a->err_member == b->err_member && a->err_coff == b->err_coff;
+           a->err_member == b->err_member && a->err_coff == b->err_coff && same_rule;
 }
 
 void fz_print_result(FILE *f, const char *tag, const fz_result *r) {
-    fprintf(f, "%s: created=%d accepted=%d err=%d(%s) off=%llu member=%ld coff=%lld digest=%016llx events=%llu\n",
-            tag, r->created, r->accepted, r->err, r->err ? npzs_error_name(r->err) : "none",
+    fprintf(f, "%s: created=%d accepted=%d err=%d(%s) rule=%s off=%llu member=%ld coff=%lld digest=%016llx events=%llu\n",
+            tag, r->created, r->accepted, r->err, r->err ? npzs_error_name(r->err) : "none", r->err_rule ? r->err_rule : "none",
             (unsigned long long)r->err_off, r->err_member, (long long)r->err_coff, (unsigned long long)r->digest,
             (unsigned long long)r->events);
 }

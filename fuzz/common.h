@@ -13,7 +13,7 @@
  *     the end of the run arrives;
  *   - MEMBER_END: offset, kind, size, csize, crc32, data_crc32, data_size;
  *   - END: offset, format, member count;
- * plus the verdict (END reached), error code, error offset, error member and
+ * plus the verdict (END reached), error code, rule, error offset, error member and
  * error content offset.
  *
  * While it runs it checks, and abort()s on violation of:
@@ -87,6 +87,7 @@ typedef struct fz_result {
     uint64_t err_off;
     long err_member;
     uint64_t err_coff;
+    const char *err_rule;    /* npzs_error_rule (static text), NULL without an error */
     uint64_t visited;        /* npzs__visited() at the end */
     uint32_t cvisited;
     /* allocator statistics */

@@ -2,27 +2,31 @@
 #   make fuzz                 libFuzzer builds (clang, ASan+UBSan) of every harness -> build/fuzz/
 #   make afl                  AFL++ builds (afl-clang-fast, ASan+UBSan, libAFLDriver) -> build/afl/
 #   make fuzz-run SECONDS=N   run every libFuzzer harness N seconds on its corpus with the dict
-#   make fuzz-smoke SECONDS=N every libFuzzer harness N s (default 30) on a copy of its corpus; fails on
+#   make fuzz-smoke SMOKE_SECONDS=N [SMOKE_JOBS=J]  every libFuzzer harness N s (default 20) on a
+#                             copy of its corpus, J at once (default 2: the cores CI has); fails on
 #                             any crash, leak, timeout or broken invariant (CI runs it)
 #   make regress              replay corpus/** (incl. corpus/regress) through every harness, ASan+UBSan
 #   make state-gate           fail unless the corpus reaches every state of src/states.h
 #   make corpus               regenerate corpus/<harness>/ and fuzz/state_prefixes.h
 # See fuzz/README.md.
 
-FUZZ_HARNESSES = fuzz_stream fuzz_split fuzz_npy_header fuzz_descr fuzz_zip_lfh fuzz_dd fuzz_cd \
-                 fuzz_deflate fuzz_state fuzz_limits fuzz_npz_mut fuzz_vlen fuzz_par fuzz_policy fuzz_policy_run \
-                 fuzz_crc fuzz_glob
+# The harnesses are the rows of fuzz/harnesses.tsv (with each one's -max_len, dictionary and seed
+# folders), read through fuzz/harnesses.sh: those built with the library and the shared driver, and
+# those built alone (fuzz_inflate_diff: make fuzz-isal).
+FUZZ_HARNESSES      := $(shell sh fuzz/harnesses.sh names driver)
+FUZZ_ISAL_HARNESSES := $(shell sh fuzz/harnesses.sh names isal)
 FUZZ_CLANG    ?= clang
 FUZZ_AFLCC    ?= afl-clang-fast
 FUZZ_AFLDRV   ?= /usr/lib/afl/libAFLDriver.a
 FUZZ_REPLAYCC ?= cc
 SECONDS       ?= 60
 FUZZ_FLAGS    ?=
-FUZZ_SRC       = $(SRC) fuzz/common.c fuzz/zfview.c
-FUZZ_DEPS      = $(SRC) $(HDR) fuzz/common.c fuzz/zfview.c fuzz/common.h fuzz/state_prefixes.h fuzz/fuzz.mk
+FUZZ_SRC       = $(SRC) fuzz/common.c fuzz/zfview.c fuzz/fastinf_diff.c
+FUZZ_DEPS      = $(SRC) $(HDR) fuzz/common.c fuzz/zfview.c fuzz/fastinf_diff.c fuzz/common.h fuzz/fastinf_diff.h \
+                 fuzz/state_prefixes.h fuzz/fuzz.mk
 FUZZ_INC       = -Iinclude -Isrc -Ifuzz
 FUZZ_SAN       = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
-FUZZ_CFLAGS    = -std=c11 -g -O1 -Wall -Wextra $(FUZZ_INC) $(SSL_DEF)
+FUZZ_CFLAGS    = -std=c11 -g -O1 -Wall -Wextra $(FUZZ_INC) $(SSL_DEF) $(TEST_DEF)
 FUZZ_LIBS      = $(SSL_LIB) -lz -lm -pthread
 FB             = build/fuzz
 AB             = build/afl
@@ -36,8 +40,8 @@ fuzz-replay: $(FUZZ_HARNESSES:%=$(RB)/%) $(RB)/state_gate
 
 # The library and the shared driver are compiled once for all harnesses (an archive each for
 # libFuzzer, with -fsanitize=fuzzer-no-link, and for the replays); a harness is its one file.
-FUZZ_OBJ_SRC   = $(SRC) fuzz/common.c fuzz/zfview.c
-FUZZ_OBJ_DEPS  = $(HDR) fuzz/common.h fuzz/fuzz.mk
+FUZZ_OBJ_SRC   = $(SRC) fuzz/common.c fuzz/zfview.c fuzz/fastinf_diff.c
+FUZZ_OBJ_DEPS  = $(HDR) fuzz/common.h fuzz/fastinf_diff.h fuzz/fuzz.mk
 $(FB)/obj/%.o: %.c $(FUZZ_OBJ_DEPS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CLANG) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(FUZZ_SAN) -c $< -o $@
@@ -91,13 +95,12 @@ fuzz-run: fuzz
 	@mkdir -p build/fuzz-work build/fuzz-artifacts build/fuzz-logs; \
 	for h in $(FUZZ_HARNESSES); do \
 	  mkdir -p build/fuzz-work/$$h; \
-	  case $$h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut|fuzz_par|fuzz_policy_run) ml=8192;; *) ml=2048;; esac; \
-	  extra=; [ $$h = fuzz_stream ] && extra=corpus/peers; \
-	  echo "== $$h ($(SECONDS) s, -max_len=$$ml)"; \
-	  $(FB)/$$h -max_total_time=$(SECONDS) -max_len=$$ml -timeout=10 -rss_limit_mb=2048 \
-	    -dict=fuzz/npzstream.dict -print_final_stats=1 $(FUZZ_FLAGS) \
+	  flags=$$(sh fuzz/harnesses.sh flags $$h) && seeds=$$(sh fuzz/harnesses.sh seeds $$h) || exit 2; \
+	  echo "== $$h ($(SECONDS) s, $$flags)"; \
+	  $(FB)/$$h -max_total_time=$(SECONDS) $$flags -timeout=10 -rss_limit_mb=2048 \
+	    -print_final_stats=1 $(FUZZ_FLAGS) \
 	    -artifact_prefix=build/fuzz-artifacts/$$h- \
-	    build/fuzz-work/$$h corpus/$$h $$extra >build/fuzz-logs/$$h.log 2>&1; \
+	    build/fuzz-work/$$h $$seeds >build/fuzz-logs/$$h.log 2>&1; \
 	  rc=$$?; \
 	  echo "   exit $$rc: $$(grep -hE '^(Done|stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb))' build/fuzz-logs/$$h.log | tr -s ' ' | tr '\n' ' ')"; \
 	  echo "   $$(grep -E '^#[0-9]+' build/fuzz-logs/$$h.log | tail -n 1 | grep -oE 'cov: [0-9]+ ft: [0-9]+ corp: [^ ]+')"; \
@@ -119,29 +122,49 @@ fuzz-clean:
 
 # A short run of every harness, for CI: new inputs go to a scratch folder (the committed corpus is
 # only read), any finding fails the target and is left in build/fuzz-smoke/ with its log.
-SMOKE_SECONDS ?= 30
+SMOKE_SECONDS ?= 20
+SMOKE_JOBS ?= 2
 fuzz-smoke: fuzz
-	@rm -rf build/fuzz-smoke; mkdir -p build/fuzz-smoke; fail=0; n=0; \
-	for h in $(FUZZ_HARNESSES); do \
-	  mkdir -p build/fuzz-smoke/$$h; \
-	  case $$h in fuzz_stream|fuzz_split|fuzz_limits|fuzz_state|fuzz_npz_mut|fuzz_par|fuzz_policy_run) ml=8192;; *) ml=2048;; esac; \
-	  $(FB)/$$h -max_total_time=$(SMOKE_SECONDS) -max_len=$$ml -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 \
-	    -dict=fuzz/npzstream.dict -print_final_stats=1 -artifact_prefix=build/fuzz-smoke/$$h- \
-	    build/fuzz-smoke/$$h corpus/$$h >build/fuzz-smoke/$$h.log 2>&1; \
-	  if [ $$? -eq 0 ]; then n=$$((n+1)); echo "   $$h: ok ($$(grep -oE 'stat::number_of_executed_units: [0-9]+' build/fuzz-smoke/$$h.log | grep -oE '[0-9]+' || echo '?') runs)"; \
-	  else fail=$$((fail+1)); echo "FAIL $$h: see build/fuzz-smoke/$$h.log"; tail -n 20 build/fuzz-smoke/$$h.log; fi; \
-	done; \
-	echo "fuzz-smoke: $$n passed, $$fail failed"; [ $$fail -eq 0 ]
+	@sh fuzz/smoke.sh $(SMOKE_SECONDS) $(SMOKE_JOBS) $(FB) $(FUZZ_HARNESSES)
 
-# make fuzz-isal: fuzz_inflate_diff, ISA-L's inflate against zlib's (built where isa-l is
-# installed: Debian's libisal-dev); make fuzz-isal-seeds writes corpus/fuzz_inflate_diff/.
+# make fuzz-isal: the harnesses of build "isal" (fuzz_inflate_diff, ISA-L's inflate against zlib's;
+# built where isa-l is installed: Debian's libisal-dev); make fuzz-isal-seeds writes
+# corpus/fuzz_inflate_diff/.
 .PHONY: fuzz-isal fuzz-isal-seeds
-fuzz-isal: $(FB)/fuzz_inflate_diff
-$(FB)/fuzz_inflate_diff: fuzz/fuzz_inflate_diff.c fuzz/fuzz.mk
+fuzz-isal: $(FUZZ_ISAL_HARNESSES:%=$(FB)/%)
+$(FUZZ_ISAL_HARNESSES:%=$(FB)/%): $(FB)/%: fuzz/%.c fuzz/fuzz.mk
 	@mkdir -p $(FB)
 	$(FUZZ_CLANG) -std=c11 -g -O1 -Wall -Wextra -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $< -lisal -lz
 fuzz-isal-seeds:
 	$(PYTHON) fuzz/gen_inflate_seeds.py corpus/fuzz_inflate_diff
+
+# make fastinf-seeds: corpus/fuzz_fastinf/ (fuzz/gen_fastinf_seeds.py: savez_compressed members of
+# three kinds of arrays, and the hand-made streams of gen_inflate_seeds.py).
+# make fastinf-campaign [STREAMS=N] [CAMPAIGN_SEED=K] [MUTATORS=a,b] [NICE=19]: the differential
+# campaign of the default decoder against zlib (fuzz/fastinf_campaign.c: one process, -O2, no
+# sanitizers, at NICE), from corpus/fuzz_fastinf and the larger seeds of build/fastinf-seeds; a
+# stream that differs is written to build/fastinf-diff/.  $(B)/san/fastinf_campaign: the same
+# under ASan+UBSan.
+.PHONY: fastinf-seeds fastinf-campaign
+STREAMS ?= 1000000
+CAMPAIGN_SEED ?= 1
+MUTATORS ?=
+FI_CAMPAIGN_SRC = fuzz/fastinf_campaign.c fuzz/fastinf_diff.c fuzz/deflate_model.c src/fastinf.c
+FI_CAMPAIGN_DEPS = $(FI_CAMPAIGN_SRC) fuzz/fastinf_diff.h fuzz/deflate_model.h src/fastinf.h
+$(B)/fastinf_campaign: $(FI_CAMPAIGN_DEPS)
+	@mkdir -p $(B)
+	$(CC) $(CSTD) -O2 -g -Wall -Wextra -Isrc -Ifuzz -o $@ $(FI_CAMPAIGN_SRC) -lz
+$(BS)/fastinf_campaign: $(FI_CAMPAIGN_DEPS)
+	@mkdir -p $(BS)
+	$(CC) $(CSTD) -O1 -g -Wall -Wextra $(SAN) -Isrc -Ifuzz -o $@ $(FI_CAMPAIGN_SRC) -lz
+fastinf-seeds:
+	$(PYTHON) fuzz/gen_fastinf_seeds.py corpus/fuzz_fastinf
+build/fastinf-seeds/.done: fuzz/gen_fastinf_seeds.py fuzz/gen_inflate_seeds.py
+	$(PYTHON) fuzz/gen_fastinf_seeds.py --campaign build/fastinf-seeds && touch $@
+fastinf-campaign: $(B)/fastinf_campaign build/fastinf-seeds/.done
+	@mkdir -p build/fastinf-diff
+	nice -n $(NICE) $(B)/fastinf_campaign -n $(STREAMS) -s $(CAMPAIGN_SEED) $(if $(MUTATORS),-m $(MUTATORS),) \
+	    -o build/fastinf-diff corpus/fuzz_fastinf build/fastinf-seeds
 
 # make fuzz-campaign HOURS=N [JOBS=J] [NICE=19]: every harness in turn, HOURS of CPU time shared
 # among them, on the free cores; each run appends its row (harness, commit, CPU time, execs, seeds, findings)

@@ -8,7 +8,9 @@
  *   ctl bit 5: declared CRC off by one bit
  * The compressed size is the stream's length; the uncompressed size and CRC come from
  * inflating it here with zlib (output capped at 4 MiB), so a valid stream makes a valid
- * archive and the parser's inflate path is fuzzed past the framing. */
+ * archive and the parser's inflate path is fuzzed past the framing.  The archive is parsed with
+ * the default decoder (whole and split: fz_check) and with zlib alone (NPZS_INFLATE_ZLIB):
+ * abort unless events, verdict, error code and offsets are the same. */
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -84,7 +86,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_zip_cdh_raw(&b, "a.npy", 5, (ctl & 5) == 4 ? 45 : 20, (ctl & 1) ? 8 : 0, 8, crc, (uint32_t)sn, (uint32_t)usize, 0);
     if (ctl & 2) fz_zip_cdh(&b, &m2);
     fz_zip_eocd(&b, (ctl & 2) ? 2 : 1, (uint32_t)(b.n - cd), (uint32_t)cd);
-    fz_check(b.p, b.n, NULL);
+    fz_result dflt = fz_check(b.p, b.n, NULL);
+    npzs_limits zl;
+    npzs_limits_default(&zl);
+    zl.lenient = NPZS_INFLATE_ZLIB;
+    fz_opts o;
+    fz_opts_init(&o);
+    o.lim = &zl;
+    fz_result alone;
+    fz_run(b.p, b.n, &o, &alone);
+    if (!fz_same(&dflt, &alone)) {
+        fz_print_result(stderr, "default decoder", &dflt);
+        fz_print_result(stderr, "zlib alone", &alone);
+        fz_die("the default decoder and zlib alone differ");
+    }
     fz_free_buf(&b);
     return 0;
 }

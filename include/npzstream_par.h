@@ -14,7 +14,7 @@
  * ends, a member too large for max_held, members written to a pipe with their sizes in a data
  * descriptor) the parser inflates itself.  The events, the verdict, every error code, rule and
  * offset are those of npzs_next() on the same parser, at any split of the input
- * (tests/test_api.c, tests/vectors/run_vectors.c --par and fuzz_par compare the two).
+ * (tests/api/par.c and files.c, tests/vectors/run_vectors.c --par and fuzz_par compare the two).
  *
  * Threads pay for themselves: none starts before the first member large enough, and a helper
  * serves any number of inputs (npzs_reset of its parser between them).  Memory follows what

@@ -3,9 +3,6 @@
 # (e.g. BENCH_ARGS="--rounds 5 --keep /tmp/npzs-bench").
 # make NPZS_CRC_PORTABLE=1: build the library with the portable CRC-32 only (zlib's).
 
-# the fragments are included before the top Makefile's rules: keep `all` the default goal
-.DEFAULT_GOAL := all
-
 ifdef NPZS_CRC_PORTABLE
 NPZS_FLAGS += -DNPZS_CRC_PORTABLE
 endif
@@ -19,7 +16,7 @@ BENCH_LDLIBS := $(if $(BENCH_LD),-ldeflate,)
 .PHONY: bench
 $(B)/bench/limit: bench/limit.c $(B)/libnpzstream.a
 	@mkdir -p $(B)/bench
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(BENCH_LD) -o $@ bench/limit.c $(B)/libnpzstream.a $(LDLIBS) $(BENCH_LDLIBS)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(BENCH_LD) -Isrc -o $@ bench/limit.c $(B)/libnpzstream.a $(LDLIBS) $(BENCH_LDLIBS)
 
 bench: $(B)/npzstream $(B)/bench/limit
 	$(PYTHON) bench/run.py --bin $(B)/npzstream --limit $(B)/bench/limit --size $(SIZE) $(BENCH_ARGS)
@@ -54,3 +51,11 @@ bench-round6: $(B)/npzstream $(B)/bench/limit
 .PHONY: bench-budgets
 bench-budgets: $(B)/npzstream $(B)/bench/limit
 	$(PYTHON) bench/budgets.py --bin $(B)/npzstream --limit $(B)/bench/limit --size $(SIZE) $(BENCH_ARGS)
+
+# make bench-fastinf [FASTINF_SIZE=64]: the fast decoder against zlib on savez_compressed data of
+# three kinds, FASTINF_SIZE MiB each (bench/fastinf.py); BENCH_ARGS="--python .venv-pkg/bin/python"
+# adds the load() rows
+.PHONY: bench-fastinf
+FASTINF_SIZE ?= 64
+bench-fastinf: $(B)/npzstream $(B)/bench/limit
+	$(PYTHON) bench/fastinf.py --bin $(B)/npzstream --limit $(B)/bench/limit --size $(FASTINF_SIZE) $(BENCH_ARGS)

@@ -1,7 +1,6 @@
 # mk/examples.mk -- examples/*.c, built against the static library (and again with ASan+UBSan
 # next to build/san/npzstream); `make test` builds them and tests/examples/test_examples.py
 # runs them.
-.DEFAULT_GOAL := all
 EXAMPLES     = read_stdin upload_poll copy_array
 EXAMPLE_BINS = $(EXAMPLES:%=$(B)/examples/%) $(EXAMPLES:%=$(B)/san/examples/%)
 TEST_DEPS   += examples

@@ -1,9 +1,6 @@
 # mk/install.mk -- make install / make uninstall (issue 7).
 #   make install PREFIX=/usr/local DESTDIR=   headers (include/npzstream*.h), static and shared library (SONAME,
 #   versioned file, symlinks), npzstream.pc, the CLI and the man pages npzstream(1), npzstream(3).
-# The first rule of the build must stay `all`, whatever fragment is included first.
-.DEFAULT_GOAL := all
-
 PREFIX      ?= /usr/local
 DESTDIR     ?=
 BINDIR      ?= $(PREFIX)/bin

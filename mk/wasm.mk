@@ -11,14 +11,13 @@
 # it a later release with every fix it has, never one that lacks them unless WASM_ZLIB_ALLOW_OLD=1
 # (wasm/zlib-source.sh, into build/wasm/zlib); the library's sources but the parallel helper's
 # (threads) and vlen's.
-.DEFAULT_GOAL := all
 
 EMCC       ?= emcc
 NODE       ?= node
 BW          = $(B)/wasm
 WASM_SRC    = $(filter-out src/par.c src/pool.c src/parbuf.c src/scout.c src/vlen.c,$(SRC))
 WASM_ZLIB   = inflate inftrees inffast crc32 adler32 zutil
-WASM_OBJ    = $(WASM_SRC:src/%.c=$(BW)/obj/%.o) $(BW)/obj/cli-output.o $(BW)/obj/shim.o \
+WASM_OBJ    = $(WASM_SRC:src/%.c=$(BW)/obj/%.o) $(REPORT_SRC:report/%.c=$(BW)/obj/report-%.o) $(BW)/obj/shim.o \
               $(WASM_ZLIB:%=$(BW)/obj/zlib-%.o)
 WASM_OPT   ?= -O2
 # the project's warnings as errors, as the native build in CI; sign conversions left out for the
@@ -47,12 +46,13 @@ $(BW)/obj/%.o: src/%.c $(HDR) $(BW)/zlib/.npzs-version
 # the CRC-32 fold in WebAssembly SIMD (128-bit XORs of its 16-byte words: 1.5x the scalar code
 # here); every engine of the last years runs it (Chrome 91, Firefox 89, Safari 16.4, Node 16.4)
 $(BW)/obj/crcfold.o: WASM_SIMD = -msimd128
-$(BW)/obj/cli-output.o: cli/output.c cli/cli.h $(HDR)
+# the report prints what `npzstream check` prints (report/, the command line's too)
+$(BW)/obj/report-%.o: report/%.c $(wildcard report/*.h) $(HDR)
 	@mkdir -p $(BW)/obj
-	$(EMCC_RUN) $(WASM_CFLAGS) -Icli -c $< -o $@
-$(BW)/obj/shim.o: wasm/shim.c cli/cli.h $(HDR)
+	$(EMCC_RUN) $(WASM_CFLAGS) -c $< -o $@
+$(BW)/obj/shim.o: wasm/shim.c $(wildcard report/*.h) $(HDR)
 	@mkdir -p $(BW)/obj
-	$(EMCC_RUN) $(WASM_CFLAGS) -Icli -c $< -o $@
+	$(EMCC_RUN) $(WASM_CFLAGS) -c $< -o $@
 $(BW)/obj/zlib-%.o: $(BW)/zlib/.npzs-version
 	@mkdir -p $(BW)/obj
 	$(EMCC_RUN) $(WASM_OPT) -Wall -Werror -c $(BW)/zlib/$*.c -o $@

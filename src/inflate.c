@@ -2,7 +2,9 @@
  * inflate.c -- the inflate back end of deflated members.
  *
  * One small contract (npzs_inflater below: start, run, end) stands between the ZIP machine and
- * the library that inflates; zlib is the back end, the reference whose verdict np.load shares.
+ * the library that inflates: zlib, the reference whose verdict np.load shares, or (the default
+ * for a member whose compressed size is known) the fast decoder of fastinf.c, whose verdict
+ * and output are zlib's and which lends the blocks it does not vouch for to zlib itself.
  * npzs__inf_fill() refills the parser's output window from the push: it sizes the output to what
  * the member's content can still take (so a bomb is stopped at the first byte too many), gathers
  * small pushes, and records the end of the stream or an error for the machine to act on once
@@ -10,6 +12,7 @@
  */
 #include <string.h>
 
+#include "fastinf.h"
 #include "internal.h"
 
 /* ---- the back end contract --------------------------------------------------------------------
@@ -70,6 +73,47 @@ static void zlib_end(npzs_parser *p) {
 }
 
 static const npzs_inflater zlib_inflater = {zlib_start, zlib_run, zlib_end};
+
+/* ---- the fast decoder (fastinf.c) -------------------------------------------------------------
+ * For members whose compressed size the local header gives (the input is then bounded by the
+ * member, and its last byte known: the decoder reads a few bytes ahead of a rest point and gives
+ * back, through io->back, those past the stream's end).  Everything it may need is allocated
+ * here, at the member's start: zlib's state and window (for the blocks it lends to zlib) and
+ * its own (once per parser), so inflating never allocates and no limit is met in the middle of
+ * a member. */
+static int fast_start(npzs_parser *p) {
+    if (zlib_start(p) < 0) return p->err;
+    static const Bytef none[1] = {0};
+    int rc = inflateSetDictionary(&p->kept.zs, none, 0); /* allocates zlib's window, once */
+    if (rc != Z_OK)
+        return npzs__fail(p, rc == Z_MEM_ERROR ? NPZS_E_NOMEM : NPZS_E_BAD_CALL, p->rec_off,
+                          rc == Z_MEM_ERROR ? NPZS_R_NOMEM_INFLATE : NPZS_R_CALL_ZLIB);
+    if (!p->kept.fi) {
+        p->kept.fi = npzs__alloc(p, npzs__fi_size());
+        if (!p->kept.fi) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_INFLATE);
+        npzs__fi_init(p->kept.fi);
+    }
+    npzs__fi_reset(p->kept.fi);
+    return 0;
+}
+
+static int fast_run(npzs_parser *p, npzs_inf_io *io) {
+    int last = io->in_len == p->lfh.h.csize - p->data_in; /* the member's last bytes */
+    int rc = npzs__fi_run(p->kept.fi, &p->kept.zs, io->in, io->in_len, last, io->out, io->out_len, &io->took, &io->made,
+                          &io->back);
+    if (rc == NPZS__FI_END) return NPZS__INF_END;
+    if (rc == NPZS__FI_BAD) return NPZS__INF_BAD;
+    if (rc == NPZS__FI_NOMEM) return NPZS__INF_NOMEM;
+    return NPZS__INF_OK;
+}
+
+static void fast_end(npzs_parser *p) {
+    zlib_end(p);
+    npzs__free(p, p->kept.fi);
+    p->kept.fi = NULL;
+}
+
+static const npzs_inflater fast_inflater = {fast_start, fast_run, fast_end};
 
 #ifdef NPZS_HAVE_ISAL
 /* ISA-L's inflate (NPZS_LENIENT_FAST_INFLATE): faster, and not zlib: it accepts some deflate
@@ -195,17 +239,20 @@ static int pre_any(npzs_parser *p, npzs_inf_io *io) {
     return p->inf.pre->z ? pre_zlib(p, io) : pre_run(p, io);
 }
 
+/* Started as the parser's own back end would be (its memory is the same with the helper or
+ * without). */
 static const npzs_inflater pre_inflater = {zlib_start, pre_any, zlib_end};
+static const npzs_inflater pre_fast_inflater = {fast_start, pre_any, fast_end};
 
-/* The back end of a member: zlib, or ISA-L when built in, asked for, and the member's
- * compressed size is known. */
+/* The back end of a member: for one whose compressed size is known, ISA-L when built in and
+ * asked for (NPZS_LENIENT_FAST_INFLATE), else the fast decoder, or zlib under NPZS_INFLATE_ZLIB;
+ * zlib for the others (their input is not bounded: zlib stops at the stream's last byte). */
 static const npzs_inflater *backend_for(const npzs_parser *p) {
+    if (!p->lfh.h.known) return &zlib_inflater;
 #ifdef NPZS_HAVE_ISAL
-    if ((p->lim.lenient & NPZS_LENIENT_FAST_INFLATE) && p->lfh.h.known) return &isal_inflater;
-#else
-    (void)p;
+    if (p->lim.lenient & NPZS_LENIENT_FAST_INFLATE) return &isal_inflater;
 #endif
-    return &zlib_inflater;
+    return p->lim.lenient & NPZS_INFLATE_ZLIB ? &zlib_inflater : &fast_inflater;
 }
 
 int npzs__fast_inflate_built(void) {
@@ -228,9 +275,9 @@ int npzs__inf_begin(npzs_parser *p) {
     if (npzs__buffer(p, (void **)&p->kept.win, &p->kept.win_cap, need, p->rec_off, NPZS_R_NOMEM_WINDOW) < 0) return p->err;
     f->be = backend_for(p);
     f->pre = NULL;
-    if (p->seam.take && h->known && f->be == &zlib_inflater) { /* the one question (seam.h) */
+    if (p->seam.take && h->known && (f->be == &zlib_inflater || f->be == &fast_inflater)) { /* the one question (seam.h) */
         f->pre = p->seam.take(p->seam.ctx, p->data_start, h->csize);
-        if (f->pre) f->be = &pre_inflater;
+        if (f->pre) f->be = f->be == &fast_inflater ? &pre_fast_inflater : &pre_inflater;
     }
     if (f->be->start(p) < 0) return p->err;
     f->win_len = f->win_pos = 0;
@@ -242,7 +289,7 @@ int npzs__inf_begin(npzs_parser *p) {
 }
 
 void npzs__inf_release(npzs_parser *p) {
-    zlib_end(p);
+    fast_end(p); /* and zlib's */
 #ifdef NPZS_HAVE_ISAL
     isal_end(p);
 #endif

@@ -160,10 +160,12 @@ typedef struct npzs_kept {
     npzs_hpool names, frames, tnodes, tfields, tdims, tstrs;
     void *dt;
     size_t hdr_cap, scratch_cap, dt_cap;
-    /* inflate.c: zlib's state (it points at itself: never moved), ISA-L's, the output window (up
-     * to inflate_window bytes), the gathering buffer of small pushes */
+    /* inflate.c: zlib's state (it points at itself: never moved), the fast decoder's
+     * (fastinf.c), ISA-L's, the output window (up to inflate_window bytes), the gathering buffer
+     * of small pushes */
     z_stream zs;
     int zs_init;
+    struct npzs_fastinf *fi;
     void *isal;
     uint8_t *win, *zin;
     size_t win_cap;

@@ -302,7 +302,7 @@ NPZS__API const char *npzs_limits_check_(const npzs_limits *lim, size_t size) {
     if (!in_range(l.f, (lo), (hi))) return #f;
     NPZS_LIMITS_MAP(X)
 #undef X
-    uint32_t known = NPZS_LENIENT_NPY_TRAILING | NPZS_LENIENT_HEADER_NEWLINE |
+    uint32_t known = NPZS_LENIENT_NPY_TRAILING | NPZS_LENIENT_HEADER_NEWLINE | NPZS_INFLATE_ZLIB |
                      (npzs__fast_inflate_built() ? NPZS_LENIENT_FAST_INFLATE : 0);
     if (l.lenient & ~known) return "lenient";
     if (l.max_memory && l.max_memory < sizeof(npzs_parser)) return "max_memory"; /* not even the parser fits */

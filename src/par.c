@@ -5,7 +5,8 @@
  * takes input ahead of it.  The scout (scout.c) reads the local headers in the bytes as they
  * arrive; the compressed bytes of a deflated member worth a worker are copied into a job, piece
  * by piece as they arrive, and the job goes to the pool (pool.c) as soon as its output may be
- * allocated (below): its worker inflates the bytes with zlib as they are published to it,
+ * allocated (below): its worker inflates the bytes as they are published to it (with the
+ * parser's decoder: the fast one of fastinf.c, whose output is zlib's, or zlib alone),
  * waiting when it catches up, while the parser is still behind.  The parser is held before such a
  * member's local header until its job is done, so the workers run ahead.  When the parser
  * reaches the member it asks for the job through the seam (seam.h, take): it takes the job's
@@ -40,6 +41,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "fastinf.h"
 #include "par.h"
 #include "rules.h"
 
@@ -59,6 +61,7 @@ enum { J_FILLING, J_READY, J_QUEUED, J_RUNNING, J_DONE };
 typedef struct par_slot {
     struct par_slot *next;          /* the free list */
     z_stream zs;                    /* its window allocated: inflating never allocates */
+    npzs_fastinf *fi;               /* the fast decoder (lends blocks to zs), NULL: zlib alone */
     uint8_t *scratch;               /* skip_data: where the output after the kept bytes goes */
 } par_slot;
 
@@ -156,9 +159,14 @@ static par_slot *slot_get(npzs_par *q) {
     if (inflateInit2(&s->zs, -15) != Z_OK) goto fail;
     if (inflateSetDictionary(&s->zs, none, 0) != Z_OK) goto fail_z;
     if (q->skip_data && !(s->scratch = npzs__pb_alloc(&q->pb, PAR_SCRATCH))) goto fail_z;
+    if (!(npzs__seam_limits(q->p)->lenient & NPZS_INFLATE_ZLIB)) {
+        if (!(s->fi = npzs__pb_alloc(&q->pb, npzs__fi_size()))) goto fail_z;
+        npzs__fi_init(s->fi);
+    }
     q->nslots++;
     return s;
 fail_z:
+    npzs__pb_free(&q->pb, s->scratch);
     inflateEnd(&s->zs);
 fail:
     npzs__pb_free(&q->pb, s);
@@ -167,6 +175,7 @@ fail:
 
 static void slot_free(npzs_par *q, par_slot *s) {
     inflateEnd(&s->zs);
+    npzs__pb_free(&q->pb, s->fi);
     npzs__pb_free(&q->pb, s->scratch);
     npzs__pb_free(&q->pb, s);
 }
@@ -212,9 +221,11 @@ static int job_input(par_job *j, size_t *piece, size_t *at, uint8_t **src, size_
  * but to take more input (job_input). */
 static void job_inflate(par_job *j) {
     z_stream *zs = &j->slot->zs;
+    npzs_fastinf *fi = j->slot->fi;
     uint8_t *scratch = j->slot->scratch;
     j->clean = 0;
-    if (inflateReset(zs) != Z_OK) return;
+    if (fi) npzs__fi_reset(fi);
+    else if (inflateReset(zs) != Z_OK) return;
     uint64_t out_done = 0, in_done = 0, keep = j->out_size < j->out_cap ? j->out_size : j->out_cap;
     uint32_t crc = 0;
     size_t piece = 0, at = 0, left = 0;
@@ -235,17 +246,25 @@ static void job_inflate(par_job *j) {
         if (ao > room) ao = room;
         if (ao > PAR_SLICE) ao = PAR_SLICE;
         uInt ai = (uInt)(left > 0x40000000u ? 0x40000000u : left);
-        zs->next_in = ai ? src : dst;
-        zs->avail_in = ai;
-        zs->next_out = dst;
-        zs->avail_out = (uInt)ao;
-        zr = inflate(zs, Z_NO_FLUSH);
-        size_t used = ai - zs->avail_in;
+        size_t used, made;
+        if (fi) { /* zr in zlib's terms: Z_STREAM_END, Z_DATA_ERROR or Z_OK */
+            size_t back;
+            int fr = npzs__fi_run(fi, zs, src, ai, in_done + ai == j->csize, dst, (size_t)ao, &used, &made, &back);
+            zr = fr == NPZS__FI_END ? Z_STREAM_END : fr == NPZS__FI_OK ? Z_OK : Z_DATA_ERROR;
+            if (fr == NPZS__FI_END) in_done -= back; /* bytes taken past the stream's end */
+        } else {
+            zs->next_in = ai ? src : dst;
+            zs->avail_in = ai;
+            zs->next_out = dst;
+            zs->avail_out = (uInt)ao;
+            zr = inflate(zs, Z_NO_FLUSH);
+            used = ai - zs->avail_in;
+            made = (size_t)ao - zs->avail_out;
+        }
         src += used;
         at += used;
         left -= used;
         in_done += used;
-        size_t made = (size_t)ao - zs->avail_out;
         if (dst == scratch) crc = npzs__crc32(crc, dst, made);
         out_done += made;
         if (zr == Z_BUF_ERROR || (zr == Z_OK && !made && !used)) {

@@ -42,7 +42,7 @@ PY = "/usr/bin/python3"
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import readers as READERS  # noqa: E402
 
-SMOKE_SECONDS = {"test": 4, "rest": 30}  # a fuzz smoke: seconds per harness
+SMOKE_SECONDS = {"test": 4, "rest": 20}  # a fuzz smoke: seconds per harness (two at once)
 LAST = re.compile(r"^(?:(\w[\w-]*): )?(\d+) passed, (\d+) failed")
 # The Python suites run once more with the sanitizer build (--quick): those that drive the command
 # line's own code (its options, output, extract, batch pool, vlen and refs commands, the examples).
@@ -152,6 +152,9 @@ def c_suites(tiers, a, files):
             # the vectors at every push size, and through the parallel helper
             ("vectors", [os.path.join(a.plain, "run_vectors"), "--par"]),
             ("policy-c", [os.path.join(a.plain, "test_policy")]),
+            # the default decoder against zlib on hand-made deflate streams
+            ("inflate-c", [os.path.join(a.plain, "test_fastinf")]),
+            ("inflate-c-asan", [os.path.join(a.san, "test_fastinf")]),
             ("vlen-c", [os.path.join(a.plain, "test_vlen_api")]),
             # one sanitizer pass: the API suite over every file under ASan+UBSan
             ("api-asan", [os.path.join(a.san, "test_api")] + files),

@@ -18,7 +18,7 @@ const LIMITS = {
 const WIDE = new Set(['--max-header-size', '--max-total-bytes', '--max-memory']); /* 64-bit fields */
 const LENIENT = {
     '--lenient-npy-trailing': 'lenient_npy_trailing', '--lenient-header-newline': 'lenient_header_newline',
-    '--lenient-fast-inflate': 'lenient_fast_inflate',
+    '--lenient-fast-inflate': 'lenient_fast_inflate', '--inflate-zlib': 'inflate_zlib',
 };
 /* the C library's strerror texts for what open() and read() report (the native command prints them) */
 const STRERROR = {

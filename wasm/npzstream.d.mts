@@ -18,6 +18,8 @@ export interface Limits {
     lenient_npy_trailing?: boolean;
     lenient_header_newline?: boolean;
     lenient_fast_inflate?: boolean;
+    /** Inflate with zlib alone instead of the library's decoder (whose verdict and bytes are zlib's). */
+    inflate_zlib?: boolean;
 }
 
 export interface ValidatorOptions {

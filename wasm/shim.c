@@ -1,8 +1,8 @@
 /* shim.c -- the C side of the WebAssembly build: one validation a handle, driven by the JavaScript
  * module (wasm/npzstream.js) through the functions below, over the library's public API alone
- * and the command line's output code (cli/output.c, compiled into the wasm), which prints the
- * report: the JSON object of `npzstream check --json FILE` and the text of `npzstream check FILE`,
- * byte for byte, from the same events the command asks for (cli/cmd_check.c).
+ * and the report (report/, compiled into the wasm), which prints what `npzstream check` prints:
+ * the JSON object of `npzstream check --json FILE` and the text of `npzstream check FILE`, byte
+ * for byte, from the same events (check_report, as cli/cmd_check.c runs it).
  *
  *   nzs_new()  nzs_set(name, value)...  nzs_policy(json)  nzs_start(flags, label)
  *   (write up to nzs_in_cap() bytes at nzs_in(), nzs_push(n))...  nzs_finish()
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "../report/report.h"
 
 #define NZS_EXPORT __attribute__((used, visibility("default")))
 #define IN_CAP (1u << 20) /* bytes a push: the JavaScript side splits larger chunks */
@@ -27,23 +27,19 @@ typedef struct nzs {
     npzs_limits lim;
     npzs_policy *pol;
     npzs_parser *p;
-    int text;         /* 1: the text of `check FILE`; 0: the JSON object of `check --json FILE` */
     int status;       /* NZS_GOING until the verdict */
-    size_t members;   /* completed members (text) */
     char *label;      /* the file's name in the text verdict */
-    out o;            /* the members kept for the JSON object (cli/output.c) */
     FILE *mem;        /* what is printed, until nzs_take() */
     char *buf, *taken;
     size_t len, taken_len;
     unsigned char *in;
-    wbuf w;           /* the text's member lines */
+    check_report r;   /* the text of `check FILE`, or the JSON object of `check --json FILE` */
 } nzs;
 
 /* ---- what is printed: into a memory stream, handed over by nzs_take() ---- */
 
 static FILE *out_file(nzs *h) {
     if (!h->mem) h->mem = open_memstream(&h->buf, &h->len);
-    cli_stdout = h->mem; /* cli/output.c prints to OUT: cli_stdout when set */
     return h->mem;
 }
 
@@ -57,7 +53,6 @@ NZS_EXPORT const char *nzs_take(nzs *h) {
     h->taken = NULL;
     h->taken_len = 0;
     if (h->mem) {
-        if (cli_stdout == h->mem) cli_stdout = NULL;
         fclose(h->mem);
         h->mem = NULL;
         h->taken = h->buf;
@@ -97,7 +92,8 @@ NZS_EXPORT int nzs_set(nzs *h, const char *name, const char *value) {
     static const struct { const char *name; uint32_t bit; } lenient[] = {
         {"lenient_npy_trailing", NPZS_LENIENT_NPY_TRAILING},
         {"lenient_header_newline", NPZS_LENIENT_HEADER_NEWLINE},
-        {"lenient_fast_inflate", NPZS_LENIENT_FAST_INFLATE}};
+        {"lenient_fast_inflate", NPZS_LENIENT_FAST_INFLATE},
+        {"inflate_zlib", NPZS_INFLATE_ZLIB}};
     char *end;
     if (!value || value[0] < '0' || value[0] > '9') return -2;
     errno = 0;
@@ -159,63 +155,46 @@ NZS_EXPORT int nzs_start(nzs *h, int flags, const char *label) {
     }
     int hash = (flags & NZS_HASH) != 0;
     if (hash && !npzs_sha256_built()) return -3;
-    h->text = (flags & NZS_TEXT) != 0;
+    check_report_init(&h->r, (flags & NZS_TEXT) == 0, 0, NULL); /* the sink: out_file() as it prints */
     h->label = strdup(label ? label : "-");
     h->in = malloc(IN_CAP);
     h->p = npzs_new(&h->lim, NULL);
     if (!h->label || !h->in || !h->p) return -2;
     if ((h->pol && npzs_policy_use(h->p, h->pol) < 0) || (hash && npzs_hash(h->p, NPZS_HASH_SHA256) < 0)) return -2;
     if ((flags & NZS_SEQUENCE) && npzs_npy_sequence(h->p) < 0) return -1; /* with lenient_npy_trailing */
-    /* the events the command asks for (cli/cmd_check.c) */
-    unsigned want = NPZS_EV_BIT(NPZS_EV_MEMBER_END);
-    if (!h->text) want |= NPZS_EV_BIT(NPZS_EV_MEMBER_BEGIN) | NPZS_EV_BIT(NPZS_EV_HEADER);
-    npzs_events(h->p, want);
-    wb_init(&h->w, NULL);
+    npzs_events(h->p, check_report_events(&h->r)); /* the events the report reads */
     return 0;
 }
 
 NZS_EXPORT unsigned char *nzs_in(nzs *h) { return h->in; }
 NZS_EXPORT size_t nzs_in_cap(void) { return IN_CAP; }
 
-/* ---- the events, as cli/cmd_check.c takes them ---- */
+/* ---- the events, through check's report ---- */
 
-static int on_text(nzs *h, const npzs_event *ev) {
-    if (ev->type != NPZS_EV_MEMBER_END) return 0;
-    h->members++;
-    char arr[TEXT_ARRAY_MAX];
-    size_t arr_len = ev->array ? text_array(arr, ev->array) : 0;
-    h->w.f = out_file(h);
-    if (!h->w.f) return -1;
-    text_member(&h->w, ev->name, ev->name_len, ev->array ? arr : NULL, arr_len, ev->size, ev->method, ev->data_crc32,
-                ev->sniff, ev->sha256);
-    wb_flush(&h->w);
-    return 0;
-}
-
-/* The verdict, printed once. */
+/* The verdict, printed once (the text's member lines before it). */
 static int verdict(nzs *h, int status) {
     h->status = status;
     if (status == NZS_OK || npzs_error(h->p)) {
         if (!out_file(h)) return NZS_ERROR;
-        if (h->text) {
-            h->w.f = h->mem;
-            text_verdict(&h->w, h->members, status == NZS_OK, npzs_format_of(h->p), h->p, h->label);
-        } else {
-            print_json(&h->o, status == NZS_OK, npzs_format_of(h->p), h->p, 0, NULL);
-        }
+        check_report_verdict(&h->r, status == NZS_OK, h->p, h->label, NULL);
     }
+    wb_flush(&h->r.text);
     return status;
 }
 
 static int run(nzs *h, npzs_in *in) {
     if (h->status != NZS_GOING) return h->status; /* bytes after the verdict are not read */
+    if (!(h->r.text.f = out_file(h))) { /* the memory stream, reopened after an nzs_take() */
+        h->status = NZS_ERROR;
+        return NZS_ERROR;
+    }
     for (;;) {
         npzs_event ev;
         int rc = npzs_next(h->p, in, &ev);
         if (rc == NPZS_NEED_INPUT) return NZS_GOING;
         if (rc == NPZS_DONE) return verdict(h, NZS_OK);
         if (rc < 0) return verdict(h, rc == NPZS_E_NOMEM ? NZS_ERROR : NZS_REJECTED);
-        if ((h->text ? on_text(h, &ev) : on_event(&h->o, &ev)) < 0) {
+        if (check_report_event(&h->r, &ev) < 0) {
             h->status = NZS_ERROR; /* the report itself ran out of memory: no verdict to print */
             return NZS_ERROR;
         }
@@ -245,7 +224,7 @@ NZS_EXPORT void nzs_free(nzs *h) {
     free(h->taken);
     npzs_free(h->p);
     npzs_policy_free(h->pol);
-    out_free(&h->o);
+    out_free(&h->r.o);
     free(h->in);
     free(h->label);
     free(h);

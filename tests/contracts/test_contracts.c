@@ -2,8 +2,9 @@
  * `requires` that `make prove` checks at every call its drivers make) are checked at run time
  * too: linked against a library built with -DNPZS_CONTRACTS (the sanitizer build), each call that
  * breaks one aborts (in a child process), and calls that keep them return what they should.
- * Usage: test_contracts [--off] (--off: a library built without the checks, where the broken
- * calls are not made).  Last line `contracts: N passed, M failed`. */
+ * Usage: test_contracts [--off] [--only SUBSTR] [--list] (--off: a library built without the
+ * checks, where the broken calls are not made; the groups: kept, broken).  Last line
+ * `contracts: N passed, M failed`. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,17 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define NPZS_CHECK_MAIN
+#include "../c/check.h"
 #include "internal.h"
 #include "zrec.h"
 
-
-static int passed, failed;
 static uint8_t buf[70000];
-
-static void check(int ok, const char *what) {
-    if (ok) passed++;
-    else { failed++; printf("FAIL %s\n", what); }
-}
 
 /* fn in a child, its stderr (the assert's message) discarded: 1 when SIGABRT ended it */
 static int aborts(void (*fn)(void)) {
@@ -99,40 +95,45 @@ static const struct {
     {"npzs__parse_header_mode with an unknown mode", header_bad_mode},
 };
 
-int main(int argc, char **argv) {
-    int off = argc > 1 && strcmp(argv[1], "--off") == 0;
-    /* calls that keep the contracts */
+/* calls that keep the contracts */
+static void test_kept(void) {
     npzs_zerr e;
     const uint8_t *z;
     size_t zl;
-    check(npzs__zr_name((const uint8_t *)"a.npy", 5, 0, &e) == 0, "a.npy is a good name");
-    check(npzs__zr_name((const uint8_t *)"../a.npy", 8, 0, &e) != 0, "../a.npy is refused");
+    CHECK(npzs__zr_name((const uint8_t *)"a.npy", 5, 0, &e) == 0, "a.npy is a good name");
+    CHECK(npzs__zr_name((const uint8_t *)"../a.npy", 8, 0, &e) != 0, "../a.npy is refused");
     memset(buf, 0, sizeof buf);
-    check(npzs__zr_name(buf, 65535, 0, &e) != 0, "a name of 65535 zero bytes is refused, not read past");
-    check(npzs__zr_extra(NULL, 0, 1, &z, &zl, &e) == 0 && z == NULL, "an empty extra field");
-    check(npzs__zr_extra(buf, 65535, 1, &z, &zl, &e) == 0, "65535 zero bytes of extra: empty fields and 3 zero bytes");
+    CHECK(npzs__zr_name(buf, 65535, 0, &e) != 0, "a name of 65535 zero bytes is refused, not read past");
+    CHECK(npzs__zr_extra(NULL, 0, 1, &z, &zl, &e) == 0 && z == NULL, "an empty extra field");
+    CHECK(npzs__zr_extra(buf, 65535, 1, &z, &zl, &e) == 0, "65535 zero bytes of extra: empty fields and 3 zero bytes");
     buf[0] = 0x55; buf[2] = 0xFF; buf[3] = 0xFF; /* a field of 65535 bytes in 65535 bytes of extra */
-    check(npzs__zr_extra(buf, 65535, 1, &z, &zl, &e) != 0, "a field longer than the extra overruns");
+    CHECK(npzs__zr_extra(buf, 65535, 1, &z, &zl, &e) != 0, "a field longer than the extra overruns");
     memset(buf, 0, sizeof buf);
-    check(npzs__crc32(0, (const uint8_t *)"123456789", 9) == 0xCBF43926u, "CRC-32 check value");
-    check(npzs__crc32(0x1234u, NULL, 0) == 0x1234u, "an empty CRC-32 without bytes");
+    CHECK(npzs__crc32(0, (const uint8_t *)"123456789", 9) == 0xCBF43926u, "CRC-32 check value");
+    CHECK(npzs__crc32(0x1234u, NULL, 0) == 0x1234u, "an empty CRC-32 without bytes");
     uint64_t key[2] = {0, 0};
-    check(npzs__siphash13(key, NULL, 0) == npzs__siphash13(key, buf, 0), "SipHash of nothing");
+    CHECK(npzs__siphash13(key, NULL, 0) == npzs__siphash13(key, buf, 0), "SipHash of nothing");
     npzs_tailview v = {buf, NULL, 22, 0, 0, 22};
     memcpy(buf, "PK\x05\x06", 4);
     npzs_zf_end fe;
-    check(npzs__zf_locate(&v, 0, &fe) == 0 && fe.eocd_off == 0, "an empty archive's end record");
-    check(npzs__utf8_valid((const uint8_t *)"\xC3\xA9", 2) == 1 && npzs__utf8_valid(NULL, 0) == 1, "UTF-8");
+    CHECK(npzs__zf_locate(&v, 0, &fe) == 0 && fe.eocd_off == 0, "an empty archive's end record");
+    CHECK(npzs__utf8_valid((const uint8_t *)"\xC3\xA9", 2) == 1 && npzs__utf8_valid(NULL, 0) == 1, "UTF-8");
+}
+
+/* calls that break one each: each aborts (off: a library without the checks, the calls not made) */
+static void test_broken(int off) {
     if (off) {
-        for (size_t i = 0; i < sizeof BROKEN / sizeof BROKEN[0]; i++) check(1, BROKEN[i].name);
+        for (size_t i = 0; i < sizeof BROKEN / sizeof BROKEN[0]; i++) CHECK(1, "%s", BROKEN[i].name);
         printf("(a build without NPZS_CONTRACTS: the %zu broken calls not made)\n", sizeof BROKEN / sizeof BROKEN[0]);
     } else {
-        for (size_t i = 0; i < sizeof BROKEN / sizeof BROKEN[0]; i++) {
-            char what[200];
-            snprintf(what, sizeof what, "%s aborts", BROKEN[i].name);
-            check(aborts(BROKEN[i].fn), what);
-        }
+        for (size_t i = 0; i < sizeof BROKEN / sizeof BROKEN[0]; i++) CHECK(aborts(BROKEN[i].fn), "%s aborts", BROKEN[i].name);
     }
-    printf("contracts: %d passed, %d failed\n", passed, failed);
-    return failed != 0;
+}
+
+int main(int argc, char **argv) {
+    if (check_args(&argc, argv)) return 2;
+    int off = argc > 1 && strcmp(argv[1], "--off") == 0;
+    if (check_group("kept")) test_kept();
+    if (check_group("broken")) test_broken(off);
+    return check_done("contracts");
 }

@@ -1,14 +1,15 @@
 /* test_crc.c -- every CRC-32 implementation of src/crc.c against zlib's crc32, for all short
- * lengths and alignments, long buffers, split feeds and combine.  Usage: test_crc [--quick] */
+ * lengths and alignments, long buffers, split feeds and combine.  Usage: test_crc [--quick] [--only SUBSTR]
+ * [--list] (the groups: each implementation by name, split, combine).  Last line "crc: N passed, M failed". */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
+#define NPZS_CHECK_MAIN
+#include "../c/check.h"
 #include "internal.h"
 
-
-static unsigned long passed, failed;
 static uint64_t rng = 0x9E3779B97F4A7C15u;
 static uint32_t rnd(void) {
     rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
@@ -26,12 +27,11 @@ static uint32_t ref(uint32_t crc, const uint8_t *b, size_t n) {
 }
 
 static void check(const char *what, int impl, size_t len, size_t align, uint32_t got, uint32_t want) {
-    if (got == want) { passed++; return; }
-    if (failed++ < 20)
-        printf("FAIL %s impl %d len %zu align %zu: %08x != zlib %08x\n", what, impl, len, align, got, want);
+    CHECK(got == want, "%s impl %d len %zu align %zu: %08x != zlib %08x", what, impl, len, align, got, want);
 }
 
 int main(int argc, char **argv) {
+    if (check_args(&argc, argv)) return 2;
     int quick = argc > 1 && !strcmp(argv[1], "--quick");
     size_t big = (size_t)(quick ? 1 : 9) << 20;
     uint8_t *buf = malloc(big + 64);
@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
     if (!(impls & 1 << NPZS_CRC_FOLD)) return 2;
     size_t maxlen = quick ? 700 : 2100;
     for (int impl = 0; impl < NPZS_CRC_IMPLS; impl++) {
-        if (!(impls & 1 << impl)) continue;
+        if (!(impls & 1 << impl) || !check_group(names[impl])) continue;
         for (size_t align = 0; align < 64; align += quick ? 7 : 1)
             for (size_t len = 0; len <= maxlen; len++) {
                 uint32_t init = len & 1 ? rnd() : 0;
@@ -87,25 +87,28 @@ int main(int argc, char **argv) {
         }
     }
     /* the dispatching entry point: random splits give the whole-buffer CRC */
-    uint32_t whole = ref(0, buf, big);
-    for (int k = 0; k < (quick ? 20 : 200); k++) {
-        uint32_t c = 0;
-        size_t pos = 0;
-        while (pos < big) {
-            size_t n = (rnd() & 1) ? rnd() % 300 : rnd() % (1u << (rnd() % 21));
-            if (n > big - pos) n = big - pos;
-            c = npzs__crc32(c, buf + pos, n);
-            pos += n;
+    if (check_group("split")) {
+        uint32_t whole = ref(0, buf, big);
+        for (int k = 0; k < (quick ? 20 : 200); k++) {
+            uint32_t c = 0;
+            size_t pos = 0;
+            while (pos < big) {
+                size_t n = (rnd() & 1) ? rnd() % 300 : rnd() % (1u << (rnd() % 21));
+                if (n > big - pos) n = big - pos;
+                c = npzs__crc32(c, buf + pos, n);
+                pos += n;
+            }
+            check("split", -1, big, 0, c, whole);
         }
-        check("split", -1, big, 0, c, whole);
     }
     /* combine: short second parts (zero-run path), long ones (zlib's) */
-    for (int k = 0; k < 600; k++) {
-        size_t a = rnd() % (big / 2), b = k < 400 ? (size_t)k * 3 % 1100 : rnd() % (big / 2);
-        uint32_t ca = npzs__crc32(0, buf, a), cb = npzs__crc32(0, buf + a, b);
-        check("combine", -1, a + b, 0, npzs__crc32_combine(ca, cb, b), ref(0, buf, a + b));
+    if (check_group("combine")) {
+        for (int k = 0; k < 600; k++) {
+            size_t a = rnd() % (big / 2), b = k < 400 ? (size_t)k * 3 % 1100 : rnd() % (big / 2);
+            uint32_t ca = npzs__crc32(0, buf, a), cb = npzs__crc32(0, buf + a, b);
+            check("combine", -1, a + b, 0, npzs__crc32_combine(ca, cb, b), ref(0, buf, a + b));
+        }
     }
     free(buf);
-    printf("crc: %lu passed, %lu failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_done("crc");
 }

@@ -27,7 +27,8 @@
  *   - the sniff of every kind of blob; the API's misuse (CALL.policy, CALL.hash); a policy shared
  *     by parsers on two threads; a parser reset keeps its policy; the event layout of 0.4.0.
  * usage: test_policy [--vectors DIR] [--sha256-absent: only the refusals of a library without
- * SHA-256, build/nocrypto's]; last line "policy: N passed, M failed".
+ * SHA-256, build/nocrypto's] [--only SUBSTR] [--list] (tests/c/check.h); last line
+ * "policy: N passed, M failed".
  */
 #define _DEFAULT_SOURCE
 #include <errno.h>
@@ -39,40 +40,11 @@
 #include <string.h>
 #include <zlib.h>
 
+#define NPZS_CHECK_MAIN
+#include "../c/check.h"
 #include "common.h"
 #include "internal.h" /* the compiled policy: its index and counters */
 #include "npzstream.h"
-
-static int passed, failed;
-#define CHECK(cond, ...)                                                      \
-    do {                                                                      \
-        if (cond) {                                                           \
-            passed++;                                                         \
-        } else {                                                              \
-            failed++;                                                         \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                       \
-            printf(__VA_ARGS__);                                              \
-            printf("\n");                                                     \
-        }                                                                     \
-    } while (0)
-
-static uint8_t *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    uint8_t *b = malloc(cap);
-    for (size_t r; b && (r = fread(b + n, 1, cap - n, f)) > 0;) {
-        n += r;
-        if (n == cap) {
-            uint8_t *nb = realloc(b, cap *= 2);
-            if (!nb) { free(b); b = NULL; }
-            else b = nb;
-        }
-    }
-    fclose(f);
-    *len = n;
-    return b;
-}
 
 #define H64 "3d172884c0f67c5c57842735bbb4f97a6d240220e9646d2b469145af1ad93f17"
 
@@ -237,7 +209,7 @@ static void test_shipped(const char *dir) {
     (void)dir;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         size_t n;
-        uint8_t *t = slurp(names[i], &n);
+        uint8_t *t = check_slurp(names[i], &n);
         CHECK(t != NULL, "cannot read %s", names[i]);
         if (!t) continue;
         npzs_policy_error e;
@@ -248,32 +220,16 @@ static void test_shipped(const char *dir) {
     }
 }
 
-/* a failing allocator: every allocation of npzs_policy_new fails once, in turn */
-typedef struct fa {
-    long at, count, live;
-} fa;
-static void *fa_alloc(void *o, size_t n) {
-    fa *a = o;
-    if (a->count++ == a->at) return NULL;
-    a->live++;
-    return malloc(n);
-}
-static void fa_free(void *o, void *p) {
-    fa *a = o;
-    if (p) a->live--;
-    free(p);
-}
-
 /* Each allocation of compiling text failing in turn: NULL, "out of memory", nothing left. */
 static void alloc_fail_each(const char *what, const uint8_t *t, size_t n, long at_least) {
     long allocs = -1;
     for (long at = 0; at < 5000; at++) {
-        fa a = {at, 0, 0};
-        npzs_allocator al = {fa_alloc, fa_free, &a};
+        check_alloc a = {0, at, 0, 0};
+        npzs_allocator al = {check_malloc, check_free, &a};
         npzs_policy_error e;
         npzs_policy *p = npzs_policy_new((const char *)t, n, &al, &e);
         if (p) {
-            allocs = a.count;
+            allocs = a.n;
             npzs_policy_free(p);
             CHECK(a.live == 0, "%s: leak after a full compile", what);
             break;
@@ -305,7 +261,7 @@ static char *big_policy(size_t *len) {
 
 static void test_alloc_failures(void) {
     size_t n;
-    uint8_t *t = slurp("tests/bad/policies/mnist.json", &n);
+    uint8_t *t = check_slurp("tests/bad/policies/mnist.json", &n);
     CHECK(t != NULL, "mnist.json");
     if (!t) return;
     alloc_fail_each("mnist.json", t, n, 1);
@@ -328,8 +284,8 @@ static void test_alloc_failures(void) {
     npzs_limits lim;
     npzs_limits_default(&lim);
     for (long at = 0; at < 8; at++) {
-        fa a = {at, 0, 0};
-        npzs_allocator al = {fa_alloc, fa_free, &a};
+        check_alloc a = {0, at, 0, 0};
+        npzs_allocator al = {check_malloc, check_free, &a};
         npzs_parser *p = npzs_new(&lim, &al);
         if (!p) continue;
         int rc = npzs_policy_use(p, pol);
@@ -780,7 +736,7 @@ static void vector_runs(const char *dir, const mrow *m, const npzs_policy *pol, 
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.bin", dir, m->name);
     size_t n;
-    uint8_t *b = slurp(path, &n);
+    uint8_t *b = check_slurp(path, &n);
     CHECK(b != NULL, "cannot read %s", path);
     if (!b) return;
     fz_opts o;
@@ -885,7 +841,7 @@ static void test_vectors(const char *dir) {
         char ppath[512];
         snprintf(ppath, sizeof ppath, "%.*s", (int)strcspn(pp, " "), pp);
         size_t n;
-        uint8_t *t = slurp(ppath, &n);
+        uint8_t *t = check_slurp(ppath, &n);
         npzs_policy_error e;
         npzs_policy *pol = t ? npzs_policy_new((const char *)t, n, NULL, &e) : NULL;
         free(t);
@@ -1556,38 +1512,41 @@ static void test_words(void) {
 
 int main(int argc, char **argv) {
     const char *dir = "tests/vectors";
+    if (check_args(&argc, argv)) return 2;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--vectors") && i + 1 < argc) {
             dir = argv[++i];
         } else if (!strcmp(argv[i], "--sha256-absent")) { /* a library that cannot load libcrypto */
             CHECK(!npzs_sha256_built(), "npzs_sha256_built() says 1 where libcrypto cannot be loaded");
             test_sha256_absent();
-            printf("policy: %d passed, %d failed\n", passed, failed);
-            return failed ? 1 : 0;
+            return check_done("policy");
         } else {
-            fprintf(stderr, "usage: test_policy [--vectors DIR] [--sha256-absent]\n");
+            fprintf(stderr, "usage: test_policy [--vectors DIR] [--sha256-absent] [--only SUBSTR] [--list]\n");
             return 2;
         }
     }
-    test_compile_faults();
-    test_words();
-    test_shipped(dir);
-    test_alloc_failures();
-    test_big_object(0);
-    test_big_object(1);
-    test_compile_scale();
-    test_glob_classes();
-    test_pattern_precedence();
-    test_pattern_equivalence();
-    test_pattern_scale();
-    test_pattern_adversarial();
-    test_api();
-    test_sniff();
-    test_sha256();
-    test_values();
-    test_values_kinds();
-    test_detail_names();
-    test_vectors(dir);
-    printf("policy: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    if (check_group("compile-faults")) test_compile_faults();
+    if (check_group("words")) test_words();
+    if (check_group("shipped")) test_shipped(dir);
+    if (check_group("alloc-failures")) test_alloc_failures();
+    if (check_group("big-object")) {
+        test_big_object(0);
+        test_big_object(1);
+    }
+    if (check_group("compile-scale")) test_compile_scale();
+    if (check_group("patterns")) {
+        test_glob_classes();
+        test_pattern_precedence();
+        test_pattern_equivalence();
+        test_pattern_scale();
+        test_pattern_adversarial();
+    }
+    if (check_group("api")) test_api();
+    if (check_group("sniff")) test_sniff();
+    if (check_group("sha256")) test_sha256();
+    if (check_group("values")) test_values();
+    if (check_group("values-kinds")) test_values_kinds();
+    if (check_group("detail-names")) test_detail_names();
+    if (check_group("vectors")) test_vectors(dir);
+    return check_done("policy");
 }

@@ -408,6 +408,38 @@ def outcome(data, **kw):
         return "rejected", (e.code, e.offset, e.rule, e.member)
 
 
+def test_inflate_zlib_loads_the_same():
+    """inflate_zlib=True (zlib alone) against the default decoder: the same arrays, and the same
+    rejection (code, offset, rule, member) for damaged deflate data, whole and in pieces."""
+    with pytest.raises(TypeError):
+        npzstream.load(SAMPLE, inflate_zlib=1)
+    rng = np.random.default_rng(11)
+    b = io.BytesIO()
+    np.savez_compressed(b, f=rng.standard_normal(30_000).astype("<f4"), q=rng.integers(-8, 8, 50_000).astype("i1"),
+                        i=rng.integers(0, 1000, 20_000))
+    good = b.getvalue()
+    datas = [good, SAMPLE]
+    for zi in zipfile.ZipFile(io.BytesIO(good)).infolist():  # a byte of each stream changed: its start, middle, end
+        start = zi.header_offset + 30 + int.from_bytes(good[zi.header_offset + 26:zi.header_offset + 28], "little") + \
+            int.from_bytes(good[zi.header_offset + 28:zi.header_offset + 30], "little")
+        for at in (start + 2, start + zi.compress_size // 2, start + zi.compress_size - 3):
+            for x in (0x01, 0x80, 0x5A):
+                bad = bytearray(good)
+                bad[at] ^= x
+                datas.append(bytes(bad))
+    datas.append(good[:len(good) // 2])
+    for data in datas:
+        for n in (None, 4096, 999):
+            src = data if n is None else [data[i:i + n] for i in range(0, len(data), n)]
+            a, z = outcome(src), outcome(src, inflate_zlib=True)
+            assert a[0] == z[0], (a[0], z[0])
+            if a[0] == "ok":
+                same_result(a[1], z[1])
+            else:
+                assert a[1] == z[1], (a[1], z[1])
+    assert any(outcome(d)[0] == "rejected" and outcome(d)[1][2] == "S-ZIP-LOCAL.inflate" for d in datas)
+
+
 def test_threads_load_the_same(real_files):
     """threads > 1 (deflated members inflated by workers while the stream goes on): the same
     arrays, the same rejections, whatever the split and the file."""

@@ -20,8 +20,9 @@
  *
  * --par-only runs the whole input alone and then only the helper's runs (for the thread sanitizer).
  *
- * usage: run_vectors [--dir DIR] [--only SUBSTR] [--par | --par-only] [-v]
- *   --only runs the vectors whose name contains SUBSTR and fails when there is none.
+ * usage: run_vectors [--dir DIR] [--par | --par-only] [-v] [--only SUBSTR] [--list]
+ *   each vector is a group named by its name: --only runs the vectors whose name contains SUBSTR
+ *   and fails when there is none (tests/c/check.h); with --par, "helper-summary" is one more.
  * Last line: "vectors: N passed, M failed"; exit 1 when M > 0.
  */
 #define _DEFAULT_SOURCE /* mmap MAP_ANONYMOUS, strtok_r */
@@ -33,9 +34,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#define NPZS_CHECK_MAIN
+#include "../c/check.h"
 #include "npzstream.h"
 
-static int passed, failed, verbose;
+static int verbose;
 
 /* ---- a buffer with an inaccessible page on each side ---------------------------------------- */
 typedef struct guarded {
@@ -209,12 +212,10 @@ static int parse_u64(const char *s, uint64_t *v) {
     return 0;
 }
 
-static uint8_t *slurp(const char *path, size_t *len);
-
 /* --policy FILE: the policy compiled (a fault fails the vector) */
 static int policy_of(const char *path) {
     size_t n;
-    uint8_t *t = slurp(path, &n);
+    uint8_t *t = check_slurp(path, &n);
     if (!t) return -1;
     npzs_policy_error e;
     policy = npzs_policy_new((const char *)t, n, NULL, &e);
@@ -257,33 +258,6 @@ static int limits_of(const char *args, npzs_limits *lim) {
     return 0;
 }
 
-static uint8_t *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    uint8_t *b = malloc(cap);
-    for (size_t r; b && (r = fread(b + n, 1, cap - n, f)) > 0;) {
-        n += r;
-        if (n == cap) {
-            uint8_t *nb = realloc(b, cap *= 2);
-            if (!nb) { free(b); b = NULL; }
-            else b = nb;
-        }
-    }
-    fclose(f);
-    *len = n;
-    return b;
-}
-
-#define FAIL(...)                                \
-    do {                                         \
-        failed++;                                \
-        printf("FAIL %s: ", v->name);            \
-        printf(__VA_ARGS__);                     \
-        printf("\n");                            \
-        return;                                  \
-    } while (0)
-
 static int matches(const vec *v, const outcome *o) {
     if (!strcmp(v->verdict, "ok")) return o->rc == 1;
     return o->rc < 0 && !strcmp(npzs_error_name(o->rc), v->verdict) && o->off == v->off && o->rule &&
@@ -294,50 +268,50 @@ static void check_vector(const char *dir, const vec *v) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s.bin", dir, v->name);
     size_t len;
-    uint8_t *buf = slurp(path, &len);
-    if (!buf) FAIL("cannot read %s", path);
+    uint8_t *buf = check_slurp(path, &len);
+    if (!buf) {
+        CHECK(0, "%s: cannot read %s", v->name, path);
+        return;
+    }
     npzs_limits lim;
     guarded g;
-    if (limits_of(v->args, &lim)) { free(buf); FAIL("options this runner does not know: %s", v->args); }
-    if (guarded_init(&g, len)) { free(buf); FAIL("mmap"); }
+    const char *setup = limits_of(v->args, &lim) ? "options this runner does not know" : guarded_init(&g, len) ? "mmap" : NULL;
+    if (setup) {
+        CHECK(0, "%s: %s (%s)", v->name, setup, v->args);
+        free(buf);
+        return;
+    }
     outcome whole = run(&lim, buf, len, len ? len : 1, &g, 1);
-    if (!matches(v, &whole)) {
-        printf("FAIL %s: got %s@%" PRIu64 " rule %s member %ld, want %s@%" PRIu64 " rule %s member %ld\n", v->name,
-               whole.rc == 1 ? "ok" : npzs_error_name(whole.rc), whole.off, whole.rule ? whole.rule : "-", whole.member,
-               v->verdict, v->off, v->rule, v->member);
-        failed++;
-    } else {
-        passed++;
-        int ok = 1;
-        for (size_t step = 1; step <= len && ok && par_mode < 2; step++) {
-            for (int right = 1; right >= (step == 1 ? 0 : 1) && ok; right--) {
+    CHECK(matches(v, &whole), "%s: got %s@%" PRIu64 " rule %s member %ld, want %s@%" PRIu64 " rule %s member %ld",
+          v->name, whole.rc == 1 ? "ok" : npzs_error_name(whole.rc), whole.off, whole.rule ? whole.rule : "-",
+          whole.member, v->verdict, v->off, v->rule, v->member);
+    if (matches(v, &whole)) {
+        char why[512] = ""; /* the first run that differs: one failure of the vector */
+        for (size_t step = 1; step <= len && !why[0] && par_mode < 2; step++) {
+            for (int right = 1; right >= (step == 1 ? 0 : 1) && !why[0]; right--) {
                 outcome o = run(&lim, buf, len, step, &g, right);
-                if (!matches(v, &o) || o.digest != whole.digest) {
-                    ok = 0;
-                    printf("FAIL %s: pushes of %zu bytes (%s guard) give %s@%" PRIu64 "%s\n", v->name, step,
-                           right ? "upper" : "lower", o.rc == 1 ? "ok" : npzs_error_name(o.rc), o.off,
-                           o.digest != whole.digest ? ", other events" : "");
-                }
+                if (!matches(v, &o) || o.digest != whole.digest)
+                    snprintf(why, sizeof why, "pushes of %zu bytes (%s guard) give %s@%" PRIu64 "%s", step,
+                             right ? "upper" : "lower", o.rc == 1 ? "ok" : npzs_error_name(o.rc), o.off,
+                             o.digest != whole.digest ? ", other events" : "");
             }
         }
-        if (ok && par_mode < 2) {
+        if (!why[0] && par_mode < 2) {
             outcome low = run(&lim, buf, len, len ? len : 1, &g, 0);
-            ok = matches(v, &low) && low.digest == whole.digest;
-            if (!ok) printf("FAIL %s: the whole input against the lower guard page differs\n", v->name);
+            if (!matches(v, &low) || low.digest != whole.digest)
+                snprintf(why, sizeof why, "the whole input against the lower guard page differs");
         }
-        if (ok && policy) { /* the policy only adds rejections: without it, the same verdict or a rejection
-                               the policy's came first (its code is policy) */
+        if (!why[0] && policy) { /* the policy only adds rejections: without it, the same verdict or a
+                                    rejection the policy's came first (its code is policy) */
             npzs_policy *pol = policy;
             policy = NULL;
             outcome bare = run(&lim, buf, len, len ? len : 1, &g, 1);
             policy = pol;
             int same = bare.rc == whole.rc && bare.off == whole.off && bare.rule == whole.rule;
-            if (!same && whole.rc != NPZS_E_POLICY) {
-                ok = 0;
-                printf("FAIL %s: without its policy %s@%" PRIu64 ", with it %s@%" PRIu64 " (not a policy rejection)\n",
-                       v->name, bare.rc == 1 ? "ok" : npzs_error_name(bare.rc), bare.off,
-                       whole.rc == 1 ? "ok" : npzs_error_name(whole.rc), whole.off);
-            }
+            if (!same && whole.rc != NPZS_E_POLICY)
+                snprintf(why, sizeof why, "without its policy %s@%" PRIu64 ", with it %s@%" PRIu64 " (not a policy rejection)",
+                         bare.rc == 1 ? "ok" : npzs_error_name(bare.rc), bare.off,
+                         whole.rc == 1 ? "ok" : npzs_error_name(whole.rc), whole.off);
         }
         static const size_t steps[] = {1, 2, 3, 7, 64, 4096, 0};
         static const par_cfg cfgs[] = {{1, UINT64_C(1) << 30, 0, 0},          {2, UINT64_C(1) << 30, 0, 0},
@@ -347,23 +321,19 @@ static void check_vector(const char *dir, const vec *v) {
                                        {2, UINT64_C(1) << 30, 0, 1},          {2, 4096, 0, 1},
                                        {2, UINT64_C(1) << 30, UINT64_MAX, 1}, {1, 70000, 64, 1},
                                        {2, UINT64_C(1) << 30, UINT64_MAX, 2}, {2, 4096, 0, 2}};
-        for (size_t c = 0; par_mode && ok && c < sizeof cfgs / sizeof *cfgs; c++) {
-            for (size_t k = 0; ok && k < sizeof steps / sizeof *steps; k++) {
+        for (size_t c = 0; par_mode && !why[0] && c < sizeof cfgs / sizeof *cfgs; c++) {
+            for (size_t k = 0; !why[0] && k < sizeof steps / sizeof *steps; k++) {
                 size_t step = steps[k] ? steps[k] : (len ? len : 1);
                 outcome o = run_par(&lim, buf, len, step, &g, 1, cfgs[c]);
                 int same = cfgs[c].skip ? o.digest_nd == whole.digest_nd && o.data_events == 0 : o.digest == whole.digest;
-                if (!matches(v, &o) || !same) {
-                    ok = 0;
-                    printf("FAIL %s: through the helper (%d workers, bound %" PRIu64 "%s), pushes of %zu bytes give "
-                           "%s@%" PRIu64 " rule %s%s\n", v->name, cfgs[c].threads, cfgs[c].held,
-                           cfgs[c].stable ? ", stable input" : "", step,
-                           o.rc == 1 ? "ok" : npzs_error_name(o.rc), o.off, o.rule ? o.rule : "-",
-                           !same ? ", other events" : "");
-                }
+                if (!matches(v, &o) || !same)
+                    snprintf(why, sizeof why, "through the helper (%d workers, bound %" PRIu64 "%s), pushes of %zu bytes "
+                             "give %s@%" PRIu64 " rule %s%s", cfgs[c].threads, cfgs[c].held,
+                             cfgs[c].stable ? ", stable input" : "", step, o.rc == 1 ? "ok" : npzs_error_name(o.rc),
+                             o.off, o.rule ? o.rule : "-", !same ? ", other events" : "");
             }
         }
-        if (ok) passed++;
-        else failed++;
+        CHECK(!why[0], "%s: %s", v->name, why);
         if (verbose) printf("ok %s (%zu bytes, %zu split sizes)\n", v->name, len, len);
     }
     guarded_free(&g);
@@ -371,21 +341,24 @@ static void check_vector(const char *dir, const vec *v) {
 }
 
 int main(int argc, char **argv) {
-    const char *dir = "tests/vectors", *only = NULL;
+    const char *dir = "tests/vectors";
+    if (check_args(&argc, argv)) return 2;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
-        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "-v")) verbose = 1;
         else if (!strcmp(argv[i], "--par")) par_mode = 1;
         else if (!strcmp(argv[i], "--par-only")) par_mode = 2;
-        else { fprintf(stderr, "usage: run_vectors [--dir DIR] [--only SUBSTR] [--par | --par-only] [-v]\n"); return 2; }
+        else {
+            fprintf(stderr, "usage: run_vectors [--dir DIR] [--par | --par-only] [-v] [--only SUBSTR] [--list]\n");
+            return 2;
+        }
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/MANIFEST.tsv", dir);
     FILE *m = fopen(path, "r");
     if (!m) { fprintf(stderr, "run_vectors: cannot open %s\n", path); return 2; }
     char line[1024];
-    long lineno = 0, selected = 0;
+    long lineno = 0;
     while (fgets(line, sizeof line, m)) {
         lineno++;
         if (line[0] == '#' || line[0] == '\n') continue;
@@ -417,27 +390,17 @@ int main(int argc, char **argv) {
             }
         }
         if (!ok_row) {
-            printf("FAIL %s:%ld: a malformed manifest line\n", path, lineno);
-            failed++;
+            CHECK(0, "%s:%ld: a malformed manifest line", path, lineno);
             continue;
         }
-        if (only && !strstr(v.name, only)) continue;
-        selected++;
-        check_vector(dir, &v);
+        if (check_group(v.name)) check_vector(dir, &v);
     }
     fclose(m);
-    if (only && selected == 0) {
-        printf("FAIL --only %s: no vector matches\n", only);
-        failed++;
-    }
-    if (par_mode) {
+    /* what the helper did over every vector: a group of its own, so --only a vector skips it */
+    if (par_mode && check_group("helper-summary")) {
         printf("helper: %" PRIu64 " runs, %" PRIu64 " members taken from the workers\n", par_runs, par_used);
-        if (!only && par_used == 0) {
-            printf("FAIL --par: no member came from a worker\n");
-            failed++;
-        }
+        if (par_used == 0) CHECK(0, "--par: no member came from a worker");
     }
     npzs_policy_free(policy);
-    printf("vectors: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_done("vectors");
 }

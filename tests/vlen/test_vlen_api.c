@@ -5,7 +5,7 @@
  * freed after use so ASan sees any pointer kept into caller memory), the progress
  * rule, sticky errors, NPZS_DONE, reset, limits at their edges, allocator hooks.
  *
- *   build/test_vlen_api [-v]      last line: "vlen-api: N passed, M failed"
+ *   build/test_vlen_api [-v] [--quick] [--only SUBSTR] [--list]   last line: "vlen-api: N passed, M failed"
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,21 +13,11 @@
 #include <string.h>
 #include <zlib.h>
 
+#define NPZS_CHECK_MAIN
+#include "../c/check.h"
 #include "npzstream_vlen.h"
 
 static int verbose;
-static unsigned long passed, failed;
-
-#define CHECK(cond, ...)                                                                                  \
-    do {                                                                                                  \
-        if (cond) passed++;                                                                               \
-        else {                                                                                            \
-            failed++;                                                                                     \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                   \
-            printf(__VA_ARGS__);                                                                          \
-            printf("\n");                                                                                 \
-        }                                                                                                 \
-    } while (0)
 
 /* ---- byte builder ---- */
 typedef struct buf {
@@ -83,32 +73,14 @@ static void violation(result *r, const char *what) {
     if (r->violations < 4) printf("  contract: %s\n", what);
 }
 
-/* Counting allocator. */
-typedef struct acount {
-    long fail_at;
-    long n, live;
-} acount;
-static void *a_alloc(void *o, size_t n) {
-    acount *a = o;
-    if (a->fail_at >= 0 && a->n++ == a->fail_at) return NULL;
-    if (a->fail_at < 0) a->n++;
-    a->live++;
-    return malloc(n);
-}
-static void a_free(void *o, void *p) {
-    acount *a = o;
-    a->live--;
-    free(p);
-}
-
 /* Split schedule: step 0 = whole input; otherwise pushes of `step` bytes, with an
  * empty push before each when zeros is set; step < 0: pseudo-random sizes 0..-step. */
 static result run(const npzs_vlen_spec *sp, const npzs_vlen_limits *lim, const uint8_t *data, size_t n, long step,
                   int zeros, unsigned seed) {
     result r;
     memset(&r, 0, sizeof r);
-    acount ac = {-1, 0, 0};
-    npzs_allocator al = {a_alloc, a_free, &ac};
+    check_alloc ac = {0, -1, 0, 0};
+    npzs_allocator al = {check_malloc, check_free, &ac};
     npzs_vlen_parser *p = npzs_vlen_new(sp, lim, &al);
     if (!p) {
         violation(&r, "npzs_vlen_new failed");
@@ -498,10 +470,10 @@ static void test_api(void) {
     npzs_vlen_limits_default(&lim);
     lim.max_total_bytes = 3;
     CHECK(npzs_vlen_new(&f2, &lim, NULL) == NULL, "max_total_bytes 3 accepted");
-    npzs_allocator half = {a_alloc, NULL, NULL};
+    npzs_allocator half = {check_malloc, NULL, NULL};
     CHECK(npzs_vlen_new(&f2, NULL, &half) == NULL, "allocator without free accepted");
-    acount ac = {0, 0, 0};
-    npzs_allocator al = {a_alloc, a_free, &ac};
+    check_alloc ac = {0, 0, 0, 0};
+    npzs_allocator al = {check_malloc, check_free, &ac};
     CHECK(npzs_vlen_new(&f2, NULL, &al) == NULL && ac.live == 0, "failing allocator");
     ac.fail_at = -1;
     ac.n = 0;
@@ -592,14 +564,14 @@ static void test_random(int rounds) {
 
 int main(int argc, char **argv) {
     int quick = 0;
+    if (check_args(&argc, argv)) return 2;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-v")) verbose = 1;
         if (!strcmp(argv[i], "--quick")) quick = 1;
     }
-    test_spec();
-    test_chunks();
-    test_api();
-    test_random(quick ? 40 : 300);
-    printf("vlen-api: %lu passed, %lu failed\n", passed, failed);
-    return failed ? 1 : 0;
+    if (check_group("spec")) test_spec();
+    if (check_group("chunks")) test_chunks();
+    if (check_group("api")) test_api();
+    if (check_group("random")) test_random(quick ? 40 : 300);
+    return check_done("vlen-api");
 }

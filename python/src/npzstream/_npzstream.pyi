@@ -3,6 +3,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union, final
 LENIENT_NPY_TRAILING: int
 LENIENT_HEADER_NEWLINE: int
 LENIENT_FAST_INFLATE: int
+INFLATE_ZLIB: int
 FAST_INFLATE: int
 SHA256: int
 POLICY_MAX_TEXT: int

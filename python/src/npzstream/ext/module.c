@@ -80,6 +80,7 @@ static int exec_module(PyObject *m) {
         PyModule_AddIntConstant(m, "LENIENT_NPY_TRAILING", NPZS_LENIENT_NPY_TRAILING) < 0 ||
         PyModule_AddIntConstant(m, "LENIENT_HEADER_NEWLINE", NPZS_LENIENT_HEADER_NEWLINE) < 0 ||
         PyModule_AddIntConstant(m, "LENIENT_FAST_INFLATE", NPZS_LENIENT_FAST_INFLATE) < 0 ||
+        PyModule_AddIntConstant(m, "INFLATE_ZLIB", NPZS_INFLATE_ZLIB) < 0 ||
         PyModule_AddIntConstant(m, "FAST_INFLATE", npzs_fast_inflate()) < 0)
         return -1; /* what was made so far is released by mod_clear, with the module */
     return 0;

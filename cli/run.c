@@ -1,0 +1,250 @@
+/* run.c -- one input through a parser: the thread's parser and its -j N helper, kept from file to
+ * file of a batch; the input driven to the verdict, its events handed to a command; a FILE of a
+ * batch opened and given back. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "output.h"
+#include "npzstream_par.h"
+#include "../report/report.h"
+
+/* ---- the thread's parser and helper ---------------------------------------------------------- */
+
+npzs_parser *new_parser(const opts *o) {
+    const char *bad = npzs_limits_check(&o->lim);
+    if (bad) {
+        fprintf(ERR, "npzstream: %s: out of the range the library accepts\n", limit_flag(bad));
+        return NULL;
+    }
+    npzs_parser *p = npzs_new(&o->lim, NULL);
+    if (!p) {
+        fprintf(ERR, "npzstream: out of memory (or --max-memory below the parser's own size)\n");
+        return NULL;
+    }
+    if ((o->policy && npzs_policy_use(p, o->policy) < 0) || (o->sha256 && npzs_hash(p, NPZS_HASH_SHA256) < 0)) {
+        fprintf(ERR, "npzstream: out of memory for the policy (or --max-memory below it)\n");
+        parser_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* The parser of a batch: one a thread, made for the first file and reset (npzs_reset: the limits,
+ * policy, hashing and buffers kept) for the next ones; parser_done() gives it back, batch_end()
+ * releases it.  A parser kept with its helper is kept with the file mapped for that helper too
+ * (io.c): the mapping goes when the helper's jobs do, at the parser's reset or free. */
+static _Thread_local npzs_parser *kept;
+static _Thread_local const opts *kept_for;
+static _Thread_local npzs_par *kept_q;      /* the helper of -j N (batch_helper) */
+static _Thread_local npzs_parser *kept_q_p;
+
+static npzs_parser *batch_parser(const opts *o) {
+    npzs_parser *p = kept;
+    if (p && kept_for == o) {
+        kept = NULL;
+        npzs_reset(p);
+        if (p == kept_q_p) cli_unmap(); /* its helper's jobs are gone */
+        return p;
+    }
+    return new_parser(o);
+}
+
+static void parser_done(npzs_parser *p, const opts *o) {
+    if (!p) return;
+    if (kept) {
+        parser_free(p);
+        return;
+    }
+    kept = p;
+    kept_for = o;
+}
+
+/* Is a member's data read by more than the CRC-32: by the command (data: it reads the DATA and
+ * BLOB events, as extract writes them), or by the parser for --sha256 or a policy's value checks
+ * and hashes?  When it is not, the -j N helper keeps only each member's header
+ * (npzs_par_skip_data) and the rest of a regular file may be mapped (drive). */
+static int data_read(const opts *o, int data) { return data || o->policy || o->sha256; }
+
+/* The helper of -j N (--inflate-threads) over p (data: the command reads the arrays' bytes): one
+ * a thread too, over the thread's parser, kept with it from file to file (npzs_reset of the
+ * parser resets the helper), so its workers start once for the batch, and only when a member is
+ * large enough to gain from one.  NULL when its workers cannot be made. */
+static npzs_par *batch_helper(npzs_parser *p, const opts *o, int data) {
+    if (kept_q && kept_q_p == p) return kept_q;
+    uint64_t held = o->jobs_memory ? o->jobs_memory : (uint64_t)o->jobs << 27;
+    npzs_par *q = npzs_par_new(p, o->jobs, held);
+    /* the workers keep only the headers unless the bytes are read */
+    if (q && !data_read(o, data) && npzs_par_skip_data(q) != 0) {
+        npzs_par_free(q);
+        q = NULL;
+    }
+    if (q) {
+        npzs_par_free(kept_q);
+        if (kept_q) cli_unmap();
+        kept_q = q;
+        kept_q_p = p;
+    }
+    return q;
+}
+
+void parser_free(npzs_parser *p) {
+    if (p && p == kept_q_p) {
+        npzs_par_free(kept_q);
+        cli_unmap();
+        kept_q = NULL;
+        kept_q_p = NULL;
+    }
+    npzs_free(p);
+}
+
+void batch_end(void) {
+    parser_free(kept);
+    kept = NULL;
+    kept_for = NULL;
+    cli_read_buffer_free();
+}
+
+/* ---- the drive ----------------------------------------------------------------------------- */
+
+typedef struct drive_ctx {
+    npzs_parser *p;
+    npzs_par *q; /* -j N: the parallel-inflate helper over p */
+    event_fn fn;
+    void *ctx;
+    /* for map_rest */
+    int fd, tried;
+    const char *label;
+    uint64_t feed;
+    char *err;
+    size_t errlen;
+} drive_ctx;
+
+static int drive_push(void *vc, npzs_in *in) {
+    drive_ctx *d = vc;
+    for (;;) {
+        npzs_event ev;
+        int rc = d->q ? npzs_par_next(d->q, in, &ev) : npzs_next(d->p, in, &ev);
+        if (rc == NPZS_NEED_INPUT) return -1;
+        if (rc == NPZS_DONE) return 0;
+        if (rc < 0) return rc == NPZS_E_NOMEM ? 2 : 1;
+        if (d->fn(d->ctx, &ev) < 0) return 2;
+        if (ev.type == NPZS_EV_END) return 0;
+    }
+}
+
+static void drive_eof(void *vc) {
+    drive_ctx *d = vc;
+    if (d->q) npzs_par_finish(d->q);
+    else npzs_finish(d->p);
+}
+
+/* The rest of a mapped file (io.c, "a regular file mapped") from `from` on, pushed in slices of
+ * CLI_MAP_SLICE (or --feed) bytes: after each, the pages the parser has passed are dropped from
+ * the process, so what stays resident is what the workers read ahead.  (The helper takes each
+ * slice at once: its workers do not wait for the slices.)  A status as the read loop's, 2 with err
+ * (or the message printed) when the file shrank or grew meanwhile. */
+static int map_loop(drive_ctx *d, cli_map *m, uint64_t from) {
+    size_t off = (size_t)from, slice = d->feed ? (size_t)d->feed : CLI_MAP_SLICE;
+    int status = -1;
+    while (status < 0 && off < m->len) {
+        npzs_in in = {m->b + off, m->len - off < slice ? m->len - off : slice, 0};
+        status = drive_push(d, &in);
+        off += in.pos;
+        cli_map_passed(m, npzs_consumed(d->p));
+    }
+    if (status < 0) {
+        drive_eof(d);
+        npzs_in none = {m->b + m->len, 0, 0};
+        status = drive_push(d, &none);
+        if (status < 0) { fprintf(ERR, "npzstream: internal error: no verdict\n"); status = 2; }
+    }
+    if (cli_map_changed(m, d->fd)) {
+        const char *why = "read: the file changed size while it was read";
+        if (d->err) snprintf(d->err, d->errlen, "%s", why);
+        else cli_say("npzstream", d->label, NULL, NULL, ": %s", why);
+        status = 2;
+    }
+    return status;
+}
+
+/* The read loop's divert under -j N: once a worker has started, the rest of a regular file is
+ * mapped (once tried, a file that cannot be is read on). */
+static int map_rest(void *vc, uint64_t off) {
+    drive_ctx *d = vc;
+    if (d->tried || !npzs_par_threads(d->q)) return -1;
+    d->tried = 1;
+    cli_map m;
+    if (cli_map_file(d->fd, off, &m) < 0) return -1;
+    if (npzs_par_stable_input(d->q, 1) != 0) return -1; /* cannot happen: turning it on */
+    return map_loop(d, &m, off);
+}
+
+int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, event_fn fn, void *ctx, char *err,
+          size_t errlen) {
+    drive_ctx d = {p, NULL, fn, ctx, fd, 0, label, op->feed, err, errlen};
+    if (op->jobs > 1 && !(d.q = batch_helper(p, op, data))) {
+        fprintf(ERR, "npzstream: --inflate-threads %u: cannot start the workers (out of memory)\n", op->jobs);
+        return 2;
+    }
+    if (d.q && npzs_par_stable_input(d.q, 0) != 0) return 2; /* cannot happen: a new input */
+    cli_divert_fn divert = d.q && !data_read(op, data) ? map_rest : NULL;
+    return cli_read_loop_err(fd, "npzstream", label, op->feed, drive_push, drive_eof, &d, err, errlen, divert);
+}
+
+/* ---- a FILE ---------------------------------------------------------------------------------- */
+
+npzs_parser *open_parser(const char *path, const opts *op, const char **label, int *fd) {
+    char err[256];
+    *fd = cli_open(path, label, err, sizeof err);
+    if (*fd < 0) {
+        cli_say("npzstream", *label, NULL, NULL, ": %s", err);
+        return NULL;
+    }
+    npzs_parser *p = new_parser(op);
+    if (!p && *fd) close(*fd);
+    return p;
+}
+
+int io_failure(const batch *b, const char *label, const char *why) {
+    if (b->quiet) return 2;
+    if (b->json || b->jsonl) print_io_json(OUT, b->jsonl ? label : NULL, why);
+    cli_say("npzstream", label, NULL, NULL, ": %s", why); /* an I/O problem is said on stderr too (rejections never are) */
+    return 2;
+}
+
+int file_begin(const char *path, const batch *b, file_run *r) {
+    r->err[0] = 0;
+    r->verdict = 0;
+    r->fd = cli_open(path, &r->label, r->err, sizeof r->err);
+    if (r->fd < 0) return io_failure(b, r->label, r->err);
+    r->p = batch_parser(&b->op);
+    if (!r->p) {
+        if (r->fd) close(r->fd);
+        return 2;
+    }
+    if (b->sequence) npzs_npy_sequence(r->p);
+    return -1;
+}
+
+int file_drive(file_run *r, const batch *b, event_fn fn, void *ctx) {
+    int status = drive(r->p, r->fd, r->label, &b->op, 0, fn, ctx, r->err, sizeof r->err);
+    if (status == 2 && r->err[0]) /* the input could not be read whole: no verdict, whatever the parser said */
+        io_failure(b, r->label, r->err);
+    else
+        r->verdict = status == 0 || npzs_error(r->p);
+    return status;
+}
+
+void file_end(file_run *r, const batch *b, out *o) {
+    fflush(OUT);
+    out_free(o);
+    parser_done(r->p, &b->op);
+    if (r->fd) close(r->fd);
+}
