@@ -16,6 +16,9 @@ import httpx
 import numpy as np
 import pytest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench"))
+from web_load import free_port, status_kib  # noqa: E402  (bench/web_load.py)
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EX = os.path.join(ROOT, "examples", "python")
 FRAMEWORKS = ["fastapi", "aiohttp", "django", "flask"]
@@ -25,19 +28,8 @@ BIG_MB = 200
 FLAT_MIB = 32  # the server's VmHWM may grow this much for a 200 MB upload
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
-
-
 def hwm_kib(pid):
-    for line in open("/proc/%d/status" % pid):
-        if line.startswith("VmHWM"):
-            return int(line.split()[1])
-    raise RuntimeError("no VmHWM")
+    return status_kib(pid, "VmHWM")
 
 
 class Server:

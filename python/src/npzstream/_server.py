@@ -315,6 +315,19 @@ async def spool_body(body: _Body, directory: Union[str, "os.PathLike[str]"], nam
     return report
 
 
+# the docstrings of every framework module's load() and spool(): the same functions over its request
+LOAD_DOC = """The arrays of the request's file, as npzstream.load returns them, made while the body
+    arrives.  Raises RejectedError (the file's verdict, a limit, the budget) or UploadError (the
+    request), each with .received; response() makes either an answer."""
+SPOOL_DOC = """The request's file validated while it is written beside directory/name, moved there only
+    when accepted (npzstream.spool).  name must be a plain file name (check_name) and must not
+    exist unless overwrite=True (409).  Returns the accepted Report; raises as load() does (a
+    rejected upload is deleted at once, and the rest of the body is not read)."""
+RESPONSE_DOC = """A RejectedError or UploadError as a JSON response for the client (npzstream.http_response:
+    400, 409, 413, or 503 with Retry-After; a body of ok, code, rule, message, detail, hint,
+    member, name, offset, limit, received)."""
+
+
 def _exists(name: str) -> UploadError:
     return UploadError("%s exists already" % _quote(name), code="exists", rule="UPLOAD.exists", status=409)
 

@@ -31,7 +31,8 @@ from ._budget import Budget
 from ._limits import DEFAULT_MAX_BYTES
 from ._load import Loaded
 from ._policy import PolicyLike
-from ._server import RETRY_AFTER, UploadError, _Body, check_name, http_response, load_body, spool_body
+from ._server import (LOAD_DOC, RESPONSE_DOC, RETRY_AFTER, SPOOL_DOC, UploadError, _Body, check_name,
+                      http_response, load_body, spool_body)
 from ._validate import Report
 
 __all__ = ["load", "spool", "response", "check_name", "UploadError"]
@@ -45,9 +46,6 @@ def _body(request: Request, field: Optional[str]) -> _Body:
 async def load(request: Request, *, field: Optional[str] = "file", max_bytes: Union[int, str] = DEFAULT_MAX_BYTES,
                threads: int = 1, policy: Optional[PolicyLike] = None, budget: Optional[Budget] = None,
                **limits: Any) -> Loaded:
-    """The arrays of the request's file, as npzstream.load returns them, made while the body
-    arrives.  Raises RejectedError (the file's verdict, a limit, the budget) or UploadError (the
-    request), each with .received; response() makes either an answer."""
     return await load_body(_body(request, field), max_bytes=max_bytes, threads=threads, policy=policy,
                            budget=budget, limits=limits)
 
@@ -56,17 +54,13 @@ async def spool(request: Request, directory: Union[str, "os.PathLike[str]"], nam
                 field: Optional[str] = "file", overwrite: bool = False, threads: int = 1,
                 policy: Optional[PolicyLike] = None, hash: bool = False, mode: Optional[int] = None,
                 budget: Optional[Budget] = None, **limits: Any) -> Report:
-    """The request's file validated while it is written beside directory/name, moved there only
-    when accepted (npzstream.spool).  name must be a plain file name (check_name) and must not
-    exist unless overwrite=True (409).  Returns the accepted Report; raises as load() does (a
-    rejected upload is deleted at once, and the rest of the body is not read)."""
     return await spool_body(_body(request, field), directory, name, overwrite=overwrite, threads=threads,
                             policy=policy, hash=hash, mode=mode, budget=budget, limits=limits)
 
 
 def response(e: Exception, *, retry_after: int = RETRY_AFTER) -> JSONResponse:
-    """A RejectedError or UploadError as a JSONResponse for the client (npzstream.http_response:
-    400, 409, 413, or 503 with Retry-After; a body of ok, code, rule, message, detail, hint,
-    member, name, offset, limit, received)."""
     status, headers, body = http_response(e, retry_after=retry_after)  # type: ignore[arg-type]
     return JSONResponse(body, status_code=status, headers=headers)
+
+
+load.__doc__, spool.__doc__, response.__doc__ = LOAD_DOC, SPOOL_DOC, RESPONSE_DOC
