@@ -371,29 +371,49 @@ def bomb():
 
 LAG_P99_MS = 20    # issue 41: the loop's p99 lag under load
 LAG_MAX_MS = 150   # one late wake-up on a shared machine, no more
-STALL_MS = 100     # what inflating 64 MiB on the loop costs at least (the control)
+# on a machine busier than its cores (a load average over the CPU count), whose scheduler delays
+# any thread by 100 ms and more, the bounds are 10x and 4x: still far below the stall they guard
+# against (1,360 ms), and below the control's
+BUSY_FACTOR = (10, 4)
+
+
+def lag_bounds():
+    """(p99, max) in ms for the machine as it is now."""
+    if os.getloadavg()[0] >= (os.cpu_count() or 1):
+        return LAG_P99_MS * BUSY_FACTOR[0], LAG_MAX_MS * BUSY_FACTOR[1]
+    return LAG_P99_MS, LAG_MAX_MS
 
 
 def test_probe_sees_a_stall():
-    """The control: the same upload parsed on the loop (Loader.feed in the coroutine) stalls it;
-    the probe must see that, or the tests below prove nothing."""
+    """The control: the bomb validated twice with its SHA-256 on the loop (Validator.feed in the
+    coroutine, its 16 KiB pieces fed as they come, as aload fed small chunks before: about 380 ms
+    of hashing on an idle machine, whatever the allocator's state) stalls it; the probe must see a
+    stall longer than the lag the tests below accept, or they prove nothing."""
     async def on_loop():
-        ld = npzstream.Loader()
-        for piece in pieces(bomb()):
-            ld.feed(piece)
-            await asyncio.sleep(0)
-        return ld.finish()
+        reports = []
+        for _ in range(2):
+            v = npzstream.Validator(hash=True)
+            for piece in pieces(bomb()):
+                v.feed(piece)
+            reports.append(v.finish())
+        return all(reports)
+    need = max(100, lag_bounds()[0])
     r, lags = lag_under(on_loop)
-    assert r["z"].shape == (64 * MiB,)
-    assert lags[-1] >= STALL_MS, "the probe saw no stall (max lag %.1f ms): it cannot judge the others" % lags[-1]
+    assert r, r
+    assert lags[-1] >= need, "the probe saw no stall (max lag %.1f ms): it cannot judge the others" % lags[-1]
+    print("the control: the loop stalled %.1f ms" % lags[-1])
 
 
-def _aload():
-    return npzstream.aload(apieces(bomb()), budget=npzstream.Budget("256Mi"))
+async def _aload():
+    budget = npzstream.Budget("256Mi")
+    for _ in range(2):  # (twice: enough probes)
+        r = await npzstream.aload(apieces(bomb()), budget=budget)
+    return r
 
 
 async def _two_aloads():
-    r = await asyncio.gather(_aload(), _aload())
+    budget = npzstream.Budget("256Mi")
+    r = await asyncio.gather(*[npzstream.aload(apieces(bomb()), budget=budget) for _ in range(2)])
     return [x["z"].shape for x in r]
 
 
@@ -433,16 +453,18 @@ async def _loader_afeed_threads():
                          ids=["aload", "two-aloads", "avalidate-hash", "avalidate-policy", "Spool.afeed",
                               "Loader.afeed-threads"])
 def test_loop_never_stalls(work):
+    bomb()  # made before the loop runs: making it is not the parser's work
+
     async def run():
-        r = work()
-        return await r if asyncio.iscoroutine(r) else r
+        return await work()
+    p99_ms, max_ms = lag_bounds()
     r, lags = lag_under(run)
     assert r, r
     print("%s: %d probes, lag p50 %.2f p99 %.2f max %.1f ms" % (work.__name__, len(lags), lags[len(lags) // 2],
                                                                  p99(lags), lags[-1]))
-    assert len(lags) >= 20, "the probe barely ran (%d): the loop was held" % len(lags)
-    ok(p99(lags) <= LAG_P99_MS, "loop lag p99 <= %d ms" % LAG_P99_MS, "%.1f ms" % p99(lags))
-    ok(lags[-1] <= LAG_MAX_MS, "loop lag max <= %d ms" % LAG_MAX_MS, "%.1f ms" % lags[-1])
+    assert len(lags) >= 10, "the probe barely ran (%d): the loop was held" % len(lags)
+    ok(p99(lags) <= p99_ms, "loop lag p99 <= %d ms" % p99_ms, "%.1f ms" % p99(lags))
+    ok(lags[-1] <= max_ms, "loop lag max <= %d ms" % max_ms, "%.1f ms" % lags[-1])
 
 
 # ---- Stream.push(cheap=True): the cheap steps only ------------------------------------------------
