@@ -179,6 +179,11 @@ void print_json(FILE *sink, const out *o, int ok, npzs_format fmt, const npzs_pa
             wb_s(f, ", \"hint\": ");
             json_str(f, hint, strlen(hint));
         }
+        const char *lname; /* added in 0.8.0: a limit's numbers */
+        uint64_t lvalue, lneeded;
+        if (npzs_error_limit(p, &lname, &lvalue, &lneeded))
+            wb_fmt(f, ", \"limit\": {\"name\": \"%s\", \"value\": %" PRIu64 ", \"needed\": %" PRIu64 "}", lname,
+                   lvalue, lneeded);
         wb_c(f, '}');
     }
     wb_s(f, "}\n");
@@ -353,6 +358,10 @@ void text_rejection(wbuf *f, const npzs_parser *p) {
         wb_s(f, ": ");
         safe_words(f, detail, strlen(detail));
     }
+    const char *lname;
+    uint64_t lvalue, lneeded;
+    if (npzs_error_limit(p, &lname, &lvalue, &lneeded))
+        wb_fmt(f, " (needs %" PRIu64 "; %s is %" PRIu64 ")", lneeded, lname, lvalue);
     if (rule) wb_fmt(f, " [%s]", rule);
     wb_c(f, '\n');
     if (hint) {

@@ -576,3 +576,42 @@ def test_spool_dropped_or_long_named_leaves_nothing(tmp):
     assert len(os.path.basename(sp.temp).encode()) <= 255
     sp.feed(GOOD)
     assert sp.finish() and os.listdir(tmp) == [long_name]
+
+
+# ---- the library's own limits carry their numbers too ---------------------------------------------
+
+def _five_members():
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w") as z:
+        for i in range(5):
+            z.writestr("m%d.npy" % i, npz_member(np.arange(3)))
+    return b.getvalue()
+
+
+LIBRARY_LIMITS = {  # input, limits -> (rule, the Limit)
+    "max_members": (_five_members, {"max_members": 3}, "LIMIT.max_members", ("max_members", 3, 4)),
+    "max_total_bytes": (lambda: GOOD, {"max_total_bytes": 4096}, "LIMIT.max_total_bytes.member",
+                        ("max_total_bytes", 4096, A.nbytes + 128)),
+    "max_name_len": (_five_members, {"max_name_len": 3}, "LIMIT.max_name_len", ("max_name_len", 3, 6)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LIBRARY_LIMITS))
+@pytest.mark.parametrize("how", ["load", "validate", "aload", "open"])
+def test_library_limit_numbers(case, how, tmp):
+    make, kw, rule, limit = LIBRARY_LIMITS[case]
+    data = make()
+    if how == "validate":
+        e = npzstream.validate(data, **kw).error
+    elif how == "open":
+        path = os.path.join(tmp, "x.npz")
+        with open(path, "wb") as f:
+            f.write(data)
+        e = _limit_of(lambda: npzstream.open(path, **kw))
+    elif how == "aload":
+        e = _limit_of(lambda: asyncio.run(npzstream.aload(apieces(data), **kw)))
+    else:
+        e = _limit_of(lambda: npzstream.load(data, **kw))
+    assert e is not None and (e.code, e.rule) == ("limit", rule), e
+    assert e.limit == limit, (e.limit, limit)
+    assert str(limit[1]) in e.detail and str(limit[2]) in e.detail, e.detail

@@ -18,8 +18,16 @@ class Limit(NamedTuple):
     needed: int
 
     def words(self) -> str:
-        """The numbers in words: "needs 209715200 bytes (200.0 MiB); max_bytes is 67108864 bytes (64.0 MiB)"."""
-        return "needs %s; %s is %s" % (_bytes(self.needed), self.name, _bytes(self.value))
+        """The numbers in words: "needs 209715200 bytes (200.0 MiB); max_bytes is 67108864 bytes
+        (64.0 MiB)", "needs 4 members; max_members is 3"."""
+        unit = _UNITS.get(self.name)
+        if unit is None:
+            return "needs %s; %s is %s" % (_bytes(self.needed), self.name, _bytes(self.value))
+        return "needs %d %s; %s is %d" % (self.needed, unit, self.name, self.value)
+
+
+# the limits not counted in bytes, and their unit
+_UNITS = {"max_members": "members", "max_fields": "fields", "max_depth": "levels"}
 
 
 def _bytes(n: int) -> str:

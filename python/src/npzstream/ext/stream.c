@@ -393,10 +393,15 @@ static PyObject *raise_rejected(Stream *s) {
     const char *rule = npzs_error_rule(s->p);
     PyObject *member = mi >= 0 ? PyLong_FromLong(mi) : Py_NewRef(Py_None);
     PyObject *coff = co == UINT64_MAX ? Py_NewRef(Py_None) : PyLong_FromUnsignedLongLong(co);
-    kw = Py_BuildValue("{sssKsNsNszsNsNsN}", "code", npzs_error_name(code), "offset",
+    const char *lname; /* a limit's numbers: RejectedError.limit */
+    uint64_t lvalue, lneeded;
+    PyObject *lim = npzs_error_limit(s->p, &lname, &lvalue, &lneeded)
+                        ? Py_BuildValue("(sKK)", lname, (unsigned long long)lvalue, (unsigned long long)lneeded)
+                        : Py_NewRef(Py_None);
+    kw = Py_BuildValue("{sssKsNsNszsNsNsNsN}", "code", npzs_error_name(code), "offset",
                        (unsigned long long)npzs_error_offset(s->p), "member", member, "name", name, "rule", rule,
                        "content_offset", coff, "detail", npzpy_words(npzs_error_detail(s->p)), "hint",
-                       npzpy_words(npzs_error_hint(s->p)));
+                       npzpy_words(npzs_error_hint(s->p)), "limit", lim);
     if (!kw) return NULL;
     PyObject *args = Py_BuildValue("(N)", npzpy_words(npzs_error_message(s->p)));
     PyObject *e = args ? PyObject_Call(cls, args, kw) : NULL;
