@@ -2,11 +2,14 @@
  * --sha256, -j and -P; and those of check and ls (the output mode, FILEs and --files-from). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -154,16 +157,30 @@ void opts_free(opts *o) {
     o->policy = NULL;
 }
 
-/* --policy FILE: read (at most 1 MiB) and compiled; a fault is a usage error naming the line,
- * column and field. */
+/* --policy FILE: a regular file (a FIFO, a device or a directory is refused, never waited on: opened
+ * without blocking, then looked at), read (at most 1 MiB) and compiled; a fault is a usage error
+ * naming the line, column and field. */
 static int load_policy(opts *o, const char *path) {
     if (!path || !*path) {
         fprintf(stderr, "npzstream: --policy needs a file (JSON, README.md \"Policies\")\n");
         return -1;
     }
-    FILE *f = fopen(path, "rb");
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        fprintf(stderr, "npzstream: --policy %s: %s\n", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fprintf(stderr, "npzstream: --policy %s: not a regular file (a policy is read from a file)\n", path);
+        close(fd);
+        return -1;
+    }
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
         fprintf(stderr, "npzstream: --policy %s: %s\n", path, strerror(errno));
+        close(fd);
         return -1;
     }
     size_t cap = (1u << 20) + 1, n = 0;

@@ -73,8 +73,10 @@ class Run:
 
 
 def pytest_runs(tiers, plain, san):
-    b = ["--bin", os.path.join(plain, "npzstream")]
-    wasm = ["--wasm", os.path.join(plain, "wasm")]
+    # "--bin=PATH", one word: pytest finds tests/conftest.py (which defines --bin) from the paths it
+    # is given before it knows the option, and would take a separate PATH for one of them
+    b = ["--bin=" + os.path.join(plain, "npzstream")]
+    wasm = ["--wasm=" + os.path.join(plain, "wasm")]
 
     def venv(d):
         return os.path.join(ROOT, d, "bin", "python")
@@ -88,7 +90,7 @@ def pytest_runs(tiers, plain, san):
     if "rest" in tiers:
         runs.append(Run("rest", "the tests marked rest", PY, system_files(), b + wasm + ["-m", "rest"]))
         runs.append(Run("asan", "the sanitizer build", PY, ASAN_SUITES,
-                        ["--bin", os.path.join(san, "npzstream"), "--quick", "-m", "not rest"], "-asan"))
+                        ["--bin=" + os.path.join(san, "npzstream"), "--quick", "-m", "not rest"], "-asan"))
         readers, skipped = READERS.available()
         for line in skipped:
             print(line)
