@@ -433,6 +433,13 @@ const char *npzs_error_member_name(const npzs_parser *p, size_t *len);
  * or UINT64_MAX when the error is not inside a member's content. */
 uint64_t npzs_error_content_offset(const npzs_parser *p);
 
+/* The numbers of a limit rejection (added in 0.8.0): 1 when the error is `limit` (LIMIT.*) and
+ * the library knows them, with *name the limit ("max_members", "max_total_bytes", "max_memory",
+ * "max_name_len", "max_extra_len", "max_fields", "max_depth"; static text), *value its value in
+ * force and *needed what the input needed or declared in the limit's unit (members, bytes,
+ * fields, levels; for an inflated member longer than it declared, one more than the limit: all
+ * the input had shown); 0 otherwise (*name NULL, the numbers 0).  Any pointer may be NULL. */
+int npzs_error_limit(const npzs_parser *p, const char **name, uint64_t *value, uint64_t *needed);
 const char *npzs_error_name(int code);   /* "truncated", ... ; "unknown" otherwise */
 const char *npzs_strerror(int code);     /* default message */
 

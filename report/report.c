@@ -92,6 +92,7 @@ void report_error_of(report_error *e, const npzs_parser *p) {
     e->rule = npzs_error_rule(p);
     e->detail = npzs_error_detail(p);
     e->hint = npzs_error_hint(p);
+    if (!npzs_error_limit(p, &e->limit, &e->limit_value, &e->limit_needed)) e->limit = NULL;
 }
 
 void json_error(wbuf *f, const report_error *e) {
@@ -123,6 +124,15 @@ void json_error(wbuf *f, const report_error *e) {
     if (e->hint) { /* added in 0.5.0: what the user can do */
         wb_s(f, ", \"hint\": ");
         json_str(f, e->hint, strlen(e->hint));
+    }
+    if (e->limit) { /* added in 0.8.0: a limit's numbers */
+        wb_s(f, ", \"limit\": {\"name\": \"");
+        wb_s(f, e->limit);
+        wb_s(f, "\", \"value\": ");
+        json_u64(f, e->limit_value);
+        wb_s(f, ", \"needed\": ");
+        json_u64(f, e->limit_needed);
+        wb_c(f, '}');
     }
     wb_c(f, '}');
 }
@@ -384,6 +394,10 @@ void text_rejection(wbuf *f, const npzs_parser *p) {
         wb_s(f, ": ");
         safe_words(f, detail, strlen(detail));
     }
+    const char *lname;
+    uint64_t lvalue, lneeded;
+    if (npzs_error_limit(p, &lname, &lvalue, &lneeded))
+        wb_fmt(f, " (needs %" PRIu64 "; %s is %" PRIu64 ")", lneeded, lname, lvalue);
     if (rule) wb_fmt(f, " [%s]", rule);
     wb_c(f, '\n');
     if (hint) {

@@ -71,6 +71,8 @@ typedef struct report_error {
     const char *message;
     uint64_t content_offset;   /* UINT64_MAX: none */
     const char *rule, *detail, *hint; /* or NULL */
+    const char *limit;         /* the limit a rejection broke (npzs_error_limit), or NULL */
+    uint64_t limit_value, limit_needed;
 } report_error;
 void report_error_of(report_error *e, const npzs_parser *p);
 /* "name": ..., "key": ... of a member name (the key: without ".npy"). */

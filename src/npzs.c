@@ -99,11 +99,41 @@ static long error_member(const npzs_parser *p) {
     }
 }
 
+/* The limit a LIMIT.* rule names, and its value in force: NULL for a rule of no limit. */
+static const char *limit_of(const npzs_parser *p, int rule, uint64_t *value) {
+    const npzs_limits *l = &p->lim;
+    switch (rule) {
+    case NPZS_R_LIMIT_MEMBERS: *value = l->max_members; return "max_members";
+    case NPZS_R_LIMIT_TOTAL_ARRAY:
+    case NPZS_R_LIMIT_TOTAL_MEMBER:
+    case NPZS_R_LIMIT_TOTAL_INFLATE: *value = l->max_total_bytes; return "max_total_bytes";
+    case NPZS_R_LIMIT_FIELDS: *value = l->max_fields; return "max_fields";
+    case NPZS_R_LIMIT_DEPTH: *value = l->max_depth; return "max_depth";
+    case NPZS_R_LIMIT_MEMORY: *value = l->max_memory; return "max_memory";
+    case NPZS_R_LIMIT_NAME: *value = l->max_name_len; return "max_name_len";
+    case NPZS_R_LIMIT_EXTRA:
+    case NPZS_R_LIMIT_EXTRA_CD: *value = l->max_extra_len; return "max_extra_len";
+    default: return NULL;
+    }
+}
+
 int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule) {
+    int have_need = p->lim_need_set;
+    p->lim_need_set = 0; /* a need goes with the check that gave it, failed or not */
     if (p->err) return p->err; /* the first error stays */
     if (code == NPZS_E_NOMEM && p->mem_capped) { /* not the hooks: max_memory refused it */
         code = NPZS_E_LIMIT;
         rule = NPZS_R_LIMIT_MEMORY;
+        have_need = 1; /* npzs__alloc gave it */
+    }
+    if (code == NPZS_E_LIMIT && have_need) {
+        uint64_t value = 0;
+        const char *name = limit_of(p, rule, &value);
+        if (name) {
+            p->err_lim_name = name;
+            p->err_lim_value = value;
+            p->err_lim_needed = p->lim_need;
+        }
     }
     p->err = code;
     p->err_off = off;
@@ -212,6 +242,7 @@ void *npzs__alloc(npzs_parser *p, size_t n) {
     if (n > SIZE_MAX - AHDR) return NULL;
     if (p->lim.max_memory && (n > p->lim.max_memory || p->mem_used > p->lim.max_memory - n)) {
         p->mem_capped = 1;
+        p->lim_need = n > UINT64_MAX - p->mem_used ? UINT64_MAX : p->mem_used + n;
         return NULL;
     }
     uint8_t *h = p->al.alloc(p->al.opaque, AHDR + n);
@@ -540,4 +571,12 @@ NPZS__API int npzs_next_(npzs_parser *p, npzs_in *in, npzs_event *ev, size_t ev_
     }
     /* an error not recorded would be a bug: never a pass */
     return p->err ? p->err : npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_STATE);
+}
+
+NPZS__API int npzs_error_limit(const npzs_parser *p, const char **name, uint64_t *value, uint64_t *needed) {
+    int have = p && p->err == NPZS_E_LIMIT && p->err_lim_name;
+    if (name) *name = have ? p->err_lim_name : NULL;
+    if (value) *value = have ? p->err_lim_value : 0;
+    if (needed) *needed = have ? p->err_lim_needed : 0;
+    return have;
 }

@@ -100,7 +100,7 @@ def pytest_runs(tiers, plain, san):
             if rd[0] != READERS.DEFAULT:
                 runs.append(Run("reader-" + rd[0], "the reader " + rd[0], path, MATRIX_FILES, b + ["-m", "not rest"],
                                 "@" + rd[0], READERS.env_for(rd, {})))
-        runs.append(Run("web", ".venv-web (make web-env)", venv(".venv-web"), ("web/pytest_web.py",), b))
+        runs.append(Run("web", ".venv-web (make web-env)", venv(".venv-web"), ("web/pytest_*.py",), b))
         # the clusters: stopped after 15 minutes
         runs.append(Run("engines", ".venv-engines (make engines-env)", venv(".venv-engines"), ("engines/pytest_engines.py",),
                         b, timeout=900))

@@ -286,7 +286,7 @@ def verdicts(data, policy, tmp_path):
         return None if r else r.error.rule
 
     def spooled():
-        sp = npzstream.spool(str(tmp_path / "s.npz"), policy=policy)
+        sp = npzstream.spool(str(tmp_path / "s.npz"), policy=policy, overwrite=True)  # (each call the same path)
         sp.feed(data)
         return report_rule(sp.finish())
 

@@ -11,7 +11,7 @@ from ._arrays import _key
 from ._errors import RejectedError
 from ._limits import _check_threads, _limits
 from ._policy import PolicyLike, _policy
-from ._sources import Source, _achunks, _afeed, _chunks
+from ._sources import _CHEAP_MAX, Source, _achunks, _afeed, _afinish, _chunks, _in_thread
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,9 @@ class Validator:
     After the first error every feed() is ignored and finish() reports it (never "ok"), unless
     keep_going=True: then every byte still goes to the inventory walker, and the report lists
     every member the stream can frame past the error, each with its own error (Member.error).
-    afeed() is feed() for async code (large chunks are parsed off the event loop)."""
+    afeed() and afinish() are for async code: the event loop only moves bytes, the parser's heavy
+    work (inflating, a policy's checks, hashing, the inventory's checks of a large chunk) runs on a
+    thread."""
 
     def __init__(self, *, threads: int = 1, policy: Optional[PolicyLike] = None, hash: bool = False,
                  keep_going: bool = False, **limits: Any) -> None:
@@ -158,6 +160,7 @@ class Validator:
         self._inv = _npzstream.Inventory(lim) if keep_going else None
         self.error: Optional[RejectedError] = None
         self._report: Optional[Report] = None
+        self._want = None  # (a validator keeps nothing: no budget pauses it)
 
     def _rejected(self, e: RejectedError) -> None:
         self.error = e
@@ -176,11 +179,43 @@ class Validator:
         if self._inv is not None:
             self._inv.feed(chunk)
 
+    # what _afeed asks of its target
+    def _push(self, chunk: Any, cheap: bool) -> int:
+        try:
+            return self._s.push(chunk, cheap)
+        except RejectedError as e:
+            self._rejected(e)
+            return len(chunk)
+
+    def _heavy(self) -> bool:
+        return self._s.heavy
+
+    def _stopped(self) -> bool:
+        return self.error is not None or self._report is not None
+
+    async def _unpause(self) -> None:
+        raise AssertionError("npzstream: a Validator never pauses")
+
     async def afeed(self, chunk: Any) -> None:
+        """feed() for async code: cheap steps on the event loop, heavy ones on a thread."""
+        if self._report is not None:
+            return
         await _afeed(self, chunk)
+        if self._inv is not None:  # keep_going: the walker checks members too (inflates, CRC-32s)
+            if len(chunk) > _CHEAP_MAX:
+                await _in_thread(self._inv.feed, chunk)
+            else:
+                self._inv.feed(chunk)
+
+    async def afinish(self) -> Report:
+        """finish() for async code (with worker threads, their end is awaited on a thread)."""
+        return await _afinish(self)
 
     def finish(self) -> Report:
         """The end of the input: the Report (the same on every later call)."""
+        return self._finish()
+
+    def _finish(self) -> Report:
         if self._report is None:
             if self.error is None:
                 try:
@@ -230,8 +265,8 @@ async def avalidate(source: Any, *, threads: int = 1, policy: Optional[PolicyLik
     """validate() for async sources (as aload)."""
     v = Validator(threads=threads, policy=policy, hash=hash, keep_going=keep_going, **limits)
     async for chunk in _achunks(source):
-        await _afeed(v, chunk)
+        await v.afeed(chunk)
         if v.error is not None and not keep_going:
             break
-    return v.finish()
+    return await v.afinish()
 
