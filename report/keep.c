@@ -110,7 +110,7 @@ void json_inventory(wbuf *f, const npzs_inv *v) {
     wb_fmt(f, "\"inventory\": {\"zip\": %s, \"complete\": %s, \"members\": %zu, \"error\": ",
            npzs_inv_is_zip(v) ? "true" : "false", npzs_inv_complete(v) ? "true" : "false", npzs_inv_count(v));
     if (err) {
-        report_error e = {npzs_error_name(err), off, NULL, 0, -1, "", UINT64_MAX, rule, NULL, npzs_rule_hint(rule)};
+        report_error e = {npzs_error_name(err), off, NULL, 0, -1, "", UINT64_MAX, rule, NULL, npzs_rule_hint(rule), NULL, 0, 0};
         for (size_t i = 0; rule && i < npzs_rule_count(); i++)
             if (!strcmp(npzs_rule_id(i), rule)) e.message = npzs_rule_message(i);
         json_error(f, &e);
