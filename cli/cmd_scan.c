@@ -631,7 +631,7 @@ static void walker_members(unit *u) {
         if (!m) return;
         size_t k = u->n - 1;
         m->from_walker = 1;
-        m->kind = w->kind;
+        m->kind = (int)w->kind;
         m->method = w->method;
         m->sniff = w->sniff;
         m->size = w->size;
