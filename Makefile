@@ -23,6 +23,15 @@ ISAL_DEF = $(if $(filter 1,$(ISAL)),-DNPZS_HAVE_ISAL,)
 ifeq ($(origin OPENSSL),undefined)
 OPENSSL := $(shell printf '\043include <openssl/opensslv.h>\n\043include <openssl/sha.h>\nint main(void) { return (int)sizeof(SHA256_CTX) == 0; }\n' | $(CC) -x c - -o /dev/null 2>/dev/null && echo 1)
 endif
+# libseccomp (Debian: libseccomp-dev) gives the command line its system-call filter (cli/sandbox.c:
+# it knows each architecture's call numbers and argument layouts) where it is installed; make
+# SECCOMP=0 builds without (then only Landlock confines, where the kernel has it).  Only the command
+# line links it, never the library.
+ifeq ($(origin SECCOMP),undefined)
+SECCOMP := $(shell printf '\043include <seccomp.h>\nint main(void) { return seccomp_init(0) == 0; }\n' | $(CC) -x c - -o /dev/null -lseccomp 2>/dev/null && echo 1)
+endif
+SECCOMP_DEF = $(if $(filter 1,$(SECCOMP)),-DNPZS_HAVE_SECCOMP,)
+CLI_LIBS = $(if $(filter 1,$(SECCOMP)),-lseccomp,)
 DL_LIB  := $(shell printf '\043include <dlfcn.h>\nint main(void) { return dlopen(0, RTLD_NOW) != 0; }\n' | $(CC) -x c - -o /dev/null 2>/dev/null || echo -ldl)
 SSL_DEF  = $(if $(filter 1,$(OPENSSL)),-DNPZS_HAVE_OPENSSL,)
 SSL_LIB  = $(if $(filter 1,$(OPENSSL)),$(DL_LIB),)
@@ -42,12 +51,12 @@ SONAME   = libnpzstream.so.0
 # the library: a folder per layer under src/, the API and dispatcher (src/npzs.c) on top
 # (README.md, "Layout"); every source of every layer is built
 SRC      = src/npzs.c $(sort $(wildcard src/*/*.c))
-HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h src/internal.h \
+HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h include/npzstream_inv.h src/internal.h \
            $(sort $(wildcard src/*/*.h))
 # the report (what is printed of an input: the CLI's and the WebAssembly module's), and the CLI
-REPORT_SRC = report/report.c report/write.c
-CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/run.c cli/batch.c cli/output.c cli/cmd_check.c cli/cmd_ls.c \
-           cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c cli/cmd_refs.c $(REPORT_SRC)
+REPORT_SRC = report/report.c report/write.c report/keep.c
+CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/run.c cli/batch.c cli/output.c cli/sandbox.c cli/cmd_check.c cli/cmd_ls.c \
+           cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c cli/cmd_refs.c cli/cmd_scan.c $(REPORT_SRC)
 CLI_HDR  = $(wildcard cli/*.h report/*.h)
 B        = build
 
@@ -82,7 +91,7 @@ $(B)/libnpzstream.a: $(OBJ)
 $(B)/libnpzstream.so: $(PIC_OBJ)
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS)
 $(B)/npzstream: $(CLI_SRC) $(CLI_HDR) $(SRC) $(HDR) | $(B)
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(CLI_LTO) $(LDFLAGS) -o $@ $(CLI_SRC) $(if $(LTO),$(SRC),$(B)/libnpzstream.a) $(LDLIBS)
+	$(CC) $(NPZS_FLAGS) $(SECCOMP_DEF) $(CFLAGS) $(CLI_LTO) $(LDFLAGS) -o $@ $(CLI_SRC) $(if $(LTO),$(SRC),$(B)/libnpzstream.a) $(LDLIBS) $(CLI_LIBS)
 $(B):
 	@mkdir -p $(B)
 
@@ -92,7 +101,7 @@ $(BS)/%.o: src/%.c $(HDR)
 $(SAN_LIB): $(SAN_OBJ)
 	rm -f $@ && ar rcs $@ $^
 $(BS)/npzstream: $(CLI_SRC) $(CLI_HDR) $(SAN_LIB) $(HDR)
-	$(CC) $(SAN_FLAGS) -o $@ $(CLI_SRC) $(SAN_LIB) $(LDLIBS)
+	$(CC) $(SAN_FLAGS) $(SECCOMP_DEF) -o $@ $(CLI_SRC) $(SAN_LIB) $(LDLIBS) $(CLI_LIBS)
 
 # The C suites, all on one harness (tests/c/check.h: CHECK, --only, --list, the last line
 # `NAME: N passed, M failed`), compiled with NPZS_TESTING: the library's test hooks are for them
@@ -117,6 +126,10 @@ TEST_DEPS += $(B)/test_vlen_api $(BS)/test_vlen_api
 TEST_POLICY_SRC = tests/policy/test_policy.c fuzz/common.c fuzz/zfview.c
 $(eval $(call c_suite,test_policy,$(TEST_POLICY_SRC),-Isrc -Ifuzz))
 TEST_DEPS += $(B)/test_policy $(BS)/test_policy
+# the inventory walker (tests/inv/test_inv.c: every INV.* rule, every push size, allocation failures)
+TEST_INV_SRC = tests/inv/test_inv.c fuzz/common.c fuzz/zfview.c
+$(eval $(call c_suite,test_inv,$(TEST_INV_SRC),-Isrc -Ifuzz))
+TEST_DEPS += $(B)/test_inv $(BS)/test_inv
 # the library once more with a libcrypto that cannot be loaded (its name is one no system has):
 # hashing refused, as where libcrypto is missing at run time (test_policy --sha256-absent, and the
 # command line's refusals in tests/policy/test_policy_cli.py)
@@ -127,7 +140,7 @@ $(BNC)/bytes/sha256.o: src/bytes/sha256.c $(HDR)
 $(BNC)/libnpzstream.a: $(filter-out $(B)/bytes/sha256.o,$(OBJ)) $(BNC)/bytes/sha256.o
 	rm -f $@ && ar rcs $@ $^
 $(BNC)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(BNC)/libnpzstream.a $(HDR)
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_SRC) $(BNC)/libnpzstream.a $(LDLIBS)
+	$(CC) $(NPZS_FLAGS) $(SECCOMP_DEF) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_SRC) $(BNC)/libnpzstream.a $(LDLIBS) $(CLI_LIBS)
 $(BNC)/test_policy: $(TEST_POLICY_SRC) $(TEST_HDR) $(BNC)/libnpzstream.a
 	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(TEST_DEF) -Isrc -Ifuzz -o $@ $(TEST_POLICY_SRC) $(BNC)/libnpzstream.a $(LDLIBS)
 # the default decoder against zlib on hand-made deflate streams (tests/inflate)
@@ -179,10 +192,11 @@ TIER ?= all
 # The builds run $(NPROC) at a time (the machine's cores), the suites one after the other.
 NPROC   ?= $(shell nproc 2>/dev/null || echo 2)
 .PHONY: test-build test-all-build
-test-build: all $(B)/test_api $(B)/run_vectors $(B)/test_policy $(B)/test_vlen_api $(BS)/test_api $(BS)/test_policy \
+test-build: all $(B)/test_api $(B)/run_vectors $(B)/test_policy $(B)/test_vlen_api $(B)/test_inv $(BS)/test_api \
+            $(BS)/test_policy $(BS)/test_inv \
             $(BNC)/test_policy $(BNC)/npzstream $(B)/test_fastinf $(BS)/test_fastinf \
             examples python-env fuzz
-test-all-build: test-build $(BS)/npzstream $(TEST_DEPS) ref-matrix fuzz-replay web-env engines-env
+test-all-build: test-build $(BS)/npzstream $(TEST_DEPS) ref-matrix fuzz-replay web-env engines-env scanners-env
 test:
 	@$(MAKE) --no-print-directory -j$(NPROC) test-build
 	$(PYTHON) tests/run_all.py --tier test --plain $(B) --san $(BS)
@@ -197,7 +211,7 @@ test-all:
 # tests/vectors): a run that finds fewer than CHECK_FILES files fails
 CHECK_FILES ?= 5000
 check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test_policy $(BS)/test_policy \
-       $(BNC)/test_policy $(BS)/test_contracts $(B)/test_fastinf $(BS)/test_fastinf
+       $(BNC)/test_policy $(BS)/test_contracts $(B)/test_fastinf $(BS)/test_fastinf $(B)/test_inv $(BS)/test_inv
 	@$(MAKE) --no-print-directory purity
 	sh fuzz/harnesses.sh check
 	$(B)/test_api --need-files $(CHECK_FILES) corpus tests/vectors
@@ -207,17 +221,20 @@ check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test
 	$(BNC)/test_policy --sha256-absent
 	$(B)/test_fastinf
 	$(BS)/test_fastinf
+	$(B)/test_inv
+	$(BS)/test_inv
 	$(B)/run_vectors --par
 	$(BS)/run_vectors
 	$(BS)/run_vectors --par-only
 	$(BS)/test_contracts
 
 # make purity (run by make check): the sources that claim to see no parser -- base/, bytes/,
-# zrec/ (the record decoders the proof is about) and the policy compiler -- include no
-# internal.h, directly or through another header (the compiler's -MM), and each carries the
-# guard that makes including it a compile error (#error on NPZS_INTERNAL_H).
-PURE_SRC = $(sort $(wildcard src/base/*.c src/bytes/*.c src/zrec/*.c)) src/policy/compile.c src/policy/keys.c \
-           src/policy/json.c src/policy/values.c
+# zrec/ (the record decoders the proof is about), the policy compiler and the inventory (inv/,
+# a client of the public API) -- include no internal.h, directly or through another header (the
+# compiler's -MM), and each carries the guard that makes including it a compile error (#error on
+# NPZS_INTERNAL_H).
+PURE_SRC = $(sort $(wildcard src/base/*.c src/bytes/*.c src/zrec/*.c src/inv/*.c)) src/policy/compile.c \
+           src/policy/keys.c src/policy/json.c src/policy/values.c
 .PHONY: purity
 purity:
 	@bad=; for f in $(PURE_SRC); do \

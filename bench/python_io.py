@@ -21,6 +21,7 @@ Last lines: a Markdown table (bench/README.md).
 """
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -65,16 +66,25 @@ def rounds(fns, n):
     """{name: median seconds}: every contender once a round, the order rotated round by round (what
     ran before matters here: NumPy asks for huge pages for large arrays, and the kernel may compact
     memory in the page faults of whatever comes after a pass that filled the page cache)."""
-    t = {k: [] for k in fns}
+    return {k: t[0] for k, t in timed_rounds(fns, n).items()}
+
+
+def timed_rounds(fns, n):
+    """{name: (median wall seconds, median CPU seconds, median system seconds)}, rounds as rounds()
+    runs them; the CPU time is the process's (user + system, every thread's: a contender's worker
+    threads count), the system part beside it (page faults: where a loaded machine's noise is)."""
+    samples = {k: [] for k in fns}
     names = list(fns)
     for r in range(n):
         for k in names[r % len(names):] + names[:r % len(names)]:
             f = fns[k]
-            t0 = time.perf_counter()
+            t0, u0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
             x = f()
-            t[k].append(time.perf_counter() - t0)
+            t1, u1 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+            sys_s = u1.ru_stime - u0.ru_stime
+            samples[k].append((t1 - t0, u1.ru_utime - u0.ru_utime + sys_s, sys_s))
             del x
-    return {k: statistics.median(v) for k, v in t.items()}
+    return {k: tuple(statistics.median(col) for col in zip(*v)) for k, v in samples.items()}
 
 
 MEM_CODE = r"""

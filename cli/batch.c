@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "cli.h"
 #include "output.h"
+#include "sandbox.h"
 
 static int worse(int a, int b) { return a > b ? a : b; }
 
@@ -37,7 +39,7 @@ static const char *next_name(names *n, int *status) {
     }
     if (!n->opened) {
         n->opened = 1;
-        n->list = strcmp(b->files_from, "-") ? fopen(b->files_from, "r") : stdin;
+        n->list = b->list ? b->list : strcmp(b->files_from, "-") ? fopen(b->files_from, "r") : stdin;
         if (!n->list) {
             fprintf(stderr, "npzstream: --files-from %s: %s\n", b->files_from, strerror(errno));
             *status = 2;
@@ -55,7 +57,7 @@ static const char *next_name(names *n, int *status) {
         fprintf(stderr, "npzstream: --files-from %s: read error\n", b->files_from);
         *status = 2;
     }
-    if (n->list != stdin) fclose(n->list);
+    if (n->list != stdin && n->list != b->list) fclose(n->list);
     n->done = 1;
     return NULL;
 }
@@ -241,5 +243,70 @@ int batch_run(const batch *b, file_fn fn, void *ctx) {
     }
     free(nm.line);
     batch_end();
+    return status;
+}
+
+/* --files-from's bytes, whole (the list named, or stdin): 0, or -1 when it cannot be read (then the
+ * batch reads it itself, and says why). */
+static int list_slurp(const char *from, char **buf, size_t *len) {
+    FILE *f = strcmp(from, "-") ? fopen(from, "r") : stdin;
+    if (!f) return -1;
+    size_t cap = 0, n = 0;
+    char *b = NULL;
+    int rc = 0;
+    for (;;) {
+        if (n == cap) {
+            char *nb = cap > SIZE_MAX / 2 - 4096 ? NULL : realloc(b, cap = 2 * cap + 4096);
+            if (!nb) { rc = -1; break; }
+            b = nb;
+        }
+        size_t k = fread(b + n, 1, cap - n, f);
+        n += k;
+        if (k == 0) { rc = ferror(f) ? -1 : 0; break; }
+    }
+    if (f != stdin) fclose(f);
+    if (rc < 0) { free(b); return -1; }
+    *buf = b;
+    *len = n;
+    return 0;
+}
+
+int batch_confine(batch *b) {
+    cli_confine_spec s;
+    memset(&s, 0, sizeof s);
+    s.prog = "npzstream";
+    s.off = b->op.no_sandbox;
+    s.hashing = b->op.sha256;
+    size_t len = 0;
+    if (!s.off && b->files_from && list_slurp(b->files_from, &b->list_buf, &len) == 0 && len > 0 &&
+        !(b->list = fmemopen(b->list_buf, len, "r"))) {
+        fprintf(stderr, "npzstream: out of memory\n");
+        return 2;
+    }
+    /* each name the batch will take (next_name(), the one reader of the list: from memory when
+     * the list was read in, which the batch then reads again from its start) a rule; the list
+     * itself too when it was not read in (the batch opens it confined) */
+    size_t n = 0, cap = b->npaths + (b->list ? len / 2 + 1 : 0) + 1;
+    char **all = calloc(cap, sizeof *all);
+    int status = -1, oom = !all;
+    names nm;
+    memset(&nm, 0, sizeof nm);
+    nm.b = b;
+    for (const char *name; !oom && status < 0 && (b->list || nm.i < b->npaths) && (name = next_name(&nm, &status));)
+        oom = !(all[n++] = strdup(name));
+    free(nm.line);
+    if (b->list) rewind(b->list);
+    else if (!oom && b->files_from) oom = !(all[n++] = strdup(b->files_from));
+    if (oom) {
+        fprintf(stderr, "npzstream: out of memory\n");
+        status = 2;
+    }
+    if (status < 0) {
+        s.read_files = (const char **)all;
+        s.n_read_files = n;
+        if (cli_confine(&s) < 0) status = 2;
+    }
+    for (size_t i = 0; all && i < n; i++) free(all[i]);
+    free(all);
     return status;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "npzstream.h"
+#include "npzstream_inv.h"
 #include "../report/report.h"
 
 /* ---- opts.c: the options ---------------------------------------------------------------------- */
@@ -21,6 +22,7 @@ typedef struct opts {
     npzs_policy *policy;  /* --policy FILE, compiled */
     int sha256;           /* --sha256: every member's SHA-256 */
     unsigned parallel;    /* -P N: check or ls N files at once (0, 1: one at a time) */
+    int no_sandbox;       /* --no-sandbox: check, ls and extract not confined (sandbox.h) */
 } opts;
 
 extern const char EXIT_HELP[];
@@ -31,6 +33,8 @@ void limits_print(FILE *f, int man); /* `help limits [--man]` */
 const char *limit_flag(const char *field);
 /* A decimal number, digits only (no sign, no space); 0 or -1. */
 int cli_parse_u64(const char *s, uint64_t *v);
+/* A size: digits and an optional suffix (K M G T P E, Ki Mi Gi Ti Pi Ei); 0 or -1. */
+int cli_parse_size(const char *s, uint64_t *v);
 void opts_init(opts *o);
 void opts_free(opts *o);
 /* A limit or lenient flag at argv[*i] ("--flag N" or "--flag=N").  Returns 1 if it was one (and
@@ -41,9 +45,12 @@ int parse_limit(opts *o, int argc, char **argv, int *i);
 typedef struct batch {
     opts op;
     int json, jsonl, quiet, null_sep, sequence;
+    int keep_going;          /* --keep-going: the inventory walker beside the parser (file_run.inv) */
     const char *files_from;  /* a list of names (one a line, or NUL-separated with -0); "-": stdin */
     const char **paths;
     size_t npaths;
+    FILE *list;              /* --files-from's names read in before the sandbox (batch_confine) */
+    char *list_buf;
 } batch;
 /* Options of check and ls.  Returns -1 to go on, or the exit status (0 after --help, 2 on a
  * usage error, the message printed). */
@@ -125,6 +132,14 @@ typedef int (*event_fn)(void *ctx, const npzs_event *ev);
  * at are those every check read. */
 int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, event_fn fn, void *ctx, char *err,
           size_t errlen);
+/* The same with the inventory walker inv (not NULL: --keep-going) fed every byte of the input
+ * after the parser, to its end: the parser's status once the input has ended; the walker is told
+ * the parser's error offset before the bytes past it (npzs_inv_check_after), and finished. */
+int drive_inv(npzs_parser *p, npzs_inv *inv, int fd, const char *label, const opts *op, int data, event_fn fn,
+              void *ctx, char *err, size_t errlen);
+/* The thread's walker for --keep-going (reset for each input, released by batch_end); NULL out of
+ * memory (said). */
+npzs_inv *batch_inv(const opts *o);
 /* Open FILE (or stdin) and make a parser with the options' limits; NULL (all released, the reason
  * said on stderr) when either fails. */
 npzs_parser *open_parser(const char *path, const opts *op, const char **label, int *fd);
@@ -138,6 +153,7 @@ typedef struct file_run {
     npzs_parser *p;
     int fd;
     int verdict;      /* file_drive: the parser decided (accepted, or rejected with its error) */
+    npzs_inv *inv;    /* --keep-going: the thread's walker, fed the whole input (file_begin) */
     const char *label;
     char err[256];    /* why the input could not be opened or read */
 } file_run;
@@ -155,6 +171,10 @@ typedef int (*file_fn)(const char *path, const batch *b, void *ctx);
 /* Every FILE, then every name of --files-from (stdin alone when there is neither), one at a time
  * or -P N at once; the worst status of all (2 > 1 > 0). */
 int batch_run(const batch *b, file_fn fn, void *ctx);
+/* The process confined (sandbox.h) to reading the batch's FILEs and --files-from's names, which are
+ * read in first for that (a list that cannot be read is said when the batch reads it); nothing
+ * with --no-sandbox.  Returns -1 to go on, or 2 (said on stderr). */
+int batch_confine(batch *b);
 
 /* ---- the commands: argc/argv are the arguments after the command's name ----------------------- */
 
@@ -164,11 +184,13 @@ void usage_ls(FILE *f);
 void usage_extract(FILE *f);
 void usage_trace(FILE *f);
 void usage_refs(FILE *f);
+void usage_scan(FILE *f);
 int cmd_check(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_extract(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_refs(int argc, char **argv);
+int cmd_scan(int argc, char **argv);
 int cmd_vlen(int argc, char **argv);
 
 #endif

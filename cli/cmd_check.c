@@ -26,6 +26,9 @@ void usage_check(FILE *f) {
                "                        are newline-separated and taken byte for byte (a '\\r' stays)\n"
                "  -P N, --parallel N    check N files at once (at most 64): the output in the input's\n"
                "                        order, the same bytes as one at a time\n"
+               "  --keep-going          after a rejection, list every member the stream can still frame\n"
+               "                        (local headers, then the central directory), each with its own\n"
+               "                        status and error; the verdict stays the first error (README.md)\n"
                "  --sequence            the input is .npy arrays back to back (repeated np.save to one\n"
                "                        stream): each is a member; the end must fall between two arrays\n"
                "Sizes take a suffix: K M G T P E (powers of 1000), Ki Mi Gi Ti Pi Ei (powers of 1024).\n%s",
@@ -47,6 +50,7 @@ static int check_file(const char *path, const batch *b, void *unused) {
     if (st >= 0) return st;
     check_report c; /* the report the WebAssembly module prints too (wasm/shim.c) */
     check_report_init(&c, b->json || b->jsonl, b->quiet, OUT);
+    c.inv = r.inv;
     npzs_events(r.p, check_report_events(&c)); /* only the events the output reads */
     int status = file_drive(&r, b, check_cb, &c);
     if (r.verdict) check_report_verdict(&c, status == 0, r.p, r.label, b->jsonl ? r.label : NULL); /* once */
@@ -58,6 +62,7 @@ static int check_file(const char *path, const batch *b, void *unused) {
 int cmd_check(int argc, char **argv) {
     batch b;
     int pr = batch_parse(argc, argv, &b, usage_check, usage);
+    if (pr < 0) pr = batch_confine(&b);
     if (pr < 0) pr = batch_run(&b, check_file, NULL);
     batch_free(&b);
     return pr;

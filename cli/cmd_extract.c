@@ -31,6 +31,7 @@
 
 #include "cli.h"
 #include "output.h"
+#include "sandbox.h"
 
 void usage_extract(FILE *f) {
     fprintf(f,
@@ -549,7 +550,12 @@ static int extract_run(int argc, char **argv, opts *op) {
     int fd;
     npzs_parser *p = open_parser(path, op, &label, &fd);
     int status = 2;
-    if (p) status = drive(p, fd, label, op, 1, ex_cb, &c, NULL, 0);
+    /* confined once the input is open: writes only beneath the destination (OUT's directory, or
+     * DIR's parent, where the staging directory is), none when the member goes to stdout */
+    int wfd = c.all ? a.parentfd : c.dirfd;
+    cli_confine_spec sb = {.prog = "npzstream", .write_dirfds = &wfd, .n_write_dirfds = wfd >= 0,
+                           .hashing = op->sha256, .off = op->no_sandbox};
+    if (p && cli_confine(&sb) == 0) status = drive(p, fd, label, op, 1, ex_cb, &c, NULL, 0);
     if (status == 0 && !c.all && c.state != 2) {
         if (npzs_format_of(p) == NPZS_FORMAT_NPY)
             cli_say("npzstream", label, NULL, NULL, ": a plain .npy has no members: nothing to extract");

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "output.h"
+#include "../report/keep.h"
 
 void usage_ls(FILE *f) {
     fprintf(f,
@@ -22,6 +23,8 @@ void usage_ls(FILE *f) {
             "                        stored_size, data_size, crc32 per member and a summary\n"
             "                        (input_bytes only when the input is accepted)\n"
             "  --jsonl               one such object per file, with a \"file\" key\n"
+            "  --keep-going          after a rejection, list every member the stream can still\n"
+            "                        frame, each with its status and error (as for check)\n"
             "  -q, --files-from, -0, -P N, --sequence: as for check\n"
             "%s%s", limits_help(), EXIT_HELP);
 }
@@ -91,7 +94,7 @@ static int ls_file(const char *path, const batch *b, void *vmany) {
     npzs_format fmt = npzs_format_of(p);
     if (r.verdict && !b->quiet) {
         if (c.json) {
-            print_json(OUT, &c.o, status == 0, fmt, p, 1, b->jsonl ? label : NULL);
+            print_json_kept(OUT, &c.o, status == 0, fmt, p, 1, b->jsonl ? label : NULL, r.inv);
         } else {
             uint64_t td = 0, ts = 0;
             for (size_t i = 0; i < c.o.n; i++) { td += DATA_SIZE(&c.o.m[i]); ts += c.o.m[i].csize; }
@@ -108,6 +111,12 @@ static int ls_file(const char *path, const batch *b, void *vmany) {
                 text_rejection(&w, p);
                 wb_flush(&w);
             }
+            if (r.inv) {
+                wbuf w;
+                wb_init(&w, OUT);
+                text_kept(&w, r.inv, c.o.n, status == 0 ? NULL : p);
+                wb_flush(&w);
+            }
             if (many) fprintf(OUT, "\n");
         }
     }
@@ -120,7 +129,8 @@ int cmd_ls(int argc, char **argv) {
     int pr = batch_parse(argc, argv, &b, usage_ls, usage_ls);
     if (pr < 0) {
         int many = b.npaths > 1 || b.files_from != NULL;
-        pr = batch_run(&b, ls_file, &many);
+        pr = batch_confine(&b);
+        if (pr < 0) pr = batch_run(&b, ls_file, &many);
     }
     batch_free(&b);
     return pr;

@@ -7,7 +7,8 @@
  *   npzstream trace [LIMITS] [FILE|-]
  *   npzstream refs [--url URL] [LIMITS] [FILE|-]   (cli/cmd_refs.c)
  *   npzstream vlen ...                       (cli/cmd_vlen.c)
- *   npzstream help [COMMAND] | --help | --version
+ *   npzstream scan [-r] [--jsonl] [--sarif [FILE]] PATH...   (cli/cmd_scan.c)
+ *   npzstream help [COMMAND] | --help | --version | --sandbox-info
  *
  * Every command reads FILE or stdin sequentially (never seeks).  Exit 0:
  * accepted, 1: rejected, 2: usage, I/O or out-of-memory error.  The output of
@@ -25,6 +26,7 @@
 #endif
 
 #include "cli.h"
+#include "sandbox.h"
 
 static void usage_all(FILE *f) {
     fprintf(f,
@@ -34,8 +36,10 @@ static void usage_all(FILE *f) {
             "       npzstream extract --all -d DIR [OPTIONS] [FILE|-]           every member, all or nothing\n"
             "       npzstream trace [OPTIONS] [FILE|-]                          the parse, record by record\n"
             "       npzstream refs [--url URL] [OPTIONS] [FILE|-]               kerchunk references, after the verdict\n"
+            "       npzstream scan [-r] [--jsonl] [--sarif [FILE]] [OPTIONS] PATH... pickles in model files\n"
             "       npzstream vlen ...                                         (npzstream vlen --help)\n"
             "       npzstream help [COMMAND] | help rules | explain RULE | --help | --version\n"
+            "       npzstream --sandbox-info                                   what confines check, ls and extract\n"
             "Reads a NumPy .npy or .npz file as a stream (FILE, or stdin for '-' or none);\n"
             "never seeks, so pipes and sockets work.  OPTIONS are the limits below and --feed.\n"
             "An .npz is valid only once its central directory was checked at the very end.\n\n"
@@ -87,6 +91,7 @@ static int help(const char *cmd) {
     else if (!strcmp(cmd, "extract")) usage_extract(stdout);
     else if (!strcmp(cmd, "trace")) usage_trace(stdout);
     else if (!strcmp(cmd, "refs")) usage_refs(stdout);
+    else if (!strcmp(cmd, "scan")) usage_scan(stdout);
     else if (!strcmp(cmd, "vlen")) {
         char h[] = "--help";
         char *args[] = {h, NULL};
@@ -118,6 +123,10 @@ static int run(int argc, char **argv) {
         printf("npzstream %s\n", NPZS_VERSION);
         return 0;
     }
+    if (argc >= 2 && !strcmp(argv[1], "--sandbox-info")) {
+        cli_sandbox_info(stdout);
+        return 0;
+    }
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         usage_all(stdout);
         return 0;
@@ -142,6 +151,7 @@ static int run(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "vlen")) return cmd_vlen(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "trace")) return cmd_trace(argc - 2, argv + 2);
     if (argc >= 2 && !strcmp(argv[1], "refs")) return cmd_refs(argc - 2, argv + 2);
+    if (argc >= 2 && !strcmp(argv[1], "scan")) return cmd_scan(argc - 2, argv + 2);
     if (argc < 2 || strcmp(argv[1], "check") != 0) {
         usage(stderr);
         return 2;

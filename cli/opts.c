@@ -2,11 +2,14 @@
  * --sha256, -j and -P; and those of check and ls (the output mode, FILEs and --files-from). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -45,6 +48,9 @@ static const char LIMITS_REST[] =
     "                        --jobs-memory is its former name)\n"
     "  --inflate-zlib        inflate with zlib alone (slower; the default decoder's verdict and\n"
     "                        bytes are zlib's, see SECURITY.md \"The inflater\")\n"
+    "  --no-sandbox          (check, ls, extract) do not confine the process: by default, once its\n"
+    "                        inputs are open, it may read only them, write only its destination\n"
+    "                        (extract), and never exec, fork or open a socket (npzstream --sandbox-info)\n"
     "Your rules (README.md, \"Policies\"):\n"
     "  --policy FILE         accept only files the JSON policy in FILE describes (members, dtypes,\n"
     "                        shapes, values, hashes); a violation is a rejection (code policy)\n"
@@ -120,7 +126,7 @@ int cli_parse_u64(const char *s, uint64_t *v) {
 
 /* A size: digits, then nothing or one suffix of SI (K M G T P E: powers of 1000) or IEC (Ki Mi Gi
  * Ti Pi Ei: powers of 1024); no sign, no space, no fraction; 0 or -1 (also on overflow). */
-static int cli_parse_size(const char *s, uint64_t *v) {
+int cli_parse_size(const char *s, uint64_t *v) {
     if (!s || *s < '0' || *s > '9') return -1;
     uint64_t x = 0;
     for (; *s >= '0' && *s <= '9'; s++) {
@@ -154,16 +160,30 @@ void opts_free(opts *o) {
     o->policy = NULL;
 }
 
-/* --policy FILE: read (at most 1 MiB) and compiled; a fault is a usage error naming the line,
- * column and field. */
+/* --policy FILE: a regular file (a FIFO, a device or a directory is refused, never waited on: opened
+ * without blocking, then looked at), read (at most 1 MiB) and compiled; a fault is a usage error
+ * naming the line, column and field. */
 static int load_policy(opts *o, const char *path) {
     if (!path || !*path) {
         fprintf(stderr, "npzstream: --policy needs a file (JSON, README.md \"Policies\")\n");
         return -1;
     }
-    FILE *f = fopen(path, "rb");
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        fprintf(stderr, "npzstream: --policy %s: %s\n", path, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        fprintf(stderr, "npzstream: --policy %s: not a regular file (a policy is read from a file)\n", path);
+        close(fd);
+        return -1;
+    }
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
         fprintf(stderr, "npzstream: --policy %s: %s\n", path, strerror(errno));
+        close(fd);
         return -1;
     }
     size_t cap = (1u << 20) + 1, n = 0;
@@ -220,6 +240,10 @@ int parse_limit(opts *o, int argc, char **argv, int *i) {
     if (!strcmp(a, "--policy") || !strncmp(a, "--policy=", 9)) {
         const char *v = a[8] == '=' ? a + 9 : (*i + 1 < argc ? argv[++*i] : NULL);
         return load_policy(o, v) < 0 ? -1 : 1;
+    }
+    if (!strcmp(a, "--no-sandbox")) {
+        o->no_sandbox = 1;
+        return 1;
     }
     if (!strcmp(a, "--sha256")) {
         if (!npzs_sha256_built()) {
@@ -301,6 +325,7 @@ int batch_parse(int argc, char **argv, batch *b, void (*help)(FILE *), void (*ba
         else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) b->quiet = 1;
         else if (!strcmp(a, "-0") || !strcmp(a, "--null")) b->null_sep = 1;
         else if (!strcmp(a, "--sequence")) b->sequence = 1;
+        else if (!strcmp(a, "--keep-going")) b->keep_going = 1;
         else if (!strcmp(a, "--files-from") || !strncmp(a, "--files-from=", 13)) {
             const char *v = a[12] == '=' ? a + 13 : (i + 1 < argc ? argv[++i] : NULL);
             if (!v || !*v) { fprintf(stderr, "npzstream: --files-from needs a file name ('-' for stdin)\n"); return 2; }
@@ -325,6 +350,10 @@ int batch_parse(int argc, char **argv, batch *b, void (*help)(FILE *), void (*ba
                         "object per file\n");
         return 2;
     }
+    if (b->keep_going && b->sequence) {
+        fprintf(stderr, "npzstream: --keep-going lists the members of an archive; --sequence reads .npy arrays\n");
+        return 2;
+    }
     if (b->null_sep && !b->files_from) { fprintf(stderr, "npzstream: -0 goes with --files-from\n"); return 2; }
     if (b->files_from && !strcmp(b->files_from, "-"))
         for (size_t k = 0; k < b->npaths; k++)
@@ -342,5 +371,7 @@ int batch_parse(int argc, char **argv, batch *b, void (*help)(FILE *), void (*ba
 
 void batch_free(batch *b) {
     free(b->paths);
+    if (b->list) fclose(b->list);
+    free(b->list_buf);
     opts_free(&b->op);
 }

@@ -44,6 +44,14 @@ static _Thread_local npzs_parser *kept;
 static _Thread_local const opts *kept_for;
 static _Thread_local npzs_par *kept_q;      /* the helper of -j N (batch_helper) */
 static _Thread_local npzs_parser *kept_q_p;
+static _Thread_local npzs_inv *kept_inv;    /* --keep-going's walker */
+
+npzs_inv *batch_inv(const opts *o) {
+    if (!kept_inv) kept_inv = npzs_inv_new(&o->lim, NULL);
+    else npzs_inv_reset(kept_inv);
+    if (!kept_inv) fprintf(ERR, "npzstream: out of memory (--keep-going)\n");
+    return kept_inv;
+}
 
 static npzs_parser *batch_parser(const opts *o) {
     npzs_parser *p = kept;
@@ -105,6 +113,8 @@ void parser_free(npzs_parser *p) {
 }
 
 void batch_end(void) {
+    npzs_inv_free(kept_inv);
+    kept_inv = NULL;
     parser_free(kept);
     kept = NULL;
     kept_for = NULL;
@@ -124,6 +134,9 @@ typedef struct drive_ctx {
     uint64_t feed;
     char *err;
     size_t errlen;
+    /* --keep-going */
+    npzs_inv *inv;
+    int final, eof; /* the parser's status (-1: none yet); the input ended */
 } drive_ctx;
 
 static int drive_push(void *vc, npzs_in *in) {
@@ -142,6 +155,32 @@ static int drive_push(void *vc, npzs_in *in) {
 static void drive_eof(void *vc) {
     drive_ctx *d = vc;
     npzs_finish(d->p);
+}
+
+/* --keep-going: the parser first (until its status), then the walker takes the whole slice; the
+ * status is given back only once the input has ended. */
+static int drive_push_inv(void *vc, npzs_in *in) {
+    drive_ctx *d = vc;
+    size_t from = in->pos;
+    if (d->final < 0) {
+        d->final = drive_push(d, in);
+        if (d->final >= 0 && npzs_error(d->p)) npzs_inv_check_after(d->inv, npzs_error_offset(d->p));
+    }
+    if (npzs_inv_push(d->inv, (const uint8_t *)in->src + from, in->size - from) != 0) {
+        fprintf(ERR, "npzstream: out of memory (--keep-going)\n");
+        return 2;
+    }
+    in->pos = in->size;
+    if (!d->eof) return -1;
+    if (d->final < 0) { fprintf(ERR, "npzstream: internal error: no verdict\n"); return 2; }
+    return d->final;
+}
+
+static void drive_eof_inv(void *vc) {
+    drive_ctx *d = vc;
+    d->eof = 1;
+    if (d->final < 0) drive_eof(d);
+    npzs_inv_finish(d->inv);
 }
 
 /* The rest of a mapped file (io.c, "a regular file mapped") from `from` on, pushed in slices of
@@ -187,12 +226,19 @@ static int map_rest(void *vc, uint64_t off) {
 
 int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, event_fn fn, void *ctx, char *err,
           size_t errlen) {
-    drive_ctx d = {p, NULL, fn, ctx, fd, 0, label, op->feed, err, errlen};
+    return drive_inv(p, NULL, fd, label, op, data, fn, ctx, err, errlen);
+}
+
+int drive_inv(npzs_parser *p, npzs_inv *inv, int fd, const char *label, const opts *op, int data, event_fn fn,
+              void *ctx, char *err, size_t errlen) {
+    drive_ctx d = {p, NULL, fn, ctx, fd, 0, label, op->feed, err, errlen, inv, -1, 0};
     if (op->jobs > 1 && !(d.q = batch_helper(p, op, data))) {
         fprintf(ERR, "npzstream: --inflate-threads %u: cannot start the workers (out of memory)\n", op->jobs);
         return 2;
     }
     if (d.q && npzs_par_stable_input(d.q, 0) != 0) return 2; /* cannot happen: a new input */
+    if (inv) /* every byte to the walker too: read to the end, never mapped */
+        return cli_read_loop_err(fd, "npzstream", label, op->feed, drive_push_inv, drive_eof_inv, &d, err, errlen, NULL);
     cli_divert_fn divert = d.q && !data_read(op, data) ? map_rest : NULL;
     return cli_read_loop_err(fd, "npzstream", label, op->feed, drive_push, drive_eof, &d, err, errlen, divert);
 }
@@ -221,6 +267,7 @@ int io_failure(const batch *b, const char *label, const char *why) {
 int file_begin(const char *path, const batch *b, file_run *r) {
     r->err[0] = 0;
     r->verdict = 0;
+    r->inv = NULL;
     r->fd = cli_open(path, &r->label, r->err, sizeof r->err);
     if (r->fd < 0) return io_failure(b, r->label, r->err);
     r->p = batch_parser(&b->op);
@@ -229,11 +276,15 @@ int file_begin(const char *path, const batch *b, file_run *r) {
         return 2;
     }
     if (b->sequence) npzs_npy_sequence(r->p);
+    if (b->keep_going && !(r->inv = batch_inv(&b->op))) {
+        file_end(r, b, NULL);
+        return 2;
+    }
     return -1;
 }
 
 int file_drive(file_run *r, const batch *b, event_fn fn, void *ctx) {
-    int status = drive(r->p, r->fd, r->label, &b->op, 0, fn, ctx, r->err, sizeof r->err);
+    int status = drive_inv(r->p, r->inv, r->fd, r->label, &b->op, 0, fn, ctx, r->err, sizeof r->err);
     if (status == 2 && r->err[0]) /* the input could not be read whole: no verdict, whatever the parser said */
         io_failure(b, r->label, r->err);
     else
@@ -243,7 +294,7 @@ int file_drive(file_run *r, const batch *b, event_fn fn, void *ctx) {
 
 void file_end(file_run *r, const batch *b, out *o) {
     fflush(OUT);
-    out_free(o);
+    if (o) out_free(o);
     parser_done(r->p, &b->op);
     if (r->fd) close(r->fd);
 }

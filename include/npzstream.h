@@ -137,6 +137,16 @@ const char *npzs_sniff_name(int sniff);
  *  Lifetime  static text.
  *  Threads   any.
  *  Added in  0.5.0. */
+/* What len bytes look like, as a blob's sniff says it (NPZS_SNIFF_*; NPZS_SNIFF_NPY is never
+ * returned): data is the first bytes of a content (at most the first 16 are read), ended says
+ * they are all of it (`npzstream scan` names a top-level pickle with it). */
+int npzs_sniff_bytes(const void *data, size_t len, int ended);
+/*  Returns   an NPZS_SNIFF_* kind other than NPZS_SNIFF_NPY; NPZS_SNIFF_EMPTY for data NULL or
+ *            len 0.
+ *  Errors    none.
+ *  Lifetime  data is read during the call only.
+ *  Threads   any.
+ *  Added in  0.7.0. */
 typedef enum npzs_kind { NPZS_KIND_ARRAY = 1, NPZS_KIND_BLOB = 2 } npzs_kind;
 
 #define NPZS_METHOD_STORED 0
@@ -519,6 +529,19 @@ uint64_t npzs_error_content_offset(const npzs_parser *p);
  *  Threads   any thread that does not call the parser at the same time.
  *  Added in  npzs_error, _offset, _message, _member, _member_name, _content_offset 0.1.0; _rule
  *            0.2.0; _detail, _hint and the rules' table 0.5.0. */
+
+/* The numbers of a limit rejection: *name the limit ("max_members", "max_total_bytes",
+ * "max_memory", "max_name_len", "max_extra_len", "max_fields", "max_depth"), *value its value in
+ * force and *needed what the input needed or declared in the limit's unit (members, bytes,
+ * fields, levels; for an inflated member longer than it declared, one more than the limit: all
+ * the input had shown).  Any pointer may be NULL. */
+int npzs_error_limit(const npzs_parser *p, const char **name, uint64_t *value, uint64_t *needed);
+/*  Returns   1 when the error is `limit` (LIMIT.*) and the library knows its numbers; 0 otherwise
+ *            (*name NULL, the numbers 0), a NULL parser too.
+ *  Errors    none.
+ *  Lifetime  *name is static text.
+ *  Threads   any thread that does not call the parser at the same time.
+ *  Added in  0.8.0. */
 
 const char *npzs_error_name(int code);   /* "truncated", ... ; "unknown" otherwise */
 const char *npzs_strerror(int code);     /* default message */

@@ -6,5 +6,5 @@ cover:
 	@for f in $(SRC); do \
 	  $(CC) $(CSTD) -O0 -g --coverage $(INC) $(TEST_DEF) -Isrc -c $$f -o $(COV)/$$(basename $$f .c).o || exit 1; done
 	$(CC) $(CSTD) -O0 -g --coverage $(INC) $(TEST_DEF) -Isrc -Ifuzz -o $(COV)/test_api $(TEST_API_SRC) $(COV)/*.o $(LDLIBS) -pthread
-	$(CC) $(CSTD) -O0 -g --coverage $(INC) -Isrc -o $(COV)/npzstream $(CLI_SRC) $(COV)/*.o $(LDLIBS)
+	$(CC) $(CSTD) -O0 -g --coverage $(INC) $(SECCOMP_DEF) -Isrc -o $(COV)/npzstream $(CLI_SRC) $(COV)/*.o $(LDLIBS) $(CLI_LIBS)
 	$(PYTHON) tests/cover.py $(COV) $(SRC)

@@ -8,6 +8,8 @@
 # cannot be done (no python3-venv, no network) says so; the suite then skips that environment.
 PKG_PY     ?= python3
 
+# what the type checks import besides the package: the frameworks of npzstream.starlette and npzstream.aiohttp
+TYPES_FRAMEWORKS ?= starlette aiohttp python-multipart
 .PHONY: python-env
 python-env:
 	@set -u; mkdir -p build; \
@@ -22,8 +24,8 @@ python-env:
 	    echo "python-env: .venv-pkg-np2: npzstream on $$(.venv-pkg-np2/bin/python -c 'import numpy,sys; print("NumPy", numpy.__version__, "Python", sys.version.split()[0])')"; \
 	  else echo "python-env: .venv-pkg-np2: pip install ./python failed (build/pip-pkg-np2.log)"; tail -5 build/pip-pkg-np2.log; fi; \
 	else echo "python-env: .venv-pkg-np2 skipped: no venv with numpy>=2 and pytest (offline?)"; rm -rf .venv-pkg-np2; fi; \
-	if [ -x .venv-pkg-np2/bin/python ] && ! .venv-pkg-np2/bin/python -c 'import mypy, ruff' 2>/dev/null; then \
-	  .venv-pkg-np2/bin/pip install -q mypy ruff >build/pip-types.log 2>&1 || \
+	if [ -x .venv-pkg-np2/bin/python ] && ! .venv-pkg-np2/bin/python -c 'import mypy, ruff, starlette, aiohttp, python_multipart' 2>/dev/null; then \
+	  .venv-pkg-np2/bin/pip install -q mypy ruff $(TYPES_FRAMEWORKS) >build/pip-types.log 2>&1 || \
 	    echo "python-env: .venv-pkg-np2: no mypy and ruff (build/pip-types.log): the type checks will be skipped"; fi
 
 # make web-env: .venv-web, the web recipes' environment (tests/web; make test-all): the python3
@@ -31,7 +33,7 @@ python-env:
 # Flask (all at once, or one by one when that fails: a framework that cannot be installed is named,
 # and its tests skip), and the package.  Made once (rm -rf .venv-web to start again); the package is reinstalled on every run.
 WEB_BASE       ?= numpy pytest httpx
-WEB_FRAMEWORKS ?= fastapi uvicorn aiohttp django flask
+WEB_FRAMEWORKS ?= fastapi uvicorn aiohttp django flask python-multipart
 .PHONY: web-env
 web-env:
 	@set -u; mkdir -p build; \

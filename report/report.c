@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "keep.h"
 /* a structured dtype's field names as text: the table write.c spells names with */
 #include "../src/bytes/text.h"
 
@@ -58,7 +59,7 @@ static char *cur_hex32(char *o, uint32_t v) { /* 8 bytes */
     return o + 8;
 }
 
-static void put_u64(wbuf *f, uint64_t v) { wb_done(f, cur_u64(wb_room(f, 20), v)); }
+void json_u64(wbuf *f, uint64_t v) { wb_done(f, cur_u64(wb_room(f, 20), v)); }
 
 static void put_hex(wbuf *f, const uint8_t *b, size_t n) { /* n <= 64 */
     char *o = wb_room(f, 2 * n);
@@ -68,15 +69,76 @@ static void put_hex(wbuf *f, const uint8_t *b, size_t n) { /* n <= 64 */
 
 /* ---- the JSON object ---- */
 
-static void json_key(wbuf *f, const member *m) {
-    size_t n = m->name_len;
-    if (n > 4 && memcmp(m->name + n - 4, ".npy", 4) == 0) n -= 4;
-    json_bytes(f, "key", m->name, n);
+void json_name_key(wbuf *f, const char *name, size_t n) {
+    json_bytes(f, "name", name, n);
+    wb_s(f, ", ");
+    if (n > 4 && memcmp(name + n - 4, ".npy", 4) == 0) n -= 4;
+    json_bytes(f, "key", name, n);
 }
 
 /* ext = 0: exactly the `check --json` contract.  ext = 1 (`ls --json`): the same object with
  * more keys per member and a "summary" object. */
 void print_json(FILE *sink, const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext, const char *file) {
+    print_json_kept(sink, o, ok, fmt, p, ext, file, NULL);
+}
+
+void report_error_of(report_error *e, const npzs_parser *p) {
+    e->code = npzs_error_name(npzs_error(p));
+    e->offset = npzs_error_offset(p);
+    e->member = npzs_error_member_name(p, &e->member_len);
+    e->member_index = npzs_error_member(p);
+    e->message = npzs_error_message(p);
+    e->content_offset = npzs_error_content_offset(p);
+    e->rule = npzs_error_rule(p);
+    e->detail = npzs_error_detail(p);
+    e->hint = npzs_error_hint(p);
+    if (!npzs_error_limit(p, &e->limit, &e->limit_value, &e->limit_needed)) e->limit = NULL;
+}
+
+void json_error(wbuf *f, const report_error *e) {
+    wb_s(f, "{\"code\": \"");
+    wb_s(f, e->code);
+    wb_s(f, "\", \"offset\": ");
+    json_u64(f, e->offset);
+    wb_s(f, ", ");
+    if (e->member) json_bytes(f, "member", e->member, e->member_len); else wb_s(f, "\"member\": null");
+    if (e->member_index >= 0) {
+        wb_s(f, ", \"member_index\": ");
+        json_u64(f, (uint64_t)e->member_index);
+    }
+    wb_s(f, ", \"message\": ");
+    json_str(f, e->message, strlen(e->message));
+    if (e->content_offset != UINT64_MAX) {
+        wb_s(f, ", \"content_offset\": ");
+        json_u64(f, e->content_offset);
+    }
+    if (e->rule) {
+        wb_s(f, ", \"rule\": \"");
+        wb_s(f, e->rule);
+        wb_c(f, '"');
+    }
+    if (e->detail) { /* added in 0.5.0: a policy violation in words */
+        wb_s(f, ", \"detail\": ");
+        json_str(f, e->detail, strlen(e->detail));
+    }
+    if (e->hint) { /* added in 0.5.0: what the user can do */
+        wb_s(f, ", \"hint\": ");
+        json_str(f, e->hint, strlen(e->hint));
+    }
+    if (e->limit) { /* added in 0.8.0: a limit's numbers */
+        wb_s(f, ", \"limit\": {\"name\": \"");
+        wb_s(f, e->limit);
+        wb_s(f, "\", \"value\": ");
+        json_u64(f, e->limit_value);
+        wb_s(f, ", \"needed\": ");
+        json_u64(f, e->limit_needed);
+        wb_c(f, '}');
+    }
+    wb_c(f, '}');
+}
+
+void print_json_kept(FILE *sink, const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext, const char *file,
+                     const npzs_inv *inv) {
     wbuf w, *f = &w;
     wb_init(f, sink);
     wb_c(f, '{');
@@ -91,9 +153,7 @@ void print_json(FILE *sink, const out *o, int ok, npzs_format fmt, const npzs_pa
         const member *m = &o->m[i];
         wb_s(f, i ? ", {" : "{");
         if (m->name) {
-            json_bytes(f, "name", m->name, m->name_len);
-            wb_s(f, ", ");
-            json_key(f, m);
+            json_name_key(f, m->name, m->name_len);
         } else {
             wb_s(f, "\"name\": null, \"key\": null");
         }
@@ -101,26 +161,26 @@ void print_json(FILE *sink, const out *o, int ok, npzs_format fmt, const npzs_pa
         wb_s(f, m->method == NPZS_METHOD_DEFLATED ? ", \"method\": \"deflated\"" : ", \"method\": \"stored\"");
         if (m->kind == NPZS_KIND_ARRAY) {
             wb_s(f, ", \"version\": [");
-            put_u64(f, (uint64_t)m->vmaj);
+            json_u64(f, (uint64_t)m->vmaj);
             wb_s(f, ", ");
-            put_u64(f, (uint64_t)m->vmin);
+            json_u64(f, (uint64_t)m->vmin);
             wb_s(f, "], \"dtype\": ");
             json_str(f, m->dtype, strlen(m->dtype));
             wb_s(f, ", \"shape\": [");
             for (uint32_t k = 0; k < m->ndim; k++) {
                 if (k) wb_s(f, ", ");
-                put_u64(f, m->shape[k]);
+                json_u64(f, m->shape[k]);
             }
             wb_s(f, m->fortran ? "], \"fortran_order\": true, \"nbytes\": " : "], \"fortran_order\": false, \"nbytes\": ");
-            put_u64(f, m->nbytes);
+            json_u64(f, m->nbytes);
             wb_s(f, ", \"data_crc32\": ");
-            put_u64(f, m->data_crc);
+            json_u64(f, m->data_crc);
             if (ext) wb_fmt(f, ", \"size\": %" PRIu64 ", \"header_len\": %" PRIu64, m->size, HEADER_LEN(m));
         } else {
             wb_s(f, ", \"size\": ");
-            put_u64(f, m->size);
+            json_u64(f, m->size);
             wb_s(f, ", \"data_crc32\": ");
-            put_u64(f, m->data_crc);
+            json_u64(f, m->data_crc);
         }
         /* added in 0.5.0: what the content looks like, and its SHA-256 when asked for */
         wb_s(f, ", \"sniff\": \"");
@@ -138,9 +198,12 @@ void print_json(FILE *sink, const out *o, int ok, npzs_format fmt, const npzs_pa
             tstored += m->csize;
             tsize += m->size;
         }
+        if (inv) wb_s(f, ", \"status\": \"ok\", \"error\": null"); /* kept going: checked by the strict parser */
         wb_c(f, '}');
     }
+    if (inv) json_kept(f, inv, o->n, ok ? NULL : p);
     wb_s(f, "], ");
+    if (inv) json_inventory(f, inv);
     if (ext) {
         wb_fmt(f, "\"summary\": {\"members\": %zu, \"data_bytes\": %" PRIu64 ", \"stored_bytes\": %" PRIu64
                    ", \"size\": %" PRIu64, o->n, tdata, tstored, tsize);
@@ -155,31 +218,9 @@ void print_json(FILE *sink, const out *o, int ok, npzs_format fmt, const npzs_pa
     if (ok) {
         wb_s(f, "null");
     } else {
-        int code = npzs_error(p);
-        size_t nl;
-        const char *nm = npzs_error_member_name(p, &nl);
-        wb_fmt(f, "{\"code\": \"%s\", \"offset\": %" PRIu64 ", ", npzs_error_name(code), npzs_error_offset(p));
-        if (nm) json_bytes(f, "member", nm, nl); else wb_s(f, "\"member\": null");
-        long mi = npzs_error_member(p);
-        if (mi >= 0) wb_fmt(f, ", \"member_index\": %ld", mi);
-        wb_s(f, ", \"message\": ");
-        const char *msg = npzs_error_message(p);
-        json_str(f, msg, strlen(msg));
-        uint64_t co = npzs_error_content_offset(p);
-        if (co != UINT64_MAX) wb_fmt(f, ", \"content_offset\": %" PRIu64, co);
-        const char *rule = npzs_error_rule(p);
-        if (rule) wb_fmt(f, ", \"rule\": \"%s\"", rule);
-        const char *detail = npzs_error_detail(p); /* added in 0.5.0: a policy violation in words */
-        if (detail) {
-            wb_s(f, ", \"detail\": ");
-            json_str(f, detail, strlen(detail));
-        }
-        const char *hint = npzs_error_hint(p); /* added in 0.5.0: what the user can do */
-        if (hint) {
-            wb_s(f, ", \"hint\": ");
-            json_str(f, hint, strlen(hint));
-        }
-        wb_c(f, '}');
+        report_error e;
+        report_error_of(&e, p);
+        json_error(f, &e);
     }
     wb_s(f, "}\n");
     wb_flush(f);
@@ -353,6 +394,10 @@ void text_rejection(wbuf *f, const npzs_parser *p) {
         wb_s(f, ": ");
         safe_words(f, detail, strlen(detail));
     }
+    const char *lname;
+    uint64_t lvalue, lneeded;
+    if (npzs_error_limit(p, &lname, &lvalue, &lneeded))
+        wb_fmt(f, " (needs %" PRIu64 "; %s is %" PRIu64 ")", lneeded, lname, lvalue);
     if (rule) wb_fmt(f, " [%s]", rule);
     wb_c(f, '\n');
     if (hint) {
@@ -532,6 +577,13 @@ int check_report_event(check_report *r, const npzs_event *ev) {
 void check_report_verdict(check_report *r, int ok, const npzs_parser *p, const char *label, const char *file) {
     npzs_format fmt = npzs_format_of(p);
     if (r->quiet) return;
-    if (r->json) print_json(r->text.f, &r->o, ok, fmt, p, 0, file);
-    else text_verdict(&r->text, r->members, ok, fmt, p, label);
+    if (r->json) {
+        print_json_kept(r->text.f, &r->o, ok, fmt, p, 0, file, r->inv);
+    } else {
+        text_verdict(&r->text, r->members, ok, fmt, p, label);
+        if (r->inv) {
+            text_kept(&r->text, r->inv, r->members, ok ? NULL : p);
+            wb_flush(&r->text);
+        }
+    }
 }

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "npzstream.h"
+#include "npzstream_inv.h"
 #include "write.h"
 
 /* ---- the summary ---------------------------------------------------------------------------- */
@@ -55,6 +56,30 @@ void *table_room(void *t, size_t *cap, size_t n, size_t size, size_t first);
 /* The JSON object of an input, to sink: ext = 0, exactly the `check --json` contract; ext = 1
  * (`ls --json`), more keys per member and a "summary"; file: a "file" key first (JSON Lines). */
 void print_json(FILE *sink, const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext, const char *file);
+/* The same with --keep-going (inv not NULL): each member has "status" and "error", and the
+ * members the inventory lists past the strict parser's follow theirs (report/keep.h). */
+void print_json_kept(FILE *sink, const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext, const char *file,
+                     const npzs_inv *inv);
+/* An error object as the JSON prints it: the file's (report_error_of: the parser's), a member's
+ * (kept going), a scan's finding. */
+typedef struct report_error {
+    const char *code;          /* npzs_error_name's, or "io", "skipped" */
+    uint64_t offset;
+    const char *member;        /* raw bytes, or NULL */
+    size_t member_len;
+    long member_index;         /* -1: none */
+    const char *message;
+    uint64_t content_offset;   /* UINT64_MAX: none */
+    const char *rule, *detail, *hint; /* or NULL */
+    const char *limit;         /* the limit a rejection broke (npzs_error_limit), or NULL */
+    uint64_t limit_value, limit_needed;
+} report_error;
+void report_error_of(report_error *e, const npzs_parser *p);
+/* "name": ..., "key": ... of a member name (the key: without ".npy"). */
+void json_name_key(wbuf *f, const char *name, size_t n);
+void json_error(wbuf *f, const report_error *e);
+/* A number, in decimal (the JSON writers' integers: no printf on the per-member path). */
+void json_u64(wbuf *f, uint64_t v);
 /* The object of an input that could not be opened or read: error.code "io" (flushed). */
 void print_io_json(FILE *sink, const char *file, const char *why);
 
@@ -80,6 +105,7 @@ typedef struct check_report {
     out o;          /* json: the members */
     size_t arr_len; /* text: the array part of the last line (arr), kept while the headers */
     size_t key_len; /*   repeat byte for byte (key: that header; key_len 0: none kept) */
+    const npzs_inv *inv; /* --keep-going: the walker's members follow the verdict (NULL: none) */
     wbuf text;      /* the sink; text: a line per member as it completes, then the verdict */
     char arr[TEXT_ARRAY_MAX];
     uint8_t key[256];

@@ -17,7 +17,6 @@
 #include "policy/policy.h"
 #include "zrec/zrec.h"
 
-#define NPZS_NPY_MAGIC "\x93NUMPY"
 #define NPZS_NO_OFFSET UINT64_MAX
 
 /* A block of recorded member names (they are compared with the central directory's). */
@@ -209,6 +208,12 @@ struct npzs_parser {
     long err_member;
     uint64_t err_coff;
     char err_detail[200];       /* a policy violation in words (npzs_error_detail) */
+    /* a limit's numbers (npzs_error_limit): its name, its value in force, what the input needed;
+     * the need is given by the check (npzs__limit_need) just before it fails */
+    const char *err_lim_name;
+    uint64_t err_lim_value, err_lim_needed;
+    uint64_t lim_need;
+    int lim_need_set;
 
     /* fixed-size record staging */
     uint8_t stage[64];
@@ -287,6 +292,12 @@ void npzs__free(npzs_parser *p, void *ptr);
 int npzs__buffer_grow(npzs_parser *p, void **buf, size_t *cap, size_t need, uint64_t off, int rule);
 static inline int npzs__buffer(npzs_parser *p, void **buf, size_t *cap, size_t need, uint64_t off, int rule) {
     return *cap >= need ? 0 : npzs__buffer_grow(p, buf, cap, need, off, rule);
+}
+/* What the input needs of the limit whose check fails next (bytes, members, fields, levels: the
+ * limit's unit); npzs__fail keeps it with the limit's name and value (npzs_error_limit). */
+static inline void npzs__limit_need(npzs_parser *p, uint64_t n) {
+    p->lim_need = n;
+    p->lim_need_set = 1;
 }
 /* Record the first error: its code, offset and rule (enum npzs_rule, which gives the message). */
 int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule);

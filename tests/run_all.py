@@ -45,11 +45,12 @@ import readers as READERS  # noqa: E402
 SMOKE_SECONDS = {"test": 4, "rest": 20}  # a fuzz smoke: seconds per harness (two at once)
 LAST = re.compile(r"^(?:(\w[\w-]*): )?(\d+) passed, (\d+) failed")
 # The Python suites run once more with the sanitizer build (--quick): those that drive the command
-# line's own code (its options, output, extract, batch pool, vlen and refs commands, the examples).
+# line's own code (its options, output, extract, batch pool, vlen, refs and scan commands, the
+# examples).
 # The library under ASan+UBSan is the C suites' (api-asan, the vectors, the fuzz smoke and replay);
 # the other suites' checks of the library through the command line repeat theirs.
-ASAN_SUITES = ("bad/test_bad.py", "cli/test_cli.py", "examples/test_examples.py", "names/test_names.py",
-               "real/test_real.py", "vlen/test_vlen.py", "engines/test_refs.py")
+ASAN_SUITES = ("bad/test_bad.py", "cli/test_cli.py", "cli/test_sandbox.py", "examples/test_examples.py",
+               "names/test_names.py", "real/test_real.py", "vlen/test_vlen.py", "engines/test_refs.py", "scan/test_scan.py")
 # the package's suites: in the package environments (make python-env), which import npzstream
 PKG_FILES = ("python/pytest_*.py", "engines/pytest_refs.py")
 # the suites that compare with np.load once more for every other reference reader (tests/readers.py)
@@ -73,8 +74,10 @@ class Run:
 
 
 def pytest_runs(tiers, plain, san):
-    b = ["--bin", os.path.join(plain, "npzstream")]
-    wasm = ["--wasm", os.path.join(plain, "wasm")]
+    # "--bin=PATH", one word: pytest finds tests/conftest.py (which defines --bin) from the paths it
+    # is given before it knows the option, and would take a separate PATH for one of them
+    b = ["--bin=" + os.path.join(plain, "npzstream")]
+    wasm = ["--wasm=" + os.path.join(plain, "wasm")]
 
     def venv(d):
         return os.path.join(ROOT, d, "bin", "python")
@@ -88,7 +91,7 @@ def pytest_runs(tiers, plain, san):
     if "rest" in tiers:
         runs.append(Run("rest", "the tests marked rest", PY, system_files(), b + wasm + ["-m", "rest"]))
         runs.append(Run("asan", "the sanitizer build", PY, ASAN_SUITES,
-                        ["--bin", os.path.join(san, "npzstream"), "--quick", "-m", "not rest"], "-asan"))
+                        ["--bin=" + os.path.join(san, "npzstream"), "--quick", "-m", "not rest"], "-asan"))
         readers, skipped = READERS.available()
         for line in skipped:
             print(line)
@@ -97,10 +100,16 @@ def pytest_runs(tiers, plain, san):
             if rd[0] != READERS.DEFAULT:
                 runs.append(Run("reader-" + rd[0], "the reader " + rd[0], path, MATRIX_FILES, b + ["-m", "not rest"],
                                 "@" + rd[0], READERS.env_for(rd, {})))
-        runs.append(Run("web", ".venv-web (make web-env)", venv(".venv-web"), ("web/pytest_web.py",), b))
+        runs.append(Run("web", ".venv-web (make web-env)", venv(".venv-web"), ("web/pytest_*.py",), b))
         # the clusters: stopped after 15 minutes
         runs.append(Run("engines", ".venv-engines (make engines-env)", venv(".venv-engines"), ("engines/pytest_engines.py",),
                         b, timeout=900))
+        # the scanner adapters against modelscan and picklescan from PyPI, on NumPy 2.x and 1.26; the
+        # pre-commit hook under pre-commit (once: it installs an environment of its own)
+        runs.append(Run("scanners", ".venv-scanners (make scanners-env)", venv(".venv-scanners"),
+                        ("scanners/pytest_scanners.py", "scanners/pytest_precommit.py"), b, "@np2"))
+        runs.append(Run("scanners-np1", ".venv-scanners-np1 (make scanners-env)", venv(".venv-scanners-np1"),
+                        ("scanners/pytest_scanners.py",), b, "@np1"))
         runs.append(Run("browser", "build/venv-selenium (make test-wasm-browser)",
                         os.path.join(plain, "venv-selenium", "bin", "python"), ("wasm/test_browser.py",), b + wasm))
     return runs
@@ -156,9 +165,11 @@ def c_suites(tiers, a, files):
             ("inflate-c", [os.path.join(a.plain, "test_fastinf")]),
             ("inflate-c-asan", [os.path.join(a.san, "test_fastinf")]),
             ("vlen-c", [os.path.join(a.plain, "test_vlen_api")]),
+            ("inv-c", [os.path.join(a.plain, "test_inv")]),
             # one sanitizer pass: the API suite over every file under ASan+UBSan
             ("api-asan", [os.path.join(a.san, "test_api")] + files),
             ("policy-c-asan", [os.path.join(a.san, "test_policy")]),
+            ("inv-c-asan", [os.path.join(a.san, "test_inv")]),
             # a library that cannot load libcrypto: every request for a hash refused
             ("policy-c-nocrypto", [os.path.join(a.plain, "nocrypto", "test_policy"), "--sha256-absent"]),
         ]

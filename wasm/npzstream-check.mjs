@@ -95,7 +95,10 @@ function parseArgs(argv) {
             if (!val) usageError('--policy needs a file (JSON, README.md "Policies")');
             let text;
             try {
-                text = fs.readFileSync(eq > 0 ? raw[i].subarray(eq + 1) : raw[i]); /* the name's bytes */
+                const name = eq > 0 ? raw[i].subarray(eq + 1) : raw[i]; /* the name's bytes */
+                /* a FIFO, a device or a directory is refused at once, never waited on (as natively) */
+                if (!fs.statSync(name).isFile()) usageError(`--policy ${val}: not a regular file (a policy is read from a file)`);
+                text = fs.readFileSync(name);
             } catch (e) {
                 usageError(`--policy ${val}: ${STRERROR[e.code] || e.message}`);
             }

@@ -1,33 +1,31 @@
 #!/usr/bin/env python3
-"""aiohttp upload endpoints for .npy/.npz files, with npzstream.
+"""aiohttp upload endpoints for .npy/.npz files, with npzstream.aiohttp.
 
-    pip install aiohttp ./python
-    python3 examples/python/web_aiohttp.py --port 8000 --upload-dir /tmp/uploads
+    pip install aiohttp python-multipart ./python
+    python3 examples/python/web_aiohttp.py --port 8000 --upload-dir /tmp/uploads --memory-budget 512Mi
+    curl -T weights.npz http://127.0.0.1:8000/load                    # PUT, the raw body
+    curl -F file=@weights.npz http://127.0.0.1:8000/spool/weights.npz # a form, as browsers send it
 
-POST /load            the arrays, loaded from request.content as it arrives, and a summary
-POST /spool/NAME      the body validated while it is written beside UPLOAD_DIR/NAME; moved into place
-                      only when accepted (fsynced, renamed), deleted when rejected
-A rejection is 400 with {"ok": false, "code", "rule", "member", "name", "offset", "message", "hint",
-"received"} as soon as the bytes decide it: the rest of the body is not read.
+GET  /ping                 {"ok": true}
+POST /load  (or PUT)       the arrays, loaded while request.content arrives, and a summary
+POST /spool/NAME (or PUT)  the file validated while it is written beside UPLOAD_DIR/NAME, moved into
+                           place only when accepted; NAME must be a plain file name and new
+The file is the body, or the field "file" of a multipart/form-data body.  All requests share one
+memory budget (--memory-budget).  A refusal is JSON holding ok (false), code, rule, message,
+detail, hint, member, name, offset, limit and received: 400 for the file's fault, 413 for a limit,
+503 with Retry-After when the budget stays full, 409 for a name that exists.
 """
 import argparse
 import os
-import re
 
 from aiohttp import web
 
 import npzstream
+import npzstream.aiohttp as upload
 
 MAX_BYTES = 256 << 20
-CHUNK = 1 << 20
+REFUSED = (npzstream.RejectedError, npzstream.UploadError)
 routes = web.RouteTableDef()
-
-
-def rejected(e, received):
-    return web.json_response({"ok": False, "code": e.code, "rule": e.rule, "member": e.member,
-                              "name": None if e.name is None else e.name.decode("utf-8", "replace"),
-                              "offset": e.offset, "message": e.message, "hint": e.hint, "received": received},
-                             status=400)
 
 
 def summary(arrays):
@@ -37,51 +35,46 @@ def summary(arrays):
             for k, a in arrays.items()}
 
 
+@routes.get("/ping")
+async def ping(request):
+    return web.json_response({"ok": True})
+
+
 @routes.post("/load")
+@routes.put("/load")
 async def load(request):
-    loader = npzstream.Loader(max_bytes=MAX_BYTES)
-    received = 0
     try:
-        async for chunk in request.content.iter_chunked(CHUNK):
-            received += len(chunk)
-            loader.feed(chunk)               # raises as soon as the bytes are bad
-        arrays = loader.finish()             # the verdict
-    except npzstream.RejectedError as e:
-        return rejected(e, received)
+        arrays = await upload.load(request, max_bytes=MAX_BYTES, budget=request.app["budget"])
+    except REFUSED as e:
+        return upload.response(e)
     return web.json_response({"ok": True, "members": summary(arrays)})
 
 
 @routes.post("/spool/{name}")
+@routes.put("/spool/{name}")
 async def spool(request):
     name = request.match_info["name"]
-    if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}", name):
-        return web.json_response({"ok": False, "code": "bad_name", "message": "a plain file name"}, status=400)
-    received = 0
-    with npzstream.spool(os.path.join(request.app["upload_dir"], name)) as sp:
-        async for chunk in request.content.iter_chunked(CHUNK):
-            received += len(chunk)
-            await sp.afeed(chunk)
-            if sp.error:
-                break
-        report = sp.finish()
-    if not report:
-        return rejected(report.error, received)
-    return web.json_response({"ok": True, "path": name, "bytes": received,
+    try:
+        report = await upload.spool(request, request.app["upload_dir"], name, budget=request.app["budget"])
+    except REFUSED as e:
+        return upload.response(e)
+    return web.json_response({"ok": True, "path": name, "bytes": report.consumed,
                               "members": [{"key": m.key, "dtype": m.dtype, "shape": m.shape}
                                           for m in report.members]})
 
 
-def make_app(upload_dir):
-    app = web.Application(client_max_size=1 << 40)  # the parser's limits bound what is kept
+def make_app(upload_dir, budget="512Mi"):
+    app = web.Application(client_max_size=1 << 40)  # the parser's limits and the budget bound what is kept
     app["upload_dir"] = upload_dir
+    app["budget"] = npzstream.Budget(budget)
     app.add_routes(routes)
     return app
 
 
-async def serve(port, upload_dir):
+async def serve(port, upload_dir, budget):
     """aiohttp's runner: the app on 127.0.0.1:port until cancelled."""
     import asyncio
-    runner = web.AppRunner(make_app(upload_dir))
+    runner = web.AppRunner(make_app(upload_dir, budget))
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
     try:
@@ -95,6 +88,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, default=8000)
     ap.add_argument("--upload-dir", default=os.environ.get("UPLOAD_DIR", "/tmp/uploads"))
+    ap.add_argument("--memory-budget", default="512Mi", help="what all uploads may hold at once (512Mi, 2Gi, ...)")
     a = ap.parse_args()
     os.makedirs(a.upload_dir, exist_ok=True)
-    asyncio.run(serve(a.port, a.upload_dir))
+    asyncio.run(serve(a.port, a.upload_dir, a.memory_budget))

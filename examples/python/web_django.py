@@ -11,12 +11,15 @@ POST /load          the arrays, loaded while Django's multipart parser reads the
 POST /load-chunks   the same from UploadedFile.chunks() in the view: the simplest code, but Django
                     has then received (and stored) the whole upload before the view runs
 POST /spool/NAME    the upload validated while it is written beside UPLOAD_DIR/NAME (an upload
-                    handler); moved into place only when accepted, deleted when rejected
-A rejection is 400 with {"ok": false, "code", "rule", "member", "name", "offset", "message", "hint",
-"received"}.  Django's development server (WSGI) needs a Content-Length: it reads no chunked body.
+                    handler); moved into place only when accepted, deleted when rejected; NAME must be
+                    a plain file name (npzstream.check_name) and new
+All requests share one memory budget (NPZSTREAM_BUDGET, 512Mi; a thread waits for room).  A refusal
+is npzstream.http_response's answer (400 the file's fault, 413 a limit, 503 and Retry-After when the
+budget stays full, 409 a name that exists), JSON holding ok, code, rule, message, detail, hint,
+member, name, offset, limit and received.  Django's development server (WSGI) needs a
+Content-Length: it reads no chunked body; Django parses multipart bodies of POST requests only.
 """
 import os
-import re
 import sys
 
 import django
@@ -38,13 +41,16 @@ from django.views.decorators.csrf import csrf_exempt  # noqa: E402
 import npzstream  # noqa: E402
 
 MAX_BYTES = 256 << 20
+BUDGET = npzstream.Budget(os.environ.get("NPZSTREAM_BUDGET", "512Mi"))
 
 
 def rejected(e, received):
-    return JsonResponse({"ok": False, "code": e.code, "rule": e.rule, "member": e.member,
-                         "name": None if e.name is None else e.name.decode("utf-8", "replace"),
-                         "offset": e.offset, "message": e.message, "hint": e.hint, "received": received},
-                        status=400)
+    e.received = received
+    status, headers, body = npzstream.http_response(e)
+    r = JsonResponse(body, status=status)
+    for k, v in headers.items():
+        r[k] = v
+    return r
 
 
 def summary(arrays):
@@ -87,7 +93,7 @@ class NpzHandler(FileUploadHandler):
 
 @csrf_exempt
 def load(request):
-    loader = npzstream.Loader(max_bytes=MAX_BYTES)
+    loader = npzstream.Loader(max_bytes=MAX_BYTES, budget=BUDGET)
     h = NpzHandler(request, loader)
     request.upload_handlers = [h]
     _ = request.FILES  # the multipart parser runs here, feeding the handler
@@ -106,7 +112,7 @@ def load_chunks(request):
     f = request.FILES.get("file")  # an UploadedFile: Django has it whole (in memory or a temp file)
     if f is None:
         return JsonResponse({"ok": False, "code": "no_file", "message": "POST a file field named 'file'"}, status=400)
-    loader = npzstream.Loader(max_bytes=MAX_BYTES)
+    loader = npzstream.Loader(max_bytes=MAX_BYTES, budget=BUDGET)
     received = 0
     try:
         for chunk in f.chunks():
@@ -120,13 +126,18 @@ def load_chunks(request):
 
 @csrf_exempt
 def spool(request, name):
-    if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}", name):
-        return JsonResponse({"ok": False, "code": "bad_name", "message": "a plain file name"}, status=400)
-    with npzstream.spool(os.path.join(settings.UPLOAD_DIR, name)) as sp:
+    try:
+        dest = os.path.join(settings.UPLOAD_DIR, npzstream.check_name(name))
+    except npzstream.UploadError as e:
+        return rejected(e, 0)
+    with npzstream.spool(dest) as sp:
         h = NpzHandler(request, sp)
         request.upload_handlers = [h]
         _ = request.FILES  # the handler feeds the spool as the parser reads
-        report = sp.finish()  # accepted: fsync, rename into place; rejected: already deleted
+        try:
+            report = sp.finish()  # accepted: fsync, rename into place; rejected: already deleted
+        except FileExistsError as e:  # an existing file is kept
+            return rejected(e, h.received)
     if not report:
         return rejected(report.error, h.received)
     return JsonResponse({"ok": True, "path": name, "bytes": h.received,

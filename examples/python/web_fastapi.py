@@ -1,36 +1,36 @@
 #!/usr/bin/env python3
-"""FastAPI (Starlette) upload endpoints for .npy/.npz files, with npzstream.
+"""FastAPI (Starlette) upload endpoints for .npy/.npz files, with npzstream.starlette.
 
-    pip install fastapi uvicorn ./python
-    python3 examples/python/web_fastapi.py --port 8000 --upload-dir /tmp/uploads
-    curl -T weights.npz http://127.0.0.1:8000/load          # (curl -T sends chunked from stdin: -T -)
-    curl -T weights.npz http://127.0.0.1:8000/spool/weights.npz
+    pip install fastapi uvicorn python-multipart ./python
+    python3 examples/python/web_fastapi.py --port 8000 --upload-dir /tmp/uploads --memory-budget 512Mi
+    curl -T weights.npz http://127.0.0.1:8000/load                    # PUT, the raw body
+    curl --data-binary @weights.npz http://127.0.0.1:8000/load        # POST, the raw body
+    curl -F file=@weights.npz http://127.0.0.1:8000/spool/weights.npz # a form, as browsers send it
 
-POST /load            the arrays, loaded from the body as it arrives (request.stream()), and a summary
-POST /spool/NAME      the body validated while it is written beside UPLOAD_DIR/NAME; moved into place
-                      only when accepted (fsynced, renamed), deleted when rejected
-A rejection is 400 with {"ok": false, "code", "rule", "member", "name", "offset", "message", "hint",
-"received"} as soon as the bytes decide it: the rest of the body is not read.
+GET  /ping                 {"ok": true}
+POST /load  (or PUT)       the arrays, loaded while the body arrives, and a summary
+POST /spool/NAME (or PUT)  the file validated while it is written beside UPLOAD_DIR/NAME, moved into
+                           place only when accepted; NAME must be a plain file name and new
+The file is the body, or the field "file" of a multipart/form-data body.  All requests share one
+memory budget (--memory-budget): an upload waits for room, or is told to retry (503).  A refusal is
+JSON holding ok (false), code, rule, message, detail, hint, member, name, offset, limit and
+received: 400 for the file's fault, 413 for a limit, 503 with Retry-After when the budget stays
+full, 409 for a name that exists.  The parser's heavy work runs off the event loop: GET /ping
+answers while uploads inflate.
 """
 import argparse
 import os
-import re
 
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
 
 import npzstream
+import npzstream.starlette as upload
 
-MAX_BYTES = 256 << 20       # what one upload may make the server allocate (load)
+MAX_BYTES = 256 << 20       # what one upload may make the server allocate
 UPLOAD_DIR = os.environ.get("UPLOAD_DIR", "/tmp/uploads")
+BUDGET = npzstream.Budget("512Mi")  # what all uploads may hold at once (--memory-budget)
+REFUSED = (npzstream.RejectedError, npzstream.UploadError)
 app = FastAPI()
-
-
-def rejected(e, received):
-    return JSONResponse({"ok": False, "code": e.code, "rule": e.rule, "member": e.member,
-                         "name": None if e.name is None else e.name.decode("utf-8", "replace"),
-                         "offset": e.offset, "message": e.message, "hint": e.hint, "received": received},
-                        status_code=400)
 
 
 def summary(arrays):
@@ -40,35 +40,27 @@ def summary(arrays):
             for k, a in arrays.items()}
 
 
-@app.post("/load")
+@app.get("/ping")
+async def ping():
+    return {"ok": True}
+
+
+@app.api_route("/load", methods=["POST", "PUT"])
 async def load(request: Request):
-    loader = npzstream.Loader(max_bytes=MAX_BYTES)
-    received = 0
     try:
-        async for chunk in request.stream():
-            received += len(chunk)
-            loader.feed(chunk)               # raises as soon as the bytes are bad
-        arrays = loader.finish()             # the verdict: only now are there arrays
-    except npzstream.RejectedError as e:
-        return rejected(e, received)
+        arrays = await upload.load(request, max_bytes=MAX_BYTES, budget=BUDGET)
+    except REFUSED as e:
+        return upload.response(e)
     return {"ok": True, "members": summary(arrays)}
 
 
-@app.post("/spool/{name}")
+@app.api_route("/spool/{name}", methods=["POST", "PUT"])
 async def spool(name: str, request: Request):
-    if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}", name):
-        return JSONResponse({"ok": False, "code": "bad_name", "message": "a plain file name"}, status_code=400)
-    received = 0
-    with npzstream.spool(os.path.join(UPLOAD_DIR, name)) as sp:  # an exception deletes the upload
-        async for chunk in request.stream():
-            received += len(chunk)
-            await sp.afeed(chunk)            # validated, then written
-            if sp.error:                     # rejected: stop reading, the file is gone already
-                break
-        report = sp.finish()                 # accepted: fsync, rename into place
-    if not report:
-        return rejected(report.error, received)
-    return {"ok": True, "path": name, "bytes": received,
+    try:
+        report = await upload.spool(request, UPLOAD_DIR, name, budget=BUDGET)
+    except REFUSED as e:
+        return upload.response(e)
+    return {"ok": True, "path": name, "bytes": report.consumed,
             "members": [{"key": m.key, "dtype": m.dtype, "shape": m.shape} for m in report.members]}
 
 
@@ -77,7 +69,9 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--port", type=int, default=8000)
     ap.add_argument("--upload-dir", default=UPLOAD_DIR)
+    ap.add_argument("--memory-budget", default="512Mi", help="what all uploads may hold at once (512Mi, 2Gi, ...)")
     a = ap.parse_args()
     UPLOAD_DIR = a.upload_dir
+    BUDGET = npzstream.Budget(a.memory_budget)
     os.makedirs(UPLOAD_DIR, exist_ok=True)
     uvicorn.run(app, host="127.0.0.1", port=a.port, log_level="warning")

@@ -1,5 +1,5 @@
-/* base.h -- what every npzstream source may use: the export marker, little-endian reads, the cap
- * on dimensions. */
+/* base.h -- what every npzstream source may use: the export marker, little-endian reads, the
+ * .npy magic, the cap on dimensions. */
 #ifndef NPZS_BASE_H
 #define NPZS_BASE_H
 
@@ -35,6 +35,7 @@ static inline uint64_t npzs__le64(const uint8_t *b) {
 /* alloc.c: malloc and free, the hooks when the caller gives none */
 extern const npzs_allocator npzs__malloc;
 
+#define NPZS_NPY_MAGIC "\x93NUMPY" /* a .npy's first 6 bytes (the parser's, and the inventory's sniff) */
 #define NPZS_MAX_NDIM 64 /* hard cap on limits.max_ndim (NumPy 2.x NPY_MAXDIMS) */
 
 #endif

@@ -234,7 +234,25 @@
     X(POLICY_CHECK_TYPE, "POLICY.check-type", "finite or range asked of a dtype whose values are not checked (long double, structured, text, void; range on complex or datetimes)") \
     X(POLICY_SHA256, "POLICY.sha256", "the array's SHA-256 differs from the value the policy pins") \
     X(CALL_POLICY, "CALL.policy", "npzs_policy_use after the first byte") \
-    X(CALL_HASH, "CALL.hash", "npzs_hash after the first byte, with an unknown bit, or in a build without SHA-256")
+    X(CALL_HASH, "CALL.hash", "npzs_hash after the first byte, with an unknown bit, or in a build without SHA-256") \
+    X(INV_FRAMING, "INV.framing", "kept going: bytes that start no ZIP record where one was expected (nothing after them can be listed)") \
+    X(INV_CENTRAL_ONLY, "INV.central-only", "kept going: a central directory entry whose local header the stream never met") \
+    X(INV_METHOD, "INV.method", "kept going: a member compressed with a method other than stored and deflate, or encrypted (its content is not checked)") \
+    X(INV_SIZE, "INV.size", "kept going: the member's data disagrees with the sizes its header or data descriptor declares") \
+    X(INV_CRC, "INV.crc", "kept going: the member's CRC-32 differs from the one its header or data descriptor declares") \
+    X(INV_INFLATE, "INV.inflate", "kept going: the member's deflate data is invalid") \
+    X(INV_TRUNCATED, "INV.truncated", "kept going: the input ended inside this member or record") \
+    X(INV_LIMIT, "INV.limit", "kept going: a limit (max_members, max_name_len, max_total_bytes) stopped the listing here") \
+    X(SCAN_PICKLE_FILE, "SCAN.pickle-file", "the file is a pickle: a loader that unpickles it runs the code it names") \
+    X(SCAN_PICKLE_MEMBER, "SCAN.pickle-member", "a member is a pickle: np.load returns its bytes, a later loader (torch.load, pickle.load) would run it") \
+    X(SCAN_PICKLE_NESTED, "SCAN.pickle-nested", "a pickle inside a zip or gzip member") \
+    X(SCAN_NESTED_DEPTH, "SCAN.nested-depth", "a zip or gzip nested deeper than --nested-depth: not looked into") \
+    X(SCAN_NESTED_BYTES, "SCAN.nested-bytes", "a nested zip or gzip larger than --nested-bytes: not looked into") \
+    X(SCAN_NESTED_BAD, "SCAN.nested-invalid", "a nested gzip member whose data is invalid or cut short: not looked into") \
+    X(SCAN_FILE_SIZE, "SCAN.max-file-size", "a file larger than --max-file-size: skipped, not read") \
+    X(SCAN_TIMEOUT, "SCAN.timeout", "a file not finished within --timeout seconds: skipped") \
+    X(SCAN_SYMLINK, "SCAN.symlink", "a symbolic link: not followed, skipped") \
+    X(SCAN_NOT_REGULAR, "SCAN.not-regular", "not a regular file (a FIFO, a device, a socket): skipped")
 
 /* What a user can do about a rule (npzs_rule_hint, `npzstream explain`): X("prefix", "hint"), the
  * longest prefix of the rule id that is listed wins.  Written for the person who has the file,
@@ -273,7 +291,14 @@
     X("LIMIT.max_depth", "a structured dtype nested deeper than max_depth (32): raise it (--max-depth, max_depth=) for a file you trust") \
     X("POLICY.", "the file breaks your policy (the detail says where): it is not the file you expect; fix the file, or the policy if it is too strict") \
     X("NOMEM.", "the machine ran out of memory: retry with more free memory") \
-    X("CALL.", "a bug in the program that uses npzstream (the API was called the wrong way): report it to its authors")
+    X("CALL.", "a bug in the program that uses npzstream (the API was called the wrong way): report it to its authors") \
+    X("INV.", "the archive is damaged after the first error: the members listed past it are what the stream could still frame; do not load it") \
+    X("SCAN.pickle", "a pickle can run any code when loaded: do not load this file with torch.load, pickle.load or np.load(allow_pickle=True) unless you trust who made it; hand the pickle to a pickle scanner to see what it calls") \
+    X("SCAN.nested", "a container inside a member could not be looked into within the scan's bounds: raise --nested-depth or --nested-bytes for a file you trust, or treat it as unsafe") \
+    X("SCAN.max-file-size", "raise --max-file-size to scan it") \
+    X("SCAN.timeout", "raise --timeout to scan it") \
+    X("SCAN.symlink", "scan the file the link points to by its own name") \
+    X("SCAN.not-regular", "copy its bytes to a regular file, or pipe them to npzstream scan -")
 
 enum npzs_rule {
     NPZS_R_NONE = 0,

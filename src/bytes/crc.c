@@ -4,7 +4,7 @@
  * Three implementations (NPZS_CRC_*, also the bits of npzs__crc32_impls()):
  *   ISAL  ISA-L's crc32_gzip_refl (where the build has ISA-L: Debian's libisal-dev), which folds
  *         with carry-less multiplies and picks its AVX-512 / PCLMUL / portable code from the CPU;
- *   FOLD  src/crcfold.c: table-free, by a sparse multiple of the polynomial, for long buffers
+ *   FOLD  src/bytes/crcfold.c: table-free, by a sparse multiple of the polynomial, for long buffers
  *         (zlib's below 16 KiB): the CRC without ISA-L (the WebAssembly build's), about 3x zlib's;
  *   ZLIB  zlib's crc32() (table driven, "braided").
  * npzs__crc32 uses ISA-L's where it is built, else the fold; make NPZS_CRC_PORTABLE=1

@@ -73,6 +73,11 @@ int npzs__sniff(const uint8_t *b, size_t n, int ended) {
     return text(b, n, ended) ? NPZS_SNIFF_TEXT : NPZS_SNIFF_BINARY;
 }
 
+NPZS__API int npzs_sniff_bytes(const void *data, size_t len, int ended) {
+    if (!data) return NPZS_SNIFF_EMPTY;
+    return npzs__sniff(data, len < 16 ? len : 16, ended && len <= 16);
+}
+
 NPZS__API const char *npzs_sniff_name(int sniff) {
     switch (sniff) {
 #define X(id, num, name) case num: return name;

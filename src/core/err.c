@@ -1,6 +1,7 @@
 /*
  * err.c -- the one error recorder: the first error of a parser, its code, offset, rule, message
- * and member, recorded once (an error is sticky); npzs__fail_content for an error found at an
+ * and member, recorded once (an error is sticky), and a limit's numbers when the check gave them
+ * (npzs__limit_need, npzs_error_limit); npzs__fail_content for an error found at an
  * offset in a member's content.  Every layer records through here, below all of them.
  */
 #include "../internal.h"
@@ -15,11 +16,41 @@ static long error_member(const npzs_parser *p) {
     }
 }
 
+/* The limit a LIMIT.* rule names, and its value in force: NULL for a rule of no limit. */
+static const char *limit_of(const npzs_parser *p, int rule, uint64_t *value) {
+    const npzs_limits *l = &p->lim;
+    switch (rule) {
+    case NPZS_R_LIMIT_MEMBERS: *value = l->max_members; return "max_members";
+    case NPZS_R_LIMIT_TOTAL_ARRAY:
+    case NPZS_R_LIMIT_TOTAL_MEMBER:
+    case NPZS_R_LIMIT_TOTAL_INFLATE: *value = l->max_total_bytes; return "max_total_bytes";
+    case NPZS_R_LIMIT_FIELDS: *value = l->max_fields; return "max_fields";
+    case NPZS_R_LIMIT_DEPTH: *value = l->max_depth; return "max_depth";
+    case NPZS_R_LIMIT_MEMORY: *value = l->max_memory; return "max_memory";
+    case NPZS_R_LIMIT_NAME: *value = l->max_name_len; return "max_name_len";
+    case NPZS_R_LIMIT_EXTRA:
+    case NPZS_R_LIMIT_EXTRA_CD: *value = l->max_extra_len; return "max_extra_len";
+    default: return NULL;
+    }
+}
+
 int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule) {
+    int have_need = p->lim_need_set;
+    p->lim_need_set = 0; /* a need goes with the check that gave it, failed or not */
     if (p->err) return p->err; /* the first error stays */
     if (code == NPZS_E_NOMEM && p->mem_capped) { /* not the hooks: max_memory refused it */
         code = NPZS_E_LIMIT;
         rule = NPZS_R_LIMIT_MEMORY;
+        have_need = 1; /* npzs__alloc gave it */
+    }
+    if (code == NPZS_E_LIMIT && have_need) {
+        uint64_t value = 0;
+        const char *name = limit_of(p, rule, &value);
+        if (name) {
+            p->err_lim_name = name;
+            p->err_lim_value = value;
+            p->err_lim_needed = p->lim_need;
+        }
     }
     p->err = code;
     p->err_off = off;

@@ -15,6 +15,7 @@ void *npzs__alloc(npzs_parser *p, size_t n) {
     if (n > SIZE_MAX - AHDR) return NULL;
     if (p->lim.max_memory && (n > p->lim.max_memory || p->mem_used > p->lim.max_memory - n)) {
         p->mem_capped = 1;
+        p->lim_need = n > UINT64_MAX - p->mem_used ? UINT64_MAX : p->mem_used + n;
         return NULL;
     }
     uint8_t *h = p->al.alloc(p->al.opaque, AHDR + n);

@@ -172,8 +172,10 @@ static NPZS__INLINE int header_done(npzs_parser *p, const uint8_t *bytes) {
     c->data_left = c->info.nbytes;
     /* total output limit, checked as soon as the size is declared */
     uint64_t need = c->head_len + c->info.nbytes, cap = npzs__total_cap(p);
-    if (need > cap || p->total_out > cap - need)
+    if (need > cap || p->total_out > cap - need) {
+        npzs__limit_need(p, need > UINT64_MAX - p->total_out ? UINT64_MAX : p->total_out + need);
         return npzs__fail_content(p, npzs__total_code(p), c->pre_len, npzs__total_rule(p, NPZS_R_LIMIT_TOTAL_ARRAY));
+    }
     c->sniff = NPZS_SNIFF_NPY;
     if (npzs__pol_header(p) < 0) return p->err;
     c->checks = c->vc.on;
@@ -512,8 +514,10 @@ npzs__rc npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 npzs__rc npzs__npy_tail(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     size_t avail = in ? in->size - in->pos : 0;
     if (avail && p->sequence) { /* the next array of a sequence (npzs_npy_sequence) */
-        if (p->members >= p->lim.max_members)
+        if (p->members >= p->lim.max_members) {
+            npzs__limit_need(p, (uint64_t)p->members + 1);
             return npzs__error(p, NPZS_E_LIMIT, npzs__here(p), NPZS_R_LIMIT_MEMBERS);
+        }
         uint64_t at = npzs__here(p);
         npzs__content_start(p, 1, 1, 0, at);
         p->cur = p->members++;

@@ -417,7 +417,10 @@ void npzs__header_release(npzs_parser *p) {
 /* The field names, for the duplicate check: a table of at most max_fields. */
 static int add_name(hp *h, uint32_t group, uint32_t off, uint32_t len, size_t at) {
     npzs__kept *kb = &h->p->kept;
-    if (h->nnames >= h->p->lim.max_fields) return hfail(h, NPZS_E_LIMIT, at, NPZS_R_LIMIT_FIELDS);
+    if (h->nnames >= h->p->lim.max_fields) {
+        if (!h->quiet) npzs__limit_need(h->p, (uint64_t)h->nnames + 1);
+        return hfail(h, NPZS_E_LIMIT, at, NPZS_R_LIMIT_FIELDS);
+    }
     name_ref r = {.group = group, .off = off, .len = len, .at = (uint32_t)at};
     if (pool_put(h, &kb->names, rec_at(h->nnames, sizeof r), &r, sizeof r, NPZS_R_NOMEM_FIELDS) < 0) return -1;
     h->nnames++;
@@ -817,8 +820,10 @@ static int shape_value(hp *h, uint64_t *dims, uint32_t *nd, int *bare) {
  * deep; a subarray at its base type (begin_type). */
 static int push(hp *h, uint32_t *sp, dframe *cur, int kind, uint32_t depth, uint32_t group) {
     npzs__kept *kb = &h->p->kept;
-    if (kind == F_LIST && depth > h->p->lim.max_depth)
+    if (kind == F_LIST && depth > h->p->lim.max_depth) {
+        if (!h->quiet) npzs__limit_need(h->p, depth);
         return hfail(h, NPZS_E_LIMIT, h->i, NPZS_R_LIMIT_DEPTH);
+    }
     if (*sp + 1 >= 2 * h->p->lim.max_depth + 1) /* cannot happen: depth grows with every second frame */
         return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_DESCR_STACK);
     /* the stack grows with the nesting met, not the limit */
@@ -844,7 +849,10 @@ static int pop(hp *h, uint32_t *sp, dframe *cur) {
 static int begin_type(hp *h, uint32_t *sp, dframe *cur, uint32_t d, uint64_t *rsize, int *rflags, uint32_t *rnode) {
     ws(h);
     int ch = peek(h);
-    if (d > h->p->lim.max_depth) return hfail(h, NPZS_E_LIMIT, h->i, NPZS_R_LIMIT_DEPTH);
+    if (d > h->p->lim.max_depth) {
+        if (!h->quiet) npzs__limit_need(h->p, d);
+        return hfail(h, NPZS_E_LIMIT, h->i, NPZS_R_LIMIT_DEPTH);
+    }
     if (ch == '\'' || ch == '"') {
         size_t at = h->i;
         uint32_t off = 0, len = 0;

@@ -590,7 +590,7 @@ static int bound_of(pc *c, const npzs__jv *v, int is_lo, npzs__pbound *b) {
             if (m > (UINT64_MAX - dg) / 10) big = 1;
             else m = m * 10 + dg;
         }
-        if (neg) {
+        if (neg && (big || m)) { /* "-0" is 0: a bound of 0, as JSON and Python read it */
             b->u = 0;
             b->none_u = !is_lo; /* hi < 0: no unsigned value */
             if (big || m > (uint64_t)INT64_MAX + 1) { b->i = INT64_MIN; b->none_i = !is_lo; }

@@ -324,8 +324,14 @@ npzs__rc npzs__zip_sig(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 /* The 30 fixed bytes of a local header at b (its signature included). */
 static int lfh_fixed(npzs_parser *p, const uint8_t *b) {
     npzs__zerr e;
-    if (p->members >= p->lim.max_members) return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_MEMBERS);
-    if (npzs__zr_lfh(b, &p->lim, &p->lfh.h, &e) < 0) return bad_e(p, &e);
+    if (p->members >= p->lim.max_members) {
+        npzs__limit_need(p, (uint64_t)p->members + 1);
+        return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_MEMBERS);
+    }
+    if (npzs__zr_lfh(b, &p->lim, &p->lfh.h, &e) < 0) {
+        npzs__limit_need(p, e.rule == NPZS_R_LIMIT_NAME ? p->lfh.h.f.name_len : p->lfh.h.f.extra_len);
+        return bad_e(p, &e);
+    }
     if (npzs__buffer(p, (void **)&p->kept.name, &p->kept.name_cap, p->lfh.h.f.name_len, p->rec_off, NPZS_R_NOMEM_NAME) < 0 ||
         npzs__buffer(p, (void **)&p->kept.extra, &p->kept.extra_cap, p->lfh.h.f.extra_len, p->rec_off, NPZS_R_NOMEM_EXTRA) < 0)
         return p->err;
@@ -343,8 +349,10 @@ static int lfh_vars(npzs_parser *p, const uint8_t *x) {
         npzs__zr_lfh_sizes(h, z, zl, &e) < 0)
         return bad_e(p, &e);
     uint64_t cap = npzs__total_cap(p);
-    if (h->known && (h->usize > cap || p->total_out > cap - h->usize))
+    if (h->known && (h->usize > cap || p->total_out > cap - h->usize)) {
+        npzs__limit_need(p, h->usize > UINT64_MAX - p->total_out ? UINT64_MAX : p->total_out + h->usize);
         return bad(p, npzs__total_code(p), npzs__total_rule(p, NPZS_R_LIMIT_TOTAL_MEMBER));
+    }
     if (remember(p) < 0) return p->err;
     return npzs__pol_member(p);
 }
@@ -476,8 +484,10 @@ npzs__rc npzs__zip_deflated(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     if (f->win_pos < f->win_len) {
         size_t n = f->win_len - f->win_pos, used = 0;
         uint64_t room = npzs__total_cap(p) - p->total_out; /* total_out <= the cap always */
-        if (p->c.pos >= room)
+        if (p->c.pos >= room) { /* at least one byte more than the cap: all the input shows so far */
+            npzs__limit_need(p, npzs__total_cap(p) + 1);
             return npzs__error(p, npzs__total_code(p), p->data_start, npzs__total_rule(p, NPZS_R_LIMIT_TOTAL_INFLATE));
+        }
         if (n > room - p->c.pos) n = (size_t)(room - p->c.pos);
         /* content of a known size gets exactly that many bytes, whatever the window holds */
         if (h->known) {
@@ -575,7 +585,10 @@ static int cdh_fixed(npzs_parser *p, const uint8_t *b) {
     if (c->f.method != r->method) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_METHOD);
     if (c->f.crc != r->crc) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_CRC);
     if (c->f.name_len != r->name_len) return bad(p, NPZS_E_CD_MISMATCH, NPZS_R_CD_NAME_LEN);
-    if (c->f.extra_len > p->lim.max_extra_len) return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_EXTRA_CD);
+    if (c->f.extra_len > p->lim.max_extra_len) {
+        npzs__limit_need(p, c->f.extra_len);
+        return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_EXTRA_CD);
+    }
     if (npzs__buffer(p, (void **)&p->kept.extra, &p->kept.extra_cap, c->f.extra_len, p->rec_off, NPZS_R_NOMEM_EXTRA) < 0)
         return p->err;
     return 0;

@@ -7,7 +7,7 @@
  * be tested (and reasoned about) on their own.  What a record must agree with elsewhere in the
  * stream (counts, offsets, the members seen) is checked by zip.c.
  *
- * Each returns 0, or -1 with *e set to the error code and the rule (src/rules.h) it broke.
+ * Each returns 0, or -1 with *e set to the error code and the rule (src/base/rules.h) it broke.
  */
 #include <string.h>
 

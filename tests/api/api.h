@@ -58,6 +58,7 @@ void test_files_summary(void);
 void test_many_members(void);
 void test_changing_input(void);
 void test_gathered_inflate(void);
+void test_limit_numbers(void);
 /* par.c: stable 0 copies the input, 1 holds it by reference from the first byte, 2 from the
  * second push on */
 void test_par_input(int stable);

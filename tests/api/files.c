@@ -211,6 +211,12 @@ static void test_file(const char *path) {
             const char *rule = npzs_error_rule(p);
             CHECK(under.verdict == NPZS_E_LIMIT && rule && strcmp(rule, "LIMIT.max_memory") == 0 && p->mem_peak < peak,
                   "%s: max_memory one below the peak: verdict %d rule %s", path, under.verdict, rule ? rule : "NULL");
+            const char *lname = NULL;
+            uint64_t lvalue = 0, lneeded = 0;
+            CHECK(npzs_error_limit(p, &lname, &lvalue, &lneeded) == 1 && lname && strcmp(lname, "max_memory") == 0 &&
+                      lvalue == peak - 1 && lneeded > lvalue && lneeded <= peak,
+                  "%s: max_memory's numbers: %s %llu %llu (peak %llu)", path, lname ? lname : "NULL",
+                  (unsigned long long)lvalue, (unsigned long long)lneeded, (unsigned long long)peak);
             npzs_free(p);
         }
     }

@@ -199,3 +199,61 @@ void test_gathered_inflate(void) {
     fz_free_buf(&npy);
     fz_free_buf(&z);
 }
+
+/* A limit rejection's numbers (npzs_error_limit): the limit's name, its value in force and what the
+ * input needed, for each kind of limit the parser checks; none for another error or before one. */
+static void limit_case(const char *what, const uint8_t *buf, size_t len, const npzs_limits *lim, const char *rule,
+                       const char *name, uint64_t value, uint64_t needed) {
+    npzs_parser *p = npzs_new(lim, NULL);
+    CHECK(p != NULL, "%s: npzs_new", what);
+    if (!p) return;
+    const char *n0 = "x";
+    uint64_t v0 = 1, d0 = 1;
+    CHECK(npzs_error_limit(p, &n0, &v0, &d0) == 0 && n0 == NULL && v0 == 0 && d0 == 0, "%s: numbers before an error",
+          what);
+    run r = drive(p, buf, len, NULL, 0);
+    const char *got = NULL, *rid = npzs_error_rule(p);
+    uint64_t v = 0, d = 0;
+    int have = npzs_error_limit(p, &got, &v, &d);
+    CHECK(r.verdict == NPZS_E_LIMIT && rid && strcmp(rid, rule) == 0, "%s: verdict %d rule %s (want %s)", what,
+          r.verdict, rid ? rid : "NULL", rule);
+    CHECK(have == 1 && got && strcmp(got, name) == 0 && v == value && d == needed,
+          "%s: numbers %d %s %llu %llu (want %s %llu %llu)", what, have, got ? got : "NULL", (unsigned long long)v,
+          (unsigned long long)d, name, (unsigned long long)value, (unsigned long long)needed);
+    CHECK(npzs_error_limit(p, NULL, NULL, NULL) == 1, "%s: NULL pointers", what);
+    npzs_reset(p); /* a new input forgets them */
+    CHECK(npzs_error_limit(p, &got, &v, &d) == 0 && got == NULL, "%s: numbers after npzs_reset", what);
+    npzs_free(p);
+}
+
+void test_limit_numbers(void) {
+    npzs_limits lim;
+    size_t len;
+    uint8_t *buf = many_members(5, SIZE_MAX, 0, &len);
+    npzs_limits_default(&lim);
+    lim.max_members = 3;
+    limit_case("max_members", buf, len, &lim, "LIMIT.max_members", "max_members", 3, 4);
+    npzs_limits_default(&lim);
+    lim.max_name_len = 2; /* the members are named m0000.npy and so on */
+    limit_case("max_name_len", buf, len, &lim, "LIMIT.max_name_len", "max_name_len", 2, (uint64_t)buf[26] | (uint64_t)buf[27] << 8);
+    free(buf);
+    npzs_limits_default(&lim);
+    uint8_t *npy = npy_of("{'descr': '<f8', 'fortran_order': False, 'shape': (1000,), }", 8000, &len);
+    lim.max_total_bytes = 4096;
+    limit_case("max_total_bytes", npy, len, &lim, "LIMIT.max_total_bytes.array", "max_total_bytes", 4096,
+               len); /* the header's bytes and the data's */
+    free(npy);
+    npzs_limits_default(&lim);
+    npy = npy_of("{'descr': [('a', '<f4'), ('b', '<f4'), ('c', '<f4')], 'fortran_order': False, 'shape': (2,), }", 24,
+                 &len);
+    lim.max_fields = 2;
+    limit_case("max_fields", npy, len, &lim, "LIMIT.max_fields", "max_fields", 2, 3);
+    free(npy);
+    /* another error: no numbers */
+    static const uint8_t bad[] = "\x93NUMPY\x09\x00";
+    npzs_parser *p = npzs_new(NULL, NULL);
+    (void)drive(p, bad, sizeof bad - 1, NULL, 0);
+    CHECK(npzs_error(p) != 0 && npzs_error(p) != NPZS_E_LIMIT && npzs_error_limit(p, NULL, NULL, NULL) == 0,
+          "bad version: no limit numbers");
+    npzs_free(p);
+}

@@ -48,6 +48,7 @@ static const struct {
     {"input/many-members", test_many_members},
     {"input/changing-input", test_changing_input},
     {"input/gathered-inflate", test_gathered_inflate},
+    {"input/limit-numbers", test_limit_numbers},
 };
 
 int main(int argc, char **argv) {

@@ -569,6 +569,34 @@ def test_limit_ranges(binary):
     ok(r.returncode == 0, "--max-members 2**31-1: exit %d" % r.returncode)
 
 
+def test_limit_numbers(binary):
+    """A limit rejection carries its numbers: check --json's error.limit {name, value, needed}
+    (and ls --json's), the text verdict's "(needs N; NAME is V)"; no other error has them."""
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w") as z:
+        for i in range(5):
+            z.writestr("m%d.npy" % i, npy_bytes(np.arange(3)))
+    five = b.getvalue()
+    head = io.BytesIO()
+    npf.write_array_header_1_0(head, {"descr": "<f8", "fortran_order": False, "shape": (200000000,)})
+    cases = [(["--max-members", "3"], five, "LIMIT.max_members", ["max_members", 3, 4]),
+             (["--max-name-len", "2"], five, "LIMIT.max_name_len", ["max_name_len", 2, 6]),
+             ([], head.getvalue(), "LIMIT.max_total_bytes.array", ["max_total_bytes", 1 << 30, 1600000000 + 128])]
+    for flags, data, rule, (name, value, needed) in cases:
+        for cmd in ("check", "ls"):
+            r = run(binary, [cmd, "--json"] + flags + ["-"], data)
+            e = json.loads(r.stdout)["error"]
+            ok(r.returncode == 1 and e["rule"] == rule and e["limit"] == {"name": name, "value": value,
+                                                                           "needed": needed},
+               "%s --json %s: error.limit" % (cmd, flags), e)
+        r = run(binary, ["check"] + flags + ["-"], data)
+        ok(("(needs %d; %s is %d) [%s]" % (needed, name, value, rule)).encode() in r.stdout, "text: the numbers",
+           r.stdout[-300:])
+    r = run(binary, ["check", "--json", "-"], five[:-10])
+    e = json.loads(r.stdout)["error"]
+    ok(e["code"] == "truncated" and "limit" not in e, "no numbers for another error", e)
+
+
 def test_parallel_files(binary, tmp):
     """-P N: the same bytes as one at a time, for every output mode, with bad and missing files."""
     d = os.path.join(tmp, "par")

@@ -1018,6 +1018,10 @@ static void test_values_kinds(void) {
          {0x80, 0, 0, 0, 0, 0, 0, 0}},
         {"|b1", "\"range\": [1, 1]", "POLICY.range", 1, {1}, {2}, {0}},
         {"|b1", "\"range\": [null, 0]", "POLICY.range", 1, {0}, {0}, {0xFF}},
+        /* "-0" is the integer 0, as JSON and Python read it: not a negative bound */
+        {"|u1", "\"range\": [null, -0]", "POLICY.range", 1, {0}, {0}, {1}},
+        {"<i2", "\"range\": [-0, null]", "POLICY.range", 2, {0, 0}, {1, 0}, {0xFF, 0xFF}},
+        {"<i8", "\"range\": [-0, -0]", "POLICY.range", 8, {0}, {0}, {1}},
     };
     static const size_t positions[] = {0, 1, 15, 1023, 1024, 1025, 2047, 2048, 2999};
     const size_t count = 3000;

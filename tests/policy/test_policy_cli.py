@@ -469,6 +469,13 @@ def test_faults(binary):
             ok(r.returncode == 2 and (p + where) in err and msg in err and not r.stdout, "policy fault %r: %s" % (text, err))
         r = run(binary, ["check", "--policy", os.path.join(d, "missing.json"), "-"], b"")
         ok(r.returncode == 2 and b"No such file" in r.stderr, "a missing policy file")
+        # a FIFO (no writer: opening it for reading would wait forever) and a directory: refused at once
+        fifo = os.path.join(d, "p.fifo")
+        os.mkfifo(fifo)
+        for path in (fifo, d):
+            r = run(binary, ["check", "--policy", path, "-"], npf_bytes(np.ones(2)))
+            ok(r.returncode == 2 and b"not a regular file" in r.stderr and not r.stdout,
+               "--policy %s: refused, not waited on: exit %d %r" % (os.path.basename(path), r.returncode, r.stderr))
 
 
 def test_defaults(binary, quick):

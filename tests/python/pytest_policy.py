@@ -286,7 +286,7 @@ def verdicts(data, policy, tmp_path):
         return None if r else r.error.rule
 
     def spooled():
-        sp = npzstream.spool(str(tmp_path / "s.npz"), policy=policy)
+        sp = npzstream.spool(str(tmp_path / "s.npz"), policy=policy, overwrite=True)  # (each call the same path)
         sp.feed(data)
         return report_rule(sp.finish())
 
@@ -521,6 +521,25 @@ def test_npy_keys_warn(monkeypatch):
     data = savez(**{"x.npy": np.ones(2)})
     with pytest.warns(npzstream.PolicyWarning):
         assert npzstream.validate(data, policy=npzstream.Policy(members={"x.npy": {}}, allow_other_members=False))
+
+
+def test_npy_keys_warning_names_the_callers_line(monkeypatch, tmp_path):
+    """The warning points at the caller's line, whichever entry point compiled the policy."""
+    monkeypatch.setattr(npzstream._policy, "_COMPILED", type(npzstream._policy._COMPILED)())
+    path = tmp_path / "p.json"
+    path.write_text('{"members": {"w.npy": {}}}')
+    data = savez(w=np.ones(2))
+    calls = (lambda: npzstream.Policy.from_dict({"members": {"a.npy": {}}}),
+             lambda: npzstream.Policy.load(str(path)),
+             lambda: npzstream.validate(data, policy={"members": {"b.npy": {}}}),
+             lambda: npzstream.load(data, policy={"members": {"c.npy": {}}, "allow_other_members": True}))
+    for call in calls:
+        with pytest.warns(npzstream.PolicyWarning) as rec:
+            try:
+                call()
+            except npzstream.RejectedError:
+                pass
+        assert [w.filename for w in rec] == [__file__] * len(rec) and rec, [(w.filename, w.lineno) for w in rec]
 
 
 # ---- policy files: read at most what the library takes, never from a FIFO or a device -----------

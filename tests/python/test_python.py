@@ -20,7 +20,8 @@ import pytest
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CFG = os.path.join(ROOT, "python", "pyproject.toml")
 LINT = [os.path.join(ROOT, d) for d in ("python/src/npzstream", "examples/python", "tests/python", "tests/web",
-                                        "tests/engines", "tests/conftest.py", "tests/common.py", "tests/run_all.py",
+                                        "tests/engines", "tests/scanners", "setup.py", "tests/conftest.py",
+                                        "tests/common.py", "tests/run_all.py",
                                         "bench/python_io.py")]
 TOOLS = {"stubtest": ["-m", "mypy.stubtest", "npzstream"],
          "mypy": ["-m", "mypy", "--config-file", CFG, os.path.join(ROOT, "python", "src", "npzstream")],

@@ -253,6 +253,16 @@ def test_policy_bytes(binary, wasm, tmp):
            "wasm exit %d %r %r; native %r %r" % (w.returncode, w.stdout[-300:], w.stderr[-300:], n.stdout[-300:],
                                                 n.stderr[-300:]))
     ok(refused >= 5, "the native command refuses %d of the %d policies (the test tests refusals)" % (refused, len(POLICY_BYTES)))
+    # a policy that is a FIFO (no writer: reading it would wait forever) or a directory: refused at once, as natively
+    fifo = os.path.join(tmp, "policy.fifo")
+    os.mkfifo(fifo)
+    for path in (fifo, tmp):
+        n = subprocess.run([binary, "check", "--policy", path, good], capture_output=True, cwd=ROOT, timeout=120)
+        w = subprocess.run(["node", os.path.join(wasm, "npzstream-check.mjs"), "--policy", path, good],
+                           capture_output=True, cwd=ROOT, timeout=120)
+        ok(n.returncode == 2 and b"not a regular file" in n.stderr and (w.returncode, w.stdout, w.stderr) ==
+           (n.returncode, n.stdout, n.stderr), "--policy %s: refused at once, as natively" % os.path.basename(path),
+           "wasm %d %r; native %d %r" % (w.returncode, w.stderr, n.returncode, n.stderr))
     # a file name that is not UTF-8, and one that is the U+FFFD Node would make of it
     data = open(good, "rb").read()
     raw, decoy = os.path.join(os.fsencode(tmp), b"m\xe9l.npz"), os.path.join(tmp, "m\ufffdl.npz")

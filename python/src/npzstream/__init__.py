@@ -28,25 +28,30 @@ at the header that declares it.
 #   _limits     the library's limits and what this build has; the checks of limit keywords
 #   _regular    regular files (a policy file, open()'s and scan()'s files): never a FIFO or a device
 #   _policy     Policy, MemberPolicy, the policy text (dict -> JSON) and the compile cache
-#   _sources    the bytes of any source, in pieces; feeding from async code
+#   _sources    the bytes of any source, in pieces; feeding from async code (heavy work on a thread)
+#   _budget     Budget: one memory budget for the calls of a process
 #   _arrays     a member's key and array, from the extension's member dict
 #   _load       load, aload, Loader            _validate  validate, avalidate, Validator, Report, Member
 #   _mapped     open, Mapped                   _spool     spool, Spool
 #   _scan       scan, check_file               _npzstream the extension over the C library (ext/)
 #   references  refs (kerchunk references)     ray, dask  the engines' readers (imported by their users)
-from ._errors import PolicyError, PolicyWarning, RejectedError
+#   starlette, aiohttp  upload helpers for those frameworks (imported by their users), over _server
+from ._budget import Budget
+from ._errors import Limit, PolicyError, PolicyWarning, RejectedError
 from ._limits import DEFAULT_LIMITS, DEFAULT_MAX_BYTES, FAST_INFLATE, LIMITS, SHA256, library_version
 from ._load import DIRECT_PIECE as DIRECT_PIECE, Loaded as Loaded, Loader, aload, load
 from ._mapped import POPULATE_MAX as POPULATE_MAX, Mapped, open
 from ._policy import MemberPolicy, Policy, PolicyLike as PolicyLike
 from ._scan import check_file as check_file, scan
+from ._server import UploadError, check_name, http_response
 from ._sources import READ_SIZE as READ_SIZE, Source as Source
 from ._spool import Spool, spool
 from ._validate import Member, Report, Validator, avalidate, validate
 from .references import refs as refs
 
 __all__ = ["load", "aload", "validate", "avalidate", "open", "Mapped", "spool", "Spool", "scan",
-           "Loader", "Validator", "Report", "Member", "RejectedError",
+           "Loader", "Validator", "Report", "Member", "RejectedError", "Limit", "Budget",
+           "UploadError", "check_name", "http_response",
            "Policy", "MemberPolicy", "PolicyError", "PolicyWarning", "DEFAULT_LIMITS", "DEFAULT_MAX_BYTES", "LIMITS",
            "FAST_INFLATE", "SHA256", "library_version", "__version__"]
 

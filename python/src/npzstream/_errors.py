@@ -6,7 +6,36 @@ They are defined here, in Python, and the extension imports this module when it 
 a report made in one of scan()'s worker processes arrives whole in the parent."""
 # (no `from __future__ import annotations`: the classes are npzstream's, whose namespace has no
 # typing names to resolve string annotations in)
-from typing import Any, Optional, Tuple
+from typing import Any, NamedTuple, Optional, Tuple
+
+
+class Limit(NamedTuple):
+    """The numbers of a "limit" rejection: the limit's name ("max_total_bytes", "max_bytes",
+    "budget", ...), its value in force, and what the input needed or declared (bytes, members,
+    characters: the limit's own unit)."""
+    name: str
+    value: int
+    needed: int
+
+    def words(self) -> str:
+        """The numbers in words: "needs 209715200 bytes (200.0 MiB); max_bytes is 67108864 bytes
+        (64.0 MiB)", "needs 4 members; max_members is 3"."""
+        unit = _UNITS.get(self.name)
+        if unit is None:
+            return "needs %s; %s is %s" % (_bytes(self.needed), self.name, _bytes(self.value))
+        return "needs %d %s; %s is %d" % (self.needed, unit, self.name, self.value)
+
+
+# the limits not counted in bytes, and their unit
+_UNITS = {"max_members": "members", "max_fields": "fields", "max_depth": "levels"}
+
+
+def _bytes(n: int) -> str:
+    """A byte count, with its size in MiB or GiB past 1 MiB."""
+    for suffix, shift in (("GiB", 30), ("MiB", 20)):
+        if n >= 1 << shift:
+            return "%d bytes (%.1f %s)" % (n, n / (1 << shift), suffix)
+    return "%d bytes" % n
 
 
 class _Fields:
@@ -38,8 +67,10 @@ class RejectedError(_Fields, ValueError):
     offset: absolute input offset; member: 0-based member index or None; name: the member's raw
     name (bytes) or None; rule: the stable rule id ("S-HDR-WS.after-dict", "LIMIT.max_bytes",
     "POLICY.dtype"); content_offset: the position inside the member's content, or None; detail:
-    what a policy check found, in words, or None; hint: what can be done about it, or None."""
-    _FIELDS = ("message", "code", "offset", "member", "name", "rule", "content_offset", "detail", "hint")
+    what a policy check found, in words, or None; hint: what can be done about it, or None; limit:
+    for code "limit", the numbers (a `Limit`: which limit, its value in force, what the input
+    needed or declared), else None (detail then says them in words)."""
+    _FIELDS = ("message", "code", "offset", "member", "name", "rule", "content_offset", "detail", "hint", "limit")
     message: str
     code: str
     offset: int
@@ -49,15 +80,23 @@ class RejectedError(_Fields, ValueError):
     content_offset: Optional[int]
     detail: Optional[str]
     hint: Optional[str]
+    limit: Optional[Limit]
+    #: the request's body bytes read when an upload helper (npzstream.starlette, ...) raised it,
+    #: else None (not a field: not compared, not pickled)
+    received: Optional[int] = None
 
     def __init__(self, message: str, *, code: str, offset: int, member: Optional[int] = None,
                  name: Optional[bytes] = None, rule: Optional[str] = None,
                  content_offset: Optional[int] = None, detail: Optional[str] = None,
-                 hint: Optional[str] = None) -> None:
+                 hint: Optional[str] = None, limit: Optional[Tuple[str, int, int]] = None) -> None:
         super().__init__(message)
         if hint is None and rule is not None:
             hint = _rule_hint(rule)
-        self._keep(message, code, offset, member, name, rule, content_offset, detail, hint)
+        if limit is not None:
+            limit = Limit(*limit)
+            if detail is None:
+                detail = limit.words()
+        self._keep(message, code, offset, member, name, rule, content_offset, detail, hint, limit)
 
     def __str__(self) -> str:
         if self.member is None:
@@ -120,6 +159,6 @@ class PolicyWarning(UserWarning):
 
 
 # named as they are caught and printed (npzstream.RejectedError: ...), where they are re-exported
-for _cls in (RejectedError, PolicyError, PolicyWarning):
+for _cls in (Limit, RejectedError, PolicyError, PolicyWarning):
     _cls.__module__ = "npzstream"
 del _cls

@@ -13,6 +13,7 @@ import json
 import math
 import numbers
 import os
+import sys
 import threading
 import types
 import warnings
@@ -263,6 +264,18 @@ def _compile(tree: Any, text: Optional[bytes] = None, source: Optional[str] = No
     return text, c
 
 
+def _outside_level() -> int:
+    """The stacklevel of warnings.warn, called from the caller of this function, that names the
+    first frame outside this package: the user's line, whatever path led into the package."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    f = sys._getframe(1)
+    level = 1
+    while f.f_back is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)) == here:
+        f = f.f_back
+        level += 1
+    return level
+
+
 def _warn_npy_keys(tree: Any) -> None:
     members = tree.get("members") if isinstance(tree, abc.Mapping) else None
     if not isinstance(members, abc.Mapping):
@@ -271,7 +284,8 @@ def _warn_npy_keys(tree: Any) -> None:
         if isinstance(k, str) and k.endswith(".npy"):
             warnings.warn(PolicyWarning(
                 "policy: members.%s: a policy's keys are np.load's, without '.npy': this one names the member "
-                "stored as %r; for the member stored as %r, write %r" % (k, k + ".npy", k, k[:-4])), stacklevel=4)
+                "stored as %r; for the member stored as %r, write %r" % (k, k + ".npy", k, k[:-4])),
+                stacklevel=_outside_level())
 
 
 def _read_policy(path: Union[str, "os.PathLike[str]"]) -> Tuple[bytes, str]:

@@ -1,18 +1,29 @@
 """Where the bytes come from: any source load() and validate() take (bytes, a path, a file, a
 socket, an iterable of chunks; for aload() and avalidate() an async iterable or an async read),
-read in pieces, in order, never with a seek; and how a chunk is fed from async code."""
+read in pieces, in order, never with a seek; and how a chunk is fed from async code: the event
+loop only moves bytes, the parser's heavy work runs on a thread of a small pool."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import io
 import os
 import socket
-from typing import Any, Iterable, Union
+import threading
+from typing import Any, Callable, Iterable, Optional, Union
 
 #: the size of a read from a file or a socket
 READ_SIZE = 1 << 20
-# chunks this large are fed from a worker thread by _afeed (the parser releases the GIL)
-_THREAD_CHUNK = 1 << 18
+# what _afeed runs on the event loop at most in one step: cheap work only (ZIP records, headers,
+# stored bytes copied and CRC-32'd, some 20 us a 64 KiB), whatever the chunk's length
+_CHEAP_MAX = 64 << 10
+# the threads that parse for async code: a chunk's heavy work (inflating, checking values,
+# hashing) waits here in line, one job a call at a time, so that many uploads share the cores
+# fairly and a slow one holds back only itself (its reads wait for its job: backpressure)
+_WORKERS = max(2, min(8, os.cpu_count() or 2))
+# ... at a lower priority than the event loop's thread (Linux's per-thread nice): when the cores
+# are busy inflating, the loop still gets one as soon as it has something to do
+_WORKER_NICE = 10
 
 Source = Union[bytes, bytearray, memoryview, str, os.PathLike[str], Any]
 
@@ -85,10 +96,85 @@ async def _achunks(source: Any):
         yield chunk
 
 
-async def _afeed(target: Any, chunk: Any) -> None:
-    """target.feed(chunk) from async code (aload, Validator.afeed, Spool.afeed)."""
-    if len(chunk) >= _THREAD_CHUNK:  # the parser releases the GIL: the loop keeps running
-        await asyncio.get_running_loop().run_in_executor(None, target.feed, chunk)
-    else:
-        target.feed(chunk)
+_pool: Optional[concurrent.futures.ThreadPoolExecutor] = None
+_pool_lock = threading.Lock()
 
+
+def _executor() -> concurrent.futures.ThreadPoolExecutor:
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = concurrent.futures.ThreadPoolExecutor(_WORKERS, thread_name_prefix="npzstream",
+                                                          initializer=_lower_priority)
+        return _pool
+
+
+def _lower_priority() -> None:
+    try:  # a thread's own nice value: Linux (elsewhere PRIO_PROCESS would be the whole process)
+        if os.uname().sysname == "Linux":
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _WORKER_NICE)
+    except (AttributeError, OSError):
+        pass
+
+
+def _forget_pool() -> None:  # a forked child has none of its parent's threads
+    global _pool, _pool_lock
+    _pool = None
+    _pool_lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pool)
+
+
+async def _in_thread(fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args) on the pool.  A thread cannot be stopped: when the caller is cancelled, the job
+    is waited for before the cancellation goes on, so that nothing the job uses (a parser, a
+    file) is closed under it."""
+    fut = asyncio.get_running_loop().run_in_executor(_executor(), fn, *args)
+    try:
+        return await asyncio.shield(fut)
+    except asyncio.CancelledError:
+        try:
+            await fut
+        except BaseException:
+            pass
+        raise
+
+
+def _view(chunk: Any) -> memoryview:
+    mv = memoryview(chunk)
+    return mv if mv.format == "B" and mv.ndim == 1 else mv.cast("B")
+
+
+async def _afeed(target: Any, chunk: Any) -> None:
+    """Push chunk into target (a Loader or a Validator) from async code.  Whether a piece runs
+    on the event loop is decided by the work it causes, not by its length: the loop takes at most
+    _CHEAP_MAX bytes of cheap steps (the parser stops before a heavy one: a deflated member's
+    data, a policy's checks, a hash, a worker to wait for), the rest goes to a pool thread, where
+    the parser releases the GIL for every heavy step.  A memory budget with no room pauses the
+    parser at a header: the reservation is awaited here, then the rest is pushed."""
+    mv = _view(chunk)
+    cheap = True
+    while True:
+        if target._want is not None:
+            await target._unpause()  # the budget's room (or its refusal)
+        if not mv or target._stopped():
+            return
+        if cheap and not target._heavy():
+            n = target._push(mv[:_CHEAP_MAX], True)
+            cheap = False
+        else:
+            n = await _in_thread(target._push, mv, False)
+        mv = mv[n:]
+
+
+async def _afinish(target: Any) -> Any:
+    """target._finish() from async code (on a thread when the parser may wait for a worker),
+    with a budget's pause awaited as in _afeed."""
+    while True:
+        if target._want is not None:
+            await target._unpause()
+        r = await _in_thread(target._finish) if target._heavy() else target._finish()
+        if target._want is None:
+            return r

@@ -6,11 +6,13 @@ import dataclasses
 import io
 import os
 import tempfile
+import weakref
 from typing import Any, Optional, Union
 
+from ._budget import Budget, _charge
 from ._errors import RejectedError
 from ._policy import PolicyLike
-from ._sources import _afeed
+from ._sources import _CHEAP_MAX, _in_thread, _view
 from ._validate import Report, Validator
 
 
@@ -28,24 +30,34 @@ class Spool:
     The temporary file is `.NAME.XXXX.part` in dest's directory (the same file system, so the
     rename is atomic: dest is either absent, its old file, or the whole accepted upload).  A
     rejection deletes it at once.  abort() (or an exception leaving a with block) deletes it too.
-    afeed() is feed() for async code (large chunks are validated and written off the event loop).
-    mode: the file's permissions (default 0o644 minus the umask); overwrite=False refuses to
-    replace an existing dest (FileExistsError at finish(), the upload deleted)."""
+    afeed() and afinish() are for async code: the event loop only moves bytes (the parser's heavy
+    work, large writes, the fsyncs and the rename run on a thread).  mode: the file's permissions
+    (default 0o644 minus the umask).  An existing dest is never replaced unless overwrite=True
+    (FileExistsError at finish(), the upload deleted).  budget: a `Budget`; a spool keeps no
+    arrays, so only a parallel helper's buffers (threads > 1) are reserved there."""
 
     def __init__(self, dest: Union[str, "os.PathLike[str]"], *, threads: int = 1, policy: Optional[PolicyLike] = None,
-                 hash: bool = False, mode: Optional[int] = None, overwrite: bool = True, **limits: Any) -> None:
+                 hash: bool = False, mode: Optional[int] = None, overwrite: bool = False,
+                 budget: Optional[Budget] = None, **limits: Any) -> None:
         self.dest = os.fspath(dest)
         self._v = Validator(threads=threads, policy=policy, hash=hash, **limits)
+        # the helper's buffers: reserved now (a spool is made in the request's thread, or awaited
+        # by the framework helpers), given back when the spool ends
+        self._charge = _charge(budget)
+        self._helper = threads << 27 if threads > 1 and self._charge is not None else 0
+        if self._charge is not None:
+            self._charge.take(self._helper, {"offset": 0})
         d, name = os.path.split(os.path.abspath(self.dest))
         if not name:
             raise ValueError("npzstream.spool: %r names no file" % self.dest)
-        fd, self.temp = tempfile.mkstemp(prefix="." + name + ".", suffix=".part", dir=d)
+        # mkstemp: a new file (O_EXCL), mode 0600 until the verdict, a random part in its name;
+        # the name's own part cut short so that the whole stays within a file system's 255 bytes
+        fd, self.temp = tempfile.mkstemp(prefix="." + _cut(name, _TEMP_NAME_PART) + ".", suffix=".part", dir=d)
         self._f: Optional[io.FileIO] = io.FileIO(fd, "wb")
-        if mode is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o644 & ~umask
-        self._mode = mode
+        # dropped before finish() or abort() (a request handler that raised): the file goes too
+        self._gone = weakref.finalize(self, _close_remove, self._f, self.temp)
+        self._gone.atexit = False
+        self._mode = _default_mode() if mode is None else mode
         self._overwrite = overwrite
         self._report: Optional[Report] = None
         self.written = 0
@@ -55,32 +67,58 @@ class Spool:
         """The rejection, as soon as it is known (None so far)."""
         return self._v.error
 
-    def feed(self, chunk: Any) -> None:
-        """Validate the next bytes, then write them (after a rejection: nothing)."""
+    def _open(self) -> bool:
+        """Whether bytes may still be fed (after a rejection: no, quietly)."""
         if self._f is None:
             if self._report is None and self._v.error is None:
                 raise ValueError("npzstream: feed() after finish() or abort()")
-            return
-        self._v.feed(chunk)
+            return False
+        return True
+
+    def feed(self, chunk: Any) -> None:
+        """Validate the next bytes, then write them (after a rejection: nothing)."""
+        if self._open():
+            self._v.feed(chunk)
+            self._write(chunk)
+
+    async def afeed(self, chunk: Any) -> None:
+        """feed() for async code: validated as Validator.afeed does, then written (on a thread
+        when the chunk is large)."""
+        if self._open():
+            await self._v.afeed(chunk)
+            if len(chunk) > _CHEAP_MAX and self._v.error is None:
+                await _in_thread(self._write, chunk)
+            else:
+                self._write(chunk)
+
+    def _write(self, chunk: Any) -> None:
+        """Write a validated chunk (after a rejection: the file is deleted instead)."""
         if self._v.error is not None:
             self._discard()
             return
-        mv = memoryview(chunk).cast("B")
+        f = self._f
+        if f is None:  # aborted meanwhile
+            return
+        mv = _view(chunk)
         while mv:
-            n = self._f.write(mv)
+            n = f.write(mv)
             if n is None:
                 raise BlockingIOError("npzstream: the spool file is non-blocking")
             mv = mv[n:]
         self.written += len(chunk)
-
-    async def afeed(self, chunk: Any) -> None:
-        await _afeed(self, chunk)
 
     def _discard(self) -> None:
         if self._f is not None:
             self._f.close()
             self._f = None
             _remove(self.temp)
+        self._end()
+
+    def _end(self) -> None:
+        self._gone.detach()  # the temporary file is settled: deleted, or renamed (and its name free for others)
+        if self._charge is not None:
+            self._charge.release()
+            self._charge = None
 
     def abort(self) -> None:
         """Give the upload up: the temporary file is deleted, dest is left as it was."""
@@ -92,7 +130,20 @@ class Spool:
             return self._report
         if self._f is None and self._v.error is None:
             raise ValueError("npzstream: finish() after abort()")
-        report = self._v.finish()
+        return self._settle(self._v.finish())
+
+    async def afinish(self) -> Report:
+        """finish() for async code: the verdict awaited as Validator.afinish, then the file's
+        fsync, rename and the directory's fsync on a thread."""
+        if self._report is not None:
+            return self._report
+        if self._f is None and self._v.error is None:
+            raise ValueError("npzstream: finish() after abort()")
+        report = await self._v.afinish()
+        return self._settle(report) if not report else await _in_thread(self._settle, report)
+
+    def _settle(self, report: Report) -> Report:
+        """The verdict acted on: the file deleted, or made dest."""
         if not report:
             self._discard()
             self._report = dataclasses.replace(report, path=None)
@@ -115,6 +166,8 @@ class Spool:
             self._f = None
             _remove(self.temp)
             raise
+        finally:
+            self._end()
         _fsync_dir(os.path.dirname(os.path.abspath(self.dest)))
         self._report = dataclasses.replace(report, path=self.dest)
         return self._report
@@ -125,6 +178,33 @@ class Spool:
     def __exit__(self, exc_type: Any, *rest: Any) -> None:
         if exc_type is not None or self._report is None:
             self.abort()
+
+
+# the bytes of dest's name kept in the temporary file's name
+_TEMP_NAME_PART = 64
+
+
+def _cut(name: str, n: int) -> str:
+    """name's first n bytes of UTF-8, cut after a whole character."""
+    return name.encode("utf-8", "surrogateescape")[:n].decode("utf-8", "ignore")
+
+
+def _default_mode() -> int:
+    """0o644 minus the process's umask, read without changing it (os.umask sets it: another
+    thread creating a file meanwhile would get the wrong permissions)."""
+    try:
+        with open("/proc/self/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"Umask:"):
+                    return 0o644 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o644 & ~0o022  # no /proc: the usual umask
+
+
+def _close_remove(f: io.FileIO, path: str) -> None:
+    f.close()
+    _remove(path)
 
 
 def _remove(path: str) -> None:
@@ -149,8 +229,11 @@ def _fsync_dir(d: str) -> None:
 
 
 def spool(dest: Union[str, "os.PathLike[str]"], *, threads: int = 1, policy: Optional[PolicyLike] = None,
-          hash: bool = False, mode: Optional[int] = None, overwrite: bool = True, **limits: Any) -> Spool:
-    """A `Spool` for dest: feed()/afeed() the upload, finish() for the verdict; the file appears
-    at dest only when it was accepted (written beside it, fsynced, renamed)."""
-    return Spool(dest, threads=threads, policy=policy, hash=hash, mode=mode, overwrite=overwrite, **limits)
+          hash: bool = False, mode: Optional[int] = None, overwrite: bool = False, budget: Optional[Budget] = None,
+          **limits: Any) -> Spool:
+    """A `Spool` for dest: feed()/afeed() the upload, finish()/afinish() for the verdict; the
+    file appears at dest only when it was accepted (written beside it, fsynced, renamed), and
+    never replaces an existing file unless overwrite=True."""
+    return Spool(dest, threads=threads, policy=policy, hash=hash, mode=mode, overwrite=overwrite, budget=budget,
+                 **limits)
 

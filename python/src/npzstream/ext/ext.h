@@ -6,6 +6,7 @@
  *   policy.c  Policy: a compiled policy;
  *   block.c   Block: an array's data where a worker thread inflated it;
  *   map.c     Map: a private, read-only mapping of a file;
+ *   inv.c     Inventory: the inventory walker (npzstream_inv.h), for keep_going=True;
  *   limits.c  the limits: the library's table, as a dict and from one.
  *
  * Nothing is global: the types are heap types made for the module (PyType_FromModuleAndSpec),
@@ -26,12 +27,12 @@ static inline PyObject *Py_NewRef(PyObject *o) { Py_INCREF(o); return o; }
 
 /* The module's state: its types, and the exception classes it raises (npzstream._errors's). */
 typedef struct {
-    PyTypeObject *stream, *policy, *block, *map;
+    PyTypeObject *stream, *policy, *block, *map, *inv;
     PyObject *rejected_error; /* RejectedError: the input is rejected */
     PyObject *policy_error;   /* PolicyError: a policy that does not compile */
 } npzpy_state;
 /* every reference the state holds, for the module's traverse and clear */
-#define NPZPY_STATE_REFS(X) X(stream) X(policy) X(block) X(map) X(rejected_error) X(policy_error)
+#define NPZPY_STATE_REFS(X) X(stream) X(policy) X(block) X(map) X(inv) X(rejected_error) X(policy_error)
 
 /* The state of the module the type t (one of ours) was made for. */
 /* Text from the library.  Every string that may carry bytes of the input or of a policy is
@@ -64,7 +65,7 @@ static inline void npzpy_free(PyObject *o) {
 #endif
 
 /* The types, as module.c makes them. */
-extern PyType_Spec npzpy_stream_spec, npzpy_policy_spec, npzpy_block_spec, npzpy_map_spec;
+extern PyType_Spec npzpy_stream_spec, npzpy_policy_spec, npzpy_block_spec, npzpy_map_spec, npzpy_inv_spec;
 
 /* policy.c: the compiled policy a Policy holds (its type checked by the caller). */
 npzs_policy *npzpy_policy_get(PyObject *policy);

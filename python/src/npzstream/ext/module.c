@@ -12,6 +12,7 @@
 
 #include "policy/policy.h" /* NPZS_POLICY_MAX_TEXT: how much of a policy file the package reads */
 #include "bytes/text.h"   /* npzs_text_name: a key in a policy fault's path, as the library writes it */
+#include "sandbox.h"       /* cli_confine: the command line's sandbox, for a confined scan's workers */
 
 /* The hint of a rule id ("what to do"), or None. */
 static PyObject *mod_rule_hint(PyObject *m, PyObject *arg) {
@@ -36,6 +37,45 @@ static PyObject *mod_name_text(PyObject *m, PyObject *arg) {
     return PyUnicode_DecodeUTF8(t, (Py_ssize_t)n, "strict");
 }
 
+/* _confine(paths, hashing): this process confined as `npzstream check` confines itself (sandbox.h):
+ * reading only the files named in paths (a sequence of str or bytes), no writes but to the
+ * descriptors open now, no exec, sockets or new processes.  For a worker process that has no other
+ * thread (npzstream.scan(sandbox=True)); cannot be undone.  OSError when a layer failed to apply. */
+static PyObject *mod_confine(PyObject *m, PyObject *args) {
+    (void)m;
+    PyObject *seq, *fast;
+    int hashing;
+    if (!PyArg_ParseTuple(args, "Op:_confine", &seq, &hashing)) return NULL;
+    if (!(fast = PySequence_Fast(seq, "_confine: paths must be a sequence"))) return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+    PyObject **items = PySequence_Fast_ITEMS(fast);
+    PyObject **bytes = PyMem_Calloc((size_t)n + 1, sizeof *bytes);
+    const char **names = PyMem_Calloc((size_t)n + 1, sizeof *names);
+    PyObject *result = NULL;
+    Py_ssize_t got = 0;
+    if (!bytes || !names) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (; got < n; got++) {
+        if (!PyUnicode_FSConverter(items[got], &bytes[got])) goto done;
+        names[got] = PyBytes_AS_STRING(bytes[got]);
+    }
+    cli_confine_spec s = {.prog = "npzstream", .read_files = names, .n_read_files = (size_t)n, .hashing = hashing};
+    if (cli_confine(&s) < 0) {
+        PyErr_SetString(PyExc_OSError, "npzstream: the sandbox could not be applied (said on stderr)");
+        goto done;
+    }
+    result = Py_None;
+    Py_INCREF(result);
+done:
+    for (Py_ssize_t i = 0; bytes && i < got; i++) Py_DECREF(bytes[i]);
+    PyMem_Free(bytes);
+    PyMem_Free(names);
+    Py_DECREF(fast);
+    return result;
+}
+
 static PyObject *mod_version(PyObject *m, PyObject *unused) {
     (void)m;
     (void)unused;
@@ -48,6 +88,7 @@ static PyMethodDef mod_methods[] = {
     {"rule_hint", mod_rule_hint, METH_O, "what the user can do about a rule id, or None"},
     {"library_version", mod_version, METH_NOARGS, "the version of the libnpzstream compiled in"},
     {"name_text", mod_name_text, METH_O, "a key as the library writes it in a policy fault's path"},
+    {"_confine", mod_confine, METH_VARARGS, "confine this process to reading the files named (npzstream.scan(sandbox=True))"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -74,6 +115,7 @@ static int exec_module(PyObject *m) {
     Py_DECREF(errors);
     if (rc || add_type(m, &npzpy_stream_spec, &st->stream, 1) < 0 ||
         add_type(m, &npzpy_policy_spec, &st->policy, 1) < 0 || add_type(m, &npzpy_map_spec, &st->map, 1) < 0 ||
+        add_type(m, &npzpy_inv_spec, &st->inv, 1) < 0 ||
         add_type(m, &npzpy_block_spec, &st->block, 0) < 0 || /* made by the stream only */
         PyModule_AddIntConstant(m, "SHA256", npzs_sha256_built()) < 0 ||
         PyModule_AddIntConstant(m, "POLICY_MAX_TEXT", NPZS_POLICY_MAX_TEXT) < 0 ||

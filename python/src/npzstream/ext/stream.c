@@ -12,13 +12,20 @@
  *                 worker inflated whole comes as a Block (its output, taken from the helper
  *                 with npzs_par_take_data): the dict's "buffer", over which the array is made,
  *                 with no copy;
- *   BLOB          kept (keep_blobs) as bytes;
+ *   BLOB          kept (keep_blobs) as bytes; then, when the stream has an on_blob callable, it is
+ *                 told the bytes kept (a memory budget's charge);
  *   MEMBER_END    sizes and CRC-32s; the dict goes to .members;
  *   END           .done.
- * The parser runs with the GIL released (for pushes of 64 KiB and more); it is taken back for
- * the events that build Python objects.  A stream is used by one thread at a time (a second concurrent call raises).
+ * The GIL is released for every step that may be heavy (inflating, checking values or hashing,
+ * waiting for a worker: see heavy()) and for large pushes; it is taken back for the events that
+ * build Python objects.  push(data, cheap=True) runs only the cheap steps (records, headers,
+ * stored bytes that nothing checks but the CRC-32) and stops before a heavy one, returning the
+ * bytes it consumed: async code runs that much on its event loop and hands the rest to a thread.
+ * A callback may pause the stream (on_header or on_blob returns False: a memory budget has no
+ * room yet): the push returns what it consumed, and the next push or finish() first calls the
+ * callback again.  A stream is used by one thread at a time (a second concurrent call raises).
  * Bytes kept (array data and blobs) are capped by max_keep: more is a rejection with code
- * "limit" and rule "LIMIT.max_bytes", raised like the library's own.
+ * "limit" and rule "LIMIT.max_bytes", raised like the library's own, with the numbers.
  */
 #include "ext.h"
 
@@ -32,7 +39,8 @@ typedef struct {
     npzs_parser *p;
     npzs_par *q; /* threads > 1: the parallel-inflate helper over p */
     PyObject *policy;     /* the Policy the parser enforces (kept alive with it), or NULL */
-    PyObject *on_header;  /* callable(member dict) -> writable buffer or None; or NULL */
+    PyObject *on_header;  /* callable(member dict) -> writable buffer, None, or False (pause); or NULL */
+    PyObject *on_blob;    /* callable(member dict, bytes kept) -> True, or False (pause); or NULL */
     int keep_blobs;
     uint64_t max_keep, kept;
     PyObject *members;    /* list of completed member dicts */
@@ -44,23 +52,27 @@ typedef struct {
     /* the current member: stored (its bytes are the input's own), its array's size, the array
      * data bytes the parser took so far, and the input offset of its first data byte when that
      * came straight from a push (zero copy; UINT64_MAX otherwise) */
-    int cur_stored;
+    int cur_stored, cur_deflated, cur_block;
     uint64_t cur_nbytes, data_got, data_at;
+    int checks;           /* a policy or hashing: any byte may be checked or hashed (heavy) */
+    /* a callback paused the stream: what to do again before the next step */
+    enum { PAUSE_NONE, PAUSE_HEADER, PAUSE_BLOB } paused;
+    uint64_t pause_len;   /* PAUSE_BLOB: the bytes to charge */
     int map_stored;       /* open(): a stored array gets no destination, its data stays in the input */
     /* an error this module raised on its own (max_keep): the library has none */
     const char *own_code, *own_rule, *own_msg;
-    uint64_t own_off;
+    uint64_t own_off, own_value, own_needed; /* the limit in force, what the input needed */
     long own_member;
     int broken;           /* a Python error stopped the event handling: the stream is unusable */
 } Stream;
 
 /* The current array's data as a Block, when a worker made it whole; NULL otherwise (the data
  * then goes to a destination or the DATA events as before), or with a Python error set. */
-static PyObject *take_block(Stream *s, const npzs_array_info *a) {
+static PyObject *take_block(Stream *s, uint64_t nbytes) {
     void *base;
     uint64_t off;
     if (!s->q || npzs_par_take_data(s->q, 16, &base, &off) != 0) return NULL;
-    return npzpy_block_new(npzpy_state_of(Py_TYPE(s)), base, (char *)base + off, (Py_ssize_t)a->nbytes);
+    return npzpy_block_new(npzpy_state_of(Py_TYPE(s)), base, (char *)base + off, (Py_ssize_t)nbytes);
 }
 
 /* ---- the dtype as np.dtype() takes it, from the library's tree ------------------------------ */
@@ -131,17 +143,91 @@ static void release_out(Stream *s) {
     s->have_out = 0;
 }
 
-static int own_reject(Stream *s, uint64_t off, long member) {
+/* More to keep than max_keep: len more bytes, after s->kept. */
+static int own_reject(Stream *s, uint64_t off, long member, uint64_t len) {
     s->own_code = "limit";
     s->own_rule = "LIMIT.max_bytes";
     s->own_msg = "the arrays and blobs to keep exceed max_bytes";
     s->own_off = off;
     s->own_member = member;
+    s->own_value = s->max_keep;
+    s->own_needed = len > UINT64_MAX - s->kept ? UINT64_MAX : s->kept + len;
     return -1;
 }
 
-/* What HEADER says of the array; then its destination.  -1: a Python error (set or in
- * cb_error) or a rejection of our own. */
+/* Whether the parser's next step may be heavy: inflating a deflated member, checking values or
+ * hashing, or (with worker threads) waiting for a worker.  Everything else is bounded by the
+ * bytes pushed (records, a header within max_header_size, stored bytes copied and CRC-32'd). */
+static int heavy(const Stream *s) { return s->q || s->cur_deflated || s->checks; }
+
+/* The destination of the array whose HEADER came (s->cur, s->cur_nbytes): a worker's output
+ * (a Block), or on_header's buffer, or None.  0 (or paused), -1: a Python error. */
+static int header_dest(Stream *s) {
+    PyObject *c = s->cur;
+    uint64_t nbytes = s->cur_nbytes;
+    if (!s->cur_block) { /* taken once: a pause calls on_header again over the same dict */
+        PyObject *block = take_block(s, nbytes);
+        if (!block && PyErr_Occurred()) return -1;
+        if (block) {
+            s->cur_block = 1;
+            s->kept += nbytes;
+            if (set_item(c, "buffer", block) < 0) return -1;
+        }
+    }
+    PyObject *dst = PyObject_CallOneArg(s->on_header, c);
+    if (!dst) return -1;
+    if (dst == Py_False) { /* no room yet: called again when the stream goes on */
+        Py_DECREF(dst);
+        s->paused = PAUSE_HEADER;
+        return 0;
+    }
+    if (dst == Py_None) { Py_DECREF(dst); return 0; }
+    if (s->cur_block) { /* the data is where the array was made */
+        Py_DECREF(dst);
+        PyErr_SetString(PyExc_ValueError, "npzstream: on_header returned a destination for an array made over its buffer");
+        return -1;
+    }
+    int rc = PyObject_GetBuffer(dst, &s->out, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS);
+    Py_DECREF(dst);
+    if (rc < 0) return -1;
+    s->have_out = 1;
+    if ((uint64_t)s->out.len < nbytes) {
+        release_out(s);
+        PyErr_SetString(PyExc_ValueError, "npzstream: on_header returned a buffer smaller than the array");
+        return -1;
+    }
+    s->kept += nbytes;
+    if (npzs_data_into(s->p, s->out.buf, (size_t)s->out.len) != 0) {
+        release_out(s);
+        PyErr_SetString(PyExc_RuntimeError, "npzstream: npzs_data_into refused right after HEADER");
+        return -1;
+    }
+    return 0;
+}
+
+/* on_blob told of len more bytes kept (it may pause: told again when the stream goes on). */
+static int charge_blob(Stream *s, uint64_t len) {
+    PyObject *r = PyObject_CallFunction(s->on_blob, "OK", s->cur, (unsigned long long)len);
+    if (!r) return -1;
+    if (r == Py_False) {
+        s->paused = PAUSE_BLOB;
+        s->pause_len = len;
+    }
+    Py_DECREF(r);
+    return 0;
+}
+
+/* What a pause left to do, done again (it may pause again). */
+static int resume(Stream *s) {
+    int what = s->paused;
+    s->paused = PAUSE_NONE;
+    if (what == PAUSE_HEADER) return header_dest(s);
+    if (what == PAUSE_BLOB) return charge_blob(s, s->pause_len);
+    return 0;
+}
+
+/* What HEADER says of the array; then its destination (header_dest).  -1: a Python error or a
+ * rejection of our own. */
 static int on_header(Stream *s, const npzs_event *ev) {
     const npzs_array_info *a = ev->array;
     PyObject *c = s->cur;
@@ -163,37 +249,8 @@ static int on_header(Stream *s, const npzs_event *ev) {
         return -1;
     s->cur_nbytes = a->nbytes;
     if (!s->on_header || (s->map_stored && s->cur_stored)) return 0;
-    if (a->nbytes > s->max_keep - s->kept) return own_reject(s, ev->offset, (long)ev->member);
-    PyObject *block = take_block(s, a);
-    if (!block && PyErr_Occurred()) return -1;
-    if (block) {
-        s->kept += a->nbytes;
-        if (set_item(c, "buffer", block) < 0) return -1;
-    }
-    PyObject *dst = PyObject_CallOneArg(s->on_header, c);
-    if (!dst) return -1;
-    if (dst == Py_None) { Py_DECREF(dst); return 0; }
-    if (block) { /* the data is where the array was made */
-        Py_DECREF(dst);
-        PyErr_SetString(PyExc_ValueError, "npzstream: on_header returned a destination for an array made over its buffer");
-        return -1;
-    }
-    int rc = PyObject_GetBuffer(dst, &s->out, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS);
-    Py_DECREF(dst);
-    if (rc < 0) return -1;
-    s->have_out = 1;
-    if ((uint64_t)s->out.len < a->nbytes) {
-        release_out(s);
-        PyErr_SetString(PyExc_ValueError, "npzstream: on_header returned a buffer smaller than the array");
-        return -1;
-    }
-    s->kept += a->nbytes;
-    if (npzs_data_into(s->p, s->out.buf, (size_t)s->out.len) != 0) {
-        release_out(s);
-        PyErr_SetString(PyExc_RuntimeError, "npzstream: npzs_data_into refused right after HEADER");
-        return -1;
-    }
-    return 0;
+    if (a->nbytes > s->max_keep - s->kept) return own_reject(s, ev->offset, (long)ev->member, a->nbytes);
+    return header_dest(s);
 }
 
 static int on_event(Stream *s, const npzs_event *ev) {
@@ -205,6 +262,8 @@ static int on_event(Stream *s, const npzs_event *ev) {
         if (!s->cur) return -1;
         PyObject *name = ev->name ? PyBytes_FromStringAndSize(ev->name, (Py_ssize_t)ev->name_len) : Py_NewRef(Py_None);
         s->cur_stored = ev->method == NPZS_METHOD_STORED;
+        s->cur_deflated = ev->method == NPZS_METHOD_DEFLATED;
+        s->cur_block = 0;
         s->cur_nbytes = s->data_got = 0;
         s->data_at = UINT64_MAX;
         if (set_item(s->cur, "index", PyLong_FromUnsignedLong(ev->member)) < 0 || set_item(s->cur, "name", name) < 0 ||
@@ -218,7 +277,7 @@ static int on_event(Stream *s, const npzs_event *ev) {
         return on_header(s, ev);
     case NPZS_EV_BLOB:
         if (!s->keep_blobs) return 0;
-        if (ev->len > s->max_keep - s->kept) return own_reject(s, ev->offset, (long)ev->member);
+        if (ev->len > s->max_keep - s->kept) return own_reject(s, ev->offset, (long)ev->member, ev->len);
         s->kept += ev->len;
         if (!s->blob && !(s->blob = PyByteArray_FromStringAndSize(NULL, 0))) return -1;
         {
@@ -226,9 +285,11 @@ static int on_event(Stream *s, const npzs_event *ev) {
             if (PyByteArray_Resize(s->blob, have + (Py_ssize_t)ev->len) < 0) return -1;
             memcpy(PyByteArray_AS_STRING(s->blob) + have, ev->data, ev->len);
         }
-        return 0;
+        /* kept first (the event's bytes are gone after this call), then charged */
+        return s->on_blob ? charge_blob(s, ev->len) : 0;
     case NPZS_EV_MEMBER_END: {
         release_out(s);
+        s->cur_deflated = 0;
         PyObject *c = s->cur;
         if (set_item(c, "kind", PyUnicode_FromString(ev->kind == NPZS_KIND_ARRAY ? "array" : "blob")) < 0 ||
             set_item(c, "size", PyLong_FromUnsignedLongLong(ev->size)) < 0 ||
@@ -265,16 +326,23 @@ static int on_event(Stream *s, const npzs_event *ev) {
 
 /* ---- the loop -------------------------------------------------------------------------------- */
 
-/* Run the parser over in (NULL after finish) with the GIL released.  0: the input was used up
- * (or END came), -1: a Python error is set, -2: rejected (the library's error or our own). */
-#define GIL_FREE_MIN (64u << 10) /* smaller pushes keep the GIL: releasing it costs more than they do */
+/* Run the parser over in (NULL after finish), first doing again what a pause left.  The GIL is
+ * let go for every heavy step and for large pushes (releasing it costs more than a small cheap
+ * step does).  cheap: only cheap steps, with the GIL held; stop before a heavy one (the caller
+ * hands the rest of in to a thread).  0: the input was used up, or END came, or a callback
+ * paused the stream, or (cheap) a heavy step is next; -1: a Python error is set, -2: rejected
+ * (the library's error or our own). */
+#define GIL_FREE_MIN (64u << 10)
 
-static int run(Stream *s, npzs_in *in) {
-    /* with workers, a call may wait for one: the GIL is always let go */
-    int release = s->q || !in || in->size - in->pos >= GIL_FREE_MIN;
-    PyThreadState *ts = release ? PyEval_SaveThread() : NULL;
-    int rc, r = 0;
-    for (;;) {
+static int run(Stream *s, npzs_in *in, int cheap) {
+    PyThreadState *ts = NULL;
+    int rc = NPZS_NEED_INPUT, r = s->paused ? resume(s) : 0;
+    while (r == 0 && !s->paused) {
+        int hv = heavy(s);
+        if (cheap && hv) break;
+        int release = !cheap && (hv || !in || in->size - in->pos >= GIL_FREE_MIN);
+        if (release && !ts) ts = PyEval_SaveThread();
+        else if (!release && ts) { PyEval_RestoreThread(ts); ts = NULL; }
         npzs_event ev;
         rc = npzs_next(s->p, in, &ev); /* through the helper when one is attached */
         if (rc != NPZS_EVENT) break;
@@ -284,12 +352,11 @@ static int run(Stream *s, npzs_in *in) {
             continue;
         }
         if (ev.type == NPZS_EV_BLOB && !s->keep_blobs) continue; /* nothing to do here */
-        if (release) PyEval_RestoreThread(ts);
+        if (ts) { PyEval_RestoreThread(ts); ts = NULL; }
         r = on_event(s, &ev);
-        if (release) ts = PyEval_SaveThread();
-        if (r < 0 || ev.type == NPZS_EV_END) break;
+        if (ev.type == NPZS_EV_END) break;
     }
-    if (release) PyEval_RestoreThread(ts);
+    if (ts) PyEval_RestoreThread(ts);
     if (r < 0) {
         if (s->own_code) return -2;
         s->broken = 1;
@@ -304,9 +371,10 @@ static PyObject *raise_rejected(Stream *s) {
     if (s->own_code) {
         PyObject *c = s->own_member >= 0 && s->cur ? PyDict_GetItemString(s->cur, "name") : NULL;
         if (c) { Py_DECREF(name); name = Py_NewRef(c); }
-        kw = Py_BuildValue("{sssKsNsOsssO}", "code", s->own_code, "offset", (unsigned long long)s->own_off, "member",
-                           s->own_member >= 0 ? PyLong_FromLong(s->own_member) : Py_NewRef(Py_None), "name", name,
-                           "rule", s->own_rule, "content_offset", Py_None);
+        kw = Py_BuildValue("{sssKsNsOsssOs(sKK)}", "code", s->own_code, "offset", (unsigned long long)s->own_off,
+                           "member", s->own_member >= 0 ? PyLong_FromLong(s->own_member) : Py_NewRef(Py_None), "name",
+                           name, "rule", s->own_rule, "content_offset", Py_None, "limit", "max_bytes",
+                           (unsigned long long)s->own_value, (unsigned long long)s->own_needed);
         Py_DECREF(name);
         if (!kw) return NULL;
         PyObject *args = Py_BuildValue("(s)", s->own_msg);
@@ -325,10 +393,15 @@ static PyObject *raise_rejected(Stream *s) {
     const char *rule = npzs_error_rule(s->p);
     PyObject *member = mi >= 0 ? PyLong_FromLong(mi) : Py_NewRef(Py_None);
     PyObject *coff = co == UINT64_MAX ? Py_NewRef(Py_None) : PyLong_FromUnsignedLongLong(co);
-    kw = Py_BuildValue("{sssKsNsNszsNsNsN}", "code", npzs_error_name(code), "offset",
+    const char *lname; /* a limit's numbers: RejectedError.limit */
+    uint64_t lvalue, lneeded;
+    PyObject *lim = npzs_error_limit(s->p, &lname, &lvalue, &lneeded)
+                        ? Py_BuildValue("(sKK)", lname, (unsigned long long)lvalue, (unsigned long long)lneeded)
+                        : Py_NewRef(Py_None);
+    kw = Py_BuildValue("{sssKsNsNszsNsNsNsN}", "code", npzs_error_name(code), "offset",
                        (unsigned long long)npzs_error_offset(s->p), "member", member, "name", name, "rule", rule,
                        "content_offset", coff, "detail", npzpy_words(npzs_error_detail(s->p)), "hint",
-                       npzpy_words(npzs_error_hint(s->p)));
+                       npzpy_words(npzs_error_hint(s->p)), "limit", lim);
     if (!kw) return NULL;
     PyObject *args = Py_BuildValue("(N)", npzpy_words(npzs_error_message(s->p)));
     PyObject *e = args ? PyObject_Call(cls, args, kw) : NULL;
@@ -348,36 +421,68 @@ static int enter(Stream *s) {
     return 0;
 }
 
-static PyObject *after(Stream *s, int r) {
+/* The end of a call: run()'s result as 0, or -1 with the error raised. */
+static int settle(Stream *s, int r) {
     s->busy = 0;
-    if (r == -1) return NULL;
-    if (r == -2) return raise_rejected(s);
-    Py_RETURN_NONE;
+    if (r == -2) raise_rejected(s);
+    return r < 0 ? -1 : 0;
 }
 
-static PyObject *Stream_feed(Stream *s, PyObject *arg) {
-    if (enter(s) < 0) return NULL;
-    if (s->own_code || npzs_error(s->p)) return after(s, -2);
+static PyObject *after(Stream *s, int r) { return settle(s, r) < 0 ? NULL : Py_NewRef(Py_None); }
+
+/* Push arg's bytes: 0 and *used (the bytes consumed), or -1 with a Python error set. */
+static int push(Stream *s, PyObject *arg, int cheap, Py_ssize_t *used) {
+    if (enter(s) < 0) return -1;
+    if (s->own_code || npzs_error(s->p)) return settle(s, -2);
     if (s->finished) {
         s->busy = 0;
         PyErr_SetString(PyExc_RuntimeError, "npzstream: feed() after finish()");
-        return NULL;
+        return -1;
     }
     Py_buffer b;
-    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0) { s->busy = 0; return NULL; }
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0) { s->busy = 0; return -1; }
     npzs_in in = {b.buf, (size_t)b.len, 0};
-    int r = run(s, &in);
+    int r = run(s, &in, cheap);
     PyBuffer_Release(&b);
-    return after(s, r);
+    *used = (Py_ssize_t)in.pos;
+    return settle(s, r);
 }
 
+static PyObject *Stream_feed(Stream *s, PyObject *arg) {
+    Py_ssize_t used;
+    if (push(s, arg, 0, &used) < 0) return NULL;
+    if (s->paused) { /* only push() callers can go on after a pause */
+        PyErr_SetString(PyExc_RuntimeError, "npzstream: a callback paused feed(): use push()");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *Stream_push(Stream *s, PyObject *args, PyObject *kw) {
+    static char *kwlist[] = {"data", "cheap", NULL};
+    PyObject *data;
+    int cheap = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|p", kwlist, &data, &cheap)) return NULL;
+    Py_ssize_t used;
+    if (push(s, data, cheap, &used) < 0) return NULL;
+    return PyLong_FromSsize_t(used);
+}
+
+/* The end of the input: None (the verdict is END), False (a callback paused the stream: call
+ * finish() again when it may go on), or a raised error. */
 static PyObject *Stream_finish(Stream *s, PyObject *unused) {
     (void)unused;
     if (enter(s) < 0) return NULL;
     if (s->own_code || npzs_error(s->p)) return after(s, -2);
-    s->finished = 1;
-    npzs_finish(s->p);
-    int r = run(s, NULL);
+    if (!s->finished) {
+        s->finished = 1;
+        npzs_finish(s->p); /* through the helper when one is attached */
+    }
+    int r = run(s, NULL, 0);
+    if (r == 0 && s->paused) {
+        s->busy = 0;
+        Py_RETURN_FALSE;
+    }
     if (r == 0 && !s->done) {
         s->busy = 0;
         PyErr_SetString(PyExc_RuntimeError, "npzstream: no verdict at the end of the input");
@@ -390,12 +495,12 @@ static PyObject *Stream_finish(Stream *s, PyObject *unused) {
 
 static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
     static char *kwlist[] = {"limits", "on_header", "keep_blobs", "max_keep", "threads", "policy", "hash",
-                             "map_stored", NULL};
-    PyObject *limits = NULL, *cb = NULL, *policy = NULL;
+                             "map_stored", "on_blob", NULL};
+    PyObject *limits = NULL, *cb = NULL, *policy = NULL, *blob_cb = NULL;
     int keep = 0, threads = 1, hash = 0, map_stored = 0;
     unsigned long long max_keep = UINT64_MAX;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOpKiOpp", kwlist, &limits, &cb, &keep, &max_keep, &threads, &policy,
-                                     &hash, &map_stored))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|OOpKiOppO", kwlist, &limits, &cb, &keep, &max_keep, &threads, &policy,
+                                     &hash, &map_stored, &blob_cb))
         return -1;
     if (policy == Py_None) policy = NULL;
     if (policy && !PyObject_TypeCheck(policy, npzpy_state_of(Py_TYPE(s))->policy)) {
@@ -414,6 +519,8 @@ static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
     if (npzpy_read_limits(limits, &lim) < 0) return -1;
     if (cb == Py_None) cb = NULL;
     if (cb && !PyCallable_Check(cb)) { PyErr_SetString(PyExc_TypeError, "on_header must be callable"); return -1; }
+    if (blob_cb == Py_None) blob_cb = NULL;
+    if (blob_cb && !PyCallable_Check(blob_cb)) { PyErr_SetString(PyExc_TypeError, "on_blob must be callable"); return -1; }
     if (s->p) { PyErr_SetString(PyExc_RuntimeError, "Stream.__init__ called twice"); return -1; }
     s->p = npzs_new(&lim, NULL);
     if (!s->p) { PyErr_NoMemory(); return -1; }
@@ -430,6 +537,8 @@ static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
         if (!cb && !keep && !policy && !hash && npzs_par_skip_data(s->q) != 0) { PyErr_NoMemory(); return -1; }
     }
     s->on_header = cb ? Py_NewRef(cb) : NULL;
+    s->on_blob = blob_cb ? Py_NewRef(blob_cb) : NULL;
+    s->checks = policy || hash;
     s->keep_blobs = keep;
     s->map_stored = map_stored;
     s->max_keep = max_keep;
@@ -441,6 +550,7 @@ static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
 static int Stream_traverse(Stream *s, visitproc visit, void *arg) {
     Py_VISIT(Py_TYPE(s)); /* a heap type */
     Py_VISIT(s->on_header);
+    Py_VISIT(s->on_blob);
     Py_VISIT(s->policy);
     Py_VISIT(s->members);
     Py_VISIT(s->cur);
@@ -457,6 +567,7 @@ static int Stream_traverse(Stream *s, visitproc visit, void *arg) {
 static int Stream_clear(Stream *s) {
     release_out(s);
     Py_CLEAR(s->on_header);
+    Py_CLEAR(s->on_blob);
     Py_CLEAR(s->members);
     Py_CLEAR(s->cur);
     Py_CLEAR(s->blob);
@@ -484,6 +595,8 @@ static PyObject *Stream_get_format(Stream *s, void *c) {
 static PyObject *Stream_get_consumed(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(s->p ? npzs_consumed(s->p) : 0); }
 static PyObject *Stream_get_ahead(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(npzs_par_used(s->q)); }
 static PyObject *Stream_get_memory(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(s->p ? npzs_memory(s->p) : 0); }
+static PyObject *Stream_get_paused(Stream *s, void *c) { (void)c; return PyBool_FromLong(s->paused != PAUSE_NONE); }
+static PyObject *Stream_get_heavy(Stream *s, void *c) { (void)c; return PyBool_FromLong(s->p && heavy(s)); }
 static PyObject *Stream_get_kept(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(s->kept); }
 /* (pos, left): the current array is stored and has a destination, and the parser wants its data
  * bytes pos .. pos + left next, nothing else: the caller may read them straight into the
@@ -505,18 +618,23 @@ static PyGetSetDef Stream_getset[] = {
     {"inflated_ahead", (getter)Stream_get_ahead, NULL, "members inflated by the worker threads", NULL},
     {"memory", (getter)Stream_get_memory, NULL, "bytes the parser holds now", NULL},
     {"kept", (getter)Stream_get_kept, NULL, "array and blob bytes kept so far", NULL},
+    {"paused", (getter)Stream_get_paused, NULL, "a callback paused the stream: the next push or finish() calls it again", NULL},
+    {"heavy", (getter)Stream_get_heavy, NULL, "the next step may be heavy (inflate, checks, a worker): push(cheap=True) does nothing", NULL},
     {"direct", (getter)Stream_get_direct, NULL, "(pos, left) of the current stored array's data to read in place, or None", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyMethodDef Stream_methods[] = {
     {"feed", (PyCFunction)Stream_feed, METH_O, "feed(data): push bytes (any bytes-like object)"},
-    {"finish", (PyCFunction)Stream_finish, METH_NOARGS, "finish(): the end of the input; raises unless valid"},
+    {"push", (PyCFunction)(void (*)(void))Stream_push, METH_VARARGS | METH_KEYWORDS,
+     "push(data, cheap=False) -> bytes consumed: less than all after a pause, or (cheap) before a heavy step"},
+    {"finish", (PyCFunction)Stream_finish, METH_NOARGS, "finish(): the end of the input; raises unless valid; False after a pause"},
     {NULL, NULL, 0, NULL},
 };
 
 static PyType_Slot Stream_slots[] = {
-    {Py_tp_doc, (void *)"Stream(limits=None, on_header=None, keep_blobs=False, max_keep=2**64-1): the parser"},
+    {Py_tp_doc, (void *)"Stream(limits=None, on_header=None, keep_blobs=False, max_keep=2**64-1, threads=1, policy=None, "
+                        "hash=False, map_stored=False, on_blob=None): the parser"},
     {Py_tp_new, (void *)PyType_GenericNew},
     {Py_tp_init, (void *)Stream_init},
     {Py_tp_dealloc, (void *)Stream_dealloc},

@@ -1,0 +1,1191 @@
+/* cmd_scan.c -- `npzstream scan`: a sweep over model files for what a loader would run.
+ *
+ * Each input is a unit: its first bytes say what container it is (npy, a ZIP: npz, torch, keras or
+ * zip by its member names, gzip, pickle, safetensors, unknown), an .npy or a ZIP goes through the
+ * strict parser (and with --keep-going the inventory walker, src/inv/inv.c), and each member gets a
+ * verdict of its own: a pickle member, an object array (the parser's PICKLE), and a zip or gzip
+ * member is looked inside (in memory, bounded by --nested-depth and --nested-bytes) as a unit of
+ * its own.  Every refusal is a finding (rule id, member path, byte offset); the first is the
+ * file's error.  Output: text, JSON Lines (--jsonl) and SARIF 2.1.0 (--sarif).
+ * Exit: 0 nothing found, 1 findings, 2 an input could not be read or was skipped. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "cli.h"
+#include "output.h"
+#include "../report/keep.h"
+
+/* ---- options ---- */
+
+typedef struct scan_opts {
+    opts op;
+    int recursive, jsonl, quiet, keep_going;
+    const char *sarif;      /* NULL: none; "-": stdout */
+    uint64_t max_file_size; /* bytes; a larger file is skipped unread */
+    uint64_t timeout;       /* seconds a file may take */
+    uint64_t nested_depth;  /* containers inside containers looked into */
+    uint64_t nested_bytes;  /* bytes of one nested container held to look inside */
+} scan_opts;
+
+#define SCAN_MAX_FILE_SIZE (4ull << 30)
+#define SCAN_TIMEOUT 60u
+#define SCAN_NESTED_DEPTH 4u
+#define SCAN_NESTED_BYTES (64ull << 20)
+
+void usage_scan(FILE *f) {
+    fprintf(f,
+            "usage: npzstream scan [-r] [--jsonl | -q] [--sarif [FILE|-]] [--keep-going] [--max-file-size N]\n"
+            "                      [--timeout S] [--nested-depth N] [--nested-bytes N] [LIMITS] PATH...\n"
+            "Sweeps model files for pickles a loader would run: each file is identified by its content\n"
+            "(npy, npz, torch, keras, zip, pickle, safetensors, gzip, unknown), each member gets its own\n"
+            "verdict, and every pickle is a finding: an object array, a pickle member (np.load returns\n"
+            "its bytes; torch.load would run it), a pickle inside a zip or gzip member, a pickle file.\n"
+            "  -r, --recursive       walk directories (symbolic links met there are not followed: each\n"
+            "                        is reported as skipped); PATHs named on the line are followed\n"
+            "  --jsonl               one JSON object per file (\"file\", \"ok\", \"container\", \"members\"\n"
+            "                        each with \"status\" and \"error\", \"findings\", \"error\")\n"
+            "  -q, --quiet           print nothing: the exit status only\n"
+            "  --sarif [FILE]        SARIF 2.1.0 of every finding to FILE, or to stdout for '-' or when\n"
+            "                        no FILE follows (the next argument is taken as FILE unless it starts\n"
+            "                        with '-'); with --sarif to stdout nothing else is printed there\n"
+            "  --keep-going          list every member after a rejection too, each with its verdict\n"
+            "  --max-file-size N     skip files larger than N bytes unread (4Gi)\n"
+            "  --timeout S           give up on a file after S seconds (60)\n"
+            "  --nested-depth N      look into zip and gzip members N levels deep (4)\n"
+            "  --nested-bytes N      hold at most N bytes of one nested container (64Mi)\n"
+            "Exit status: 0 nothing found, 1 findings, 2 a file could not be read or was skipped (never 0\n"
+            "when anything was skipped).\n"
+            "%s", limits_help());
+}
+
+static int scan_parse(int argc, char **argv, scan_opts *so, const char ***paths, size_t *npaths) {
+    memset(so, 0, sizeof *so);
+    opts_init(&so->op);
+    so->max_file_size = SCAN_MAX_FILE_SIZE;
+    so->timeout = SCAN_TIMEOUT;
+    so->nested_depth = SCAN_NESTED_DEPTH;
+    so->nested_bytes = SCAN_NESTED_BYTES;
+    *paths = calloc((size_t)argc + 1, sizeof **paths);
+    *npaths = 0;
+    if (!*paths) { fprintf(stderr, "npzstream: out of memory\n"); return 2; }
+    static const struct { const char *flag; size_t off; } nums[] = {
+        {"--max-file-size", offsetof(scan_opts, max_file_size)}, {"--timeout", offsetof(scan_opts, timeout)},
+        {"--nested-depth", offsetof(scan_opts, nested_depth)}, {"--nested-bytes", offsetof(scan_opts, nested_bytes)}};
+    int only_files = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int r = 0;
+        size_t k;
+        if (only_files || a[0] != '-' || !a[1]) { (*paths)[(*npaths)++] = a; continue; }
+        if (!strcmp(a, "--")) { only_files = 1; continue; }
+        if (!strcmp(a, "-r") || !strcmp(a, "--recursive")) { so->recursive = 1; continue; }
+        if (!strcmp(a, "--jsonl")) { so->jsonl = 1; continue; }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) { so->quiet = 1; continue; }
+        if (!strcmp(a, "--keep-going")) { so->keep_going = 1; continue; }
+        if (!strncmp(a, "--sarif=", 8)) { so->sarif = a[8] ? a + 8 : "-"; continue; }
+        if (!strcmp(a, "--sarif")) {
+            so->sarif = i + 1 < argc && (argv[i + 1][0] != '-' || !strcmp(argv[i + 1], "-")) ? argv[++i] : "-";
+            continue;
+        }
+        for (k = 0; k < sizeof nums / sizeof nums[0]; k++) {
+            size_t l = strlen(nums[k].flag);
+            if (strncmp(a, nums[k].flag, l) || (a[l] && a[l] != '=')) continue;
+            const char *val = a[l] == '=' ? a + l + 1 : i + 1 < argc ? argv[++i] : NULL;
+            uint64_t v;
+            if (cli_parse_size(val, &v) < 0) {
+                fprintf(stderr, "npzstream: %s needs a number (a size takes K M G or Ki Mi Gi)\n", nums[k].flag);
+                return 2;
+            }
+            memcpy((char *)so + nums[k].off, &v, sizeof v);
+            break;
+        }
+        if (k < sizeof nums / sizeof nums[0]) continue;
+        if ((r = parse_limit(&so->op, argc, argv, &i)) != 0) {
+            if (r < 0) return 2;
+            continue;
+        }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage_scan(stdout);
+            return 0;
+        }
+        fprintf(stderr, "npzstream: unknown option %s\n", a);
+        usage_scan(stderr);
+        return 2;
+    }
+    if (so->jsonl && so->quiet) { fprintf(stderr, "npzstream: --jsonl and -q exclude each other\n"); return 2; }
+    if (so->sarif && !strcmp(so->sarif, "-") && so->jsonl) {
+        fprintf(stderr, "npzstream: --sarif to stdout and --jsonl exclude each other (give --sarif a FILE)\n");
+        return 2;
+    }
+    if (!*npaths) { fprintf(stderr, "npzstream: scan needs a PATH ('-' for stdin)\n"); usage_scan(stderr); return 2; }
+    const char *bad = npzs_limits_check(&so->op.lim);
+    if (bad) { fprintf(stderr, "npzstream: %s: out of the range the library accepts\n", limit_flag(bad)); return 2; }
+    return -1;
+}
+
+/* ---- what a unit finds ---- */
+
+enum container { C_NONE, C_NPY, C_NPZ, C_TORCH, C_KERAS, C_ZIP, C_PICKLE, C_SAFETENSORS, C_GZIP, C_UNKNOWN };
+static const char *const CONTAINER[] = {NULL, "npy", "npz", "torch", "keras", "zip", "pickle", "safetensors", "gzip", "unknown"};
+
+typedef struct unit unit;
+
+/* A finding: the error object (its member is the path "outer!/inner"), owned strings. */
+typedef struct finding {
+    report_error e;
+    char *path;
+} finding;
+
+/* A member, as the parser or the walker saw it, with its verdict. */
+typedef struct smember {
+    char *name;
+    size_t name_len;
+    int kind, method, sniff, from_walker;
+    uint64_t size, csize, offset;
+    char dtype[64];
+    report_error err;   /* its first finding (code NULL: none) */
+    unit *nested;       /* what is inside it, when looked into */
+} smember;
+
+struct unit {
+    const scan_opts *so;
+    int depth, container, status; /* status: -1 going on; 0 nothing; 1 findings; 2 skipped */
+    uint8_t head[16];
+    size_t head_n;
+    uint64_t total;
+    struct timespec start;
+    npzs_parser *p;
+    int own_p, final;
+    npzs_inv *inv;
+    out o;              /* the parser's members */
+    smember *m;
+    size_t n, cap;
+    finding *f;
+    size_t nf, capf;
+    /* the bytes of the member being read, while they may be a nested container */
+    uint8_t *keep;
+    size_t keep_n, keep_cap;
+    int keep_on, keep_over;
+    uint8_t kpre[4];
+    size_t kpre_n;
+    /* a gzip: its content inflated */
+    z_stream z;
+    int z_ready, z_end, z_bad;
+    unit *gz;
+    unit **wnested;     /* kept going: what is inside the walker's member i */
+    size_t wn, kidx;
+    int kseen;
+    const char *skip_rule; /* skipped: the rule */
+    char skip_msg[160];
+};
+
+static const char *rule_message(const char *id) {
+    for (size_t i = 0; id && i < npzs_rule_count(); i++)
+        if (!strcmp(npzs_rule_id(i), id)) return npzs_rule_message(i);
+    return "";
+}
+
+static double elapsed(const unit *u) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - u->start.tv_sec) + (double)(t.tv_nsec - u->start.tv_nsec) / 1e9;
+}
+
+static char *dup_bytes(const char *s, size_t n) {
+    char *d = malloc(n + 1);
+    if (d) {
+        if (n) memcpy(d, s, n);
+        d[n] = 0;
+    }
+    return d;
+}
+
+/* A finding of the unit (path: the member's path, or NULL for the file itself). */
+static void add_finding(unit *u, const report_error *e, const char *path, size_t path_len) {
+    finding *nf = table_room(u->f, &u->capf, u->nf, sizeof *u->f, 8);
+    if (!nf) return;
+    u->f = nf;
+    finding *f = &u->f[u->nf++];
+    f->e = *e;
+    f->e.detail = NULL; /* the parser's words live until its next call */
+    f->path = path ? dup_bytes(path, path_len) : NULL;
+    f->e.member = f->path;
+    f->e.member_len = path ? path_len : 0;
+}
+
+static void rule_error(report_error *e, const char *code, const char *rule, uint64_t off, long mi) {
+    memset(e, 0, sizeof *e);
+    e->code = code;
+    e->rule = rule;
+    e->message = rule_message(rule);
+    e->hint = npzs_rule_hint(rule);
+    e->offset = off;
+    e->member_index = mi;
+    e->content_offset = UINT64_MAX;
+}
+
+static smember *add_member(unit *u, const char *name, size_t name_len) {
+    smember *nm = table_room(u->m, &u->cap, u->n, sizeof *u->m, 16);
+    if (!nm) return NULL;
+    u->m = nm;
+    smember *m = &u->m[u->n++];
+    memset(m, 0, sizeof *m);
+    m->name = name ? dup_bytes(name, name_len) : NULL;
+    m->name_len = name ? name_len : 0;
+    return m;
+}
+
+/* A dtype string into the member (cut at its room; no printf on the per-member path). */
+static void dtype_copy(smember *m, const char *dt) {
+    size_t l = strnlen(dt, sizeof m->dtype - 1);
+    memcpy(m->dtype, dt, l);
+    m->dtype[l] = 0;
+}
+
+/* A member's finding: on the member (its first) and on the unit. */
+static void member_finding(unit *u, size_t i, report_error *e) {
+    smember *m = &u->m[i];
+    e->member_index = (long)i;
+    add_finding(u, e, m->name, m->name_len);
+    if (!m->err.code) {
+        m->err = *e;
+        m->err.member = m->name;
+        m->err.member_len = m->name_len;
+        m->err.detail = NULL;
+    }
+}
+
+static void unit_free(unit *u);
+static unit *unit_new(const scan_opts *so, int depth, npzs_parser *p, npzs_inv *inv);
+static int unit_push(unit *u, const uint8_t *b, size_t n);
+static int unit_finish(unit *u);
+
+/* ---- nested containers ---- */
+
+/* The member's first bytes decide whether they are kept: a zip or a gzip. */
+static void keep_begin(unit *u) {
+    u->keep_n = 0;
+    u->keep_on = 1;
+    u->keep_over = 0;
+    u->kpre_n = 0;
+}
+
+static void keep_bytes(unit *u, const uint8_t *b, size_t n) {
+    if (!u->keep_on || !n) return;
+    size_t k = 0;
+    while (u->kpre_n < 4 && k < n) u->kpre[u->kpre_n++] = b[k++];
+    if (u->kpre_n >= 2 && !(u->kpre[0] == 'P' && u->kpre[1] == 'K') && !(u->kpre[0] == 0x1F && u->kpre[1] == 0x8B)) {
+        u->keep_on = 0; /* neither: nothing to look into */
+        return;
+    }
+    if (u->keep_over) return;
+    if (u->keep_n + n > u->so->nested_bytes) {
+        u->keep_over = 1;
+        return;
+    }
+    uint8_t *nb = u->keep;
+    while (u->keep_n + n > u->keep_cap) {
+        size_t nc = u->keep_cap ? u->keep_cap * 2 : 65536;
+        if (!(nb = realloc(u->keep, nc))) { u->keep_over = 1; return; }
+        u->keep = nb;
+        u->keep_cap = nc;
+    }
+    memcpy(u->keep + u->keep_n, b, n);
+    u->keep_n += n;
+}
+
+/* The findings of a nested unit, on member i of u (their paths under the member's name). */
+static void nested_findings(unit *u, size_t i, const unit *c) {
+    smember *m = &u->m[i];
+    for (size_t k = 0; k < c->nf; k++) {
+        const finding *cf = &c->f[k];
+        /* "outer!/inner"; a gzip's content has no name: its findings keep the inner path alone */
+        size_t cl = cf->path ? cf->e.member_len : 0, sep = m->name && cl ? 2 : 0;
+        size_t pl = (m->name ? m->name_len : 0) + sep + cl;
+        char *path = malloc(pl + 1);
+        if (!path) continue;
+        if (m->name) memcpy(path, m->name, m->name_len);
+        if (sep) memcpy(path + m->name_len, "!/", 2);
+        if (cl) memcpy(path + pl - cl, cf->path, cl);
+        path[pl] = 0;
+        report_error e = cf->e;
+        /* a pickle one level down or deeper: a pickle a later loader would meet inside */
+        if (e.rule && (!strcmp(e.rule, "SCAN.pickle-member") || !strcmp(e.rule, "SCAN.pickle-file"))) {
+            e.rule = "SCAN.pickle-nested";
+            e.message = rule_message(e.rule);
+            e.hint = npzs_rule_hint(e.rule);
+        }
+        e.offset = m->offset; /* the byte of this file: the member's local header */
+        e.content_offset = cf->e.offset;
+        e.member_index = (long)i;
+        add_finding(u, &e, pl ? path : NULL, pl);
+        if (!m->err.code) {
+            m->err = e;
+            m->err.member = m->name;
+            m->err.member_len = m->name_len;
+        }
+        free(path);
+    }
+}
+
+/* Look inside member i's kept bytes (a zip or a gzip), bounded. */
+static void keep_end(unit *u, size_t i) {
+    smember *m = &u->m[i];
+    int kept = u->keep_on && u->kpre_n >= 2;
+    u->keep_on = 0;
+    if (!kept) return;
+    report_error e;
+    if (u->keep_over) {
+        rule_error(&e, "limit", "SCAN.nested-bytes", m->offset, (long)i);
+        member_finding(u, i, &e);
+        return;
+    }
+    if ((uint64_t)u->depth + 1 > u->so->nested_depth) {
+        rule_error(&e, "limit", "SCAN.nested-depth", m->offset, (long)i);
+        member_finding(u, i, &e);
+        return;
+    }
+    unit *c = unit_new(u->so, u->depth + 1, NULL, NULL);
+    if (!c) return;
+    c->start = u->start;
+    if (unit_push(c, u->keep, u->keep_n) < 0) unit_finish(c);
+    m->nested = c;
+    nested_findings(u, i, c);
+}
+
+/* ---- a ZIP's members: its kind by the names ---- */
+
+static int has_name(const unit *u, const char *s) {
+    size_t l = strlen(s);
+    for (size_t i = 0; i < u->n; i++)
+        if (u->m[i].name_len == l && !memcmp(u->m[i].name, s, l)) return 1;
+    return 0;
+}
+
+/* torch.save: "<dir>/data.pkl" with "<dir>/data/..." beside it; Keras 3: config.json with
+ * model.weights.h5 or metadata.json; an npz: a .npy member or none; any other ZIP: zip. */
+static int zip_kind(const unit *u) {
+    for (size_t i = 0; i < u->n; i++) {
+        const smember *m = &u->m[i];
+        if (m->name_len > 9 && !memcmp(m->name + m->name_len - 9, "/data.pkl", 9)) {
+            size_t dl = m->name_len - 8; /* "<dir>/" */
+            for (size_t j = 0; j < u->n; j++)
+                if (u->m[j].name_len > dl + 5 && !memcmp(u->m[j].name, m->name, dl) && !memcmp(u->m[j].name + dl, "data/", 5))
+                    return C_TORCH;
+        }
+    }
+    if (has_name(u, "config.json") && (has_name(u, "model.weights.h5") || has_name(u, "metadata.json"))) return C_KERAS;
+    if (!u->n) return C_NPZ;
+    for (size_t i = 0; i < u->n; i++)
+        if (u->m[i].name_len > 4 && !memcmp(u->m[i].name + u->m[i].name_len - 4, ".npy", 4)) return C_NPZ;
+    return C_ZIP;
+}
+
+/* ---- the parser's events ---- */
+
+static void strict_member(unit *u, const member *om) {
+    smember *m = add_member(u, om->name, om->name_len);
+    if (!m) return;
+    m->kind = om->kind;
+    m->method = om->method;
+    m->sniff = om->sniff;
+    m->size = om->size;
+    m->csize = om->csize;
+    m->offset = om->offset;
+    if (om->kind == NPZS_KIND_ARRAY) dtype_copy(m, om->dtype);
+    size_t i = u->n - 1;
+    if (m->sniff == NPZS_SNIFF_PICKLE) {
+        report_error e;
+        rule_error(&e, "pickle", "SCAN.pickle-member", m->offset, (long)i);
+        member_finding(u, i, &e);
+    }
+    keep_end(u, i);
+}
+
+static int event(unit *u, const npzs_event *ev) {
+    if (ev->type == NPZS_EV_BLOB) {
+        keep_bytes(u, ev->data, ev->len);
+        return 0;
+    }
+    if (out_event(&u->o, ev) < 0) return -1;
+    if (ev->type == NPZS_EV_MEMBER_BEGIN) keep_begin(u);
+    if (ev->type == NPZS_EV_MEMBER_END) strict_member(u, &u->o.m[u->o.n - 1]);
+    return 0;
+}
+
+/* Push to the parser: its status once decided (0, 1, 2), else -1. */
+static int parse_some(unit *u, const uint8_t *b, size_t n, int eof) {
+    npzs_in in = {b, n, 0};
+    if (eof) npzs_finish(u->p);
+    for (;;) {
+        npzs_event ev;
+        int rc = npzs_next(u->p, &in, &ev);
+        if (rc == NPZS_NEED_INPUT) return -1;
+        if (rc == NPZS_DONE) return 0;
+        if (rc < 0) return rc == NPZS_E_NOMEM ? 2 : 1;
+        if (event(u, &ev) < 0) return 2;
+        if (ev.type == NPZS_EV_END) return 0;
+    }
+}
+
+/* The walker's content of a checked member (kept going). */
+static int inv_content(void *ctx, size_t i, const uint8_t *data, size_t len) {
+    unit *u = ctx;
+    if (!u->kseen || u->kidx != i) {
+        keep_begin(u);
+        u->kidx = i;
+        u->kseen = 1;
+    }
+    if (data) {
+        keep_bytes(u, data, len);
+        return 0;
+    }
+    u->kseen = 0;
+    int kept = u->keep_on && u->kpre_n >= 2;
+    u->keep_on = 0;
+    if (!kept || u->keep_over || (uint64_t)u->depth + 1 > u->so->nested_depth) return 0; /* said at its end */
+    unit **t = u->wnested;
+    if (i >= u->wn) {
+        size_t nn = i + 16;
+        if (!(t = realloc(u->wnested, nn * sizeof *t))) return 0;
+        memset(t + u->wn, 0, (nn - u->wn) * sizeof *t);
+        u->wnested = t;
+        u->wn = nn;
+    }
+    unit *c = unit_new(u->so, u->depth + 1, NULL, NULL);
+    if (!c) return 0;
+    c->start = u->start;
+    if (unit_push(c, u->keep, u->keep_n) < 0) unit_finish(c);
+    unit_free(u->wnested[i]);
+    u->wnested[i] = c;
+    return 0;
+}
+
+/* ---- a unit: classified by its first bytes, then streamed ---- */
+
+/* u (or a new unit when NULL) for a new input: a unit's tables (its members, findings, kept bytes
+ * and nested slots) are kept from one file of a sweep to the next, as the parser is. */
+static unit *unit_init(unit *u, const scan_opts *so, int depth, npzs_parser *p, npzs_inv *inv) {
+    if (!u) u = calloc(1, sizeof *u);
+    if (!u) return NULL;
+    u->so = so;
+    u->depth = depth;
+    u->status = -1;
+    u->final = -1;
+    u->p = p;
+    u->inv = inv;
+    clock_gettime(CLOCK_MONOTONIC, &u->start);
+    return u;
+}
+
+static unit *unit_new(const scan_opts *so, int depth, npzs_parser *p, npzs_inv *inv) {
+    return unit_init(NULL, so, depth, p, inv);
+}
+
+/* What the unit holds for its input freed; its tables kept, every other field zero. */
+static void unit_clear(unit *u) {
+    for (size_t i = 0; i < u->n; i++) {
+        free(u->m[i].name);
+        unit_free(u->m[i].nested);
+    }
+    for (size_t i = 0; i < u->nf; i++) free(u->f[i].path);
+    out_free(&u->o);
+    if (u->z_ready) inflateEnd(&u->z);
+    unit_free(u->gz);
+    for (size_t i = 0; i < u->wn; i++) unit_free(u->wnested[i]);
+    if (u->wn) memset(u->wnested, 0, u->wn * sizeof *u->wnested);
+    if (u->own_p) npzs_free(u->p);
+    if (u->depth > 0) npzs_inv_free(u->inv);
+    unit keep = *u;
+    memset(u, 0, sizeof *u);
+    u->m = keep.m;
+    u->cap = keep.cap;
+    u->f = keep.f;
+    u->capf = keep.capf;
+    u->keep = keep.keep;
+    u->keep_cap = keep.keep_cap;
+    u->wnested = keep.wnested;
+    u->wn = keep.wn;
+}
+
+static void unit_free(unit *u) {
+    if (!u) return;
+    unit_clear(u);
+    free(u->m);
+    free(u->f);
+    free(u->keep);
+    free(u->wnested);
+    free(u);
+}
+
+static int classify(unit *u, int ended) {
+    const uint8_t *h = u->head;
+    size_t n = u->head_n;
+    if (n >= 6 && !memcmp(h, "\x93NUMPY", 6)) return C_NPY;
+    if (n >= 4 && h[0] == 'P' && h[1] == 'K' && ((h[2] == 3 && h[3] == 4) || (h[2] == 5 && h[3] == 6))) return C_ZIP;
+    if (n >= 2 && h[0] == 0x1F && h[1] == 0x8B) return C_GZIP;
+    if (n >= 1 && npzs_sniff_bytes(h, n, ended) == NPZS_SNIFF_PICKLE) return C_PICKLE;
+    if (n >= 9 && h[8] == '{') { /* safetensors: an 8-byte little-endian header length, then its JSON */
+        uint64_t hl = 0;
+        for (int k = 7; k >= 0; k--) hl = hl << 8 | h[k];
+        if (hl >= 2 && hl <= (100u << 20)) return C_SAFETENSORS;
+    }
+    return C_UNKNOWN;
+}
+
+/* The container is known: set up what reads the rest.  -1 to go on, else the unit's status. */
+static int unit_start(unit *u, int ended) {
+    u->container = classify(u, ended);
+    report_error e;
+    switch (u->container) {
+    case C_NPY:
+    case C_ZIP:
+        if (!u->p) {
+            if (!(u->p = npzs_new(&u->so->op.lim, NULL))) return u->status = 2;
+            u->own_p = 1;
+        }
+        npzs_events(u->p, NPZS_EV_BIT(NPZS_EV_MEMBER_BEGIN) | NPZS_EV_BIT(NPZS_EV_HEADER) | NPZS_EV_BIT(NPZS_EV_BLOB) |
+                              NPZS_EV_BIT(NPZS_EV_MEMBER_END));
+        if (u->so->keep_going && u->container == C_ZIP) {
+            if (!u->inv && !(u->inv = npzs_inv_new(&u->so->op.lim, NULL))) return u->status = 2;
+            npzs_inv_content(u->inv, inv_content, u);
+        } else {
+            u->inv = u->depth > 0 ? (npzs_inv_free(u->inv), NULL) : NULL;
+        }
+        return -1;
+    case C_GZIP:
+        memset(&u->z, 0, sizeof u->z);
+        if (inflateInit2(&u->z, 16 + 15) != Z_OK) return u->status = 2;
+        u->z_ready = 1;
+        keep_begin(u);
+        u->kpre_n = 4; /* keep every byte: the content is looked into whatever it is */
+        memcpy(u->kpre, "PK\3\4", 4);
+        return -1;
+    case C_PICKLE:
+        rule_error(&e, "pickle", "SCAN.pickle-file", 0, -1);
+        add_finding(u, &e, NULL, 0);
+        return u->status = 1;
+    default:
+        return u->status = 0; /* safetensors, unknown: nothing a loader unpickles */
+    }
+}
+
+/* The parser's verdict: its error is a finding; the walker learns where it stopped. */
+static void parser_final(unit *u, int st) {
+    u->final = st;
+    if (st == 1 || npzs_error(u->p)) {
+        report_error e;
+        report_error_of(&e, u->p);
+        if (u->inv) npzs_inv_check_after(u->inv, npzs_error_offset(u->p));
+        /* the member it stopped in: listed (its name, from the parser's table) with the error */
+        size_t nl;
+        const char *nm = npzs_error_member_name(u->p, &nl);
+        if (!u->inv && u->o.open && nm) {
+            smember *m = add_member(u, nm, nl);
+            if (m) {
+                m->offset = u->o.m[u->o.n].offset;
+                m->method = u->o.m[u->o.n].method;
+                member_finding(u, u->n - 1, &e);
+                return;
+            }
+        }
+        if (u->inv) return; /* the walker's members say it (unit_finish) */
+        add_finding(u, &e, nm, nm ? nl : 0);
+    }
+}
+
+static void gzip_some(unit *u, const uint8_t *b, size_t n) {
+    u->z.next_in = (Bytef *)(uintptr_t)b;
+    u->z.avail_in = (uInt)n;
+    uint8_t zbuf[65536];
+    while (u->z.avail_in && !u->z_end && !u->z_bad) {
+        u->z.next_out = zbuf;
+        u->z.avail_out = sizeof zbuf;
+        int rc = inflate(&u->z, Z_NO_FLUSH);
+        keep_bytes(u, zbuf, sizeof zbuf - u->z.avail_out);
+        if (rc == Z_STREAM_END) u->z_end = 1;
+        else if (rc != Z_OK && rc != Z_BUF_ERROR) u->z_bad = 1;
+        else if (rc == Z_BUF_ERROR) break;
+        if (u->keep_over) break; /* past --nested-bytes: said at the end */
+    }
+}
+
+/* The walker's members past the parser's completed ones, each with its verdict (kept going). */
+static void walker_members(unit *u) {
+    size_t from = u->o.n, cnt = npzs_inv_count(u->inv);
+    const npzs_parser *rej = npzs_error(u->p) ? u->p : NULL;
+    int attached = 0;
+    for (size_t i = from; i < cnt; i++) {
+        const npzs_inv_member *w = npzs_inv_get(u->inv, i);
+        smember *m = add_member(u, w->name, w->name_len);
+        if (!m) return;
+        size_t k = u->n - 1;
+        m->from_walker = 1;
+        m->kind = (int)w->kind;
+        m->method = w->method;
+        m->sniff = w->sniff;
+        m->size = w->size;
+        m->csize = w->csize;
+        m->offset = w->offset;
+        dtype_copy(m, w->dtype);
+        report_error e;
+        keep_error(&e, u->inv, i, rej, from);
+        if (e.code) {
+            attached |= rej && i == from && e.rule == npzs_error_rule(rej);
+            member_finding(u, k, &e);
+        }
+        if (m->sniff == NPZS_SNIFF_PICKLE) {
+            rule_error(&e, "pickle", "SCAN.pickle-member", m->offset, (long)k);
+            member_finding(u, k, &e);
+        }
+        if (m->sniff == NPZS_SNIFF_ZIP || m->sniff == NPZS_SNIFF_GZIP) {
+            unit *c = i < u->wn ? u->wnested[i] : NULL;
+            if (c) {
+                u->wnested[i] = NULL;
+                m->nested = c;
+                nested_findings(u, k, c);
+            } else if (w->checked) {
+                int deep = (uint64_t)u->depth + 1 > u->so->nested_depth;
+                rule_error(&e, "limit", deep ? "SCAN.nested-depth" : "SCAN.nested-bytes", m->offset, (long)k);
+                member_finding(u, k, &e);
+            }
+        }
+    }
+    if (rej && !attached) { /* the parser's error belongs to no member the walker lists */
+        report_error e;
+        report_error_of(&e, rej);
+        size_t nl;
+        const char *nm = npzs_error_member_name(rej, &nl);
+        add_finding(u, &e, nm, nm ? nl : 0);
+    }
+}
+
+static void gzip_end(unit *u) {
+    report_error e;
+    smember *m = add_member(u, NULL, 0); /* the content: a member without a name */
+    if (!m) return;
+    m->kind = NPZS_KIND_BLOB;
+    m->size = u->keep_n;
+    m->csize = u->total;
+    m->sniff = npzs_sniff_bytes(u->keep, u->keep_n, 1);
+    if (u->z_bad || !u->z_end) rule_error(&e, "inflate", "SCAN.nested-invalid", 0, 0);
+    else if (u->keep_over) rule_error(&e, "limit", "SCAN.nested-bytes", 0, 0);
+    else if ((uint64_t)u->depth + 1 > u->so->nested_depth) rule_error(&e, "limit", "SCAN.nested-depth", 0, 0);
+    else {
+        unit *c = unit_new(u->so, u->depth + 1, NULL, NULL);
+        if (!c) return;
+        c->start = u->start;
+        if (unit_push(c, u->keep, u->keep_n) < 0) unit_finish(c);
+        m->nested = c;
+        nested_findings(u, 0, c);
+        return;
+    }
+    member_finding(u, 0, &e);
+}
+
+/* The unit's end: its members complete, its kind, its status. */
+static int unit_end(unit *u) {
+    if (u->container == C_NPY || u->container == C_ZIP) {
+        if (u->inv) walker_members(u);
+        else if (u->final < 0) parser_final(u, 2);
+        if (u->container == C_ZIP) u->container = zip_kind(u);
+    } else if (u->container == C_GZIP) {
+        gzip_end(u);
+    }
+    int st = u->nf ? 1 : 0;
+    if (u->status < st) u->status = st;
+    for (size_t i = 0; i < u->n; i++)
+        if (u->m[i].nested && u->m[i].nested->status == 2) u->status = 2;
+    return u->status;
+}
+
+/* The bytes after the head, to the container's reader: -1 to go on, else the status. */
+static int unit_feed(unit *u, const uint8_t *b, size_t n, int eof) {
+    if (u->container == C_GZIP) {
+        if (n) gzip_some(u, b, n);
+        return eof || u->z_end || u->z_bad || u->keep_over ? unit_end(u) : -1;
+    }
+    if (u->final < 0) {
+        int st = parse_some(u, b, n, eof);
+        if (st >= 0) parser_final(u, st);
+    }
+    if (u->inv) {
+        if (n && npzs_inv_push(u->inv, b, n) != 0) return u->status = 2;
+        if (eof) npzs_inv_finish(u->inv);
+    }
+    if (eof || (u->final >= 0 && !u->inv)) return unit_end(u);
+    return -1;
+}
+
+static void skip(unit *u, const char *rule) {
+    u->skip_rule = rule;
+    u->status = 2;
+}
+
+/* Bytes of the unit's input: -1 to go on, else its status (the rest is not needed). */
+static int unit_push(unit *u, const uint8_t *b, size_t n) {
+    if (u->status >= 0) return u->status;
+    u->total += n;
+    if (u->depth == 0 && u->total > u->so->max_file_size) {
+        skip(u, "SCAN.max-file-size");
+        return 2;
+    }
+    if (u->depth == 0 && u->so->timeout && elapsed(u) > (double)u->so->timeout) {
+        skip(u, "SCAN.timeout");
+        return 2;
+    }
+    if (!u->container) {
+        size_t k = 0, had = u->head_n;
+        while (u->head_n < sizeof u->head && k < n) u->head[u->head_n++] = b[k++];
+        if (u->head_n < sizeof u->head) return -1;
+        if (unit_start(u, 0) >= 0) return u->status;
+        /* the head is this push's first bytes: the reader takes the push whole (a 16-byte push
+         * first would make the parser stage the local header across two pushes, for every file) */
+        if (!had) return unit_feed(u, b, n, 0);
+        int st = unit_feed(u, u->head, u->head_n, 0);
+        if (st >= 0) return st;
+        b += k;
+        n -= k;
+    }
+    return unit_feed(u, b, n, 0);
+}
+
+static int unit_finish(unit *u) {
+    if (u->status >= 0) return u->status;
+    if (!u->container) {
+        if (unit_start(u, 1) >= 0) return u->status;
+        if (u->container == C_NPY || u->container == C_ZIP || u->container == C_GZIP) {
+            int st = unit_feed(u, u->head, u->head_n, 0);
+            if (st >= 0) return st;
+        }
+    }
+    return unit_feed(u, NULL, 0, 1);
+}
+
+/* ---- printing ---- */
+
+static void json_unit(wbuf *f, const unit *u);
+
+static void json_smember(wbuf *f, const smember *m) {
+    wb_c(f, '{');
+    if (m->name) json_name_key(f, m->name, m->name_len);
+    else wb_s(f, "\"name\": null, \"key\": null");
+    wb_s(f, m->kind == NPZS_KIND_ARRAY ? ", \"kind\": \"array\"" : m->kind == NPZS_KIND_BLOB ? ", \"kind\": \"blob\"" : ", \"kind\": null");
+    wb_s(f, m->method == NPZS_METHOD_STORED ? ", \"method\": \"stored\"" : m->method == NPZS_METHOD_DEFLATED ? ", \"method\": \"deflated\"" : ", \"method\": \"other\"");
+    if (m->dtype[0]) {
+        wb_s(f, ", \"dtype\": ");
+        json_str(f, m->dtype, strlen(m->dtype));
+    }
+    /* (written without printf: this is the per-member path of a sweep over many files) */
+    wb_s(f, ", \"size\": ");
+    json_u64(f, m->size);
+    wb_s(f, ", \"stored_size\": ");
+    json_u64(f, m->csize);
+    wb_s(f, ", \"offset\": ");
+    json_u64(f, m->offset);
+    if (m->sniff) {
+        wb_s(f, ", \"sniff\": \"");
+        wb_s(f, npzs_sniff_name(m->sniff));
+        wb_c(f, '"');
+    } else {
+        wb_s(f, ", \"sniff\": null");
+    }
+    wb_s(f, m->err.code ? ", \"status\": \"rejected\", \"error\": " : m->kind ? ", \"status\": \"ok\", \"error\": "
+                                                                  : ", \"status\": \"listed\", \"error\": ");
+    if (m->err.code) json_error(f, &m->err);
+    else wb_s(f, "null");
+    if (m->nested) {
+        wb_s(f, ", \"contains\": {");
+        json_unit(f, m->nested);
+        wb_c(f, '}');
+    }
+    wb_c(f, '}');
+}
+
+/* The unit as JSON: ok, container, format, members, findings, error (a file's: with "file"). */
+static void json_unit(wbuf *f, const unit *u) {
+    report_error skipped;
+    wb_s(f, u->status == 0 ? "\"ok\": true, \"container\": " : "\"ok\": false, \"container\": ");
+    if (u->container) {
+        wb_c(f, '"');
+        wb_s(f, CONTAINER[u->container]);
+        wb_c(f, '"');
+    } else {
+        wb_s(f, "null");
+    }
+    npzs_format fmt = u->p && (u->container != C_GZIP && u->container != C_PICKLE) ? npzs_format_of(u->p) : NPZS_FORMAT_UNKNOWN;
+    wb_s(f, fmt == NPZS_FORMAT_NPY ? ", \"format\": \"npy\"" : fmt == NPZS_FORMAT_NPZ ? ", \"format\": \"npz\"" : ", \"format\": null");
+    wb_s(f, ", \"members\": [");
+    for (size_t i = 0; i < u->n; i++) {
+        if (i) wb_s(f, ", ");
+        json_smember(f, &u->m[i]);
+    }
+    wb_s(f, "], \"findings\": [");
+    for (size_t i = 0; i < u->nf; i++) {
+        if (i) wb_s(f, ", ");
+        json_error(f, &u->f[i].e);
+    }
+    wb_s(f, "], \"error\": ");
+    if (u->nf) {
+        json_error(f, &u->f[0].e);
+    } else if (u->skip_rule) {
+        rule_error(&skipped, "skipped", u->skip_rule, 0, -1);
+        if (u->skip_msg[0]) skipped.message = u->skip_msg;
+        json_error(f, &skipped);
+    } else {
+        wb_s(f, "null");
+    }
+}
+
+static void text_unit(wbuf *f, const unit *u, const char *prefix) {
+    for (size_t i = 0; i < u->n; i++) {
+        const smember *m = &u->m[i];
+        wb_s(f, "  ");
+        wb_s(f, prefix);
+        safe_str(f, m->name ? m->name : "", m->name_len);
+        wb_s(f, ": ");
+        if (m->kind == NPZS_KIND_ARRAY) wb_fmt(f, "array %s", m->dtype[0] ? m->dtype : "?");
+        else if (m->sniff) wb_fmt(f, "blob (%s)", npzs_sniff_name(m->sniff));
+        else wb_s(f, "-");
+        wb_fmt(f, ", %" PRIu64 " bytes", m->size);
+        if (m->nested) wb_fmt(f, ", %s", m->nested->container ? CONTAINER[m->nested->container] : "?");
+        if (m->err.code) {
+            wb_fmt(f, ": %s at offset %" PRIu64 ": ", m->err.code, m->err.offset);
+            safe_words(f, m->err.message, strlen(m->err.message));
+            if (m->err.rule) wb_fmt(f, " [%s]", m->err.rule);
+        } else {
+            wb_s(f, m->kind ? ": ok" : ": listed");
+        }
+        wb_c(f, '\n');
+        if (m->nested && prefix[0] == 0) text_unit(f, m->nested, "  ");
+    }
+}
+
+static void text_file(wbuf *f, const unit *u, const char *label) {
+    safe_str(f, label, strlen(label));
+    wb_fmt(f, ": %s (%s, %zu member%s", u->status == 0 ? "ok" : u->status == 1 ? "FOUND" : "SKIPPED",
+           u->container ? CONTAINER[u->container] : "-", u->n, u->n == 1 ? "" : "s");
+    if (u->nf) wb_fmt(f, ", %zu finding%s", u->nf, u->nf == 1 ? "" : "s");
+    wb_s(f, ")\n");
+    text_unit(f, u, "");
+    for (size_t i = 0; i < u->nf; i++) {
+        const report_error *e = &u->f[i].e;
+        wb_s(f, "  finding: ");
+        if (e->member) {
+            safe_str(f, e->member, e->member_len);
+            wb_s(f, ": ");
+        }
+        wb_fmt(f, "%s at offset %" PRIu64 ": ", e->code, e->offset);
+        safe_words(f, e->message, strlen(e->message));
+        if (e->rule) wb_fmt(f, " [%s]", e->rule);
+        wb_c(f, '\n');
+    }
+    if (u->skip_rule) {
+        wb_fmt(f, "  skipped: %s [%s]\n", u->skip_msg[0] ? u->skip_msg : rule_message(u->skip_rule), u->skip_rule);
+    }
+}
+
+/* ---- SARIF 2.1.0: every finding of every file, written at the end ---- */
+
+typedef struct sarif_result {
+    char *file;
+    report_error e; /* its member: the path, owned */
+    char *path;
+} sarif_result;
+
+typedef struct sweep {
+    const scan_opts *so;
+    npzs_parser *p;
+    npzs_inv *inv;
+    unit *top;            /* the file's unit, kept for the next file (its tables) */
+    int status;
+    sarif_result *r;
+    size_t nr, capr;
+    char **skipped;       /* files skipped or unreadable (SARIF's notifications) */
+    size_t ns, caps;
+} sweep;
+
+static void sarif_keep(sweep *s, const char *file, const unit *u) {
+    for (size_t i = 0; i < u->nf; i++) {
+        sarif_result *nr = table_room(s->r, &s->capr, s->nr, sizeof *s->r, 16);
+        if (!nr) return;
+        s->r = nr;
+        sarif_result *r = &s->r[s->nr++];
+        r->file = dup_bytes(file, strlen(file));
+        r->e = u->f[i].e;
+        r->path = u->f[i].path ? dup_bytes(u->f[i].path, u->f[i].e.member_len) : NULL;
+        r->e.member = r->path;
+    }
+}
+
+static void note_skipped(sweep *s, const char *file, const char *why) {
+    char **ns = table_room(s->skipped, &s->caps, s->ns, sizeof *s->skipped, 16);
+    if (!ns) return;
+    s->skipped = ns;
+    size_t fl = strlen(file), wl = strlen(why);
+    char *t = malloc(fl + wl + 3);
+    if (!t) return;
+    memcpy(t, file, fl);
+    memcpy(t + fl, ": ", 2);
+    memcpy(t + fl + 2, why, wl + 1);
+    s->skipped[s->ns++] = t;
+}
+
+/* A path as a URI reference (RFC 3986): unreserved bytes and '/' as they are, the rest %XX. */
+static void uri(wbuf *f, const char *s) {
+    static const char hex[] = "0123456789ABCDEF";
+    wb_c(f, '"');
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || strchr("-._~/", *c))
+            wb_c(f, *c);
+        else {
+            wb_c(f, '%');
+            wb_c(f, hex[*c >> 4]);
+            wb_c(f, hex[*c & 15]);
+        }
+    }
+    wb_c(f, '"');
+}
+
+static void sarif_write(const sweep *s, FILE *sink) {
+    wbuf w, *f = &w;
+    wb_init(f, sink);
+    /* the rules the results name, each once, in the order met: their descriptors from the table */
+    const char **rules = calloc(s->nr + 1, sizeof *rules);
+    size_t nrules = 0;
+    wb_s(f, "{\"$schema\": \"https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json\", \"version\": \"2.1.0\", \"runs\": [{"
+            "\"tool\": {\"driver\": {\"name\": \"npzstream\", \"version\": \"" NPZS_VERSION "\", "
+            "\"rules\": [");
+    for (size_t i = 0; rules && i < s->nr; i++) {
+        const char *id = s->r[i].e.rule ? s->r[i].e.rule : s->r[i].e.code;
+        size_t k = 0;
+        while (k < nrules && strcmp(rules[k], id)) k++;
+        if (k < nrules) continue;
+        rules[nrules++] = id;
+        if (k) wb_s(f, ", ");
+        wb_s(f, "{\"id\": ");
+        json_str(f, id, strlen(id));
+        const char *msg = rule_message(id), *hint = npzs_rule_hint(id);
+        wb_s(f, ", \"shortDescription\": {\"text\": ");
+        json_str(f, msg[0] ? msg : id, strlen(msg[0] ? msg : id));
+        wb_c(f, '}');
+        if (hint) {
+            wb_s(f, ", \"help\": {\"text\": ");
+            json_str(f, hint, strlen(hint));
+            wb_c(f, '}');
+        }
+        wb_s(f, ", \"defaultConfiguration\": {\"level\": \"error\"}}");
+    }
+    wb_s(f, "]}}, \"invocations\": [{\"executionSuccessful\": ");
+    wb_s(f, s->ns ? "false" : "true");
+    wb_s(f, ", \"toolExecutionNotifications\": [");
+    for (size_t i = 0; i < s->ns; i++) {
+        if (i) wb_s(f, ", ");
+        wb_s(f, "{\"level\": \"error\", \"message\": {\"text\": ");
+        json_str(f, s->skipped[i], strlen(s->skipped[i]));
+        wb_s(f, "}}");
+    }
+    wb_s(f, "]}], \"results\": [");
+    for (size_t i = 0; i < s->nr; i++) {
+        const sarif_result *r = &s->r[i];
+        const char *id = r->e.rule ? r->e.rule : r->e.code;
+        size_t k = 0;
+        while (rules && k < nrules && strcmp(rules[k], id)) k++;
+        if (i) wb_s(f, ", ");
+        wb_s(f, "{\"ruleId\": ");
+        json_str(f, id, strlen(id));
+        if (rules) wb_fmt(f, ", \"ruleIndex\": %zu", k);
+        wb_s(f, ", \"level\": \"error\", \"message\": {\"text\": ");
+        char msg[600];
+        snprintf(msg, sizeof msg, "%s: %s", r->e.code, r->e.message);
+        json_str(f, msg, strlen(msg));
+        wb_s(f, "}, \"locations\": [{\"physicalLocation\": {\"artifactLocation\": {\"uri\": ");
+        uri(f, r->file);
+        wb_fmt(f, "}, \"region\": {\"byteOffset\": %" PRIu64 "}}", r->e.offset);
+        if (r->path) {
+            wb_s(f, ", \"logicalLocations\": [{\"name\": ");
+            json_str(f, r->path, r->e.member_len);
+            wb_s(f, ", \"fullyQualifiedName\": ");
+            json_str(f, r->path, r->e.member_len);
+            wb_s(f, ", \"kind\": \"member\"}]");
+        }
+        wb_s(f, "}]}");
+    }
+    wb_s(f, "]}]}\n");
+    wb_flush(f);
+    free(rules);
+}
+
+/* ---- the files ---- */
+
+static void report_unit(sweep *s, const char *label, unit *u) {
+    const scan_opts *so = s->so;
+    int sarif_stdout = so->sarif && !strcmp(so->sarif, "-");
+    if (so->sarif) sarif_keep(s, label, u);
+    if (u->skip_rule) note_skipped(s, label, u->skip_msg[0] ? u->skip_msg : rule_message(u->skip_rule));
+    if (so->quiet || sarif_stdout) return;
+    wbuf w;
+    wb_init(&w, OUT);
+    if (so->jsonl) {
+        wb_c(&w, '{');
+        json_bytes(&w, "file", label, strlen(label));
+        wb_s(&w, ", ");
+        json_unit(&w, u);
+        wb_s(&w, "}\n");
+    } else {
+        text_file(&w, u, label);
+    }
+    wb_flush(&w);
+    fflush(OUT);
+}
+
+/* A file that is not read (a link, a FIFO, too large, or it cannot be opened). */
+static int skipped_file(sweep *s, const char *label, const char *rule, const char *why) {
+    unit *u = unit_new(s->so, 0, NULL, NULL);
+    if (!u) return 2;
+    skip(u, rule);
+    snprintf(u->skip_msg, sizeof u->skip_msg, "%s", why ? why : rule_message(rule));
+    if (!s->so->quiet && !s->so->jsonl) cli_say("npzstream", label, NULL, NULL, ": %s", u->skip_msg);
+    report_unit(s, label, u);
+    unit_free(u);
+    return 2;
+}
+
+static int scan_push(void *ctx, npzs_in *in) {
+    unit *u = ctx;
+    int st = unit_push(u, (const uint8_t *)in->src + in->pos, in->size - in->pos);
+    in->pos = in->size;
+    return st;
+}
+
+static void scan_eof(void *ctx) { unit_finish(ctx); }
+
+/* One file (walked: its links not followed). */
+static int scan_file(sweep *s, const char *path, int walked) {
+    int fd = 0;
+    const char *label = path;
+    if (strcmp(path, "-") != 0) {
+        fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (walked ? O_NOFOLLOW : 0));
+        if (fd < 0) {
+            if (errno == ELOOP && walked) return skipped_file(s, label, "SCAN.symlink", NULL);
+            return skipped_file(s, label, "SCAN.not-regular", strerror(errno));
+        }
+        struct stat st;
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            close(fd);
+            return skipped_file(s, label, "SCAN.not-regular", NULL);
+        }
+        if ((uint64_t)st.st_size > s->so->max_file_size) {
+            close(fd);
+            return skipped_file(s, label, "SCAN.max-file-size", NULL);
+        }
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    }
+    if (s->p) npzs_reset(s->p);
+    else if (!(s->p = new_parser(&s->so->op))) { if (fd) close(fd); return 2; }
+    if (s->inv) npzs_inv_reset(s->inv);
+    if (s->top) unit_clear(s->top);
+    unit *u = s->top = unit_init(s->top, s->so, 0, s->p, s->inv);
+    if (!u) { if (fd) close(fd); return 2; }
+    char err[256] = "";
+    int st = cli_read_loop_err(fd, "npzstream", label, s->so->op.feed, scan_push, scan_eof, u, err, sizeof err, NULL);
+    if (fd) close(fd);
+    if (u->inv && !s->inv) s->inv = u->inv; /* kept for the next file */
+    /* (u->p and a top unit's u->inv are the sweep's: unit_clear leaves them) */
+    if (st == 2 && err[0]) return skipped_file(s, label, "SCAN.not-regular", err);
+    if (u->status < 0) u->status = st;
+    if (u->skip_rule && !s->so->quiet && !s->so->jsonl)
+        cli_say("npzstream", label, NULL, NULL, ": skipped: %s", rule_message(u->skip_rule));
+    report_unit(s, label, u);
+    return u->status;
+}
+
+static int worse(int a, int b) { return a > b ? a : b; }
+
+static int filter_dot(const struct dirent *d) { return strcmp(d->d_name, ".") && strcmp(d->d_name, ".."); }
+
+/* Byte order of the names: alphasort's order in the C locale (the command never sets another),
+ * without strcoll's cost on every comparison of a large folder. */
+static int by_name(const struct dirent **a, const struct dirent **b) { return strcmp((*a)->d_name, (*b)->d_name); }
+
+/* A directory, in name order; entries that are links are not followed. */
+static int scan_dir(sweep *s, const char *dir, int depth) {
+    struct dirent **list;
+    int n = scandir(dir, &list, filter_dot, by_name);
+    if (n < 0) return skipped_file(s, dir, "SCAN.not-regular", strerror(errno));
+    int status = 0;
+    for (int i = 0; i < n; i++) {
+        size_t l = strlen(dir) + strlen(list[i]->d_name) + 2;
+        char *p = malloc(l);
+        if (p) {
+            snprintf(p, l, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", list[i]->d_name);
+            struct stat st;
+            if (lstat(p, &st) != 0) status = worse(status, skipped_file(s, p, "SCAN.not-regular", strerror(errno)));
+            else if (S_ISLNK(st.st_mode)) status = worse(status, skipped_file(s, p, "SCAN.symlink", NULL));
+            else if (S_ISDIR(st.st_mode)) status = worse(status, depth > 64 ? skipped_file(s, p, "SCAN.not-regular", "directories nested too deep") : scan_dir(s, p, depth + 1));
+            else status = worse(status, scan_file(s, p, 1));
+            free(p);
+        }
+        free(list[i]);
+    }
+    free(list);
+    return status;
+}
+
+int cmd_scan(int argc, char **argv) {
+    scan_opts so;
+    const char **paths;
+    size_t npaths;
+    int status = scan_parse(argc, argv, &so, &paths, &npaths);
+    if (status >= 0) {
+        free(paths);
+        opts_free(&so.op);
+        return status;
+    }
+    sweep s;
+    memset(&s, 0, sizeof s);
+    s.so = &so;
+    status = 0;
+    for (size_t i = 0; i < npaths; i++) {
+        struct stat st;
+        if (strcmp(paths[i], "-") != 0 && stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+            if (so.recursive) status = worse(status, scan_dir(&s, paths[i], 0));
+            else status = worse(status, skipped_file(&s, paths[i], "SCAN.not-regular", "a directory (scan -r walks it)"));
+        } else {
+            status = worse(status, scan_file(&s, paths[i], 0));
+        }
+    }
+    if (so.sarif) {
+        FILE *sink = strcmp(so.sarif, "-") ? fopen(so.sarif, "w") : OUT;
+        if (!sink) {
+            fprintf(stderr, "npzstream: --sarif %s: %s\n", so.sarif, strerror(errno));
+            status = 2;
+        } else {
+            sarif_write(&s, sink);
+            if (sink != OUT && fclose(sink) != 0) status = 2;
+        }
+    }
+    for (size_t i = 0; i < s.nr; i++) {
+        free(s.r[i].file);
+        free(s.r[i].path);
+    }
+    free(s.r);
+    for (size_t i = 0; i < s.ns; i++) free(s.skipped[i]);
+    free(s.skipped);
+    unit_free(s.top);
+    npzs_free(s.p);
+    npzs_inv_free(s.inv);
+    free(paths);
+    opts_free(&so.op);
+    return status;
+}

@@ -1,0 +1,617 @@
+"""The package under concurrency (issue 41): npzstream.Budget's accounting (reserved before an
+array is allocated, given back when it is dropped and on every failure path, waited for or
+refused with LIMIT.budget.*, never exceeded by concurrent calls from threads and tasks); the
+async entry points never running the parser's heavy work on the event loop (a loop-latency
+probe while deflated uploads arrive in small chunks, and a control showing the probe sees a
+stall); Stream.push(cheap=True); the numbers of a limit rejection; spool's safety (no
+overwrite by default, permissions without touching the umask, no file left by a dropped spool).
+
+Truth: np.load for the arrays; Budget.used against the arrays' nbytes; time.perf_counter."""
+import asyncio
+import gc
+import io
+import os
+import stat
+import sys
+import tempfile
+import threading
+import time
+import zipfile
+
+import numpy as np
+import pytest
+
+import npzstream
+from npzstream import _npzstream
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from common import Alarm, ok, zeros_bomb  # noqa: E402
+
+MiB = 1 << 20
+
+
+def npz(compress=False, **arrays):
+    b = io.BytesIO()
+    (np.savez_compressed if compress else np.savez)(b, **arrays)
+    return b.getvalue()
+
+
+A = np.arange(1 << 18, dtype="<f8")             # 2 MiB
+B = np.ones((256, 256), dtype="<f4")            # 256 KiB
+GOOD = npz(a=A, b=B)
+GOOD_C = npz(True, a=A, b=B)
+NBYTES = A.nbytes + B.nbytes
+
+
+def with_blob():
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w") as z:
+        z.writestr("a.npy", npz_member(A))
+        z.writestr("config.json", b'{"layers": 3}' * 100)
+    return b.getvalue()
+
+
+def npz_member(arr):
+    b = io.BytesIO()
+    np.save(b, arr)
+    return b.getvalue()
+
+
+def pieces(data, n=16384):
+    return [data[i:i + n] for i in range(0, len(data), n)]
+
+
+async def apieces(data, n=16384):
+    for i in range(0, len(data), n):
+        yield data[i:i + n]
+
+
+def idle(budget):
+    """The budget holds nothing and nobody waits (every call gave its part back)."""
+    return budget.used == 0 and budget.waiting == 0
+
+
+# ---- Budget: the spellings ------------------------------------------------------------------------
+
+def test_budget_sizes():
+    assert npzstream.Budget("512Mi").size == 512 * MiB
+    assert npzstream.Budget(1000).size == 1000
+    assert npzstream.Budget("2Gi").size == 2 << 30
+    for bad in ("lots", -1, "1.5x"):
+        with pytest.raises((ValueError, TypeError)):
+            npzstream.Budget(bad)
+    with pytest.raises(ValueError):
+        npzstream.Budget("1Mi", timeout=-1)
+    b = npzstream.Budget("1Mi")
+    assert idle(b) and "0 of 1048576" in repr(b)
+    with pytest.raises(TypeError):
+        npzstream.load(GOOD, budget=1 << 30)  # budget= takes a Budget, not a size
+
+
+# ---- the accounting -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("data", [GOOD, GOOD_C], ids=["stored", "deflated"])
+def test_arrays_hold_their_part_until_dropped(data):
+    b = npzstream.Budget("64Mi")
+    got = npzstream.load(data, budget=b)
+    ref = np.load(io.BytesIO(data), allow_pickle=False)
+    assert sorted(got) == sorted(ref.files) and all(np.array_equal(got[k], ref[k]) for k in ref.files)
+    assert b.used == NBYTES, (b.used, NBYTES)
+    a = got.pop("a")
+    assert b.used == NBYTES, "a still referenced: its part is held"
+    del a
+    assert b.used == B.nbytes, (b.used, B.nbytes)
+    view = got["b"][1:]  # a view keeps its base alive: the part stays
+    del got
+    assert b.used == B.nbytes
+    del view
+    assert idle(b), b
+
+
+def test_blobs_go_back_with_the_last_array():
+    b = npzstream.Budget("64Mi")
+    data = with_blob()
+    got = npzstream.load(data, budget=b)
+    blob = len(got["config.json"])
+    assert b.used == A.nbytes + blob
+    del got
+    assert idle(b), b
+    only_blob = io.BytesIO()
+    with zipfile.ZipFile(only_blob, "w") as z:
+        z.writestr("notes.txt", b"x" * 5000)
+    got = npzstream.load(only_blob.getvalue(), budget=b)
+    assert got["notes.txt"] == b"x" * 5000 and idle(b), b  # no array stands for it: back at the end
+
+
+def _crc_broken(data):
+    i = data.index(A.tobytes()[8000:8016])
+    return data[:i] + bytes([data[i] ^ 1]) + data[i + 1:]
+
+
+def _raising(data):
+    def gen():
+        yield data[:len(data) // 2]
+        raise ConnectionResetError("the client went away")
+    return gen()
+
+
+# every way a call can end without a result, each after part of the budget was reserved
+FAILURES = {
+    "crc": (lambda: _crc_broken(GOOD), {}, npzstream.RejectedError, "crc_mismatch"),
+    "truncated": (lambda: GOOD[:-5000], {}, npzstream.RejectedError, "truncated"),
+    "truncated-deflated": (lambda: GOOD_C[:-200], {}, npzstream.RejectedError, "truncated"),
+    "policy-2nd-member": (lambda: GOOD, {"policy": {"members": {"b": {"dtype": ["<f8"]}}}}, npzstream.RejectedError,
+                          "policy"),
+    "max_bytes-2nd-member": (lambda: GOOD, {"max_bytes": A.nbytes + 10}, npzstream.RejectedError, "limit"),
+    "budget-size": (lambda: GOOD, {"budget_size": A.nbytes + 10}, npzstream.RejectedError, "limit"),
+    "source-raises": (lambda: _raising(GOOD), {}, ConnectionResetError, None),
+    "threads-truncated": (lambda: GOOD_C[:-200], {"threads": 2}, npzstream.RejectedError, "truncated"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FAILURES))
+@pytest.mark.parametrize("how", ["load", "aload", "Loader"])
+def test_every_failure_gives_the_budget_back(case, how):
+    make, kw, exc, code = FAILURES[case]
+    kw = dict(kw)
+    b = npzstream.Budget(kw.pop("budget_size", 64 * MiB) + (256 * MiB if kw.get("threads", 1) > 1 else 0),
+                         timeout=2)
+    data = make()
+    with Alarm(60), pytest.raises(exc) as ei:
+        if how == "load":
+            npzstream.load(data, budget=b, **kw)
+        elif how == "aload":
+            async def src():
+                for piece in (data if not isinstance(data, bytes) else pieces(data)):
+                    yield piece
+            asyncio.run(npzstream.aload(src(), budget=b, **kw))
+        else:
+            def by_hand():  # (the Loader is this frame's: it goes with the traceback)
+                ld = npzstream.Loader(budget=b, **kw)
+                for piece in (data if not isinstance(data, bytes) else pieces(data)):
+                    ld.feed(piece)
+                ld.finish()
+            by_hand()
+    if code is not None:
+        assert ei.value.code == code, ei.value
+    del ei
+    gc.collect()  # (the traceback's frames hold the Loader: the test drops them)
+    assert idle(b), (case, how, b)
+
+
+def test_dropped_loader_and_cancelled_aload_give_back():
+    b = npzstream.Budget("64Mi")
+    ld = npzstream.Loader(budget=b)
+    ld.feed(GOOD[:len(GOOD) // 2])  # a is allocated, half fed
+    assert b.used == A.nbytes
+    del ld
+    assert idle(b), b
+
+    async def slow():
+        yield GOOD[:len(GOOD) // 2]
+        await asyncio.sleep(30)
+        yield GOOD[len(GOOD) // 2:]
+
+    async def main():
+        t = asyncio.create_task(npzstream.aload(slow(), budget=b))
+        for _ in range(200):
+            await asyncio.sleep(0.01)
+            if b.used:
+                break
+        assert b.used == A.nbytes
+        t.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await t
+    with Alarm(30):
+        asyncio.run(main())
+    gc.collect()
+    assert idle(b), b
+
+
+# ---- a full budget: wait, then refuse -------------------------------------------------------------
+
+def test_full_budget_waits_then_refuses_with_numbers():
+    b = npzstream.Budget(NBYTES + NBYTES // 2, timeout=0.4)
+    held = npzstream.load(GOOD, budget=b)
+    t0 = time.perf_counter()
+    with pytest.raises(npzstream.RejectedError) as ei:
+        npzstream.load(GOOD, budget=b)
+    dt = time.perf_counter() - t0
+    e = ei.value
+    assert e.code == "limit" and e.rule == "LIMIT.budget.full", e
+    assert 0.35 <= dt < 5, dt  # it waited the budget's timeout, no more
+    assert e.limit == ("budget", b.size, A.nbytes) and e.limit.name == "budget", e.limit
+    assert "retry" in e.hint and str(b.size) in e.detail, (e.hint, e.detail)
+    assert b.used == NBYTES and b.waiting == 0
+    # room given back while a call waits: it goes on
+    out = []
+    t = threading.Thread(target=lambda: out.append(npzstream.load(GOOD, budget=b)))
+    b.timeout = 10
+    t.start()
+    time.sleep(0.2)
+    assert b.waiting == 1 and not out
+    del held
+    t.join(10)
+    assert not t.is_alive() and np.array_equal(out[0]["a"], A)
+    assert b.used == NBYTES
+    out.clear()
+    assert idle(b), b
+
+
+def test_budget_size_refused_at_once():
+    b = npzstream.Budget(A.nbytes // 2, timeout=30)
+    t0 = time.perf_counter()
+    with pytest.raises(npzstream.RejectedError) as ei:
+        npzstream.load(GOOD, budget=b)
+    assert time.perf_counter() - t0 < 5  # no wait: it can never fit
+    e = ei.value
+    assert (e.code, e.rule, e.member, e.name) == ("limit", "LIMIT.budget.size", 0, b"a.npy"), e
+    assert e.limit == ("budget", A.nbytes // 2, A.nbytes), e.limit
+    assert idle(b)
+
+
+# ---- concurrency: the budget is never exceeded ----------------------------------------------------
+
+def test_threads_share_one_budget():
+    b = npzstream.Budget(3 * NBYTES, timeout=60)
+    peak = [0]
+    stop = threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            peak[0] = max(peak[0], b.used)
+            time.sleep(0.0005)
+    results = []
+
+    def one():
+        for _ in range(3):
+            r = npzstream.load(pieces(GOOD_C), budget=b)
+            results.append(np.array_equal(r["a"], A) and np.array_equal(r["b"], B))
+            time.sleep(0.01)  # hold the arrays a while
+            del r
+    s = threading.Thread(target=sample)
+    s.start()
+    threads = [threading.Thread(target=one) for _ in range(8)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    stop.set()
+    s.join()
+    assert not any(t.is_alive() for t in threads), "a load hung"
+    assert results.count(True) == 24, results
+    assert 0 < peak[0] <= b.size, (peak[0], b.size)
+    assert idle(b), b
+    print("8 threads x 3 loads under a 3-load budget: %.2f s, peak %d of %d bytes"
+          % (time.perf_counter() - t0, peak[0], b.size))
+
+
+@pytest.mark.parametrize("timeout", [30, 0.05], ids=["wait", "refuse"])
+def test_tasks_share_one_budget(timeout):
+    """16 concurrent aloads of a file that inflates to 64 MiB under a 160 MiB budget: with a long
+    timeout every one is accepted (they wait their turn), with a short one some are refused with
+    LIMIT.budget.full; never more than the budget held, everything back at the end."""
+    data = bomb()
+    b = npzstream.Budget(160 * MiB, timeout=timeout)
+
+    async def one():
+        try:
+            r = await npzstream.aload(apieces(data), budget=b)
+        except npzstream.RejectedError as e:
+            return e.rule
+        await asyncio.sleep(0.02)  # the arrays held a while
+        ok_ = r["z"].shape == (64 * MiB,) and not r["z"][::4096].any()
+        del r
+        return "ok" if ok_ else "bad result"
+
+    async def main():
+        peak = 0
+        task = asyncio.gather(*[one() for _ in range(16)])
+        while not task.done():
+            peak = max(peak, b.used)
+            await asyncio.sleep(0.001)
+        return await task, peak
+    t0 = time.perf_counter()
+    with Alarm(120):
+        verdicts, peak = asyncio.run(main())
+    dt = time.perf_counter() - t0
+    assert 0 < peak <= b.size, (peak, b.size)
+    assert set(verdicts) <= {"ok", "LIMIT.budget.full"}, verdicts
+    if timeout > 1:
+        assert verdicts.count("ok") == 16, verdicts
+    else:
+        assert verdicts.count("ok") >= 2 and verdicts.count("LIMIT.budget.full") >= 1, verdicts
+    gc.collect()
+    assert idle(b), b
+    print("16 aloads (64 MiB each) under 160 MiB, timeout %g: %s in %.2f s, peak %d MiB"
+          % (timeout, {v: verdicts.count(v) for v in set(verdicts)}, dt, peak // MiB))
+
+
+# ---- the event loop only moves bytes --------------------------------------------------------------
+
+async def probe(stop, lags, every=0.002):
+    """How late the loop runs a task that asked to sleep `every` seconds: its lag."""
+    while not stop.is_set():
+        t = time.perf_counter()
+        await asyncio.sleep(every)
+        lags.append(time.perf_counter() - t - every)
+
+
+def lag_under(work):
+    """Run work() (a coroutine function) with the probe beside it: (result, sorted lags in ms)."""
+    async def main():
+        stop, lags = asyncio.Event(), []
+        p = asyncio.create_task(probe(stop, lags))
+        await asyncio.sleep(0.05)
+        try:
+            return await work(), lags
+        finally:
+            stop.set()
+            await p
+    with Alarm(120):
+        r, lags = asyncio.run(main())
+    return r, sorted(x * 1e3 for x in lags)
+
+
+def p99(lags):
+    return lags[min(len(lags) - 1, int(len(lags) * 0.99))]
+
+
+BOMB = None
+
+
+def bomb():
+    """A 100 KB .npz that inflates to 64 MiB (the shape of an upload that freezes a server)."""
+    global BOMB
+    if BOMB is None:
+        BOMB = zeros_bomb(64 * MiB)[0]
+    return BOMB
+
+
+LAG_P99_MS = 20    # issue 41: the loop's p99 lag under load
+LAG_MAX_MS = 150   # one late wake-up on a shared machine, no more
+# on a machine busier than its cores (a load average over the CPU count), whose scheduler delays
+# any thread by 100 ms and more, the bounds are 10x and 4x: still far below the stall they guard
+# against (1,360 ms), and below the control's
+BUSY_FACTOR = (10, 4)
+
+
+def lag_bounds():
+    """(p99, max) in ms for the machine as it is now."""
+    if os.getloadavg()[0] >= (os.cpu_count() or 1):
+        return LAG_P99_MS * BUSY_FACTOR[0], LAG_MAX_MS * BUSY_FACTOR[1]
+    return LAG_P99_MS, LAG_MAX_MS
+
+
+def test_probe_sees_a_stall():
+    """The control: the bomb validated twice with its SHA-256 on the loop (Validator.feed in the
+    coroutine, its 16 KiB pieces fed as they come, as aload fed small chunks before: about 380 ms
+    of hashing on an idle machine, whatever the allocator's state) stalls it; the probe must see a
+    stall longer than the lag the tests below accept, or they prove nothing."""
+    async def on_loop():
+        reports = []
+        for _ in range(2):
+            v = npzstream.Validator(hash=True)
+            for piece in pieces(bomb()):
+                v.feed(piece)
+            reports.append(v.finish())
+        return all(reports)
+    need = max(100, lag_bounds()[0])
+    r, lags = lag_under(on_loop)
+    assert r, r
+    assert lags[-1] >= need, "the probe saw no stall (max lag %.1f ms): it cannot judge the others" % lags[-1]
+    print("the control: the loop stalled %.1f ms" % lags[-1])
+
+
+async def _aload():
+    budget = npzstream.Budget("256Mi")
+    for _ in range(2):  # (twice: enough probes)
+        r = await npzstream.aload(apieces(bomb()), budget=budget)
+    return r
+
+
+async def _two_aloads():
+    budget = npzstream.Budget("256Mi")
+    r = await asyncio.gather(*[npzstream.aload(apieces(bomb()), budget=budget) for _ in range(2)])
+    return [x["z"].shape for x in r]
+
+
+async def _avalidate_hash():
+    rep = await npzstream.avalidate(apieces(bomb()), hash=True)
+    return bool(rep)
+
+
+STORED_64M = npz(a=np.zeros(8 * MiB, "<f8"))  # stored: only a policy's value check is heavy
+
+
+async def _avalidate_policy_stored():
+    rep = await npzstream.avalidate(apieces(STORED_64M, 65536), policy={"members": {"*": {"finite": True}}})
+    return bool(rep)
+
+
+async def _aspool():
+    d = tempfile.mkdtemp()
+    sp = npzstream.spool(os.path.join(d, "up.npz"))
+    for piece in pieces(bomb()):
+        await sp.afeed(piece)
+    rep = await sp.afinish()
+    os.unlink(rep.path)
+    os.rmdir(d)
+    return bool(rep)
+
+
+async def _loader_afeed_threads():
+    ld = npzstream.Loader(threads=2)
+    for piece in pieces(bomb()):
+        await ld.afeed(piece)
+    return (await ld.afinish())["z"].shape
+
+
+@pytest.mark.parametrize("work", [_aload, _two_aloads, _avalidate_hash, _avalidate_policy_stored, _aspool,
+                                  _loader_afeed_threads],
+                         ids=["aload", "two-aloads", "avalidate-hash", "avalidate-policy", "Spool.afeed",
+                              "Loader.afeed-threads"])
+def test_loop_never_stalls(work):
+    bomb()  # made before the loop runs: making it is not the parser's work
+
+    async def run():
+        return await work()
+    p99_ms, max_ms = lag_bounds()
+    r, lags = lag_under(run)
+    assert r, r
+    print("%s: %d probes, lag p50 %.2f p99 %.2f max %.1f ms" % (work.__name__, len(lags), lags[len(lags) // 2],
+                                                                 p99(lags), lags[-1]))
+    assert len(lags) >= 10, "the probe barely ran (%d): the loop was held" % len(lags)
+    ok(p99(lags) <= p99_ms, "loop lag p99 <= %d ms" % p99_ms, "%.1f ms" % p99(lags))
+    ok(lags[-1] <= max_ms, "loop lag max <= %d ms" % max_ms, "%.1f ms" % lags[-1])
+
+
+# ---- Stream.push(cheap=True): the cheap steps only ------------------------------------------------
+
+def test_push_cheap_stops_before_heavy_work():
+    s = _npzstream.Stream(None, None, True)
+    n = s.push(GOOD, True)  # stored, no policy, no hash: all of it is cheap
+    assert n == len(GOOD) and not s.heavy and s.finish() is None
+    s = _npzstream.Stream(None, None, True)
+    n = s.push(GOOD_C, True)  # deflated: it stops at the first member's data
+    assert 0 < n < 200 and s.heavy, n
+    assert s.push(GOOD_C[n:], True) == 0  # still heavy: nothing more on the cheap path
+    assert s.push(GOOD_C[n:], False) == len(GOOD_C) - n and s.finish() is None
+    s = _npzstream.Stream(None, None, False, hash=True)
+    assert s.push(GOOD, True) == 0 and s.heavy  # every byte is hashed: heavy from the start
+    s = _npzstream.Stream(None, None, False)
+    assert s.push(GOOD, True) == len(GOOD)
+
+
+# ---- limit rejections carry their numbers ---------------------------------------------------------
+
+def _limit_of(fn):
+    with pytest.raises(npzstream.RejectedError) as ei:
+        fn()
+    return ei.value
+
+
+@pytest.mark.parametrize("how", ["load", "Loader", "aload"])
+def test_max_bytes_numbers(how):
+    mb = A.nbytes - 1
+    if how == "load":
+        e = _limit_of(lambda: npzstream.load(GOOD, max_bytes=mb))
+    elif how == "Loader":
+        def f():
+            ld = npzstream.Loader(max_bytes=mb)
+            ld.feed(GOOD)
+            ld.finish()
+        e = _limit_of(f)
+    else:
+        e = _limit_of(lambda: asyncio.run(npzstream.aload(apieces(GOOD), max_bytes=mb)))
+    assert (e.code, e.rule, e.member) == ("limit", "LIMIT.max_bytes", 0), e
+    assert e.limit == npzstream.Limit("max_bytes", mb, A.nbytes), e.limit
+    assert str(mb) in e.detail and str(A.nbytes) in e.detail, e.detail
+    e2 = _limit_of(lambda: npzstream.load(GOOD, max_bytes=A.nbytes + 10))  # the 2nd member: what all need
+    assert e2.member == 1 and e2.limit == ("max_bytes", A.nbytes + 10, NBYTES), e2.limit
+    assert e.limit._asdict() == {"name": "max_bytes", "value": mb, "needed": A.nbytes}
+
+
+def test_limit_survives_pickling():
+    import pickle
+    e = _limit_of(lambda: npzstream.load(GOOD, max_bytes=100))
+    e2 = pickle.loads(pickle.dumps(e))
+    assert e2.limit == e.limit and isinstance(e2.limit, npzstream.Limit) and e2 == e
+
+
+# ---- spool: never overwrite unless asked, permissions, nothing left -------------------------------
+
+def test_spool_never_overwrites_by_default(tmp):
+    dest = os.path.join(tmp, "up.npz")
+    with open(dest, "wb") as f:
+        f.write(b"old")
+    sp = npzstream.spool(dest)
+    sp.feed(GOOD)
+    with pytest.raises(FileExistsError):
+        sp.finish()
+    assert open(dest, "rb").read() == b"old" and os.listdir(tmp) == ["up.npz"]
+    sp = npzstream.spool(dest, overwrite=True)
+    sp.feed(GOOD)
+    assert sp.finish() and open(dest, "rb").read() == GOOD
+
+
+def test_spool_mode_leaves_the_umask_alone(tmp):
+    old = os.umask(0o027)
+    try:
+        seen = []
+        stop = threading.Event()
+
+        def watch():  # os.umask(0) anywhere meanwhile would show here
+            while not stop.is_set():
+                u = os.umask(0o027)
+                seen.append(u)
+        sp = npzstream.spool(os.path.join(tmp, "a.npz"))
+        w = threading.Thread(target=watch)
+        w.start()
+        for _ in range(50):
+            sp2 = npzstream.spool(os.path.join(tmp, "b.npz"))
+            sp2.abort()
+        stop.set()
+        w.join()
+        sp.feed(GOOD)
+        assert sp.finish()
+        assert set(seen) == {0o027}, sorted(set(seen))
+        assert stat.S_IMODE(os.stat(os.path.join(tmp, "a.npz")).st_mode) == 0o640
+    finally:
+        os.umask(old)
+
+
+def test_spool_dropped_or_long_named_leaves_nothing(tmp):
+    sp = npzstream.spool(os.path.join(tmp, "x.npz"))
+    sp.feed(GOOD[:1000])
+    temp = sp.temp
+    assert os.path.exists(temp) and stat.S_IMODE(os.stat(temp).st_mode) == 0o600
+    del sp
+    gc.collect()
+    assert os.listdir(tmp) == [], os.listdir(tmp)
+    long_name = "é" * 126 + ".n"  # 254 bytes of UTF-8: the temporary name must not add to it
+    assert len(long_name.encode()) == 254
+    sp = npzstream.spool(os.path.join(tmp, long_name))
+    assert len(os.path.basename(sp.temp).encode()) <= 255
+    sp.feed(GOOD)
+    assert sp.finish() and os.listdir(tmp) == [long_name]
+
+
+# ---- the library's own limits carry their numbers too ---------------------------------------------
+
+def _five_members():
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w") as z:
+        for i in range(5):
+            z.writestr("m%d.npy" % i, npz_member(np.arange(3)))
+    return b.getvalue()
+
+
+LIBRARY_LIMITS = {  # input, limits -> (rule, the Limit)
+    "max_members": (_five_members, {"max_members": 3}, "LIMIT.max_members", ("max_members", 3, 4)),
+    "max_total_bytes": (lambda: GOOD, {"max_total_bytes": 4096}, "LIMIT.max_total_bytes.member",
+                        ("max_total_bytes", 4096, A.nbytes + 128)),
+    "max_name_len": (_five_members, {"max_name_len": 3}, "LIMIT.max_name_len", ("max_name_len", 3, 6)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LIBRARY_LIMITS))
+@pytest.mark.parametrize("how", ["load", "validate", "aload", "open"])
+def test_library_limit_numbers(case, how, tmp):
+    make, kw, rule, limit = LIBRARY_LIMITS[case]
+    data = make()
+    if how == "validate":
+        e = npzstream.validate(data, **kw).error
+    elif how == "open":
+        path = os.path.join(tmp, "x.npz")
+        with open(path, "wb") as f:
+            f.write(data)
+        e = _limit_of(lambda: npzstream.open(path, **kw))
+    elif how == "aload":
+        e = _limit_of(lambda: asyncio.run(npzstream.aload(apieces(data), **kw)))
+    else:
+        e = _limit_of(lambda: npzstream.load(data, **kw))
+    assert e is not None and (e.code, e.rule) == ("limit", rule), e
+    assert e.limit == limit, (e.limit, limit)
+    assert str(limit[1]) in e.detail and str(limit[2]) in e.detail, e.detail

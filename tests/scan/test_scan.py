@@ -1,0 +1,296 @@
+"""npzstream scan, --keep-going and --sarif, against what the inputs are known to hold (how mixed.py
+made them, zipfile's namelist and offsets) and the published SARIF 2.1.0 schema."""
+import json
+import os
+import struct
+import subprocess
+import sys
+import threading
+import time
+import zipfile
+import zlib
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import mixed  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run(binary, *args, **kw):
+    return subprocess.run([binary, *args], capture_output=True, timeout=120, **kw)
+
+
+def jsonl(out):
+    return {o["file"]: o for o in map(json.loads, out.decode().splitlines())}
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    d = str(tmp_path_factory.mktemp("mixed"))
+    mixed.write(d)
+    os.mkfifo(os.path.join(d, "pipe.npz"))
+    return d
+
+
+@pytest.fixture(scope="module")
+def swept(binary, folder):
+    r = run(binary, "scan", "-r", "--keep-going", "--jsonl", folder)
+    return r.returncode, jsonl(r.stdout)
+
+
+@pytest.mark.parametrize("name", sorted(mixed.CASES))
+def test_mixed_case(swept, folder, name):
+    _, files = swept
+    data, container, pickled, names = mixed.CASES[name]
+    o = files[mixed.path_of(folder, name)]
+    assert o["container"] == container
+    if pickled is not None:
+        assert o["ok"] is (not pickled), o          # every pickle refused, every clean file passed
+    else:
+        assert o["ok"] is False and o["error"]["code"] == "truncated"
+    if pickled:
+        assert o["error"]["rule"] in ("PICKLE.object", "SCAN.pickle-member", "SCAN.pickle-nested", "SCAN.pickle-file")
+    if names is not None:                          # every member listed, with its own verdict
+        assert [m["name"] for m in o["members"]] == names == zipfile.ZipFile(mixed.path_of(folder, name)).namelist()
+        assert all("error" in m and "status" in m for m in o["members"])
+
+
+def test_mixed_skips(swept, folder):
+    code, files = swept
+    assert code == 2                               # something was skipped: never 0
+    assert files[os.path.join(folder, "link.npz")]["error"]["rule"] == "SCAN.symlink"
+    assert files[os.path.join(folder, "pipe.npz")]["error"]["rule"] == "SCAN.not-regular"
+    locked = files[os.path.join(folder, "locked.npz")]
+    if os.geteuid() != 0:
+        assert locked["error"]["code"] == "skipped" and locked["ok"] is False
+    assert len(files) == len(mixed.CASES) + 3
+
+
+def test_exit_status(binary, folder):
+    clean = [mixed.path_of(folder, n) for n, c in mixed.CASES.items() if c[2] is False]
+    bad = [mixed.path_of(folder, n) for n, c in mixed.CASES.items() if c[2]]
+    assert len(clean) >= 8 and len(bad) >= 10
+    assert run(binary, "scan", "-q", *clean).returncode == 0
+    assert run(binary, "scan", "-q", *clean, bad[0]).returncode == 1
+    for b in bad:
+        assert run(binary, "scan", "-q", b).returncode == 1, b
+    assert run(binary, "scan", "-q", folder).returncode == 2      # a directory without -r
+    assert run(binary, "scan", "-q", os.path.join(folder, "none")).returncode == 2
+
+
+def test_keep_going_multi(binary, folder):
+    path = os.path.join(folder, "multi.npz")
+    plain = json.loads(run(binary, "ls", "--json", path).stdout)
+    assert plain["members"] == []                  # the strict parser stops at the object array
+    r = run(binary, "ls", "--json", "--keep-going", path)
+    kept = json.loads(r.stdout)
+    assert r.returncode == 1 and kept["error"] == plain["error"]  # the verdict stays the first error
+    assert [m["name"] for m in kept["members"]] == zipfile.ZipFile(path).namelist()
+    meta, opt, w = kept["members"]
+    info = zipfile.ZipFile(path).infolist()
+    assert meta["error"]["code"] == "pickle" and meta["error"]["rule"] == "PICKLE.object"
+    assert meta["error"]["offset"] == plain["error"]["offset"] and meta["status"] == "rejected"
+    assert opt["error"] is None and opt["sniff"] == "pickle" and opt["offset"] == info[1].header_offset
+    assert w["error"] is None and w["kind"] == "array" and w["dtype"] == "<f4" and w["shape"] == [2, 3]
+    assert kept["inventory"] == {"zip": True, "complete": True, "members": 3, "error": None}
+    c = json.loads(run(binary, "check", "--json", "--keep-going", path).stdout)
+    assert [m["name"] for m in c["members"]] == ["meta.npy", "opt.pkl", "w.npy"]
+    text = run(binary, "ls", "--keep-going", path).stdout.decode()
+    assert "kept going: opt.pkl: blob (pickle)" in text and "kept going: w.npy: array <f4" in text
+
+
+def test_keep_going_accepted_unchanged(binary, folder):
+    for name in ("clean.npz", "clean_c.npz", "clean.npy"):
+        p = mixed.path_of(folder, name)
+        a = json.loads(run(binary, "check", "--json", p).stdout)
+        b = json.loads(run(binary, "check", "--json", "--keep-going", p).stdout)
+        assert a["ok"] and b["ok"] and len(a["members"]) == len(b["members"])
+        assert all(m["error"] is None and m["status"] == "ok" for m in b["members"])
+
+
+def test_sarif(binary, folder, tmp):
+    jsonschema = pytest.importorskip("jsonschema", reason="python3-jsonschema (apt) validates the SARIF")
+    out = os.path.join(tmp, "scan.sarif")
+    r = run(binary, "scan", "-r", "--keep-going", "-q", "--sarif", out, folder)
+    assert r.returncode == 2
+    doc = json.load(open(out))
+    schema = json.load(open(os.path.join(HERE, "sarif-schema-2.1.0.json")))
+    jsonschema.Draft4Validator(schema).validate(doc)
+    files = jsonl(run(binary, "scan", "-r", "--keep-going", "--jsonl", folder).stdout)
+    findings = [(f, e) for f, o in files.items() for e in o["findings"]]
+    results = doc["runs"][0]["results"]
+    assert len(results) == len(findings) >= 12    # one result per finding
+    rules = doc["runs"][0]["tool"]["driver"]["rules"]
+    for res, (f, e) in zip(results, findings):
+        assert res["ruleId"] == e["rule"] and rules[res["ruleIndex"]]["id"] == e["rule"]
+        loc = res["locations"][0]
+        assert loc["physicalLocation"]["artifactLocation"]["uri"] == f
+        assert loc["physicalLocation"]["region"]["byteOffset"] == e["offset"]
+        if e["member"] is not None:
+            assert loc["logicalLocations"][0]["fullyQualifiedName"] == e["member"]
+    notes = doc["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert doc["runs"][0]["invocations"][0]["executionSuccessful"] is False and len(notes) >= 2
+    # --sarif alone: to stdout
+    r = run(binary, "scan", "--sarif", "-", mixed.path_of(folder, "model.pkl"))
+    jsonschema.Draft4Validator(schema).validate(json.loads(r.stdout))
+    assert r.returncode == 1
+
+
+# ---- every new rejection path: code, offset and rule ----
+
+def one(binary, path, *args):
+    r = run(binary, "scan", "--jsonl", *args, path)
+    return r.returncode, json.loads(r.stdout)
+
+
+def write(tmp, name, data):
+    p = os.path.join(tmp, name)
+    with open(p, "wb") as f:
+        f.write(data)
+    return p
+
+
+def test_rule_pickle_file(binary, tmp):
+    code, o = one(binary, write(tmp, "a.pkl", mixed.PICKLE))
+    assert code == 1 and (o["error"]["code"], o["error"]["offset"], o["error"]["rule"]) == ("pickle", 0, "SCAN.pickle-file")
+
+
+def test_rule_pickle_member(binary, tmp):
+    p = write(tmp, "a.npz", mixed.CASES["pkl_member.npz"][0])
+    code, o = one(binary, p)
+    off = zipfile.ZipFile(p).getinfo("optimizer.pkl").header_offset
+    assert code == 1 and (o["error"]["code"], o["error"]["offset"], o["error"]["rule"]) == ("pickle", off, "SCAN.pickle-member")
+    assert o["error"]["member"] == "optimizer.pkl"
+
+
+def test_rule_pickle_nested(binary, tmp):
+    p = write(tmp, "a.npz", mixed.CASES["nested.npz"][0])
+    code, o = one(binary, p)
+    off = zipfile.ZipFile(p).getinfo("extra.zip").header_offset
+    e = o["error"]
+    assert code == 1 and (e["code"], e["offset"], e["rule"], e["member"]) == ("pickle", off, "SCAN.pickle-nested", "extra.zip!/inner.pkl")
+    assert e["content_offset"] == 0                # the inner member's header in the nested zip
+
+
+def test_rule_nested_depth_and_bytes(binary, tmp):
+    p = write(tmp, "a.npz", mixed.CASES["nested.npz"][0])
+    off = zipfile.ZipFile(p).getinfo("extra.zip").header_offset
+    code, o = one(binary, p, "--nested-depth", "0")
+    assert code == 1 and (o["error"]["code"], o["error"]["offset"], o["error"]["rule"]) == ("limit", off, "SCAN.nested-depth")
+    code, o = one(binary, p, "--nested-bytes", "10")
+    assert code == 1 and (o["error"]["code"], o["error"]["offset"], o["error"]["rule"]) == ("limit", off, "SCAN.nested-bytes")
+
+
+def test_rule_nested_invalid(binary, tmp):
+    gz = bytearray(zlib.compressobj(6, zlib.DEFLATED, 31).compress(mixed.PICKLE))
+    code, o = one(binary, write(tmp, "a.gz", bytes(gz[:12])))   # cut: the deflate stream never ends
+    assert code == 1 and (o["error"]["code"], o["error"]["offset"], o["error"]["rule"]) == ("inflate", 0, "SCAN.nested-invalid")
+
+
+def test_rule_skips(binary, tmp):
+    p = write(tmp, "a.npz", mixed.CASES["clean.npz"][0])
+    code, o = one(binary, p, "--max-file-size", "10")
+    assert code == 2 and (o["error"]["code"], o["error"]["offset"], o["error"]["rule"]) == ("skipped", 0, "SCAN.max-file-size")
+    os.symlink(p, os.path.join(tmp, "d", "l.npz")) if os.makedirs(os.path.join(tmp, "d")) is None else None
+    r = run(binary, "scan", "-r", "--jsonl", os.path.join(tmp, "d"))
+    o = json.loads(r.stdout)
+    assert r.returncode == 2 and (o["error"]["code"], o["error"]["offset"], o["error"]["rule"]) == ("skipped", 0, "SCAN.symlink")
+
+
+def test_rule_timeout(binary):
+    proc = subprocess.Popen([binary, "scan", "--jsonl", "--timeout", "1", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    data = mixed.CASES["clean.npz"][0]
+    proc.stdin.write(data[:100])
+    proc.stdin.flush()
+    time.sleep(2.2)
+    try:
+        proc.stdin.write(data[100:])
+        proc.stdin.close()
+    except OSError:  # it gave up already
+        pass
+    out = proc.stdout.read()
+    proc.wait(timeout=30)
+    o = json.loads(out)
+    assert proc.returncode == 2 and (o["error"]["code"], o["error"]["offset"], o["error"]["rule"]) == ("skipped", 0, "SCAN.timeout")
+
+
+# ---- the inventory's own rules (--keep-going): a member checked after the strict parser stopped ----
+
+def after_object(members):
+    """An archive that starts with an object array (the strict parser stops there), then members."""
+    return mixed.zipped([("meta.npy", mixed.OBJ)] + members)
+
+
+def kept(binary, data, tmp, name="k.npz"):
+    p = write(tmp, name, data)
+    r = run(binary, "ls", "--json", "--keep-going", p)
+    assert r.returncode == 1
+    return json.loads(r.stdout)
+
+
+def test_inv_crc(binary, tmp):
+    data = bytearray(after_object([("w.npy", mixed.W)]))
+    off = zipfile.ZipFile(write(tmp, "x.npz", bytes(data))).getinfo("w.npy").header_offset
+    data[off + 14] ^= 1                            # the local header's CRC-32
+    m = kept(binary, bytes(data), tmp)["members"][1]
+    assert (m["error"]["code"], m["error"]["offset"], m["error"]["rule"]) == ("crc_mismatch", off + 30 + 5, "INV.crc")
+
+
+def test_inv_truncated_and_framing(binary, tmp):
+    data = after_object([("w.npy", mixed.W)])
+    off = zipfile.ZipFile(write(tmp, "x.npz", data)).getinfo("w.npy").header_offset
+    cut = off + 60
+    o = kept(binary, data[:cut], tmp)
+    m = o["members"][1]
+    assert (m["error"]["code"], m["error"]["offset"], m["error"]["rule"]) == ("truncated", cut, "INV.truncated")
+    junk = data[: off] + b"JUNKJUNK" + data[off:]
+    o = kept(binary, junk, tmp)
+    assert len(o["members"]) == 1 and o["inventory"]["error"]["rule"] == "INV.framing"
+    assert (o["inventory"]["error"]["code"], o["inventory"]["error"]["offset"]) == ("zip_bad_header", off)
+
+
+def test_inv_method_and_size(binary, tmp):
+    data = bytearray(after_object([("w.npy", mixed.W)]))
+    off = zipfile.ZipFile(write(tmp, "x.npz", bytes(data))).getinfo("w.npy").header_offset
+    bad = bytearray(data)
+    bad[off + 8] = 12                              # method 12 (bzip2)
+    m = kept(binary, bytes(bad), tmp)["members"][1]
+    assert (m["error"]["code"], m["error"]["offset"], m["error"]["rule"]) == ("zip_unsupported", off, "INV.method")
+    bad = bytearray(data)
+    struct.pack_into("<I", bad, off + 22, len(mixed.W) + 1)   # the declared size
+    m = kept(binary, bytes(bad), tmp)["members"][1]
+    assert (m["error"]["code"], m["error"]["offset"], m["error"]["rule"]) == ("size_mismatch", off + 30 + 5, "INV.size")
+
+
+def test_inv_central_only(binary, tmp):
+    data = after_object([("w.npy", mixed.W)])
+    z = zipfile.ZipFile(write(tmp, "x.npz", data))
+    cd = data.rindex(b"PK\x01\x02")                 # the last central entry: point it at no local header
+    bad = bytearray(data)
+    struct.pack_into("<I", bad, cd + 42, 7)
+    o = kept(binary, bytes(bad), tmp)
+    m = o["members"][-1]
+    assert m["source"] == "central" and m["name"] == "w.npy"
+    assert (m["error"]["code"], m["error"]["offset"], m["error"]["rule"]) == ("cd_mismatch", cd, "INV.central-only")
+    assert len(z.namelist()) == 2
+
+
+def test_inv_inflate(binary, tmp):
+    data = bytearray(mixed.zipped([("meta.npy", mixed.OBJ), ("w.npy", mixed.W)], zipfile.ZIP_DEFLATED))
+    info = zipfile.ZipFile(write(tmp, "x.npz", bytes(data))).getinfo("w.npy")
+    start = info.header_offset + 30 + 5
+    data[start] = 0xFF                              # a reserved block type (3)
+    m = kept(binary, bytes(data), tmp)["members"][1]
+    assert (m["error"]["code"], m["error"]["rule"]) == ("inflate", "INV.inflate")
+    assert m["error"]["offset"] == start
+
+
+def test_inv_limit(binary, tmp):
+    data = after_object([("a.npy", mixed.W), ("b.npy", mixed.W)])
+    r = run(binary, "ls", "--json", "--keep-going", "--max-members", "2", write(tmp, "x.npz", data))
+    o = json.loads(r.stdout)
+    c = zipfile.ZipFile(os.path.join(tmp, "x.npz")).getinfo("b.npy").header_offset
+    assert len(o["members"]) == 2 and o["inventory"]["error"]["rule"] == "INV.limit"
+    assert (o["inventory"]["error"]["code"], o["inventory"]["error"]["offset"]) == ("limit", c)
