@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "output.h"
+#include "sandbox.h"
 #include "../report/keep.h"
 
 /* ---- options ---- */
@@ -63,6 +64,9 @@ void usage_scan(FILE *f) {
             "  --timeout S           give up on a file after S seconds (60)\n"
             "  --nested-depth N      look into zip and gzip members N levels deep (4)\n"
             "  --nested-bytes N      hold at most N bytes of one nested container (64Mi)\n"
+            "  --no-sandbox          do not confine the process: by default, once the paths are known (and\n"
+            "                        the --sarif FILE made), it may only read the files named and beneath\n"
+            "                        the directories named, and never exec, fork or open a socket\n"
             "Exit status: 0 nothing found, 1 findings, 2 a file could not be read or was skipped (never 0\n"
             "when anything was skipped).\n"
             "%s", limits_help());
@@ -631,7 +635,7 @@ static void walker_members(unit *u) {
         if (!m) return;
         size_t k = u->n - 1;
         m->from_walker = 1;
-        m->kind = w->kind;
+        m->kind = (int)w->kind; /* (an enum: its values fit) */
         m->method = w->method;
         m->sniff = w->sniff;
         m->size = w->size;
@@ -1112,33 +1116,199 @@ static int scan_file(sweep *s, const char *path, int walked) {
 
 static int worse(int a, int b) { return a > b ? a : b; }
 
-static int filter_dot(const struct dirent *d) { return strcmp(d->d_name, ".") && strcmp(d->d_name, ".."); }
+/* ---- the paths: what each names, walked in order ---- */
 
-/* Byte order of the names: alphasort's order in the C locale (the command never sets another),
- * without strcoll's cost on every comparison of a large folder. */
-static int by_name(const struct dirent **a, const struct dirent **b) { return strcmp((*a)->d_name, (*b)->d_name); }
+/* The walk yields entries: a tag byte, then the path.  The tags: */
+#define E_NAMED 'n'    /* named on the line (or stdin, "-"): a link is followed */
+#define E_WALKED 'w'   /* met while walking: opened without following a link */
+#define E_LINK 'l'     /* a symbolic link met while walking: skipped */
+#define E_DIR 'r'      /* a directory named without -r: skipped */
+#define E_DEEP 'd'     /* a directory nested too deep: skipped */
+#define E_ERRNO 'e'    /* "e<errno>:<path>": could not be listed or looked at: skipped */
+#define WALK_DEPTH 64  /* directories below a named one, at most */
 
-/* A directory, in name order; entries that are links are not followed. */
-static int scan_dir(sweep *s, const char *dir, int depth) {
-    struct dirent **list;
-    int n = scandir(dir, &list, filter_dot, by_name);
-    if (n < 0) return skipped_file(s, dir, "SCAN.not-regular", strerror(errno));
-    int status = 0;
-    for (int i = 0; i < n; i++) {
-        size_t l = strlen(dir) + strlen(list[i]->d_name) + 2;
-        char *p = malloc(l);
-        if (p) {
-            snprintf(p, l, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", list[i]->d_name);
-            struct stat st;
-            if (lstat(p, &st) != 0) status = worse(status, skipped_file(s, p, "SCAN.not-regular", strerror(errno)));
-            else if (S_ISLNK(st.st_mode)) status = worse(status, skipped_file(s, p, "SCAN.symlink", NULL));
-            else if (S_ISDIR(st.st_mode)) status = worse(status, depth > 64 ? skipped_file(s, p, "SCAN.not-regular", "directories nested too deep") : scan_dir(s, p, depth + 1));
-            else status = worse(status, scan_file(s, p, 1));
-            free(p);
-        }
-        free(list[i]);
+/* One directory being walked: its entries' names in byte order. */
+typedef struct level {
+    char *dir;
+    char **names;
+    size_t n, i;
+} level;
+
+typedef struct walk {
+    const scan_opts *so;
+    const char *const *paths;
+    size_t npaths, i;
+    level *stack;
+    size_t depth, cap;
+    char *entry;        /* the entry given last (valid until the next call) */
+    dev_t out_dev;      /* --sarif FILE, made before the walk: never itself scanned */
+    ino_t out_ino;
+    int has_out;
+} walk;
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The names in directory `path`, sorted (strcmp: alphasort's order in the C locale, without
+ * strcoll's cost on each comparison of a large folder).  0, or an errno.  A directory met while
+ * walking is opened without following a link: one swapped for a link after its lstat is refused. */
+static int list_dir(const char *path, int nofollow, level *lv) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+    DIR *d = fd < 0 ? NULL : fdopendir(fd);
+    if (!d) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return e;
     }
-    free(list);
+    size_t cap = 0;
+    int e = 0;
+    struct dirent *de;
+    memset(lv, 0, sizeof *lv);
+    for (errno = 0; (de = readdir(d)); errno = 0) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        char **nn = table_room(lv->names, &cap, lv->n, sizeof *lv->names, 16);
+        char *name = nn ? strdup(de->d_name) : NULL;
+        if (nn) lv->names = nn;
+        if (!name) { e = ENOMEM; break; }
+        lv->names[lv->n++] = name;
+    }
+    if (!e && errno) e = errno;
+    closedir(d);
+    if (e) {
+        for (size_t k = 0; k < lv->n; k++) free(lv->names[k]);
+        free(lv->names);
+        memset(lv, 0, sizeof *lv);
+        return e;
+    }
+    if (lv->n) qsort(lv->names, lv->n, sizeof *lv->names, by_name);
+    return 0;
+}
+
+static void level_free(level *lv) {
+    for (size_t k = lv->i; k < lv->n; k++) free(lv->names[k]);
+    free(lv->names);
+    free(lv->dir);
+}
+
+/* The entry tag+path (or "e<errno>:" path) as w->entry; NULL out of memory. */
+static const char *walk_say(walk *w, char tag, int err, const char *path) {
+    char num[16] = "";
+    if (tag == E_ERRNO) snprintf(num, sizeof num, "%d:", err);
+    size_t nl = strlen(num), pl = strlen(path);
+    free(w->entry);
+    if (!(w->entry = malloc(1 + nl + pl + 1))) return NULL;
+    w->entry[0] = tag;
+    memcpy(w->entry + 1, num, nl);
+    memcpy(w->entry + 1 + nl, path, pl + 1);
+    return w->entry;
+}
+
+/* Walk into directory path (owned by the walk from here): 0, or the errno it could not be listed for. */
+static int walk_push(walk *w, char *path, int nofollow) {
+    level *ns = table_room(w->stack, &w->cap, w->depth, sizeof *w->stack, 8);
+    if (!ns) { free(path); return ENOMEM; }
+    w->stack = ns;
+    int e = list_dir(path, nofollow, &w->stack[w->depth]);
+    if (e) { free(path); return e; }
+    w->stack[w->depth++].dir = path;
+    return 0;
+}
+
+/* The next entry, NULL at the end (*status raised to 2 out of memory). */
+static const char *walk_next(walk *w, int *status) {
+    for (;;) {
+        if (w->depth) {
+            level *lv = &w->stack[w->depth - 1];
+            if (lv->i == lv->n) {
+                level_free(lv);
+                w->depth--;
+                continue;
+            }
+            char *name = lv->names[lv->i++];
+            size_t dl = strlen(lv->dir), l = dl + strlen(name) + 2;
+            char *p = malloc(l);
+            if (p) snprintf(p, l, "%s%s%s", lv->dir, lv->dir[dl - 1] == '/' ? "" : "/", name);
+            free(name);
+            if (!p) break;
+            struct stat st;
+            const char *e;
+            if (lstat(p, &st) != 0) e = walk_say(w, E_ERRNO, errno, p);
+            else if (S_ISLNK(st.st_mode)) e = walk_say(w, E_LINK, 0, p);
+            else if (w->has_out && st.st_dev == w->out_dev && st.st_ino == w->out_ino) { free(p); continue; }
+            else if (!S_ISDIR(st.st_mode)) e = walk_say(w, E_WALKED, 0, p);
+            else if (w->depth - 1 > WALK_DEPTH) e = walk_say(w, E_DEEP, 0, p);
+            else {
+                char *keep = strdup(p);
+                int err = keep ? walk_push(w, keep, 1) : ENOMEM;
+                e = err ? walk_say(w, E_ERRNO, err, p) : NULL;
+                if (!err) { free(p); continue; }
+            }
+            free(p);
+            if (!e) break;
+            return e;
+        }
+        if (w->i == w->npaths) return NULL;
+        const char *path = w->paths[w->i++];
+        struct stat st;
+        if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return walk_say(w, E_NAMED, 0, path) ? w->entry : (*status = 2, NULL);
+        if (!w->so->recursive) return walk_say(w, E_DIR, 0, path) ? w->entry : (*status = 2, NULL);
+        char *keep = strdup(path);
+        int err = keep ? walk_push(w, keep, 0) : ENOMEM;
+        if (err) return walk_say(w, E_ERRNO, err, path) ? w->entry : (*status = 2, NULL);
+    }
+    fprintf(stderr, "npzstream: out of memory\n");
+    *status = 2;
+    return NULL;
+}
+
+static void walk_free(walk *w) {
+    while (w->depth) level_free(&w->stack[--w->depth]);
+    free(w->stack);
+    free(w->entry);
+}
+
+/* One entry of the walk: scanned, or said to be skipped. */
+static int scan_entry(sweep *s, const char *entry) {
+    const char *path = entry + 1;
+    switch (entry[0]) {
+    case E_NAMED: return scan_file(s, path, 0);
+    case E_WALKED: return scan_file(s, path, 1);
+    case E_LINK: return skipped_file(s, path, "SCAN.symlink", NULL);
+    case E_DIR: return skipped_file(s, path, "SCAN.not-regular", "a directory (scan -r walks it)");
+    case E_DEEP: return skipped_file(s, path, "SCAN.not-regular", "directories nested too deep");
+    default: {
+        char *end;
+        long err = strtol(path, &end, 10);
+        return skipped_file(s, end + 1, "SCAN.not-regular", strerror((int)err));
+    }
+    }
+}
+
+/* The sandbox (sandbox.h): the files named for reading, the directories named with -r for reading
+ * beneath; nothing written but stdout, stderr and the SARIF file (open already).  -1 to go on, or 2. */
+static int scan_confine(const scan_opts *so, const char *const *paths, size_t npaths) {
+    cli_confine_spec c;
+    memset(&c, 0, sizeof c);
+    c.prog = "npzstream";
+    c.off = so->op.no_sandbox;
+    c.hashing = so->op.sha256;
+    const char **files = calloc(npaths + 1, sizeof *files), **dirs = calloc(npaths + 1, sizeof *dirs);
+    int status = -1;
+    if (!files || !dirs) {
+        fprintf(stderr, "npzstream: out of memory\n");
+        status = 2;
+    } else {
+        for (size_t i = 0; i < npaths; i++) {
+            struct stat st;
+            if (!strcmp(paths[i], "-")) continue;
+            if (so->recursive && stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode)) dirs[c.n_read_dirs++] = paths[i];
+            else files[c.n_read_files++] = paths[i]; /* a directory without -r: only looked at */
+        }
+        c.read_files = files;
+        c.read_dirs = dirs;
+        if (cli_confine(&c) < 0) status = 2;
+    }
+    free(files);
+    free(dirs);
     return status;
 }
 
@@ -1155,26 +1325,36 @@ int cmd_scan(int argc, char **argv) {
     sweep s;
     memset(&s, 0, sizeof s);
     s.so = &so;
-    status = 0;
-    for (size_t i = 0; i < npaths; i++) {
-        struct stat st;
-        if (strcmp(paths[i], "-") != 0 && stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            if (so.recursive) status = worse(status, scan_dir(&s, paths[i], 0));
-            else status = worse(status, skipped_file(&s, paths[i], "SCAN.not-regular", "a directory (scan -r walks it)"));
-        } else {
-            status = worse(status, scan_file(&s, paths[i], 0));
-        }
+    walk w;
+    memset(&w, 0, sizeof w);
+    w.so = &so;
+    w.paths = paths;
+    w.npaths = npaths;
+    /* --sarif FILE is made before the sandbox, which refuses making files (its error is said
+     * after the sweep, as before); the walk leaves it out */
+    FILE *sink = so.sarif && strcmp(so.sarif, "-") ? fopen(so.sarif, "w") : NULL;
+    int sink_errno = errno;
+    struct stat ost;
+    if (sink && fstat(fileno(sink), &ost) == 0) {
+        w.has_out = 1;
+        w.out_dev = ost.st_dev;
+        w.out_ino = ost.st_ino;
     }
-    if (so.sarif) {
-        FILE *sink = strcmp(so.sarif, "-") ? fopen(so.sarif, "w") : OUT;
+    int unconfined = scan_confine(&so, paths, npaths) >= 0; /* the sandbox failed: nothing is scanned */
+    status = unconfined ? 2 : 0;
+    if (unconfined && sink) fclose(sink);
+    for (const char *e; !unconfined && (e = walk_next(&w, &status));) status = worse(status, scan_entry(&s, e));
+    if (so.sarif && !unconfined) {
+        if (!strcmp(so.sarif, "-")) sink = OUT;
         if (!sink) {
-            fprintf(stderr, "npzstream: --sarif %s: %s\n", so.sarif, strerror(errno));
+            fprintf(stderr, "npzstream: --sarif %s: %s\n", so.sarif, strerror(sink_errno));
             status = 2;
         } else {
             sarif_write(&s, sink);
             if (sink != OUT && fclose(sink) != 0) status = 2;
         }
     }
+    walk_free(&w);
     for (size_t i = 0; i < s.nr; i++) {
         free(s.r[i].file);
         free(s.r[i].path);
