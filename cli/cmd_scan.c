@@ -45,7 +45,7 @@ typedef struct scan_opts {
 
 void usage_scan(FILE *f) {
     fprintf(f,
-            "usage: npzstream scan [-r] [--jsonl | -q] [--sarif [FILE|-]] [--keep-going] [--max-file-size N]\n"
+            "usage: npzstream scan [-r] [--jsonl | -q] [--sarif [FILE|-]] [--keep-going] [-P N] [--max-file-size N]\n"
             "                      [--timeout S] [--nested-depth N] [--nested-bytes N] [LIMITS] PATH...\n"
             "Sweeps model files for pickles a loader would run: each file is identified by its content\n"
             "(npy, npz, torch, keras, zip, pickle, safetensors, gzip, unknown), each member gets its own\n"
@@ -60,6 +60,8 @@ void usage_scan(FILE *f) {
             "                        no FILE follows (the next argument is taken as FILE unless it starts\n"
             "                        with '-'); with --sarif to stdout nothing else is printed there\n"
             "  --keep-going          list every member after a rejection too, each with its verdict\n"
+            "  -P N, --parallel N    scan N files at once (at most 64): the output (and the SARIF) in the\n"
+            "                        walk's order, the same bytes as one at a time\n"
             "  --max-file-size N     skip files larger than N bytes unread (4Gi)\n"
             "  --timeout S           give up on a file after S seconds (60)\n"
             "  --nested-depth N      look into zip and gzip members N levels deep (4)\n"
@@ -907,19 +909,31 @@ typedef struct sarif_result {
     char *path;
 } sarif_result;
 
-typedef struct sweep {
-    const scan_opts *so;
-    npzs_parser *p;
-    npzs_inv *inv;
-    unit *top;            /* the file's unit, kept for the next file (its tables) */
-    int status;
+/* SARIF's results and notifications: a file's (made on the thread that scans it), then the whole
+ * run's (each file's added in the input's order: the same document with -P N as without). */
+typedef struct sarif_set {
     sarif_result *r;
     size_t nr, capr;
     char **skipped;       /* files skipped or unreadable (SARIF's notifications) */
     size_t ns, caps;
+} sarif_set;
+
+/* What a thread keeps from one file to the next: its parser, its walker, its file's unit (their
+ * tables); released by scan_thread_end. */
+typedef struct scanner {
+    npzs_parser *p;
+    npzs_inv *inv;
+    unit *top;
+} scanner;
+static _Thread_local scanner mine;
+
+/* One file's scan: the options, and where its SARIF goes (NULL without --sarif). */
+typedef struct sweep {
+    const scan_opts *so;
+    sarif_set *set;
 } sweep;
 
-static void sarif_keep(sweep *s, const char *file, const unit *u) {
+static void sarif_keep(sarif_set *s, const char *file, const unit *u) {
     for (size_t i = 0; i < u->nf; i++) {
         sarif_result *nr = table_room(s->r, &s->capr, s->nr, sizeof *s->r, 16);
         if (!nr) return;
@@ -932,7 +946,7 @@ static void sarif_keep(sweep *s, const char *file, const unit *u) {
     }
 }
 
-static void note_skipped(sweep *s, const char *file, const char *why) {
+static void note_skipped(sarif_set *s, const char *file, const char *why) {
     char **ns = table_room(s->skipped, &s->caps, s->ns, sizeof *s->skipped, 16);
     if (!ns) return;
     s->skipped = ns;
@@ -961,7 +975,7 @@ static void uri(wbuf *f, const char *s) {
     wb_c(f, '"');
 }
 
-static void sarif_write(const sweep *s, FILE *sink) {
+static void sarif_write(const sarif_set *s, FILE *sink) {
     wbuf w, *f = &w;
     wb_init(f, sink);
     /* the rules the results name, each once, in the order met: their descriptors from the table */
@@ -1035,8 +1049,8 @@ static void sarif_write(const sweep *s, FILE *sink) {
 static void report_unit(sweep *s, const char *label, unit *u) {
     const scan_opts *so = s->so;
     int sarif_stdout = so->sarif && !strcmp(so->sarif, "-");
-    if (so->sarif) sarif_keep(s, label, u);
-    if (u->skip_rule) note_skipped(s, label, u->skip_msg[0] ? u->skip_msg : rule_message(u->skip_rule));
+    if (s->set) sarif_keep(s->set, label, u);
+    if (u->skip_rule && s->set) note_skipped(s->set, label, u->skip_msg[0] ? u->skip_msg : rule_message(u->skip_rule));
     if (so->quiet || sarif_stdout) return;
     wbuf w;
     wb_init(&w, OUT);
@@ -1082,7 +1096,8 @@ static int scan_file(sweep *s, const char *path, int walked) {
         fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (walked ? O_NOFOLLOW : 0));
         if (fd < 0) {
             if (errno == ELOOP && walked) return skipped_file(s, label, "SCAN.symlink", NULL);
-            return skipped_file(s, label, "SCAN.not-regular", strerror(errno));
+            char buf[64]; /* strerror_r: the threads of -P N share strerror's buffer */
+            return skipped_file(s, label, "SCAN.not-regular", strerror_r(errno, buf, sizeof buf));
         }
         struct stat st;
         if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -1095,17 +1110,17 @@ static int scan_file(sweep *s, const char *path, int walked) {
         }
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     }
-    if (s->p) npzs_reset(s->p);
-    else if (!(s->p = new_parser(&s->so->op))) { if (fd) close(fd); return 2; }
-    if (s->inv) npzs_inv_reset(s->inv);
-    if (s->top) unit_clear(s->top);
-    unit *u = s->top = unit_init(s->top, s->so, 0, s->p, s->inv);
+    if (mine.p) npzs_reset(mine.p);
+    else if (!(mine.p = new_parser(&s->so->op))) { if (fd) close(fd); return 2; }
+    if (mine.inv) npzs_inv_reset(mine.inv);
+    if (mine.top) unit_clear(mine.top);
+    unit *u = mine.top = unit_init(mine.top, s->so, 0, mine.p, mine.inv);
     if (!u) { if (fd) close(fd); return 2; }
     char err[256] = "";
     int st = cli_read_loop_err(fd, "npzstream", label, s->so->op.feed, scan_push, scan_eof, u, err, sizeof err, NULL);
     if (fd) close(fd);
-    if (u->inv && !s->inv) s->inv = u->inv; /* kept for the next file */
-    /* (u->p and a top unit's u->inv are the sweep's: unit_clear leaves them) */
+    if (u->inv && !mine.inv) mine.inv = u->inv; /* kept for the next file */
+    /* (u->p and a top unit's u->inv are the thread's: unit_clear leaves them) */
     if (st == 2 && err[0]) return skipped_file(s, label, "SCAN.not-regular", err);
     if (u->status < 0) u->status = st;
     if (u->skip_rule && !s->so->quiet && !s->so->jsonl)
@@ -1113,8 +1128,6 @@ static int scan_file(sweep *s, const char *path, int walked) {
     report_unit(s, label, u);
     return u->status;
 }
-
-static int worse(int a, int b) { return a > b ? a : b; }
 
 /* ---- the paths: what each names, walked in order ---- */
 
@@ -1266,9 +1279,23 @@ static void walk_free(walk *w) {
     free(w->entry);
 }
 
-/* One entry of the walk: scanned, or said to be skipped. */
-static int scan_entry(sweep *s, const char *entry) {
+/* The run: its options, and the SARIF of the files done so far. */
+typedef struct scan_run {
+    const scan_opts *so;
+    sarif_set all;
+} scan_run;
+
+/* One entry of the walk (batch_work's fn: on a worker with -P N): scanned, or said to be skipped;
+ * its SARIF left in *data. */
+static int scan_entry(const char *entry, void *ctx, void **data) {
+    const scan_run *run = ctx;
+    sweep one = {run->so, NULL}, *s = &one;
+    if (run->so->sarif && !(*data = s->set = calloc(1, sizeof *s->set))) {
+        fprintf(ERR, "npzstream: out of memory\n");
+        return 2;
+    }
     const char *path = entry + 1;
+    char buf[64];
     switch (entry[0]) {
     case E_NAMED: return scan_file(s, path, 0);
     case E_WALKED: return scan_file(s, path, 1);
@@ -1278,10 +1305,55 @@ static int scan_entry(sweep *s, const char *entry) {
     default: {
         char *end;
         long err = strtol(path, &end, 10);
-        return skipped_file(s, end + 1, "SCAN.not-regular", strerror((int)err));
+        return skipped_file(s, end + 1, "SCAN.not-regular", strerror_r((int)err, buf, sizeof buf));
     }
     }
 }
+
+static void sarif_set_free(sarif_set *s) {
+    for (size_t i = 0; s && i < s->nr; i++) {
+        free(s->r[i].file);
+        free(s->r[i].path);
+    }
+    for (size_t i = 0; s && i < s->ns; i++) free(s->skipped[i]);
+    if (s) {
+        free(s->r);
+        free(s->skipped);
+    }
+}
+
+/* A file's SARIF added to the run's (batch_work's done: in the input's order). */
+static void scan_done(void *ctx, void *data) {
+    scan_run *run = ctx;
+    sarif_set *f = data, *all = &run->all;
+    for (size_t i = 0; f && i < f->nr; i++) {
+        sarif_result *nr = table_room(all->r, &all->capr, all->nr, sizeof *all->r, 16);
+        if (!nr) break;
+        all->r = nr;
+        all->r[all->nr++] = f->r[i];
+        f->r[i].file = f->r[i].path = NULL;
+    }
+    for (size_t i = 0; f && i < f->ns; i++) {
+        char **ns = table_room(all->skipped, &all->caps, all->ns, sizeof *all->skipped, 16);
+        if (!ns) break;
+        all->skipped = ns;
+        all->skipped[all->ns++] = f->skipped[i];
+        f->skipped[i] = NULL;
+    }
+    sarif_set_free(f);
+    free(f);
+}
+
+/* What the thread kept from file to file, released (batch_work's thread_end). */
+static void scan_thread_end(void) {
+    unit_free(mine.top);
+    npzs_free(mine.p);
+    npzs_inv_free(mine.inv);
+    memset(&mine, 0, sizeof mine);
+    batch_end();
+}
+
+static const char *walk_source(void *src, int *status) { return walk_next(src, status); }
 
 /* The sandbox (sandbox.h): the files named for reading, the directories named with -r for reading
  * beneath; nothing written but stdout, stderr and the SARIF file (open already).  -1 to go on, or 2. */
@@ -1322,9 +1394,9 @@ int cmd_scan(int argc, char **argv) {
         opts_free(&so.op);
         return status;
     }
-    sweep s;
-    memset(&s, 0, sizeof s);
-    s.so = &so;
+    scan_run run;
+    memset(&run, 0, sizeof run);
+    run.so = &so;
     walk w;
     memset(&w, 0, sizeof w);
     w.so = &so;
@@ -1343,28 +1415,22 @@ int cmd_scan(int argc, char **argv) {
     int unconfined = scan_confine(&so, paths, npaths) >= 0; /* the sandbox failed: nothing is scanned */
     status = unconfined ? 2 : 0;
     if (unconfined && sink) fclose(sink);
-    for (const char *e; !unconfined && (e = walk_next(&w, &status));) status = worse(status, scan_entry(&s, e));
+    if (!unconfined) {
+        batch_work work = {walk_source, &w, scan_entry, scan_done, scan_thread_end, &run, so.op.parallel};
+        status = batch_work_run(&work);
+    }
     if (so.sarif && !unconfined) {
         if (!strcmp(so.sarif, "-")) sink = OUT;
         if (!sink) {
             fprintf(stderr, "npzstream: --sarif %s: %s\n", so.sarif, strerror(sink_errno));
             status = 2;
         } else {
-            sarif_write(&s, sink);
+            sarif_write(&run.all, sink);
             if (sink != OUT && fclose(sink) != 0) status = 2;
         }
     }
     walk_free(&w);
-    for (size_t i = 0; i < s.nr; i++) {
-        free(s.r[i].file);
-        free(s.r[i].path);
-    }
-    free(s.r);
-    for (size_t i = 0; i < s.ns; i++) free(s.skipped[i]);
-    free(s.skipped);
-    unit_free(s.top);
-    npzs_free(s.p);
-    npzs_inv_free(s.inv);
+    sarif_set_free(&run.all);
     free(paths);
     opts_free(&so.op);
     return status;

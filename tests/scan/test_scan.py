@@ -294,3 +294,92 @@ def test_inv_limit(binary, tmp):
     c = zipfile.ZipFile(os.path.join(tmp, "x.npz")).getinfo("b.npy").header_offset
     assert len(o["members"]) == 2 and o["inventory"]["error"]["rule"] == "INV.limit"
     assert (o["inventory"]["error"]["code"], o["inventory"]["error"]["offset"]) == ("limit", c)
+
+
+# ---- -P N: the batch pool of check and ls, the output in the input's order ----
+
+def same_parallel(binary, args, sarif_dir, n=4):
+    """scan ARGS one at a time (no -P, -P 1) and -P n: (exit, stdout, stderr, SARIF file) each."""
+    outs = []
+    for p in ([], ["-P", "1"], ["-P", str(n)]):
+        sarif = os.path.join(sarif_dir, "p%s.sarif" % "".join(p))
+        r = run(binary, "scan", *p, *[sarif if a == "@" else a for a in args])
+        data = open(sarif, "rb").read() if "@" in args else None
+        outs.append((r.returncode, r.stdout, r.stderr, data))
+    return outs
+
+
+@pytest.mark.parametrize("mode", [[], ["--jsonl"], ["--keep-going", "--jsonl"], ["--keep-going"], ["--sarif", "-"],
+                                  ["-q", "--sarif", "@"], ["--jsonl", "--keep-going", "--sarif", "@"]])
+def test_parallel_mixed(binary, folder, tmp, mode):
+    outs = same_parallel(binary, ["-r"] + mode + [folder, mixed.path_of(folder, "clean.npy")], tmp)
+    assert outs[0] == outs[1] == outs[2]
+    code, out, err, sarif = outs[0]
+    assert code == 2 and (len(out) > 2000 or len(sarif) > 2000)
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    """300 files in 12 folders, some two deep: clean and pickle-bearing cases in turn, a link."""
+    d = str(tmp_path_factory.mktemp("tree"))
+    names = sorted(mixed.CASES)
+    for i in range(300):
+        sub = os.path.join(d, "f%02d" % (i % 12), *(["deep"] if i % 5 == 0 else []))
+        os.makedirs(sub, exist_ok=True)
+        name = names[i % len(names)]
+        with open(os.path.join(sub, "%03d-%s" % (i, name)), "wb") as f:
+            f.write(mixed.CASES[name][0])
+    os.symlink(os.path.join(d, "f00"), os.path.join(d, "f05", "link"))
+    return d
+
+
+@pytest.mark.parametrize("mode", [["--jsonl"], ["--keep-going", "--jsonl", "--sarif", "@"], []])
+def test_parallel_tree(binary, tree, tmp, mode):
+    outs = same_parallel(binary, ["-r"] + mode + [tree], tmp)
+    assert outs[0] == outs[1] == outs[2]
+    code, out, err, _ = outs[0]
+    assert code == 2                               # the link is skipped
+    if "--jsonl" in mode:
+        files = [json.loads(line)["file"] for line in out.decode().splitlines()]
+        assert len(files) == 301 and files == sorted(files, key=lambda f: f.replace(os.sep, "\0"))
+
+
+def test_parallel_confined(binary, tree, tmp):
+    """-P 4 runs confined: its threads allowed, a file beside the tree unreadable (with Landlock)."""
+    beside = os.path.join(tmp, "beside.npz")
+    with open(beside, "wb") as f:
+        f.write(mixed.CASES["clean.npz"][0])
+    env = dict(os.environ, NPZSTREAM_SANDBOX_PROBE="read=%s,thread,fork" % beside)
+    r = run(binary, "scan", "-r", "-q", "-P", "4", tree, env=env)
+    lines = r.stderr.decode().splitlines()
+    assert "npzstream: sandbox probe thread: allowed" in lines, lines
+    assert "npzstream: sandbox probe fork: allowed" not in lines and "npzstream: sandbox probe read: allowed" not in lines
+    assert r.returncode == 2
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="/proc/PID/task counts the threads")
+def test_parallel_runs_threads(binary, folder):
+    """-P 4 scans on 4 worker threads (the same bytes, above, whether or not it does: this shows it
+    does), -P 1 on the main thread alone; seen while stdin, the first input, is held open."""
+    clean = mixed.path_of(folder, "clean.npz")
+    outs = {}
+    for n, want in ((4, 5), (1, 1)):
+        proc = subprocess.Popen([binary, "scan", "--jsonl", "-P", str(n), "-", clean], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        task = "/proc/%d/task" % proc.pid
+        seen, end = 0, time.time() + 10
+        while time.time() < end:
+            try:
+                seen = len(os.listdir(task))
+            except OSError:
+                break
+            if seen >= want and (n == 1 or seen == want):
+                time.sleep(0.3)  # settled
+                seen = len(os.listdir(task))
+                break
+            time.sleep(0.05)
+        out, err = proc.communicate(mixed.CASES["clean.npz"][0], timeout=60)
+        assert proc.returncode == 0, err
+        assert seen == want, (n, seen)
+        outs[n] = out
+    assert outs[4] == outs[1] and outs[1].count(b'"ok": true') == 2
