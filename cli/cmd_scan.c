@@ -31,6 +31,7 @@
 typedef struct scan_opts {
     opts op;
     int recursive, jsonl, quiet, keep_going;
+    int follow;             /* --follow-symlinks: links met while walking are followed */
     const char *sarif;      /* NULL: none; "-": stdout */
     uint64_t max_file_size; /* bytes; a larger file is skipped unread */
     uint64_t timeout;       /* seconds a file may take */
@@ -53,6 +54,9 @@ void usage_scan(FILE *f) {
             "its bytes; torch.load would run it), a pickle inside a zip or gzip member, a pickle file.\n"
             "  -r, --recursive       walk directories (symbolic links met there are not followed: each\n"
             "                        is reported as skipped); PATHs named on the line are followed\n"
+            "  --follow-symlinks     with -r, follow the links met while walking too: a link to a file\n"
+            "                        is scanned, one to a directory walked, unless that directory was\n"
+            "                        walked already (a loop: reported as skipped)\n"
             "  --jsonl               one JSON object per file (\"file\", \"ok\", \"container\", \"members\"\n"
             "                        each with \"status\" and \"error\", \"findings\", \"error\")\n"
             "  -q, --quiet           print nothing: the exit status only\n"
@@ -98,6 +102,7 @@ static int scan_parse(int argc, char **argv, scan_opts *so, const char ***paths,
         if (!strcmp(a, "--jsonl")) { so->jsonl = 1; continue; }
         if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) { so->quiet = 1; continue; }
         if (!strcmp(a, "--keep-going")) { so->keep_going = 1; continue; }
+        if (!strcmp(a, "--follow-symlinks")) { so->follow = 1; continue; }
         if (!strncmp(a, "--sarif=", 8)) { so->sarif = a[8] ? a + 8 : "-"; continue; }
         if (!strcmp(a, "--sarif")) {
             so->sarif = i + 1 < argc && (argv[i + 1][0] != '-' || !strcmp(argv[i + 1], "-")) ? argv[++i] : "-";
@@ -1138,6 +1143,7 @@ static int scan_file(sweep *s, const char *path, int walked) {
 #define E_DIR 'r'      /* a directory named without -r: skipped */
 #define E_DEEP 'd'     /* a directory nested too deep: skipped */
 #define E_ERRNO 'e'    /* "e<errno>:<path>": could not be listed or looked at: skipped */
+#define E_AGAIN 'a'    /* --follow-symlinks: a link to a directory walked already (a loop): skipped */
 #define WALK_DEPTH 64  /* directories below a named one, at most */
 
 /* One directory being walked: its entries' names in byte order. */
@@ -1157,7 +1163,35 @@ typedef struct walk {
     dev_t out_dev;      /* --sarif FILE, made before the walk: never itself scanned */
     ino_t out_ino;
     int has_out;
+    /* --follow-symlinks: every directory walked (a link to one is not followed again, so that a
+     * loop ends and each directory is walked at most twice: once through links, once as itself),
+     * and the links followed (the sandbox's rules: their targets may be outside the PATHs) */
+    struct stat *seen;
+    size_t nseen, capseen;
+    char **links;
+    size_t nlinks, caplinks;
 } walk;
+
+/* --follow-symlinks: the directory st was walked already; else it is noted as walked (0). */
+static int walked_before(walk *w, const struct stat *st) {
+    for (size_t k = 0; k < w->nseen; k++)
+        if (w->seen[k].st_dev == st->st_dev && w->seen[k].st_ino == st->st_ino) return 1;
+    struct stat *ns = table_room(w->seen, &w->capseen, w->nseen, sizeof *w->seen, 16);
+    if (ns) {
+        w->seen = ns;
+        w->seen[w->nseen++] = *st;
+    }
+    return 0;
+}
+
+/* --follow-symlinks: a link followed, noted for the sandbox (0, or ENOMEM). */
+static int note_link(walk *w, const char *p) {
+    char **nl = table_room(w->links, &w->caplinks, w->nlinks, sizeof *w->links, 16);
+    if (!nl || !(nl[w->nlinks] = strdup(p))) return ENOMEM;
+    w->links = nl;
+    w->nlinks++;
+    return 0;
+}
 
 static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
@@ -1244,14 +1278,17 @@ static const char *walk_next(walk *w, int *status) {
             if (!p) break;
             struct stat st;
             const char *e;
-            if (lstat(p, &st) != 0) e = walk_say(w, E_ERRNO, errno, p);
+            int err = lstat(p, &st) != 0 ? errno : 0, link = !err && S_ISLNK(st.st_mode) && w->so->follow;
+            if (link) err = stat(p, &st) != 0 ? errno : note_link(w, p); /* dangling: ENOENT; a loop of links: ELOOP */
+            if (err) e = walk_say(w, E_ERRNO, err, p);
             else if (S_ISLNK(st.st_mode)) e = walk_say(w, E_LINK, 0, p);
             else if (w->has_out && st.st_dev == w->out_dev && st.st_ino == w->out_ino) { free(p); continue; }
-            else if (!S_ISDIR(st.st_mode)) e = walk_say(w, E_WALKED, 0, p);
+            else if (!S_ISDIR(st.st_mode)) e = walk_say(w, link ? E_NAMED : E_WALKED, 0, p);
             else if (w->depth - 1 > WALK_DEPTH) e = walk_say(w, E_DEEP, 0, p);
+            else if (w->so->follow && walked_before(w, &st) && link) e = walk_say(w, E_AGAIN, 0, p);
             else {
                 char *keep = strdup(p);
-                int err = keep ? walk_push(w, keep, 1) : ENOMEM;
+                err = keep ? walk_push(w, keep, !link) : ENOMEM;
                 e = err ? walk_say(w, E_ERRNO, err, p) : NULL;
                 if (!err) { free(p); continue; }
             }
@@ -1264,6 +1301,7 @@ static const char *walk_next(walk *w, int *status) {
         struct stat st;
         if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return walk_say(w, E_NAMED, 0, path) ? w->entry : (*status = 2, NULL);
         if (!w->so->recursive) return walk_say(w, E_DIR, 0, path) ? w->entry : (*status = 2, NULL);
+        if (w->so->follow) (void)walked_before(w, &st);
         char *keep = strdup(path);
         int err = keep ? walk_push(w, keep, 0) : ENOMEM;
         if (err) return walk_say(w, E_ERRNO, err, path) ? w->entry : (*status = 2, NULL);
@@ -1275,6 +1313,9 @@ static const char *walk_next(walk *w, int *status) {
 
 static void walk_free(walk *w) {
     while (w->depth) level_free(&w->stack[--w->depth]);
+    for (size_t k = 0; k < w->nlinks; k++) free(w->links[k]);
+    free(w->links);
+    free(w->seen);
     free(w->stack);
     free(w->entry);
 }
@@ -1302,6 +1343,7 @@ static int scan_entry(const char *entry, void *ctx, void **data) {
     case E_LINK: return skipped_file(s, path, "SCAN.symlink", NULL);
     case E_DIR: return skipped_file(s, path, "SCAN.not-regular", "a directory (scan -r walks it)");
     case E_DEEP: return skipped_file(s, path, "SCAN.not-regular", "directories nested too deep");
+    case E_AGAIN: return skipped_file(s, path, "SCAN.symlink", "a link to a directory walked already (a loop, or a second way in): not followed");
     default: {
         char *end;
         long err = strtol(path, &end, 10);
@@ -1353,17 +1395,48 @@ static void scan_thread_end(void) {
     batch_end();
 }
 
+static int worse(int a, int b) { return a > b ? a : b; }
+
 static const char *walk_source(void *src, int *status) { return walk_next(src, status); }
 
+/* --follow-symlinks: the walk's entries, all taken before the sandbox (the links' targets are
+ * then known: each gets a rule) */
+typedef struct walked {
+    char **e;
+    size_t n, cap, i;
+} walked;
+
+static const char *walked_source(void *src, int *status) {
+    walked *l = src;
+    (void)status;
+    return l->i < l->n ? l->e[l->i++] : NULL;
+}
+
+static int walk_all(walk *w, walked *l) {
+    int status = 0;
+    for (const char *e; (e = walk_next(w, &status));) {
+        char **ne = table_room(l->e, &l->cap, l->n, sizeof *l->e, 64);
+        if (!ne || !(ne[l->n] = strdup(e))) {
+            fprintf(stderr, "npzstream: out of memory\n");
+            return 2;
+        }
+        l->e = ne;
+        l->n++;
+    }
+    return status;
+}
+
 /* The sandbox (sandbox.h): the files named for reading, the directories named with -r for reading
- * beneath; nothing written but stdout, stderr and the SARIF file (open already).  -1 to go on, or 2. */
-static int scan_confine(const scan_opts *so, const char *const *paths, size_t npaths) {
+ * beneath, and so the links followed (their targets: a file, or a directory beneath); nothing
+ * written but stdout, stderr and the SARIF file (open already).  -1 to go on, or 2. */
+static int scan_confine(const scan_opts *so, const char *const *paths, size_t npaths, char *const *links,
+                        size_t nlinks) {
     cli_confine_spec c;
     memset(&c, 0, sizeof c);
     c.prog = "npzstream";
     c.off = so->op.no_sandbox;
     c.hashing = so->op.sha256;
-    const char **files = calloc(npaths + 1, sizeof *files), **dirs = calloc(npaths + 1, sizeof *dirs);
+    const char **files = calloc(npaths + 1, sizeof *files), **dirs = calloc(npaths + nlinks + 1, sizeof *dirs);
     int status = -1;
     if (!files || !dirs) {
         fprintf(stderr, "npzstream: out of memory\n");
@@ -1375,6 +1448,7 @@ static int scan_confine(const scan_opts *so, const char *const *paths, size_t np
             if (so->recursive && stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode)) dirs[c.n_read_dirs++] = paths[i];
             else files[c.n_read_files++] = paths[i]; /* a directory without -r: only looked at */
         }
+        for (size_t i = 0; i < nlinks; i++) dirs[c.n_read_dirs++] = links[i];
         c.read_files = files;
         c.read_dirs = dirs;
         if (cli_confine(&c) < 0) status = 2;
@@ -1412,13 +1486,20 @@ int cmd_scan(int argc, char **argv) {
         w.out_dev = ost.st_dev;
         w.out_ino = ost.st_ino;
     }
-    int unconfined = scan_confine(&so, paths, npaths) >= 0; /* the sandbox failed: nothing is scanned */
+    walked all;
+    memset(&all, 0, sizeof all);
+    int pre = so.follow ? walk_all(&w, &all) : 0;
+    /* the sandbox failed (or the walk ran out of memory): nothing is scanned */
+    int unconfined = pre == 2 || scan_confine(&so, paths, npaths, w.links, w.nlinks) >= 0;
     status = unconfined ? 2 : 0;
     if (unconfined && sink) fclose(sink);
     if (!unconfined) {
-        batch_work work = {walk_source, &w, scan_entry, scan_done, scan_thread_end, &run, so.op.parallel};
-        status = batch_work_run(&work);
+        batch_work work = {so.follow ? walked_source : walk_source, so.follow ? (void *)&all : (void *)&w, scan_entry,
+                           scan_done, scan_thread_end, &run, so.op.parallel};
+        status = worse(pre, batch_work_run(&work));
     }
+    for (size_t i = 0; i < all.n; i++) free(all.e[i]);
+    free(all.e);
     if (so.sarif && !unconfined) {
         if (!strcmp(so.sarif, "-")) sink = OUT;
         if (!sink) {

@@ -383,3 +383,80 @@ def test_parallel_runs_threads(binary, folder):
         assert seen == want, (n, seen)
         outs[n] = out
     assert outs[4] == outs[1] and outs[1].count(b'"ok": true') == 2
+
+
+# ---- --follow-symlinks (opt-in): links met while walking followed, loops walked once ----
+
+@pytest.fixture(scope="module")
+def linked(tmp_path_factory):
+    """d/ walked; what its links point at is outside it (outside/), so that the sandbox must allow it."""
+    root = str(tmp_path_factory.mktemp("links"))
+    d, out = os.path.join(root, "d"), os.path.join(root, "outside")
+    os.makedirs(os.path.join(d, "a"))
+    os.makedirs(os.path.join(out, "dir"))
+    for path, name in ((os.path.join(d, "a", "x.npy"), "clean.npy"), (os.path.join(out, "y.pkl"), "model.pkl"),
+                       (os.path.join(out, "dir", "obj.npz"), "object.npz"), (os.path.join(out, "lone.npz"), "clean.npz")):
+        with open(path, "wb") as f:
+            f.write(mixed.CASES[name][0])
+    os.symlink(os.path.join(out, "y.pkl"), os.path.join(d, "l-file"))
+    os.symlink(os.path.join(out, "dir"), os.path.join(d, "l-dir"))
+    os.symlink("..", os.path.join(d, "a", "l-loop"))          # back to d: a loop
+    os.symlink("a", os.path.join(d, "l-a"))                   # a second way into a
+    os.symlink("nowhere", os.path.join(d, "l-dangling"))
+    return d, out
+
+
+def test_follow_symlinks(binary, linked):
+    d, out = linked
+    r = run(binary, "scan", "-r", "--jsonl", d)
+    plain = jsonl(r.stdout)
+    links = ["a/l-loop", "l-a", "l-dangling", "l-dir", "l-file"]
+    assert r.returncode == 2 and sorted(plain) == sorted(os.path.join(d, n) for n in links + ["a/x.npy"])
+    assert all(plain[os.path.join(d, n)]["error"]["rule"] == "SCAN.symlink" for n in links)   # not followed by default
+    r = run(binary, "scan", "-r", "--jsonl", "--follow-symlinks", d)
+    got = jsonl(r.stdout)
+    assert r.returncode == 2, r.stderr
+    assert list(got) == [os.path.join(d, n) for n in ("a/l-loop", "a/x.npy", "l-a", "l-dangling", "l-dir/obj.npz", "l-file")]
+    f = got[os.path.join(d, "l-file")]                        # a link to a file: scanned
+    assert f["container"] == "pickle" and f["error"]["rule"] == "SCAN.pickle-file"
+    o = got[os.path.join(d, "l-dir/obj.npz")]                 # a link to a directory: walked
+    assert o["container"] == "npz" and o["error"]["rule"] == "PICKLE.object"
+    assert got[os.path.join(d, "a/x.npy")]["ok"] is True
+    for n in ("a/l-loop", "l-a"):                            # a loop, and a second way in: walked once
+        e = got[os.path.join(d, n)]["error"]
+        assert (e["code"], e["rule"]) == ("skipped", "SCAN.symlink") and "walked already" in e["message"], e
+    e = got[os.path.join(d, "l-dangling")]["error"]
+    assert (e["code"], e["rule"]) == ("skipped", "SCAN.not-regular") and "No such file" in e["message"]
+    # confined (the default) and not, one at a time and -P 4: the same bytes; the targets outside d
+    # were readable confined, a file beside them that no link names was not
+    env = dict(os.environ, NPZSTREAM_SANDBOX_PROBE="read=" + os.path.join(out, "lone.npz"))
+    outs = [run(binary, "scan", *extra, "-r", "--jsonl", "--follow-symlinks", d, env=env)
+            for extra in ([], ["--no-sandbox"], ["-P", "4"])]
+    assert outs[0].stdout == outs[1].stdout == outs[2].stdout == r.stdout
+    layers = run(binary, "--sandbox-info").stdout.decode()
+    if "landlock: on" in layers:
+        assert b"sandbox probe read: refused (Permission denied)" in outs[0].stderr, outs[0].stderr
+    assert b"sandbox probe read: allowed" in outs[1].stderr
+
+
+def test_follow_symlinks_bounded(binary, tmp):
+    """Links that would multiply the walk (each level two links to the next: 2^24 paths) and a link
+    to the top: every directory walked at most twice (through links, and as itself)."""
+    top = os.path.join(tmp, "chain")
+    depth = 24
+    for i in range(depth + 1):
+        level = os.path.join(top, "L%02d" % i)
+        os.makedirs(level)
+        with open(os.path.join(level, "f.npy"), "wb") as f:
+            f.write(mixed.CASES["clean.npy"][0])
+        if i < depth:
+            for name in ("p", "q"):
+                os.symlink(os.path.join("..", "L%02d" % (i + 1)), os.path.join(level, name))
+    os.symlink(top, os.path.join(top, "L00", "top"))
+    t = time.time()
+    r = run(binary, "scan", "-r", "--jsonl", "--follow-symlinks", top)
+    files = jsonl(r.stdout)
+    scanned = [f for f, o in files.items() if o["ok"]]
+    assert r.returncode == 2 and time.time() - t < 30
+    assert len(scanned) <= 2 * (depth + 1) and len(scanned) >= depth + 1
+    assert sum(1 for o in files.values() if o["error"] and "walked already" in o["error"]["message"]) >= depth
