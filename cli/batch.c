@@ -1,5 +1,5 @@
-/* batch.c -- the files of a batch (check, ls): the FILEs and --files-from's names, one at a time or
- * (-P N) on N threads, their output written out in the input's order. */
+/* batch.c -- the files of a batch (check, ls: the FILEs and --files-from's names; scan: its walk),
+ * one at a time or (-P N) on N threads, their output written out in the input's order. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stddef.h>
@@ -23,7 +23,7 @@ typedef struct names {
     const batch *b;
     size_t i;
     FILE *list;
-    int opened, done, stdin_only;
+    int opened, done;
     char *line;
     size_t cap;
 } names;
@@ -34,7 +34,7 @@ static const char *next_name(names *n, int *status) {
     if (n->done) return NULL;
     if (!b->files_from) {
         n->done = 1;
-        if (b->npaths == 0) { n->stdin_only = 1; return "-"; }
+        if (b->npaths == 0) return "-";
         return NULL;
     }
     if (!n->opened) {
@@ -73,15 +73,14 @@ static const char *next_name(names *n, int *status) {
 
 typedef struct slot {
     char *path;
+    void *data;         /* what the work left for done() */
     char *out, *err;
     size_t out_len, err_len;
     int status, state; /* 0 free, 1 waiting, 2 running, 3 done */
 } slot;
 
 typedef struct pool {
-    const batch *b;
-    file_fn fn;
-    void *ctx;
+    const batch_work *w;
     slot *s;
     size_t n, next_run; /* next_run: the oldest waiting slot (the slots are taken in order) */
     size_t queued;      /* slots given out so far */
@@ -103,7 +102,7 @@ static void run_one(pool *pl, slot *sl) {
     }
     cli_stdout = o;
     cli_stderr = e;
-    sl->status = pl->fn(strcmp(sl->path, "-") ? sl->path : NULL, pl->b, pl->ctx);
+    sl->status = pl->w->fn(sl->path, pl->w->ctx, &sl->data);
     cli_stdout = cli_stderr = NULL;
     fclose(o);
     fclose(e);
@@ -135,17 +134,15 @@ static void *worker(void *arg) {
         if (pl->main_waits && writable(pl)) pthread_cond_signal(&pl->done);
     }
     pthread_mutex_unlock(&pl->mu);
-    batch_end(); /* the thread's parser and buffer */
+    pl->w->thread_end(); /* what the thread kept: its parser, its buffer */
     return NULL;
 }
 
-static int batch_parallel(const batch *b, file_fn fn, void *ctx, names *nm) {
-    unsigned threads = b->op.parallel;
+static int batch_parallel(const batch_work *w) {
+    unsigned threads = w->parallel;
     pool pl;
     memset(&pl, 0, sizeof pl);
-    pl.b = b;
-    pl.fn = fn;
-    pl.ctx = ctx;
+    pl.w = w;
     pl.threads = threads;
     pl.n = PAR_WINDOW * threads;
     pl.s = calloc(pl.n, sizeof *pl.s);
@@ -169,7 +166,7 @@ static int batch_parallel(const batch *b, file_fn fn, void *ctx, names *nm) {
         /* fill the window: the free slots (written out) are the main thread's alone */
         size_t queued = pl.queued, added = 0;
         while (more && queued + added - pl.head < pl.n) {
-            const char *name = next_name(nm, &status);
+            const char *name = w->next(w->src, &status);
             char *copy = name ? strdup(name) : NULL;
             if (!name || !copy) {
                 if (name) status = 2;
@@ -207,6 +204,7 @@ static int batch_parallel(const batch *b, file_fn fn, void *ctx, names *nm) {
                 fwrite(sl->err, 1, sl->err_len, stderr);
             }
             status = worse(status, sl->status);
+            if (w->done) w->done(w->ctx, sl->data);
             free(sl->out);
             free(sl->err);
             free(sl->path);
@@ -229,20 +227,49 @@ static int batch_parallel(const batch *b, file_fn fn, void *ctx, names *nm) {
     return status;
 }
 
-int batch_run(const batch *b, file_fn fn, void *ctx) {
-    names nm;
-    memset(&nm, 0, sizeof nm);
-    nm.b = b;
+int batch_work_run(const batch_work *w) {
     int status = 0;
-    if (b->op.parallel > 1 && (b->files_from || b->npaths > 1)) {
-        status = batch_parallel(b, fn, ctx, &nm);
+    if (w->parallel > 1) {
+        status = batch_parallel(w);
     } else {
         const char *name;
-        while ((name = next_name(&nm, &status)))
-            status = worse(status, fn(nm.stdin_only || !strcmp(name, "-") ? NULL : name, b, ctx));
+        while ((name = w->next(w->src, &status))) {
+            void *data = NULL;
+            status = worse(status, w->fn(name, w->ctx, &data));
+            if (w->done) w->done(w->ctx, data);
+        }
     }
-    free(nm.line);
-    batch_end();
+    w->thread_end();
+    return status;
+}
+
+/* check's and ls's: the names of the batch to a file_fn */
+typedef struct batch_call {
+    const batch *b;
+    file_fn fn;
+    void *ctx;
+    names nm;
+} batch_call;
+
+static const char *batch_next(void *src, int *status) { return next_name(&((batch_call *)src)->nm, status); }
+
+static int batch_one(const char *name, void *ctx, void **data) {
+    const batch_call *c = ctx;
+    (void)data;
+    return c->fn(strcmp(name, "-") ? name : NULL, c->b, c->ctx);
+}
+
+int batch_run(const batch *b, file_fn fn, void *ctx) {
+    batch_call c;
+    memset(&c, 0, sizeof c);
+    c.b = b;
+    c.fn = fn;
+    c.ctx = ctx;
+    c.nm.b = b;
+    batch_work w = {batch_next, &c, batch_one, NULL, batch_end, &c,
+                    b->op.parallel > 1 && (b->files_from || b->npaths > 1) ? b->op.parallel : 0};
+    int status = batch_work_run(&w);
+    free(c.nm.line);
     return status;
 }
 

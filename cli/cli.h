@@ -171,6 +171,21 @@ typedef int (*file_fn)(const char *path, const batch *b, void *ctx);
 /* Every FILE, then every name of --files-from (stdin alone when there is neither), one at a time
  * or -P N at once; the worst status of all (2 > 1 > 0). */
 int batch_run(const batch *b, file_fn fn, void *ctx);
+/* Any batch's work in order: the names next() gives, each done by fn (with parallel > 1 on one of
+ * that many threads, its output to OUT and ERR), then on the calling thread, in the names' order,
+ * that output written out and done() handed what fn left in *data: the same bytes as one at a time.
+ * thread_end releases what a thread kept (each worker's at its end, the caller's at the batch's).
+ * The worst status of all. */
+typedef struct batch_work {
+    const char *(*next)(void *src, int *status); /* valid until the next call; NULL at the end (*status 2: failed) */
+    void *src;
+    int (*fn)(const char *name, void *ctx, void **data);
+    void (*done)(void *ctx, void *data);         /* NULL: fn leaves nothing */
+    void (*thread_end)(void);
+    void *ctx;
+    unsigned parallel;
+} batch_work;
+int batch_work_run(const batch_work *w);
 /* The process confined (sandbox.h) to reading the batch's FILEs and --files-from's names, which are
  * read in first for that (a list that cannot be read is said when the batch reads it); nothing
  * with --no-sandbox.  Returns -1 to go on, or 2 (said on stderr). */

@@ -23,6 +23,7 @@
 
 #include "cli.h"
 #include "output.h"
+#include "sandbox.h"
 #include "../report/keep.h"
 
 /* ---- options ---- */
@@ -30,6 +31,7 @@
 typedef struct scan_opts {
     opts op;
     int recursive, jsonl, quiet, keep_going;
+    int follow;             /* --follow-symlinks: links met while walking are followed */
     const char *sarif;      /* NULL: none; "-": stdout */
     uint64_t max_file_size; /* bytes; a larger file is skipped unread */
     uint64_t timeout;       /* seconds a file may take */
@@ -44,7 +46,7 @@ typedef struct scan_opts {
 
 void usage_scan(FILE *f) {
     fprintf(f,
-            "usage: npzstream scan [-r] [--jsonl | -q] [--sarif [FILE|-]] [--keep-going] [--max-file-size N]\n"
+            "usage: npzstream scan [-r] [--jsonl | -q] [--sarif [FILE|-]] [--keep-going] [-P N] [--max-file-size N]\n"
             "                      [--timeout S] [--nested-depth N] [--nested-bytes N] [LIMITS] PATH...\n"
             "Sweeps model files for pickles a loader would run: each file is identified by its content\n"
             "(npy, npz, torch, keras, zip, pickle, safetensors, gzip, unknown), each member gets its own\n"
@@ -52,6 +54,9 @@ void usage_scan(FILE *f) {
             "its bytes; torch.load would run it), a pickle inside a zip or gzip member, a pickle file.\n"
             "  -r, --recursive       walk directories (symbolic links met there are not followed: each\n"
             "                        is reported as skipped); PATHs named on the line are followed\n"
+            "  --follow-symlinks     with -r, follow the links met while walking too: a link to a file\n"
+            "                        is scanned, one to a directory walked, unless that directory was\n"
+            "                        walked already (a loop: reported as skipped)\n"
             "  --jsonl               one JSON object per file (\"file\", \"ok\", \"container\", \"members\"\n"
             "                        each with \"status\" and \"error\", \"findings\", \"error\")\n"
             "  -q, --quiet           print nothing: the exit status only\n"
@@ -59,10 +64,15 @@ void usage_scan(FILE *f) {
             "                        no FILE follows (the next argument is taken as FILE unless it starts\n"
             "                        with '-'); with --sarif to stdout nothing else is printed there\n"
             "  --keep-going          list every member after a rejection too, each with its verdict\n"
+            "  -P N, --parallel N    scan N files at once (at most 64): the output (and the SARIF) in the\n"
+            "                        walk's order, the same bytes as one at a time\n"
             "  --max-file-size N     skip files larger than N bytes unread (4Gi)\n"
             "  --timeout S           give up on a file after S seconds (60)\n"
             "  --nested-depth N      look into zip and gzip members N levels deep (4)\n"
             "  --nested-bytes N      hold at most N bytes of one nested container (64Mi)\n"
+            "  --no-sandbox          do not confine the process: by default, once the paths are known (and\n"
+            "                        the --sarif FILE made), it may only read the files named and beneath\n"
+            "                        the directories named, and never exec, fork or open a socket\n"
             "Exit status: 0 nothing found, 1 findings, 2 a file could not be read or was skipped (never 0\n"
             "when anything was skipped).\n"
             "%s", limits_help());
@@ -92,6 +102,7 @@ static int scan_parse(int argc, char **argv, scan_opts *so, const char ***paths,
         if (!strcmp(a, "--jsonl")) { so->jsonl = 1; continue; }
         if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) { so->quiet = 1; continue; }
         if (!strcmp(a, "--keep-going")) { so->keep_going = 1; continue; }
+        if (!strcmp(a, "--follow-symlinks")) { so->follow = 1; continue; }
         if (!strncmp(a, "--sarif=", 8)) { so->sarif = a[8] ? a + 8 : "-"; continue; }
         if (!strcmp(a, "--sarif")) {
             so->sarif = i + 1 < argc && (argv[i + 1][0] != '-' || !strcmp(argv[i + 1], "-")) ? argv[++i] : "-";
@@ -631,7 +642,7 @@ static void walker_members(unit *u) {
         if (!m) return;
         size_t k = u->n - 1;
         m->from_walker = 1;
-        m->kind = (int)w->kind;
+        m->kind = (int)w->kind; /* (an enum: its values fit) */
         m->method = w->method;
         m->sniff = w->sniff;
         m->size = w->size;
@@ -903,19 +914,31 @@ typedef struct sarif_result {
     char *path;
 } sarif_result;
 
-typedef struct sweep {
-    const scan_opts *so;
-    npzs_parser *p;
-    npzs_inv *inv;
-    unit *top;            /* the file's unit, kept for the next file (its tables) */
-    int status;
+/* SARIF's results and notifications: a file's (made on the thread that scans it), then the whole
+ * run's (each file's added in the input's order: the same document with -P N as without). */
+typedef struct sarif_set {
     sarif_result *r;
     size_t nr, capr;
     char **skipped;       /* files skipped or unreadable (SARIF's notifications) */
     size_t ns, caps;
+} sarif_set;
+
+/* What a thread keeps from one file to the next: its parser, its walker, its file's unit (their
+ * tables); released by scan_thread_end. */
+typedef struct scanner {
+    npzs_parser *p;
+    npzs_inv *inv;
+    unit *top;
+} scanner;
+static _Thread_local scanner mine;
+
+/* One file's scan: the options, and where its SARIF goes (NULL without --sarif). */
+typedef struct sweep {
+    const scan_opts *so;
+    sarif_set *set;
 } sweep;
 
-static void sarif_keep(sweep *s, const char *file, const unit *u) {
+static void sarif_keep(sarif_set *s, const char *file, const unit *u) {
     for (size_t i = 0; i < u->nf; i++) {
         sarif_result *nr = table_room(s->r, &s->capr, s->nr, sizeof *s->r, 16);
         if (!nr) return;
@@ -928,7 +951,7 @@ static void sarif_keep(sweep *s, const char *file, const unit *u) {
     }
 }
 
-static void note_skipped(sweep *s, const char *file, const char *why) {
+static void note_skipped(sarif_set *s, const char *file, const char *why) {
     char **ns = table_room(s->skipped, &s->caps, s->ns, sizeof *s->skipped, 16);
     if (!ns) return;
     s->skipped = ns;
@@ -957,7 +980,7 @@ static void uri(wbuf *f, const char *s) {
     wb_c(f, '"');
 }
 
-static void sarif_write(const sweep *s, FILE *sink) {
+static void sarif_write(const sarif_set *s, FILE *sink) {
     wbuf w, *f = &w;
     wb_init(f, sink);
     /* the rules the results name, each once, in the order met: their descriptors from the table */
@@ -1031,8 +1054,8 @@ static void sarif_write(const sweep *s, FILE *sink) {
 static void report_unit(sweep *s, const char *label, unit *u) {
     const scan_opts *so = s->so;
     int sarif_stdout = so->sarif && !strcmp(so->sarif, "-");
-    if (so->sarif) sarif_keep(s, label, u);
-    if (u->skip_rule) note_skipped(s, label, u->skip_msg[0] ? u->skip_msg : rule_message(u->skip_rule));
+    if (s->set) sarif_keep(s->set, label, u);
+    if (u->skip_rule && s->set) note_skipped(s->set, label, u->skip_msg[0] ? u->skip_msg : rule_message(u->skip_rule));
     if (so->quiet || sarif_stdout) return;
     wbuf w;
     wb_init(&w, OUT);
@@ -1078,7 +1101,8 @@ static int scan_file(sweep *s, const char *path, int walked) {
         fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (walked ? O_NOFOLLOW : 0));
         if (fd < 0) {
             if (errno == ELOOP && walked) return skipped_file(s, label, "SCAN.symlink", NULL);
-            return skipped_file(s, label, "SCAN.not-regular", strerror(errno));
+            char buf[64]; /* strerror_r: the threads of -P N share strerror's buffer */
+            return skipped_file(s, label, "SCAN.not-regular", strerror_r(errno, buf, sizeof buf));
         }
         struct stat st;
         if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -1091,17 +1115,17 @@ static int scan_file(sweep *s, const char *path, int walked) {
         }
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     }
-    if (s->p) npzs_reset(s->p);
-    else if (!(s->p = new_parser(&s->so->op))) { if (fd) close(fd); return 2; }
-    if (s->inv) npzs_inv_reset(s->inv);
-    if (s->top) unit_clear(s->top);
-    unit *u = s->top = unit_init(s->top, s->so, 0, s->p, s->inv);
+    if (mine.p) npzs_reset(mine.p);
+    else if (!(mine.p = new_parser(&s->so->op))) { if (fd) close(fd); return 2; }
+    if (mine.inv) npzs_inv_reset(mine.inv);
+    if (mine.top) unit_clear(mine.top);
+    unit *u = mine.top = unit_init(mine.top, s->so, 0, mine.p, mine.inv);
     if (!u) { if (fd) close(fd); return 2; }
     char err[256] = "";
     int st = cli_read_loop_err(fd, "npzstream", label, s->so->op.feed, scan_push, scan_eof, u, err, sizeof err, NULL);
     if (fd) close(fd);
-    if (u->inv && !s->inv) s->inv = u->inv; /* kept for the next file */
-    /* (u->p and a top unit's u->inv are the sweep's: unit_clear leaves them) */
+    if (u->inv && !mine.inv) mine.inv = u->inv; /* kept for the next file */
+    /* (u->p and a top unit's u->inv are the thread's: unit_clear leaves them) */
     if (st == 2 && err[0]) return skipped_file(s, label, "SCAN.not-regular", err);
     if (u->status < 0) u->status = st;
     if (u->skip_rule && !s->so->quiet && !s->so->jsonl)
@@ -1110,35 +1134,327 @@ static int scan_file(sweep *s, const char *path, int walked) {
     return u->status;
 }
 
+/* ---- the paths: what each names, walked in order ---- */
+
+/* The walk yields entries: a tag byte, then the path.  The tags: */
+#define E_NAMED 'n'    /* named on the line (or stdin, "-"): a link is followed */
+#define E_WALKED 'w'   /* met while walking: opened without following a link */
+#define E_LINK 'l'     /* a symbolic link met while walking: skipped */
+#define E_DIR 'r'      /* a directory named without -r: skipped */
+#define E_DEEP 'd'     /* a directory nested too deep: skipped */
+#define E_ERRNO 'e'    /* "e<errno>:<path>": could not be listed or looked at: skipped */
+#define E_AGAIN 'a'    /* --follow-symlinks: a link to a directory walked already (a loop): skipped */
+#define WALK_DEPTH 64  /* directories below a named one, at most */
+
+/* One directory being walked: its entries' names in byte order. */
+typedef struct level {
+    char *dir;
+    char **names;
+    size_t n, i;
+} level;
+
+typedef struct walk {
+    const scan_opts *so;
+    const char *const *paths;
+    size_t npaths, i;
+    level *stack;
+    size_t depth, cap;
+    char *entry;        /* the entry given last (valid until the next call) */
+    dev_t out_dev;      /* --sarif FILE, made before the walk: never itself scanned */
+    ino_t out_ino;
+    int has_out;
+    /* --follow-symlinks: every directory walked (a link to one is not followed again, so that a
+     * loop ends and each directory is walked at most twice: once through links, once as itself),
+     * and the links followed (the sandbox's rules: their targets may be outside the PATHs) */
+    struct stat *seen;
+    size_t nseen, capseen;
+    char **links;
+    size_t nlinks, caplinks;
+} walk;
+
+/* --follow-symlinks: the directory st was walked already; else it is noted as walked (0). */
+static int walked_before(walk *w, const struct stat *st) {
+    for (size_t k = 0; k < w->nseen; k++)
+        if (w->seen[k].st_dev == st->st_dev && w->seen[k].st_ino == st->st_ino) return 1;
+    struct stat *ns = table_room(w->seen, &w->capseen, w->nseen, sizeof *w->seen, 16);
+    if (ns) {
+        w->seen = ns;
+        w->seen[w->nseen++] = *st;
+    }
+    return 0;
+}
+
+/* --follow-symlinks: a link followed, noted for the sandbox (0, or ENOMEM). */
+static int note_link(walk *w, const char *p) {
+    char **nl = table_room(w->links, &w->caplinks, w->nlinks, sizeof *w->links, 16);
+    if (!nl || !(nl[w->nlinks] = strdup(p))) return ENOMEM;
+    w->links = nl;
+    w->nlinks++;
+    return 0;
+}
+
+static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The names in directory `path`, sorted (strcmp: alphasort's order in the C locale, without
+ * strcoll's cost on each comparison of a large folder).  0, or an errno.  A directory met while
+ * walking is opened without following a link: one swapped for a link after its lstat is refused. */
+static int list_dir(const char *path, int nofollow, level *lv) {
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+    DIR *d = fd < 0 ? NULL : fdopendir(fd);
+    if (!d) {
+        int e = errno;
+        if (fd >= 0) close(fd);
+        return e;
+    }
+    size_t cap = 0;
+    int e = 0;
+    struct dirent *de;
+    memset(lv, 0, sizeof *lv);
+    for (errno = 0; (de = readdir(d)); errno = 0) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        char **nn = table_room(lv->names, &cap, lv->n, sizeof *lv->names, 16);
+        char *name = nn ? strdup(de->d_name) : NULL;
+        if (nn) lv->names = nn;
+        if (!name) { e = ENOMEM; break; }
+        lv->names[lv->n++] = name;
+    }
+    if (!e && errno) e = errno;
+    closedir(d);
+    if (e) {
+        for (size_t k = 0; k < lv->n; k++) free(lv->names[k]);
+        free(lv->names);
+        memset(lv, 0, sizeof *lv);
+        return e;
+    }
+    if (lv->n) qsort(lv->names, lv->n, sizeof *lv->names, by_name);
+    return 0;
+}
+
+static void level_free(level *lv) {
+    for (size_t k = lv->i; k < lv->n; k++) free(lv->names[k]);
+    free(lv->names);
+    free(lv->dir);
+}
+
+/* The entry tag+path (or "e<errno>:" path) as w->entry; NULL out of memory. */
+static const char *walk_say(walk *w, char tag, int err, const char *path) {
+    char num[16] = "";
+    if (tag == E_ERRNO) snprintf(num, sizeof num, "%d:", err);
+    size_t nl = strlen(num), pl = strlen(path);
+    free(w->entry);
+    if (!(w->entry = malloc(1 + nl + pl + 1))) return NULL;
+    w->entry[0] = tag;
+    memcpy(w->entry + 1, num, nl);
+    memcpy(w->entry + 1 + nl, path, pl + 1);
+    return w->entry;
+}
+
+/* Walk into directory path (owned by the walk from here): 0, or the errno it could not be listed for. */
+static int walk_push(walk *w, char *path, int nofollow) {
+    level *ns = table_room(w->stack, &w->cap, w->depth, sizeof *w->stack, 8);
+    if (!ns) { free(path); return ENOMEM; }
+    w->stack = ns;
+    int e = list_dir(path, nofollow, &w->stack[w->depth]);
+    if (e) { free(path); return e; }
+    w->stack[w->depth++].dir = path;
+    return 0;
+}
+
+/* The next entry, NULL at the end (*status raised to 2 out of memory). */
+static const char *walk_next(walk *w, int *status) {
+    for (;;) {
+        if (w->depth) {
+            level *lv = &w->stack[w->depth - 1];
+            if (lv->i == lv->n) {
+                level_free(lv);
+                w->depth--;
+                continue;
+            }
+            char *name = lv->names[lv->i++];
+            size_t dl = strlen(lv->dir), l = dl + strlen(name) + 2;
+            char *p = malloc(l);
+            if (p) snprintf(p, l, "%s%s%s", lv->dir, lv->dir[dl - 1] == '/' ? "" : "/", name);
+            free(name);
+            if (!p) break;
+            struct stat st;
+            const char *e;
+            int err = lstat(p, &st) != 0 ? errno : 0, link = !err && S_ISLNK(st.st_mode) && w->so->follow;
+            if (link) err = stat(p, &st) != 0 ? errno : note_link(w, p); /* dangling: ENOENT; a loop of links: ELOOP */
+            if (err) e = walk_say(w, E_ERRNO, err, p);
+            else if (S_ISLNK(st.st_mode)) e = walk_say(w, E_LINK, 0, p);
+            else if (w->has_out && st.st_dev == w->out_dev && st.st_ino == w->out_ino) { free(p); continue; }
+            else if (!S_ISDIR(st.st_mode)) e = walk_say(w, link ? E_NAMED : E_WALKED, 0, p);
+            else if (w->depth - 1 > WALK_DEPTH) e = walk_say(w, E_DEEP, 0, p);
+            else if (w->so->follow && walked_before(w, &st) && link) e = walk_say(w, E_AGAIN, 0, p);
+            else {
+                char *keep = strdup(p);
+                err = keep ? walk_push(w, keep, !link) : ENOMEM;
+                e = err ? walk_say(w, E_ERRNO, err, p) : NULL;
+                if (!err) { free(p); continue; }
+            }
+            free(p);
+            if (!e) break;
+            return e;
+        }
+        if (w->i == w->npaths) return NULL;
+        const char *path = w->paths[w->i++];
+        struct stat st;
+        if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return walk_say(w, E_NAMED, 0, path) ? w->entry : (*status = 2, NULL);
+        if (!w->so->recursive) return walk_say(w, E_DIR, 0, path) ? w->entry : (*status = 2, NULL);
+        if (w->so->follow) (void)walked_before(w, &st);
+        char *keep = strdup(path);
+        int err = keep ? walk_push(w, keep, 0) : ENOMEM;
+        if (err) return walk_say(w, E_ERRNO, err, path) ? w->entry : (*status = 2, NULL);
+    }
+    fprintf(stderr, "npzstream: out of memory\n");
+    *status = 2;
+    return NULL;
+}
+
+static void walk_free(walk *w) {
+    while (w->depth) level_free(&w->stack[--w->depth]);
+    for (size_t k = 0; k < w->nlinks; k++) free(w->links[k]);
+    free(w->links);
+    free(w->seen);
+    free(w->stack);
+    free(w->entry);
+}
+
+/* The run: its options, and the SARIF of the files done so far. */
+typedef struct scan_run {
+    const scan_opts *so;
+    sarif_set all;
+} scan_run;
+
+/* One entry of the walk (batch_work's fn: on a worker with -P N): scanned, or said to be skipped;
+ * its SARIF left in *data. */
+static int scan_entry(const char *entry, void *ctx, void **data) {
+    const scan_run *run = ctx;
+    sweep one = {run->so, NULL}, *s = &one;
+    if (run->so->sarif && !(*data = s->set = calloc(1, sizeof *s->set))) {
+        fprintf(ERR, "npzstream: out of memory\n");
+        return 2;
+    }
+    const char *path = entry + 1;
+    char buf[64];
+    switch (entry[0]) {
+    case E_NAMED: return scan_file(s, path, 0);
+    case E_WALKED: return scan_file(s, path, 1);
+    case E_LINK: return skipped_file(s, path, "SCAN.symlink", NULL);
+    case E_DIR: return skipped_file(s, path, "SCAN.not-regular", "a directory (scan -r walks it)");
+    case E_DEEP: return skipped_file(s, path, "SCAN.not-regular", "directories nested too deep");
+    case E_AGAIN: return skipped_file(s, path, "SCAN.symlink", "a link to a directory walked already (a loop, or a second way in): not followed");
+    default: {
+        char *end;
+        long err = strtol(path, &end, 10);
+        return skipped_file(s, end + 1, "SCAN.not-regular", strerror_r((int)err, buf, sizeof buf));
+    }
+    }
+}
+
+static void sarif_set_free(sarif_set *s) {
+    for (size_t i = 0; s && i < s->nr; i++) {
+        free(s->r[i].file);
+        free(s->r[i].path);
+    }
+    for (size_t i = 0; s && i < s->ns; i++) free(s->skipped[i]);
+    if (s) {
+        free(s->r);
+        free(s->skipped);
+    }
+}
+
+/* A file's SARIF added to the run's (batch_work's done: in the input's order). */
+static void scan_done(void *ctx, void *data) {
+    scan_run *run = ctx;
+    sarif_set *f = data, *all = &run->all;
+    for (size_t i = 0; f && i < f->nr; i++) {
+        sarif_result *nr = table_room(all->r, &all->capr, all->nr, sizeof *all->r, 16);
+        if (!nr) break;
+        all->r = nr;
+        all->r[all->nr++] = f->r[i];
+        f->r[i].file = f->r[i].path = NULL;
+    }
+    for (size_t i = 0; f && i < f->ns; i++) {
+        char **ns = table_room(all->skipped, &all->caps, all->ns, sizeof *all->skipped, 16);
+        if (!ns) break;
+        all->skipped = ns;
+        all->skipped[all->ns++] = f->skipped[i];
+        f->skipped[i] = NULL;
+    }
+    sarif_set_free(f);
+    free(f);
+}
+
+/* What the thread kept from file to file, released (batch_work's thread_end). */
+static void scan_thread_end(void) {
+    unit_free(mine.top);
+    npzs_free(mine.p);
+    npzs_inv_free(mine.inv);
+    memset(&mine, 0, sizeof mine);
+    batch_end();
+}
+
 static int worse(int a, int b) { return a > b ? a : b; }
 
-static int filter_dot(const struct dirent *d) { return strcmp(d->d_name, ".") && strcmp(d->d_name, ".."); }
+static const char *walk_source(void *src, int *status) { return walk_next(src, status); }
 
-/* Byte order of the names: alphasort's order in the C locale (the command never sets another),
- * without strcoll's cost on every comparison of a large folder. */
-static int by_name(const struct dirent **a, const struct dirent **b) { return strcmp((*a)->d_name, (*b)->d_name); }
+/* --follow-symlinks: the walk's entries, all taken before the sandbox (the links' targets are
+ * then known: each gets a rule) */
+typedef struct walked {
+    char **e;
+    size_t n, cap, i;
+} walked;
 
-/* A directory, in name order; entries that are links are not followed. */
-static int scan_dir(sweep *s, const char *dir, int depth) {
-    struct dirent **list;
-    int n = scandir(dir, &list, filter_dot, by_name);
-    if (n < 0) return skipped_file(s, dir, "SCAN.not-regular", strerror(errno));
+static const char *walked_source(void *src, int *status) {
+    walked *l = src;
+    (void)status;
+    return l->i < l->n ? l->e[l->i++] : NULL;
+}
+
+static int walk_all(walk *w, walked *l) {
     int status = 0;
-    for (int i = 0; i < n; i++) {
-        size_t l = strlen(dir) + strlen(list[i]->d_name) + 2;
-        char *p = malloc(l);
-        if (p) {
-            snprintf(p, l, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", list[i]->d_name);
-            struct stat st;
-            if (lstat(p, &st) != 0) status = worse(status, skipped_file(s, p, "SCAN.not-regular", strerror(errno)));
-            else if (S_ISLNK(st.st_mode)) status = worse(status, skipped_file(s, p, "SCAN.symlink", NULL));
-            else if (S_ISDIR(st.st_mode)) status = worse(status, depth > 64 ? skipped_file(s, p, "SCAN.not-regular", "directories nested too deep") : scan_dir(s, p, depth + 1));
-            else status = worse(status, scan_file(s, p, 1));
-            free(p);
+    for (const char *e; (e = walk_next(w, &status));) {
+        char **ne = table_room(l->e, &l->cap, l->n, sizeof *l->e, 64);
+        if (!ne || !(ne[l->n] = strdup(e))) {
+            fprintf(stderr, "npzstream: out of memory\n");
+            return 2;
         }
-        free(list[i]);
+        l->e = ne;
+        l->n++;
     }
-    free(list);
+    return status;
+}
+
+/* The sandbox (sandbox.h): the files named for reading, the directories named with -r for reading
+ * beneath, and so the links followed (their targets: a file, or a directory beneath); nothing
+ * written but stdout, stderr and the SARIF file (open already).  -1 to go on, or 2. */
+static int scan_confine(const scan_opts *so, const char *const *paths, size_t npaths, char *const *links,
+                        size_t nlinks) {
+    cli_confine_spec c;
+    memset(&c, 0, sizeof c);
+    c.prog = "npzstream";
+    c.off = so->op.no_sandbox;
+    c.hashing = so->op.sha256;
+    const char **files = calloc(npaths + 1, sizeof *files), **dirs = calloc(npaths + nlinks + 1, sizeof *dirs);
+    int status = -1;
+    if (!files || !dirs) {
+        fprintf(stderr, "npzstream: out of memory\n");
+        status = 2;
+    } else {
+        for (size_t i = 0; i < npaths; i++) {
+            struct stat st;
+            if (!strcmp(paths[i], "-")) continue;
+            if (so->recursive && stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode)) dirs[c.n_read_dirs++] = paths[i];
+            else files[c.n_read_files++] = paths[i]; /* a directory without -r: only looked at */
+        }
+        for (size_t i = 0; i < nlinks; i++) dirs[c.n_read_dirs++] = links[i];
+        c.read_files = files;
+        c.read_dirs = dirs;
+        if (cli_confine(&c) < 0) status = 2;
+    }
+    free(files);
+    free(dirs);
     return status;
 }
 
@@ -1152,39 +1468,50 @@ int cmd_scan(int argc, char **argv) {
         opts_free(&so.op);
         return status;
     }
-    sweep s;
-    memset(&s, 0, sizeof s);
-    s.so = &so;
-    status = 0;
-    for (size_t i = 0; i < npaths; i++) {
-        struct stat st;
-        if (strcmp(paths[i], "-") != 0 && stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode)) {
-            if (so.recursive) status = worse(status, scan_dir(&s, paths[i], 0));
-            else status = worse(status, skipped_file(&s, paths[i], "SCAN.not-regular", "a directory (scan -r walks it)"));
-        } else {
-            status = worse(status, scan_file(&s, paths[i], 0));
-        }
+    scan_run run;
+    memset(&run, 0, sizeof run);
+    run.so = &so;
+    walk w;
+    memset(&w, 0, sizeof w);
+    w.so = &so;
+    w.paths = paths;
+    w.npaths = npaths;
+    /* --sarif FILE is made before the sandbox, which refuses making files (its error is said
+     * after the sweep, as before); the walk leaves it out */
+    FILE *sink = so.sarif && strcmp(so.sarif, "-") ? fopen(so.sarif, "w") : NULL;
+    int sink_errno = errno;
+    struct stat ost;
+    if (sink && fstat(fileno(sink), &ost) == 0) {
+        w.has_out = 1;
+        w.out_dev = ost.st_dev;
+        w.out_ino = ost.st_ino;
     }
-    if (so.sarif) {
-        FILE *sink = strcmp(so.sarif, "-") ? fopen(so.sarif, "w") : OUT;
+    walked all;
+    memset(&all, 0, sizeof all);
+    int pre = so.follow ? walk_all(&w, &all) : 0;
+    /* the sandbox failed (or the walk ran out of memory): nothing is scanned */
+    int unconfined = pre == 2 || scan_confine(&so, paths, npaths, w.links, w.nlinks) >= 0;
+    status = unconfined ? 2 : 0;
+    if (unconfined && sink) fclose(sink);
+    if (!unconfined) {
+        batch_work work = {so.follow ? walked_source : walk_source, so.follow ? (void *)&all : (void *)&w, scan_entry,
+                           scan_done, scan_thread_end, &run, so.op.parallel};
+        status = worse(pre, batch_work_run(&work));
+    }
+    for (size_t i = 0; i < all.n; i++) free(all.e[i]);
+    free(all.e);
+    if (so.sarif && !unconfined) {
+        if (!strcmp(so.sarif, "-")) sink = OUT;
         if (!sink) {
-            fprintf(stderr, "npzstream: --sarif %s: %s\n", so.sarif, strerror(errno));
+            fprintf(stderr, "npzstream: --sarif %s: %s\n", so.sarif, strerror(sink_errno));
             status = 2;
         } else {
-            sarif_write(&s, sink);
+            sarif_write(&run.all, sink);
             if (sink != OUT && fclose(sink) != 0) status = 2;
         }
     }
-    for (size_t i = 0; i < s.nr; i++) {
-        free(s.r[i].file);
-        free(s.r[i].path);
-    }
-    free(s.r);
-    for (size_t i = 0; i < s.ns; i++) free(s.skipped[i]);
-    free(s.skipped);
-    unit_free(s.top);
-    npzs_free(s.p);
-    npzs_inv_free(s.inv);
+    walk_free(&w);
+    sarif_set_free(&run.all);
     free(paths);
     opts_free(&so.op);
     return status;

@@ -390,7 +390,7 @@ void cli_sandbox_info(FILE *f) {
 #ifdef NPZS_HAVE_SECCOMP
     const struct scmp_version *v = seccomp_version();
     if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0 && errno == EINVAL)
-        fprintf(f, "seccomp: not in this kernel (check, ls and extract run without the system-call filter)\n");
+        fprintf(f, "seccomp: not in this kernel (check, ls, extract and scan run without the system-call filter)\n");
     else
         fprintf(f, "seccomp: on (libseccomp %u.%u.%u): an allow-list; other system calls fail with EPERM\n",
                 v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0);

@@ -214,3 +214,95 @@ def test_sandbox_info(binary):
     r = run(binary, ["--sandbox-info"])
     lines = r.stdout.decode().splitlines()
     assert r.returncode == 0 and lines[0].startswith("seccomp: ") and lines[1].startswith("landlock: "), lines
+
+
+# ---- scan: the named files for reading, the -r directories for reading beneath ----
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scan"))
+import mixed  # noqa: E402  (tests/scan's mixed folder)
+
+
+@pytest.fixture(scope="module")
+def mixed_dir(tmp_path_factory):
+    root = str(tmp_path_factory.mktemp("scanbox"))
+    folder = os.path.join(root, "models")
+    os.mkdir(folder)
+    mixed.write(folder)
+    beside = os.path.join(root, "beside.npz")  # outside the folder scanned
+    with open(beside, "wb") as f:
+        f.write(mixed.CASES["clean.npz"][0])
+    return folder, beside
+
+
+def scan_cases(folder):
+    inside = mixed.path_of(folder, "clean.gz")  # beneath the folder, in sub/
+    return [(["scan", mixed.path_of(folder, "clean.npz"), mixed.path_of(folder, "model.pkl")], None),
+            (["scan", "-r", folder], inside), (["scan", "-r", "--keep-going", "--jsonl", folder], inside)]
+
+
+def test_scan_confined_refuses(binary, layers, mixed_dir, tmp):
+    """scan and scan -r: every probe refused, a thread allowed; beneath a -r directory a file can be
+    read (the read-beneath rule), a file beside it cannot."""
+    folder, beside = mixed_dir
+    for args, inside in scan_cases(folder):
+        extra = ["read=" + inside] if inside else []
+        r = run(binary, args, env=probe_env(tmp, beside, extra))
+        assert r.returncode in (1, 2), r.stderr
+        got = probes(r.stderr)
+        if layers["landlock"]:
+            want = [(False, "Permission denied")] + ([(True, None)] if inside else [])
+            assert got["read"] == want, (args, got)
+        assert got["write"][0][0] is False, got
+        assert not os.path.exists(os.path.join(tmp, "made-by-probe"))
+        if layers["seccomp"]:
+            for name in SECCOMP_REFUSED:
+                want = "Function not implemented" if name == "clone3" else "Operation not permitted"
+                assert got[name] == [(False, want)], (args, name, got)
+        assert got["thread"] == [(True, None)], got
+        assert b"npzstream-sandbox-probe-exec" not in r.stdout
+
+
+def test_scan_no_sandbox_lets_it_through(binary, mixed_dir, tmp):
+    folder, beside = mixed_dir
+    for args, _ in scan_cases(folder):
+        env = probe_env(tmp, beside)
+        env[PROBE] = env[PROBE].replace(",exec", "") + ",exec"  # exec last: it replaces the process
+        made = os.path.join(tmp, "made-by-probe")
+        if os.path.exists(made):
+            os.unlink(made)
+        r = run(binary, args[:1] + ["--no-sandbox"] + args[1:], env=env)
+        got = probes(r.stderr)
+        for name in ["read", "write", "thread"] + [n for n in SECCOMP_REFUSED if n != "exec"]:
+            assert got.get(name) == [(True, None)], (args, name, got)
+        assert os.path.exists(made)
+        assert b"npzstream-sandbox-probe-exec" in r.stdout
+
+
+def test_scan_same_confined(binary, mixed_dir, tmp):
+    """scan's output over the mixed folder, confined and not: the same bytes (text, --jsonl,
+    --keep-going, --sarif FILE, --sarif to stdout), the same exit status (2: a link and an
+    unreadable file are skipped), and a SARIF file made inside the folder is not itself scanned."""
+    folder, beside = mixed_dir
+    modes = [["-r"], ["-r", "--jsonl"], ["-r", "--keep-going", "--jsonl"], ["-r", "--keep-going"],
+             ["-r", "--sarif", "-"], ["-r", "--keep-going", "-q", "--sarif", "@"], ["-r", "--jsonl", "--sarif", "@"],
+             ["-r", "--jsonl", "--sarif", os.path.join(folder, "in-folder.sarif")]]
+    for mode in modes:
+        outs = []
+        for unconfined in (False, True):
+            sarif = os.path.join(tmp, "scan-%d.sarif" % unconfined)
+            args = ["scan"] + (["--no-sandbox"] if unconfined else []) + [sarif if a == "@" else a for a in mode]
+            r = run(binary, args + [folder, mixed.path_of(folder, "clean.npy"), beside])
+            written = None
+            for a in args:
+                if a.endswith(".sarif"):
+                    with open(a, "rb") as f:
+                        written = f.read()
+                    if a.startswith(folder):
+                        os.unlink(a)
+            outs.append((r.returncode, r.stdout, r.stderr, written))
+        (ca, oa, ea, sa), (cb, ob, eb, sb) = outs
+        ok(ca == cb == 2, "%s: exit %d and %d" % (mode, ca, cb), ea + eb)
+        ok(oa == ob and ea == eb, "%s: the same output" % mode, ea + eb)
+        ok(sa == sb, "%s: the same SARIF file" % mode)
+        ok(len(oa) > 1000 or (sa and len(sa) > 1000), "%s: something was written" % mode)
+        ok(b"in-folder.sarif" not in oa, "%s: the SARIF file is not scanned" % mode)

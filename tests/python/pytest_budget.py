@@ -389,9 +389,12 @@ def test_probe_sees_a_stall():
     coroutine, its 16 KiB pieces fed as they come, as aload fed small chunks before: about 380 ms
     of hashing on an idle machine, whatever the allocator's state) stalls it; the probe must see a
     stall longer than the lag the tests below accept, or they prove nothing."""
+    busy = os.getloadavg()[0] >= (os.cpu_count() or 1)
+
     async def on_loop():
         reports = []
-        for _ in range(2):
+        # on a busy machine the accepted lag is larger (lag_bounds): the control stalls longer too
+        for _ in range(6 if busy else 2):
             v = npzstream.Validator(hash=True)
             for piece in pieces(bomb()):
                 v.feed(piece)

@@ -23,7 +23,7 @@ LINT = [os.path.join(ROOT, d) for d in ("python/src/npzstream", "examples/python
                                         "tests/engines", "tests/scanners", "setup.py", "tests/conftest.py",
                                         "tests/common.py", "tests/run_all.py",
                                         "bench/python_io.py")]
-TOOLS = {"stubtest": ["-m", "mypy.stubtest", "npzstream"],
+TOOLS = {"stubtest": ["-m", "mypy.stubtest", "--mypy-config-file", CFG, "npzstream._npzstream"],  # the extension
          "mypy": ["-m", "mypy", "--config-file", CFG, os.path.join(ROOT, "python", "src", "npzstream")],
          "ruff": ["-m", "ruff", "check", "--config", CFG] + LINT}
 

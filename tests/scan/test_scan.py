@@ -294,3 +294,169 @@ def test_inv_limit(binary, tmp):
     c = zipfile.ZipFile(os.path.join(tmp, "x.npz")).getinfo("b.npy").header_offset
     assert len(o["members"]) == 2 and o["inventory"]["error"]["rule"] == "INV.limit"
     assert (o["inventory"]["error"]["code"], o["inventory"]["error"]["offset"]) == ("limit", c)
+
+
+# ---- -P N: the batch pool of check and ls, the output in the input's order ----
+
+def same_parallel(binary, args, sarif_dir, n=4):
+    """scan ARGS one at a time (no -P, -P 1) and -P n: (exit, stdout, stderr, SARIF file) each."""
+    outs = []
+    for p in ([], ["-P", "1"], ["-P", str(n)]):
+        sarif = os.path.join(sarif_dir, "p%s.sarif" % "".join(p))
+        r = run(binary, "scan", *p, *[sarif if a == "@" else a for a in args])
+        data = open(sarif, "rb").read() if "@" in args else None
+        outs.append((r.returncode, r.stdout, r.stderr, data))
+    return outs
+
+
+@pytest.mark.parametrize("mode", [[], ["--jsonl"], ["--keep-going", "--jsonl"], ["--keep-going"], ["--sarif", "-"],
+                                  ["-q", "--sarif", "@"], ["--jsonl", "--keep-going", "--sarif", "@"]])
+def test_parallel_mixed(binary, folder, tmp, mode):
+    outs = same_parallel(binary, ["-r"] + mode + [folder, mixed.path_of(folder, "clean.npy")], tmp)
+    assert outs[0] == outs[1] == outs[2]
+    code, out, err, sarif = outs[0]
+    assert code == 2 and (len(out) > 2000 or len(sarif) > 2000)
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    """300 files in 12 folders, some two deep: clean and pickle-bearing cases in turn, a link."""
+    d = str(tmp_path_factory.mktemp("tree"))
+    names = sorted(mixed.CASES)
+    for i in range(300):
+        sub = os.path.join(d, "f%02d" % (i % 12), *(["deep"] if i % 5 == 0 else []))
+        os.makedirs(sub, exist_ok=True)
+        name = names[i % len(names)]
+        with open(os.path.join(sub, "%03d-%s" % (i, name)), "wb") as f:
+            f.write(mixed.CASES[name][0])
+    os.symlink(os.path.join(d, "f00"), os.path.join(d, "f05", "link"))
+    return d
+
+
+@pytest.mark.parametrize("mode", [["--jsonl"], ["--keep-going", "--jsonl", "--sarif", "@"], []])
+def test_parallel_tree(binary, tree, tmp, mode):
+    outs = same_parallel(binary, ["-r"] + mode + [tree], tmp)
+    assert outs[0] == outs[1] == outs[2]
+    code, out, err, _ = outs[0]
+    assert code == 2                               # the link is skipped
+    if "--jsonl" in mode:
+        files = [json.loads(line)["file"] for line in out.decode().splitlines()]
+        assert len(files) == 301 and files == sorted(files, key=lambda f: f.replace(os.sep, "\0"))
+
+
+def test_parallel_confined(binary, tree, tmp):
+    """-P 4 runs confined: its threads allowed, a file beside the tree unreadable (with Landlock)."""
+    beside = os.path.join(tmp, "beside.npz")
+    with open(beside, "wb") as f:
+        f.write(mixed.CASES["clean.npz"][0])
+    env = dict(os.environ, NPZSTREAM_SANDBOX_PROBE="read=%s,thread,fork" % beside)
+    r = run(binary, "scan", "-r", "-q", "-P", "4", tree, env=env)
+    lines = r.stderr.decode().splitlines()
+    assert "npzstream: sandbox probe thread: allowed" in lines, lines
+    assert "npzstream: sandbox probe fork: allowed" not in lines and "npzstream: sandbox probe read: allowed" not in lines
+    assert r.returncode == 2
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="/proc/PID/task counts the threads")
+def test_parallel_runs_threads(binary, folder):
+    """-P 4 scans on 4 worker threads (the same bytes, above, whether or not it does: this shows it
+    does), -P 1 on the main thread alone; seen while stdin, the first input, is held open."""
+    clean = mixed.path_of(folder, "clean.npz")
+    outs = {}
+    for n, want in ((4, 5), (1, 1)):
+        proc = subprocess.Popen([binary, "scan", "--jsonl", "-P", str(n), "-", clean], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        task = "/proc/%d/task" % proc.pid
+        seen, end = 0, time.time() + 10
+        while time.time() < end:
+            try:
+                seen = len(os.listdir(task))
+            except OSError:
+                break
+            if seen >= want and (n == 1 or seen == want):
+                time.sleep(0.3)  # settled
+                seen = len(os.listdir(task))
+                break
+            time.sleep(0.05)
+        out, err = proc.communicate(mixed.CASES["clean.npz"][0], timeout=60)
+        assert proc.returncode == 0, err
+        assert seen == want, (n, seen)
+        outs[n] = out
+    assert outs[4] == outs[1] and outs[1].count(b'"ok": true') == 2
+
+
+# ---- --follow-symlinks (opt-in): links met while walking followed, loops walked once ----
+
+@pytest.fixture(scope="module")
+def linked(tmp_path_factory):
+    """d/ walked; what its links point at is outside it (outside/), so that the sandbox must allow it."""
+    root = str(tmp_path_factory.mktemp("links"))
+    d, out = os.path.join(root, "d"), os.path.join(root, "outside")
+    os.makedirs(os.path.join(d, "a"))
+    os.makedirs(os.path.join(out, "dir"))
+    for path, name in ((os.path.join(d, "a", "x.npy"), "clean.npy"), (os.path.join(out, "y.pkl"), "model.pkl"),
+                       (os.path.join(out, "dir", "obj.npz"), "object.npz"), (os.path.join(out, "lone.npz"), "clean.npz")):
+        with open(path, "wb") as f:
+            f.write(mixed.CASES[name][0])
+    os.symlink(os.path.join(out, "y.pkl"), os.path.join(d, "l-file"))
+    os.symlink(os.path.join(out, "dir"), os.path.join(d, "l-dir"))
+    os.symlink("..", os.path.join(d, "a", "l-loop"))          # back to d: a loop
+    os.symlink("a", os.path.join(d, "l-a"))                   # a second way into a
+    os.symlink("nowhere", os.path.join(d, "l-dangling"))
+    return d, out
+
+
+def test_follow_symlinks(binary, linked):
+    d, out = linked
+    r = run(binary, "scan", "-r", "--jsonl", d)
+    plain = jsonl(r.stdout)
+    links = ["a/l-loop", "l-a", "l-dangling", "l-dir", "l-file"]
+    assert r.returncode == 2 and sorted(plain) == sorted(os.path.join(d, n) for n in links + ["a/x.npy"])
+    assert all(plain[os.path.join(d, n)]["error"]["rule"] == "SCAN.symlink" for n in links)   # not followed by default
+    r = run(binary, "scan", "-r", "--jsonl", "--follow-symlinks", d)
+    got = jsonl(r.stdout)
+    assert r.returncode == 2, r.stderr
+    assert list(got) == [os.path.join(d, n) for n in ("a/l-loop", "a/x.npy", "l-a", "l-dangling", "l-dir/obj.npz", "l-file")]
+    f = got[os.path.join(d, "l-file")]                        # a link to a file: scanned
+    assert f["container"] == "pickle" and f["error"]["rule"] == "SCAN.pickle-file"
+    o = got[os.path.join(d, "l-dir/obj.npz")]                 # a link to a directory: walked
+    assert o["container"] == "npz" and o["error"]["rule"] == "PICKLE.object"
+    assert got[os.path.join(d, "a/x.npy")]["ok"] is True
+    for n in ("a/l-loop", "l-a"):                            # a loop, and a second way in: walked once
+        e = got[os.path.join(d, n)]["error"]
+        assert (e["code"], e["rule"]) == ("skipped", "SCAN.symlink") and "walked already" in e["message"], e
+    e = got[os.path.join(d, "l-dangling")]["error"]
+    assert (e["code"], e["rule"]) == ("skipped", "SCAN.not-regular") and "No such file" in e["message"]
+    # confined (the default) and not, one at a time and -P 4: the same bytes; the targets outside d
+    # were readable confined, a file beside them that no link names was not
+    env = dict(os.environ, NPZSTREAM_SANDBOX_PROBE="read=" + os.path.join(out, "lone.npz"))
+    outs = [run(binary, "scan", *extra, "-r", "--jsonl", "--follow-symlinks", d, env=env)
+            for extra in ([], ["--no-sandbox"], ["-P", "4"])]
+    assert outs[0].stdout == outs[1].stdout == outs[2].stdout == r.stdout
+    layers = run(binary, "--sandbox-info").stdout.decode()
+    if "landlock: on" in layers:
+        assert b"sandbox probe read: refused (Permission denied)" in outs[0].stderr, outs[0].stderr
+    assert b"sandbox probe read: allowed" in outs[1].stderr
+
+
+def test_follow_symlinks_bounded(binary, tmp):
+    """Links that would multiply the walk (each level two links to the next: 2^24 paths) and a link
+    to the top: every directory walked at most twice (through links, and as itself)."""
+    top = os.path.join(tmp, "chain")
+    depth = 24
+    for i in range(depth + 1):
+        level = os.path.join(top, "L%02d" % i)
+        os.makedirs(level)
+        with open(os.path.join(level, "f.npy"), "wb") as f:
+            f.write(mixed.CASES["clean.npy"][0])
+        if i < depth:
+            for name in ("p", "q"):
+                os.symlink(os.path.join("..", "L%02d" % (i + 1)), os.path.join(level, name))
+    os.symlink(top, os.path.join(top, "L00", "top"))
+    t = time.time()
+    r = run(binary, "scan", "-r", "--jsonl", "--follow-symlinks", top)
+    files = jsonl(r.stdout)
+    scanned = [f for f, o in files.items() if o["ok"]]
+    assert r.returncode == 2 and time.time() - t < 30
+    assert len(scanned) <= 2 * (depth + 1) and len(scanned) >= depth + 1
+    assert sum(1 for o in files.values() if o["error"] and "walked already" in o["error"]["message"]) >= depth

@@ -33,8 +33,9 @@ class Mapped(Mapping[str, Union[numpy.ndarray, bytes]]):
 
     What a mapping cannot promise: the verdict is about the bytes the pass read, each when it was
     read; a rewrite while the pass runs can give a verdict on a mix of old and new bytes (a CRC-32
-    checked over pages that then change), and one after it is not seen at all.  The pages are private, but on Linux a page nobody wrote follows the file: if another process
-    rewrites the file afterwards, the views show the new bytes, and if it truncates the file,
+    checked over pages that then change), and one after it is not seen at all.  The pages are
+    private, but on Linux a page nobody wrote follows the file: if another process rewrites the
+    file afterwards, the views show the new bytes, and if it truncates the file,
     touching a page past the new end kills the process with SIGBUS.  Map only files nobody else
     writes (your own, or read-only ones); `load` copies the bytes and has none of this.
     `verify()` checks the file's size and validates the mapping again (every record and CRC-32):
