@@ -54,7 +54,7 @@ SRC      = src/npzs.c $(sort $(wildcard src/*/*.c))
 HDR      = include/npzstream.h include/npzstream_par.h include/npzstream_vlen.h include/npzstream_inv.h src/internal.h \
            $(sort $(wildcard src/*/*.h))
 # the report (what is printed of an input: the CLI's and the WebAssembly module's), and the CLI
-REPORT_SRC = report/report.c report/write.c report/keep.c
+REPORT_SRC = report/report.c report/keep.c report/parts.c report/write.c
 CLI_SRC  = cli/main.c cli/opts.c cli/io.c cli/run.c cli/batch.c cli/output.c cli/sandbox.c cli/cmd_check.c cli/cmd_ls.c \
            cli/cmd_extract.c cli/cmd_trace.c cli/cmd_vlen.c cli/cmd_refs.c cli/cmd_scan.c $(REPORT_SRC)
 CLI_HDR  = $(wildcard cli/*.h report/*.h)

@@ -25,6 +25,7 @@
 #include "output.h"
 #include "sandbox.h"
 #include "../report/keep.h"
+#include "../report/parts.h"
 
 /* ---- options ---- */
 
@@ -200,12 +201,6 @@ struct unit {
     char skip_msg[160];
 };
 
-static const char *rule_message(const char *id) {
-    for (size_t i = 0; id && i < npzs_rule_count(); i++)
-        if (!strcmp(npzs_rule_id(i), id)) return npzs_rule_message(i);
-    return "";
-}
-
 static double elapsed(const unit *u) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -232,17 +227,6 @@ static void add_finding(unit *u, const report_error *e, const char *path, size_t
     f->path = path ? dup_bytes(path, path_len) : NULL;
     f->e.member = f->path;
     f->e.member_len = path ? path_len : 0;
-}
-
-static void rule_error(report_error *e, const char *code, const char *rule, uint64_t off, long mi) {
-    memset(e, 0, sizeof *e);
-    e->code = code;
-    e->rule = rule;
-    e->message = rule_message(rule);
-    e->hint = npzs_rule_hint(rule);
-    e->offset = off;
-    e->member_index = mi;
-    e->content_offset = UINT64_MAX;
 }
 
 static smember *add_member(unit *u, const char *name, size_t name_len) {
@@ -333,7 +317,7 @@ static void nested_findings(unit *u, size_t i, const unit *c) {
         /* a pickle one level down or deeper: a pickle a later loader would meet inside */
         if (e.rule && (!strcmp(e.rule, "SCAN.pickle-member") || !strcmp(e.rule, "SCAN.pickle-file"))) {
             e.rule = "SCAN.pickle-nested";
-            e.message = rule_message(e.rule);
+            e.message = report_rule_message(e.rule);
             e.hint = npzs_rule_hint(e.rule);
         }
         e.offset = m->offset; /* the byte of this file: the member's local header */
@@ -357,12 +341,12 @@ static void keep_end(unit *u, size_t i) {
     if (!kept) return;
     report_error e;
     if (u->keep_over) {
-        rule_error(&e, "limit", "SCAN.nested-bytes", m->offset, (long)i);
+        report_error_rule(&e, "limit", "SCAN.nested-bytes", m->offset, (long)i);
         member_finding(u, i, &e);
         return;
     }
     if ((uint64_t)u->depth + 1 > u->so->nested_depth) {
-        rule_error(&e, "limit", "SCAN.nested-depth", m->offset, (long)i);
+        report_error_rule(&e, "limit", "SCAN.nested-depth", m->offset, (long)i);
         member_finding(u, i, &e);
         return;
     }
@@ -417,7 +401,7 @@ static void strict_member(unit *u, const member *om) {
     size_t i = u->n - 1;
     if (m->sniff == NPZS_SNIFF_PICKLE) {
         report_error e;
-        rule_error(&e, "pickle", "SCAN.pickle-member", m->offset, (long)i);
+        report_error_rule(&e, "pickle", "SCAN.pickle-member", m->offset, (long)i);
         member_finding(u, i, &e);
     }
     keep_end(u, i);
@@ -583,7 +567,7 @@ static int unit_start(unit *u, int ended) {
         memcpy(u->kpre, "PK\3\4", 4);
         return -1;
     case C_PICKLE:
-        rule_error(&e, "pickle", "SCAN.pickle-file", 0, -1);
+        report_error_rule(&e, "pickle", "SCAN.pickle-file", 0, -1);
         add_finding(u, &e, NULL, 0);
         return u->status = 1;
     default:
@@ -656,7 +640,7 @@ static void walker_members(unit *u) {
             member_finding(u, k, &e);
         }
         if (m->sniff == NPZS_SNIFF_PICKLE) {
-            rule_error(&e, "pickle", "SCAN.pickle-member", m->offset, (long)k);
+            report_error_rule(&e, "pickle", "SCAN.pickle-member", m->offset, (long)k);
             member_finding(u, k, &e);
         }
         if (m->sniff == NPZS_SNIFF_ZIP || m->sniff == NPZS_SNIFF_GZIP) {
@@ -667,7 +651,7 @@ static void walker_members(unit *u) {
                 nested_findings(u, k, c);
             } else if (w->checked) {
                 int deep = (uint64_t)u->depth + 1 > u->so->nested_depth;
-                rule_error(&e, "limit", deep ? "SCAN.nested-depth" : "SCAN.nested-bytes", m->offset, (long)k);
+                report_error_rule(&e, "limit", deep ? "SCAN.nested-depth" : "SCAN.nested-bytes", m->offset, (long)k);
                 member_finding(u, k, &e);
             }
         }
@@ -689,9 +673,9 @@ static void gzip_end(unit *u) {
     m->size = u->keep_n;
     m->csize = u->total;
     m->sniff = npzs_sniff_bytes(u->keep, u->keep_n, 1);
-    if (u->z_bad || !u->z_end) rule_error(&e, "inflate", "SCAN.nested-invalid", 0, 0);
-    else if (u->keep_over) rule_error(&e, "limit", "SCAN.nested-bytes", 0, 0);
-    else if ((uint64_t)u->depth + 1 > u->so->nested_depth) rule_error(&e, "limit", "SCAN.nested-depth", 0, 0);
+    if (u->z_bad || !u->z_end) report_error_rule(&e, "inflate", "SCAN.nested-invalid", 0, 0);
+    else if (u->keep_over) report_error_rule(&e, "limit", "SCAN.nested-bytes", 0, 0);
+    else if ((uint64_t)u->depth + 1 > u->so->nested_depth) report_error_rule(&e, "limit", "SCAN.nested-depth", 0, 0);
     else {
         unit *c = unit_new(u->so, u->depth + 1, NULL, NULL);
         if (!c) return;
@@ -743,6 +727,9 @@ static void skip(unit *u, const char *rule) {
     u->status = 2;
 }
 
+/* Why a skipped unit was: its own words (an errno's, say), else its rule's. */
+static const char *skip_words(const unit *u) { return u->skip_msg[0] ? u->skip_msg : report_rule_message(u->skip_rule); }
+
 /* Bytes of the unit's input: -1 to go on, else its status (the rest is not needed). */
 static int unit_push(unit *u, const uint8_t *b, size_t n) {
     if (u->status >= 0) return u->status;
@@ -789,30 +776,19 @@ static void json_unit(wbuf *f, const unit *u);
 
 static void json_smember(wbuf *f, const smember *m) {
     wb_c(f, '{');
-    if (m->name) json_name_key(f, m->name, m->name_len);
-    else wb_s(f, "\"name\": null, \"key\": null");
-    wb_s(f, m->kind == NPZS_KIND_ARRAY ? ", \"kind\": \"array\"" : m->kind == NPZS_KIND_BLOB ? ", \"kind\": \"blob\"" : ", \"kind\": null");
-    wb_s(f, m->method == NPZS_METHOD_STORED ? ", \"method\": \"stored\"" : m->method == NPZS_METHOD_DEFLATED ? ", \"method\": \"deflated\"" : ", \"method\": \"other\"");
+    json_name_key(f, m->name, m->name_len);
+    json_key_word(f, "kind", report_kind_name(m->kind));
+    json_key_word(f, "method", report_method_name(m->method));
     if (m->dtype[0]) {
         wb_s(f, ", \"dtype\": ");
         json_str(f, m->dtype, strlen(m->dtype));
     }
-    /* (written without printf: this is the per-member path of a sweep over many files) */
-    wb_s(f, ", \"size\": ");
-    json_u64(f, m->size);
-    wb_s(f, ", \"stored_size\": ");
-    json_u64(f, m->csize);
-    wb_s(f, ", \"offset\": ");
-    json_u64(f, m->offset);
-    if (m->sniff) {
-        wb_s(f, ", \"sniff\": \"");
-        wb_s(f, npzs_sniff_name(m->sniff));
-        wb_c(f, '"');
-    } else {
-        wb_s(f, ", \"sniff\": null");
-    }
-    wb_s(f, m->err.code ? ", \"status\": \"rejected\", \"error\": " : m->kind ? ", \"status\": \"ok\", \"error\": "
-                                                                  : ", \"status\": \"listed\", \"error\": ");
+    json_key_u64(f, "size", m->size);
+    json_key_u64(f, "stored_size", m->csize);
+    json_key_u64(f, "offset", m->offset);
+    json_key_word(f, "sniff", m->sniff ? npzs_sniff_name(m->sniff) : NULL);
+    json_key_word(f, "status", report_status(m->err.code != NULL, m->kind != 0));
+    wb_s(f, ", \"error\": ");
     if (m->err.code) json_error(f, &m->err);
     else wb_s(f, "null");
     if (m->nested) {
@@ -850,8 +826,8 @@ static void json_unit(wbuf *f, const unit *u) {
     if (u->nf) {
         json_error(f, &u->f[0].e);
     } else if (u->skip_rule) {
-        rule_error(&skipped, "skipped", u->skip_rule, 0, -1);
-        if (u->skip_msg[0]) skipped.message = u->skip_msg;
+        report_error_rule(&skipped, "skipped", u->skip_rule, 0, -1);
+        skipped.message = skip_words(u);
         json_error(f, &skipped);
     } else {
         wb_s(f, "null");
@@ -871,9 +847,8 @@ static void text_unit(wbuf *f, const unit *u, const char *prefix) {
         wb_fmt(f, ", %" PRIu64 " bytes", m->size);
         if (m->nested) wb_fmt(f, ", %s", m->nested->container ? CONTAINER[m->nested->container] : "?");
         if (m->err.code) {
-            wb_fmt(f, ": %s at offset %" PRIu64 ": ", m->err.code, m->err.offset);
-            safe_words(f, m->err.message, strlen(m->err.message));
-            if (m->err.rule) wb_fmt(f, " [%s]", m->err.rule);
+            wb_s(f, ": ");
+            text_error(f, &m->err);
         } else {
             wb_s(f, m->kind ? ": ok" : ": listed");
         }
@@ -896,13 +871,11 @@ static void text_file(wbuf *f, const unit *u, const char *label) {
             safe_str(f, e->member, e->member_len);
             wb_s(f, ": ");
         }
-        wb_fmt(f, "%s at offset %" PRIu64 ": ", e->code, e->offset);
-        safe_words(f, e->message, strlen(e->message));
-        if (e->rule) wb_fmt(f, " [%s]", e->rule);
+        text_error(f, e);
         wb_c(f, '\n');
     }
     if (u->skip_rule) {
-        wb_fmt(f, "  skipped: %s [%s]\n", u->skip_msg[0] ? u->skip_msg : rule_message(u->skip_rule), u->skip_rule);
+        wb_fmt(f, "  skipped: %s [%s]\n", skip_words(u), u->skip_rule);
     }
 }
 
@@ -998,7 +971,7 @@ static void sarif_write(const sarif_set *s, FILE *sink) {
         if (k) wb_s(f, ", ");
         wb_s(f, "{\"id\": ");
         json_str(f, id, strlen(id));
-        const char *msg = rule_message(id), *hint = npzs_rule_hint(id);
+        const char *msg = report_rule_message(id), *hint = npzs_rule_hint(id);
         wb_s(f, ", \"shortDescription\": {\"text\": ");
         json_str(f, msg[0] ? msg : id, strlen(msg[0] ? msg : id));
         wb_c(f, '}');
@@ -1055,7 +1028,7 @@ static void report_unit(sweep *s, const char *label, unit *u) {
     const scan_opts *so = s->so;
     int sarif_stdout = so->sarif && !strcmp(so->sarif, "-");
     if (s->set) sarif_keep(s->set, label, u);
-    if (u->skip_rule && s->set) note_skipped(s->set, label, u->skip_msg[0] ? u->skip_msg : rule_message(u->skip_rule));
+    if (u->skip_rule && s->set) note_skipped(s->set, label, skip_words(u));
     if (so->quiet || sarif_stdout) return;
     wbuf w;
     wb_init(&w, OUT);
@@ -1077,7 +1050,7 @@ static int skipped_file(sweep *s, const char *label, const char *rule, const cha
     unit *u = unit_new(s->so, 0, NULL, NULL);
     if (!u) return 2;
     skip(u, rule);
-    snprintf(u->skip_msg, sizeof u->skip_msg, "%s", why ? why : rule_message(rule));
+    snprintf(u->skip_msg, sizeof u->skip_msg, "%s", why ? why : report_rule_message(rule));
     if (!s->so->quiet && !s->so->jsonl) cli_say("npzstream", label, NULL, NULL, ": %s", u->skip_msg);
     report_unit(s, label, u);
     unit_free(u);
@@ -1129,7 +1102,7 @@ static int scan_file(sweep *s, const char *path, int walked) {
     if (st == 2 && err[0]) return skipped_file(s, label, "SCAN.not-regular", err);
     if (u->status < 0) u->status = st;
     if (u->skip_rule && !s->so->quiet && !s->so->jsonl)
-        cli_say("npzstream", label, NULL, NULL, ": skipped: %s", rule_message(u->skip_rule));
+        cli_say("npzstream", label, NULL, NULL, ": skipped: %s", report_rule_message(u->skip_rule));
     report_unit(s, label, u);
     return u->status;
 }

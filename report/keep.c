@@ -1,4 +1,5 @@
-/* keep.c -- the kept-going report: the inventory's members past the strict parser's (keep.h). */
+/* keep.c -- the kept-going report: the inventory's members past the strict parser's (keep.h),
+ * of the pieces every report shares (parts.h). */
 #include <inttypes.h>
 #include <stdint.h>
 #include <string.h>
@@ -26,33 +27,32 @@ void keep_error(report_error *e, const npzs_inv *v, size_t i, const npzs_parser 
     e->hint = npzs_rule_hint(m->rule);
 }
 
-const char *keep_status(const npzs_inv_member *m, int has_error) {
-    return has_error ? "rejected" : m->checked ? "ok" : "listed";
-}
-
-static const char *method_name(int method) {
-    return method == NPZS_METHOD_STORED ? "stored" : method == NPZS_METHOD_DEFLATED ? "deflated" : "other";
-}
-
 static void json_member(wbuf *f, const npzs_inv_member *m, const report_error *e) {
     wb_c(f, '{');
     json_name_key(f, m->name, m->name_len);
-    wb_s(f, m->kind == NPZS_KIND_ARRAY ? ", \"kind\": \"array\"" : m->kind == NPZS_KIND_BLOB ? ", \"kind\": \"blob\"" : ", \"kind\": null");
-    wb_fmt(f, ", \"method\": \"%s\"", method_name(m->method));
+    json_key_word(f, "kind", report_kind_name((int)m->kind)); /* (an enum: its values fit) */
+    json_key_word(f, "method", report_method_name(m->method));
     if (m->kind == NPZS_KIND_ARRAY && m->dtype[0]) {
         wb_s(f, ", \"dtype\": ");
         json_str(f, m->dtype, strlen(m->dtype));
-        wb_fmt(f, ", \"ndim\": %" PRIu32 ", \"shape\": [", m->ndim);
-        for (uint32_t k = 0; k < m->ndim && k < 8; k++) wb_fmt(f, k ? ", %" PRIu64 : "%" PRIu64, m->shape[k]);
-        wb_fmt(f, "], \"fortran_order\": %s, \"nbytes\": %" PRIu64, m->fortran_order ? "true" : "false", m->nbytes);
+        json_key_u64(f, "ndim", m->ndim);
+        wb_s(f, ", \"shape\": [");
+        for (uint32_t k = 0; k < m->ndim && k < 8; k++) {
+            if (k) wb_s(f, ", ");
+            json_u64(f, m->shape[k]);
+        }
+        wb_s(f, m->fortran_order ? "], \"fortran_order\": true" : "], \"fortran_order\": false");
+        json_key_u64(f, "nbytes", m->nbytes);
     }
-    wb_fmt(f, ", \"size\": %" PRIu64 ", \"stored_size\": %" PRIu64 ", \"offset\": %" PRIu64 ", \"crc32\": %" PRIu32,
-           m->size, m->csize, m->offset, m->crc32);
-    if (m->sniff) wb_fmt(f, ", \"sniff\": \"%s\"", npzs_sniff_name(m->sniff));
-    else wb_s(f, ", \"sniff\": null");
-    wb_fmt(f, ", \"source\": \"%s\"", m->source == (NPZS_INV_LOCAL | NPZS_INV_CENTRAL) ? "local+central"
-                                      : m->source == NPZS_INV_CENTRAL ? "central" : "local");
-    wb_fmt(f, ", \"status\": \"%s\", \"error\": ", keep_status(m, e->code != NULL));
+    json_key_u64(f, "size", m->size);
+    json_key_u64(f, "stored_size", m->csize);
+    json_key_u64(f, "offset", m->offset);
+    json_key_u64(f, "crc32", m->crc32);
+    json_key_word(f, "sniff", m->sniff ? npzs_sniff_name(m->sniff) : NULL);
+    json_key_word(f, "source", m->source == (NPZS_INV_LOCAL | NPZS_INV_CENTRAL) ? "local+central"
+                               : m->source == NPZS_INV_CENTRAL ? "central" : "local");
+    json_key_word(f, "status", report_status(e->code != NULL, m->checked));
+    wb_s(f, ", \"error\": ");
     if (e->code) json_error(f, e);
     else wb_s(f, "null");
     wb_c(f, '}');
@@ -63,7 +63,9 @@ void json_kept(wbuf *f, const npzs_inv *v, size_t from, const npzs_parser *p) {
     if (!n && p && from == 0 && npzs_format_of(p) == NPZS_FORMAT_NPY) { /* a rejected .npy: its one array */
         report_error e;
         report_error_of(&e, p);
-        wb_s(f, "{\"name\": null, \"key\": null, \"kind\": \"array\", \"status\": \"rejected\", \"error\": ");
+        wb_c(f, '{');
+        json_name_key(f, NULL, 0);
+        wb_s(f, ", \"kind\": \"array\", \"status\": \"rejected\", \"error\": ");
         json_error(f, &e);
         wb_c(f, '}');
         return;
@@ -87,12 +89,12 @@ void text_kept(wbuf *f, const npzs_inv *v, size_t from, const npzs_parser *p) {
         wb_s(f, ": ");
         if (m->kind == NPZS_KIND_ARRAY && m->dtype[0]) wb_fmt(f, "array %s, ", m->dtype);
         else if (m->sniff) wb_fmt(f, "blob (%s), ", npzs_sniff_name(m->sniff));
-        wb_fmt(f, "%" PRIu64 " bytes, %s, %s", m->size, method_name(m->method), keep_status(m, e.code != NULL));
+        wb_fmt(f, "%" PRIu64 " bytes, %s, %s", m->size, report_method_name(m->method),
+               report_status(e.code != NULL, m->checked));
         if (m->source == NPZS_INV_CENTRAL) wb_s(f, " (central directory only)");
         if (e.code) {
-            wb_fmt(f, ": %s at offset %" PRIu64 ": ", e.code, e.offset);
-            safe_words(f, e.message, strlen(e.message));
-            if (e.rule) wb_fmt(f, " [%s]", e.rule);
+            wb_s(f, ": ");
+            text_error(f, &e);
         }
         wb_c(f, '\n');
     }
@@ -110,9 +112,8 @@ void json_inventory(wbuf *f, const npzs_inv *v) {
     wb_fmt(f, "\"inventory\": {\"zip\": %s, \"complete\": %s, \"members\": %zu, \"error\": ",
            npzs_inv_is_zip(v) ? "true" : "false", npzs_inv_complete(v) ? "true" : "false", npzs_inv_count(v));
     if (err) {
-        report_error e = {npzs_error_name(err), off, NULL, 0, -1, "", UINT64_MAX, rule, NULL, npzs_rule_hint(rule), NULL, 0, 0};
-        for (size_t i = 0; rule && i < npzs_rule_count(); i++)
-            if (!strcmp(npzs_rule_id(i), rule)) e.message = npzs_rule_message(i);
+        report_error e;
+        report_error_rule(&e, npzs_error_name(err), rule, off, -1);
         json_error(f, &e);
     } else {
         wb_s(f, "null");

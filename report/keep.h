@@ -5,7 +5,12 @@
 #ifndef NPZS_REPORT_KEEP_H
 #define NPZS_REPORT_KEEP_H
 
-#include "report.h"
+#include <stddef.h>
+
+#include "npzstream.h"
+#include "npzstream_inv.h"
+#include "parts.h"
+#include "write.h"
 
 /* The walker's member i with its error as a report_error (the file's, p's, for the member the
  * parser stopped in: rejected and i the first past its completed ones). */
@@ -19,7 +24,5 @@ void text_kept(wbuf *f, const npzs_inv *v, size_t from, const npzs_parser *p);
 /* "inventory": {"zip", "complete" (the end record was reached), "members", "error" (where the
  * listing stopped, or null)}, and the separator after it. */
 void json_inventory(wbuf *f, const npzs_inv *v);
-/* A member's "status": "rejected" (an error), "ok" (checked), "listed" (framed only). */
-const char *keep_status(const npzs_inv_member *m, int has_error);
 
 #endif

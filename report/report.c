@@ -1,5 +1,6 @@
 /* report.c -- the summary kept from the events, and its printed forms: the fixed `check`
- * contract (JSON and text), ls's JSON, the rejection in words (report.h). */
+ * contract (JSON and text), ls's JSON, the rejection in words (report.h); the kept-going members
+ * printed by keep.c, the pieces every report shares by parts.c. */
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -9,132 +10,19 @@
 
 #include "report.h"
 #include "keep.h"
+#include "parts.h"
 /* a structured dtype's field names as text: the table write.c spells names with */
 #include "../src/bytes/text.h"
 
 /* The preamble+header length of an array. */
 #define HEADER_LEN(m) ((m)->size - (m)->nbytes)
 
-/* ---- straight into the buffer (write.h's cursor): bytes, decimal and hex numbers ---- */
-
-static char *cur_s(char *o, const char *s, size_t n) {
-    memcpy(o, s, n);
-    return o + n;
-}
-#define CUR_LIT(o, lit) cur_s((o), (lit), sizeof(lit) - 1)
-
-/* "00" to "99", and "00" to "ff": two characters a step */
-static const char dec2[201] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-static const char hex2[513] =
-    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-    "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
-    "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
-    "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
-    "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
-    "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
-    "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
-    "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
-
-static char *cur_u64(char *o, uint64_t v) { /* at most 20 bytes */
-    size_t d = 1;
-    for (uint64_t t = v; t >= 10; t /= 10) d++;
-    char *e = o + d;
-    for (; v >= 100; v /= 100) {
-        e -= 2;
-        memcpy(e, dec2 + 2 * (v % 100), 2);
-    }
-    if (v >= 10) memcpy(e - 2, dec2 + 2 * v, 2);
-    else e[-1] = (char)('0' + v);
-    return o + d;
-}
-
-static char *cur_hex32(char *o, uint32_t v) { /* 8 bytes */
-    memcpy(o, hex2 + 2 * (v >> 24), 2);
-    memcpy(o + 2, hex2 + 2 * ((v >> 16) & 0xFF), 2);
-    memcpy(o + 4, hex2 + 2 * ((v >> 8) & 0xFF), 2);
-    memcpy(o + 6, hex2 + 2 * (v & 0xFF), 2);
-    return o + 8;
-}
-
-void json_u64(wbuf *f, uint64_t v) { wb_done(f, cur_u64(wb_room(f, 20), v)); }
-
-static void put_hex(wbuf *f, const uint8_t *b, size_t n) { /* n <= 64 */
-    char *o = wb_room(f, 2 * n);
-    for (size_t i = 0; i < n; i++, o += 2) memcpy(o, hex2 + 2 * b[i], 2);
-    wb_done(f, o);
-}
-
 /* ---- the JSON object ---- */
-
-void json_name_key(wbuf *f, const char *name, size_t n) {
-    json_bytes(f, "name", name, n);
-    wb_s(f, ", ");
-    if (n > 4 && memcmp(name + n - 4, ".npy", 4) == 0) n -= 4;
-    json_bytes(f, "key", name, n);
-}
 
 /* ext = 0: exactly the `check --json` contract.  ext = 1 (`ls --json`): the same object with
  * more keys per member and a "summary" object. */
 void print_json(FILE *sink, const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext, const char *file) {
     print_json_kept(sink, o, ok, fmt, p, ext, file, NULL);
-}
-
-void report_error_of(report_error *e, const npzs_parser *p) {
-    e->code = npzs_error_name(npzs_error(p));
-    e->offset = npzs_error_offset(p);
-    e->member = npzs_error_member_name(p, &e->member_len);
-    e->member_index = npzs_error_member(p);
-    e->message = npzs_error_message(p);
-    e->content_offset = npzs_error_content_offset(p);
-    e->rule = npzs_error_rule(p);
-    e->detail = npzs_error_detail(p);
-    e->hint = npzs_error_hint(p);
-    if (!npzs_error_limit(p, &e->limit, &e->limit_value, &e->limit_needed)) e->limit = NULL;
-}
-
-void json_error(wbuf *f, const report_error *e) {
-    wb_s(f, "{\"code\": \"");
-    wb_s(f, e->code);
-    wb_s(f, "\", \"offset\": ");
-    json_u64(f, e->offset);
-    wb_s(f, ", ");
-    if (e->member) json_bytes(f, "member", e->member, e->member_len); else wb_s(f, "\"member\": null");
-    if (e->member_index >= 0) {
-        wb_s(f, ", \"member_index\": ");
-        json_u64(f, (uint64_t)e->member_index);
-    }
-    wb_s(f, ", \"message\": ");
-    json_str(f, e->message, strlen(e->message));
-    if (e->content_offset != UINT64_MAX) {
-        wb_s(f, ", \"content_offset\": ");
-        json_u64(f, e->content_offset);
-    }
-    if (e->rule) {
-        wb_s(f, ", \"rule\": \"");
-        wb_s(f, e->rule);
-        wb_c(f, '"');
-    }
-    if (e->detail) { /* added in 0.5.0: a policy violation in words */
-        wb_s(f, ", \"detail\": ");
-        json_str(f, e->detail, strlen(e->detail));
-    }
-    if (e->hint) { /* added in 0.5.0: what the user can do */
-        wb_s(f, ", \"hint\": ");
-        json_str(f, e->hint, strlen(e->hint));
-    }
-    if (e->limit) { /* added in 0.8.0: a limit's numbers */
-        wb_s(f, ", \"limit\": {\"name\": \"");
-        wb_s(f, e->limit);
-        wb_s(f, "\", \"value\": ");
-        json_u64(f, e->limit_value);
-        wb_s(f, ", \"needed\": ");
-        json_u64(f, e->limit_needed);
-        wb_c(f, '}');
-    }
-    wb_c(f, '}');
 }
 
 void print_json_kept(FILE *sink, const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext, const char *file,
@@ -152,13 +40,9 @@ void print_json_kept(FILE *sink, const out *o, int ok, npzs_format fmt, const np
     for (size_t i = 0; i < o->n; i++) {
         const member *m = &o->m[i];
         wb_s(f, i ? ", {" : "{");
-        if (m->name) {
-            json_name_key(f, m->name, m->name_len);
-        } else {
-            wb_s(f, "\"name\": null, \"key\": null");
-        }
-        wb_s(f, m->kind == NPZS_KIND_ARRAY ? ", \"kind\": \"array\"" : ", \"kind\": \"blob\"");
-        wb_s(f, m->method == NPZS_METHOD_DEFLATED ? ", \"method\": \"deflated\"" : ", \"method\": \"stored\"");
+        json_name_key(f, m->name, m->name_len);
+        json_key_word(f, "kind", report_kind_name(m->kind));
+        json_key_word(f, "method", report_method_name(m->method));
         if (m->kind == NPZS_KIND_ARRAY) {
             wb_s(f, ", \"version\": [");
             json_u64(f, (uint64_t)m->vmaj);
@@ -171,29 +55,25 @@ void print_json_kept(FILE *sink, const out *o, int ok, npzs_format fmt, const np
                 if (k) wb_s(f, ", ");
                 json_u64(f, m->shape[k]);
             }
-            wb_s(f, m->fortran ? "], \"fortran_order\": true, \"nbytes\": " : "], \"fortran_order\": false, \"nbytes\": ");
-            json_u64(f, m->nbytes);
-            wb_s(f, ", \"data_crc32\": ");
-            json_u64(f, m->data_crc);
-            if (ext) wb_fmt(f, ", \"size\": %" PRIu64 ", \"header_len\": %" PRIu64, m->size, HEADER_LEN(m));
+            wb_s(f, m->fortran ? "], \"fortran_order\": true" : "], \"fortran_order\": false");
+            json_key_u64(f, "nbytes", m->nbytes);
+            json_key_u64(f, "data_crc32", m->data_crc);
+            if (ext) {
+                json_key_u64(f, "size", m->size);
+                json_key_u64(f, "header_len", HEADER_LEN(m));
+            }
         } else {
-            wb_s(f, ", \"size\": ");
-            json_u64(f, m->size);
-            wb_s(f, ", \"data_crc32\": ");
-            json_u64(f, m->data_crc);
+            json_key_u64(f, "size", m->size);
+            json_key_u64(f, "data_crc32", m->data_crc);
         }
         /* added in 0.5.0: what the content looks like, and its SHA-256 when asked for */
-        wb_s(f, ", \"sniff\": \"");
-        wb_s(f, npzs_sniff_name(m->sniff));
-        wb_c(f, '"');
-        if (m->sha256) {
-            wb_s(f, ", \"sha256\": \"");
-            put_hex(f, m->sha256, 32);
-            wb_c(f, '"');
-        }
+        json_key_word(f, "sniff", npzs_sniff_name(m->sniff));
+        if (m->sha256) json_key_hex(f, "sha256", m->sha256, 32);
         if (ext) {
-            wb_fmt(f, ", \"offset\": %" PRIu64 ", \"stored_size\": %" PRIu64 ", \"data_size\": %" PRIu64
-                       ", \"crc32\": %" PRIu32, m->offset, m->csize, DATA_SIZE(m), m->crc);
+            json_key_u64(f, "offset", m->offset);
+            json_key_u64(f, "stored_size", m->csize);
+            json_key_u64(f, "data_size", DATA_SIZE(m));
+            json_key_u64(f, "crc32", m->crc);
             tdata += DATA_SIZE(m);
             tstored += m->csize;
             tsize += m->size;
@@ -360,7 +240,7 @@ void text_member(wbuf *f, const char *name, size_t name_len, const char *arr, si
     wb_done(f, o);
     if (sha256) {
         wb_s(f, ", sha256 ");
-        put_hex(f, sha256, 32);
+        wb_hex(f, sha256, 32);
     }
     wb_c(f, '\n');
 }

@@ -1,9 +1,9 @@
 /* report.h -- the report of an input: what the commands keep of each member as the events pass
  * (the summary: a few words a member, its strings in an arena) and its printed forms: the JSON
  * object of `check --json` (the fixed contract) and of `ls --json`, the text of `check`, the
- * rejection in words.  The command line (cli/) and the WebAssembly module (wasm/shim.c) print
- * through it, so both print the same bytes.  Everything is written to a FILE the caller gives
- * (a wbuf's, write.h): nothing here knows where output goes. */
+ * rejection in words (of pieces every report shares: parts.h).  The command line (cli/) and the
+ * WebAssembly module (wasm/shim.c) print through it, so both print the same bytes.  Everything is
+ * written to a FILE the caller gives (a wbuf's, write.h): nothing here knows where output goes. */
 #ifndef NPZS_REPORT_H
 #define NPZS_REPORT_H
 
@@ -13,6 +13,7 @@
 
 #include "npzstream.h"
 #include "npzstream_inv.h"
+#include "parts.h"
 #include "write.h"
 
 /* ---- the summary ---------------------------------------------------------------------------- */
@@ -60,26 +61,6 @@ void print_json(FILE *sink, const out *o, int ok, npzs_format fmt, const npzs_pa
  * members the inventory lists past the strict parser's follow theirs (report/keep.h). */
 void print_json_kept(FILE *sink, const out *o, int ok, npzs_format fmt, const npzs_parser *p, int ext, const char *file,
                      const npzs_inv *inv);
-/* An error object as the JSON prints it: the file's (report_error_of: the parser's), a member's
- * (kept going), a scan's finding. */
-typedef struct report_error {
-    const char *code;          /* npzs_error_name's, or "io", "skipped" */
-    uint64_t offset;
-    const char *member;        /* raw bytes, or NULL */
-    size_t member_len;
-    long member_index;         /* -1: none */
-    const char *message;
-    uint64_t content_offset;   /* UINT64_MAX: none */
-    const char *rule, *detail, *hint; /* or NULL */
-    const char *limit;         /* the limit a rejection broke (npzs_error_limit), or NULL */
-    uint64_t limit_value, limit_needed;
-} report_error;
-void report_error_of(report_error *e, const npzs_parser *p);
-/* "name": ..., "key": ... of a member name (the key: without ".npy"). */
-void json_name_key(wbuf *f, const char *name, size_t n);
-void json_error(wbuf *f, const report_error *e);
-/* A number, in decimal (the JSON writers' integers: no printf on the per-member path). */
-void json_u64(wbuf *f, uint64_t v);
 /* The object of an input that could not be opened or read: error.code "io" (flushed). */
 void print_io_json(FILE *sink, const char *file, const char *why);
 

@@ -1,4 +1,5 @@
-/* write.c -- the buffered writer, and bytes spelled as JSON strings and as text (write.h). */
+/* write.c -- the buffered writer, numbers and JSON keys, and bytes spelled as JSON strings and as
+ * text (write.h). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,6 +48,84 @@ void wb_fmt(wbuf *w, const char *fmt, ...) {
     wb_vfmt(w, 0, fmt, ap);
     va_end(ap);
 }
+
+/* ---- numbers, straight into the buffer (write.h's cursor) ---- */
+
+/* "00" to "99", and "00" to "ff": two characters a step */
+static const char dec2[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+static const char hex2[513] =
+    "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+    "202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+    "404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+    "606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+    "808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+    "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+    "c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+    "e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
+char *cur_u64(char *o, uint64_t v) {
+    size_t d = 1;
+    for (uint64_t t = v; t >= 10; t /= 10) d++;
+    char *e = o + d;
+    for (; v >= 100; v /= 100) {
+        e -= 2;
+        memcpy(e, dec2 + 2 * (v % 100), 2);
+    }
+    if (v >= 10) memcpy(e - 2, dec2 + 2 * v, 2);
+    else e[-1] = (char)('0' + v);
+    return o + d;
+}
+
+char *cur_hex32(char *o, uint32_t v) {
+    memcpy(o, hex2 + 2 * (v >> 24), 2);
+    memcpy(o + 2, hex2 + 2 * ((v >> 16) & 0xFF), 2);
+    memcpy(o + 4, hex2 + 2 * ((v >> 8) & 0xFF), 2);
+    memcpy(o + 6, hex2 + 2 * (v & 0xFF), 2);
+    return o + 8;
+}
+
+void json_u64(wbuf *f, uint64_t v) { wb_done(f, cur_u64(wb_room(f, 20), v)); }
+
+void wb_hex(wbuf *f, const uint8_t *b, size_t n) {
+    char *o = wb_room(f, 2 * n);
+    for (size_t i = 0; i < n; i++, o += 2) memcpy(o, hex2 + 2 * b[i], 2);
+    wb_done(f, o);
+}
+
+/* , "key": (the key is the caller's literal: a few bytes) */
+static void key(wbuf *f, const char *k) {
+    wb_s(f, ", \"");
+    wb_s(f, k);
+    wb_s(f, "\": ");
+}
+
+void json_key_u64(wbuf *f, const char *k, uint64_t v) {
+    key(f, k);
+    json_u64(f, v);
+}
+
+void json_key_word(wbuf *f, const char *k, const char *word) {
+    key(f, k);
+    if (!word) {
+        wb_s(f, "null");
+        return;
+    }
+    wb_c(f, '"');
+    wb_s(f, word);
+    wb_c(f, '"');
+}
+
+void json_key_hex(wbuf *f, const char *k, const uint8_t *b, size_t n) {
+    key(f, k);
+    wb_c(f, '"');
+    wb_hex(f, b, n);
+    wb_c(f, '"');
+}
+
+/* ---- bytes from outside: as JSON strings, and as text ---- */
 
 /* Length of the strict UTF-8 sequence starting at u[i] (no overlongs, no surrogates,
  * nothing above U+10FFFF), *cp its code point; or 0 when the bytes there are not one. */

@@ -1,7 +1,7 @@
 /* write.h -- bytes out: a buffered writer over a FILE (the sink: stdout or stderr, a -P thread's
- * buffer, the WebAssembly module's memory stream), and how bytes from outside are spelled in it:
- * as JSON strings, and as text a terminal shows as it is (src/bytes/text.h's one table).  The report
- * (report.c) and the commands (cli/) write through it. */
+ * buffer, the WebAssembly module's memory stream), numbers and JSON keys written into it, and how
+ * bytes from outside are spelled in it: as JSON strings, and as text a terminal shows as it is
+ * (src/bytes/text.h's one table).  The report (report/) and the commands (cli/) write through it. */
 #ifndef NPZS_WRITE_H
 #define NPZS_WRITE_H
 
@@ -45,6 +45,31 @@ static inline char *wb_room(wbuf *w, size_t n) {
 }
 
 static inline void wb_done(wbuf *w, char *o) { w->n = (size_t)(o - w->b); }
+
+/* What a cursor writes: n bytes, a literal, a number in decimal (at most 20 bytes), a 32-bit
+ * number in hex (8 bytes, lower case).  Each returns the cursor past what it wrote. */
+static inline char *cur_s(char *o, const char *s, size_t n) {
+    memcpy(o, s, n);
+    return o + n;
+}
+#define CUR_LIT(o, lit) cur_s((o), (lit), sizeof(lit) - 1)
+char *cur_u64(char *o, uint64_t v);
+char *cur_hex32(char *o, uint32_t v);
+
+/* ---- JSON pieces: a number, bytes in hex, and an object's next key with its value
+ * (no printf: the member loops write many of them) ---- */
+
+/* A number, in decimal. */
+void json_u64(wbuf *f, uint64_t v);
+/* n bytes (n <= 64) as 2n hex digits, lower case, unquoted. */
+void wb_hex(wbuf *f, const uint8_t *b, size_t n);
+/* , "key": v */
+void json_key_u64(wbuf *f, const char *key, uint64_t v);
+/* , "key": "word" -- a word of the library's own (a sniff, a method's name: nothing to escape),
+ * or null when word is NULL */
+void json_key_word(wbuf *f, const char *key, const char *word);
+/* , "key": "hex" of n bytes (a SHA-256) */
+void json_key_hex(wbuf *f, const char *key, const uint8_t *b, size_t n);
 
 /* 1 when the n bytes at u are all printable ASCII but the backslash: text as it is. */
 int plain_ascii(const unsigned char *u, size_t n);

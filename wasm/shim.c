@@ -234,9 +234,8 @@ NZS_EXPORT void nzs_free(nzs *h) {
 
 NZS_EXPORT const char *nzs_rule_hint(const char *rule) { return npzs_rule_hint(rule); }
 NZS_EXPORT const char *nzs_rule_message(const char *rule) {
-    for (size_t i = 0; i < npzs_rule_count(); i++)
-        if (!strcmp(npzs_rule_id(i), rule)) return npzs_rule_message(i);
-    return NULL;
+    const char *m = report_rule_message(rule);
+    return m[0] ? m : NULL; /* (every rule of the table has words) */
 }
 NZS_EXPORT unsigned nzs_version(void) { return (unsigned)npzs_version(); }
 NZS_EXPORT int nzs_sha256_built(void) { return npzs_sha256_built(); }
