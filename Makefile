@@ -145,7 +145,7 @@ $(BNC)/test_policy: $(TEST_POLICY_SRC) $(TEST_HDR) $(BNC)/libnpzstream.a
 	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(TEST_DEF) -Isrc -Ifuzz -o $@ $(TEST_POLICY_SRC) $(BNC)/libnpzstream.a $(LDLIBS)
 # the default decoder against zlib on hand-made deflate streams (tests/inflate)
 TEST_INFLATE_SRC = tests/inflate/test_fastinf.c fuzz/common.c fuzz/zfview.c fuzz/fastinf_diff.c fuzz/deflate_model.c
-TEST_INFLATE_HDR = fuzz/common.h fuzz/fastinf_diff.h fuzz/deflate_model.h
+TEST_INFLATE_HDR = fuzz/common.h fuzz/fastinf_diff.h fuzz/deflate_model.h tests/c/check.h
 $(B)/test_fastinf: $(TEST_INFLATE_SRC) $(TEST_INFLATE_HDR) $(B)/libnpzstream.a $(HDR)
 	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(TEST_DEF) -Isrc -Ifuzz -o $@ $(TEST_INFLATE_SRC) $(B)/libnpzstream.a $(LDLIBS)
 $(BS)/test_fastinf: $(TEST_INFLATE_SRC) $(TEST_INFLATE_HDR) $(SAN_LIB) $(HDR)

@@ -1,6 +1,7 @@
-"""What the suites share: soft checks (ok), a block that must not hang (Alarm), a zip bomb built
-in a fraction of a second (zeros_bomb).  Standard library only at import: the package suites import
-this in every environment (tests/README.md).
+"""What the suites share: soft checks (ok), a block that must not hang (Alarm), files as NumPy and
+zipfile write them (npy_bytes, zip_bytes) and a socket that sends one (through_socket), a zip bomb
+built in a fraction of a second (zeros_bomb).  Standard library only at import (NumPy where a
+function needs it): the package suites import this in every environment (tests/README.md).
 
     from common import ok
     def test_x(binary):
@@ -80,6 +81,49 @@ class Alarm:
         signal.signal(signal.SIGALRM, self.old)
 
 
+# ---- files as NumPy and zipfile write them --------------------------------------------------------
+
+def npy_bytes(a, version=None, allow_pickle=True):
+    """The .npy NumPy writes of a (np.save's bytes; version: a format version to write, (1, 0),
+    (2, 0) or (3, 0), rather than the one NumPy picks).  NumPy's warning that it chose 3.0 (a
+    field name beyond latin-1) is not shown."""
+    import io
+    import warnings
+    import numpy as np
+    from numpy.lib import format as npf
+    b = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        npf.write_array(b, np.asanyarray(a), version=version, allow_pickle=allow_pickle)
+    return b.getvalue()
+
+
+def zip_bytes(members, method=None):
+    """A ZIP of (name, bytes) pairs as zipfile writes it (np.savez's writer), stored or with method
+    (zipfile.ZIP_DEFLATED: np.savez_compressed's)."""
+    import io
+    import zipfile
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w", zipfile.ZIP_STORED if method is None else method) as z:
+        for name, data in members:
+            z.writestr(name, data)
+    return b.getvalue()
+
+
+def through_socket(data, read):
+    """read(sock) of a socket whose peer, a thread, sends data then closes; its result (the socket
+    closed after)."""
+    import socket
+    a, b = socket.socketpair()
+    t = threading.Thread(target=lambda: (a.sendall(data), a.close()))
+    t.start()
+    try:
+        return read(b)
+    finally:
+        t.join()
+        b.close()
+
+
 # ---- a zip bomb, built in a fraction of a second ------------------------------------------------
 
 def _gf2_times(mat, vec):
@@ -99,24 +143,13 @@ def _gf2_square(mat):
 
 def crc32_combine(crc1, crc2, len2):
     """zlib's crc32_combine: the CRC-32 of A + B from crc32(A), crc32(B) and len(B)."""
-    if len2 <= 0:
-        return crc1
-    odd = [0xEDB88320] + [1 << n for n in range(31)]  # the operator for one zero bit
-    even = _gf2_square(odd)                           # two zero bits
-    odd = _gf2_square(even)                           # four
-    while True:
-        even = _gf2_square(odd)
+    op = [0xEDB88320] + [1 << n for n in range(31)]  # the operator for one zero bit
+    op = _gf2_square(_gf2_square(op))                  # four zero bits
+    while len2 > 0:
+        op = _gf2_square(op)  # a zero byte, then two, four, ...: len2's bits from the lowest
         if len2 & 1:
-            crc1 = _gf2_times(even, crc1)
+            crc1 = _gf2_times(op, crc1)
         len2 >>= 1
-        if not len2:
-            break
-        odd = _gf2_square(even)
-        if len2 & 1:
-            crc1 = _gf2_times(odd, crc1)
-        len2 >>= 1
-        if not len2:
-            break
     return crc1 ^ crc2
 
 

@@ -26,7 +26,7 @@ from numpy.lib import format as npf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from common import ok  # noqa: E402
+from common import npy_bytes, ok, zip_bytes  # noqa: E402
 PY = "/usr/bin/python3"
 # a rejection on stderr (extract; check and ls say it once, on stdout): label, code, offset, member, message, rule
 ERR_LINE = re.compile(r"^npzstream: (.+?): REJECTED: (\w+) at offset (\d+)(?: \(member (.+?)\))?: (.+) \[([A-Za-z0-9_.-]+)\]$")
@@ -60,20 +60,6 @@ def compressed_archive():
     return bio.getvalue()
 
 
-def npy_bytes(arr, version=None):
-    bio = io.BytesIO()
-    npf.write_array(bio, arr, version=version)
-    return bio.getvalue()
-
-
-def zipped(members, compress=zipfile.ZIP_STORED):
-    bio = io.BytesIO()
-    with zipfile.ZipFile(bio, "w", compress) as z:
-        for name, raw in members:
-            z.writestr(name, raw)
-    return bio.getvalue()
-
-
 def handwritten_npy():
     """A header NumPy accepts but does not write: other key order, double quotes, no padding."""
     text = b'{"shape": (2, 3), "fortran_order": False, "descr": "<i2"}\n'
@@ -81,7 +67,7 @@ def handwritten_npy():
 
 
 def mixed_archive():
-    return zipped([("x.npy", npy_bytes(np.arange(10, dtype="<u2"), (2, 0))),
+    return zip_bytes([("x.npy", npy_bytes(np.arange(10, dtype="<u2"), (2, 0))),
                    ("notes.txt", b"hello, not an array\n"),
                    ("v3.npy", npy_bytes(np.zeros(2, dtype=[("\u00e9t\u00e9", "<i4"), ("\u65e5", "<f8")]), (3, 0))),
                    ("l1.npy", npy_bytes(np.zeros(2, dtype=[("caf\u00e9", "<i4")]), (1, 0))),

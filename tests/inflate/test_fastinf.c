@@ -16,7 +16,7 @@
  *     pushes, and it is the one expected: S-ZIP-LOCAL.inflate at the member's data for a refused
  *     stream, S-ZIP-LOCAL.deflate-unterminated at its end for one cut short,
  *     S-ZIP-DEFLATE-END.early where a stream ends before the member does.
- * Last line: "inflate: N passed, M failed".
+ * A group a case (--only NAME-PART, --list: tests/c/check.h); last line "inflate: N passed, M failed".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,19 +28,9 @@
 #include "zip/fastinf.h"
 #include "fastinf_diff.h"
 #include "npzstream.h"
+#define NPZS_CHECK_MAIN
+#include "../c/check.h"
 
-static long passed, failed;
-#define CHECK(cond, ...)                                   \
-    do {                                                   \
-        if (cond) {                                        \
-            passed++;                                      \
-        } else {                                           \
-            failed++;                                      \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);    \
-            printf(__VA_ARGS__);                           \
-            printf("\n");                                  \
-        }                                                  \
-    } while (0)
 
 /* ---- building streams ---------------------------------------------------------------------- */
 
@@ -334,45 +324,49 @@ static void c_many_blocks(dm_bits *w) { /* every kind, each after the others, co
     fixed_block(w, 1, (dm_sym[]){MATCH(258, 700)}, 1);
 }
 
+/* The rows: a stream zlib inflates whole (VALID), one it refuses with its message (REFUSED), with
+ * what the decoder must lend to zlib; the streams cut short or followed by bytes, in full. */
+#define VALID(name, build, lend) {name, build, FZ_FI_END, NULL, lend, 0, 0}
+#define REFUSED(name, build, msg, lend) {name, build, FZ_FI_BAD, msg, lend, 0, 0}
 static const tcase cases[] = {
-    {"valid dynamic", c_valid_dynamic, FZ_FI_END, NULL, LEND_NO, 0, 0},
-    {"valid fixed", c_valid_fixed, FZ_FI_END, NULL, LEND_NO, 0, 0},
-    {"valid stored, empty stored", c_valid_stored, FZ_FI_END, NULL, LEND_NO, 0, 0},
-    {"every kind of block, 15-bit codes", c_many_blocks, FZ_FI_END, NULL, LEND_NO, 0, 0},
-    {"block type 3", c_block_type, FZ_FI_BAD, "invalid block type", LEND_YES, 0, 0},
-    {"stored LEN and NLEN disagree", c_stored_lengths, FZ_FI_BAD, "invalid stored block lengths", LEND_YES, 0, 0},
-    {"HLIT 287", c_too_many_lit, FZ_FI_BAD, "too many length or distance symbols", LEND_YES, 0, 0},
-    {"HDIST 31", c_too_many_dist, FZ_FI_BAD, "too many length or distance symbols", LEND_YES, 0, 0},
-    {"code-length code incomplete", c_cl_incomplete, FZ_FI_BAD, "invalid code lengths set", LEND_YES, 0, 0},
-    {"code-length code over-subscribed", c_cl_oversubscribed, FZ_FI_BAD, "invalid code lengths set", LEND_YES, 0, 0},
-    {"no code-length code (zlib's 1-bit zeros)", c_cl_empty, FZ_FI_BAD, "invalid code -- missing end-of-block", LEND_YES, 0, 0},
-    {"repeat with no previous length", c_repeat_first, FZ_FI_BAD, "invalid bit length repeat", LEND_YES, 0, 0},
-    {"repeat past the lengths", c_repeat_past, FZ_FI_BAD, "invalid bit length repeat", LEND_YES, 0, 0},
-    {"repeat across the two sets (valid)", c_repeat_across, FZ_FI_END, NULL, LEND_NO, 0, 0},
-    {"no end-of-block code", c_no_eob, FZ_FI_BAD, "invalid code -- missing end-of-block", LEND_YES, 0, 0},
-    {"literal/length set incomplete", c_lit_incomplete, FZ_FI_BAD, "invalid literal/lengths set", LEND_YES, 0, 0},
-    {"literal/length set over-subscribed", c_lit_oversubscribed, FZ_FI_BAD, "invalid literal/lengths set", LEND_YES, 0, 0},
-    {"end of block alone, one bit (valid)", c_lit_eob_only, FZ_FI_END, NULL, LEND_YES, 0, 0},
-    {"end of block alone, the other bit", c_lit_eob_only_other, FZ_FI_BAD, "invalid literal/length code", LEND_YES, 0, 0},
-    {"distance set incomplete", c_dist_incomplete, FZ_FI_BAD, "invalid distances set", LEND_YES, 0, 0},
-    {"distance set over-subscribed", c_dist_oversubscribed, FZ_FI_BAD, "invalid distances set", LEND_YES, 0, 0},
-    {"one distance code of 2 bits", c_dist_single2, FZ_FI_BAD, "invalid distances set", LEND_YES, 0, 0},
-    {"one distance code of 1 bit (valid)", c_dist_single1, FZ_FI_END, NULL, LEND_YES, 0, 0},
-    {"one distance code of 1 bit, the other bit", c_dist_single1_other, FZ_FI_BAD, "invalid distance code", LEND_YES, 0, 0},
-    {"no distance code, none used (valid)", c_dist_empty_unused, FZ_FI_END, NULL, LEND_YES, 0, 0},
-    {"no distance code, one used", c_dist_empty_used, FZ_FI_BAD, "invalid distance code", LEND_YES, 0, 0},
-    {"fixed literal/length 286", c_fixed_286, FZ_FI_BAD, "invalid literal/length code", LEND_NO, 0, 0},
-    {"fixed literal/length 287", c_fixed_287, FZ_FI_BAD, "invalid literal/length code", LEND_NO, 0, 0},
-    {"fixed distance 30", c_fixed_dist30, FZ_FI_BAD, "invalid distance code", LEND_NO, 0, 0},
-    {"fixed distance 31", c_fixed_dist31, FZ_FI_BAD, "invalid distance code", LEND_NO, 0, 0},
-    {"too far back, dynamic", c_far_dynamic, FZ_FI_BAD, "invalid distance too far back", LEND_NO, 0, 0},
-    {"too far back, the first symbol", c_far_fixed_first, FZ_FI_BAD, "invalid distance too far back", LEND_NO, 0, 0},
-    {"too far back after a stored block", c_far_after_stored, FZ_FI_BAD, "invalid distance too far back", LEND_NO, 0, 0},
-    {"too far back in a long block", c_far_long_block, FZ_FI_BAD, "invalid distance too far back", LEND_NO, 0, 0},
-    {"fixed 287 in a long block", c_fixed_bad_long_block, FZ_FI_BAD, "invalid literal/length code", LEND_NO, 0, 0},
-    {"back to the first byte (valid)", c_at_first_byte, FZ_FI_END, NULL, LEND_NO, 0, 0},
-    {"32768 back after 32767 bytes", c_far_32k, FZ_FI_BAD, "invalid distance too far back", LEND_NO, 0, 0},
-    {"32768 back after 32768 bytes (valid)", c_ok_32k, FZ_FI_END, NULL, LEND_NO, 0, 0},
+    VALID("valid dynamic", c_valid_dynamic, LEND_NO),
+    VALID("valid fixed", c_valid_fixed, LEND_NO),
+    VALID("valid stored, empty stored", c_valid_stored, LEND_NO),
+    VALID("every kind of block, 15-bit codes", c_many_blocks, LEND_NO),
+    REFUSED("block type 3", c_block_type, "invalid block type", LEND_YES),
+    REFUSED("stored LEN and NLEN disagree", c_stored_lengths, "invalid stored block lengths", LEND_YES),
+    REFUSED("HLIT 287", c_too_many_lit, "too many length or distance symbols", LEND_YES),
+    REFUSED("HDIST 31", c_too_many_dist, "too many length or distance symbols", LEND_YES),
+    REFUSED("code-length code incomplete", c_cl_incomplete, "invalid code lengths set", LEND_YES),
+    REFUSED("code-length code over-subscribed", c_cl_oversubscribed, "invalid code lengths set", LEND_YES),
+    REFUSED("no code-length code (zlib's 1-bit zeros)", c_cl_empty, "invalid code -- missing end-of-block", LEND_YES),
+    REFUSED("repeat with no previous length", c_repeat_first, "invalid bit length repeat", LEND_YES),
+    REFUSED("repeat past the lengths", c_repeat_past, "invalid bit length repeat", LEND_YES),
+    VALID("repeat across the two sets (valid)", c_repeat_across, LEND_NO),
+    REFUSED("no end-of-block code", c_no_eob, "invalid code -- missing end-of-block", LEND_YES),
+    REFUSED("literal/length set incomplete", c_lit_incomplete, "invalid literal/lengths set", LEND_YES),
+    REFUSED("literal/length set over-subscribed", c_lit_oversubscribed, "invalid literal/lengths set", LEND_YES),
+    VALID("end of block alone, one bit (valid)", c_lit_eob_only, LEND_YES),
+    REFUSED("end of block alone, the other bit", c_lit_eob_only_other, "invalid literal/length code", LEND_YES),
+    REFUSED("distance set incomplete", c_dist_incomplete, "invalid distances set", LEND_YES),
+    REFUSED("distance set over-subscribed", c_dist_oversubscribed, "invalid distances set", LEND_YES),
+    REFUSED("one distance code of 2 bits", c_dist_single2, "invalid distances set", LEND_YES),
+    VALID("one distance code of 1 bit (valid)", c_dist_single1, LEND_YES),
+    REFUSED("one distance code of 1 bit, the other bit", c_dist_single1_other, "invalid distance code", LEND_YES),
+    VALID("no distance code, none used (valid)", c_dist_empty_unused, LEND_YES),
+    REFUSED("no distance code, one used", c_dist_empty_used, "invalid distance code", LEND_YES),
+    REFUSED("fixed literal/length 286", c_fixed_286, "invalid literal/length code", LEND_NO),
+    REFUSED("fixed literal/length 287", c_fixed_287, "invalid literal/length code", LEND_NO),
+    REFUSED("fixed distance 30", c_fixed_dist30, "invalid distance code", LEND_NO),
+    REFUSED("fixed distance 31", c_fixed_dist31, "invalid distance code", LEND_NO),
+    REFUSED("too far back, dynamic", c_far_dynamic, "invalid distance too far back", LEND_NO),
+    REFUSED("too far back, the first symbol", c_far_fixed_first, "invalid distance too far back", LEND_NO),
+    REFUSED("too far back after a stored block", c_far_after_stored, "invalid distance too far back", LEND_NO),
+    REFUSED("too far back in a long block", c_far_long_block, "invalid distance too far back", LEND_NO),
+    REFUSED("fixed 287 in a long block", c_fixed_bad_long_block, "invalid literal/length code", LEND_NO),
+    VALID("back to the first byte (valid)", c_at_first_byte, LEND_NO),
+    REFUSED("32768 back after 32767 bytes", c_far_32k, "invalid distance too far back", LEND_NO),
+    VALID("32768 back after 32768 bytes (valid)", c_ok_32k, LEND_NO),
     {"cut inside a dynamic header", c_valid_dynamic, FZ_FI_CUT, NULL, LEND_YES, 20, 0},
     {"cut inside a symbol", c_many_blocks, FZ_FI_CUT, NULL, LEND_NO, 1000 + 2, 0},
     {"cut inside a stored block", c_valid_stored, FZ_FI_CUT, NULL, LEND_NO, 6, 0},
@@ -499,11 +493,13 @@ static void check_archive(const tcase *c, const uint8_t *s, size_t n, const fz_f
     fz_free_buf(&b);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    if (check_args(&argc, argv)) return 2;
     base_lengths();
     static uint8_t zout[1u << 20];
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const tcase *c = &cases[i];
+        if (!check_group(c->name)) continue;
         dm_bits w = {0};
         c->build(&w);
         size_t n = w.n;
@@ -545,7 +541,5 @@ int main(void) {
         check_archive(c, s, n, &z, zout);
         free(s);
     }
-    printf("inflate: %zu hand-made streams, every one as zlib inflates it\n", sizeof cases / sizeof cases[0]);
-    printf("inflate: %ld passed, %ld failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return check_done("inflate");
 }

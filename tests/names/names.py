@@ -8,9 +8,13 @@ words, controls (C0, DEL, C1), the bidirectional controls, the line separators, 
 backslashes; field names also lone surrogates, as NumPy writes them ('\\ud800' in the header).
 """
 import io
+import os
 import random
+import sys
 import warnings
-import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from common import npy_bytes, zip_bytes  # noqa: E402,F401  (npy_bytes: the name suites call it here)
 
 ASCII = "abcxyzABC019_-. /"
 QUOTES = "'\"\\"
@@ -86,23 +90,13 @@ def policy_keys(seed, n=60):
 
 # ---- files ---------------------------------------------------------------------------------------
 
-def npy_bytes(a):
-    import numpy as np  # here: tests/wasm/test_browser.py runs where NumPy may be missing
-    bio = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # NumPy's note on format 3.0 (a field name beyond latin-1)
-        np.save(bio, a)
-    return bio.getvalue()
-
+# npy_bytes (tests/common.py): NumPy is imported there when called (tests/wasm/test_browser.py runs
+# where it may be missing)
 
 def npz_bytes(members):
     """An archive as np.savez writes it (zipfile, stored, UTF-8 flag on non-ASCII names) of
     (name, array) pairs."""
-    bio = io.BytesIO()
-    with zipfile.ZipFile(bio, "w") as z:
-        for name, a in members:
-            z.writestr(name, npy_bytes(a))
-    return bio.getvalue()
+    return zip_bytes([(name, npy_bytes(a)) for name, a in members])
 
 
 def member_archive(key):

@@ -40,7 +40,7 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from common import ok  # noqa: E402
+from common import npy_bytes, ok, zip_bytes  # noqa: E402
 
 NUMPY2 = int(np.__version__.split(".")[0]) >= 2
 
@@ -189,20 +189,10 @@ def twin(R, a):
     return np.frombuffer(b, dt).reshape(a.shape, order="C" if fortran(a) else "F")
 
 
-def npy_bytes(a):
-    bio = io.BytesIO()
-    np.save(bio, a)
-    return bio.getvalue()
-
-
 def npz_bytes(R, members):
     """members: [(key, array or bytes)], as np.savez (stored) or np.savez_compressed writes them."""
-    bio = io.BytesIO()
     method = R.choice([zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED])
-    with zipfile.ZipFile(bio, "w", compression=method) as z:
-        for key, v in members:
-            z.writestr(key + ".npy", v if isinstance(v, bytes) else npy_bytes(v))
-    return bio.getvalue()
+    return zip_bytes([(key + ".npy", v if isinstance(v, bytes) else npy_bytes(v)) for key, v in members], method)
 
 
 # ---- policies --------------------------------------------------------------------------------------

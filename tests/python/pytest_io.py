@@ -9,7 +9,6 @@ import dataclasses
 import io
 import os
 import pickle
-import socket
 import stat
 import subprocess
 import sys
@@ -22,7 +21,7 @@ import npzstream
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from common import Alarm  # noqa: E402
+from common import Alarm, through_socket  # noqa: E402
 from pytest_load import REF, SAMPLE, same_array, same_result, truth  # noqa: E402
 from pytest_load import real_files as real_files  # noqa: E402  (the fixture)
 
@@ -318,12 +317,7 @@ def test_direct_reads_reject_as_bytes_do(tmp):
 
 
 def test_direct_reads_from_a_socket_and_a_npy():
-    a, b = socket.socketpair()
-    t = threading.Thread(target=lambda: (a.sendall(STORED), a.close()))
-    t.start()
-    same_result(npzstream.load(b), STORED_REF)
-    t.join()
-    b.close()
+    same_result(through_socket(STORED, npzstream.load), STORED_REF)
     big = np.asfortranarray(np.arange(1 << 20, dtype="<f8").reshape(1024, 1024))
     buf = io.BytesIO()
     np.save(buf, big)

@@ -16,10 +16,11 @@ from npzstream import _npzstream
 
 # the scanner's mixed folder, made the same way (tests/scan/mixed.py)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scan"))
-from mixed import OBJ, PICKLE, W, npy, zipped  # noqa: E402
+from mixed import OBJ, PICKLE, W  # noqa: E402
+from common import npy_bytes, zip_bytes  # noqa: E402  (tests/common.py: mixed.py puts tests/ on the path)
 
-MULTI = zipped([("meta.npy", OBJ), ("opt.pkl", PICKLE), ("w.npy", W)])
-MULTI_C = zipped([("meta.npy", OBJ), ("opt.pkl", PICKLE), ("w.npy", W)], zipfile.ZIP_DEFLATED)
+MULTI = zip_bytes([("meta.npy", OBJ), ("opt.pkl", PICKLE), ("w.npy", W)])
+MULTI_C = zip_bytes([("meta.npy", OBJ), ("opt.pkl", PICKLE), ("w.npy", W)], zipfile.ZIP_DEFLATED)
 
 
 def offsets(data):
@@ -51,8 +52,8 @@ def test_object_array_pickle_array_all_three_listed(data):
 
 def test_each_member_its_own_error():
     # an object array, then another (its own pickle error at its own header), then a clean array
-    other = npy(np.array([None, 3], dtype=object), allow_pickle=True)
-    data = zipped([("meta.npy", OBJ), ("other.npy", other), ("w.npy", W)])
+    other = npy_bytes(np.array([None, 3], dtype=object), allow_pickle=True)
+    data = zip_bytes([("meta.npy", OBJ), ("other.npy", other), ("w.npy", W)])
     r = npzstream.validate(data, keep_going=True)
     meta, oth, w = r.members
     assert meta.error == r.error and meta.error.rule == "PICKLE.object"
@@ -68,7 +69,7 @@ def test_each_member_its_own_error():
 
 
 def test_crc_error_after_the_first_is_its_own():
-    bad = bytearray(zipped([("meta.npy", OBJ), ("w.npy", W)]))
+    bad = bytearray(zip_bytes([("meta.npy", OBJ), ("w.npy", W)]))
     at = offsets(bytes(bad))[1]
     bad[at + 30 + len("w.npy") + 140] ^= 0xFF  # an array data byte of w.npy: its CRC-32 no longer matches
     r = npzstream.validate(bytes(bad), keep_going=True)
@@ -91,7 +92,7 @@ def test_truncated_listing_says_where_it_stopped():
 def test_central_only_member_listed_with_its_error():
     # a central directory entry whose local header the stream never met: its offset points at
     # the first member's header, which the walker already matched
-    data = bytearray(zipped([("meta.npy", OBJ), ("w.npy", W)]))
+    data = bytearray(zip_bytes([("meta.npy", OBJ), ("w.npy", W)]))
     cd = data.rindex(b"PK\x01\x02")  # the second central entry
     data[cd + 42: cd + 46] = (7).to_bytes(4, "little")  # its local header offset: nowhere
     r = npzstream.validate(bytes(data), keep_going=True)
@@ -107,8 +108,8 @@ def test_rejected_npy_is_its_one_array():
     assert m.key is None and m.name is None and m.kind == "array" and m.status == "rejected" and m.error == r.error
 
 
-@pytest.mark.parametrize("data", [zipped([("a.npy", W), ("b.npy", npy(np.zeros(3))), ("t.txt", b"hi\n")]),
-                                  zipped([("a.npy", W), ("t.txt", b"hi\n")], zipfile.ZIP_DEFLATED), W],
+@pytest.mark.parametrize("data", [zip_bytes([("a.npy", W), ("b.npy", npy_bytes(np.zeros(3))), ("t.txt", b"hi\n")]),
+                                  zip_bytes([("a.npy", W), ("t.txt", b"hi\n")], zipfile.ZIP_DEFLATED), W],
                          ids=["stored", "deflated", "npy"])
 def test_accepted_unchanged(data):
     plain, kept = npzstream.validate(data), npzstream.validate(data, keep_going=True)

@@ -8,7 +8,6 @@ import io
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "tests", "real"))
 sys.path.insert(0, os.path.join(ROOT, "examples", "python"))
 import gen  # noqa: E402  (tests/real/gen.py: files written by NumPy, zipfile and Info-ZIP)
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from common import npy_bytes, through_socket  # noqa: E402
 
 warnings.simplefilter("ignore")
 FLAG_KW = {"--max-header-size": "max_header_size", "--max-members": "max_members",
@@ -221,18 +222,8 @@ def test_pipe_and_subprocess():
 
 
 def test_socket_pair():
-    a, b = socket.socketpair()
-    t = threading.Thread(target=lambda: (a.sendall(SAMPLE), a.close()))
-    t.start()
-    same_result(npzstream.load(b), REF)
-    t.join()
-    b.close()
-    a, b = socket.socketpair()  # and as a file object
-    t = threading.Thread(target=lambda: (a.sendall(SAMPLE), a.close()))
-    t.start()
-    same_result(npzstream.load(b.makefile("rb")), REF)
-    t.join()
-    b.close()
+    same_result(through_socket(SAMPLE, npzstream.load), REF)
+    same_result(through_socket(SAMPLE, lambda b: npzstream.load(b.makefile("rb"))), REF)  # and as a file object
 
 
 def test_async_sources():
@@ -278,12 +269,6 @@ def test_loader_feed_finish_and_provisional_nothing():
 
 
 # ---- rejections ---------------------------------------------------------------------------------
-
-def npy_bytes(arr, allow_pickle=False):
-    b = io.BytesIO()
-    np.save(b, arr, allow_pickle=allow_pickle)
-    return b.getvalue()
-
 
 def test_object_arrays_are_refused():
     data = npy_bytes(np.array([{"a": 1}, None], dtype=object), allow_pickle=True)

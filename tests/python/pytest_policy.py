@@ -22,7 +22,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 EX = os.path.join(ROOT, "examples", "policies")
 CLI = os.path.join(ROOT, "build", "npzstream")
 sys.path.insert(0, os.path.join(ROOT, "tests"))
-from common import Alarm, zeros_bomb  # noqa: E402
+from common import Alarm, npy_bytes, zeros_bomb  # noqa: E402
 
 
 def savez(compressed=False, **arrays):
@@ -36,12 +36,6 @@ def savez_pipe(**arrays):
             "np.savez(sys.stdout.buffer, **{k: z[k] for k in z.files})")
     return subprocess.run([sys.executable, "-c", code], input=savez(**arrays), stdout=subprocess.PIPE,
                           check=True).stdout
-
-
-def npy(a):
-    bio = io.BytesIO()
-    np.save(bio, a)
-    return bio.getvalue()
 
 
 def mnist(n=40, bad=None):
@@ -171,12 +165,12 @@ def test_policy_dataclass():
 
 def test_policy_errors(tmp_path):
     with pytest.raises(npzstream.PolicyError) as e:
-        npzstream.validate(npy(np.ones(2)), policy={"members": {"w": {"dtype": ["flaot32"]}}})
+        npzstream.validate(npy_bytes(np.ones(2)), policy={"members": {"w": {"dtype": ["flaot32"]}}})
     assert e.value.path == "members.w.dtype[0]" and e.value.line is None and "unknown dtype" in e.value.message
     p = tmp_path / "p.json"
     p.write_text('{"members": {"w": {}},\n "allow_blobs": maybe}')
     with pytest.raises(npzstream.PolicyError) as e:
-        npzstream.load(npy(np.ones(2)), policy=str(p))
+        npzstream.load(npy_bytes(np.ones(2)), policy=str(p))
     assert (e.value.line, e.value.column, e.value.source) == (2, 17, str(p))
     assert str(p) + ":2:17" in str(e.value)
     with pytest.raises(npzstream.PolicyError):
@@ -192,7 +186,7 @@ def test_policy_errors(tmp_path):
 def test_blobs_and_sniff():
     bio = io.BytesIO()
     with zipfile.ZipFile(bio, "w") as z:
-        z.writestr("a.npy", npy(np.ones(2)))
+        z.writestr("a.npy", npy_bytes(np.ones(2)))
         z.writestr("model.pkl", pickle.dumps({"a": 1}, protocol=4))
         z.writestr("notes.txt", "plain text, more than sixteen bytes\n")
     data = bio.getvalue()

@@ -14,6 +14,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mixed  # noqa: E402
+from common import zip_bytes  # noqa: E402  (tests/common.py: mixed.py puts tests/ on the path)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -220,7 +221,7 @@ def test_rule_timeout(binary):
 
 def after_object(members):
     """An archive that starts with an object array (the strict parser stops there), then members."""
-    return mixed.zipped([("meta.npy", mixed.OBJ)] + members)
+    return zip_bytes([("meta.npy", mixed.OBJ)] + members)
 
 
 def kept(binary, data, tmp, name="k.npz"):
@@ -278,7 +279,7 @@ def test_inv_central_only(binary, tmp):
 
 
 def test_inv_inflate(binary, tmp):
-    data = bytearray(mixed.zipped([("meta.npy", mixed.OBJ), ("w.npy", mixed.W)], zipfile.ZIP_DEFLATED))
+    data = bytearray(zip_bytes([("meta.npy", mixed.OBJ), ("w.npy", mixed.W)], zipfile.ZIP_DEFLATED))
     info = zipfile.ZipFile(write(tmp, "x.npz", bytes(data))).getinfo("w.npy")
     start = info.header_offset + 30 + 5
     data[start] = 0xFF                              # a reserved block type (3)

@@ -11,11 +11,8 @@ import os, struct, sys
 
 import numpy as np
 
-try:
-    from numcodecs import VLenBytes, VLenArray
-    HAVE = True
-except Exception:
-    HAVE = False
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from framing import encoder, frame, frame_arrays  # noqa: E402
 
 DT = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
       "float64", "complex64", "complex128", "<f4", "|b1"]
@@ -23,24 +20,6 @@ NP = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.u
       np.float32, np.float64, np.complex64, np.complex128, np.float32, np.bool_]
 PAT = {"null": 0, "null,2": 1, "null,3,4": 2, "[null, 1]": 3, "null,1,1,5": 4}
 FIXED = {"null": (), "null,2": (2,), "null,3,4": (3, 4), "[null, 1]": (1,), "null,1,1,5": (1, 1, 5)}
-
-
-def frame(items):
-    if HAVE:
-        a = np.empty(len(items), dtype=object)
-        for i, b in enumerate(items):
-            a[i] = bytes(b)
-        return bytes(VLenBytes().encode(a))
-    return struct.pack("<I", len(items)) + b"".join(struct.pack("<I", len(b)) + bytes(b) for b in items)
-
-
-def frame_1d(arrays, dt):
-    if HAVE:
-        a = np.empty(len(arrays), dtype=object)
-        for i, x in enumerate(arrays):
-            a[i] = x
-        return bytes(VLenArray(dt).encode(a))
-    return frame([x.tobytes() for x in arrays])
 
 
 def seed(ctl, arg, pattern, chunk):
@@ -60,10 +39,7 @@ def main():
             fixed = FIXED[pat]
             arrs = [np.arange(n * int(np.prod(fixed, dtype=np.int64)), dtype=NP[d]).reshape((n,) + fixed)
                     for n in (2, 0, 1)]
-            if fixed == ():
-                chunk = frame_1d(arrs, np.dtype(NP[d]))
-            else:
-                chunk = frame([a.tobytes() for a in arrs])
+            chunk = frame_arrays(arrs, np.dtype(NP[d]))
             sched = (d + j) % 4
             seeds["ok-%s-%s-s%d" % (DT[d].strip("<|"), pat.replace(",", "_").strip("[]").replace(" ", ""),
                                      sched)] = seed(d | (sched << 6), 5 + d, pat, chunk)
@@ -104,7 +80,7 @@ def main():
     for name, data in sorted(seeds.items()):
         with open(os.path.join(out, name), "wb") as f:
             f.write(data)
-    print("%d seeds in %s (%s)" % (len(seeds), out, "numcodecs" if HAVE else "struct framing"))
+    print("%d seeds in %s (%s)" % (len(seeds), out, encoder()))
 
 
 if __name__ == "__main__":
