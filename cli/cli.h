@@ -121,6 +121,12 @@ void parser_free(npzs_parser *p);
 /* What the thread kept for a batch, released: its parser, helper, mapping and read buffer. */
 void batch_end(void);
 
+/* -j N (--inflate-threads): the thread's helper attached to p (made for p's first input, kept with
+ * it: npzs_next() and npzs_finish() on p go through it), ready for a new input; nothing without -j.
+ * data as for drive().  0, or 2 when its workers cannot be made (said on stderr).  drive() does
+ * this; a command that drives p itself (scan) calls it before each input. */
+int input_helper(npzs_parser *p, const opts *op, int data);
+
 /* Called for every event; returns 0 to go on, -1 to stop with status 2 (it printed why). */
 typedef int (*event_fn)(void *ctx, const npzs_event *ev);
 /* Reads fd to the verdict, pushing at most --feed bytes per call (with -j N, through the thread's

@@ -71,6 +71,10 @@ void usage_scan(FILE *f) {
             "  --timeout S           give up on a file after S seconds (60)\n"
             "  --nested-depth N      look into zip and gzip members N levels deep (4)\n"
             "  --nested-bytes N      hold at most N bytes of one nested container (64Mi)\n"
+            "  --policy FILE, --sha256, --inflate-threads N (-j N)\n"
+            "                        as for check, on a file that is an .npy or a ZIP (not on what is\n"
+            "                        nested in its members): a violation of the policy is a finding\n"
+            "                        (code policy, with its detail), each member's SHA-256 is printed\n"
             "  --no-sandbox          do not confine the process: by default, once the paths are known (and\n"
             "                        the --sarif FILE made), it may only read the files named and beneath\n"
             "                        the directories named, and never exec, fork or open a socket\n"
@@ -156,6 +160,7 @@ typedef struct unit unit;
 typedef struct finding {
     report_error e;
     char *path;
+    char *detail;       /* a policy's violation in words (--policy), or NULL */
 } finding;
 
 /* A member, as the parser or the walker saw it, with its verdict. */
@@ -164,6 +169,7 @@ typedef struct smember {
     size_t name_len;
     int kind, method, sniff, from_walker;
     uint64_t size, csize, offset;
+    const uint8_t *sha256; /* --sha256: the parser's (in the unit's summary), or NULL */
     char dtype[64];
     report_error err;   /* its first finding (code NULL: none) */
     unit *nested;       /* what is inside it, when looked into */
@@ -216,17 +222,20 @@ static char *dup_bytes(const char *s, size_t n) {
     return d;
 }
 
-/* A finding of the unit (path: the member's path, or NULL for the file itself). */
-static void add_finding(unit *u, const report_error *e, const char *path, size_t path_len) {
+/* A finding of the unit (path: the member's path, or NULL for the file itself); NULL out of memory. */
+static finding *add_finding(unit *u, const report_error *e, const char *path, size_t path_len) {
     finding *nf = table_room(u->f, &u->capf, u->nf, sizeof *u->f, 8);
-    if (!nf) return;
+    if (!nf) return NULL;
     u->f = nf;
     finding *f = &u->f[u->nf++];
     f->e = *e;
-    f->e.detail = NULL; /* the parser's words live until its next call */
     f->path = path ? dup_bytes(path, path_len) : NULL;
     f->e.member = f->path;
     f->e.member_len = path ? path_len : 0;
+    /* the parser's words live until its next call: the detail is copied */
+    f->detail = e->detail ? dup_bytes(e->detail, strlen(e->detail)) : NULL;
+    f->e.detail = f->detail;
+    return f;
 }
 
 static smember *add_member(unit *u, const char *name, size_t name_len) {
@@ -251,12 +260,12 @@ static void dtype_copy(smember *m, const char *dt) {
 static void member_finding(unit *u, size_t i, report_error *e) {
     smember *m = &u->m[i];
     e->member_index = (long)i;
-    add_finding(u, e, m->name, m->name_len);
+    const finding *f = add_finding(u, e, m->name, m->name_len);
     if (!m->err.code) {
         m->err = *e;
         m->err.member = m->name;
         m->err.member_len = m->name_len;
-        m->err.detail = NULL;
+        m->err.detail = f ? f->detail : NULL;
     }
 }
 
@@ -397,6 +406,7 @@ static void strict_member(unit *u, const member *om) {
     m->size = om->size;
     m->csize = om->csize;
     m->offset = om->offset;
+    m->sha256 = om->sha256;
     if (om->kind == NPZS_KIND_ARRAY) dtype_copy(m, om->dtype);
     size_t i = u->n - 1;
     if (m->sniff == NPZS_SNIFF_PICKLE) {
@@ -493,7 +503,10 @@ static void unit_clear(unit *u) {
         free(u->m[i].name);
         unit_free(u->m[i].nested);
     }
-    for (size_t i = 0; i < u->nf; i++) free(u->f[i].path);
+    for (size_t i = 0; i < u->nf; i++) {
+        free(u->f[i].path);
+        free(u->f[i].detail);
+    }
     out_free(&u->o);
     if (u->z_ready) inflateEnd(&u->z);
     unit_free(u->gz);
@@ -787,6 +800,7 @@ static void json_smember(wbuf *f, const smember *m) {
     json_key_u64(f, "stored_size", m->csize);
     json_key_u64(f, "offset", m->offset);
     json_key_word(f, "sniff", m->sniff ? npzs_sniff_name(m->sniff) : NULL);
+    if (m->sha256) json_key_hex(f, "sha256", m->sha256, 32);
     json_key_word(f, "status", report_status(m->err.code != NULL, m->kind != 0));
     wb_s(f, ", \"error\": ");
     if (m->err.code) json_error(f, &m->err);
@@ -845,6 +859,10 @@ static void text_unit(wbuf *f, const unit *u, const char *prefix) {
         else if (m->sniff) wb_fmt(f, "blob (%s)", npzs_sniff_name(m->sniff));
         else wb_s(f, "-");
         wb_fmt(f, ", %" PRIu64 " bytes", m->size);
+        if (m->sha256) {
+            wb_s(f, ", sha256 ");
+            wb_hex(f, m->sha256, 32);
+        }
         if (m->nested) wb_fmt(f, ", %s", m->nested->container ? CONTAINER[m->nested->container] : "?");
         if (m->err.code) {
             wb_s(f, ": ");
@@ -921,6 +939,7 @@ static void sarif_keep(sarif_set *s, const char *file, const unit *u) {
         r->e = u->f[i].e;
         r->path = u->f[i].path ? dup_bytes(u->f[i].path, u->f[i].e.member_len) : NULL;
         r->e.member = r->path;
+        r->e.detail = NULL; /* the unit's (SARIF gives the message) */
     }
 }
 
@@ -1090,6 +1109,10 @@ static int scan_file(sweep *s, const char *path, int walked) {
     }
     if (mine.p) npzs_reset(mine.p);
     else if (!(mine.p = new_parser(&s->so->op))) { if (fd) close(fd); return 2; }
+    if (input_helper(mine.p, &s->so->op, 1) != 0) { /* -j N: the bytes read (nested containers) */
+        if (fd) close(fd);
+        return 2;
+    }
     if (mine.inv) npzs_inv_reset(mine.inv);
     if (mine.top) unit_clear(mine.top);
     unit *u = mine.top = unit_init(mine.top, s->so, 0, mine.p, mine.inv);
@@ -1362,7 +1385,7 @@ static void scan_done(void *ctx, void *data) {
 /* What the thread kept from file to file, released (batch_work's thread_end). */
 static void scan_thread_end(void) {
     unit_free(mine.top);
-    npzs_free(mine.p);
+    parser_free(mine.p); /* and its -j helper */
     npzs_inv_free(mine.inv);
     memset(&mine, 0, sizeof mine);
     batch_end();

@@ -224,6 +224,22 @@ static int map_rest(void *vc, uint64_t off) {
     return map_loop(d, &m, off);
 }
 
+/* input_helper's, the helper in *q (NULL without -j) */
+static int attach_helper(npzs_parser *p, const opts *op, int data, npzs_par **q) {
+    *q = NULL;
+    if (op->jobs <= 1) return 0;
+    if (!(*q = batch_helper(p, op, data))) {
+        fprintf(ERR, "npzstream: --inflate-threads %u: cannot start the workers (out of memory)\n", op->jobs);
+        return 2;
+    }
+    return npzs_par_stable_input(*q, 0) != 0 ? 2 : 0; /* cannot fail: a new input */
+}
+
+int input_helper(npzs_parser *p, const opts *op, int data) {
+    npzs_par *q;
+    return attach_helper(p, op, data, &q);
+}
+
 int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, event_fn fn, void *ctx, char *err,
           size_t errlen) {
     return drive_inv(p, NULL, fd, label, op, data, fn, ctx, err, errlen);
@@ -232,11 +248,8 @@ int drive(npzs_parser *p, int fd, const char *label, const opts *op, int data, e
 int drive_inv(npzs_parser *p, npzs_inv *inv, int fd, const char *label, const opts *op, int data, event_fn fn,
               void *ctx, char *err, size_t errlen) {
     drive_ctx d = {p, NULL, fn, ctx, fd, 0, label, op->feed, err, errlen, inv, -1, 0};
-    if (op->jobs > 1 && !(d.q = batch_helper(p, op, data))) {
-        fprintf(ERR, "npzstream: --inflate-threads %u: cannot start the workers (out of memory)\n", op->jobs);
-        return 2;
-    }
-    if (d.q && npzs_par_stable_input(d.q, 0) != 0) return 2; /* cannot happen: a new input */
+    int st = attach_helper(p, op, data, &d.q);
+    if (st) return st;
     if (inv) /* every byte to the walker too: read to the end, never mapped */
         return cli_read_loop_err(fd, "npzstream", label, op->feed, drive_push_inv, drive_eof_inv, &d, err, errlen, NULL);
     cli_divert_fn divert = d.q && !data_read(op, data) ? map_rest : NULL;

@@ -1,5 +1,7 @@
 """npzstream scan, --keep-going and --sarif, against what the inputs are known to hold (how mixed.py
 made them, zipfile's namelist and offsets) and the published SARIF 2.1.0 schema."""
+import hashlib
+import io
 import json
 import os
 import struct
@@ -10,6 +12,7 @@ import time
 import zipfile
 import zlib
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -384,6 +387,100 @@ def test_parallel_runs_threads(binary, folder):
         assert seen == want, (n, seen)
         outs[n] = out
     assert outs[4] == outs[1] and outs[1].count(b'"ok": true') == 2
+
+
+# ---- the options shared with check: --sha256, --policy, --inflate-threads (-j) ----
+
+def test_sha256(binary, folder):
+    """--sha256: each member the parser completes has the SHA-256 of its data bytes (an array's, in
+    C order here), in the JSON and the text; nested members have none; without it, no member has one."""
+    names = ("clean.npz", "clean_c.npz", "clean.npy", "nested.npz")
+    paths = [mixed.path_of(folder, n) for n in names]
+    r = run(binary, "scan", "--jsonl", "--sha256", *paths)
+    assert r.returncode == 1, r.stderr  # nested.npz: a pickle inside
+    files = jsonl(r.stdout)
+    for n, path in zip(names, paths):
+        data = mixed.CASES[n][0]
+        if n.endswith(".npy"):
+            want = {None: hashlib.sha256(np.load(io.BytesIO(data)).tobytes()).hexdigest()}
+        else:
+            z = zipfile.ZipFile(io.BytesIO(data))
+            want = {k: hashlib.sha256(np.load(io.BytesIO(z.read(k))).tobytes()).hexdigest()
+                    for k in z.namelist() if k.endswith(".npy")}
+        got = {m["name"]: m.get("sha256") for m in files[path]["members"] if m["kind"] == "array"}
+        assert got == want, (n, got)
+        for m in files[path]["members"]:
+            if m["kind"] != "array":
+                assert m.get("sha256") == hashlib.sha256(zipfile.ZipFile(path).read(m["name"])).hexdigest(), m
+            assert all("sha256" not in c for c in (m.get("contains") or {}).get("members", [])), m
+    text = run(binary, "scan", "--sha256", paths[0]).stdout.decode()
+    assert all(", sha256 %s" % h in text for h in got_of(files[paths[0]]).values()), text
+    plain = run(binary, "scan", "--jsonl", *paths)
+    assert b"sha256" not in plain.stdout
+
+
+def got_of(o):
+    return {m["name"]: m["sha256"] for m in o["members"] if "sha256" in m}
+
+
+def test_policy(binary, folder, tmp_path):
+    """--policy: the file's .npy or .npz checked against it as check does, a violation a finding
+    (code policy, its rule, the detail in words) and the exit status 1; a file that keeps it, 0."""
+    strict, loose = str(tmp_path / "strict.json"), str(tmp_path / "loose.json")
+    with open(strict, "w") as f:
+        json.dump({"members": {"a": {"dtype": ["<i4"]}}, "allow_other_members": True}, f)
+    with open(loose, "w") as f:
+        json.dump({"members": {"a": {"dtype": ["<f4"]}}, "allow_other_members": True}, f)
+    path = mixed.path_of(folder, "clean.npz")
+    r = run(binary, "scan", "--jsonl", "--policy", strict, path)
+    o = jsonl(r.stdout)[path]
+    assert r.returncode == 1 and o["ok"] is False, (r.returncode, o)
+    e = o["error"]
+    assert e["code"] == "policy" and e["rule"] == "POLICY.dtype" and e["member"] == "a.npy", e
+    assert "'a'" in e["detail"] and "<f4" in e["detail"], e
+    check = json.loads(run(binary, "check", "--json", "--policy", strict, path).stdout)["error"]
+    assert (e["offset"], e["rule"], e["detail"]) == (check["offset"], check["rule"], check["detail"])
+    assert o["members"][0]["error"] == e and o["findings"] == [e]
+    t = run(binary, "scan", "--policy", strict, path)
+    assert t.returncode == 1 and b"policy at offset %d" % e["offset"] in t.stdout and b"[POLICY.dtype]" in t.stdout
+    assert run(binary, "scan", "--policy", loose, path).returncode == 0
+    assert run(binary, "scan", "--policy", strict, mixed.path_of(folder, "clean.npy")).returncode == 1  # "a" required
+
+
+def big_compressed():
+    rng = np.random.default_rng(1)
+    b = io.BytesIO()
+    np.savez_compressed(b, **{k: rng.integers(0, 50, 2_000_000).astype("<i8") for k in "abcdef"})
+    return b.getvalue()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="/proc/PID/task counts the threads")
+def test_inflate_threads(binary, folder, tmp_path):
+    """-j 4: the deflated members of a large archive inflated on worker threads (seen while stdin,
+    the input, is held open two thirds in), the output the same bytes as without; -j 1 none."""
+    data = big_compressed()
+    outs = {}
+    for j, more in (("4", True), ("1", False)):
+        p = subprocess.Popen([binary, "scan", "--jsonl", "--sha256", "-j", j, "-"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p.stdin.write(data[:len(data) * 2 // 3])
+        p.stdin.flush()
+        seen, end = 1, time.time() + (10 if more else 1)
+        while time.time() < end and seen == 1:
+            try:
+                seen = len(os.listdir("/proc/%d/task" % p.pid))
+            except OSError:
+                break
+            time.sleep(0.01)
+        out, err = p.communicate(data[len(data) * 2 // 3:], timeout=120)
+        assert p.returncode == 0, err
+        assert (seen > 1) == more, (j, seen)
+        outs[j] = out
+    assert outs["4"] == outs["1"] and outs["1"].count(b'"sha256"') == 6
+    # the mixed folder (nested containers read through the workers' bytes) as without -j
+    a = run(binary, "scan", "-r", "--keep-going", "--jsonl", "-j", "3", folder)
+    b = run(binary, "scan", "-r", "--keep-going", "--jsonl", folder)
+    assert (a.returncode, a.stdout) == (b.returncode, b.stdout)
 
 
 # ---- --follow-symlinks (opt-in): links met while walking followed, loops walked once ----
