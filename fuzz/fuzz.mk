@@ -61,11 +61,11 @@ $(AB)/%: fuzz/%.c $(FUZZ_DEPS)
 	@mkdir -p $(AB)
 	$(FUZZ_AFLCC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< $(FUZZ_SRC) $(FUZZ_AFLDRV) $(FUZZ_LIBS)
 
-$(RB)/%: fuzz/%.c fuzz/replay_main.c $(RB)/libfz.a fuzz/common.h fuzz/state_prefixes.h
+$(RB)/%: fuzz/%.c fuzz/replay_main.c $(RB)/libfz.a fuzz/common.h fuzz/state_prefixes.h tests/c/check.h
 	@mkdir -p $(RB)
 	$(FUZZ_REPLAYCC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -o $@ $< fuzz/replay_main.c $(RB)/libfz.a $(FUZZ_LIBS)
 
-$(RB)/state_gate: fuzz/state_gate.c $(SRC) $(HDR)
+$(RB)/state_gate: fuzz/state_gate.c tests/c/check.h $(SRC) $(HDR)
 	@mkdir -p $(RB)
 	$(FUZZ_REPLAYCC) $(FUZZ_CFLAGS) -o $@ fuzz/state_gate.c $(SRC) $(FUZZ_LIBS)
 

@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #include "common.h"
+#define NPZS_CHECK_MAIN /* the summary line of every suite */
+#include "../tests/c/check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -195,6 +197,5 @@ int main(int argc, char **argv) {
                 (unsigned)vvisited, (unsigned)svisited, name);
         fclose(f);
     }
-    printf("%s: %zu passed, %zu failed\n", name, passed, failed);
-    return failed ? 1 : 0;
+    return check_summary(name, (long)passed, (long)failed);
 }

@@ -9,6 +9,8 @@
 #include <string.h>
 
 #include "internal.h"
+#define NPZS_CHECK_MAIN /* the summary line of every suite */
+#include "../tests/c/check.h"
 
 const char *npzs_vlen__state_id(int i); /* test hooks in src/vlen/vlen.c */
 int npzs_vlen__nstates(void);
@@ -79,6 +81,5 @@ int main(int argc, char **argv) {
 #undef X
     printf("state-gate: states %d/%d reached, error codes %d/%d reached\n", total - miss, total, etotal - emiss,
            etotal);
-    printf("state-gate: %d passed, %d failed\n", total - miss + etotal - emiss, miss + emiss);
-    return (miss || emiss) ? 1 : 0;
+    return check_summary("state-gate", total - miss + etotal - emiss, miss + emiss);
 }

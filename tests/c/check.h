@@ -1,7 +1,8 @@
 /*
  * tests/c/check.h -- the one harness of the C suites (tests/api, policy, vlen, vectors, contracts,
- * crc), after expat's minicheck: a check, its tally, groups run by name, and the summary line that
- * tests/run_all.py and the Python wrappers read.
+ * crc, inflate), after expat's minicheck: a check, its tally, groups run by name, and the summary
+ * line that tests/run_all.py, make's fuzz targets and the Python wrappers read (the fuzz replays
+ * and the state gate print theirs through it too).
  *
  *   CHECK(cond, fmt, ...)    counts a pass, or prints "FAIL file:line: <message>" and counts a
  *                            failure (the first CHECK_PRINTED are printed, every one counted)
@@ -13,6 +14,9 @@
  *   check_group(name)        1 when the group runs; under --list prints its name and returns 0
  *   check_done(suite)        prints the last line "SUITE: N passed, M failed"; the exit status
  *                            (1 when anything failed)
+ *   check_summary(suite, passed, failed)
+ *                            that line and status for a program that counts on its own (the fuzz
+ *                            replays: inputs; the state gate: states reached)
  *
  * Shared by every suite as well (each had its own copy): check_slurp, a whole file in memory, and
  * check_alloc, the allocator hooks (npzs_allocator's shape) that count calls and blocks and fail
@@ -49,6 +53,7 @@ void check_fail(const char *file, int line, const char *fmt, ...) NPZS_CHECK_PRI
 int check_args(int *argc, char **argv);
 int check_group(const char *name);
 int check_done(const char *suite);
+int check_summary(const char *suite, long passed, long failed);
 
 /* The file's bytes (a non-NULL buffer for an empty file), its length in *len; NULL when it cannot
  * be read.  free() it. */
@@ -123,8 +128,12 @@ int check_done(const char *suite) {
         check_failed++;
         printf("FAIL --only %s: no group matches\n", check_only);
     }
-    printf("%s: %ld passed, %ld failed\n", suite, check_passed, check_failed);
-    return check_failed ? 1 : 0;
+    return check_summary(suite, check_passed, check_failed);
+}
+
+int check_summary(const char *suite, long passed, long failed) {
+    printf("%s: %ld passed, %ld failed\n", suite, passed, failed);
+    return failed ? 1 : 0;
 }
 
 uint8_t *check_slurp(const char *path, size_t *len) {

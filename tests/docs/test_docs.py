@@ -14,8 +14,13 @@ the man pages agree with the binary and the header.
 - The man pages: the version and RULES section are what gen_man.py writes (make man); every option
   `--help` prints is in npzstream(1) and every option npzstream(1) names is in some `--help`; every
   function of npzstream.h is in npzstream(3)'s SYNOPSIS.
+- The headers: every public function of include/*.h ends its contract (alone, or with the group
+  of functions before it) with the block Returns / Errors / Lifetime / Threads / Added in.
+- Paths: every path of the tree that README.md, SECURITY.md, the man pages and the other READMEs
+  name exists.
 --quick (the sanitizer run) skips what compiles C.
 """
+import glob
 import os
 import re
 import subprocess
@@ -217,3 +222,141 @@ def test_tables():
             split = (lines[i].startswith("|") and not lines[i - 1].strip() and lines[i - 2].startswith("|")
                      and not new_table)
             ok(not split, "%s:%d: a table row after a blank line inside a table" % (md, i + 1))
+
+
+# ---- the headers' contract blocks ----------------------------------------------------------------
+
+CONTRACT = ("Returns", "Errors", "Lifetime", "Threads", "Added in")
+
+
+# The functions that share one block, as the headers group them (accessors of one thing, a call and
+# its variant).  A function added to a group is added here; any other function has a block of its
+# own, so that one whose block is missing is found even where the next function's block follows.
+GROUPS = [
+    "npzs_next npzs_next_",
+    "npzs_error npzs_error_offset npzs_error_message npzs_error_rule npzs_error_detail npzs_error_hint "
+    "npzs_rule_count npzs_rule_id npzs_rule_message npzs_rule_hint npzs_error_member npzs_error_member_name "
+    "npzs_error_content_offset",
+    "npzs_error_name npzs_strerror",
+    "npzs_format_of npzs_ignored_bytes npzs_memory npzs_consumed",
+    "npzs_state_name npzs_state_index npzs_state_count npzs_state_id npzs_state_record npzs_record_label",
+    "npzs_inv_new npzs_inv_free npzs_inv_reset",
+    "npzs_inv_check_after npzs_inv_content",
+    "npzs_inv_push npzs_inv_finish",
+    "npzs_inv_count npzs_inv_get npzs_inv_is_zip npzs_inv_complete npzs_inv_error",
+    "npzs_pool_new npzs_pool_free npzs_pool_threads",
+    "npzs_par_new npzs_par_new_pool",
+    "npzs_par_finish npzs_par_reset npzs_par_free",
+    "npzs_par_memory npzs_par_used npzs_par_threads",
+    "npzs_vlen_error_name npzs_vlen_strerror",
+    "npzs_vlen_new npzs_vlen_reset npzs_vlen_free",
+    "npzs_vlen_next npzs_vlen_finish",
+    "npzs_vlen_error npzs_vlen_error_offset npzs_vlen_error_message npzs_vlen_error_element npzs_vlen_consumed",
+]
+
+
+def contract_problems(text):
+    """(functions, problems) of a header's text: each file-scope function declaration (npzs_*) is
+    followed, before any section heading ("/* ---- ") and before the header's end, by its block: a
+    comment of the five lines in their order, "/*  Returns   ...", " *  Errors    ..." and so on;
+    the functions between two blocks are the later block's group, one of GROUPS."""
+    blank = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731 (positions kept)
+    code = re.sub(r"/\*.*?\*/", blank, text, flags=re.S)
+    code = re.sub(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", blank, code, flags=re.M)
+    code = code.replace('extern "C" {', " " * 12)
+    items = []
+    for m in re.finditer(r"/\*.*?\*/", text, re.S):
+        c = m.group(0)
+        if c.startswith("/* ----"):
+            items.append((m.start(), "section", c[:60]))
+        elif c.startswith("/*  Returns"):
+            items.append((m.start(), "block", c))
+    for m in re.finditer(r"\b(npzs_\w+)\s*\(", code):
+        before = code[:m.start()]
+        stmt = before[max(before.rfind(";"), before.rfind("}"), before.rfind("{")) + 1:]
+        if before.count("{") == before.count("}") and "typedef" not in stmt and "(" not in stmt:
+            items.append((m.start(), "function", m.group(1)))
+    items.sort()
+    functions, problems, run = [], [], []
+    for _, kind, v in items:
+        if kind == "function":
+            functions.append(v)
+            run.append(v)
+        elif kind == "block":
+            at = [re.search(r"^(?:/\*| \*)  %s  +\S" % k, v, re.M) for k in CONTRACT]
+            if not all(at) or [a.start() for a in at] != sorted(a.start() for a in at):
+                problems.append("a block without %s in that order: %s" % (" / ".join(CONTRACT), v[:120]))
+            elif not run:
+                problems.append("a block that follows no function: %s" % v[:120])
+            elif len(run) > 1 and " ".join(run) not in GROUPS:
+                problems.append("%s: one block for all (a block missing? a new group is added to GROUPS)"
+                                % ", ".join(run))
+            run = []
+        elif run:
+            problems.append("%s: no contract block before the section %r" % (", ".join(run), v))
+            run = []
+    if run:
+        problems.append("%s: no contract block before the header's end" % ", ".join(run))
+    return functions, problems
+
+
+def test_header_contracts():
+    headers = sorted(glob.glob(os.path.join(ROOT, "include", "*.h")))
+    total = 0
+    for h in headers:
+        text = open(h).read()
+        functions, problems = contract_problems(text)
+        total += len(functions)
+        ok(not problems, "%s: %s" % (os.path.relpath(h, ROOT), "; ".join(problems)))
+        # the check can fail: the header with its last block taken out, and with a Threads line dropped
+        last = text.rindex("/*  Returns")
+        cut = text[:last] + text[text.index("*/", last) + 2:]
+        ok(contract_problems(cut)[1], "%s without its last block passes the check" % h)
+        ok(contract_problems(text.replace(" *  Threads", " *  Thread", 1))[1], "%s without a Threads line passes" % h)
+        first = text.index("/*  Returns")
+        ok(contract_problems(text[:first] + text[text.index("*/", first) + 2:])[1],
+           "%s without its first block passes the check" % h)
+    ok(len(headers) >= 4 and total >= 80, "only %d functions in %d headers" % (total, len(headers)))
+
+
+# ---- paths the documentation names ---------------------------------------------------------------
+
+def doc_files():
+    return (["README.md", "SECURITY.md", "man/npzstream.1", "man/npzstream.3"] +
+            sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "*", "README.md")) +
+                   glob.glob(os.path.join(ROOT, "*", "*", "README.md"))))
+
+
+def missing_paths(doc, text):
+    """[(line, path)] of the paths of the tree text names that do not exist: a path begins with a
+    top folder of the tree (src/, tests/, .ci/ ...; build/ is made, not kept), and is looked for from
+    the root, from the document's folder, and in a row of README's layout table ("| `tests/` | ...")
+    under the row's folder.  A pattern (a *, [ch], <NAME>, {a,b} or $VAR after it) is not a path."""
+    top = sorted(d for d in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, d))
+                 and d not in ("build", ".git") and not d.startswith(".venv"))
+    pat = re.compile(r"(?<![\w./$-])((?:%s)/[\w.+/-]*)" % "|".join(map(re.escape, top)))
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        row = re.match(r"^\| `([\w./-]+/)` \|", line)
+        for m in pat.finditer(line):
+            p = m.group(1).rstrip(".")
+            if line[m.end():m.end() + 1] in ("*", "[", "<", "{", "$"):
+                continue
+            where = [p, os.path.join(os.path.dirname(doc), p)] + ([os.path.join(row.group(1), p)] if row else [])
+            if not any(os.path.exists(os.path.join(ROOT, w)) for w in where):
+                out.append((n, p))
+    return out
+
+
+def test_doc_paths():
+    named = 0
+    for doc in doc_files():
+        text = open(os.path.join(ROOT, doc)).read()
+        if doc.startswith("man/"):
+            text = unroff(text).replace("\\&", "")
+        bad = missing_paths(doc, text)
+        ok(not bad, "%s names paths that do not exist: %s" % (doc, ", ".join("line %d: %s" % b for b in bad)))
+        named += len(re.findall(r"\b(?:src|cli|report|tests)/\w", text))
+        # the check can fail: a path that is not there
+        ok(missing_paths(doc, text + "\nsee src/no-such-file.c\n"), "%s: a missing path passes the check" % doc)
+    ok(named >= 100, "only %d paths named in the documentation" % named)
