@@ -156,7 +156,7 @@ NPZS__API npzs_parser *npzs_new_(const npzs_limits *lim, size_t lim_size, const 
     p->lim = l;
     p->mem_used = p->mem_peak = sizeof *p;
     p->ev_user = NPZS_EV_ALL;
-    npzs__names_seed(p);
+    npzs__names_seed(&p->ntab);
     run_init(p);
     return p;
 }
