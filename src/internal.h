@@ -1,7 +1,7 @@
 /* internal.h -- the parser's layout, shared by the parser's sources (not installed).  The
- * parallel helper (par.c, pool.c, scout.c) does not include it: it sees the parser through
- * seam.h and the public API only; nor do the sources that see the parser as a handle for its
- * services (view/: zip/names.c, npy/npyhdr.c, core/buffer.c). */
+ * parallel helper (par.c, pool.c, scout.c, parbuf.c) does not include it: it sees the parser
+ * through seam.h (par/seam.c, the parser's side) and the public API only; nor do the sources that
+ * see the parser as a handle for its services (view/: zip/names.c, npy/npyhdr.c, core/buffer.c). */
 #ifndef NPZS_INTERNAL_H
 #define NPZS_INTERNAL_H
 
@@ -301,7 +301,7 @@ void npzs__policy_release(npzs_parser *p);
 int npzs__policy_hashes(const npzs_parser *p);        /* "hash": "sha256" */
 
 
-/* content.c: the content machine, and the plain .npy states */
+/* content.c: the content machine */
 void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, uint64_t base);
 /* Feed content bytes.  Returns NPZS__EVENT (*used bytes taken), NPZS__NEED (all of them taken),
  * NPZS__NOT_TAKEN (the array is complete and the bytes from *used on are not its: what follows

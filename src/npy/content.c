@@ -1,7 +1,7 @@
 /*
  * content.c -- the member content machine: a .npy's preamble, header and data, or a blob (a
- * member that is not a .npy), fed content bytes by the plain .npy states below or by the ZIP
- * member states (zip.c).  Its states are the content states of states.h.
+ * member that is not a .npy), fed content bytes by the plain .npy states (plain.c) or by the ZIP
+ * member states (zip/zip.c).  Its states are the content states of states.h.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -471,71 +471,3 @@ NPZS__API int npzs_data_into(npzs_parser *p, void *dst, size_t cap) {
     if (c->arr.info.nbytes) c->out = dst; /* an empty array has nothing to write */
     return 0;
 }
-
-/* ---- the plain .npy file: the content machine fed straight from the input ------------------ */
-
-/* NPY_CONTENT: the input is the content. */
-npzs__rc npzs__npy_content(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    if (p->c.state == NPZS_C_DONE) {
-        p->state = NPZS_S_NPY_MEMBER_END;
-        return NPZS__GO;
-    }
-    size_t avail = in ? in->size - in->pos : 0;
-    if (!avail) {
-        if (!p->finished) return NPZS__NEED;
-        npzs__rc rc = npzs__content_end(p, ev);
-        if (rc == NPZS__EVENT) ev->member = p->cur;
-        return rc;
-    }
-    size_t used = 0;
-    npzs__rc rc = npzs__content_feed(p, (const uint8_t *)in->src + in->pos, avail, 1, &used, ev);
-    in->pos += used;
-    if (rc == NPZS__EVENT) ev->member = p->cur;
-    /* not taken: after the array, the NPY states' (its MEMBER_END, then a sequence's next array,
-     * lenient trailing bytes, or trailing data) */
-    return rc == NPZS__NEED || rc == NPZS__NOT_TAKEN ? NPZS__GO : rc;
-}
-
-/* NPY_MEMBER_END: emit MEMBER_END for the array. */
-npzs__rc npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    (void)in;
-    p->total_out += p->c.head_len + p->c.data_len;
-    p->state = NPZS_S_NPY_TAIL;
-    uint64_t size = p->c.head_len + p->c.data_len;
-    if (!npzs__wants(p, NPZS_EV_MEMBER_END)) return NPZS__GO;
-    *ev = (npzs_event){.type = NPZS_EV_MEMBER_END, .member = p->cur, .offset = npzs__here(p), .kind = NPZS_KIND_ARRAY,
-                       .size = size, .csize = size,
-                       .crc32 = npzs__content_crc(p),
-                       .data_crc32 = p->c.crc_data, .data_size = p->c.data_len, .array = &p->c.arr.info,
-                       .sniff = p->c.sniff, .sha256 = p->c.digest_ok ? p->c.digest : NULL};
-    return NPZS__EVENT;
-}
-
-/* NPY_TAIL: the array is complete; only the end of input may follow (or, with
- * NPZS_LENIENT_NPY_TRAILING, any bytes, consumed and never read). */
-npzs__rc npzs__npy_tail(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    size_t avail = in ? in->size - in->pos : 0;
-    if (avail && p->sequence) { /* the next array of a sequence (npzs_npy_sequence) */
-        if (p->members >= p->lim.max_members) {
-            npzs__limit_need(p, (uint64_t)p->members + 1);
-            return npzs__error(p, NPZS_E_LIMIT, npzs__here(p), NPZS_R_LIMIT_MEMBERS);
-        }
-        uint64_t at = npzs__here(p);
-        npzs__content_start(p, 1, 1, 0, at);
-        p->cur = p->members++;
-        p->state = NPZS_S_NPY_CONTENT;
-        if (!npzs__wants(p, NPZS_EV_MEMBER_BEGIN)) return NPZS__GO;
-        *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = p->cur, .offset = at, .method = NPZS_METHOD_STORED};
-        return NPZS__EVENT;
-    }
-    if (avail && (p->lim.lenient & NPZS_LENIENT_NPY_TRAILING)) {
-        in->pos += avail;
-        p->ignored += avail;
-        avail = 0;
-    }
-    if (avail) return npzs__error(p, NPZS_E_TRAILING_DATA, npzs__here(p), NPZS_R_NPY_TRAIL);
-    if (!p->finished) return NPZS__NEED;
-    p->state = NPZS_S_END_EMIT;
-    return NPZS__GO;
-}
-

@@ -45,6 +45,10 @@
 #include "par.h"
 #include "../base/rules.h"
 
+#ifdef NPZS_INTERNAL_H
+#error "the helper sees the parser through the seam (base/seam.h, par/seam.c): not its layout (internal.h)"
+#endif
+
 #define PAR_MIN_SIZE (1u << 20)     /* smaller members: the hand-off costs more than it saves */
 #define PAR_SEG (256u * 1024u)      /* raw bytes are held in segments of this size */
 #define PAR_PIECE0 (64u * 1024u)    /* a job's first piece; each next one at most its bytes so far */

@@ -441,13 +441,3 @@ npzs__rc npzs__inf_fill(npzs_parser *p, npzs_in *in) {
     }
     return NPZS__GO;
 }
-
-int npzs__seam_data_block(const npzs_parser *p, npzs__pre **pre, uint64_t *head_len) {
-    const npzs__content *c = &p->c;
-    const npzs__pre *j = p->inf.pre;
-    if (!npzs__content_at_data(p) || c->out) return -1;
-    if (p->state != NPZS_S_ZIP_DEFLATED || !j || j->z || j->keep != j->len || !c->arr.info.nbytes) return 0;
-    *pre = p->inf.pre;
-    *head_len = c->head_len;
-    return 1;
-}
