@@ -230,12 +230,13 @@ check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test
 
 # make purity (run by make check): the sources that claim not to see the parser's layout --
 # base/, bytes/, zrec/ (the record decoders the proof is about), the policy compiler, the
-# inventory (inv/, a client of the public API), the parallel helper but the parser's side of its
-# seam (par/seam.c), and the sources that see the parser only as a handle for its services
-# (src/view/: the duplicate-name table and the .npy header parser the proof is about, the buffer
-# they grow) -- include no internal.h, directly or through another header (the compiler's -MM),
-# and each carries the guard that makes including it a compile error (#error on NPZS_INTERNAL_H).
-PURE_SRC = $(sort $(wildcard src/base/*.c src/bytes/*.c src/zrec/*.c src/inv/*.c)) src/policy/compile.c \
+# inventory (inv/, a client of the public API), vlen/, the parallel helper but the parser's side
+# of its seam (par/seam.c), and the sources that see the parser only as a handle for its
+# services (src/view/: the duplicate-name table and the .npy header parser the proof is about,
+# the buffer they grow) -- include no internal.h, directly or through another header (the
+# compiler's -MM), and each carries the guard that makes including it a compile error (#error on
+# NPZS_INTERNAL_H).
+PURE_SRC = $(sort $(wildcard src/base/*.c src/bytes/*.c src/zrec/*.c src/inv/*.c src/vlen/*.c)) src/policy/compile.c \
            src/policy/keys.c src/policy/json.c src/policy/values.c src/zip/names.c src/npy/npyhdr.c \
            src/core/buffer.c $(filter-out src/par/seam.c,$(wildcard src/par/*.c))
 .PHONY: purity
