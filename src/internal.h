@@ -346,12 +346,6 @@ void npzs__zip_release(npzs_parser *p);
 /* What one input allocated (member records, names, the name table): freed (npzs_reset, npzs_free). */
 void npzs__zip_input_release(npzs_parser *p);
 
-#ifdef NPZS_TESTING
-/* par.c, test hooks: members of n compressed bytes and more are inflated ahead (default 64 KiB). */
-void npzs__par_min_csize(struct npzs_par *q, uint64_t n);
-void npzs__par_keep(struct npzs_par *q, uint64_t n); /* skip_data: bytes a job keeps */
-#endif
-
 /* inflate.c: the inflate back end (zlib) */
 int npzs__fast_inflate_built(void); /* inflate.c: ISA-L compiled in */
 int npzs__inf_begin(npzs_parser *p);

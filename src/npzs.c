@@ -67,8 +67,10 @@ NPZS__API int npzs_state_index(const npzs_parser *p) {
     if (!p || p->state <= NPZS_S__BASE || p->state >= NPZS_S__END) return -1;
     return p->state - NPZS_S__BASE - 1;
 }
+#ifdef NPZS_TESTING
 uint64_t npzs__visited(const npzs_parser *p) { return p->visited; }
 uint32_t npzs__cvisited(const npzs_parser *p) { return p->cvisited; }
+#endif
 
 NPZS__API const char *npzs_state_name(const npzs_parser *p) {
     if (!p || p->state <= NPZS_S__BASE || p->state >= NPZS_S__END) return "INVALID";

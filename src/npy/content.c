@@ -130,12 +130,14 @@ static int preamble(npzs_parser *p) {
     return 0;
 }
 
+#ifdef NPZS_TESTING
 void npzs__header_memo(npzs_parser *p, int on) {
     p->c.hmemo_off = !on;
     p->c.hmemo_len = 0;
 }
 
 uint64_t npzs__header_memo_hits(const npzs_parser *p) { return p->c.hmemo_hits; }
+#endif
 
 /* The header is staged: parse it, or take the last one's results when its bytes (preamble
  * and text) repeat it exactly (arrays of one shape and dtype: where headers cost most). */

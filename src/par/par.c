@@ -1034,9 +1034,11 @@ NPZS__API int npzs_par_stable_input(npzs_par *q, int on) {
     return 0;
 }
 
+#ifdef NPZS_TESTING
 void npzs__par_keep(npzs_par *q, uint64_t n) { q->keep = n ? n : 1; }
 void npzs__par_min_csize(npzs_par *q, uint64_t n) { q->min_size = n ? n : 1; }
 uint32_t npzs__par_visited(const npzs_par *q) { return q->sc.visited; }
+#endif
 
 NPZS__API uint64_t npzs_par_memory(const npzs_par *q) { return q ? q->pb.held + q->segs_held : 0; }
 NPZS__API uint64_t npzs_par_used(const npzs_par *q) { return q ? q->used : 0; }

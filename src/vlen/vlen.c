@@ -42,16 +42,19 @@ enum vstate {
     V__END
 };
 
+#ifdef NPZS_TESTING
 static const char *const vstate_ids[] = {
 #define X(name, doc) #name,
     VLEN_STATE_MAP(X)
 #undef X
 };
 
-/* For tests: the states reached (bit s-1 for state s), their names and number. */
+/* Test hooks (the fuzzers' state gate): the states reached (bit s-1 for state s), their names and
+ * number. */
 uint32_t npzs_vlen__visited(const npzs_vlen_parser *p);
 const char *npzs_vlen__state_id(int i);
 int npzs_vlen__nstates(void);
+#endif
 
 struct npzs_vlen_parser {
     npzs_vlen_spec spec;
@@ -108,9 +111,11 @@ static int vfail(npzs_vlen_parser *p, int code, uint64_t off, long elem, const c
     return code;
 }
 
+#ifdef NPZS_TESTING
 uint32_t npzs_vlen__visited(const npzs_vlen_parser *p) { return p->visited; }
 const char *npzs_vlen__state_id(int i) { return i >= 0 && i < V__END - 1 ? vstate_ids[i] : NULL; }
 int npzs_vlen__nstates(void) { return V__END - 1; }
+#endif
 
 API int npzs_vlen_error(const npzs_vlen_parser *p) { return p ? p->err : NPZS_E_BAD_CALL; }
 API uint64_t npzs_vlen_error_offset(const npzs_vlen_parser *p) { return p && p->err ? p->err_off : 0; }
