@@ -64,9 +64,10 @@ B        = build
 .DEFAULT_GOAL := all
 
 # The sanitizer build: the library compiled once with ASan and UBSan (build/san/libnpzstream.a),
-# every sanitizer binary linked against it.
+# every sanitizer binary linked against it; a test build, with the test hooks (NPZS_TESTING).
+TEST_DEF = -DNPZS_TESTING
 SAN      = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-SAN_FLAGS = $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(FEAT_DEF) $(SAN) -DNPZS_CONTRACTS
+SAN_FLAGS = $(CSTD) -O1 -g $(WARN) $(WERROR) $(INC) $(FEAT_DEF) $(SAN) -DNPZS_CONTRACTS $(TEST_DEF)
 BS       = $(B)/san
 SAN_OBJ  = $(SRC:src/%.c=$(BS)/%.o)
 SAN_LIB  = $(BS)/libnpzstream.a
@@ -103,18 +104,30 @@ $(SAN_LIB): $(SAN_OBJ)
 $(BS)/npzstream: $(CLI_SRC) $(CLI_HDR) $(SAN_LIB) $(HDR)
 	$(CC) $(SAN_FLAGS) $(SECCOMP_DEF) -o $@ $(CLI_SRC) $(SAN_LIB) $(LDLIBS) $(CLI_LIBS)
 
+# The library with its test hooks (NPZS_TESTING: the states reached, the header memo's switch,
+# the helper's thresholds, the fast decoder's hand-over to zlib), which the C suites, the fuzzers
+# and the sanitizer build are compiled with: the library its users get ($(B)/libnpzstream.a and
+# .so) defines none of them (tests/cli/test_install.py checks the installed copy with nm).
+BX       = $(B)/testing
+TEST_LIB = $(BX)/libnpzstream.a
+$(BX)/%.o: src/%.c $(HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(TEST_DEF) -c $< -o $@
+$(TEST_LIB): $(SRC:src/%.c=$(BX)/%.o)
+	rm -f $@ && ar rcs $@ $^
+
 # The C suites, all on one harness (tests/c/check.h: CHECK, --only, --list, the last line
-# `NAME: N passed, M failed`), compiled with NPZS_TESTING: the library's test hooks are for them
-# (their declarations, in src/internal.h and src/par/par.h, are seen only under it).
-# $(call c_suite,NAME,SOURCES,FLAGS) builds $(B)/NAME against the library and $(BS)/NAME against
-# its sanitizer build.
-TEST_DEF = -DNPZS_TESTING
+# `NAME: N passed, M failed`), compiled with NPZS_TESTING against the library's test build: the
+# test hooks are for them (their declarations, in src/internal.h, src/par/par.h and
+# src/zip/fastinf.h, are seen only under it).
+# $(call c_suite,NAME,SOURCES,FLAGS) builds $(B)/NAME against the library's test build and $(BS)/NAME
+# against its sanitizer build.
 TEST_HDR = tests/c/check.h tests/api/api.h fuzz/common.h $(HDR)
 define c_suite
-$(B)/$(1): $(2) $(TEST_HDR) $(B)/libnpzstream.a
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(TEST_DEF) $(3) -o $$@ $(2) $(B)/libnpzstream.a $(LDLIBS)
+$(B)/$(1): $(2) $(TEST_HDR) $(TEST_LIB)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(TEST_DEF) $(3) -o $$@ $(2) $(TEST_LIB) $(LDLIBS)
 $(BS)/$(1): $(2) $(TEST_HDR) $(SAN_LIB)
-	$(CC) $(SAN_FLAGS) $(TEST_DEF) $(3) -o $$@ $(2) $(SAN_LIB) $(LDLIBS)
+	$(CC) $(SAN_FLAGS) $(3) -o $$@ $(2) $(SAN_LIB) $(LDLIBS)
 endef
 # the API suite (tests/api: one file per concern, with the fuzz driver's oracles)
 TEST_API_SRC = $(sort $(wildcard tests/api/*.c)) fuzz/common.c fuzz/zfview.c
@@ -136,8 +149,8 @@ TEST_DEPS += $(B)/test_inv $(BS)/test_inv
 BNC      = $(B)/nocrypto
 $(BNC)/bytes/sha256.o: src/bytes/sha256.c $(HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) -DNPZS_CRYPTO_SONAME='"libcrypto-absent.so.0"' -c $< -o $@
-$(BNC)/libnpzstream.a: $(filter-out $(B)/bytes/sha256.o,$(OBJ)) $(BNC)/bytes/sha256.o
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(TEST_DEF) -DNPZS_CRYPTO_SONAME='"libcrypto-absent.so.0"' -c $< -o $@
+$(BNC)/libnpzstream.a: $(filter-out $(BX)/bytes/sha256.o,$(SRC:src/%.c=$(BX)/%.o)) $(BNC)/bytes/sha256.o
 	rm -f $@ && ar rcs $@ $^
 $(BNC)/npzstream: $(CLI_SRC) $(wildcard cli/*.h) $(BNC)/libnpzstream.a $(HDR)
 	$(CC) $(NPZS_FLAGS) $(SECCOMP_DEF) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_SRC) $(BNC)/libnpzstream.a $(LDLIBS) $(CLI_LIBS)
@@ -146,10 +159,10 @@ $(BNC)/test_policy: $(TEST_POLICY_SRC) $(TEST_HDR) $(BNC)/libnpzstream.a
 # the default decoder against zlib on hand-made deflate streams (tests/inflate)
 TEST_INFLATE_SRC = tests/inflate/test_fastinf.c fuzz/common.c fuzz/zfview.c fuzz/fastinf_diff.c fuzz/deflate_model.c
 TEST_INFLATE_HDR = fuzz/common.h fuzz/fastinf_diff.h fuzz/deflate_model.h tests/c/check.h
-$(B)/test_fastinf: $(TEST_INFLATE_SRC) $(TEST_INFLATE_HDR) $(B)/libnpzstream.a $(HDR)
-	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(TEST_DEF) -Isrc -Ifuzz -o $@ $(TEST_INFLATE_SRC) $(B)/libnpzstream.a $(LDLIBS)
+$(B)/test_fastinf: $(TEST_INFLATE_SRC) $(TEST_INFLATE_HDR) $(TEST_LIB) $(HDR)
+	$(CC) $(NPZS_FLAGS) $(CFLAGS) $(TEST_DEF) -Isrc -Ifuzz -o $@ $(TEST_INFLATE_SRC) $(TEST_LIB) $(LDLIBS)
 $(BS)/test_fastinf: $(TEST_INFLATE_SRC) $(TEST_INFLATE_HDR) $(SAN_LIB) $(HDR)
-	$(CC) $(SAN_FLAGS) $(TEST_DEF) -Isrc -Ifuzz -o $@ $(TEST_INFLATE_SRC) $(SAN_LIB) $(LDLIBS)
+	$(CC) $(SAN_FLAGS) -Isrc -Ifuzz -o $@ $(TEST_INFLATE_SRC) $(SAN_LIB) $(LDLIBS)
 TEST_DEPS += $(B)/test_fastinf $(BS)/test_fastinf
 # the C-only vector runner (tests/vectors: every hand-built case, at every push size)
 $(eval $(call c_suite,run_vectors,tests/vectors/run_vectors.c,))
@@ -228,13 +241,17 @@ check: $(B)/test_api $(BS)/test_api $(B)/run_vectors $(BS)/run_vectors $(B)/test
 	$(BS)/run_vectors --par-only
 	$(BS)/test_contracts
 
-# make purity (run by make check): the sources that claim to see no parser -- base/, bytes/,
-# zrec/ (the record decoders the proof is about), the policy compiler and the inventory (inv/,
-# a client of the public API) -- include no internal.h, directly or through another header (the
+# make purity (run by make check): the sources that claim not to see the parser's layout --
+# base/, bytes/, zrec/ (the record decoders the proof is about), the policy compiler, the
+# inventory (inv/, a client of the public API), vlen/, the parallel helper but the parser's side
+# of its seam (par/seam.c), and the sources that see the parser only as a handle for its
+# services (src/view/: the duplicate-name table and the .npy header parser the proof is about,
+# the buffer they grow) -- include no internal.h, directly or through another header (the
 # compiler's -MM), and each carries the guard that makes including it a compile error (#error on
 # NPZS_INTERNAL_H).
-PURE_SRC = $(sort $(wildcard src/base/*.c src/bytes/*.c src/zrec/*.c src/inv/*.c)) src/policy/compile.c \
-           src/policy/keys.c src/policy/json.c src/policy/values.c
+PURE_SRC = $(sort $(wildcard src/base/*.c src/bytes/*.c src/zrec/*.c src/inv/*.c src/vlen/*.c)) src/policy/compile.c \
+           src/policy/keys.c src/policy/json.c src/policy/values.c src/zip/names.c src/npy/npyhdr.c \
+           src/core/buffer.c $(filter-out src/par/seam.c,$(wildcard src/par/*.c))
 .PHONY: purity
 purity:
 	@bad=; for f in $(PURE_SRC); do \
@@ -242,7 +259,7 @@ purity:
 	  grep -q '^#ifdef NPZS_INTERNAL_H' $$f || bad="$$bad $$f (no guard)"; \
 	done; \
 	if [ -n "$$bad" ]; then echo "purity: these see the parser (internal.h):$$bad"; exit 1; fi; \
-	echo "purity: $(words $(PURE_SRC)) sources see no parser"
+	echo "purity: $(words $(PURE_SRC)) sources see no parser's layout"
 
 # Regenerate the fuzz seeds corpus/fuzz_vlen/ (numcodecs VLenBytes when importable).
 .PHONY: vlen-seeds

@@ -936,9 +936,10 @@ void fz_report_mismatch(const uint8_t *data, size_t n, const npzs_limits *lim, c
 int fz_header_paths(const uint8_t *s, size_t n, int v3) {
     npzs_parser *g = npzs_new(NULL, NULL), *a = npzs_new(NULL, NULL), *f = npzs_new(NULL, NULL);
     if (!g || !a || !f) fz_die("npzs_new failed");
-    int rg = npzs__parse_header_mode(g, s, n, v3, 10, NPZS__HDR_GENERAL);
-    int ra = npzs__parse_header_mode(a, s, n, v3, 10, NPZS__HDR_AUTO);
-    int rf = npzs__parse_header_mode(f, s, n, v3, 10, NPZS__HDR_FAST);
+    npzs__hdr xg = npzs__hdr_of(g), xa = npzs__hdr_of(a), xf = npzs__hdr_of(f);
+    int rg = npzs__parse_header_mode(&xg, s, n, v3, 10, NPZS__HDR_GENERAL);
+    int ra = npzs__parse_header_mode(&xa, s, n, v3, 10, NPZS__HDR_AUTO);
+    int rf = npzs__parse_header_mode(&xf, s, n, v3, 10, NPZS__HDR_FAST);
     int fast = rf != NPZS__HDR_NOT_FAST;
     if (rg != ra || g->err != a->err || g->err_coff != a->err_coff ||
         (g->err && strcmp(g->err_msg, a->err_msg) != 0))
@@ -948,7 +949,7 @@ int fz_header_paths(const uint8_t *s, size_t n, int v3) {
     if (fast && (rf != rg || f->err != g->err)) fz_die("the fast path alone disagrees with the general parser");
     const npzs_parser *two[2] = {a, f};
     for (int k = 0; k < (fast ? 2 : 1) && rg == 0; k++) {
-        const npzs_array_info *x = &g->c.info, *y = &two[k]->c.info;
+        const npzs_array_info *x = &g->c.arr.info, *y = &two[k]->c.arr.info;
         if (x->fortran_order != y->fortran_order || x->structured != y->structured || x->ndim != y->ndim ||
             x->itemsize != y->itemsize || x->count != y->count || x->nbytes != y->nbytes ||
             strcmp(x->dtype, y->dtype) != 0 || x->descr_len != y->descr_len ||

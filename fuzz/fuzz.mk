@@ -153,10 +153,10 @@ FI_CAMPAIGN_SRC = fuzz/fastinf_campaign.c fuzz/fastinf_diff.c fuzz/deflate_model
 FI_CAMPAIGN_DEPS = $(FI_CAMPAIGN_SRC) fuzz/fastinf_diff.h fuzz/deflate_model.h src/zip/fastinf.h
 $(B)/fastinf_campaign: $(FI_CAMPAIGN_DEPS)
 	@mkdir -p $(B)
-	$(CC) $(CSTD) -O2 -g -Wall -Wextra -Isrc -Ifuzz -o $@ $(FI_CAMPAIGN_SRC) -lz
+	$(CC) $(CSTD) -O2 -g -Wall -Wextra $(TEST_DEF) -Isrc -Ifuzz -o $@ $(FI_CAMPAIGN_SRC) -lz
 $(BS)/fastinf_campaign: $(FI_CAMPAIGN_DEPS)
 	@mkdir -p $(BS)
-	$(CC) $(CSTD) -O1 -g -Wall -Wextra $(SAN) -Isrc -Ifuzz -o $@ $(FI_CAMPAIGN_SRC) -lz
+	$(CC) $(CSTD) -O1 -g -Wall -Wextra $(SAN) $(TEST_DEF) -Isrc -Ifuzz -o $@ $(FI_CAMPAIGN_SRC) -lz
 fastinf-seeds:
 	$(PYTHON) fuzz/gen_fastinf_seeds.py corpus/fuzz_fastinf
 build/fastinf-seeds/.done: fuzz/gen_fastinf_seeds.py fuzz/gen_inflate_seeds.py

@@ -16,7 +16,8 @@
  *     with a kept scratch of the size the largest of them asks for (what an earlier, larger header
  *     leaves; scratch grown from none is EXACT's); the parser is not released at the end. */
 #include "drv.h"
-#include "internal.h"
+#include "stubs.h"
+#include "view/header.h"
 
 #ifndef EXACT
 #define EXACT 12
@@ -24,15 +25,22 @@
 #ifndef HDR_MAX
 #define HDR_MAX 4096
 #endif
+/* the parser (its handle), its limits, the header parser's kept buffers and the array a parse
+ * fills: the call's part of it (content.c's npzs__hdr_of) */
 static npzs_parser P;
+static npzs_limits L;
+static npzs__hkept K;
+static npzs__harray A;
+static npzs__hdr X;
 static uint8_t big[HDR_MAX];
 
 static void parse(const uint8_t *s, size_t n) {
     int mode = Frama_C_interval(NPZS__HDR_AUTO, NPZS__HDR_FAST);
+    X.here = u64_any();
     if (mode == NPZS__HDR_AUTO) /* content.c's call */
-        (void)npzs__parse_header(&P, s, n, Frama_C_interval(0, 1), u64_in(0, 1u << 20));
+        (void)npzs__parse_header(&X, s, n, Frama_C_interval(0, 1), u64_in(0, 1u << 20));
     else
-        (void)npzs__parse_header_mode(&P, s, n, Frama_C_interval(0, 1), u64_in(0, 1u << 20), mode);
+        (void)npzs__parse_header_mode(&X, s, n, Frama_C_interval(0, 1), u64_in(0, 1u << 20), mode);
     (void)npzs__utf8_valid(s, n);
 }
 
@@ -40,10 +48,16 @@ static void parse(const uint8_t *s, size_t n) {
  * pools (their first chunks) */
 static void fresh(void) {
     memset(&P, 0, sizeof P);
-    any_limits(&P.lim);
-    P.c.base = u64_in(0, UINT64_C(1) << 62);
+    memset(&K, 0, sizeof K);
+    memset(&A, 0, sizeof A);
+    any_limits(&L);
+    X.p = &P;
+    X.lim = &L;
+    X.kept = &K;
+    X.arr = &A;
+    X.here = u64_any();
     /* content.c makes the pools' first chunks before it parses a header, and stops if it fails */
-    if (npzs__header_pools(&P, u64_in(0, 1u << 20)) < 0) Frama_C_abort();
+    if (npzs__header_pools(&X, u64_in(0, 1u << 20)) < 0) Frama_C_abort();
 }
 
 /* the text t in a block of its length, any byte at each \1; parsed by a parser of its own, or
@@ -112,8 +126,8 @@ int main(void) {
     }
 #elif defined HDR_BIG
     const size_t sc_cap = (size_t)4 * HDR_MAX + 16; /* npzs__parse_header_mode's need for HDR_MAX bytes */
-    P.kept.scratch = any_bytes(sc_cap);
-    P.kept.scratch_cap = sc_cap;
+    K.scratch = any_bytes(sc_cap);
+    K.scratch_cap = sc_cap;
     for (int k = 0; k < 2; k++) {
         Frama_C_make_unknown((char *)big, sizeof big);
         size_t n = size_in(0, sizeof big);
@@ -128,7 +142,7 @@ int main(void) {
     }
 #endif
 #ifndef HDR_BIG
-    npzs__header_release(&P); /* what npzs_free does with the pools and the tree */
+    npzs__header_release(&X); /* what npzs_free does with scratch, the pools and the tree */
 #else
     /* not the release: under HDR_BIG's allocation model (prove.py, UNIT_OPTS) the blocks one call
      * stack allocates are one abstract block, so freeing one would make the others look freed

@@ -41,6 +41,9 @@ TEXT_SLEVEL = "main:0,tnode_scalar:10,tnode_add:10"
 # publishing of the dtype tree (its loops wrote every node and field anew in each of the states
 # it was called in, and the runs spent most of their time there)
 BIG_SLEVEL = HDR_SLEVEL + ",descr_list:0,tree_publish:0"
+# the header parser's units: it, the strict UTF-8 it calls, and the buffer it grows its scratch
+# with (core/buffer.c, over the stubbed allocation)
+HDR_SRC = ["src/npy/npyhdr.c", "src/bytes/utf8.c", "src/core/buffer.c"]
 # name, driver, the sources analysed, the file it proves, -D for the driver, per-function slevel
 UNITS = [
     ("zrec", "prove/zrec.c", ["src/zrec/zrec.c", "src/bytes/utf8.c"], "src/zrec/zrec.c", [], ""),
@@ -56,18 +59,19 @@ UNITS = [
      "table_run:1000,grow:1000,npzs__names_add:1000"),
     ("names-any", "prove/names.c", ["src/zip/names.c"], "src/zip/names.c", ["NAMES_LEN=-1"],
      "table_run:1000,grow:1000,npzs__names_add:1000"),
-    ("npyhdr", "prove/npyhdr.c", ["src/npy/npyhdr.c", "src/bytes/utf8.c"], "src/npy/npyhdr.c", ["EXACT=8"], HDR_SLEVEL),
-    ("npyhdr-descr", "prove/npyhdr.c", ["src/npy/npyhdr.c", "src/bytes/utf8.c"], "src/npy/npyhdr.c", ["DESCR_TAIL=3"], TEXT_SLEVEL),
-    ("npyhdr-forms", "prove/npyhdr.c", ["src/npy/npyhdr.c", "src/bytes/utf8.c"], "src/npy/npyhdr.c", ["FORMS=1"], TEXT_SLEVEL),
-    ("npyhdr-templates", "prove/npyhdr.c", ["src/npy/npyhdr.c", "src/bytes/utf8.c"], "src/npy/npyhdr.c", ["TEMPLATES=1"], TEXT_SLEVEL),
-    ("npyhdr-names", "prove/npyhdr.c", ["src/npy/npyhdr.c", "src/bytes/utf8.c"], "src/npy/npyhdr.c", ["TEMPLATES=2"], TEXT_SLEVEL),
-    ("npyhdr-descr5", "prove/npyhdr.c", ["src/npy/npyhdr.c", "src/bytes/utf8.c"], "src/npy/npyhdr.c", ["DESCR_TAIL=5"], TEXT_SLEVEL),
-    ("npyhdr-12", "prove/npyhdr.c", ["src/npy/npyhdr.c", "src/bytes/utf8.c"], "src/npy/npyhdr.c", ["EXACT=12"], HDR_SLEVEL),
-    ("npyhdr-big", "prove/npyhdr.c", ["src/npy/npyhdr.c", "src/bytes/utf8.c"], "src/npy/npyhdr.c", ["HDR_BIG=1", "HDR_MAX=1073741824"], BIG_SLEVEL),
+    ("npyhdr", "prove/npyhdr.c", HDR_SRC, "src/npy/npyhdr.c", ["EXACT=8"], HDR_SLEVEL),
+    ("npyhdr-descr", "prove/npyhdr.c", HDR_SRC, "src/npy/npyhdr.c", ["DESCR_TAIL=3"], TEXT_SLEVEL),
+    ("npyhdr-forms", "prove/npyhdr.c", HDR_SRC, "src/npy/npyhdr.c", ["FORMS=1"], TEXT_SLEVEL),
+    ("npyhdr-templates", "prove/npyhdr.c", HDR_SRC, "src/npy/npyhdr.c", ["TEMPLATES=1"], TEXT_SLEVEL),
+    ("npyhdr-names", "prove/npyhdr.c", HDR_SRC, "src/npy/npyhdr.c", ["TEMPLATES=2"], TEXT_SLEVEL),
+    ("npyhdr-descr5", "prove/npyhdr.c", HDR_SRC, "src/npy/npyhdr.c", ["DESCR_TAIL=5"], TEXT_SLEVEL),
+    ("npyhdr-12", "prove/npyhdr.c", HDR_SRC, "src/npy/npyhdr.c", ["EXACT=12"], HDR_SLEVEL),
+    ("npyhdr-big", "prove/npyhdr.c", HDR_SRC, "src/npy/npyhdr.c", ["HDR_BIG=1", "HDR_MAX=1073741824"], BIG_SLEVEL),
 ]
-# the analysed files that see the parser (they include internal.h): their units take the parser's
-# services as prove/stubs.c re-states them; the others are pure (make purity) and take nothing
-SEES_PARSER = {"src/zip/names.c", "src/npy/npyhdr.c"}
+# the analysed files that see the parser as a handle (they include a header of src/view/, never
+# internal.h: make purity): their units take the parser's services as prove/stubs.c re-states them;
+# the others are pure and take nothing
+SEES_HANDLE = {"src/zip/names.c", "src/npy/npyhdr.c", "src/core/buffer.c"}
 # options of a unit beyond COMMON's (the later of two options wins)
 UNIT_OPTS = {
     # one block per allocating call stack (weak after its first allocation) rather than one per
@@ -85,7 +89,6 @@ NOT_DEFAULT = {"npyhdr-descr5", "npyhdr-12", "npyhdr-big"}
 ONLY_NOT_DEFAULT = {}
 # functions of a proved file the driver does not call, with why (the coverage check skips them)
 NOT_DRIVEN = {
-    "src/npy/npyhdr.c": {"npzs__header_memo", "npzs__header_memo_hits"},  # content.c's, never called here
     "src/bytes/crc.c": set(),
 }
 
@@ -112,7 +115,7 @@ def cmd_for(unit, src):
         cpp.append("-cpp-extra-args=-I" + d)
     cpp += ["-cpp-extra-args=-include", "-cpp-extra-args=" + os.path.join(ROOT, "prove", "include", "fc_prelude.h")]
     cpp += ["-cpp-extra-args=-D" + d for d in defs]
-    files = [os.path.join(ROOT, driver)] + ([os.path.join(ROOT, "prove", "stubs.c")] if set(sources) & SEES_PARSER else [])
+    files = [os.path.join(ROOT, driver)] + ([os.path.join(ROOT, "prove", "stubs.c")] if set(sources) & SEES_HANDLE else [])
     files += [os.path.join(src, os.path.relpath(s, "src")) for s in sources]
     extra = ["-eva-slevel-function", slevels] if slevels else []
     return [frama_c()] + cpp + COMMON + extra + UNIT_OPTS.get(name, []) + files

@@ -1,6 +1,7 @@
 /* internal.h -- the parser's layout, shared by the parser's sources (not installed).  The
- * parallel helper (par.c, pool.c, scout.c) does not include it: it sees the parser through
- * seam.h and the public API only. */
+ * parallel helper (par.c, pool.c, scout.c, parbuf.c) does not include it: it sees the parser
+ * through seam.h (par/seam.c, the parser's side) and the public API only; nor do the sources that
+ * see the parser as a handle for its services (view/: zip/names.c, npy/npyhdr.c, core/buffer.c). */
 #ifndef NPZS_INTERNAL_H
 #define NPZS_INTERNAL_H
 
@@ -15,6 +16,9 @@
 #include "base/states.h"
 #include "bytes/bytes.h"
 #include "policy/policy.h"
+#include "view/handle.h"
+#include "view/header.h"
+#include "view/members.h"
 #include "zrec/zrec.h"
 
 #define NPZS_NO_OFFSET UINT64_MAX
@@ -25,16 +29,6 @@ typedef struct npzs__block {
     size_t used, size;
     uint8_t data[];
 } npzs__block;
-
-/* What the central directory must repeat about one member. */
-typedef struct npzs__record {
-    uint64_t lfh_off;   /* offset of the local header */
-    const uint8_t *name; /* name bytes, in the parser's name blocks */
-    uint64_t csize, usize;
-    uint32_t crc;
-    uint32_t hash[2];   /* name-table hashes of the name and of the key (name without ".npy") */
-    uint16_t name_len, flags, method;
-} npzs__record;
 
 /* Member content: the .npy machine, or a blob. */
 typedef struct npzs__content {
@@ -58,9 +52,7 @@ typedef struct npzs__content {
     uint32_t shift_head, shift_crc;
     uint64_t shift_len;
     int shift_ok;
-    npzs_array_info info;
-    uint64_t shape[NPZS_MAX_NDIM];
-    char dtype[48];
+    npzs__harray arr;       /* the array its header gives (the header parser's: view/header.h) */
     /* the last header parsed (its preamble and text, of at most 268 bytes), if it is not
      * structured: what the parse set and the CRC-32 of those bytes, valid while the shape, dtype
      * and scratch it points into are untouched (content.c: forgotten before any other parse) */
@@ -71,11 +63,6 @@ typedef struct npzs__content {
     int hmemo_miss;             /* this member's header, whole in a buffer, was not the memo's */
     uint64_t hmemo_hits;        /* headers taken from it (tests) */
     npzs_array_info hmemo_info;
-    /* the last type string the fast header path met, and what type_string made of it */
-    uint8_t type_memo[16];
-    size_t type_memo_len;
-    uint64_t type_memo_itemsize;
-    char type_memo_dtype[48];
     /* a policy's checks and the content hash (policy/, bytes/sha256.c) */
     npzs__vcheck vc;             /* the array's values (finite, range) */
     int checks;                 /* vc.on, or a blob's bytes are capped: chunks are looked at */
@@ -136,26 +123,12 @@ enum { NPZS__INF_OK, NPZS__INF_END, NPZS__INF_BAD, NPZS__INF_NOMEM };
 
 /* The buffers a parser keeps from one input to the next (npzs_reset keeps them, not what they
  * hold), each grown to the largest need yet and released by npzs_free. */
-/* A pool of the header parser (npyhdr.c, "the pools"): chunks of NPZS_POOL_CHUNK bytes, found
- * through directory blocks of NPZS_POOL_DIR chunks, at most NPZS_POOL_TOP of those (a pool holds
- * at most 128 MiB).  Every block has a size fixed at compile time, so that each access is bounded
- * by a constant (SECURITY.md, "What is proven").  top: NULL until the parser's first header
- * (npzs__header_pools). */
-enum { NPZS_POOL_CHUNK = 2048, NPZS_POOL_DIR = 256, NPZS_POOL_TOP = 256 };
-typedef struct npzs__hpool {
-    uint8_t ***top;
-} npzs__hpool;
-
 typedef struct npzs__kept {
-    /* content.c and npyhdr.c: the staged header (+1 for a NUL), the header parser's scratch
-     * (decoded strings and the UTF-8 copy of the descr), its pools (the name list, the descr
-     * parser's stack of frames, at most 2 * max_depth + 1 and as many as the nesting met, the
-     * structured dtype's tree while it is built: nodes, fields, shapes, type strings), and the
-     * tree as published (one block: the API's arrays) */
-    uint8_t *hdr, *scratch;
-    npzs__hpool names, frames, tnodes, tfields, tdims, tstrs;
-    void *dt;
-    size_t hdr_cap, scratch_cap, dt_cap;
+    /* content.c: the staged header (+1 for a NUL); npyhdr.c: its scratch, pools and published
+     * tree (view/header.h) */
+    uint8_t *hdr;
+    size_t hdr_cap;
+    npzs__hkept h;
     /* inflate.c: zlib's state (it points at itself: never moved), the fast decoder's
      * (fastinf.c), ISA-L's, the output window (up to inflate_window bytes), the gathering buffer
      * of small pushes */
@@ -182,7 +155,8 @@ struct npzs_parser {
     unsigned hashes;            /* npzs_hash: NPZS_HASH_* */
     uint32_t ev_user;           /* npzs_events: the events the caller wants (NPZS_EV_BIT bits) */
     npzs__seam seam;            /* a helper inflating members ahead (seam.h; take == NULL: none) */
-    uint64_t names_key[2];      /* names.c: SipHash key, random per parser */
+    npzs__names ntab;           /* names.c: the duplicate-name table; its key (random per parser)
+                                   is the parser's, its slots one input's (freed at npzs_reset) */
     uint64_t mem_used, mem_peak; /* bytes held through the hooks (the parser included) */
 
     /* ---- kept buffers ---- */
@@ -228,11 +202,9 @@ struct npzs_parser {
     const npzs__record *cd_rec;  /* the member it must repeat (npzs__rec(p, p->end.cd_count)) */
     size_t var_len;             /* progress staging a name / extra / comment */
     /* member records for the central directory check */
-    npzs__record **recs;         /* in chunks of NPZS_REC_CHUNK that never move: see npzs__rec */
+    npzs__record **recs;         /* in chunks of NPZS_REC_CHUNK that never move (view/members.h) */
     size_t recs_chunks, recs_cap; /* chunks allocated, entries of the chunk table */
     struct npzs__block *names;   /* the recorded names, newest block first; blocks never move */
-    uint32_t *hash;             /* names.c: open addressing, (member index << 1 | derived) + 1, 0 empty */
-    size_t hash_cap;
 
     /* the member being read (set at its local header) */
     uint32_t cur;               /* its index */
@@ -250,13 +222,8 @@ struct npzs_parser {
 };
 #define NPZS__RUN_OFFSET offsetof(struct npzs_parser, state)
 
-/* Member records live in fixed chunks: the table grows without copying them, and memory
- * follows the member count (no doubled copy while it grows). */
-#define NPZS_REC_SHIFT 9
-#define NPZS_REC_CHUNK (1u << NPZS_REC_SHIFT)
-static inline npzs__record *npzs__rec(const npzs_parser *p, uint32_t i) {
-    return &p->recs[i >> NPZS_REC_SHIFT][i & (NPZS_REC_CHUNK - 1)];
-}
+/* Member i's record (view/members.h). */
+static inline npzs__record *npzs__rec(const npzs_parser *p, uint32_t i) { return npzs__rec_at(p->recs, i); }
 
 /* ---- shared helpers ---- */
 
@@ -283,26 +250,9 @@ static inline uint64_t npzs__here(const npzs_parser *p) {
     return p->consumed + (p->in ? p->in->pos - p->pos0 : 0) - p->inf.orphan;
 }
 
+/* Allocation and the error recorder (core/): view/handle.h. */
 
-void *npzs__alloc(npzs_parser *p, size_t n);
-void *npzs__alloc0(npzs_parser *p, size_t n); /* npzs__alloc, zeroed */
-void npzs__free(npzs_parser *p, void *ptr);
-/* A buffer that holds at least `need` bytes (grown by doubling, its contents not kept): 0, or
- * < 0 with nomem recorded at off with rule. */
-int npzs__buffer_grow(npzs_parser *p, void **buf, size_t *cap, size_t need, uint64_t off, int rule);
-static inline int npzs__buffer(npzs_parser *p, void **buf, size_t *cap, size_t need, uint64_t off, int rule) {
-    return *cap >= need ? 0 : npzs__buffer_grow(p, buf, cap, need, off, rule);
-}
-/* What the input needs of the limit whose check fails next (bytes, members, fields, levels: the
- * limit's unit); npzs__fail keeps it with the limit's name and value (npzs_error_limit). */
-static inline void npzs__limit_need(npzs_parser *p, uint64_t n) {
-    p->lim_need = n;
-    p->lim_need_set = 1;
-}
-/* Record the first error: its code, offset and rule (enum npzs_rule, which gives the message). */
-int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule);
-int npzs__fail_content(npzs_parser *p, int code, uint64_t coff, int rule);
-/* The same, for a step: NPZS__ERROR. */
+/* An error recorded (npzs__fail, npzs__fail_content), for a step: NPZS__ERROR. */
 static inline npzs__rc npzs__error(npzs_parser *p, int code, uint64_t off, int rule) {
     (void)npzs__fail(p, code, off, rule);
     return NPZS__ERROR;
@@ -351,7 +301,7 @@ void npzs__policy_release(npzs_parser *p);
 int npzs__policy_hashes(const npzs_parser *p);        /* "hash": "sha256" */
 
 
-/* content.c: the content machine, and the plain .npy states */
+/* content.c: the content machine */
 void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, uint64_t base);
 /* Feed content bytes.  Returns NPZS__EVENT (*used bytes taken), NPZS__NEED (all of them taken),
  * NPZS__NOT_TAKEN (the array is complete and the bytes from *used on are not its: what follows
@@ -375,49 +325,26 @@ int npzs__content_at_data(const npzs_parser *p);
 /* The CRC-32 of the whole member content (an array's header and data, or the blob), once it ended. */
 uint32_t npzs__content_crc(npzs_parser *p);
 
-/* npyhdr.c: the header parser.  Parse a staged header; fills p->c.info.  Returns 0 or < 0 (error already recorded). */
-int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off);
-/* The same with the path chosen (the tests compare the two): NPZS__HDR_AUTO is what
- * npzs__parse_header does (the exact-NumPy-text fast path, else the general parser);
- * NPZS__HDR_GENERAL the general parser only; NPZS__HDR_FAST the fast path only, which
- * returns NPZS__HDR_NOT_FAST, recording nothing, for a text it does not recognise. */
-enum { NPZS__HDR_AUTO, NPZS__HDR_GENERAL, NPZS__HDR_FAST };
-#define NPZS__HDR_NOT_FAST 1
-int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off, int mode);
+/* npyhdr.c, the header parser (view/header.h), called on the parser's part: its limits, its kept
+ * buffers, the member's array (p->c.arr), the offset of the next input byte. */
+static inline npzs__hdr npzs__hdr_of(npzs_parser *p) {
+    return (npzs__hdr){.p = p, .lim = &p->lim, .kept = &p->kept.h, .arr = &p->c.arr, .here = npzs__here(p)};
+}
 #ifdef NPZS_TESTING
-/* Test hook: 0 turns off the memo of the last header (on by default); the headers it gave. */
+/* content.c, test hook: 0 turns off the memo of the last header (on by default); the headers it
+ * gave. */
 void npzs__header_memo(npzs_parser *p, int on);
 uint64_t npzs__header_memo_hits(const npzs_parser *p);
 #endif
-/* The first chunk of each of the header parser's pools, made before every header is parsed (only
- * the first call allocates): 0, or < 0 with NOMEM recorded at text_off.  npzs__header_release
- * frees the pools and the published tree (npzs__content_release). */
-int npzs__header_pools(npzs_parser *p, uint64_t text_off);
-void npzs__header_release(npzs_parser *p);
 
-
-/* names.c: the duplicate-name table */
-uint64_t npzs__siphash13(const uint64_t key[2], const uint8_t *m, size_t n);
-void npzs__names_seed(npzs_parser *p);
-/* Enter member's name (and, when it ends in ".npy", its np.load key: the name without it).  0, or < 0
- * with the error recorded (duplicate_name at p->rec_off, nomem). */
-int npzs__names_add(npzs_parser *p, uint32_t member);
-void npzs__names_release(npzs_parser *p);
-
-/* The step functions of the state table (states.h), one per state (npzs.c, content.c, zip.c);
- * the contract is in npzs.c. */
+/* The step functions of the state table (states.h), one per state (npy/plain.c, zip/zip.c); the
+ * contract is in npzs.c. */
 #define NPZS__X_STEP(name, step, scope, rec, doc) npzs__rc step(npzs_parser *p, npzs_in *in, npzs_event *ev);
 NPZS_STATE_MAP(NPZS__X_STEP)
 #undef NPZS__X_STEP
 void npzs__zip_release(npzs_parser *p);
 /* What one input allocated (member records, names, the name table): freed (npzs_reset, npzs_free). */
 void npzs__zip_input_release(npzs_parser *p);
-
-#ifdef NPZS_TESTING
-/* par.c, test hooks: members of n compressed bytes and more are inflated ahead (default 64 KiB). */
-void npzs__par_min_csize(struct npzs_par *q, uint64_t n);
-void npzs__par_keep(struct npzs_par *q, uint64_t n); /* skip_data: bytes a job keeps */
-#endif
 
 /* inflate.c: the inflate back end (zlib) */
 int npzs__fast_inflate_built(void); /* inflate.c: ISA-L compiled in */

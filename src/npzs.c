@@ -1,11 +1,12 @@
 /*
  * npzs.c -- the public API (creation, limits, the caller's choices, the error's accessors) and the
- * one dispatcher; below it, the layers of src/ (README.md, "Layout"): the error recorder and
- * allocation in core/, the tables in base/.
+ * one dispatcher; below it, the layers of src/ (README.md, "Layout"): the states in npy/ and zip/,
+ * the error recorder and allocation in core/, the tables in base/.  The parser's side of the seam
+ * to a helper is par/seam.c, beside the helper.
  *
  * npzs_next() is the only entry into the machine.  Its loop switches on every top-level state
- * of states.h and hands each to the step function its row names (the plain .npy states in
- * content.c, the ZIP states in zip.c, the rest here), with one contract for all of them:
+ * of states.h and hands each to the step function its row names (the first and last states and
+ * the plain .npy's in npy/plain.c, the ZIP states in zip/zip.c), with one contract for all of them:
  *   - a step reads from *in (advancing in->pos, never past in->size) and moves p->state;
  *   - it returns an npzs__rc: NPZS__GO (the state moved on: dispatch again), NPZS__EVENT (*ev was
  *     filled), NPZS__NEED (the push is used up and nothing can be emitted), NPZS__DONE or
@@ -66,8 +67,10 @@ NPZS__API int npzs_state_index(const npzs_parser *p) {
     if (!p || p->state <= NPZS_S__BASE || p->state >= NPZS_S__END) return -1;
     return p->state - NPZS_S__BASE - 1;
 }
+#ifdef NPZS_TESTING
 uint64_t npzs__visited(const npzs_parser *p) { return p->visited; }
 uint32_t npzs__cvisited(const npzs_parser *p) { return p->cvisited; }
+#endif
 
 NPZS__API const char *npzs_state_name(const npzs_parser *p) {
     if (!p || p->state <= NPZS_S__BASE || p->state >= NPZS_S__END) return "INVALID";
@@ -156,7 +159,7 @@ NPZS__API npzs_parser *npzs_new_(const npzs_limits *lim, size_t lim_size, const 
     p->lim = l;
     p->mem_used = p->mem_peak = sizeof *p;
     p->ev_user = NPZS_EV_ALL;
-    npzs__names_seed(p);
+    npzs__names_seed(&p->ntab);
     run_init(p);
     return p;
 }
@@ -188,27 +191,6 @@ NPZS__API void npzs_reset(npzs_parser *p) {
     run_init(p);
 }
 
-/* ---- the seam (seam.h) ------------------------------------------------------------------- */
-
-int npzs__seam_attach(npzs_parser *p, const npzs__seam *s) {
-    if (p->seam.take || !s || !s->take) return -1;
-    p->seam = *s;
-    return 0;
-}
-
-void npzs__seam_detach(npzs_parser *p) {
-    memset(&p->seam, 0, sizeof p->seam);
-    if (p->inf.pre && p->state == NPZS_S_ZIP_DEFLATED) /* its bytes were the helper's: gone now */
-        npzs__fail(p, NPZS_E_BAD_CALL, p->consumed, NPZS_R_CALL_PAR_FREE);
-    p->inf.pre = NULL;
-}
-
-const npzs_limits *npzs__seam_limits(const npzs_parser *p) { return &p->lim; }
-const npzs_allocator *npzs__seam_allocator(const npzs_parser *p) { return &p->al; }
-unsigned npzs__seam_events(const npzs_parser *p) { return p->ev_user; }
-
-int npzs__seam_bad_call(npzs_parser *p, int rule) { return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), rule); }
-
 NPZS__API int npzs_fast_inflate(void) { return npzs__fast_inflate_built(); }
 
 NPZS__API int npzs_npy_sequence(npzs_parser *p) {
@@ -237,71 +219,15 @@ NPZS__API int npzs_events(npzs_parser *p, unsigned mask) {
     return 0;
 }
 
-/* The end of input: told to an attached helper, which tells the parser once it has fed it all. */
+/* The end of input: told to an attached helper, which tells the parser once it has fed it all
+ * (npzs__seam_finish, par/seam.c). */
 NPZS__API void npzs_finish(npzs_parser *p) {
-    if (p && p->seam.finish) p->seam.finish(p->seam.ctx);
-    else npzs__seam_finish(p);
-}
-
-void npzs__seam_finish(npzs_parser *p) {
-    if (p) p->finished = 1;
+    if (!p) return;
+    if (p->seam.finish) p->seam.finish(p->seam.ctx);
+    else p->finished = 1;
 }
 
 /* ---- the dispatcher ------------------------------------------------------------------------- */
-
-/* START: the first byte decides the format. */
-npzs__rc npzs__st_start(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    if (!in || in->pos == in->size) {
-        if (!p->finished) return NPZS__NEED;
-        return npzs__error(p, NPZS_E_TRUNCATED, 0, NPZS_R_TRUNC_EMPTY);
-    }
-    uint8_t b = ((const uint8_t *)in->src)[in->pos];
-    if (b == 0x93) {
-        p->format = NPZS_FORMAT_NPY;
-        if (npzs__pol_start(p) < 0) return NPZS__ERROR;
-        npzs__content_start(p, 1, 1, 0, 0);
-        p->state = NPZS_S_NPY_CONTENT;
-        p->cur = 0;
-        p->members = 1;
-        if (!npzs__wants(p, NPZS_EV_MEMBER_BEGIN)) return NPZS__GO;
-        *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = 0, .offset = 0, .method = NPZS_METHOD_STORED};
-        return NPZS__EVENT;
-    }
-    if (b == 'P') {
-        p->format = NPZS_FORMAT_NPZ;
-        if (npzs__pol_start(p) < 0) return NPZS__ERROR;
-        p->state = NPZS_S_ZIP_SIG;
-        return NPZS__GO;
-    }
-    return npzs__error(p, NPZS_E_BAD_MAGIC, 0, NPZS_R_MAGIC_FIRST);
-}
-
-static int trail_rule(const npzs_parser *p) {
-    return p->format == NPZS_FORMAT_NPY ? NPZS_R_NPY_TRAIL_AFTER_END : NPZS_R_ZIP_TRAIL_AFTER_END;
-}
-
-/* END_EMIT: the verdict. */
-npzs__rc npzs__st_end_emit(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    if (in && in->pos < in->size) return npzs__error(p, NPZS_E_TRAILING_DATA, npzs__here(p), trail_rule(p));
-    p->state = NPZS_S_DONE;
-    *ev = (npzs_event){.type = NPZS_EV_END, .offset = npzs__here(p), .format = p->format, .members = p->members};
-    return NPZS__EVENT;
-}
-
-/* DONE: END was delivered; only the end of input may follow. */
-npzs__rc npzs__st_done(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    (void)ev;
-    if (in && in->pos < in->size) return npzs__error(p, NPZS_E_TRAILING_DATA, npzs__here(p), trail_rule(p));
-    return NPZS__DONE;
-}
-
-/* FAILED: the error stays. */
-npzs__rc npzs__st_failed(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    (void)p;
-    (void)in;
-    (void)ev;
-    return NPZS__ERROR;
-}
 
 /* The npzs_event layouts this library can fill: 0.1.0's (unchanged to 0.4.0), and 0.5.0's, which
  * adds sniff and sha256 at the end.  An older size is filled through a full-size copy cut to its

@@ -59,7 +59,8 @@ typedef struct npzs__seam {
     void (*finish)(void *ctx);
 } npzs__seam;
 
-/* ---- the parser's side (npzs.c, inflate.c, zip.c) ---- */
+/* ---- the parser's side (par/seam.c; npzs__seam_parse is the parser's loop, npzs.c; the notice
+ * of a member passed, zip/zip.c) ---- */
 
 /* Attach a helper: 0, or -1 when the parser has one already. */
 int npzs__seam_attach(npzs_parser *p, const npzs__seam *s);

@@ -34,6 +34,11 @@ static const char *limit_of(const npzs_parser *p, int rule, uint64_t *value) {
     }
 }
 
+void npzs__limit_need(npzs_parser *p, uint64_t n) {
+    p->lim_need = n;
+    p->lim_need_set = 1;
+}
+
 int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule) {
     int have_need = p->lim_need_set;
     p->lim_need_set = 0; /* a need goes with the check that gave it, failed or not */

@@ -1,8 +1,8 @@
 /*
- * mem.c -- allocation.  Every allocation goes through the caller's hooks with a small header that remembers its size,
- * so that what the parser holds is known at every moment (npzs_memory) and capped by
- * max_memory; a refusal by the cap is reported as limit (LIMIT.max_memory), one by the hooks as
- * nomem.
+ * mem.c -- allocation.  Every allocation goes through the caller's hooks with a small header that
+ * remembers its size, so that what the parser holds is known at every moment (npzs_memory) and
+ * capped by max_memory; a refusal by the cap is reported as limit (LIMIT.max_memory), one by the
+ * hooks as nomem.  A buffer grown over these: buffer.c.
  */
 #include <string.h>
 
@@ -39,15 +39,4 @@ void npzs__free(npzs_parser *p, void *ptr) {
     memcpy(&n, h, sizeof n);
     p->mem_used -= n;
     p->al.free(p->al.opaque, h);
-}
-
-int npzs__buffer_grow(npzs_parser *p, void **buf, size_t *cap, size_t need, uint64_t off, int rule) {
-    size_t n = *cap ? *cap : 64;
-    while (n < need) n = n > SIZE_MAX / 2 ? need : n * 2;
-    void *nb = npzs__alloc(p, n);
-    if (!nb) return npzs__fail(p, NPZS_E_NOMEM, off, rule);
-    npzs__free(p, *buf);
-    *buf = nb;
-    *cap = n;
-    return 0;
 }

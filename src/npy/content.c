@@ -1,12 +1,13 @@
 /*
  * content.c -- the member content machine: a .npy's preamble, header and data, or a blob (a
- * member that is not a .npy), fed content bytes by the plain .npy states below or by the ZIP
- * member states (zip.c).  Its states are the content states of states.h.
+ * member that is not a .npy), fed content bytes by the plain .npy states (plain.c) or by the ZIP
+ * member states (zip/zip.c).  Its states are the content states of states.h.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "../internal.h"
+#include "../core/buffer.h"
 
 static const uint8_t npy_magic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
 
@@ -30,7 +31,7 @@ void npzs__content_start(npzs_parser *p, int top, int direct, int must_be_npy, u
     c->out = NULL;
     c->crc_head = c->crc_data = 0;
     c->head_len = c->data_len = 0;
-    c->hmemo_miss = 0; /* (c->info is written whole by the header that comes, if any) */
+    c->hmemo_miss = 0; /* (c->arr.info is written whole by the header that comes, if any) */
     c->vc.on = 0;
     c->checks = 0;
     c->digest_ok = 0;
@@ -59,10 +60,10 @@ static int blob_found(npzs_parser *p, uint64_t coff) {
 
 void npzs__content_release(npzs_parser *p) {
     npzs__free(p, p->kept.hdr);
-    npzs__free(p, p->kept.scratch);
-    p->kept.hdr = p->kept.scratch = NULL;
-    p->kept.hdr_cap = p->kept.scratch_cap = 0;
-    npzs__header_release(p);
+    p->kept.hdr = NULL;
+    p->kept.hdr_cap = 0;
+    npzs__hdr x = npzs__hdr_of(p);
+    npzs__header_release(&x);
 }
 
 uint64_t npzs__content_want(const npzs_parser *p) {
@@ -129,12 +130,14 @@ static int preamble(npzs_parser *p) {
     return 0;
 }
 
+#ifdef NPZS_TESTING
 void npzs__header_memo(npzs_parser *p, int on) {
     p->c.hmemo_off = !on;
     p->c.hmemo_len = 0;
 }
 
 uint64_t npzs__header_memo_hits(const npzs_parser *p) { return p->c.hmemo_hits; }
+#endif
 
 /* The header is staged: parse it, or take the last one's results when its bytes (preamble
  * and text) repeat it exactly (arrays of one shape and dtype: where headers cost most). */
@@ -142,36 +145,37 @@ static int header_parse(npzs_parser *p) {
     npzs__content *c = &p->c;
     size_t n = c->pre_len + c->hlen;
     if (c->hmemo_len && !c->hmemo_miss && n == c->hmemo_len && memcmp(p->kept.hdr, c->hmemo, n) == 0) {
-        c->info = c->hmemo_info;
+        c->arr.info = c->hmemo_info;
         c->crc_head = c->hmemo_crc;
         c->hmemo_hits++;
         return 0;
     }
     c->hmemo_len = 0; /* the parse writes where the memo points */
-    memset(&c->info, 0, sizeof c->info);
-    c->info.version_major = c->pre[6];
+    memset(&c->arr.info, 0, sizeof c->arr.info);
+    c->arr.info.version_major = c->pre[6];
     c->crc_head = npzs__crc32(0, p->kept.hdr, n);
-    if (npzs__header_pools(p, c->pre_len) < 0) return p->err;
-    if (npzs__parse_header(p, p->kept.hdr + c->pre_len, c->hlen, c->pre[6] == 3, c->pre_len) < 0) return p->err;
-    if (!c->hmemo_off && !c->info.structured && n <= sizeof c->hmemo) {
+    npzs__hdr x = npzs__hdr_of(p);
+    if (npzs__header_pools(&x, c->pre_len) < 0) return p->err;
+    if (npzs__parse_header(&x, p->kept.hdr + c->pre_len, c->hlen, c->pre[6] == 3, c->pre_len) < 0) return p->err;
+    if (!c->hmemo_off && !c->arr.info.structured && n <= sizeof c->hmemo) {
         memcpy(c->hmemo, p->kept.hdr, n);
         c->hmemo_len = n;
         c->hmemo_crc = c->crc_head;
-        c->hmemo_info = c->info;
+        c->hmemo_info = c->arr.info;
     }
     return 0;
 }
 
-/* The header's results are in c->info, its bytes (preamble and text) at `bytes`. */
+/* The header's results are in c->arr.info, its bytes (preamble and text) at `bytes`. */
 static NPZS__INLINE int header_done(npzs_parser *p, const uint8_t *bytes) {
     npzs__content *c = &p->c;
-    c->info.header = bytes;
-    c->info.header_size = c->pre_len + c->hlen;
+    c->arr.info.header = bytes;
+    c->arr.info.header_size = c->pre_len + c->hlen;
     c->head_len = c->pre_len + c->hlen;
-    c->info.header_len = c->head_len;
-    c->data_left = c->info.nbytes;
+    c->arr.info.header_len = c->head_len;
+    c->data_left = c->arr.info.nbytes;
     /* total output limit, checked as soon as the size is declared */
-    uint64_t need = c->head_len + c->info.nbytes, cap = npzs__total_cap(p);
+    uint64_t need = c->head_len + c->arr.info.nbytes, cap = npzs__total_cap(p);
     if (need > cap || p->total_out > cap - need) {
         npzs__limit_need(p, need > UINT64_MAX - p->total_out ? UINT64_MAX : p->total_out + need);
         return npzs__fail_content(p, npzs__total_code(p), c->pre_len, npzs__total_rule(p, NPZS_R_LIMIT_TOTAL_ARRAY));
@@ -179,7 +183,7 @@ static NPZS__INLINE int header_done(npzs_parser *p, const uint8_t *bytes) {
     c->sniff = NPZS_SNIFF_NPY;
     if (npzs__pol_header(p) < 0) return p->err;
     c->checks = c->vc.on;
-    if (c->hashing && c->info.nbytes == 0) { /* no data: the digest is known now */
+    if (c->hashing && c->arr.info.nbytes == 0) { /* no data: the digest is known now */
         npzs__sha256_final(c->sha, c->digest);
         c->digest_ok = 1;
         if (npzs__pol_digest(p, c->head_len, 0) < 0) return p->err;
@@ -203,7 +207,7 @@ static int header_memo_whole(npzs_parser *p) {
     c->hlen = c->hdr_len = n - c->pre_len;
     c->pos += n;
     c->kind = NPZS_KIND_ARRAY;
-    c->info = c->hmemo_info;
+    c->arr.info = c->hmemo_info;
     c->crc_head = c->hmemo_crc;
     c->hmemo_hits++;
     NPZS_CVISIT(p, NPZS_C_PRE);
@@ -347,7 +351,7 @@ npzs__rc npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int 
         case NPZS_C_HEADER_EVENT:
             c->state = c->data_left ? NPZS_C_DATA : NPZS_C_DONE;
             if (!npzs__wants(p, NPZS_EV_HEADER)) continue;
-            *ev = (npzs_event){.type = NPZS_EV_HEADER, .offset = c->base, .array = &c->info};
+            *ev = (npzs_event){.type = NPZS_EV_HEADER, .offset = c->base, .array = &c->arr.info};
             *used = i;
             return NPZS__EVENT;
         case NPZS_C_DATA: {
@@ -456,7 +460,7 @@ npzs__rc npzs__content_end(npzs_parser *p, npzs_event *ev) {
 int npzs__content_at_data(const npzs_parser *p) {
     const npzs__content *c = &p->c;
     int inside = p->state == NPZS_S_NPY_CONTENT || p->state == NPZS_S_ZIP_STORED || p->state == NPZS_S_ZIP_DEFLATED;
-    int before_data = c->state == NPZS_C_DATA || (c->state == NPZS_C_DONE && c->info.nbytes == 0);
+    int before_data = c->state == NPZS_C_DATA || (c->state == NPZS_C_DONE && c->arr.info.nbytes == 0);
     return inside && c->kind == NPZS_KIND_ARRAY && before_data && c->data_len == 0;
 }
 
@@ -464,76 +468,8 @@ NPZS__API int npzs_data_into(npzs_parser *p, void *dst, size_t cap) {
     if (!p) return NPZS_E_BAD_CALL;
     if (p->err) return p->err;
     npzs__content *c = &p->c;
-    if (!npzs__content_at_data(p) || !dst || cap < c->info.nbytes)
+    if (!npzs__content_at_data(p) || !dst || cap < c->arr.info.nbytes)
         return npzs__fail(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_DATA_INTO);
-    if (c->info.nbytes) c->out = dst; /* an empty array has nothing to write */
+    if (c->arr.info.nbytes) c->out = dst; /* an empty array has nothing to write */
     return 0;
 }
-
-/* ---- the plain .npy file: the content machine fed straight from the input ------------------ */
-
-/* NPY_CONTENT: the input is the content. */
-npzs__rc npzs__npy_content(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    if (p->c.state == NPZS_C_DONE) {
-        p->state = NPZS_S_NPY_MEMBER_END;
-        return NPZS__GO;
-    }
-    size_t avail = in ? in->size - in->pos : 0;
-    if (!avail) {
-        if (!p->finished) return NPZS__NEED;
-        npzs__rc rc = npzs__content_end(p, ev);
-        if (rc == NPZS__EVENT) ev->member = p->cur;
-        return rc;
-    }
-    size_t used = 0;
-    npzs__rc rc = npzs__content_feed(p, (const uint8_t *)in->src + in->pos, avail, 1, &used, ev);
-    in->pos += used;
-    if (rc == NPZS__EVENT) ev->member = p->cur;
-    /* not taken: after the array, the NPY states' (its MEMBER_END, then a sequence's next array,
-     * lenient trailing bytes, or trailing data) */
-    return rc == NPZS__NEED || rc == NPZS__NOT_TAKEN ? NPZS__GO : rc;
-}
-
-/* NPY_MEMBER_END: emit MEMBER_END for the array. */
-npzs__rc npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    (void)in;
-    p->total_out += p->c.head_len + p->c.data_len;
-    p->state = NPZS_S_NPY_TAIL;
-    uint64_t size = p->c.head_len + p->c.data_len;
-    if (!npzs__wants(p, NPZS_EV_MEMBER_END)) return NPZS__GO;
-    *ev = (npzs_event){.type = NPZS_EV_MEMBER_END, .member = p->cur, .offset = npzs__here(p), .kind = NPZS_KIND_ARRAY,
-                       .size = size, .csize = size,
-                       .crc32 = npzs__content_crc(p),
-                       .data_crc32 = p->c.crc_data, .data_size = p->c.data_len, .array = &p->c.info,
-                       .sniff = p->c.sniff, .sha256 = p->c.digest_ok ? p->c.digest : NULL};
-    return NPZS__EVENT;
-}
-
-/* NPY_TAIL: the array is complete; only the end of input may follow (or, with
- * NPZS_LENIENT_NPY_TRAILING, any bytes, consumed and never read). */
-npzs__rc npzs__npy_tail(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    size_t avail = in ? in->size - in->pos : 0;
-    if (avail && p->sequence) { /* the next array of a sequence (npzs_npy_sequence) */
-        if (p->members >= p->lim.max_members) {
-            npzs__limit_need(p, (uint64_t)p->members + 1);
-            return npzs__error(p, NPZS_E_LIMIT, npzs__here(p), NPZS_R_LIMIT_MEMBERS);
-        }
-        uint64_t at = npzs__here(p);
-        npzs__content_start(p, 1, 1, 0, at);
-        p->cur = p->members++;
-        p->state = NPZS_S_NPY_CONTENT;
-        if (!npzs__wants(p, NPZS_EV_MEMBER_BEGIN)) return NPZS__GO;
-        *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = p->cur, .offset = at, .method = NPZS_METHOD_STORED};
-        return NPZS__EVENT;
-    }
-    if (avail && (p->lim.lenient & NPZS_LENIENT_NPY_TRAILING)) {
-        in->pos += avail;
-        p->ignored += avail;
-        avail = 0;
-    }
-    if (avail) return npzs__error(p, NPZS_E_TRAILING_DATA, npzs__here(p), NPZS_R_NPY_TRAIL);
-    if (!p->finished) return NPZS__NEED;
-    p->state = NPZS_S_END_EMIT;
-    return NPZS__GO;
-}
-

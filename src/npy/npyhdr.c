@@ -8,12 +8,24 @@
  *   ws      := [ \t\n]*
  *   string  := '...' | "..."  with the escapes repr() writes
  *   int     := '0' | [1-9][0-9]*   (+ optional [ \t]* 'L' in v1.0/v2.0)
+ *
+ * It sees the parser only as a handle (view/header.h): a call gives it the limits, its kept
+ * buffers and the array to fill, and it allocates and records errors through the handle's
+ * services (view/handle.h).  The proof (prove/) analyses it so, those services re-stated.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "../base/base.h"
 #include "../base/contract.h"
-#include "../internal.h"
+#include "../base/rules.h"
+#include "../bytes/bytes.h"
+#include "../core/buffer.h"
+#include "../view/header.h"
+
+#ifdef NPZS_INTERNAL_H
+#error "npyhdr.c sees the parser only as a handle (view/header.h): not its layout (internal.h)"
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* header parser                                                            */
@@ -26,7 +38,11 @@ typedef struct name_ref {
 } name_ref;
 
 typedef struct hp {
-    npzs_parser *p;
+    npzs_parser *p;      /* the handle: allocation, errors */
+    const npzs_limits *lim;
+    npzs__hkept *kb;     /* the kept buffers */
+    npzs__harray *a;     /* the array the parse fills */
+    uint64_t here;       /* input offset of the next byte (npzs__hdr) */
     const uint8_t *s;
     size_t n, i;
     int v3;
@@ -73,7 +89,7 @@ static int why(const hp *h, size_t at, int rule) {
 }
 
 /* A check that cannot fail did: the parser's state is corrupt (NPZS_E_BAD_CALL, CALL.state). */
-static int corrupt(hp *h) { return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_STATE); }
+static int corrupt(hp *h) { return npzs__fail(h->p, NPZS_E_BAD_CALL, h->here, NPZS_R_CALL_STATE); }
 
 static int hfail(hp *h, int code, size_t at, int rule) {
     if (h->quiet) return -1; /* a look-ahead (dup_keys): the parser reports errors where it meets them */
@@ -254,7 +270,7 @@ static int int_tuple(hp *h, int code, uint64_t *dims, size_t *dims_at, uint32_t 
 /* ---- the pools ------------------------------------------------------------------------------
  * Every array that grows while a header is parsed (the field names, the descr parser's frames,
  * the dtype tree's nodes, fields, shapes and type strings) is a pool of the parser's kept
- * buffers (internal.h, npzs__hpool): chunks of NPZS_POOL_CHUNK bytes, found through directory
+ * buffers (view/header.h, npzs__hpool): chunks of NPZS_POOL_CHUNK bytes, found through directory
  * blocks of fixed sizes.  Every block's size is a constant, so every access is bounded by a
  * constant; a block whose size the program records in a variable would have to be related to
  * that variable, which the proof's analysis does not do (SECURITY.md, "What is proven").
@@ -344,6 +360,17 @@ static const void *pool_ptr(hp *h, npzs__hpool *pl, size_t pos) {
     return ch ? ch + pos % NPZS_POOL_CHUNK : NULL;
 }
 
+/* A parse's state over the call's part of the parser (npzs__hdr). */
+static void hp_start(hp *h, const npzs__hdr *x, uint64_t text_off) {
+    memset(h, 0, sizeof *h);
+    h->p = x->p;
+    h->lim = x->lim;
+    h->kb = x->kept;
+    h->a = x->arr;
+    h->here = x->here;
+    h->text_off = text_off;
+}
+
 static void pool_free(npzs_parser *p, npzs__hpool *pl) {
     if (!pl->top) return;
     for (size_t t = 0; t < NPZS_POOL_TOP; t++) {
@@ -360,7 +387,7 @@ static void pool_free(npzs_parser *p, npzs__hpool *pl) {
  * its only access, a copy checked against its size (cannot fail: CALL.state); the block is never
  * read back, so what the proof's analysis cannot bound in it stays at that one copy. */
 static int tree_room(hp *h, size_t need) {
-    npzs__kept *kb = &h->p->kept;
+    npzs__hkept *kb = h->kb;
     if (kb->dt_cap >= need) return 0;
     size_t n = kb->dt_cap ? kb->dt_cap : 256;
     while (n < need) n = n > SIZE_MAX / 2 ? need : n * 2;
@@ -377,7 +404,7 @@ static int tree_room(hp *h, size_t need) {
 }
 
 static int tree_put(hp *h, size_t at, const void *src, size_t size) {
-    npzs__kept *kb = &h->p->kept;
+    npzs__hkept *kb = h->kb;
     if (!kb->dt || at > kb->dt_cap || size > kb->dt_cap - at) return corrupt(h);
     memcpy((uint8_t *)kb->dt + at, src, size);
     return 0;
@@ -388,12 +415,10 @@ static int tree_put(hp *h, size_t at, const void *src, size_t size) {
  * pool grows past its first chunk (the proof's analysis handles allocation inside the descr loop
  * worst: SECURITY.md, "What is proven").  Out of memory is reported at text_off, the text's
  * first byte. */
-int npzs__header_pools(npzs_parser *p, uint64_t text_off) {
+int npzs__header_pools(const npzs__hdr *x, uint64_t text_off) {
     hp h;
-    memset(&h, 0, sizeof h);
-    h.p = p;
-    h.text_off = text_off;
-    npzs__kept *kb = &p->kept;
+    hp_start(&h, x, text_off);
+    npzs__hkept *kb = h.kb;
     if (!pool_chunk(&h, &kb->names, 0, 1, NPZS_R_NOMEM_FIELDS)) return -1;
     npzs__hpool *const pl[] = {&kb->frames, &kb->tnodes, &kb->tfields, &kb->tdims, &kb->tstrs};
     for (size_t k = 0; k < sizeof pl / sizeof pl[0]; k++)
@@ -401,8 +426,12 @@ int npzs__header_pools(npzs_parser *p, uint64_t text_off) {
     return 0;
 }
 
-void npzs__header_release(npzs_parser *p) {
-    npzs__kept *kb = &p->kept;
+void npzs__header_release(const npzs__hdr *x) {
+    npzs_parser *p = x->p;
+    npzs__hkept *kb = x->kept;
+    npzs__free(p, kb->scratch);
+    kb->scratch = NULL;
+    kb->scratch_cap = 0;
     pool_free(p, &kb->names);
     pool_free(p, &kb->frames);
     pool_free(p, &kb->tnodes);
@@ -416,8 +445,8 @@ void npzs__header_release(npzs_parser *p) {
 
 /* The field names, for the duplicate check: a table of at most max_fields. */
 static int add_name(hp *h, uint32_t group, uint32_t off, uint32_t len, size_t at) {
-    npzs__kept *kb = &h->p->kept;
-    if (h->nnames >= h->p->lim.max_fields) {
+    npzs__hkept *kb = h->kb;
+    if (h->nnames >= h->lim->max_fields) {
         if (!h->quiet) npzs__limit_need(h->p, (uint64_t)h->nnames + 1);
         return hfail(h, NPZS_E_LIMIT, at, NPZS_R_LIMIT_FIELDS);
     }
@@ -570,19 +599,19 @@ typedef struct tfield {
 
 /* A new node, built by the caller: its index, or -1 (out of memory, recorded). */
 static long tnode_add(hp *h, const tnode *t) {
-    npzs__kept *kb = &h->p->kept;
+    npzs__hkept *kb = h->kb;
     if (pool_put(h, &kb->tnodes, rec_at(h->ntn, sizeof *t), t, sizeof *t, NPZS_R_NOMEM_DESCR) < 0) return -1;
     return (long)h->ntn++;
 }
 
 static int tnode_get(hp *h, uint32_t k, tnode *t) {
     if (k >= h->ntn) return corrupt(h);
-    return pool_get(h, &h->p->kept.tnodes, rec_at(k, sizeof *t), t, sizeof *t);
+    return pool_get(h, &h->kb->tnodes, rec_at(k, sizeof *t), t, sizeof *t);
 }
 
 static int tnode_put(hp *h, uint32_t k, const tnode *t) {
     if (k >= h->ntn) return corrupt(h);
-    return pool_put(h, &h->p->kept.tnodes, rec_at(k, sizeof *t), t, sizeof *t, NPZS_R_NOMEM_DESCR);
+    return pool_put(h, &h->kb->tnodes, rec_at(k, sizeof *t), t, sizeof *t, NPZS_R_NOMEM_DESCR);
 }
 
 /* A new node: a struct (its size comes when its list ends), a type string's (at str_at in the
@@ -603,7 +632,7 @@ static long tnode_new(hp *h, npzs_dtkind kind, uint64_t itemsize, size_t str_at,
 /* A type string's node; dtype: dtype.str, at most 47 bytes and its NUL, in a buffer of 48
  * (stored 8 bytes at a time, its NUL and the zeros after it included). */
 static long tnode_scalar(hp *h, const char dtype[48], uint64_t itemsize) {
-    npzs__kept *kb = &h->p->kept;
+    npzs__hkept *kb = h->kb;
     size_t l = 0;
     while (l < 47 && dtype[l]) l++;
     if (dtype[l]) return corrupt(h);
@@ -618,7 +647,7 @@ static long tnode_scalar(hp *h, const char dtype[48], uint64_t itemsize) {
 
 /* A shape applied to node `base`: the node of the result (base itself for a shape of ()). */
 static long tnode_shaped(hp *h, uint32_t base, const uint64_t *dims, uint32_t nd, uint64_t itemsize) {
-    npzs__kept *kb = &h->p->kept;
+    npzs__hkept *kb = h->kb;
     if (nd == 0) return base;
     if (nd > NPZS_MAX_NDIM) return corrupt(h);
     size_t size = (size_t)nd * 8, at = place_at(h->tdims_used, size); /* 8-aligned: every size is */
@@ -642,7 +671,7 @@ static size_t put_dec(char *o, uint64_t v) {
 
 /* ('S0', n) and its kind: the scalar n bytes (U: n characters) wide that NumPy makes of it. */
 static long tnode_widened(hp *h, uint32_t base, uint64_t itemsize) {
-    npzs__kept *kb = &h->p->kept;
+    npzs__hkept *kb = h->kb;
     tnode b = {0};
     char d[2] = {0, 0}; /* the base's byte order and kind, e.g. "|S" */
     if (tnode_get(h, base, &b) < 0 || pool_get(h, &kb->tstrs, b.str_at, d, 2) < 0) return -1;
@@ -654,7 +683,7 @@ static long tnode_widened(hp *h, uint32_t base, uint64_t itemsize) {
 }
 
 static int tfield_add(hp *h, uint32_t type, uint32_t noff, uint32_t nlen, int titled, uint32_t toff, uint32_t tlen) {
-    npzs__kept *kb = &h->p->kept;
+    npzs__hkept *kb = h->kb;
     /* owner and offset are the list's to give (tfield_place) */
     tfield f;
     memset(&f, 0, sizeof f); /* its padding too: a pool's bytes are all set */
@@ -671,7 +700,7 @@ static int tfield_add(hp *h, uint32_t type, uint32_t noff, uint32_t nlen, int ti
 
 static int tfield_get(hp *h, uint32_t k, tfield *f) {
     if (k >= h->ntf) return corrupt(h);
-    return pool_get(h, &h->p->kept.tfields, rec_at(k, sizeof *f), f, sizeof *f);
+    return pool_get(h, &h->kb->tfields, rec_at(k, sizeof *f), f, sizeof *f);
 }
 
 /* The last field added belongs to list node `owner`, at `offset` in it. */
@@ -680,15 +709,15 @@ static int tfield_place(hp *h, uint32_t owner, uint64_t offset) {
     if (h->ntf == 0 || tfield_get(h, h->ntf - 1, &f) < 0) return corrupt(h);
     f.owner = owner;
     f.offset = offset;
-    return pool_put(h, &h->p->kept.tfields, rec_at(h->ntf - 1, sizeof f), &f, sizeof f, NPZS_R_NOMEM_DESCR);
+    return pool_put(h, &h->kb->tfields, rec_at(h->ntf - 1, sizeof f), &f, sizeof f, NPZS_R_NOMEM_DESCR);
 }
 
 /* The accepted header's tree, with pointers: a struct's fields made contiguous (in order).  The
  * published block holds the nodes, then the fields; each node's field count, first field and
  * the fields placed so far are counted in its record first, so the block is only written. */
 static int tree_publish(hp *h) {
-    npzs__content *c = &h->p->c;
-    npzs__kept *kb = &h->p->kept;
+    npzs__harray *c = h->a;
+    npzs__hkept *kb = h->kb;
     size_t fields_at = (size_t)h->ntn * sizeof(npzs_dtnode), bytes = fields_at + (size_t)h->ntf * sizeof(npzs_dtfield);
     if (tree_room(h, bytes) < 0) return -1;
     tnode t = {0};
@@ -810,7 +839,7 @@ static int apply_shape(hp *h, uint64_t *isz, int *tflags, const uint64_t *dims, 
 static int shape_value(hp *h, uint64_t *dims, uint32_t *nd, int *bare) {
     ws(h);
     *bare = peek(h) != '(';
-    if (!*bare) return int_tuple(h, NPZS_E_BAD_HEADER, dims, NULL, h->p->lim.max_ndim, nd);
+    if (!*bare) return int_tuple(h, NPZS_E_BAD_HEADER, dims, NULL, h->lim->max_ndim, nd);
     *nd = 1;
     return integer(h, NPZS_E_BAD_HEADER, &dims[0]);
 }
@@ -819,13 +848,13 @@ static int shape_value(hp *h, uint64_t *dims, uint32_t *nd, int *bare) {
  * are saved in the kept block `frames`, sp of them.  A list is refused at its '[' when too
  * deep; a subarray at its base type (begin_type). */
 static int push(hp *h, uint32_t *sp, dframe *cur, int kind, uint32_t depth, uint32_t group) {
-    npzs__kept *kb = &h->p->kept;
-    if (kind == F_LIST && depth > h->p->lim.max_depth) {
+    npzs__hkept *kb = h->kb;
+    if (kind == F_LIST && depth > h->lim->max_depth) {
         if (!h->quiet) npzs__limit_need(h->p, depth);
         return hfail(h, NPZS_E_LIMIT, h->i, NPZS_R_LIMIT_DEPTH);
     }
-    if (*sp + 1 >= 2 * h->p->lim.max_depth + 1) /* cannot happen: depth grows with every second frame */
-        return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_DESCR_STACK);
+    if (*sp + 1 >= 2 * h->lim->max_depth + 1) /* cannot happen: depth grows with every second frame */
+        return npzs__fail(h->p, NPZS_E_BAD_CALL, h->here, NPZS_R_CALL_DESCR_STACK);
     /* the stack grows with the nesting met, not the limit */
     if (pool_put(h, &kb->frames, rec_at(*sp, sizeof *cur), cur, sizeof *cur, NPZS_R_NOMEM_DESCR) < 0) return -1;
     ++*sp;
@@ -839,9 +868,9 @@ static int push(hp *h, uint32_t *sp, dframe *cur, int kind, uint32_t depth, uint
 
 /* The frame below the top becomes the top again. */
 static int pop(hp *h, uint32_t *sp, dframe *cur) {
-    if (*sp == 0) return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_DESCR_FRAME);
+    if (*sp == 0) return npzs__fail(h->p, NPZS_E_BAD_CALL, h->here, NPZS_R_CALL_DESCR_FRAME);
     --*sp;
-    return pool_get(h, &h->p->kept.frames, rec_at(*sp, sizeof *cur), cur, sizeof *cur);
+    return pool_get(h, &h->kb->frames, rec_at(*sp, sizeof *cur), cur, sizeof *cur);
 }
 
 /* A type at depth d for the frame on top: a string gives its size now (0), a list or a
@@ -849,7 +878,7 @@ static int pop(hp *h, uint32_t *sp, dframe *cur) {
 static int begin_type(hp *h, uint32_t *sp, dframe *cur, uint32_t d, uint64_t *rsize, int *rflags, uint32_t *rnode) {
     ws(h);
     int ch = peek(h);
-    if (d > h->p->lim.max_depth) {
+    if (d > h->lim->max_depth) {
         if (!h->quiet) npzs__limit_need(h->p, d);
         return hfail(h, NPZS_E_LIMIT, h->i, NPZS_R_LIMIT_DEPTH);
     }
@@ -1029,18 +1058,18 @@ static int descr_list(hp *h, uint64_t *itemsize) {
             if (pop(h, &sp, &cur) < 0) return -1;
             continue;
         }
-        return npzs__fail(h->p, NPZS_E_BAD_CALL, npzs__here(h->p), NPZS_R_CALL_DESCR_FRAME);
+        return npzs__fail(h->p, NPZS_E_BAD_CALL, h->here, NPZS_R_CALL_DESCR_FRAME);
     }
 }
 
 static int name_get(hp *h, size_t k, name_ref *r) {
     if (k >= h->nnames) return corrupt(h);
-    return pool_get(h, &h->p->kept.names, rec_at(k, sizeof *r), r, sizeof *r);
+    return pool_get(h, &h->kb->names, rec_at(k, sizeof *r), r, sizeof *r);
 }
 
 static int name_put(hp *h, size_t k, const name_ref *r) {
     if (k >= h->nnames) return corrupt(h);
-    return pool_put(h, &h->p->kept.names, rec_at(k, sizeof *r), r, sizeof *r, NPZS_R_NOMEM_FIELDS);
+    return pool_put(h, &h->kb->names, rec_at(k, sizeof *r), r, sizeof *r, NPZS_R_NOMEM_FIELDS);
 }
 
 /* memcmp of l bytes of scratch at x and at y, each byte checked against scratch: SC_OUT for a
@@ -1136,9 +1165,9 @@ static int descr_char(uint8_t b) {
     return b < 64 ? (int)((lo >> b) & 1) : b < 128 ? (int)((hi >> (b - 64)) & 1) : 0;
 }
 
-static int fast_header(npzs_parser *p, const uint8_t *s, size_t n, size_t *d0, size_t *d1, size_t *dim_at) {
+static int fast_header(hp *h, const uint8_t *s, size_t n, size_t *d0, size_t *d1, size_t *dim_at) {
     static const char k_descr[] = "{'descr': '", k_fo[] = "', 'fortran_order': ", k_shape[] = ", 'shape': (";
-    npzs__content *c = &p->c;
+    npzs__harray *c = h->a;
     size_t i = sizeof k_descr - 1;
     if (n < i || memcmp(s, k_descr, i) != 0) return 0;
     *d0 = i;
@@ -1157,7 +1186,7 @@ static int fast_header(npzs_parser *p, const uint8_t *s, size_t n, size_t *d0, s
         i++;
     } else {
         for (;;) {
-            if (k >= p->lim.max_ndim || k >= NPZS_MAX_NDIM || i >= n || s[i] < '0' || s[i] > '9') return 0;
+            if (k >= h->lim->max_ndim || k >= NPZS_MAX_NDIM || i >= n || s[i] < '0' || s[i] > '9') return 0;
             if (s[i] == '0' && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9') return 0;
             size_t at = i;
             uint64_t v = 0;
@@ -1203,7 +1232,7 @@ static int fast_header(npzs_parser *p, const uint8_t *s, size_t n, size_t *d0, s
  * descr text as UTF-8 for the HEADER event. */
 static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr_end, const size_t *dim_at) {
     npzs_parser *p = h->p;
-    npzs__content *c = &p->c;
+    npzs__harray *c = h->a;
     const uint8_t *s = h->s;
     /* size: NumPy's rule, itemsize times the product of the non-zero dims must fit in intp */
     uint64_t acc = itemsize ? itemsize : 1;
@@ -1302,56 +1331,66 @@ done:
     return rc;
 }
 
-/* s: the header text (after the preamble), n bytes (a 4-byte header_len: below 4 GiB); p: a parser
- * whose kept buffers are what an earlier parse left (or none) */
-/*@ requires \valid(p) && n <= 0xFFFFFFFF && (n == 0 || \valid_read(s + (0 .. n - 1))); */
-int npzs__parse_header(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off) {
-    NPZS_REQUIRE(p && (s || n == 0) && (uint64_t)n <= 0xFFFFFFFFu);
-    return npzs__parse_header_mode(p, s, n, v3, text_off, NPZS__HDR_AUTO);
+/* s: the header text (after the preamble), n bytes (a 4-byte header_len: below 4 GiB); x: the
+ * call's part of a parser, whose kept buffers are what an earlier parse left (or none) */
+/*@ requires \valid_read(x) && \valid(x->kept) && \valid(x->arr) && \valid_read(x->lim);
+    requires n <= 0xFFFFFFFF && (n == 0 || \valid_read(s + (0 .. n - 1))); */
+int npzs__parse_header(const npzs__hdr *x, const uint8_t *s, size_t n, int v3, uint64_t text_off) {
+    NPZS_REQUIRE(x && x->p && x->kept && x->arr && x->lim && (s || n == 0) && (uint64_t)n <= 0xFFFFFFFFu);
+    return npzs__parse_header_mode(x, s, n, v3, text_off, NPZS__HDR_AUTO);
 }
 
-/*@ requires \valid(p) && n <= 0xFFFFFFFF && (n == 0 || \valid_read(s + (0 .. n - 1)));
+static int parse(hp *h, const uint8_t *s, size_t n, int mode);
+
+/*@ requires \valid_read(x) && \valid(x->kept) && \valid(x->arr) && \valid_read(x->lim);
+    requires n <= 0xFFFFFFFF && (n == 0 || \valid_read(s + (0 .. n - 1)));
     requires NPZS__HDR_AUTO <= mode <= NPZS__HDR_FAST; */
-int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, uint64_t text_off, int mode) {
-    NPZS_REQUIRE(p && (s || n == 0) && (uint64_t)n <= 0xFFFFFFFFu && mode >= NPZS__HDR_AUTO && mode <= NPZS__HDR_FAST);
-    npzs__content *c = &p->c;
-    npzs__kept *kb = &p->kept;
+int npzs__parse_header_mode(const npzs__hdr *x, const uint8_t *s, size_t n, int v3, uint64_t text_off, int mode) {
+    NPZS_REQUIRE(x && x->p && x->kept && x->arr && x->lim && (s || n == 0) && (uint64_t)n <= 0xFFFFFFFFu &&
+                 mode >= NPZS__HDR_AUTO && mode <= NPZS__HDR_FAST);
     hp h;
-    memset(&h, 0, sizeof h);
-    h.p = p;
+    hp_start(&h, x, text_off);
     h.s = s;
     h.n = n;
     h.v3 = v3;
-    h.text_off = text_off;
+    int rc = parse(&h, s, n, mode);
+    return rc < 0 ? -1 : rc; /* the error is the one recorded on x->p */
+}
+
+/* The parse: 0, NPZS__HDR_NOT_FAST, or < 0 (recorded). */
+static int parse(hp *h, const uint8_t *s, size_t n, int mode) {
+    npzs__harray *c = h->a;
+    npzs__hkept *kb = h->kb;
+    const npzs_limits *lim = h->lim;
     size_t dim_at[NPZS_MAX_NDIM] = {0}; /* read for a dimension's offset in an error */
 
-    if (v3) {
+    if (h->v3) {
         size_t cps = 0, bad = 0;
-        if (npzs__utf8_count(s, n, &cps, &bad) < 0) return hfail(&h, NPZS_E_BAD_HEADER, bad, NPZS_R_HDR_UTF8);
-        if ((uint64_t)cps > p->lim.max_header_size)
-            return npzs__fail_content(p, NPZS_E_HEADER_TOO_LARGE, 8,
+        if (npzs__utf8_count(s, n, &cps, &bad) < 0) return hfail(h, NPZS_E_BAD_HEADER, bad, NPZS_R_HDR_UTF8);
+        if ((uint64_t)cps > lim->max_header_size)
+            return npzs__fail_content(h->p, NPZS_E_HEADER_TOO_LARGE, 8,
                                       NPZS_R_HDR_TOO_LARGE_CHARS);
     }
     /* scratch: decoded strings never exceed 2 bytes per header byte; the UTF-8 copy of
      * the descr text (for the HEADER event) needs as much again */
-    if (!kb->scratch || !kb->scratch_cap) { /* none kept (npzs.c keeps the two together) */
+    if (!kb->scratch || !kb->scratch_cap) { /* none kept (npzs__header_release keeps the two together) */
         kb->scratch = NULL;
         kb->scratch_cap = 0;
     }
     size_t cap0 = kb->scratch_cap;
-    if (npzs__buffer(p, (void **)&kb->scratch, &kb->scratch_cap, 4 * n + 16, npzs__here(p), NPZS_R_NOMEM_HEADER) < 0)
-        return p->err;
+    if (npzs__buffer(h->p, (void **)&kb->scratch, &kb->scratch_cap, 4 * n + 16, h->here, NPZS_R_NOMEM_HEADER) < 0)
+        return -1;
     if (kb->scratch_cap != cap0) memset(kb->scratch, 0, kb->scratch_cap); /* a new block: no byte left unset */
-    h.sc = kb->scratch;
-    h.sc_cap = kb->scratch_cap;
+    h->sc = kb->scratch;
+    h->sc_cap = kb->scratch_cap;
 
     if (mode != NPZS__HDR_GENERAL) {
         size_t d0 = 0, d1 = 0;
-        if (fast_header(p, s, n, &d0, &d1, dim_at)) {
+        if (fast_header(h, s, n, &d0, &d1, dim_at)) {
             uint64_t itemsize = 0;
             int is_void;
-            if (d0 == 0 || d0 > d1 || d1 >= n || d1 - d0 > h.sc_cap)
-                return corrupt(&h);
+            if (d0 == 0 || d0 > d1 || d1 >= n || d1 - d0 > h->sc_cap)
+                return corrupt(h);
             size_t dl = d1 - d0;
             /* from the last member's type (type_memo_len 0: none) */
             int differs = dl != c->type_memo_len || dl > sizeof c->type_memo;
@@ -1360,8 +1399,8 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
                 itemsize = c->type_memo_itemsize;
                 memcpy(c->dtype, c->type_memo_dtype, sizeof c->dtype);
             } else {
-                for (size_t j = d0; j < d1; j++) h.sc[j - d0] = s[j];
-                if (type_string(&h, 0, (uint32_t)dl, d0 - 1, &itemsize, &is_void, c->dtype) < 0) return p->err;
+                for (size_t j = d0; j < d1; j++) h->sc[j - d0] = s[j];
+                if (type_string(h, 0, (uint32_t)dl, d0 - 1, &itemsize, &is_void, c->dtype) < 0) return -1;
                 if (dl <= sizeof c->type_memo) { /* type_string is a function of the text alone */
                     memcpy(c->type_memo, s + d0, dl);
                     c->type_memo_len = dl;
@@ -1369,89 +1408,89 @@ int npzs__parse_header_mode(npzs_parser *p, const uint8_t *s, size_t n, int v3, 
                     memcpy(c->type_memo_dtype, c->dtype, sizeof c->dtype);
                 }
             }
-            return header_finish(&h, itemsize, d0 - 1, d1 + 1, dim_at);
+            return header_finish(h, itemsize, d0 - 1, d1 + 1, dim_at);
         }
         if (mode == NPZS__HDR_FAST) return NPZS__HDR_NOT_FAST;
     }
 
-    while (h.i < n && (s[h.i] == ' ' || s[h.i] == '\t')) h.i++;
-    if (h.i >= n || s[h.i] != '{') return hfail(&h, NPZS_E_BAD_HEADER, h.i, NPZS_R_HDR_NOT_DICT);
-    h.i++;
-    if (dup_keys(&h) < 0) return p->err;
+    while (h->i < n && (s[h->i] == ' ' || s[h->i] == '\t')) h->i++;
+    if (h->i >= n || s[h->i] != '{') return hfail(h, NPZS_E_BAD_HEADER, h->i, NPZS_R_HDR_NOT_DICT);
+    h->i++;
+    if (dup_keys(h) < 0) return -1;
     int seen_descr = 0, seen_fo = 0, seen_shape = 0;
     size_t descr_at = 0, descr_end = 0;
     uint64_t itemsize = 0;
     int first = 1;
     for (;;) {
-        ws(&h);
-        if (peek(&h) == '}') break;
+        ws(h);
+        if (peek(h) == '}') break;
         if (!first) {
-            if (peek(&h) != ',') return hfail(&h, NPZS_E_BAD_HEADER, h.i, NPZS_R_HDR_DICT_COMMA);
-            h.i++;
-            ws(&h);
-            if (peek(&h) == '}') break;
+            if (peek(h) != ',') return hfail(h, NPZS_E_BAD_HEADER, h->i, NPZS_R_HDR_DICT_COMMA);
+            h->i++;
+            ws(h);
+            if (peek(h) == '}') break;
         }
         first = 0;
-        size_t key_at = h.i;
+        size_t key_at = h->i;
         uint32_t koff = 0, klen = 0;
-        if (str(&h, &koff, &klen) < 0) return p->err;
-        if (expect(&h, ':', NPZS_E_BAD_HEADER, NPZS_R_HDR_DICT_COLON) < 0) return p->err;
-        ws(&h);
-        size_t vat = h.i;
-        if (str_is(&h, koff, klen, "descr")) {
-            if (seen_descr) return hfail(&h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_DUP_DESCR);
+        if (str(h, &koff, &klen) < 0) return -1;
+        if (expect(h, ':', NPZS_E_BAD_HEADER, NPZS_R_HDR_DICT_COLON) < 0) return -1;
+        ws(h);
+        size_t vat = h->i;
+        if (str_is(h, koff, klen, "descr")) {
+            if (seen_descr) return hfail(h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_DUP_DESCR);
             seen_descr = 1;
             descr_at = vat;
-            int ch = peek(&h);
+            int ch = peek(h);
             if (ch == '\'' || ch == '"') {
                 uint32_t off = 0, len = 0;
                 int is_void;
-                if (str(&h, &off, &len) < 0) return p->err;
-                if (type_string(&h, off, len, vat, &itemsize, &is_void, c->dtype) < 0) return p->err;
+                if (str(h, &off, &len) < 0) return -1;
+                if (type_string(h, off, len, vat, &itemsize, &is_void, c->dtype) < 0) return -1;
                 c->info.structured = 0;
             } else if (ch == '[') {
-                if (descr_list(&h, &itemsize) < 0) return p->err;
+                if (descr_list(h, &itemsize) < 0) return -1;
                 c->info.structured = 1;
             } else {
-                return hfail(&h, NPZS_E_BAD_HEADER, vat, NPZS_R_HDR_DESCR_FORM);
+                return hfail(h, NPZS_E_BAD_HEADER, vat, NPZS_R_HDR_DESCR_FORM);
             }
-            descr_end = h.i;
-        } else if (str_is(&h, koff, klen, "fortran_order")) {
-            if (seen_fo) return hfail(&h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_DUP_FORTRAN);
+            descr_end = h->i;
+        } else if (str_is(h, koff, klen, "fortran_order")) {
+            if (seen_fo) return hfail(h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_DUP_FORTRAN);
             seen_fo = 1;
-            if (h.i + 4 <= n && memcmp(s + h.i, "True", 4) == 0) { c->info.fortran_order = 1; h.i += 4; }
-            else if (h.i + 5 <= n && memcmp(s + h.i, "False", 5) == 0) { c->info.fortran_order = 0; h.i += 5; }
-            else return hfail(&h, NPZS_E_BAD_HEADER, vat, peek(&h) == '(' ? NPZS_R_HDR_PAREN : NPZS_R_HDR_FORTRAN);
-            int ch = peek(&h);
+            if (h->i + 4 <= n && memcmp(s + h->i, "True", 4) == 0) { c->info.fortran_order = 1; h->i += 4; }
+            else if (h->i + 5 <= n && memcmp(s + h->i, "False", 5) == 0) { c->info.fortran_order = 0; h->i += 5; }
+            else return hfail(h, NPZS_E_BAD_HEADER, vat, peek(h) == '(' ? NPZS_R_HDR_PAREN : NPZS_R_HDR_FORTRAN);
+            int ch = peek(h);
             if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')
-                return hfail(&h, NPZS_E_BAD_HEADER, vat, NPZS_R_HDR_FORTRAN);
-        } else if (str_is(&h, koff, klen, "shape")) {
-            if (seen_shape) return hfail(&h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_DUP_SHAPE);
+                return hfail(h, NPZS_E_BAD_HEADER, vat, NPZS_R_HDR_FORTRAN);
+        } else if (str_is(h, koff, klen, "shape")) {
+            if (seen_shape) return hfail(h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_DUP_SHAPE);
             seen_shape = 1;
-            if (peek(&h) != '(') return hfail(&h, NPZS_E_BAD_SHAPE, vat, NPZS_R_HDR_SHAPE_TUPLE);
-            if (int_tuple(&h, NPZS_E_BAD_SHAPE, c->shape, dim_at, p->lim.max_ndim, &c->info.ndim) < 0) return p->err;
+            if (peek(h) != '(') return hfail(h, NPZS_E_BAD_SHAPE, vat, NPZS_R_HDR_SHAPE_TUPLE);
+            if (int_tuple(h, NPZS_E_BAD_SHAPE, c->shape, dim_at, lim->max_ndim, &c->info.ndim) < 0) return -1;
         } else {
-            return hfail(&h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_KEY);
+            return hfail(h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_KEY);
         }
     }
-    size_t close_at = h.i;
-    h.i++;
+    size_t close_at = h->i;
+    h->i++;
     if (!seen_descr || !seen_fo || !seen_shape)
-        return hfail(&h, NPZS_E_BAD_HEADER, close_at, NPZS_R_HDR_MISSING_KEY);
-    while (h.i < n && (s[h.i] == ' ' || s[h.i] == '\t')) h.i++;
-    if (h.i < n && s[h.i] == '\n') {
-        h.i++;
-        if (p->lim.lenient & NPZS_LENIENT_HEADER_NEWLINE) /* "}\n" then the padding (npyjs) */
-            while (h.i < n && s[h.i] == ' ') h.i++;
+        return hfail(h, NPZS_E_BAD_HEADER, close_at, NPZS_R_HDR_MISSING_KEY);
+    while (h->i < n && (s[h->i] == ' ' || s[h->i] == '\t')) h->i++;
+    if (h->i < n && s[h->i] == '\n') {
+        h->i++;
+        if (lim->lenient & NPZS_LENIENT_HEADER_NEWLINE) /* "}\n" then the padding (npyjs) */
+            while (h->i < n && s[h->i] == ' ') h->i++;
     }
-    if (h.i != n) return hfail(&h, NPZS_E_BAD_HEADER, h.i, NPZS_R_HDR_AFTER_DICT);
+    if (h->i != n) return hfail(h, NPZS_E_BAD_HEADER, h->i, NPZS_R_HDR_AFTER_DICT);
 
     /* duplicate field names or titles within one field list */
-    if (dup_names(&h) < 0) return p->err;
-    if (h.has_object)
-        return hfail(&h, NPZS_E_PICKLE, h.obj_at, NPZS_R_PICKLE);
-    if (c->info.structured && tree_publish(&h) < 0) return p->err;
-    return header_finish(&h, itemsize, descr_at, descr_end, dim_at);
+    if (dup_names(h) < 0) return -1;
+    if (h->has_object)
+        return hfail(h, NPZS_E_PICKLE, h->obj_at, NPZS_R_PICKLE);
+    if (c->info.structured && tree_publish(h) < 0) return -1;
+    return header_finish(h, itemsize, descr_at, descr_end, dim_at);
 }
 
 

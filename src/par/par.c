@@ -45,6 +45,10 @@
 #include "par.h"
 #include "../base/rules.h"
 
+#ifdef NPZS_INTERNAL_H
+#error "the helper sees the parser through the seam (base/seam.h, par/seam.c): not its layout (internal.h)"
+#endif
+
 #define PAR_MIN_SIZE (1u << 20)     /* smaller members: the hand-off costs more than it saves */
 #define PAR_SEG (256u * 1024u)      /* raw bytes are held in segments of this size */
 #define PAR_PIECE0 (64u * 1024u)    /* a job's first piece; each next one at most its bytes so far */
@@ -1030,9 +1034,11 @@ NPZS__API int npzs_par_stable_input(npzs_par *q, int on) {
     return 0;
 }
 
+#ifdef NPZS_TESTING
 void npzs__par_keep(npzs_par *q, uint64_t n) { q->keep = n ? n : 1; }
 void npzs__par_min_csize(npzs_par *q, uint64_t n) { q->min_size = n ? n : 1; }
 uint32_t npzs__par_visited(const npzs_par *q) { return q->sc.visited; }
+#endif
 
 NPZS__API uint64_t npzs_par_memory(const npzs_par *q) { return q ? q->pb.held + q->segs_held : 0; }
 NPZS__API uint64_t npzs_par_used(const npzs_par *q) { return q ? q->used : 0; }

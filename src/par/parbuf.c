@@ -10,6 +10,10 @@
 
 #include "par.h"
 
+#ifdef NPZS_INTERNAL_H
+#error "the helper sees the parser through the seam (base/seam.h, par/seam.c): not its layout (internal.h)"
+#endif
+
 void *npzs__pb_alloc(par_bufs *pb, size_t n) { return pb->al.alloc(pb->al.opaque, n ? n : 1); }
 
 void npzs__pb_free(par_bufs *pb, void *ptr) {

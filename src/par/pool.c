@@ -12,6 +12,10 @@
 #include "../base/base.h"
 #include "pool.h"
 
+#ifdef NPZS_INTERNAL_H
+#error "the helper sees the parser through the seam (base/seam.h, par/seam.c): not its layout (internal.h)"
+#endif
+
 #define POOL_MAX 64
 
 struct npzs_pool {

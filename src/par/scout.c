@@ -16,6 +16,10 @@
 
 #include "par.h"
 
+#ifdef NPZS_INTERNAL_H
+#error "the helper sees the parser through the seam (base/seam.h, par/seam.c): not its layout (internal.h)"
+#endif
+
 #define LFH_SIZE 30
 #define DEFLATE_MAX_RATIO 1032u /* deflate makes at most 1032 bytes of one compressed byte */
 

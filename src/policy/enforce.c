@@ -484,7 +484,7 @@ int npzs__pol_header(npzs_parser *p) {
     const npzs_policy *pol = s->pol;
     if (!pol) return 0;
     const npzs__pspec *sp = s->spec;
-    const npzs_array_info *a = &c->info;
+    const npzs_array_info *a = &c->arr.info;
     uint64_t coff = c->pre_len; /* the header text: where the header says what it says */
     char w[NPZS_TEXT_NAME_CAP];
     who(p, w, sizeof w);
@@ -575,5 +575,5 @@ int npzs__pol_value_fail(npzs_parser *p, int rule, uint64_t coff) {
     return pfail(p, rule, coff, 1, "%s has %s at element %llu%s", w,
                  rule == NPZS_R_POLICY_INF ? "an infinity" : rule == NPZS_R_POLICY_RANGE ? "a value out of range"
                  : c->vc.cls == NPZS_VK_NAT ? "a NaT" : "a NaN",
-                 (unsigned long long)elem, c->info.dtype[1] == 'c' ? " (counting real and imaginary parts)" : "");
+                 (unsigned long long)elem, c->arr.info.dtype[1] == 'c' ? " (counting real and imaginary parts)" : "");
 }

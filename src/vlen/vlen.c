@@ -6,13 +6,21 @@
  *   element := nbytes:u32le byte{nbytes}      nbytes % row_bytes == 0
  *
  * The machine stages only the 4-byte fields; element bytes are handed out
- * zero copy.  All state is in one fixed-size struct.
+ * zero copy.  All state is in one fixed-size struct.  What an element is (its
+ * dtype, its fixed dimensions: the spec) comes from spec.c.  It sees no
+ * npzstream parser: the public headers, base/ and bytes/ only.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "../internal.h"
 #include "npzstream_vlen.h"
+#include "spec.h"
+#include "../base/base.h"
+#include "../bytes/bytes.h"
+
+#ifdef NPZS_INTERNAL_H
+#error "vlen/ sees no npzstream parser (internal.h)"
+#endif
 
 #define API NPZS__API
 
@@ -34,16 +42,19 @@ enum vstate {
     V__END
 };
 
+#ifdef NPZS_TESTING
 static const char *const vstate_ids[] = {
 #define X(name, doc) #name,
     VLEN_STATE_MAP(X)
 #undef X
 };
 
-/* For tests: the states reached (bit s-1 for state s), their names and number. */
+/* Test hooks (the fuzzers' state gate): the states reached (bit s-1 for state s), their names and
+ * number. */
 uint32_t npzs_vlen__visited(const npzs_vlen_parser *p);
 const char *npzs_vlen__state_id(int i);
 int npzs_vlen__nstates(void);
+#endif
 
 struct npzs_vlen_parser {
     npzs_vlen_spec spec;
@@ -100,9 +111,11 @@ static int vfail(npzs_vlen_parser *p, int code, uint64_t off, long elem, const c
     return code;
 }
 
+#ifdef NPZS_TESTING
 uint32_t npzs_vlen__visited(const npzs_vlen_parser *p) { return p->visited; }
 const char *npzs_vlen__state_id(int i) { return i >= 0 && i < V__END - 1 ? vstate_ids[i] : NULL; }
 int npzs_vlen__nstates(void) { return V__END - 1; }
+#endif
 
 API int npzs_vlen_error(const npzs_vlen_parser *p) { return p ? p->err : NPZS_E_BAD_CALL; }
 API uint64_t npzs_vlen_error_offset(const npzs_vlen_parser *p) { return p && p->err ? p->err_off : 0; }
@@ -111,141 +124,6 @@ API const char *npzs_vlen_error_message(const npzs_vlen_parser *p) {
 }
 API long npzs_vlen_error_element(const npzs_vlen_parser *p) { return p && p->err ? p->err_elem : -1; }
 API uint64_t npzs_vlen_consumed(const npzs_vlen_parser *p) { return p ? p->consumed : 0; }
-
-/* ---- configuration ------------------------------------------------------------ */
-typedef struct dtype_def {
-    const char *name;
-    const char *str; /* dtype.str */
-    uint32_t itemsize;
-} dtype_def;
-
-static const dtype_def dtypes[] = {
-    {"bool", "|b1", 1},      {"int8", "|i1", 1},       {"int16", "<i2", 2},     {"int32", "<i4", 4},
-    {"int64", "<i8", 8},     {"uint8", "|u1", 1},      {"uint16", "<u2", 2},    {"uint32", "<u4", 4},
-    {"uint64", "<u8", 8},    {"float16", "<f2", 2},    {"float32", "<f4", 4},   {"float64", "<f8", 8},
-    {"complex64", "<c8", 8}, {"complex128", "<c16", 16},
-};
-#define NDTYPES (sizeof dtypes / sizeof dtypes[0])
-
-static int cfg_fail(size_t *err_at, const char **err_msg, int code, size_t at, const char *msg) {
-    if (err_at) *err_at = at;
-    if (err_msg) *err_msg = msg;
-    return code;
-}
-
-static const dtype_def *find_dtype(const char *s) {
-    for (size_t i = 0; i < NDTYPES; i++)
-        if (!strcmp(s, dtypes[i].name) || !strcmp(s, dtypes[i].str)) return &dtypes[i];
-    /* one-byte types: NumPy prints '|', '<' means the same */
-    if (s[0] == '<')
-        for (size_t i = 0; i < NDTYPES; i++)
-            if (dtypes[i].str[0] == '|' && !strcmp(s + 1, dtypes[i].str + 1)) return &dtypes[i];
-    return NULL;
-}
-
-static int is_space(char c) { return c == ' ' || c == '\t'; }
-
-API int npzs_vlen_spec_parse(npzs_vlen_spec *spec, const char *dtype, const char *pattern, size_t *err_at,
-                             const char **err_msg) {
-    if (!spec || !dtype || !pattern)
-        return cfg_fail(err_at, err_msg, NPZS_E_BAD_CALL, 0, "NULL argument");
-    memset(spec, 0, sizeof *spec);
-    const dtype_def *d = find_dtype(dtype);
-    if (!d) {
-        if (dtype[0] == '>' || dtype[0] == '=')
-            return cfg_fail(err_at, err_msg, NPZS_E_VLEN_BAD_DTYPE, 0,
-                            "dtype must be little-endian ('<' or '|'): vlen-ndarray data is little-endian");
-        return cfg_fail(err_at, err_msg, NPZS_E_VLEN_BAD_DTYPE, 0,
-                        "unknown dtype (bool, int8..int64, uint8..uint64, float16/32/64, complex64/128)");
-    }
-    memcpy(spec->dtype, d->str, strlen(d->str) + 1);
-    spec->itemsize = d->itemsize;
-
-    /* pattern := ws ['[' ws] dim (ws ',' ws dim)* [ws ']'] ws */
-    const char *s = pattern;
-    size_t i = 0;
-    while (is_space(s[i])) i++;
-    int bracket = 0;
-    if (s[i] == '[') { bracket = 1; i++; while (is_space(s[i])) i++; }
-    uint32_t nd = 0;
-    uint64_t row = d->itemsize;
-    int have_null = 0;
-    for (;;) {
-        size_t tok = i;
-        if (s[i] == 'n') {
-            if (strncmp(s + i, "null", 4) != 0)
-                return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok, "shape pattern: expected null or an integer");
-            i += 4;
-            if (have_null)
-                return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok,
-                                "shape pattern: more than one variable (null) dimension");
-            /* a null after a fixed dimension cannot get here: the fixed one failed first */
-            have_null = 1;
-        } else if (s[i] >= '0' && s[i] <= '9') {
-            uint64_t v = 0;
-            int big = 0;
-            while (s[i] >= '0' && s[i] <= '9') {
-                if (v > (UINT64_MAX - 9) / 10) big = 1;
-                else v = v * 10 + (uint64_t)(s[i] - '0');
-                i++;
-            }
-            if (i - tok > 1 && s[tok] == '0')
-                return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok, "shape pattern: leading zero in a dimension");
-            if (v == 0 && !big)
-                return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok,
-                                "shape pattern: a fixed dimension of 0 leaves the variable one undetermined");
-            if (nd == 0)
-                return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok,
-                                "shape pattern: the variable (null) dimension must be the leading one");
-            if (big || v > (UINT64_C(1) << 63) / row)
-                return cfg_fail(err_at, err_msg, NPZS_E_SIZE_OVERFLOW, tok,
-                                "shape pattern: the fixed element size overflows");
-            row *= v; /* <= 2^63 */
-            if (nd < NPZS_VLEN_MAX_NDIM) spec->dims[nd] = v;
-        } else if (s[i] == 0 && nd == 0 && !bracket) {
-            return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok, "shape pattern: empty");
-        } else {
-            return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok, "shape pattern: expected null or an integer");
-        }
-        if (nd == NPZS_VLEN_MAX_NDIM)
-            return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, tok, "shape pattern: more than 32 dimensions");
-        nd++;
-        while (is_space(s[i])) i++;
-        if (s[i] == ',') {
-            i++;
-            while (is_space(s[i])) i++;
-            continue;
-        }
-        break;
-    }
-    if (bracket) {
-        if (s[i] != ']') return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, i, "shape pattern: expected ',' or ']'");
-        i++;
-        while (is_space(s[i])) i++;
-    }
-    if (s[i] != 0)
-        return cfg_fail(err_at, err_msg, NPZS_E_BAD_SHAPE, i,
-                        bracket ? "shape pattern: text after ']'" : "shape pattern: expected ','");
-    spec->ndim = nd;
-    spec->row_bytes = row;
-    return 0;
-}
-
-/* The spec is what npzs_vlen_spec_parse() makes (a caller may have filled it by hand). */
-static int spec_valid(const npzs_vlen_spec *s) {
-    const dtype_def *d = NULL;
-    if (memchr(s->dtype, 0, sizeof s->dtype) == NULL) return 0;
-    for (size_t i = 0; i < NDTYPES; i++)
-        if (!strcmp(s->dtype, dtypes[i].str)) d = &dtypes[i];
-    if (!d || d->itemsize != s->itemsize) return 0;
-    if (s->ndim < 1 || s->ndim > NPZS_VLEN_MAX_NDIM || s->dims[0] != 0) return 0;
-    uint64_t row = s->itemsize;
-    for (uint32_t k = 1; k < s->ndim; k++) {
-        if (s->dims[k] == 0 || s->dims[k] > (UINT64_C(1) << 63) / row) return 0;
-        row *= s->dims[k];
-    }
-    return row == s->row_bytes;
-}
 
 /* ---- parser ------------------------------------------------------------------------ */
 API void npzs_vlen_limits_default(npzs_vlen_limits *lim) {
@@ -276,7 +154,7 @@ API void npzs_vlen_reset(npzs_vlen_parser *p) {
 API npzs_vlen_parser *npzs_vlen_new(const npzs_vlen_spec *spec, const npzs_vlen_limits *lim,
                                     const npzs_allocator *alloc) {
     npzs_allocator al = npzs__malloc;
-    if (!spec || !spec_valid(spec)) return NULL;
+    if (!spec || !npzs__vlen_spec_valid(spec)) return NULL;
     if (alloc) {
         if (!alloc->alloc || !alloc->free) return NULL;
         al = *alloc;

@@ -100,8 +100,10 @@ void npzs__fi_reset(npzs__fastinf *s) {
     s->blocks = s->zblocks = 0;
 }
 
+#ifdef NPZS_TESTING
 uint64_t npzs__fi_zlib_blocks(const npzs__fastinf *s) { return s->zblocks; }
 void npzs__fi_zlib_every(npzs__fastinf *s, unsigned n) { s->every = n; }
+#endif
 
 static inline uint64_t mask64(unsigned n) { return ((uint64_t)1 << n) - 1u; }
 

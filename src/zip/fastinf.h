@@ -55,11 +55,13 @@ enum { NPZS__FI_OK, NPZS__FI_END, NPZS__FI_BAD, NPZS__FI_NOMEM };
 int npzs__fi_run(npzs__fastinf *s, z_stream *zs, const uint8_t *in, size_t in_len, int last, uint8_t *out,
                  size_t out_len, size_t *took, size_t *made, size_t *back);
 
-/* Blocks of the current stream handed to zlib so far (tests, the differential). */
+#ifdef NPZS_TESTING
+/* Test hooks (the tests and the differential, built with NPZS_TESTING): blocks of the current
+ * stream handed to zlib so far; hand every n-th block (n > 0; 0: none) to zlib even when it is
+ * vouched for, so that the hand-over and the taking back are exercised on ordinary streams (kept
+ * by npzs__fi_reset). */
 uint64_t npzs__fi_zlib_blocks(const npzs__fastinf *s);
-/* Tests and the differential: hand every n-th block (n > 0; 0: none) to zlib even when it is
- * vouched for, so that the hand-over and the taking back are exercised on ordinary streams.
- * Kept by npzs__fi_reset. */
 void npzs__fi_zlib_every(npzs__fastinf *s, unsigned n);
+#endif
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "fastinf.h"
 #include "../internal.h"
+#include "../core/buffer.h"
 
 /* ---- the back end contract --------------------------------------------------------------------
  * start: begin a raw deflate stream (allocate on first use, reset after); 0 or < 0 recorded.
@@ -439,14 +440,4 @@ npzs__rc npzs__inf_fill(npzs_parser *p, npzs_in *in) {
         return npzs__need(p);
     }
     return NPZS__GO;
-}
-
-int npzs__seam_data_block(const npzs_parser *p, npzs__pre **pre, uint64_t *head_len) {
-    const npzs__content *c = &p->c;
-    const npzs__pre *j = p->inf.pre;
-    if (!npzs__content_at_data(p) || c->out) return -1;
-    if (p->state != NPZS_S_ZIP_DEFLATED || !j || j->z || j->keep != j->len || !c->info.nbytes) return 0;
-    *pre = p->inf.pre;
-    *head_len = c->head_len;
-    return 1;
 }

@@ -18,8 +18,14 @@
 #include <stdlib.h> /* arc4random_buf */
 #endif
 
+#include "../base/base.h"
 #include "../base/contract.h"
-#include "../internal.h"
+#include "../base/rules.h"
+#include "../view/members.h"
+
+#ifdef NPZS_INTERNAL_H
+#error "names.c sees the parser only as a handle (view/members.h): not its layout (internal.h)"
+#endif
 
 /* ---- SipHash-1-3 (Aumasson and Bernstein): one compression round per block, three final ---- */
 
@@ -66,9 +72,9 @@ uint64_t npzs__siphash13(const uint64_t key[2], const uint8_t *m, size_t n) {
 }
 
 /* A fresh key from the system's random source.  Where none answers (a sandbox that forbids the
- * call), the address of the parser and the clocks are mixed instead: unpredictable enough for a
- * remote attacker in practice, and a result never depends on it. */
-void npzs__names_seed(npzs_parser *p) {
+ * call), the address of the table (in its parser) and the clocks are mixed instead: unpredictable
+ * enough for a remote attacker in practice, and a result never depends on it. */
+void npzs__names_seed(npzs__names *t) {
     uint64_t k[2] = {0, 0};
     int got = 0;
 #if defined(__linux__)
@@ -80,81 +86,81 @@ void npzs__names_seed(npzs_parser *p) {
     if (!got) {
         struct timespec ts = {0, 0};
         timespec_get(&ts, TIME_UTC);
-        uint64_t a = (uint64_t)(uintptr_t)p, t = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        uint64_t a = (uint64_t)(uintptr_t)t, now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
         uint64_t c = (uint64_t)clock();
         uint8_t b[24];
         memcpy(b, &a, 8);
-        memcpy(b + 8, &t, 8);
+        memcpy(b + 8, &now, 8);
         memcpy(b + 16, &c, 8);
         static const uint64_t k0[2] = {UINT64_C(0x0706050403020100), UINT64_C(0x0F0E0D0C0B0A0908)};
         k[0] = npzs__siphash13(k0, b, sizeof b);
         b[0] ^= 0x5A;
         k[1] = npzs__siphash13(k0, b, sizeof b);
     }
-    p->names_key[0] = k[0];
-    p->names_key[1] = k[1];
+    t->key[0] = k[0];
+    t->key[1] = k[1];
 }
 
 /* ---- the table ------------------------------------------------------------------------------- */
 
 /* Entries are (member << 1 | derived) + 1, 0 is empty: derived 0 is the raw name, 1 the key
  * np.load resolves (the name without ".npy"). */
-static void entry(const npzs_parser *p, uint32_t v, const uint8_t **s, size_t *n) {
-    const npzs__record *r = npzs__rec(p, (v - 1) >> 1);
+static void entry(npzs__record *const *recs, uint32_t v, const uint8_t **s, size_t *n) {
+    const npzs__record *r = npzs__rec_at(recs, (v - 1) >> 1);
     size_t len = r->name_len;
     *s = r->name;
     *n = ((v - 1) & 1) && len > 4 ? len - 4 : len; /* a key's name ends in ".npy": len > 4 */
 }
 
-static uint32_t entry_hash(const npzs_parser *p, uint32_t v) {
-    return npzs__rec(p, (v - 1) >> 1)->hash[(v - 1) & 1];
+static uint32_t entry_hash(npzs__record *const *recs, uint32_t v) {
+    return npzs__rec_at(recs, (v - 1) >> 1)->hash[(v - 1) & 1];
 }
 
 /* Insert v (hash h) unless an equal name or key is there: returns 1 for a duplicate.  A probe
  * reads a name only when its hash is equal. */
-static NPZS__INLINE int put(npzs_parser *p, uint32_t v, uint32_t h) {
-    size_t mask = p->hash_cap - 1;
+static NPZS__INLINE int put(npzs__names *t, npzs__record *const *recs, uint32_t v, uint32_t h) {
+    size_t mask = t->cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
-        uint32_t w = p->hash[i];
+        uint32_t w = t->slot[i];
         if (!w) {
-            p->hash[i] = v;
+            t->slot[i] = v;
             return 0;
         }
-        if (entry_hash(p, w) != h) continue;
-        const uint8_t *s, *t;
+        if (entry_hash(recs, w) != h) continue;
+        const uint8_t *s, *u;
         size_t n, m;
-        entry(p, v, &s, &n);
-        entry(p, w, &t, &m);
-        if (m == n && memcmp(s, t, n) == 0) return 1;
+        entry(recs, v, &s, &n);
+        entry(recs, w, &u, &m);
+        if (m == n && memcmp(s, u, n) == 0) return 1;
     }
 }
 
 static int ends_npy(const uint8_t *s, size_t n) { return n > 4 && memcmp(s + n - 4, ".npy", 4) == 0; }
 
 /* Enter v (hash h) in a table that holds no equal entry. */
-static inline void place(npzs_parser *p, uint32_t v, uint32_t h) {
-    size_t mask = p->hash_cap - 1, i = h & mask;
-    while (p->hash[i]) i = (i + 1) & mask;
-    p->hash[i] = v;
+static inline void place(npzs__names *t, uint32_t v, uint32_t h) {
+    size_t mask = t->cap - 1, i = h & mask;
+    while (t->slot[i]) i = (i + 1) & mask;
+    t->slot[i] = v;
 }
 
 /* The table holds at most half of its slots, so linear probes stay short; grown, it takes the
  * entries of the members before `member` again, from their records in order. */
-static int grow(npzs_parser *p, uint32_t member) {
+static int grow(npzs_parser *p, npzs__names *t, npzs__record *const *recs, uint32_t member, uint64_t off) {
     size_t used = (size_t)member * 2 + 2;
-    if (used * 2 <= p->hash_cap) return 0;
-    size_t ncap = p->hash_cap ? p->hash_cap : 64;
+    if (used * 2 <= t->cap) return 0;
+    size_t ncap = t->cap ? t->cap : 64;
     while (used * 2 > ncap) ncap *= 2;
     uint32_t *nh = npzs__alloc(p, ncap * sizeof *nh);
-    if (!nh) return npzs__fail(p, NPZS_E_NOMEM, p->rec_off, NPZS_R_NOMEM_NAME_TABLE);
+    if (!nh) return npzs__fail(p, NPZS_E_NOMEM, off, NPZS_R_NOMEM_NAME_TABLE);
     memset(nh, 0, ncap * sizeof *nh);
-    npzs__free(p, p->hash);
-    p->hash = nh;
-    p->hash_cap = ncap;
+    npzs__free(p, t->slot);
+    t->slot = nh;
+    t->cap = ncap;
     for (uint32_t m = 0; m < member; m++) {
-        const npzs__record *r = npzs__rec(p, m);
-        place(p, (m << 1) + 1, r->hash[0]);
-        if (ends_npy(r->name, r->name_len)) place(p, (m << 1) + 2, r->hash[1]);
+        const npzs__record *r = npzs__rec_at(recs, m);
+        place(t, (m << 1) + 1, r->hash[0]);
+        if (ends_npy(r->name, r->name_len)) place(t, (m << 1) + 2, r->hash[1]);
     }
     return 0;
 }
@@ -165,43 +171,44 @@ static int grow(npzs_parser *p, uint32_t member) {
  * itself ends in ".npy" needs a second). */
 static uint32_t npy_mix(uint64_t h) { return (uint32_t)((h ^ (h >> 29)) * UINT64_C(0xBF58476D1CE4E5B9) >> 32); }
 
-static uint32_t hash_of(const npzs_parser *p, const uint8_t *s, size_t n) {
-    if (ends_npy(s, n)) return npy_mix(npzs__siphash13(p->names_key, s, n - 4));
-    return (uint32_t)npzs__siphash13(p->names_key, s, n);
+static uint32_t hash_of(const npzs__names *t, const uint8_t *s, size_t n) {
+    if (ends_npy(s, n)) return npy_mix(npzs__siphash13(t->key, s, n - 4));
+    return (uint32_t)npzs__siphash13(t->key, s, n);
 }
 
 /* The member's record holds its name (1 to 65535 bytes); the table holds the entries of the
- * members before it (hash_cap 0, or a power of two of slots at most half full). */
-/*@ requires \valid(p) && member < 0x7FFFFFFF;
-    requires \valid(p->recs[member >> NPZS_REC_SHIFT] + (member & (NPZS_REC_CHUNK - 1)));
-    requires p->recs[member >> NPZS_REC_SHIFT][member & (NPZS_REC_CHUNK - 1)].name_len >= 1;
-    requires \valid_read(p->recs[member >> NPZS_REC_SHIFT][member & (NPZS_REC_CHUNK - 1)].name +
-                         (0 .. p->recs[member >> NPZS_REC_SHIFT][member & (NPZS_REC_CHUNK - 1)].name_len - 1));
-    requires p->hash_cap == 0 || \valid(p->hash + (0 .. p->hash_cap - 1)); */
-int npzs__names_add(npzs_parser *p, uint32_t member) {
-    NPZS_REQUIRE(p && member < 0x7FFFFFFFu && npzs__rec(p, member)->name && npzs__rec(p, member)->name_len >= 1);
-    NPZS_REQUIRE(p->hash_cap == 0 || (p->hash && p->hash_cap >= 64 && (p->hash_cap & (p->hash_cap - 1)) == 0 &&
-                                      (size_t)member * 2 <= p->hash_cap / 2));
-    if (grow(p, member) < 0) return p->err;
-    npzs__record *r = npzs__rec(p, member);
+ * members before it (cap 0, or a power of two of slots at most half full). */
+/*@ requires \valid(t) && member < 0x7FFFFFFF;
+    requires \valid(recs[member >> NPZS_REC_SHIFT] + (member & (NPZS_REC_CHUNK - 1)));
+    requires recs[member >> NPZS_REC_SHIFT][member & (NPZS_REC_CHUNK - 1)].name_len >= 1;
+    requires \valid_read(recs[member >> NPZS_REC_SHIFT][member & (NPZS_REC_CHUNK - 1)].name +
+                         (0 .. recs[member >> NPZS_REC_SHIFT][member & (NPZS_REC_CHUNK - 1)].name_len - 1));
+    requires t->cap == 0 || \valid(t->slot + (0 .. t->cap - 1)); */
+int npzs__names_add(npzs_parser *p, npzs__names *t, npzs__record *const *recs, uint32_t member, uint64_t off) {
+    NPZS_REQUIRE(p && t && recs && member < 0x7FFFFFFFu && npzs__rec_at(recs, member)->name &&
+                 npzs__rec_at(recs, member)->name_len >= 1);
+    NPZS_REQUIRE(t->cap == 0 || (t->slot && t->cap >= 64 && (t->cap & (t->cap - 1)) == 0 &&
+                                 (size_t)member * 2 <= t->cap / 2));
+    int rc = grow(p, t, recs, member, off);
+    if (rc < 0) return rc;
+    npzs__record *r = npzs__rec_at(recs, member);
     size_t n = r->name_len;
     int with_key = ends_npy(r->name, n);
     if (with_key && !ends_npy(r->name, n - 4)) { /* "k.npy", k not ending in ".npy": one SipHash for both */
-        uint64_t k = npzs__siphash13(p->names_key, r->name, n - 4);
+        uint64_t k = npzs__siphash13(t->key, r->name, n - 4);
         r->hash[0] = npy_mix(k);
         r->hash[1] = (uint32_t)k;
     } else {
-        r->hash[0] = hash_of(p, r->name, n);
-        r->hash[1] = with_key ? hash_of(p, r->name, n - 4) : 0;
+        r->hash[0] = hash_of(t, r->name, n);
+        r->hash[1] = with_key ? hash_of(t, r->name, n - 4) : 0;
     }
-    if (put(p, (member << 1) + 1, r->hash[0]) || (with_key && put(p, (member << 1) + 2, r->hash[1])))
-        return npzs__fail(p, NPZS_E_DUPLICATE_NAME, p->rec_off,
-                          NPZS_R_NAME_DUPLICATE);
+    if (put(t, recs, (member << 1) + 1, r->hash[0]) || (with_key && put(t, recs, (member << 1) + 2, r->hash[1])))
+        return npzs__fail(p, NPZS_E_DUPLICATE_NAME, off, NPZS_R_NAME_DUPLICATE);
     return 0;
 }
 
-void npzs__names_release(npzs_parser *p) {
-    npzs__free(p, p->hash);
-    p->hash = NULL;
-    p->hash_cap = 0;
+void npzs__names_release(npzs_parser *p, npzs__names *t) {
+    npzs__free(p, t->slot);
+    t->slot = NULL;
+    t->cap = 0;
 }

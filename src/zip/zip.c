@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../internal.h"
+#include "../core/buffer.h"
 
 #define SIG_LFH 0x04034b50u
 #define SIG_CDH 0x02014b50u
@@ -165,7 +166,7 @@ static int remember(npzs_parser *p) {
     memcpy(b->data + b->used, p->kept.name, l->h.f.name_len);
     b->used += l->h.f.name_len;
     p->members = m + 1;
-    return npzs__names_add(p, m) < 0 ? p->err : 0;
+    return npzs__names_add(p, &p->ntab, p->recs, m, p->rec_off) < 0 ? p->err : 0;
 }
 
 void npzs__zip_input_release(npzs_parser *p) {
@@ -178,7 +179,7 @@ void npzs__zip_input_release(npzs_parser *p) {
         p->names = b->next;
         npzs__free(p, b);
     }
-    npzs__names_release(p);
+    npzs__names_release(p, &p->ntab);
 }
 
 void npzs__zip_release(npzs_parser *p) {
@@ -567,7 +568,7 @@ npzs__rc npzs__zip_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     *ev = (npzs_event){.type = NPZS_EV_MEMBER_END, .member = p->cur, .offset = npzs__here(p), .name = (const char *)r->name,
                        .name_len = r->name_len, .method = r->method, .kind = p->c.kind, .size = p->c.pos,
                        .csize = p->data_in, .crc32 = r->crc, .data_crc32 = p->c.crc_data, .data_size = p->c.data_len,
-                       .array = p->c.kind == NPZS_KIND_ARRAY ? &p->c.info : NULL, .sniff = p->c.sniff,
+                       .array = p->c.kind == NPZS_KIND_ARRAY ? &p->c.arr.info : NULL, .sniff = p->c.sniff,
                        .sha256 = p->c.digest_ok ? p->c.digest : NULL};
     return NPZS__EVENT;
 }

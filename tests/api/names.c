@@ -58,7 +58,7 @@ void test_siphash(void) {
     CHECK(ok, "siphash: a length or alignment differs from the reference");
     /* two parsers draw different keys */
     npzs_parser *a = npzs_new(NULL, NULL), *b = npzs_new(NULL, NULL);
-    CHECK(a && b && (a->names_key[0] != b->names_key[0] || a->names_key[1] != b->names_key[1]),
+    CHECK(a && b && (a->ntab.key[0] != b->ntab.key[0] || a->ntab.key[1] != b->ntab.key[1]),
           "two parsers share a name-table key");
     npzs_free(a);
     npzs_free(b);

@@ -71,6 +71,25 @@ def header_functions():
     return names
 
 
+def test_hooks():
+    """The functions src/ defines only under NPZS_TESTING: the test hooks."""
+    names = set()
+    for d, _, files in os.walk(os.path.join(ROOT, "src")):
+        for f in files:
+            if f.endswith(".c"):
+                text = open(os.path.join(d, f)).read()
+                for block in re.findall(r"^#ifdef NPZS_TESTING\n(.*?)^#endif", text, flags=re.S | re.M):
+                    names |= set(re.findall(r"^[A-Za-z_][\w \*]*?\b(npzs_\w+)\s*\([^;{]*\)\s*\{", block, flags=re.M))
+    return names
+
+
+def defined_symbols(path, dynamic=False):
+    """The symbols nm lists as defined in an archive or a shared library (its exports: dynamic)."""
+    r = sh(["nm", "--defined-only"] + (["-D"] if dynamic else []) + [path])
+    assert r.returncode == 0, "nm %s: %s" % (path, r.stderr[-300:])
+    return {l.split()[-1] for l in r.stdout.splitlines() if len(l.split()) == 3}
+
+
 def test_install(tmp):
     hdr = open(os.path.join(ROOT, "include", "npzstream.h")).read()
     ver = re.search(r'#define NPZS_VERSION "([^"]+)"', hdr).group(1)
@@ -108,6 +127,20 @@ def test_install(tmp):
     ok(exported <= public, "exported but not declared in a public header: %s" % sorted(exported - public))
     core = set(re.findall(r"\b(npzs_\w+)\s*\(", re.sub(r"/\*.*?\*/", "", hdr, flags=re.S)))
     ok(core <= exported, "declared in npzstream.h but not exported: %s" % sorted(core - exported))
+
+    # the test hooks: the library's test build defines every one (nm sees them), the installed
+    # libraries none (not even hidden), nor exports one
+    hooks = test_hooks()
+    ok(len(hooks) >= 12 and {"npzs__visited", "npzs__par_keep", "npzs_vlen__visited"} <= hooks,
+       "the test hooks of src/ (under NPZS_TESTING): %s" % sorted(hooks))
+    r = make("build/testing/libnpzstream.a")
+    if ok(r.returncode == 0, "make build/testing/libnpzstream.a: %s" % (r.stdout + r.stderr)[-800:]):
+        missing = hooks - defined_symbols(os.path.join(ROOT, "build", "testing", "libnpzstream.a"))
+        ok(not missing, "the library's test build lacks the hooks: %s" % sorted(missing))
+    for path, dyn in ((real, True), (real, False), (os.path.join(lib, "libnpzstream.a"), False)):
+        shipped = hooks & defined_symbols(path, dyn)
+        ok(not shipped, "%s %s test hooks: %s" % (os.path.basename(path), "exports" if dyn else "defines",
+                                                 sorted(shipped)))
 
     # pkg-config build against the installed copy
     env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(lib, "pkgconfig"))

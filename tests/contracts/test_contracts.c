@@ -69,11 +69,13 @@ static void locate_null_span(void) {
 static void utf8_null(void) { (void)npzs__utf8_valid(NULL, 2); }
 static void header_null(void) {
     npzs_parser *p = npzs_new(NULL, NULL);
-    (void)npzs__parse_header(p, NULL, 10, 0, 10);
+    npzs__hdr x = npzs__hdr_of(p);
+    (void)npzs__parse_header(&x, NULL, 10, 0, 10);
 }
 static void header_bad_mode(void) {
     npzs_parser *p = npzs_new(NULL, NULL);
-    (void)npzs__parse_header_mode(p, buf, 10, 0, 10, NPZS__HDR_FAST + 1);
+    npzs__hdr x = npzs__hdr_of(p);
+    (void)npzs__parse_header_mode(&x, buf, 10, 0, 10, NPZS__HDR_FAST + 1);
 }
 
 static const struct {
