@@ -91,6 +91,8 @@ export interface RejectionInfo {
     rule?: string;
     detail?: string;
     hint?: string;
+    /** A rejection a limit decided (added in 0.8.0): the limit, its value in force, what the input needed. */
+    limit?: { name: string; value: number; needed: number };
 }
 
 /** The object `npzstream check --json FILE` prints, parsed (numbers past 2^53 lose precision:

@@ -26,6 +26,7 @@ from npzstream import _npzstream
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from common import Alarm, ok, zeros_bomb  # noqa: E402
+from limit_cases import CASES, numbers_ok  # noqa: E402
 
 MiB = 1 << 20
 
@@ -583,38 +584,23 @@ def test_spool_dropped_or_long_named_leaves_nothing(tmp):
 
 # ---- the library's own limits carry their numbers too ---------------------------------------------
 
-def _five_members():
-    b = io.BytesIO()
-    with zipfile.ZipFile(b, "w") as z:
-        for i in range(5):
-            z.writestr("m%d.npy" % i, npz_member(np.arange(3)))
-    return b.getvalue()
-
-
-LIBRARY_LIMITS = {  # input, limits -> (rule, the Limit)
-    "max_members": (_five_members, {"max_members": 3}, "LIMIT.max_members", ("max_members", 3, 4)),
-    "max_total_bytes": (lambda: GOOD, {"max_total_bytes": 4096}, "LIMIT.max_total_bytes.member",
-                        ("max_total_bytes", 4096, A.nbytes + 128)),
-    "max_name_len": (_five_members, {"max_name_len": 3}, "LIMIT.max_name_len", ("max_name_len", 3, 6)),
-}
-
-
-@pytest.mark.parametrize("case", sorted(LIBRARY_LIMITS))
+@pytest.mark.parametrize("case", sorted(k for k, c in CASES.items() if not c.flags))  # (no sequences here)
 @pytest.mark.parametrize("how", ["load", "validate", "aload", "open"])
 def test_library_limit_numbers(case, how, tmp):
-    make, kw, rule, limit = LIBRARY_LIMITS[case]
-    data = make()
+    """Every rejection a limit decides (tests/limit_cases.py) carries its numbers in RejectedError.limit,
+    and its detail says them in words, whichever call met it."""
+    c = CASES[case]
     if how == "validate":
-        e = npzstream.validate(data, **kw).error
+        e = npzstream.validate(c.data, **c.limits).error
     elif how == "open":
         path = os.path.join(tmp, "x.npz")
         with open(path, "wb") as f:
-            f.write(data)
-        e = _limit_of(lambda: npzstream.open(path, **kw))
+            f.write(c.data)
+        e = _limit_of(lambda: npzstream.open(path, **c.limits))
     elif how == "aload":
-        e = _limit_of(lambda: asyncio.run(npzstream.aload(apieces(data), **kw)))
+        e = _limit_of(lambda: asyncio.run(npzstream.aload(apieces(c.data), **c.limits)))
     else:
-        e = _limit_of(lambda: npzstream.load(data, **kw))
-    assert e is not None and (e.code, e.rule) == ("limit", rule), e
-    assert e.limit == limit, (e.limit, limit)
-    assert str(limit[1]) in e.detail and str(limit[2]) in e.detail, e.detail
+        e = _limit_of(lambda: npzstream.load(c.data, **c.limits))
+    assert e is not None and (e.code, e.rule) == (c.code, c.rule), e
+    assert isinstance(e.limit, npzstream.Limit) and numbers_ok(c, *e.limit), (e.limit, c.numbers)
+    assert str(e.limit.value) in e.detail and str(e.limit.needed) in e.detail, e.detail
