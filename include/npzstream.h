@@ -53,8 +53,8 @@ extern "C" {
 
 /* The version of this header: major << 16 | minor << 8 | patch.  A major change breaks the ABI:
  * bump the SONAME with it.  Additions since 0.1.0 are marked "added in". */
-#define NPZS_VERSION "0.7.0"
-#define NPZS_VERSION_NUM 0x000700
+#define NPZS_VERSION "0.8.0"
+#define NPZS_VERSION_NUM 0x000800
 
 /* NPZS_VERSION_NUM of the library actually linked (added in 0.2.0). */
 unsigned long npzs_version(void);
