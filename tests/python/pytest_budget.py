@@ -471,6 +471,81 @@ def test_loop_never_stalls(work):
     ok(lags[-1] <= max_ms, "loop lag max <= %d ms" % max_ms, "%.1f ms" % lags[-1])
 
 
+HOLD_S = 1.5  # longer than the largest lag lag_bounds() accepts (600 ms on a busy machine)
+
+
+def _held_budget():
+    """A budget with room for GOOD's arrays and not also for a 2-thread helper's 256 MiB, and a
+    thread that lets GOOD's arrays go HOLD_S seconds from now (the arrays' part goes back when
+    they are dropped): the helper's reservation waits that long."""
+    b = npzstream.Budget(256 * MiB + MiB, timeout=30)
+    held = [npzstream.load(GOOD, budget=b)]
+    assert b.used == NBYTES
+    t = threading.Timer(HOLD_S, held.clear)
+    t.start()
+    return b, t
+
+
+def test_spool_waits_for_its_budget_off_the_loop(tmp):
+    """A spool with worker threads and a budget reserves the helper's buffers; when the budget has
+    no room, afeed() awaits it and the event loop runs on (the probe's lag stays within bounds),
+    where the constructor used to block the loop until the room came.  The sync feed() waits."""
+    bomb()
+
+    async def spool_while_full():
+        b, t = _held_budget()
+        t0 = time.perf_counter()
+        sp = npzstream.spool(os.path.join(tmp, "up.npz"), threads=2, budget=b)
+        for piece in pieces(bomb()):
+            await sp.afeed(piece)
+        rep = await sp.afinish()
+        waited = time.perf_counter() - t0
+        t.join()
+        return bool(rep) and b.used == 0 and waited >= HOLD_S * 0.9, (bool(rep), b.used, waited)
+    p99_ms, max_ms = lag_bounds()
+    (good, why), lags = lag_under(spool_while_full)
+    assert good, why
+    print("spool awaiting its budget: %d probes, lag p99 %.2f max %.1f ms" % (len(lags), p99(lags), lags[-1]))
+    assert len(lags) >= 10, "the probe barely ran (%d): the loop was held" % len(lags)
+    ok(lags[-1] <= max_ms, "loop lag max <= %d ms while the spool waits %.1f s for its budget" % (max_ms, HOLD_S),
+       "%.1f ms" % lags[-1])
+    ok(p99(lags) <= p99_ms, "loop lag p99 <= %d ms" % p99_ms, "%.1f ms" % p99(lags))
+    os.unlink(os.path.join(tmp, "up.npz"))
+    # the sync API: feed() waits for the room (this thread blocks), then goes on
+    b, t = _held_budget()
+    t0 = time.perf_counter()
+    sp = npzstream.spool(os.path.join(tmp, "sync.npz"), threads=2, budget=b)
+    assert time.perf_counter() - t0 < HOLD_S / 2, "the constructor waited"
+    sp.feed(GOOD_C)
+    assert time.perf_counter() - t0 >= HOLD_S * 0.9 and sp.finish() and b.used == 0
+    t.join()
+
+
+def test_spool_refused_by_its_budget_leaves_nothing(tmp):
+    """A budget that stays full refuses the spool's helper (LIMIT.budget.full, after its timeout;
+    LIMIT.budget.size at once for more than the whole budget): the upload is deleted, sync or async."""
+    b = npzstream.Budget(256 * MiB + MiB, timeout=0.2)
+    held = npzstream.load(GOOD, budget=b)
+    sp = npzstream.spool(os.path.join(tmp, "a.npz"), threads=2, budget=b)
+    with pytest.raises(npzstream.RejectedError) as ei:
+        sp.feed(GOOD_C)
+    assert ei.value.rule == "LIMIT.budget.full" and os.listdir(tmp) == [], (ei.value, os.listdir(tmp))
+
+    async def refused():
+        sp = npzstream.spool(os.path.join(tmp, "b.npz"), threads=2, budget=b)
+        with pytest.raises(npzstream.RejectedError) as ei:
+            await sp.afeed(GOOD_C)
+        return ei.value.rule
+    assert asyncio.run(refused()) == "LIMIT.budget.full" and os.listdir(tmp) == []
+    small = npzstream.Budget(64 * MiB)
+    sp = npzstream.spool(os.path.join(tmp, "c.npz"), threads=2, budget=small)
+    with pytest.raises(npzstream.RejectedError) as ei:
+        sp.feed(GOOD_C)
+    assert ei.value.rule == "LIMIT.budget.size" and os.listdir(tmp) == [] and small.used == 0
+    del held
+    assert b.used == 0
+
+
 # ---- Stream.push(cheap=True): the cheap steps only ------------------------------------------------
 
 def test_push_cheap_stops_before_heavy_work():
