@@ -546,6 +546,32 @@ def test_spool_refused_by_its_budget_leaves_nothing(tmp):
     assert b.used == 0
 
 
+WORKERS_SEEN = r"""
+import os, sys, threading
+from npzstream import _sources
+pool = _sources._executor()
+nices = set(pool.submit(lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id())).result()
+            for _ in range(20))
+print(os.getpriority(os.PRIO_PROCESS, 0), max(nices), _sources._WORKERS)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own nice value is Linux's")
+@pytest.mark.parametrize("nice", [0, 5, 15])
+def test_workers_stay_below_the_loop(nice):
+    """The async pool's threads run 10 nice values below the thread that starts them (at most 19),
+    whatever the process's own nice value: a server started with `nice -n 15` keeps them below its
+    loop (they were set to 10, above it); and they are one fewer than the CPUs (at least one), so
+    that a core stays free for the loop and the rest of the machine."""
+    import subprocess
+    r = subprocess.run([sys.executable, "-c", WORKERS_SEEN], capture_output=True, text=True, timeout=60,
+                       preexec_fn=lambda: os.nice(nice))
+    assert r.returncode == 0, r.stderr
+    loop, worker, workers = map(int, r.stdout.split())
+    assert loop == nice and worker == min(19, nice + 10), (loop, worker)
+    assert workers == max(1, min(8, len(os.sched_getaffinity(0)) - 1)), workers
+
+
 # ---- Stream.push(cheap=True): the cheap steps only ------------------------------------------------
 
 def test_push_cheap_stops_before_heavy_work():
