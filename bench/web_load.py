@@ -10,9 +10,15 @@ every bad one is refused with its rule; the server's log holds no traceback; its
 stays under the budget + 64 MiB; /ping's p99 under 20 ms (issue 41's budgets: the RSS bound and
 the structure are checked always, the latency with --strict, on an idle machine).
 
+Where a slow ping's time went: the pinger reads how long it waited for a CPU itself (Linux's
+schedstat), and the output gives the p99 with that wait taken off; --probe runs each server under
+bench/loop_probe.py, which reports its event loop's late wake-ups (on a CPU, waiting for one, or
+asleep) -- a server whose loop never stalls can still answer late to a client that gets no CPU.
+
     .venv-web/bin/python bench/web_load.py                      # both frameworks, 32 uploads, 512Mi
     .venv-web/bin/python bench/web_load.py --framework aiohttp --uploads 8 --budget 256Mi
     nice -n 10 .venv-web/bin/python bench/web_load.py --json out.json --strict
+    .venv-web/bin/python bench/web_load.py --probe             # and the servers' loop stalls
 
 Needs .venv-web (make web-env: FastAPI, uvicorn, aiohttp, python-multipart, NumPy) and curl.
 Loopback only; bounded: every request has a 120 s timeout, the whole run a few minutes at most.
@@ -132,7 +138,7 @@ def parse_size(s):
 class Server:
     """An example server on 127.0.0.1 (its own process group), its output in a log file."""
 
-    def __init__(self, framework, python, tmp, budget):
+    def __init__(self, framework, python, tmp, budget, probe=None):
         self.framework = framework
         self.dir = os.path.join(tmp, framework + "-uploads")
         os.makedirs(self.dir)
@@ -141,6 +147,8 @@ class Server:
         self.log = open(self.log_path, "wb")
         cmd = [python, os.path.join(EXAMPLES, "web_%s.py" % framework), "--port", str(self.port),
                "--upload-dir", self.dir, "--memory-budget", budget]
+        if probe:  # the loop's late wake-ups, to the file probe
+            cmd[1:1] = [os.path.join(ROOT, "bench", "loop_probe.py"), probe]
         self.p = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
         self.url = "http://127.0.0.1:%d" % self.port
         t0 = time.time()
@@ -169,21 +177,48 @@ class Server:
         self.log.close()
 
 
-# the pinger: its own process (the driver's threads and curls must not delay its clock)
+# the pinger: its own process (the driver's threads and curls must not delay its clock); for each
+# ping, how long it took and how long of that the pinger itself waited for a CPU
 PINGER = r"""
 import http.client, json, sys, time, select
+def waited():
+    try:
+        with open("/proc/thread-self/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
 c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=30)
-every = float(sys.argv[2]); lat = []; errors = 0
+every = float(sys.argv[2]); lat = []; wait = []; errors = 0
 while not select.select([sys.stdin], [], [], 0)[0]:
-    t = time.perf_counter()
+    t = time.perf_counter(); w = waited()
     try:
         c.request("GET", "/ping"); r = c.getresponse(); r.read()
-        lat.append(time.perf_counter() - t)
+        lat.append(time.perf_counter() - t); wait.append(waited() - w)
     except Exception:
         errors += 1; c.close(); c = http.client.HTTPConnection("127.0.0.1", int(sys.argv[1]), timeout=30)
     time.sleep(max(0.0, every - (time.perf_counter() - t)))
-print(json.dumps({"lat": lat, "errors": errors}))
+print(json.dumps({"lat": lat, "wait": wait, "errors": errors}))
 """
+
+
+def quantile(xs, f):
+    """The f-quantile of xs (sorted here), or None for none."""
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(len(xs) * f))] if xs else None
+
+
+def loop_stalls(path, t0, t1):
+    """What bench/loop_probe.py saw between t0 and t1 (time.monotonic()): the loop's wake-ups, how
+    many came more than 20 ms late, the latest, and where the time of those went."""
+    recs = [json.loads(line) for line in open(path)] if os.path.exists(path) else []
+    probes = [r["probes"] for r in recs if "probes" in r]
+    late = [r for r in recs if "lag_ms" in r and t0 <= r["t"] <= t1]
+    big = [r for r in late if r["lag_ms"] > PING_P99_MS]
+    return {"wakeups": probes[-1] if probes else 0, "late_over_4ms": len(late), "late_over_20ms": len(big),
+            "max_ms": max((r["lag_ms"] for r in late), default=0.0),
+            "over_20ms_on_cpu_ms": round(sum(r.get("cpu_ms", 0) for r in big), 1),
+            "over_20ms_waiting_for_cpu_ms": round(sum(r.get("runq_ms", 0) for r in big), 1),
+            "over_20ms_asleep_ms": round(sum(r.get("asleep_ms", 0) for r in big), 1)}
 
 
 def curl(url, path, how, timeout=120):
@@ -222,9 +257,10 @@ def judge(expected, status, body):
     return "FAIL: expected %s, got %s %s" % (expected, status, json.dumps(body)[:300])
 
 
-def run(framework, python, files, tmp, budget="512Mi", uploads=32, log=print):
+def run(framework, python, files, tmp, budget="512Mi", uploads=32, log=print, probe=False):
     """One framework under load; returns the results (see main's output)."""
-    srv = Server(framework, python, tmp, budget)
+    probe_path = os.path.join(tmp, framework + ".probe") if probe else None
+    srv = Server(framework, python, tmp, budget, probe_path)
     try:
         rss0 = status_kib(srv.p.pid, "VmRSS")
         cpu0, loop0 = cpu_s(srv.p.pid), cpu_s(srv.p.pid, srv.p.pid)
@@ -247,12 +283,13 @@ def run(framework, python, files, tmp, budget="512Mi", uploads=32, log=print):
             results[i] = (path_url, name, how, status, body, dt, err, judge(expected, status, body))
 
         threads = [threading.Thread(target=go, args=(i,)) for i in range(len(jobs))]
-        t0 = time.time()
+        t0, m0 = time.time(), time.monotonic()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
         wall = time.time() - t0
+        loop = loop_stalls(probe_path, m0, time.monotonic()) if probe else None
         time.sleep(0.5)
         out, _ = pinger.communicate(input="stop\n", timeout=60)
         pings = json.loads(out)
@@ -265,6 +302,9 @@ def run(framework, python, files, tmp, budget="512Mi", uploads=32, log=print):
     text = srv.log_text()
     lat = sorted(pings["lat"])
     q = (lambda f: lat[min(len(lat) - 1, int(len(lat) * f))] * 1e3) if lat else (lambda f: float("nan"))
+    # each ping less the time the pinger itself waited for a CPU meanwhile: what the server took
+    wait_p99 = quantile(pings["wait"], 0.99)
+    less_p99 = quantile([a - w for a, w in zip(pings["lat"], pings["wait"])], 0.99)
     verdicts = {}
     for r in results:
         verdicts[r[7] if not r[7].startswith("FAIL") else "FAIL"] = verdicts.get(
@@ -274,19 +314,29 @@ def run(framework, python, files, tmp, budget="512Mi", uploads=32, log=print):
         "framework": framework, "budget": budget, "uploads": len(jobs), "bombs": uploads, "wall_s": round(wall, 2),
         "verdicts": verdicts, "failures": [r for r in results if r[7].startswith("FAIL")],
         "ping": {"n": len(lat), "errors": pings["errors"], "p50_ms": round(q(0.5), 1), "p99_ms": round(q(0.99), 1),
-                 "max_ms": round(lat[-1] * 1e3, 1) if lat else None},
+                 "max_ms": round(lat[-1] * 1e3, 1) if lat else None,
+                 "pinger_cpu_wait_p99_ms": None if wait_p99 is None else round(wait_p99 * 1e3, 1),
+                 "p99_less_pinger_cpu_wait_ms": None if less_p99 is None else round(less_p99 * 1e3, 1)},
+        "loop": loop,
         "rss_mib": {"start": rss0 // 1024, "peak": hwm // 1024, "end": rss_end // 1024,
                     "bound": budget_b // (1 << 20) + RSS_SLACK_MIB},
         "cpu_s": {"process": round(cpu1 - cpu0, 2), "loop_thread": round(loop1 - loop0, 2)},
         "traceback": "Traceback" in text, "log_lines": len(text.splitlines()), "temp_files_left": left,
         "bomb_seconds": sorted(round(r[5], 2) for r in results if r[1] == "bomb_200m.npz" and r[0] == "/load"),
     }
-    log("%s: %d uploads (%d x 200 MB bombs) in %.1f s: %s; /ping n=%d p50 %.1f p99 %.1f max %s ms (%d errors); "
+    log("%s: %d uploads (%d x 200 MB bombs) in %.1f s: %s; /ping n=%d p50 %.1f p99 %.1f max %s ms (%d errors; "
+        "the pinger's own wait for a CPU p99 %s ms, the p99 less it %s ms); "
         "RSS %d -> peak %d MiB (bound %d); CPU %.1f s, of which the event loop's thread %.2f s; "
         "traceback in log: %s; log lines %d"
         % (framework, len(jobs), uploads, wall, verdicts, len(lat), q(0.5), q(0.99), res["ping"]["max_ms"],
-           pings["errors"], rss0 // 1024, hwm // 1024, res["rss_mib"]["bound"], cpu1 - cpu0, loop1 - loop0,
+           pings["errors"], res["ping"]["pinger_cpu_wait_p99_ms"], res["ping"]["p99_less_pinger_cpu_wait_ms"],
+           rss0 // 1024, hwm // 1024, res["rss_mib"]["bound"], cpu1 - cpu0, loop1 - loop0,
            res["traceback"], res["log_lines"]))
+    if loop is not None:
+        log("  %s's event loop: %d wake-ups, %d later than 4 ms, %d later than 20 ms (latest %.1f ms; their time "
+            "on a CPU %.1f ms, waiting for one %.1f ms, asleep %.1f ms)"
+            % (framework, loop["wakeups"], loop["late_over_4ms"], loop["late_over_20ms"], loop["max_ms"],
+               loop["over_20ms_on_cpu_ms"], loop["over_20ms_waiting_for_cpu_ms"], loop["over_20ms_asleep_ms"]))
     for f in res["failures"]:
         log("  FAIL %s %s %s: %s %s" % f[:3] + (f[7], f[6]))
     if res["traceback"]:
@@ -318,6 +368,7 @@ def main():
     ap.add_argument("--uploads", type=int, default=32, help="concurrent 200 MB bombs (besides the other files)")
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--strict", action="store_true", help="also fail when /ping's p99 is over 20 ms")
+    ap.add_argument("--probe", action="store_true", help="report each server's event loop stalls (bench/loop_probe.py)")
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="npzs-webload-")
     try:
@@ -325,7 +376,7 @@ def main():
         load0 = os.getloadavg()
         out = []
         for fw in (("fastapi", "aiohttp") if a.framework == "both" else (a.framework,)):
-            out.append(run(fw, a.python, files, tmp, a.budget, a.uploads))
+            out.append(run(fw, a.python, files, tmp, a.budget, a.uploads, probe=a.probe))
         load1 = os.getloadavg()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

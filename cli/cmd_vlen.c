@@ -56,9 +56,15 @@ static void vl_shape(wbuf *f, const npzs_vlen_spec *sp, uint64_t lead, int patte
     wb_c(f, pattern ? ']' : ')');
 }
 
+/* A rejection's numbers when a limit decided it (npzs_vlen_error_limit): name NULL otherwise. */
+typedef struct vl_limit {
+    const char *name;
+    uint64_t value, needed;
+} vl_limit;
+
 /* where: "input", "dtype" or "shape" */
 static void vl_print_json(const vl_out *o, const npzs_vlen_spec *sp, int ok, int code, uint64_t off, long elem,
-                          const char *where, const char *msg) {
+                          const char *where, const char *msg, const vl_limit *lim) {
     wbuf w, *f = &w;
     wb_init(f, stdout);
     wb_fmt(f, "{\"ok\": %s, \"dtype\": ", ok ? "true" : "false");
@@ -84,6 +90,9 @@ static void vl_print_json(const vl_out *o, const npzs_vlen_spec *sp, int ok, int
         if (elem >= 0) wb_fmt(f, "%ld", elem); else wb_s(f, "null");
         wb_s(f, ", \"message\": ");
         json_str(f, msg, strlen(msg));
+        if (lim->name) /* added in 0.8.0, as check --json's error.limit */
+            wb_fmt(f, ", \"limit\": {\"name\": \"%s\", \"value\": %" PRIu64 ", \"needed\": %" PRIu64 "}", lim->name,
+                   lim->value, lim->needed);
         wb_c(f, '}');
     }
     wb_s(f, "}\n");
@@ -91,7 +100,7 @@ static void vl_print_json(const vl_out *o, const npzs_vlen_spec *sp, int ok, int
 }
 
 static void vl_print_text(const vl_out *o, const npzs_vlen_spec *sp, int ok, int code, uint64_t off, long elem,
-                          const char *where, const char *msg, const char *label) {
+                          const char *where, const char *msg, const vl_limit *lim, const char *label) {
     wbuf w, *f = &w;
     wb_init(f, stdout); /* the element lines went out as they came (vl_push) */
     safe_str(f, label, strlen(label)); /* a file's name: bytes from outside */
@@ -107,6 +116,7 @@ static void vl_print_text(const vl_out *o, const npzs_vlen_spec *sp, int ok, int
         if (elem >= 0) wb_fmt(f, " (element %ld)", elem);
         wb_s(f, ": ");
         safe_words(f, msg, strlen(msg));
+        if (lim->name) wb_fmt(f, " (needs %" PRIu64 "; %s is %" PRIu64 ")", lim->needed, lim->name, lim->value);
         wb_c(f, '\n');
     }
     wb_flush(f);
@@ -219,7 +229,8 @@ int cmd_vlen(int argc, char **argv) {
     int rc = npzs_vlen_spec_parse(&spec, dtype, pattern, &at, &why);
     if (rc < 0) {
         const char *where = rc == NPZS_E_VLEN_BAD_DTYPE ? "dtype" : "shape";
-        if (json) vl_print_json(&o, NULL, 0, rc, at, -1, where, why);
+        vl_limit none = {NULL, 0, 0};
+        if (json) vl_print_json(&o, NULL, 0, rc, at, -1, where, why, &none);
         else {
             wbuf w;
             wb_init(&w, stdout);
@@ -253,12 +264,14 @@ int cmd_vlen(int argc, char **argv) {
     if (!json) wb_flush(&o.w);
     if (status == 0 || npzs_vlen_error(p)) {
         int code = npzs_vlen_error(p);
+        vl_limit lv;
+        (void)npzs_vlen_error_limit(p, &lv.name, &lv.value, &lv.needed);
         if (json)
             vl_print_json(&o, &spec, status == 0, code, npzs_vlen_error_offset(p), npzs_vlen_error_element(p),
-                          "input", npzs_vlen_error_message(p));
+                          "input", npzs_vlen_error_message(p), &lv);
         else
             vl_print_text(&o, &spec, status == 0, code, npzs_vlen_error_offset(p), npzs_vlen_error_element(p),
-                          "input", npzs_vlen_error_message(p), label);
+                          "input", npzs_vlen_error_message(p), &lv, label);
     }
     free(o.e);
     npzs_vlen_free(p);

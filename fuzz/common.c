@@ -603,19 +603,21 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
             if (!msg) fz_die("npzs_error_message NULL");
             const char *det = npzs_error_detail(p);
             if (det && !fz_words_ok(det)) fz_die("a detail that is not whole UTF-8 or holds a hidden character: %s", det);
-            /* a limit's numbers: only for code limit, its rule names that limit, and the input went past it */
-            const char *lname;
+            /* a limit's numbers: exactly for the rules a limit decides (LIMIT.NAME with code limit,
+             * HDR-SIZE.* header_too_large for max_header_size, S-NDIM.* bad_shape for max_ndim), that
+             * limit's, and the input went past it */
+            const char *lname, *rl = r->err_rule ? r->err_rule : "";
             uint64_t lvalue, lneeded;
-            if (npzs_error_limit(p, &lname, &lvalue, &lneeded)) {
-                if (rc != NPZS_E_LIMIT || !r->err_rule || strncmp(r->err_rule, "LIMIT.", 6) != 0 ||
-                    strncmp(r->err_rule + 6, lname, strlen(lname)) != 0)
-                    fz_die("limit numbers %s for error %d rule %s", lname, rc, r->err_rule ? r->err_rule : "NULL");
-                if (lneeded <= lvalue)
-                    fz_die("limit %s: needed %llu within the value %llu", lname, (unsigned long long)lneeded,
-                           (unsigned long long)lvalue);
-            } else if (lname) {
-                fz_die("npzs_error_limit 0 with a name");
-            }
+            int have = npzs_error_limit(p, &lname, &lvalue, &lneeded);
+            const char *want = !strncmp(rl, "LIMIT.", 6) && rc == NPZS_E_LIMIT               ? rl + 6
+                               : !strncmp(rl, "HDR-SIZE.", 9) && rc == NPZS_E_HEADER_TOO_LARGE ? "max_header_size"
+                               : !strncmp(rl, "S-NDIM.", 7) && rc == NPZS_E_BAD_SHAPE         ? "max_ndim"
+                                                                                               : NULL;
+            if (have != (want != NULL) || (have && strncmp(want, lname, strlen(lname)) != 0) || (!have && lname))
+                fz_die("limit numbers %d %s for error %d rule %s", have, lname ? lname : "NULL", rc, rl);
+            if (have && lneeded <= lvalue)
+                fz_die("limit %s: needed %llu within the value %llu", lname, (unsigned long long)lneeded,
+                       (unsigned long long)lvalue);
             size_t nl = 0;
             const char *nm = npzs_error_member_name(p, &nl);
             uint8_t acc = 0;

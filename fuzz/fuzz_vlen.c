@@ -121,6 +121,17 @@ static vz_res vz_run(const npzs_vlen_spec *sp, const npzs_vlen_limits *lim, cons
                 if (npzs_vlen_next(p, &in, &e2) != rc || npzs_vlen_next(p, NULL, &e2) != rc)
                     fz_die("error not sticky");
                 if (!npzs_vlen_error_message(p)) fz_die("NULL error message");
+                /* a limit's numbers: exactly for code limit, one of the limits, and past its value */
+                const char *lname;
+                uint64_t lvalue, lneeded;
+                int have = npzs_vlen_error_limit(p, &lname, &lvalue, &lneeded);
+                if (have != (rc == NPZS_E_LIMIT) || (!have && lname))
+                    fz_die("limit numbers %d for error %d", have, rc);
+                if (have && (lneeded <= lvalue ||
+                             (strcmp(lname, "max_elements") && strcmp(lname, "max_element_bytes") &&
+                              strcmp(lname, "max_total_bytes"))))
+                    fz_die("limit %s: needed %llu, value %llu", lname, (unsigned long long)lneeded,
+                           (unsigned long long)lvalue);
                 r.err = rc;
                 r.err_off = npzs_vlen_error_offset(p);
                 r.err_elem = npzs_vlen_error_element(p);

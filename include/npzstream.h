@@ -53,8 +53,8 @@ extern "C" {
 
 /* The version of this header: major << 16 | minor << 8 | patch.  A major change breaks the ABI:
  * bump the SONAME with it.  Additions since 0.1.0 are marked "added in". */
-#define NPZS_VERSION "0.7.0"
-#define NPZS_VERSION_NUM 0x000700
+#define NPZS_VERSION "0.8.0"
+#define NPZS_VERSION_NUM 0x000800
 
 /* NPZS_VERSION_NUM of the library actually linked (added in 0.2.0). */
 unsigned long npzs_version(void);
@@ -530,14 +530,17 @@ uint64_t npzs_error_content_offset(const npzs_parser *p);
  *  Added in  npzs_error, _offset, _message, _member, _member_name, _content_offset 0.1.0; _rule
  *            0.2.0; _detail, _hint and the rules' table 0.5.0. */
 
-/* The numbers of a limit rejection: *name the limit ("max_members", "max_total_bytes",
- * "max_memory", "max_name_len", "max_extra_len", "max_fields", "max_depth"), *value its value in
- * force and *needed what the input needed or declared in the limit's unit (members, bytes,
- * fields, levels; for an inflated member longer than it declared, one more than the limit: all
- * the input had shown).  Any pointer may be NULL. */
+/* The numbers of a rejection a limit decided: *name the limit ("max_members", "max_total_bytes",
+ * "max_memory", "max_name_len", "max_extra_len", "max_fields", "max_depth", "max_header_size",
+ * "max_ndim"), *value its value in force and *needed what the input needed or declared in the
+ * limit's unit (members, bytes, fields, levels, characters, dimensions).  Where the input stops
+ * being read at the limit, *needed is what it had shown: one more than the limit for an inflated
+ * member longer than it declared, a field or a dimension past the limit; a quarter of a v3
+ * header's bytes (its fewest characters).  Any pointer may be NULL. */
 int npzs_error_limit(const npzs_parser *p, const char **name, uint64_t *value, uint64_t *needed);
-/*  Returns   1 when the error is `limit` (LIMIT.*) and the library knows its numbers; 0 otherwise
- *            (*name NULL, the numbers 0), a NULL parser too.
+/*  Returns   1 for an error `limit` (every LIMIT.* rule), `header_too_large` (HDR-SIZE.*:
+ *            max_header_size) or `bad_shape` for more dimensions than max_ndim (S-NDIM.*); 0
+ *            otherwise (*name NULL, the numbers 0), a NULL parser too.
  *  Errors    none.
  *  Lifetime  *name is static text.
  *  Threads   any thread that does not call the parser at the same time.

@@ -217,6 +217,18 @@ uint64_t npzs_vlen_consumed(const npzs_vlen_parser *p);      /* input bytes cons
  *  Threads   any thread that does not call the parser at the same time.
  *  Added in  0.1.0. */
 
+/* The numbers of a `limit` rejection: *name the limit ("max_elements", "max_element_bytes",
+ * "max_total_bytes": npzs_vlen_limits' fields), *value its value in force and *needed what the
+ * chunk declared in its unit (elements; bytes of the element; bytes of the chunk, framing
+ * included, as far as the count and the lengths so far declare it).  Any pointer may be NULL. */
+int npzs_vlen_error_limit(const npzs_vlen_parser *p, const char **name, uint64_t *value, uint64_t *needed);
+/*  Returns   1 for a `limit` error (its numbers filled); 0 otherwise (*name NULL, the numbers 0), a
+ *            NULL parser too.
+ *  Errors    none.
+ *  Lifetime  *name is static text.
+ *  Threads   any thread that does not call the parser at the same time.
+ *  Added in  0.8.0. */
+
 #ifdef __cplusplus
 }
 #endif

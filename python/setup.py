@@ -33,6 +33,10 @@ LIB_SOURCES = sorted(os.path.relpath(f, HERE) for f in glob.glob(os.path.join(CS
 
 # the extension's own sources (relative to this directory, as setuptools takes them)
 EXT_SOURCES = sorted(os.path.relpath(f, HERE) for f in glob.glob(os.path.join(HERE, "src", "npzstream", "ext", "*.c")))
+# every header: a build left in build/ is compiled again when one is newer than it (the copies keep
+# their times; without this a change to a header alone, NPZS_VERSION's, left the old extension)
+HEADERS = sorted(os.path.relpath(f, HERE) for f in glob.glob(os.path.join(CSRC, "**", "*.h"), recursive=True)
+                 + glob.glob(os.path.join(HERE, "src", "npzstream", "ext", "*.h")))
 
 # One version: the library's (NPZS_VERSION in npzstream.h), as npzstream.__version__ reports it.
 with open(os.path.join(CSRC, "include", "npzstream.h")) as f:
@@ -59,6 +63,7 @@ SECCOMP = os.environ.get("NPZSTREAM_SECCOMP", "auto") != "0" and any(
 ext = Extension(
     "npzstream._npzstream",
     sources=EXT_SOURCES + LIB_SOURCES,
+    depends=HEADERS,
     include_dirs=["csrc/include", "csrc/src", "csrc/cli"],
     libraries=(["isal"] if ISAL else []) + (["seccomp"] if SECCOMP else []) + ["z", "m"],
     define_macros=([("NPZS_HAVE_ISAL", "1")] if ISAL else []) + ([("NPZS_HAVE_OPENSSL", "1")] if OPENSSL else [])

@@ -34,7 +34,7 @@ NPZS__API const char *npzs_error_rule(const npzs_parser *p) { return p && p->err
 NPZS__API long npzs_error_member(const npzs_parser *p) { return p && p->err ? p->err_member : -1; }
 NPZS__API uint64_t npzs_error_content_offset(const npzs_parser *p) { return p && p->err ? p->err_coff : NPZS_NO_OFFSET; }
 NPZS__API int npzs_error_limit(const npzs_parser *p, const char **name, uint64_t *value, uint64_t *needed) {
-    int have = p && p->err == NPZS_E_LIMIT && p->err_lim_name;
+    int have = p && p->err && p->err_lim_name;
     if (name) *name = have ? p->err_lim_name : NULL;
     if (value) *value = have ? p->err_lim_value : 0;
     if (needed) *needed = have ? p->err_lim_needed : 0;

@@ -91,6 +91,8 @@ export interface RejectionInfo {
     rule?: string;
     detail?: string;
     hint?: string;
+    /** A rejection a limit decided (added in 0.8.0): the limit, its value in force, what the input needed. */
+    limit?: { name: string; value: number; needed: number };
 }
 
 /** The object `npzstream check --json FILE` prints, parsed (numbers past 2^53 lose precision:
@@ -162,7 +164,7 @@ export function ruleHint(rule: string): string | null;
 /** The rule's message. */
 export function ruleMessage(rule: string): string | null;
 export function parseSize(v: Size | boolean): bigint;
-/** The library's version, "0.7.0". */
+/** The library's version (NPZS_VERSION), "0.8.0". */
 export function version(): string;
 /** Bytes of the wasm's memory now (grown to what the parsers held; bounded by their limits). */
 export function memoryBytes(): number;

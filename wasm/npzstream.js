@@ -345,7 +345,7 @@ export function ruleMessage(rule) {
     return p ? core.UTF8ToString(p) : null;
 }
 
-/* The library's version ("0.7.0"). */
+/* The library's version (NPZS_VERSION, "0.8.0"). */
 export function version() {
     if (!core) throw new Error('npzstream: await ready() first');
     const v = core._nzs_version();

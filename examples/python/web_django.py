@@ -2,8 +2,11 @@
 """Django upload views for .npy/.npz files, with npzstream: a one-file Django project.
 
     pip install django ./python
-    python3 examples/python/web_django.py runserver 127.0.0.1:8000 --noreload   (UPLOAD_DIR=/tmp/uploads)
+    python3 examples/python/web_django.py --port 8000 --upload-dir /tmp/uploads --memory-budget 512Mi
     curl -F file=@weights.npz http://127.0.0.1:8000/load
+
+It serves on 127.0.0.1:PORT with Django's development server (runserver --noreload); any other
+arguments are a command of Django's manage.py instead (web_django.py check, ...).
 
 The file comes as the "file" field of a multipart/form-data POST (what browsers and curl -F send).
 POST /load          the arrays, loaded while Django's multipart parser reads the body: an upload
@@ -13,7 +16,7 @@ POST /load-chunks   the same from UploadedFile.chunks() in the view: the simples
 POST /spool/NAME    the upload validated while it is written beside UPLOAD_DIR/NAME (an upload
                     handler); moved into place only when accepted, deleted when rejected; NAME must be
                     a plain file name (npzstream.check_name) and new
-All requests share one memory budget (NPZSTREAM_BUDGET, 512Mi; a thread waits for room).  A refusal
+All requests share one memory budget (--memory-budget; a thread waits for room).  A refusal
 is npzstream.http_response's answer (400 the file's fault, 413 a limit, 503 and Retry-After when the
 budget stays full, 409 a name that exists), JSON holding ok, code, rule, message, detail, hint,
 member, name, offset, limit and received.  Django's development server (WSGI) needs a
@@ -41,7 +44,7 @@ from django.views.decorators.csrf import csrf_exempt  # noqa: E402
 import npzstream  # noqa: E402
 
 MAX_BYTES = 256 << 20
-BUDGET = npzstream.Budget(os.environ.get("NPZSTREAM_BUDGET", "512Mi"))
+BUDGET = npzstream.Budget("512Mi")  # what all uploads may hold at once (--memory-budget)
 
 
 def rejected(e, received):
@@ -147,6 +150,15 @@ def spool(request, name):
 urlpatterns = [path("load", load), path("load-chunks", load_chunks), path("spool/<str:name>", spool)]
 
 if __name__ == "__main__":
+    import argparse
+
     from django.core.management import execute_from_command_line
+    ap = argparse.ArgumentParser(epilog="other arguments: a command of Django's manage.py instead of runserver")
+    ap.add_argument("--port", type=int, default=8000)
+    ap.add_argument("--upload-dir", default=settings.UPLOAD_DIR)
+    ap.add_argument("--memory-budget", default="512Mi", help="what all uploads may hold at once (512Mi, 2Gi, ...)")
+    a, rest = ap.parse_known_args()
+    settings.UPLOAD_DIR = a.upload_dir
+    BUDGET = npzstream.Budget(a.memory_budget)
     os.makedirs(settings.UPLOAD_DIR, exist_ok=True)
-    execute_from_command_line(sys.argv)
+    execute_from_command_line([sys.argv[0]] + (rest or ["runserver", "127.0.0.1:%d" % a.port, "--noreload"]))

@@ -16,7 +16,8 @@ static long error_member(const npzs_parser *p) {
     }
 }
 
-/* The limit a LIMIT.* rule names, and its value in force: NULL for a rule of no limit. */
+/* The limit a rule is decided by (the LIMIT.* rules, a header longer than max_header_size, more
+ * dimensions than max_ndim), and its value in force: NULL for a rule of no limit. */
 static const char *limit_of(const npzs_parser *p, int rule, uint64_t *value) {
     const npzs_limits *l = &p->lim;
     switch (rule) {
@@ -30,6 +31,10 @@ static const char *limit_of(const npzs_parser *p, int rule, uint64_t *value) {
     case NPZS_R_LIMIT_NAME: *value = l->max_name_len; return "max_name_len";
     case NPZS_R_LIMIT_EXTRA:
     case NPZS_R_LIMIT_EXTRA_CD: *value = l->max_extra_len; return "max_extra_len";
+    case NPZS_R_HDR_TOO_LARGE_BYTES:
+    case NPZS_R_HDR_TOO_LARGE_CHARS: *value = l->max_header_size; return "max_header_size";
+    case NPZS_R_NDIM:
+    case NPZS_R_FIELD_NDIM: *value = l->max_ndim; return "max_ndim";
     default: return NULL;
     }
 }
@@ -48,7 +53,7 @@ int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule) {
         rule = NPZS_R_LIMIT_MEMORY;
         have_need = 1; /* npzs__alloc gave it */
     }
-    if (code == NPZS_E_LIMIT && have_need) {
+    if (have_need) { /* limit, header_too_large, bad_shape: the rule names the limit */
         uint64_t value = 0;
         const char *name = limit_of(p, rule, &value);
         if (name) {

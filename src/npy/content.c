@@ -118,8 +118,10 @@ static int preamble(npzs_parser *p) {
     uint64_t hlen = c->pre[6] == 1 ? npzs__le16(c->pre + 8) : npzs__le32(c->pre + 8);
     uint64_t maxb = p->lim.max_header_size;
     if (c->pre[6] == 3) maxb = maxb > UINT64_MAX / 4 ? UINT64_MAX : maxb * 4; /* chars counted after decoding */
-    if (hlen > maxb)
+    if (hlen > maxb) { /* max_header_size counts characters: a v3 header's bytes hold at least a quarter as many */
+        npzs__limit_need(p, c->pre[6] == 3 ? hlen / 4 + (hlen % 4 != 0) : hlen);
         return npzs__fail_content(p, NPZS_E_HEADER_TOO_LARGE, 8, NPZS_R_HDR_TOO_LARGE_BYTES);
+    }
     c->hlen = (size_t)hlen;
     /* hdr holds the preamble and the text: the member's raw bytes up to its data */
     if (npzs__buffer(p, (void **)&p->kept.hdr, &p->kept.hdr_cap, c->pre_len + c->hlen + 1, npzs__here(p), NPZS_R_NOMEM_HEADER) < 0)

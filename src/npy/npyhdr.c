@@ -252,8 +252,10 @@ static int int_tuple(hp *h, int code, uint64_t *dims, size_t *dims_at, uint32_t 
             break;
         }
         if (k > 0 && !comma) return hfail(h, code, h->i, field ? NPZS_R_FIELD_TUPLE_COMMA : NPZS_R_TUPLE_COMMA);
-        if (k >= maxdims || k >= NPZS_MAX_NDIM) /* bad_shape in a field too: max_ndim is the limit of both */
+        if (k >= maxdims || k >= NPZS_MAX_NDIM) { /* bad_shape in a field too: max_ndim is the limit of both */
+            if (!h->quiet) npzs__limit_need(h->p, (uint64_t)k + 1); /* at least one dimension more */
             return hfail(h, NPZS_E_BAD_SHAPE, h->i, field ? NPZS_R_FIELD_NDIM : NPZS_R_NDIM);
+        }
         uint64_t v = 0;
         ws(h);
         if (dims_at) dims_at[k] = h->i;
@@ -1367,9 +1369,10 @@ static int parse(hp *h, const uint8_t *s, size_t n, int mode) {
     if (h->v3) {
         size_t cps = 0, bad = 0;
         if (npzs__utf8_count(s, n, &cps, &bad) < 0) return hfail(h, NPZS_E_BAD_HEADER, bad, NPZS_R_HDR_UTF8);
-        if ((uint64_t)cps > lim->max_header_size)
-            return npzs__fail_content(h->p, NPZS_E_HEADER_TOO_LARGE, 8,
-                                      NPZS_R_HDR_TOO_LARGE_CHARS);
+        if ((uint64_t)cps > lim->max_header_size) {
+            npzs__limit_need(h->p, cps);
+            return npzs__fail_content(h->p, NPZS_E_HEADER_TOO_LARGE, 8, NPZS_R_HDR_TOO_LARGE_CHARS);
+        }
     }
     /* scratch: decoded strings never exceed 2 bytes per header byte; the UTF-8 copy of
      * the descr text (for the HEADER event) needs as much again */

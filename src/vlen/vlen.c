@@ -79,6 +79,9 @@ struct npzs_vlen_parser {
     uint64_t err_off;
     const char *err_msg;
     long err_elem;
+    /* a limit's numbers (npzs_vlen_error_limit): its name, its value in force, what the chunk declared */
+    const char *err_lim_name;
+    uint64_t err_lim_value, err_lim_needed;
 };
 
 /* ---- errors ------------------------------------------------------------------ */
@@ -111,6 +114,17 @@ static int vfail(npzs_vlen_parser *p, int code, uint64_t off, long elem, const c
     return code;
 }
 
+/* A limit rejection: vfail, with the limit's name, its value and what the chunk declared. */
+static int vlimit(npzs_vlen_parser *p, uint64_t off, long elem, const char *msg, const char *name, uint64_t value,
+                  uint64_t needed) {
+    if (!p->err) {
+        p->err_lim_name = name;
+        p->err_lim_value = value;
+        p->err_lim_needed = needed;
+    }
+    return vfail(p, NPZS_E_LIMIT, off, elem, msg);
+}
+
 #ifdef NPZS_TESTING
 uint32_t npzs_vlen__visited(const npzs_vlen_parser *p) { return p->visited; }
 const char *npzs_vlen__state_id(int i) { return i >= 0 && i < V__END - 1 ? vstate_ids[i] : NULL; }
@@ -123,6 +137,13 @@ API const char *npzs_vlen_error_message(const npzs_vlen_parser *p) {
     return p && p->err ? p->err_msg : "no error";
 }
 API long npzs_vlen_error_element(const npzs_vlen_parser *p) { return p && p->err ? p->err_elem : -1; }
+API int npzs_vlen_error_limit(const npzs_vlen_parser *p, const char **name, uint64_t *value, uint64_t *needed) {
+    int have = p && p->err && p->err_lim_name;
+    if (name) *name = have ? p->err_lim_name : NULL;
+    if (value) *value = have ? p->err_lim_value : 0;
+    if (needed) *needed = have ? p->err_lim_needed : 0;
+    return have;
+}
 API uint64_t npzs_vlen_consumed(const npzs_vlen_parser *p) { return p ? p->consumed : 0; }
 
 /* ---- parser ------------------------------------------------------------------------ */
@@ -148,6 +169,8 @@ API void npzs_vlen_reset(npzs_vlen_parser *p) {
     p->err = 0;
     p->err_off = 0;
     p->err_msg = NULL;
+    p->err_lim_name = NULL;
+    p->err_lim_value = p->err_lim_needed = 0;
     p->err_elem = -1;
 }
 
@@ -197,9 +220,11 @@ static int on_count(npzs_vlen_parser *p, npzs_vlen_event *ev) {
     p->count = npzs__le32(p->stage);
     p->stage_len = 0;
     if (p->count > p->lim.max_elements)
-        return vfail(p, NPZS_E_LIMIT, 0, -1, "element count larger than max_elements");
+        return vlimit(p, 0, -1, "element count larger than max_elements", "max_elements", p->lim.max_elements,
+                      p->count);
     if (4 + 4 * (uint64_t)p->count > p->lim.max_total_bytes)
-        return vfail(p, NPZS_E_LIMIT, 0, -1, "the element count needs more bytes than max_total_bytes");
+        return vlimit(p, 0, -1, "the element count needs more bytes than max_total_bytes", "max_total_bytes",
+                      p->lim.max_total_bytes, 4 + 4 * (uint64_t)p->count);
     p->idx = 0;
     p->field_off = p->consumed;
     p->state = p->count ? V_LEN : V_TAIL;
@@ -219,11 +244,13 @@ static int on_length(npzs_vlen_parser *p, npzs_vlen_event *ev) {
         return vfail(p, NPZS_E_SIZE_MISMATCH, f, ix,
                      "element length is not a multiple of the fixed element size (itemsize x fixed dims)");
     if (len > p->lim.max_element_bytes)
-        return vfail(p, NPZS_E_LIMIT, f, ix, "element longer than max_element_bytes");
+        return vlimit(p, f, ix, "element longer than max_element_bytes", "max_element_bytes", p->lim.max_element_bytes,
+                      len);
     /* f + 4 + len <= 2^32 * (count + 1) + 4: no overflow */
     uint64_t need = f + 4 + (uint64_t)len + 4 * (uint64_t)(p->count - p->idx - 1);
     if (need > p->lim.max_total_bytes)
-        return vfail(p, NPZS_E_LIMIT, f, ix, "the chunk needs more bytes than max_total_bytes");
+        return vlimit(p, f, ix, "the chunk needs more bytes than max_total_bytes", "max_total_bytes",
+                      p->lim.max_total_bytes, need);
     p->cur_len = len;
     p->cur_pos = 0;
     p->crc = 0;

@@ -47,6 +47,7 @@ run parse(const uint8_t *buf, size_t len, const size_t *sched, size_t nsched, co
           check_alloc *cnt);
 int same(const run *a, const run *b);
 size_t rnd(size_t n);
+uint8_t *npy_v(const char *t, int version, size_t data, size_t *len);
 uint8_t *npy_of(const char *t, size_t data, size_t *len);
 
 /* ---- the groups ---- */

@@ -235,16 +235,19 @@ size_t rnd(size_t n) {
     return n ? (size_t)(rng % n) : 0;
 }
 
-/* A v1.0 .npy of the header text `t` (padded as NumPy pads) and `data` zero bytes; free() it. */
-uint8_t *npy_of(const char *t, size_t data, size_t *len) {
-    size_t n = strlen(t), pad = (64 - (10 + n + 1) % 64) % 64, hl = n + pad + 1;
-    uint8_t *f = calloc(1, 10 + hl + data);
+/* A .npy of version `version`.0 (1, 2 or 3) of the header text `t` (padded as NumPy pads) and `data`
+ * zero bytes; free() it.  npy_of: version 1.0. */
+uint8_t *npy_v(const char *t, int version, size_t data, size_t *len) {
+    size_t pre = version == 1 ? 10 : 12, n = strlen(t), pad = (64 - (pre + n + 1) % 64) % 64, hl = n + pad + 1;
+    uint8_t *f = calloc(1, pre + hl + data);
     memcpy(f, "\x93NUMPY\x01\x00", 8);
-    f[8] = (uint8_t)hl;
-    f[9] = (uint8_t)(hl >> 8);
-    memcpy(f + 10, t, n);
-    memset(f + 10 + n, ' ', pad);
-    f[10 + n + pad] = '\n';
-    *len = 10 + hl + data;
+    f[6] = (uint8_t)version;
+    for (size_t k = 8; k < pre; k++) f[k] = (uint8_t)(hl >> (8 * (k - 8)));
+    memcpy(f + pre, t, n);
+    memset(f + pre + n, ' ', pad);
+    f[pre + n + pad] = '\n';
+    *len = pre + hl + data;
     return f;
 }
+
+uint8_t *npy_of(const char *t, size_t data, size_t *len) { return npy_v(t, 1, data, len); }

@@ -200,30 +200,65 @@ void test_gathered_inflate(void) {
     fz_free_buf(&z);
 }
 
-/* A limit rejection's numbers (npzs_error_limit): the limit's name, its value in force and what the
- * input needed, for each kind of limit the parser checks; none for another error or before one. */
-static void limit_case(const char *what, const uint8_t *buf, size_t len, const npzs_limits *lim, const char *rule,
-                       const char *name, uint64_t value, uint64_t needed) {
-    npzs_parser *p = npzs_new(lim, NULL);
-    CHECK(p != NULL, "%s: npzs_new", what);
-    if (!p) return;
-    const char *n0 = "x";
-    uint64_t v0 = 1, d0 = 1;
-    CHECK(npzs_error_limit(p, &n0, &v0, &d0) == 0 && n0 == NULL && v0 == 0 && d0 == 0, "%s: numbers before an error",
-          what);
-    run r = drive(p, buf, len, NULL, 0);
-    const char *got = NULL, *rid = npzs_error_rule(p);
-    uint64_t v = 0, d = 0;
-    int have = npzs_error_limit(p, &got, &v, &d);
-    CHECK(r.verdict == NPZS_E_LIMIT && rid && strcmp(rid, rule) == 0, "%s: verdict %d rule %s (want %s)", what,
-          r.verdict, rid ? rid : "NULL", rule);
-    CHECK(have == 1 && got && strcmp(got, name) == 0 && v == value && d == needed,
-          "%s: numbers %d %s %llu %llu (want %s %llu %llu)", what, have, got ? got : "NULL", (unsigned long long)v,
-          (unsigned long long)d, name, (unsigned long long)value, (unsigned long long)needed);
-    CHECK(npzs_error_limit(p, NULL, NULL, NULL) == 1, "%s: NULL pointers", what);
-    npzs_reset(p); /* a new input forgets them */
-    CHECK(npzs_error_limit(p, &got, &v, &d) == 0 && got == NULL, "%s: numbers after npzs_reset", what);
-    npzs_free(p);
+/* A rejection's numbers (npzs_error_limit): the limit's name, its value in force and what the input
+ * needed, for each rule a limit decides (the cases of tests/limit_cases.py, built here in C); the
+ * same when the input comes a byte at a time; none before an error, after npzs_reset, or for
+ * another error.  needed UINT64_MAX: more than the value (max_memory's need is the parser's own
+ * memory, which depends on the platform). */
+static void limit_case(const char *what, const uint8_t *buf, size_t len, const npzs_limits *lim, int code,
+                       const char *rule, const char *name, uint64_t value, uint64_t needed) {
+    for (size_t one = 0; one < 2; one++) {
+        npzs_parser *p = npzs_new(lim, NULL);
+        CHECK(p != NULL, "%s: npzs_new", what);
+        if (!p) return;
+        const char *n0 = "x";
+        uint64_t v0 = 1, d0 = 1;
+        CHECK(npzs_error_limit(p, &n0, &v0, &d0) == 0 && n0 == NULL && v0 == 0 && d0 == 0,
+              "%s: numbers before an error", what);
+        if (seq_mode) CHECK(npzs_npy_sequence(p) == 0, "%s: npzs_npy_sequence", what);
+        size_t sched = 1;
+        run r = drive(p, buf, len, one ? &sched : NULL, one);
+        const char *got = NULL, *rid = npzs_error_rule(p);
+        uint64_t v = 0, d = 0;
+        int have = npzs_error_limit(p, &got, &v, &d);
+        CHECK(r.verdict == code && rid && strcmp(rid, rule) == 0, "%s%s: verdict %d rule %s (want %d %s)", what,
+              one ? " (1-byte pushes)" : "", r.verdict, rid ? rid : "NULL", code, rule);
+        CHECK(have == 1 && got && strcmp(got, name) == 0 && v == value && (needed == UINT64_MAX ? d > v : d == needed),
+              "%s%s: numbers %d %s %llu %llu (want %s %llu %llu)", what, one ? " (1-byte pushes)" : "", have,
+              got ? got : "NULL", (unsigned long long)v, (unsigned long long)d, name, (unsigned long long)value,
+              (unsigned long long)needed);
+        CHECK(npzs_error_limit(p, NULL, NULL, NULL) == 1, "%s: NULL pointers", what);
+        npzs_reset(p); /* a new input forgets them */
+        CHECK(npzs_error_limit(p, &got, &v, &d) == 0 && got == NULL, "%s: numbers after npzs_reset", what);
+        npzs_free(p);
+    }
+}
+
+/* One member named name with content, stored (or deflated with bit 3 and a descriptor: its size is
+ * known only as it inflates), an extra field of xlen bytes in its local header or (central) in its
+ * central record only. */
+static uint8_t *one_member(const char *name, const uint8_t *content, size_t cn, int deflated, size_t xlen, int central,
+                           size_t *len) {
+    fz_buf z = {0};
+    uint8_t extra[256] = {0xFE, 0xCA, (uint8_t)(xlen - 4), 0};
+    fz_member m = {name, content, cn, deflated ? 8 : 0, deflated ? 1 : 0, 0, 0, 0};
+    if (!xlen || central) {
+        fz_zip_member(&z, &m);
+    } else {
+        m.crc = fz_crc32(content, cn);
+        m.csize = cn;
+        fz_zip_lfh(&z, name, strlen(name), 20, 0, 0, m.crc, (uint32_t)cn, (uint32_t)cn, extra, xlen);
+        fz_put(&z, content, cn);
+    }
+    size_t cd = z.n;
+    fz_zip_cdh(&z, &m);
+    if (xlen && central) { /* the record ends with the name: its extra length, then the extra */
+        z.p[cd + 30] = (uint8_t)xlen;
+        fz_put(&z, extra, xlen);
+    }
+    fz_zip_eocd(&z, 1, (uint32_t)(z.n - cd), (uint32_t)cd);
+    *len = z.n;
+    return z.p;
 }
 
 void test_limit_numbers(void) {
@@ -232,22 +267,95 @@ void test_limit_numbers(void) {
     uint8_t *buf = many_members(5, SIZE_MAX, 0, &len);
     npzs_limits_default(&lim);
     lim.max_members = 3;
-    limit_case("max_members", buf, len, &lim, "LIMIT.max_members", "max_members", 3, 4);
+    limit_case("max_members", buf, len, &lim, NPZS_E_LIMIT, "LIMIT.max_members", "max_members", 3, 4);
     npzs_limits_default(&lim);
     lim.max_name_len = 2; /* the members are named m0000.npy and so on */
-    limit_case("max_name_len", buf, len, &lim, "LIMIT.max_name_len", "max_name_len", 2, (uint64_t)buf[26] | (uint64_t)buf[27] << 8);
+    limit_case("max_name_len", buf, len, &lim, NPZS_E_LIMIT, "LIMIT.max_name_len", "max_name_len", 2,
+               (uint64_t)buf[26] | (uint64_t)buf[27] << 8);
     free(buf);
     npzs_limits_default(&lim);
     uint8_t *npy = npy_of("{'descr': '<f8', 'fortran_order': False, 'shape': (1000,), }", 8000, &len);
     lim.max_total_bytes = 4096;
-    limit_case("max_total_bytes", npy, len, &lim, "LIMIT.max_total_bytes.array", "max_total_bytes", 4096,
+    limit_case("max_total_bytes", npy, len, &lim, NPZS_E_LIMIT, "LIMIT.max_total_bytes.array", "max_total_bytes", 4096,
                len); /* the header's bytes and the data's */
     free(npy);
     npzs_limits_default(&lim);
     npy = npy_of("{'descr': [('a', '<f4'), ('b', '<f4'), ('c', '<f4')], 'fortran_order': False, 'shape': (2,), }", 24,
                  &len);
     lim.max_fields = 2;
-    limit_case("max_fields", npy, len, &lim, "LIMIT.max_fields", "max_fields", 2, 3);
+    limit_case("max_fields", npy, len, &lim, NPZS_E_LIMIT, "LIMIT.max_fields", "max_fields", 2, 3);
+    free(npy);
+    npzs_limits_default(&lim);
+    npy = npy_of("{'descr': [('a', [('b', [('c', '<f4')])])], 'fortran_order': False, 'shape': (2,), }", 8, &len);
+    lim.max_depth = 1;
+    limit_case("max_depth", npy, len, &lim, NPZS_E_LIMIT, "LIMIT.max_depth", "max_depth", 1, 2);
+    free(npy);
+    /* a member's declared size, and one whose size shows only as it inflates */
+    static uint8_t zeros[100000];
+    npzs_limits_default(&lim);
+    lim.max_total_bytes = 4096;
+    buf = one_member("data.bin", zeros, 10000, 0, 0, 0, &len);
+    limit_case("max_total_bytes.member", buf, len, &lim, NPZS_E_LIMIT, "LIMIT.max_total_bytes.member",
+               "max_total_bytes", 4096, 10000);
+    free(buf);
+    buf = one_member("data.bin", zeros, sizeof zeros, 1, 0, 0, &len);
+    limit_case("max_total_bytes.inflated", buf, len, &lim, NPZS_E_LIMIT, "LIMIT.max_total_bytes.inflated",
+               "max_total_bytes", 4096, 4097);
+    free(buf);
+    size_t cn;
+    const uint8_t *small = fz_npy_small(&cn);
+    npzs_limits_default(&lim);
+    lim.max_extra_len = 50;
+    buf = one_member("a.npy", small, cn, 0, 100, 0, &len);
+    limit_case("max_extra_len", buf, len, &lim, NPZS_E_LIMIT, "LIMIT.max_extra_len", "max_extra_len", 50, 100);
+    free(buf);
+    buf = one_member("a.npy", small, cn, 0, 100, 1, &len);
+    limit_case("max_extra_len.central", buf, len, &lim, NPZS_E_LIMIT, "LIMIT.max_extra_len.central", "max_extra_len",
+               50, 100);
+    free(buf);
+    /* .npy arrays back to back: a sequence's arrays are members too */
+    npzs_limits_default(&lim);
+    lim.max_members = 2;
+    buf = malloc(3 * cn);
+    for (int k = 0; k < 3; k++) memcpy(buf + (size_t)k * cn, small, cn);
+    seq_mode = 1;
+    limit_case("max_members (a sequence)", buf, 3 * cn, &lim, NPZS_E_LIMIT, "LIMIT.max_members", "max_members", 2, 3);
+    seq_mode = 0;
+    free(buf);
+    /* a header of 9000 characters: its buffer does not fit beside the parser in 8 KiB */
+    static char text[9200];
+    snprintf(text, sizeof text, "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }%8900s", "");
+    npy = npy_of(text, 8, &len);
+    npzs_limits_default(&lim);
+    lim.max_memory = 8192;
+    limit_case("max_memory", npy, len, &lim, NPZS_E_LIMIT, "LIMIT.max_memory", "max_memory", 8192, UINT64_MAX);
+    free(npy);
+    /* max_header_size: a header's characters (bytes in v1 and v2; in v3 at least a quarter of them) */
+    npzs_limits_default(&lim);
+    lim.max_header_size = 20;
+    npy = npy_of("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", 8, &len);
+    limit_case("max_header_size", npy, len, &lim, NPZS_E_HEADER_TOO_LARGE, "HDR-SIZE.bytes", "max_header_size", 20,
+               len - 8 - 10);
+    free(npy);
+    npy = npy_v("{'descr': '<f8', 'fortran_order': False, 'shape': (1,), }", 3, 8, &len);
+    limit_case("max_header_size (v3 bytes)", npy, len, &lim, NPZS_E_HEADER_TOO_LARGE, "HDR-SIZE.bytes",
+               "max_header_size", 20, (len - 8 - 12 + 3) / 4);
+    free(npy);
+    snprintf(text, sizeof text, "{'descr': [('%s', '<f4')], 'fortran_order': False, 'shape': (1,), }",
+             "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"); /* 10 x U+00E9 */
+    npy = npy_v(text, 3, 4, &len);
+    lim.max_header_size = 70;
+    limit_case("max_header_size (v3 characters)", npy, len, &lim, NPZS_E_HEADER_TOO_LARGE, "HDR-SIZE.characters",
+               "max_header_size", 70, len - 4 - 12 - 10); /* the header's bytes, less one for each two-byte character */
+    free(npy);
+    /* max_ndim: the dimensions of an array, and of a field's shape */
+    npzs_limits_default(&lim);
+    lim.max_ndim = 2;
+    npy = npy_of("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 1, 1), }", 8, &len);
+    limit_case("max_ndim", npy, len, &lim, NPZS_E_BAD_SHAPE, "S-NDIM.array", "max_ndim", 2, 3);
+    free(npy);
+    npy = npy_of("{'descr': [('a', '<f4', (1, 1, 1))], 'fortran_order': False, 'shape': (1,), }", 4, &len);
+    limit_case("max_ndim (a field)", npy, len, &lim, NPZS_E_BAD_SHAPE, "S-NDIM.field", "max_ndim", 2, 3);
     free(npy);
     /* another error: no numbers */
     static const uint8_t bad[] = "\x93NUMPY\x09\x00";

@@ -8,17 +8,7 @@
 #include "api.h"
 
 /* A v2.0 .npy of the header text `t` (padded as NumPy pads), no data; free() it. */
-static uint8_t *npy2_of(const char *t, size_t *len) {
-    size_t n = strlen(t), pad = (64 - (12 + n + 1) % 64) % 64, hl = n + pad + 1;
-    uint8_t *f = calloc(1, 12 + hl);
-    memcpy(f, "\x93NUMPY\x02\x00", 8);
-    for (int k = 0; k < 4; k++) f[8 + k] = (uint8_t)(hl >> (8 * k));
-    memcpy(f + 12, t, n);
-    memset(f + 12 + n, ' ', pad);
-    f[12 + n + pad] = '\n';
-    *len = 12 + hl;
-    return f;
-}
+static uint8_t *npy2_of(const char *t, size_t *len) { return npy_v(t, 2, 0, len); }
 
 /* The header of `f` through parser p (reset first): its array info, or NULL with the error set. */
 static const npzs_array_info *header_of(npzs_parser *p, const uint8_t *f, size_t len) {

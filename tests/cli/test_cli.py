@@ -27,6 +27,7 @@ from numpy.lib import format as npf
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from common import npy_bytes, ok, zip_bytes  # noqa: E402
+from limit_cases import CASES, PREFIXES, numbers_ok  # noqa: E402
 PY = "/usr/bin/python3"
 # a rejection on stderr (extract; check and ls say it once, on stdout): label, code, offset, member, message, rule
 ERR_LINE = re.compile(r"^npzstream: (.+?): REJECTED: (\w+) at offset (\d+)(?: \(member (.+?)\))?: (.+) \[([A-Za-z0-9_.-]+)\]$")
@@ -555,32 +556,59 @@ def test_limit_ranges(binary):
     ok(r.returncode == 0, "--max-members 2**31-1: exit %d" % r.returncode)
 
 
-def test_limit_numbers(binary):
-    """A limit rejection carries its numbers: check --json's error.limit {name, value, needed}
-    (and ls --json's), the text verdict's "(needs N; NAME is V)"; no other error has them."""
-    b = io.BytesIO()
-    with zipfile.ZipFile(b, "w") as z:
-        for i in range(5):
-            z.writestr("m%d.npy" % i, npy_bytes(np.arange(3)))
-    five = b.getvalue()
-    head = io.BytesIO()
-    npf.write_array_header_1_0(head, {"descr": "<f8", "fortran_order": False, "shape": (200000000,)})
-    cases = [(["--max-members", "3"], five, "LIMIT.max_members", ["max_members", 3, 4]),
-             (["--max-name-len", "2"], five, "LIMIT.max_name_len", ["max_name_len", 2, 6]),
-             ([], head.getvalue(), "LIMIT.max_total_bytes.array", ["max_total_bytes", 1 << 30, 1600000000 + 128])]
-    for flags, data, rule, (name, value, needed) in cases:
-        for cmd in ("check", "ls"):
-            r = run(binary, [cmd, "--json"] + flags + ["-"], data)
-            e = json.loads(r.stdout)["error"]
-            ok(r.returncode == 1 and e["rule"] == rule and e["limit"] == {"name": name, "value": value,
-                                                                           "needed": needed},
-               "%s --json %s: error.limit" % (cmd, flags), e)
-        r = run(binary, ["check"] + flags + ["-"], data)
-        ok(("(needs %d; %s is %d) [%s]" % (needed, name, value, rule)).encode() in r.stdout, "text: the numbers",
-           r.stdout[-300:])
-    r = run(binary, ["check", "--json", "-"], five[:-10])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_limit_numbers(binary, case):
+    """A rejection a limit decides carries its numbers (tests/limit_cases.py, one case a rule):
+    check --json's error.limit {name, value, needed} (and ls --json's), the text verdict's
+    "(needs N; NAME is V)"; split in 1-byte pushes the same."""
+    c = CASES[case]
+    flags = c.cli_limits + c.flags
+    for cmd in (["check", "--json"], ["ls", "--json"], ["check", "--json", "--feed", "1"]):
+        if cmd[0] == "ls" and c.flags:
+            continue  # (ls reads no sequence)
+        r = run(binary, cmd + flags + ["-"], c.data)
+        e = json.loads(r.stdout)["error"]
+        lim = e.get("limit") or {}
+        ok(r.returncode == 1 and (e["code"], e["rule"]) == (c.code, c.rule) and set(lim) == {"name", "value", "needed"}
+           and numbers_ok(c, lim["name"], lim["value"], lim["needed"]),
+           "%s %s: error.limit" % (" ".join(cmd), flags), (e, c.numbers))
+    r = run(binary, ["check"] + flags + ["-"], c.data)
+    m = re.search(rb"\(needs (\d+); (\w+) is (\d+)\) \[([^]]+)\]", r.stdout)
+    ok(m is not None and m.group(4).decode() == c.rule
+       and numbers_ok(c, m.group(2).decode(), int(m.group(3)), int(m.group(1))), "text: the numbers", r.stdout[-300:])
+
+
+def test_limit_numbers_only_for_limits(binary):
+    """Every rule a limit decides has a case in tests/limit_cases.py; no other error has numbers."""
+    ids = [ln for ln in run(binary, ["help", "rules"]).stdout.decode().splitlines() if ln and not ln[0].isspace()]
+    mine = {i for i in ids if i.startswith(PREFIXES)}
+    ok(len(mine) >= 14, "the binary lists the rules a limit decides", sorted(mine))
+    ok(mine <= {c.rule for c in CASES.values()}, "a rule a limit decides without a case",
+       sorted(mine - {c.rule for c in CASES.values()}))
+    five = CASES["max_members"].data
+    for data, code in ((five[:-10], "truncated"), (b"\x93NUMPY\x09\x00", "bad_version")):
+        e = json.loads(run(binary, ["check", "--json", "-"], data).stdout)["error"]
+        ok(e["code"] == code and "limit" not in e, "no numbers for another error", e)
+
+
+def test_vlen_limit_numbers(binary):
+    """vlen's limits carry their numbers too: --json's error.limit, the text's "(needs N; NAME is V)"."""
+    count = struct.pack("<I", 5)
+    two = struct.pack("<II", 2, 16) + bytes(16) + struct.pack("<I", 0)
+    cases = [(["--max-elements", "3"], count, ("max_elements", 3, 5), 0),
+             (["--max-total-bytes", "19"], count, ("max_total_bytes", 19, 24), 0),  # 4 + 4 x 5 length fields
+             (["--max-element-bytes", "8"], two, ("max_element_bytes", 8, 16), 4),
+             (["--max-total-bytes", "27"], two, ("max_total_bytes", 27, 28), 4)]  # 4 + 4 + 16 + 4
+    for flags, data, (name, value, needed), off in cases:
+        r = run(binary, ["vlen", "--dtype", "float32", "--shape", "null", "--json"] + flags + ["-"], data)
+        e = json.loads(r.stdout)["error"]
+        ok(r.returncode == 1 and (e["code"], e["offset"]) == ("limit", off)
+           and e.get("limit") == {"name": name, "value": value, "needed": needed}, "vlen --json %s" % flags, e)
+        r = run(binary, ["vlen", "--dtype", "float32", "--shape", "null"] + flags + ["-"], data)
+        ok(("(needs %d; %s is %d)" % (needed, name, value)).encode() in r.stdout, "vlen text %s" % flags, r.stdout)
+    r = run(binary, ["vlen", "--dtype", "float32", "--shape", "null", "--json", "-"], two[:-2])
     e = json.loads(r.stdout)["error"]
-    ok(e["code"] == "truncated" and "limit" not in e, "no numbers for another error", e)
+    ok(e["code"] == "truncated" and "limit" not in e, "vlen: no numbers for another error", e)
 
 
 def test_parallel_files(binary, tmp):

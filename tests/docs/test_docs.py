@@ -360,3 +360,47 @@ def test_doc_paths():
         # the check can fail: a path that is not there
         ok(missing_paths(doc, text + "\nsee src/no-such-file.c\n"), "%s: a missing path passes the check" % doc)
     ok(named >= 100, "only %d paths named in the documentation" % named)
+
+
+# where the documents say which release added or changed something: every such version is at most
+# the release this tree is (a header saying "added in 0.8.0" in a 0.7.0 tree was)
+VERSION_FILES = ("include/*.h", "README.md", "SECURITY.md", "python/README.md", "man/npzstream.[13]",
+                 "python/src/npzstream/*.py", "python/src/npzstream/ext/*.[ch]", "wasm/*.js", "wasm/*.mjs",
+                 "wasm/*.mts", "wasm/*.c", "cli/*.[ch]", "report/*.[ch]", "src/*.[ch]", "src/*/*.[ch]")
+SINCE = re.compile(r"\b(?:added|changed|since|new in|until)\b|\((?:added in )?0\.\d+\.\d+\)", re.I)
+
+
+def test_versions_agree(binary):
+    """One version for the release: NPZS_VERSION and NPZS_VERSION_NUM in npzstream.h, the command
+    line's --version, both man pages' .TH line, the WebAssembly build's documented version(), the
+    README's pre-commit rev; and no document says a release after it added or changed something.
+    (The Python package's version is npzs_version(): tests/python/pytest_package.py.)"""
+    import glob
+    h = open(os.path.join(ROOT, "include", "npzstream.h")).read()
+    ver = re.search(r'#define NPZS_VERSION "(\d+)\.(\d+)\.(\d+)"', h)
+    num = int(re.search(r"#define NPZS_VERSION_NUM (0x[0-9a-fA-F]+)", h).group(1), 16)
+    v = tuple(int(x) for x in ver.groups())
+    text = "%d.%d.%d" % v
+    ok(num == v[0] << 16 | v[1] << 8 | v[2], "NPZS_VERSION_NUM %#08x is not NPZS_VERSION %s" % (num, text))
+    r = subprocess.run([binary, "--version"], capture_output=True, text=True)
+    ok(r.stdout.strip() == "npzstream " + text, "--version %r, the header %s" % (r.stdout, text))
+    for sec in ("1", "3"):
+        th = open(os.path.join(ROOT, "man", "npzstream." + sec)).readline()
+        ok('"npzstream %s"' % text in th, "npzstream.%s's .TH: %s" % (sec, th.strip()))
+    for f, pat in (("wasm/npzstream.js", r"The library's version \(NPZS_VERSION, \"([\d.]+)\"\)"),
+                   ("wasm/npzstream.d.mts", r"The library's version \(NPZS_VERSION\), \"([\d.]+)\""),
+                   ("README.md", r"rev: v([\d.]+) ")):
+        m = re.search(pat, open(os.path.join(ROOT, f)).read())
+        ok(m is not None and m.group(1) == text, "%s names version %s, the header %s" % (f, m and m.group(1), text))
+    later, lines = [], 0
+    for pattern in VERSION_FILES:
+        for path in sorted(glob.glob(os.path.join(ROOT, pattern))):
+            for i, line in enumerate(open(path, errors="replace"), 1):
+                if not SINCE.search(line):
+                    continue
+                for m in re.finditer(r"(?<![\d.\w])0\.(\d+)\.(\d+)(?!\d|\.\d)", line):
+                    lines += 1
+                    if (0, int(m.group(1)), int(m.group(2))) > v:
+                        later.append("%s:%d %s" % (os.path.relpath(path, ROOT), i, m.group(0)))
+    ok(lines > 100, "the documents' versions were found (%d)" % lines)
+    ok(not later, "documents name a release after %s" % text, later[:20])

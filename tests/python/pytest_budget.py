@@ -26,6 +26,7 @@ from npzstream import _npzstream
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from common import Alarm, ok, zeros_bomb  # noqa: E402
+from limit_cases import CASES, numbers_ok  # noqa: E402
 
 MiB = 1 << 20
 
@@ -470,6 +471,107 @@ def test_loop_never_stalls(work):
     ok(lags[-1] <= max_ms, "loop lag max <= %d ms" % max_ms, "%.1f ms" % lags[-1])
 
 
+HOLD_S = 1.5  # longer than the largest lag lag_bounds() accepts (600 ms on a busy machine)
+
+
+def _held_budget():
+    """A budget with room for GOOD's arrays and not also for a 2-thread helper's 256 MiB, and a
+    thread that lets GOOD's arrays go HOLD_S seconds from now (the arrays' part goes back when
+    they are dropped): the helper's reservation waits that long."""
+    b = npzstream.Budget(256 * MiB + MiB, timeout=30)
+    held = [npzstream.load(GOOD, budget=b)]
+    assert b.used == NBYTES
+    t = threading.Timer(HOLD_S, held.clear)
+    t.start()
+    return b, t
+
+
+def test_spool_waits_for_its_budget_off_the_loop(tmp):
+    """A spool with worker threads and a budget reserves the helper's buffers; when the budget has
+    no room, afeed() awaits it and the event loop runs on (the probe's lag stays within bounds),
+    where the constructor used to block the loop until the room came.  The sync feed() waits."""
+    bomb()
+
+    async def spool_while_full():
+        b, t = _held_budget()
+        t0 = time.perf_counter()
+        sp = npzstream.spool(os.path.join(tmp, "up.npz"), threads=2, budget=b)
+        for piece in pieces(bomb()):
+            await sp.afeed(piece)
+        rep = await sp.afinish()
+        waited = time.perf_counter() - t0
+        t.join()
+        return bool(rep) and b.used == 0 and waited >= HOLD_S * 0.9, (bool(rep), b.used, waited)
+    p99_ms, max_ms = lag_bounds()
+    (good, why), lags = lag_under(spool_while_full)
+    assert good, why
+    print("spool awaiting its budget: %d probes, lag p99 %.2f max %.1f ms" % (len(lags), p99(lags), lags[-1]))
+    assert len(lags) >= 10, "the probe barely ran (%d): the loop was held" % len(lags)
+    ok(lags[-1] <= max_ms, "loop lag max <= %d ms while the spool waits %.1f s for its budget" % (max_ms, HOLD_S),
+       "%.1f ms" % lags[-1])
+    ok(p99(lags) <= p99_ms, "loop lag p99 <= %d ms" % p99_ms, "%.1f ms" % p99(lags))
+    os.unlink(os.path.join(tmp, "up.npz"))
+    # the sync API: feed() waits for the room (this thread blocks), then goes on
+    b, t = _held_budget()
+    t0 = time.perf_counter()
+    sp = npzstream.spool(os.path.join(tmp, "sync.npz"), threads=2, budget=b)
+    assert time.perf_counter() - t0 < HOLD_S / 2, "the constructor waited"
+    sp.feed(GOOD_C)
+    assert time.perf_counter() - t0 >= HOLD_S * 0.9 and sp.finish() and b.used == 0
+    t.join()
+
+
+def test_spool_refused_by_its_budget_leaves_nothing(tmp):
+    """A budget that stays full refuses the spool's helper (LIMIT.budget.full, after its timeout;
+    LIMIT.budget.size at once for more than the whole budget): the upload is deleted, sync or async."""
+    b = npzstream.Budget(256 * MiB + MiB, timeout=0.2)
+    held = npzstream.load(GOOD, budget=b)
+    sp = npzstream.spool(os.path.join(tmp, "a.npz"), threads=2, budget=b)
+    with pytest.raises(npzstream.RejectedError) as ei:
+        sp.feed(GOOD_C)
+    assert ei.value.rule == "LIMIT.budget.full" and os.listdir(tmp) == [], (ei.value, os.listdir(tmp))
+
+    async def refused():
+        sp = npzstream.spool(os.path.join(tmp, "b.npz"), threads=2, budget=b)
+        with pytest.raises(npzstream.RejectedError) as ei:
+            await sp.afeed(GOOD_C)
+        return ei.value.rule
+    assert asyncio.run(refused()) == "LIMIT.budget.full" and os.listdir(tmp) == []
+    small = npzstream.Budget(64 * MiB)
+    sp = npzstream.spool(os.path.join(tmp, "c.npz"), threads=2, budget=small)
+    with pytest.raises(npzstream.RejectedError) as ei:
+        sp.feed(GOOD_C)
+    assert ei.value.rule == "LIMIT.budget.size" and os.listdir(tmp) == [] and small.used == 0
+    del held
+    assert b.used == 0
+
+
+WORKERS_SEEN = r"""
+import os, sys, threading
+from npzstream import _sources
+pool = _sources._executor()
+nices = set(pool.submit(lambda: os.getpriority(os.PRIO_PROCESS, threading.get_native_id())).result()
+            for _ in range(20))
+print(os.getpriority(os.PRIO_PROCESS, 0), max(nices), _sources._WORKERS)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own nice value is Linux's")
+@pytest.mark.parametrize("nice", [0, 5, 15])
+def test_workers_stay_below_the_loop(nice):
+    """The async pool's threads run 10 nice values below the thread that starts them (at most 19),
+    whatever the process's own nice value: a server started with `nice -n 15` keeps them below its
+    loop (they were set to 10, above it); and they are one fewer than the CPUs (at least one), so
+    that a core stays free for the loop and the rest of the machine."""
+    import subprocess
+    r = subprocess.run([sys.executable, "-c", WORKERS_SEEN], capture_output=True, text=True, timeout=60,
+                       preexec_fn=lambda: os.nice(nice))
+    assert r.returncode == 0, r.stderr
+    loop, worker, workers = map(int, r.stdout.split())
+    assert loop == nice and worker == min(19, nice + 10), (loop, worker)
+    assert workers == max(1, min(8, len(os.sched_getaffinity(0)) - 1)), workers
+
+
 # ---- Stream.push(cheap=True): the cheap steps only ------------------------------------------------
 
 def test_push_cheap_stops_before_heavy_work():
@@ -583,38 +685,23 @@ def test_spool_dropped_or_long_named_leaves_nothing(tmp):
 
 # ---- the library's own limits carry their numbers too ---------------------------------------------
 
-def _five_members():
-    b = io.BytesIO()
-    with zipfile.ZipFile(b, "w") as z:
-        for i in range(5):
-            z.writestr("m%d.npy" % i, npz_member(np.arange(3)))
-    return b.getvalue()
-
-
-LIBRARY_LIMITS = {  # input, limits -> (rule, the Limit)
-    "max_members": (_five_members, {"max_members": 3}, "LIMIT.max_members", ("max_members", 3, 4)),
-    "max_total_bytes": (lambda: GOOD, {"max_total_bytes": 4096}, "LIMIT.max_total_bytes.member",
-                        ("max_total_bytes", 4096, A.nbytes + 128)),
-    "max_name_len": (_five_members, {"max_name_len": 3}, "LIMIT.max_name_len", ("max_name_len", 3, 6)),
-}
-
-
-@pytest.mark.parametrize("case", sorted(LIBRARY_LIMITS))
+@pytest.mark.parametrize("case", sorted(k for k, c in CASES.items() if not c.flags))  # (no sequences here)
 @pytest.mark.parametrize("how", ["load", "validate", "aload", "open"])
 def test_library_limit_numbers(case, how, tmp):
-    make, kw, rule, limit = LIBRARY_LIMITS[case]
-    data = make()
+    """Every rejection a limit decides (tests/limit_cases.py) carries its numbers in RejectedError.limit,
+    and its detail says them in words, whichever call met it."""
+    c = CASES[case]
     if how == "validate":
-        e = npzstream.validate(data, **kw).error
+        e = npzstream.validate(c.data, **c.limits).error
     elif how == "open":
         path = os.path.join(tmp, "x.npz")
         with open(path, "wb") as f:
-            f.write(data)
-        e = _limit_of(lambda: npzstream.open(path, **kw))
+            f.write(c.data)
+        e = _limit_of(lambda: npzstream.open(path, **c.limits))
     elif how == "aload":
-        e = _limit_of(lambda: asyncio.run(npzstream.aload(apieces(data), **kw)))
+        e = _limit_of(lambda: asyncio.run(npzstream.aload(apieces(c.data), **c.limits)))
     else:
-        e = _limit_of(lambda: npzstream.load(data, **kw))
-    assert e is not None and (e.code, e.rule) == ("limit", rule), e
-    assert e.limit == limit, (e.limit, limit)
-    assert str(limit[1]) in e.detail and str(limit[2]) in e.detail, e.detail
+        e = _limit_of(lambda: npzstream.load(c.data, **c.limits))
+    assert e is not None and (e.code, e.rule) == (c.code, c.rule), e
+    assert isinstance(e.limit, npzstream.Limit) and numbers_ok(c, *e.limit), (e.limit, c.numbers)
+    assert str(e.limit.value) in e.detail and str(e.limit.needed) in e.detail, e.detail

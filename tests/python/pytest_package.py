@@ -35,6 +35,20 @@ def savez(**arrays):
     return b.getvalue()
 
 
+def test_version_is_the_library_s():
+    """One version: the package's metadata (setup.py reads NPZS_VERSION), npzstream.__version__ (from
+    npzs_version(), NPZS_VERSION_NUM) and, in a checkout, include/npzstream.h's NPZS_VERSION."""
+    import importlib.metadata
+    import os
+    import re
+    assert re.fullmatch(r"\d+\.\d+\.\d+", npzstream.__version__), npzstream.__version__
+    assert importlib.metadata.version("npzstream") == npzstream.__version__ == npzstream.library_version()
+    header = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "include", "npzstream.h")
+    if os.path.exists(header):  # (an installed copy of the tests has no header beside it)
+        m = re.search(r'#define NPZS_VERSION "([^"]+)"', open(header).read())
+        assert m and m.group(1) == npzstream.__version__, (m and m.group(1), npzstream.__version__)
+
+
 def test_every_public_name_is_where_it_was():
     missing = [n for n in PUBLIC if not hasattr(npzstream, n)]
     assert not missing

@@ -59,6 +59,8 @@ typedef struct result {
     uint32_t count;
     uint32_t elems;
     int violations;      /* contract violations seen while running */
+    const char *lim_name; /* a limit's numbers (npzs_vlen_error_limit), NULL for none */
+    uint64_t lim_value, lim_needed;
 } result;
 
 static void mix(uint64_t *h, uint64_t v) {
@@ -129,6 +131,8 @@ static result run(const npzs_vlen_spec *sp, const npzs_vlen_limits *lim, const u
                 r.rc = rc;
                 r.err_off = npzs_vlen_error_offset(p);
                 r.err_elem = npzs_vlen_error_element(p);
+                int have = npzs_vlen_error_limit(p, &r.lim_name, &r.lim_value, &r.lim_needed);
+                if (have != (rc == NPZS_E_LIMIT)) violation(&r, "limit numbers for another error, or none for a limit");
                 if (npzs_vlen_error(p) != rc) violation(&r, "npzs_vlen_error != rc");
                 npzs_vlen_event e2;
                 if (npzs_vlen_next(p, &in, &e2) != rc) violation(&r, "error not sticky");
@@ -219,7 +223,8 @@ static result run(const npzs_vlen_spec *sp, const npzs_vlen_limits *lim, const u
 
 static int same(const result *a, const result *b) {
     return a->rc == b->rc && a->err_off == b->err_off && a->err_elem == b->err_elem && a->digest == b->digest &&
-           a->count == b->count && a->elems == b->elems;
+           a->count == b->count && a->elems == b->elems && a->lim_name == b->lim_name &&
+           a->lim_value == b->lim_value && a->lim_needed == b->lim_needed;
 }
 
 /* Run under every schedule; all must agree and be contract-clean.  Returns the whole-input result. */
@@ -361,6 +366,16 @@ static void expect(const char *name, const npzs_vlen_spec *sp, const npzs_vlen_l
     CHECK(r.elems == elems, "%s: %u complete elements, want %u", name, (unsigned)r.elems, (unsigned)elems);
 }
 
+/* expect(), for a limit: its numbers too (npzs_vlen_error_limit), the same under every split. */
+static void expect_limit(const char *name, const npzs_vlen_spec *sp, const npzs_vlen_limits *lim, const buf *b,
+                         uint64_t off, long elem, uint32_t elems, const char *lname, uint64_t value, uint64_t needed) {
+    expect(name, sp, lim, b, NPZS_E_LIMIT, off, elem, elems);
+    result r = run(sp, lim, b->p, b->n, 0, 0, 0);
+    CHECK(r.lim_name && !strcmp(r.lim_name, lname) && r.lim_value == value && r.lim_needed == needed,
+          "%s: numbers %s %" PRIu64 " %" PRIu64 ", want %s %" PRIu64 " %" PRIu64, name,
+          r.lim_name ? r.lim_name : "NULL", r.lim_value, r.lim_needed, lname, value, needed);
+}
+
 static void test_chunks(void) {
     npzs_vlen_spec f2 = spec_of("float32", "null,2"); /* row 8 */
     npzs_vlen_spec u8 = spec_of("uint8", "null");     /* row 1 */
@@ -417,24 +432,25 @@ static void test_chunks(void) {
     b.n = 0; put32(&b, 2); put_elem(&b, 0, 1); put_elem(&b, 8, 1);
     expect("max_elements edge", &f2, &lim, &b, NPZS_EVENT, 0, 0, 2);
     b.n = 0; put32(&b, 3); put_elem(&b, 0, 1); put_elem(&b, 8, 1); put_elem(&b, 8, 1);
-    expect("max_elements over", &f2, &lim, &b, NPZS_E_LIMIT, 0, -1, 0);
+    expect_limit("max_elements over", &f2, &lim, &b, 0, -1, 0, "max_elements", 2, 3);
     npzs_vlen_limits_default(&lim);
     lim.max_element_bytes = 16;
     b.n = 0; put32(&b, 2); put_elem(&b, 16, 1); put_elem(&b, 24, 2);
-    expect("max_element_bytes", &f2, &lim, &b, NPZS_E_LIMIT, 24, 1, 1);
+    expect_limit("max_element_bytes", &f2, &lim, &b, 24, 1, 1, "max_element_bytes", 16, 24);
     npzs_vlen_limits_default(&lim);
     b.n = 0; put32(&b, 3); put_elem(&b, 8, 1); put_elem(&b, 16, 2); put_elem(&b, 0, 3);
     lim.max_total_bytes = b.n;
     expect("max_total_bytes edge", &f2, &lim, &b, NPZS_EVENT, 0, 0, 3);
     lim.max_total_bytes = b.n - 1;
-    expect("max_total_bytes over", &f2, &lim, &b, NPZS_E_LIMIT, 16, 1, 1);
+    expect_limit("max_total_bytes over", &f2, &lim, &b, 16, 1, 1, "max_total_bytes", b.n - 1, b.n);
     lim.max_total_bytes = 11; /* 4 + 3*4 = 16 > 11: the count alone is too much */
-    expect("max_total_bytes count", &f2, &lim, &b, NPZS_E_LIMIT, 0, -1, 0);
+    expect_limit("max_total_bytes count", &f2, &lim, &b, 0, -1, 0, "max_total_bytes", 11, 16);
     npzs_vlen_limits_default(&lim);
     b.n = 0; put32(&b, 0xFFFFFFFFu);
     expect("default total limit admits any count", &f2, &lim, &b, NPZS_E_TRUNCATED, 4, 0, 0);
     lim.max_total_bytes = UINT64_C(1) << 32;
-    expect("count x 4 over total", &f2, &lim, &b, NPZS_E_LIMIT, 0, -1, 0);
+    expect_limit("count x 4 over total", &f2, &lim, &b, 0, -1, 0, "max_total_bytes", UINT64_C(1) << 32,
+                 4 + 4 * (uint64_t)0xFFFFFFFFu);
     /* divisibility is checked before the limits */
     npzs_vlen_limits_default(&lim);
     lim.max_element_bytes = 4;

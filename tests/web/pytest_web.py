@@ -33,19 +33,19 @@ def hwm_kib(pid):
 
 
 class Server:
-    def __init__(self, name, tmp):
+    """An example, started as its docstring says: --port, --upload-dir and --memory-budget, the
+    same for every framework (no environment variable)."""
+
+    def __init__(self, name, tmp, budget="512Mi"):
         self.name = name
         self.dir = os.path.join(tmp, name + "-uploads")
         os.makedirs(self.dir)
         port = free_port()
         script = os.path.join(EX, "web_%s.py" % name)
-        if name == "django":
-            cmd = [sys.executable, script, "runserver", "127.0.0.1:%d" % port, "--noreload"]
-        else:
-            cmd = [sys.executable, script, "--port", str(port), "--upload-dir", self.dir]
+        cmd = [sys.executable, script, "--port", str(port), "--upload-dir", self.dir, "--memory-budget", budget]
         self.log = open(os.path.join(tmp, name + ".log"), "wb")
-        self.p = subprocess.Popen(cmd, env=dict(os.environ, UPLOAD_DIR=self.dir), stdout=self.log,
-                                  stderr=subprocess.STDOUT)
+        env = {k: v for k, v in os.environ.items() if k not in ("UPLOAD_DIR", "NPZSTREAM_BUDGET")}
+        self.p = subprocess.Popen(cmd, env=env, stdout=self.log, stderr=subprocess.STDOUT)
         self.url = "http://127.0.0.1:%d" % port
         t0 = time.time()
         while True:
@@ -67,14 +67,36 @@ class Server:
         self.log.close()
 
 
+def needs(name):
+    for mod in NEEDS[name]:
+        pytest.importorskip(mod, reason="%s: %s is not installed in .venv-web (make web-env could not "
+                            "install it from PyPI)" % (name, mod))
+
+
 @pytest.fixture(scope="module", params=FRAMEWORKS)
 def server(request, tmp_path_factory):
-    for mod in NEEDS[request.param]:
-        pytest.importorskip(mod, reason="%s: %s is not installed in .venv-web (make web-env could not "
-                            "install it from PyPI)" % (request.param, mod))
+    needs(request.param)
     s = Server(request.param, str(tmp_path_factory.mktemp("web")))
     yield s
     s.close()
+
+
+@pytest.mark.parametrize("name", FRAMEWORKS)
+def test_options_are_the_same(name, tmp_path_factory):
+    """Every example takes --port, --upload-dir and --memory-budget: a 20 MiB array does not fit a
+    16 MiB budget (413, LIMIT.budget.size, its numbers), a small one does and is spooled into the
+    directory named."""
+    needs(name)
+    s = Server(name, str(tmp_path_factory.mktemp("opts")), budget="16Mi")
+    try:
+        r = post(s, "/load", npz(a=np.zeros(5 << 20, "<f4")))
+        e = r.json()
+        assert r.status_code == 413 and e["rule"] == "LIMIT.budget.size", (r.status_code, e)
+        assert e["limit"] == {"name": "budget", "value": 16 << 20, "needed": 20 << 20}, e["limit"]
+        r = post(s, "/spool/small.npz", npz(a=np.arange(10)))
+        assert r.status_code == 200 and os.listdir(s.dir) == ["small.npz"], (r.text, os.listdir(s.dir))
+    finally:
+        s.close()
 
 
 def npz(**arrays):

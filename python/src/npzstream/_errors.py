@@ -27,7 +27,8 @@ class Limit(NamedTuple):
 
 
 # the limits not counted in bytes, and their unit
-_UNITS = {"max_members": "members", "max_fields": "fields", "max_depth": "levels"}
+_UNITS = {"max_members": "members", "max_fields": "fields", "max_depth": "levels", "max_header_size": "characters",
+          "max_ndim": "dimensions"}
 
 
 def _bytes(n: int) -> str:
@@ -68,8 +69,9 @@ class RejectedError(_Fields, ValueError):
     name (bytes) or None; rule: the stable rule id ("S-HDR-WS.after-dict", "LIMIT.max_bytes",
     "POLICY.dtype"); content_offset: the position inside the member's content, or None; detail:
     what a policy check found, in words, or None; hint: what can be done about it, or None; limit:
-    for code "limit", the numbers (a `Limit`: which limit, its value in force, what the input
-    needed or declared), else None (detail then says them in words)."""
+    when a limit decided the rejection (code "limit"; "header_too_large", HDR-SIZE.*; "bad_shape"
+    for more dimensions than max_ndim, S-NDIM.*), the numbers (a `Limit`: which limit, its value
+    in force, what the input needed or declared; detail then says them in words), else None."""
     _FIELDS = ("message", "code", "offset", "member", "name", "rule", "content_offset", "detail", "hint", "limit")
     message: str
     code: str

@@ -9,7 +9,6 @@ A framework module gives an async iterator of the body's chunks, its Content-Typ
 exceptions its framework raises when the client goes away."""
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import unicodedata
@@ -19,7 +18,6 @@ from . import _npzstream
 from ._budget import Budget
 from ._errors import RejectedError
 from ._load import Loaded, Loader
-from ._sources import _in_thread
 from ._spool import Spool
 from ._validate import Report
 
@@ -292,10 +290,8 @@ async def spool_body(body: _Body, directory: Union[str, "os.PathLike[str]"], nam
     dest = os.path.join(os.fspath(directory), check_name(name))
     if not overwrite and os.path.lexists(dest):
         raise _exists(name)
-    make = functools.partial(Spool, dest, threads=threads, policy=policy, hash=hash, mode=mode, overwrite=overwrite,
-                             budget=budget, **limits)
-    # with worker threads and a budget, Spool() may wait for the helper's part: not on the loop
-    sp = await _in_thread(make) if budget is not None and threads > 1 else make()
+    sp = Spool(dest, threads=threads, policy=policy, hash=hash, mode=mode, overwrite=overwrite, budget=budget,
+               **limits)  # (its budget's part is awaited by afeed)
     try:
         async for piece in body.pieces():
             await sp.afeed(piece)

@@ -17,12 +17,28 @@ READ_SIZE = 1 << 20
 # what _afeed runs on the event loop at most in one step: cheap work only (ZIP records, headers,
 # stored bytes copied and CRC-32'd, some 20 us a 64 KiB), whatever the chunk's length
 _CHEAP_MAX = 64 << 10
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on (its affinity; os.cpu_count() where that is unknown)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 # the threads that parse for async code: a chunk's heavy work (inflating, checking values,
 # hashing) waits here in line, one job a call at a time, so that many uploads share the cores
-# fairly and a slow one holds back only itself (its reads wait for its job: backpressure)
-_WORKERS = max(2, min(8, os.cpu_count() or 2))
-# ... at a lower priority than the event loop's thread (Linux's per-thread nice): when the cores
-# are busy inflating, the loop still gets one as soon as it has something to do
+# fairly and a slow one holds back only itself (its reads wait for its job: backpressure).  One
+# fewer than the CPUs (at most 8): a core stays free for the event loop and for the rest of the
+# machine.  With as many workers as cores, 32 inflating uploads kept both cores of a 2-core
+# machine busy, and a client pinging the server waited behind them for a CPU up to 90 ms at a
+# time (bench/README.md, "Upload servers under concurrency"): a thread's nice value (below) orders
+# the threads of one session, not a server's against other processes (Linux's autogroups)
+_WORKERS = max(1, min(8, _cpus() - 1))
+# ... at a lower priority than the event loop's thread (Linux's per-thread nice, this much above
+# the nice value of the thread that starts the pool): when the cores are busy inflating, the loop
+# still gets one as soon as it has something to do
 _WORKER_NICE = 10
 
 Source = Union[bytes, bytearray, memoryview, str, os.PathLike[str], Any]
@@ -110,9 +126,13 @@ def _executor() -> concurrent.futures.ThreadPoolExecutor:
 
 
 def _lower_priority() -> None:
+    """A worker's nice value: _WORKER_NICE above the one it was started with (its starter's, the
+    event loop's thread), at most 19.  Relative: a server started with `nice -n 15` keeps its
+    workers below its loop (an absolute 10 would raise them above it, for a process allowed to)."""
     try:  # a thread's own nice value: Linux (elsewhere PRIO_PROCESS would be the whole process)
         if os.uname().sysname == "Linux":
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), _WORKER_NICE)
+            tid = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + _WORKER_NICE))
     except (AttributeError, OSError):
         pass
 

@@ -34,19 +34,19 @@ class Spool:
     work, large writes, the fsyncs and the rename run on a thread).  mode: the file's permissions
     (default 0o644 minus the umask).  An existing dest is never replaced unless overwrite=True
     (FileExistsError at finish(), the upload deleted).  budget: a `Budget`; a spool keeps no
-    arrays, so only a parallel helper's buffers (threads > 1) are reserved there."""
+    arrays, so only a parallel helper's buffers (threads > 1) are reserved there, when the first
+    bytes come: feed() waits for room, afeed() awaits it (the event loop runs on meanwhile); a
+    refusal (RejectedError, LIMIT.budget.*) deletes the upload."""
 
     def __init__(self, dest: Union[str, "os.PathLike[str]"], *, threads: int = 1, policy: Optional[PolicyLike] = None,
                  hash: bool = False, mode: Optional[int] = None, overwrite: bool = False,
                  budget: Optional[Budget] = None, **limits: Any) -> None:
         self.dest = os.fspath(dest)
         self._v = Validator(threads=threads, policy=policy, hash=hash, **limits)
-        # the helper's buffers: reserved now (a spool is made in the request's thread, or awaited
-        # by the framework helpers), given back when the spool ends
+        # the helper's buffers: reserved when the first bytes come (_reserve, _areserve: the
+        # constructor never waits, whatever thread makes the spool), given back when it ends
         self._charge = _charge(budget)
         self._helper = threads << 27 if threads > 1 and self._charge is not None else 0
-        if self._charge is not None:
-            self._charge.take(self._helper, {"offset": 0})
         d, name = os.path.split(os.path.abspath(self.dest))
         if not name:
             raise ValueError("npzstream.spool: %r names no file" % self.dest)
@@ -75,16 +75,40 @@ class Spool:
             return False
         return True
 
+    def _reserve(self) -> None:
+        """The helper's part of the budget, waited for (this thread blocks) before the first bytes."""
+        if self._helper:
+            n, self._helper = self._helper, 0
+            assert self._charge is not None
+            try:
+                self._charge.take(n, {"offset": 0})
+            except BaseException:  # refused (or interrupted): the upload goes
+                self._discard()
+                raise
+
+    async def _areserve(self) -> None:
+        """_reserve() for async code: the wait is awaited."""
+        if self._helper:
+            n, self._helper = self._helper, 0
+            assert self._charge is not None
+            try:
+                await self._charge.atake(n, {"offset": 0})
+            except BaseException:  # refused or cancelled: the upload goes
+                self._discard()
+                raise
+
     def feed(self, chunk: Any) -> None:
         """Validate the next bytes, then write them (after a rejection: nothing)."""
         if self._open():
+            self._reserve()
             self._v.feed(chunk)
             self._write(chunk)
 
     async def afeed(self, chunk: Any) -> None:
         """feed() for async code: validated as Validator.afeed does, then written (on a thread
-        when the chunk is large)."""
+        when the chunk is large); a budget's wait is awaited."""
         if self._open():
+            await self._areserve()
             await self._v.afeed(chunk)
             if len(chunk) > _CHEAP_MAX and self._v.error is None:
                 await _in_thread(self._write, chunk)
