@@ -70,9 +70,10 @@ def rounds(fns, n):
 
 
 def timed_rounds(fns, n):
-    """{name: (median wall seconds, median CPU seconds, median system seconds)}, rounds as rounds()
-    runs them; the CPU time is the process's (user + system, every thread's: a contender's worker
-    threads count), the system part beside it (page faults: where a loaded machine's noise is)."""
+    """{name: (median wall seconds, median CPU seconds, median system seconds, median page faults)},
+    rounds as rounds() runs them; the CPU time is the process's (user + system, every thread's: a
+    contender's worker threads count), the system part beside it (page faults: where a loaded
+    machine's noise is), and the minor page faults of a call (fresh memory touched)."""
     samples = {k: [] for k in fns}
     names = list(fns)
     for r in range(n):
@@ -82,7 +83,7 @@ def timed_rounds(fns, n):
             x = f()
             t1, u1 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
             sys_s = u1.ru_stime - u0.ru_stime
-            samples[k].append((t1 - t0, u1.ru_utime - u0.ru_utime + sys_s, sys_s))
+            samples[k].append((t1 - t0, u1.ru_utime - u0.ru_utime + sys_s, sys_s, u1.ru_minflt - u0.ru_minflt))
             del x
     return {k: tuple(statistics.median(col) for col in zip(*v)) for k, v in samples.items()}
 

@@ -364,6 +364,7 @@ npzs__rc npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int 
             int out = 0;
             if (c->out) { /* into the caller's destination, unless inflate wrote them there */
                 uint8_t *to = c->out + c->data_len;
+                if (at != to && n > NPZS_COPY_SLICE) n = NPZS_COPY_SLICE;
                 if (at != to) memcpy(to, at, n);
                 at = to;
                 out = 1;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "api.h"
 
@@ -180,6 +181,39 @@ void test_contract(void) {
                       "data_into misuse %d: %d %d %s", when, into, r2, rule ? rule : "NULL");
             npzs_free(q);
         }
+    }
+
+    /* npzs_data_into, stored data pushed whole: copied a slice at a time (NPZS_COPY_SLICE), each
+     * slice's CRC-32 taken right after its copy (from the cache, not from memory again): every
+     * DATA event is at most a slice, at dst + pos, and the bytes and CRC-32 are the input's */
+    {
+        size_t n = 3 * NPZS_COPY_SLICE + 77, len = 0, slices = 0, most = 0, got = 0;
+        char shape[80];
+        snprintf(shape, sizeof shape, "{'descr': '|u1', 'fortran_order': False, 'shape': (%zu,), }", n);
+        uint8_t *f2 = npy_of(shape, n, &len);
+        for (size_t i = 0; i < n; i++) f2[len - n + i] = (uint8_t)(i * 131u + (i >> 9));
+        uint8_t *dst = malloc(n);
+        npzs_parser *q = npzs_new(NULL, NULL);
+        npzs_in qi = {f2, len, 0};
+        npzs_finish(q);
+        int r2, at_dst = 1;
+        uint32_t crc = 0;
+        while ((r2 = npzs_next(q, &qi, &ev)) == NPZS_EVENT) {
+            if (ev.type == NPZS_EV_HEADER) CHECK(npzs_data_into(q, dst, n) == 0, "data_into refused");
+            if (ev.type == NPZS_EV_DATA) {
+                slices++;
+                got += ev.len;
+                most = ev.len > most ? ev.len : most;
+                at_dst &= ev.data == dst + ev.pos && !ev.zero_copy;
+            }
+            if (ev.type == NPZS_EV_MEMBER_END) crc = ev.data_crc32;
+        }
+        CHECK(r2 == NPZS_DONE && got == n && memcmp(dst, f2 + len - n, n) == 0 && at_dst, "data_into: the copy");
+        CHECK(most <= NPZS_COPY_SLICE && slices == 4, "data_into: %zu slices, the largest %zu bytes", slices, most);
+        CHECK(crc == (uint32_t)crc32(0, f2 + len - n, (uInt)n), "data_into: the CRC-32 of the sliced copy");
+        npzs_free(q);
+        free(dst);
+        free(f2);
     }
 
     /* trailing byte before finish */

@@ -121,6 +121,85 @@ def test_open_deflated_members_are_inflated_arrays(tmp):
         assert z["w"].shape == (600, 500)
 
 
+# zlib's stream starts counted: a library preloaded before libz with inflateInit2_ and inflateReset
+# of its own, each counting and calling zlib's (the parser begins every deflated member with one
+# of them, whichever decoder inflates it: src/zip/inflate.c); zlib's inflateInit2_ calls
+# inflateReset itself, which is not counted again
+COUNTING_ZLIB = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <zlib.h>
+static unsigned long begun;
+static __thread int in_init;
+unsigned long npzs_test_streams_begun(void) { return begun; }
+int inflateReset(z_streamp s) {
+    static int (*real)(z_streamp);
+    if (!real) *(void **)&real = dlsym(RTLD_NEXT, "inflateReset");
+    if (!in_init) __atomic_add_fetch(&begun, 1, __ATOMIC_RELAXED);
+    return real(s);
+}
+int inflateInit2_(z_streamp s, int w, const char *v, int n) {
+    static int (*real)(z_streamp, int, const char *, int);
+    if (!real) *(void **)&real = dlsym(RTLD_NEXT, "inflateInit2_");
+    __atomic_add_fetch(&begun, 1, __ATOMIC_RELAXED);
+    in_init = 1;
+    int rc = real(s, w, v, n);
+    in_init = 0;
+    return rc;
+}
+"""
+
+OPEN_COUNTED = r"""
+import ctypes, sys, npzstream
+begun = ctypes.CDLL(None).npzs_test_streams_begun
+begun.restype = ctypes.c_ulong
+for kw in ({}, {"inflate_zlib": True}):
+    b0 = begun()
+    with npzstream.open(sys.argv[1], **kw) as z:
+        n = len(z)
+    print(begun() - b0, n)
+"""
+
+
+def test_open_inflates_each_member_once(tmp, monkeypatch):
+    """open() inflates every deflated member once, during its one pass, into the member's array:
+    one zlib stream begun a deflated member with one thread (either decoder; a second pass, or the
+    parser inflating a member a worker made, would begin a second), and with threads=2 every large
+    member's output taken from a worker (the parser inflates none of them again)."""
+    rng = np.random.default_rng(5)
+    arrays = {k: rng.integers(0, 1000, 3 << 17).astype("<i8") for k in "abcd"}  # 3 MiB each
+    arrays["small"] = np.arange(1000)  # below the helper's 1 MiB: the parser's own
+    b = io.BytesIO()
+    np.savez_compressed(b, **arrays)
+    p = write(tmp, "five.npz", b.getvalue())
+    shim = os.path.join(tmp, "counting_zlib.so")
+    src = write(tmp, "counting_zlib.c", COUNTING_ZLIB.encode())
+    r = subprocess.run(["cc", "-shared", "-fPIC", "-O1", "-o", shim, src, "-ldl"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([sys.executable, "-c", OPEN_COUNTED, p], capture_output=True, text=True,
+                       env=dict(os.environ, LD_PRELOAD=shim))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["5", "5", "5", "5"], r.stdout  # default decoder, zlib alone
+    # threads=2: the four large members inflated by the workers, taken as they made them
+    ahead = []
+    real = npzstream._npzstream.Stream
+
+    class Spy:
+        def __init__(self, *args, **kw):
+            self._s = real(*args, **kw)
+
+        def __getattr__(self, name):
+            return getattr(self._s, name)
+
+        def release(self):
+            ahead.append(self._s.inflated_ahead)
+            return self._s.release()
+    monkeypatch.setattr(npzstream._npzstream, "Stream", Spy)
+    with npzstream.open(p, threads=2) as z:
+        same_result(dict(z), arrays)
+    assert ahead == [4], ahead
+
+
 def test_open_npy_and_its_mapping_view(tmp):
     a = np.arange(24, dtype=">i4").reshape(2, 3, 4)
     b = io.BytesIO()

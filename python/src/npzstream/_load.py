@@ -144,15 +144,30 @@ class Loader:
     def feed(self, data: Any) -> None:
         """Push the next bytes (any length, 0 included); raises RejectedError.  (Without a budget
         the instance's feed is the parser's own method: no Python frame per chunk.)"""
+        self._feed_with(self._s.feed, data)
+
+    def _feed_with(self, push: Callable[[Any], None], data: Any) -> None:
         if self._error is not None:
             raise self._error
         self._async = False
         try:
             self._helper_reserved()
-            self._s.feed(data)
+            push(data)
         except BaseException as e:
             self._fail(e)
             raise
+
+    def _feed_held(self, data: Any) -> None:
+        """feed(), the bytes read where they are by the worker threads (no copy) and held until
+        _release(): for load(), whose caller's bytes outlive the call."""
+        if self._charge is None:
+            self._s.feed_held(data)
+        else:
+            self._feed_with(self._s.feed_held, data)
+
+    def _release(self) -> None:
+        """The input's end: the worker threads stop, the buffers _feed_held kept are released."""
+        self._s.release()
 
     # ---- async code -------------------------------------------------------------------------
 
@@ -294,6 +309,15 @@ def load(source: Source, *, max_bytes: Union[int, str] = DEFAULT_MAX_BYTES, thre
     dropped.  The other keywords are the library's limits (LIMITS; ints or sizes such as "4Gi")."""
     ld = Loader(max_bytes=max_bytes, threads=threads, policy=policy, budget=budget, **limits)
     feed = ld.feed
+    if threads > 1 and isinstance(source, (bytes, bytearray, memoryview)):
+        # bytes in hand, with worker threads: they read them where they are (no copy of the
+        # compressed bytes: with one member, where a second worker has nothing to do, the copy
+        # would make threads > 1 slower than one thread); held until the call's end
+        try:
+            ld._feed_held(source)
+            return ld.finish()
+        finally:
+            ld._release()
     if isinstance(source, (list, tuple)):  # chunks in hand: no generator in between
         for chunk in source:
             feed(chunk)

@@ -214,8 +214,11 @@ def open(path: Union[str, "os.PathLike[str]"], *, policy: Optional[PolicyLike] =
         mapping.madvise("sequential")  # one pass, front to back
         # the digest first: a change after it (during the pass included) is one verify() finds
         sha = hashlib.sha256(cast(Any, mapping)).digest() if digest else None
-        s.feed(mapping)
-        s.finish()
+        try:  # worker threads read the mapping where it is (no copy), until the stream's release
+            s.feed_held(mapping)
+            s.finish()
+        finally:
+            s.release()
         mapping.madvise("normal")      # then the arrays, in any order
         fmt = s.format
         items: Dict[str, Union[numpy.ndarray, bytes]] = {}

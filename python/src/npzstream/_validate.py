@@ -4,7 +4,7 @@ for bytes pushed in pieces, which keeps the first error instead of raising it.""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from . import _npzstream
 from ._arrays import _key
@@ -169,15 +169,23 @@ class Validator:
 
     def feed(self, chunk: Any) -> None:
         """Push the next bytes (any length, 0 included)."""
+        self._feed_with(self._s.feed, chunk)
+
+    def _feed_with(self, push: Callable[[Any], None], chunk: Any) -> None:
         if self._report is not None:
             return
         if self.error is None:
             try:
-                self._s.feed(chunk)
+                push(chunk)
             except RejectedError as e:
                 self._rejected(e)
         if self._inv is not None:
             self._inv.feed(chunk)
+
+    def _feed_held(self, chunk: Any) -> None:
+        """feed(), the bytes read where they are by the worker threads and held until the
+        stream's release (validate(), whose caller's bytes outlive the call)."""
+        self._feed_with(self._s.feed_held, chunk)
 
     # what _afeed asks of its target
     def _push(self, chunk: Any, cheap: bool) -> int:
@@ -253,6 +261,12 @@ def validate(source: Source, *, threads: int = 1, policy: Optional[PolicyLike] =
     frame (an object array, then a pickle, then an array: all three), each with its own error
     (Member.error, Member.status); the report's verdict and error stay the first error's."""
     v = Validator(threads=threads, policy=policy, hash=hash, keep_going=keep_going, **limits)
+    if threads > 1 and isinstance(source, (bytes, bytearray, memoryview)):
+        try:  # bytes in hand: the workers read them where they are (no copy), as load() does
+            v._feed_held(source)
+            return v.finish()
+        finally:
+            v._s.release()
     for chunk in _chunks(source):
         v.feed(chunk)
         if v.error is not None and not keep_going:

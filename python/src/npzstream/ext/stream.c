@@ -1,8 +1,10 @@
 /*
  * stream.c -- Stream, the extension's parser (module.c has the module; ext.h the files).
  *
- * Bytes are pushed with feed(), the end of input declared with finish(); the events are handled
- * here, in C:
+ * Bytes are pushed with feed(), the end of input declared with finish(); feed_held() pushes bytes
+ * that outlive the stream's use of them (load()'s bytes, open()'s mapping): with worker threads
+ * they are read where they are (the helper's stable input), their buffers kept until release(),
+ * which stops the workers first.  The events are handled here, in C:
  *   MEMBER_BEGIN  a dict for the member (index, name, method, offset);
  *   HEADER        its array fields (dtype, a dtype spec NumPy's np.dtype() takes, shape, order,
  *                 nbytes); then, when the stream has an on_header callable, its result (a
@@ -64,6 +66,12 @@ typedef struct {
     uint64_t own_off, own_value, own_needed; /* the limit in force, what the input needed */
     long own_member;
     int broken;           /* a Python error stopped the event handling: the stream is unusable */
+    /* feed_held(): the buffers of the pushes, kept (exported) until release() or the stream's end,
+     * so that the helper's workers read the bytes where they are (npzs_par_stable_input) */
+    Py_buffer *held;
+    Py_ssize_t nheld, held_cap;
+    int holding;          /* every push from the first feed_held() on is held */
+    int released;         /* release(): the input is gone, the stream takes no more */
 } Stream;
 
 /* The current array's data as a Block, when a worker made it whole; NULL otherwise (the data
@@ -413,6 +421,7 @@ static PyObject *raise_rejected(Stream *s) {
 
 static int enter(Stream *s) {
     if (s->busy) { PyErr_SetString(PyExc_RuntimeError, "npzstream: the stream is in use by another call"); return -1; }
+    if (s->released) { PyErr_SetString(PyExc_RuntimeError, "npzstream: the stream's input was released"); return -1; }
     if (s->broken) {
         PyErr_SetString(PyExc_RuntimeError, "npzstream: the stream stopped at an exception of its callback");
         return -1;
@@ -430,7 +439,28 @@ static int settle(Stream *s, int r) {
 
 static PyObject *after(Stream *s, int r) { return settle(s, r) < 0 ? NULL : Py_NewRef(Py_None); }
 
-/* Push arg's bytes: 0 and *used (the bytes consumed), or -1 with a Python error set. */
+/* A held push's buffer: a slot for it in s->held (NULL with a Python error set). */
+static Py_buffer *held_slot(Stream *s) {
+    if (s->nheld == s->held_cap) {
+        Py_ssize_t n = s->held_cap ? 2 * s->held_cap : 4;
+        Py_buffer *h = PyMem_Realloc(s->held, (size_t)n * sizeof *h);
+        if (!h) { PyErr_NoMemory(); return NULL; }
+        s->held = h;
+        s->held_cap = n;
+    }
+    return &s->held[s->nheld];
+}
+
+/* The held buffers released: only once nothing reads them (no helper, or after npzs_par_free). */
+static void release_held(Stream *s) {
+    for (Py_ssize_t i = 0; i < s->nheld; i++) PyBuffer_Release(&s->held[i]);
+    PyMem_Free(s->held);
+    s->held = NULL;
+    s->nheld = s->held_cap = 0;
+}
+
+/* Push arg's bytes: 0 and *used (the bytes consumed), or -1 with a Python error set.  Held (the
+ * stream holding): the buffer is kept until release(), and the helper reads it in place. */
 static int push(Stream *s, PyObject *arg, int cheap, Py_ssize_t *used) {
     if (enter(s) < 0) return -1;
     if (s->own_code || npzs_error(s->p)) return settle(s, -2);
@@ -439,11 +469,12 @@ static int push(Stream *s, PyObject *arg, int cheap, Py_ssize_t *used) {
         PyErr_SetString(PyExc_RuntimeError, "npzstream: feed() after finish()");
         return -1;
     }
-    Py_buffer b;
-    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0) { s->busy = 0; return -1; }
-    npzs_in in = {b.buf, (size_t)b.len, 0};
+    Py_buffer own, *b = s->holding ? held_slot(s) : &own;
+    if (!b || PyObject_GetBuffer(arg, b, PyBUF_SIMPLE) < 0) { s->busy = 0; return -1; }
+    if (b != &own) s->nheld++;
+    npzs_in in = {b->buf, (size_t)b->len, 0};
     int r = run(s, &in, cheap);
-    PyBuffer_Release(&b);
+    if (b == &own) PyBuffer_Release(b);
     *used = (Py_ssize_t)in.pos;
     return settle(s, r);
 }
@@ -455,6 +486,33 @@ static PyObject *Stream_feed(Stream *s, PyObject *arg) {
         PyErr_SetString(PyExc_RuntimeError, "npzstream: a callback paused feed(): use push()");
         return NULL;
     }
+    Py_RETURN_NONE;
+}
+
+/* feed(), the stream holding from now on: with a helper, this push's bytes and every later one's
+ * are read where they are (npzs_par_stable_input: no copy), their buffers kept until release()
+ * or the stream's end.  Without a helper nothing reads a push after it returns: a feed(). */
+static PyObject *Stream_feed_held(Stream *s, PyObject *arg) {
+    if (s->q && !s->holding && !s->busy && !s->released) {
+        if (npzs_par_stable_input(s->q, 1) != 0) { /* cannot happen: turning it on */
+            PyErr_SetString(PyExc_RuntimeError, "npzstream: npzs_par_stable_input refused");
+            return NULL;
+        }
+        s->holding = 1;
+    }
+    return Stream_feed(s, arg);
+}
+
+/* The end of the stream's input: its helper stops (its workers joined, what it took dropped),
+ * then the held buffers are released; the members, format and consumed stay, the stream takes
+ * no more bytes.  Called again, nothing. */
+static PyObject *Stream_release(Stream *s, PyObject *unused) {
+    (void)unused;
+    if (s->busy) { PyErr_SetString(PyExc_RuntimeError, "npzstream: the stream is in use by another call"); return NULL; }
+    npzs_par_free(s->q);
+    s->q = NULL;
+    release_held(s);
+    s->released = 1;
     Py_RETURN_NONE;
 }
 
@@ -578,6 +636,7 @@ static void Stream_dealloc(Stream *s) {
     PyObject_GC_UnTrack(s);
     Stream_clear(s);
     npzs_par_free(s->q);
+    release_held(s); /* after the helper that read them */
     npzs_free(s->p);
     Py_CLEAR(s->policy); /* after the parser that used it */
     npzpy_free((PyObject *)s);
@@ -595,6 +654,7 @@ static PyObject *Stream_get_format(Stream *s, void *c) {
 static PyObject *Stream_get_consumed(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(s->p ? npzs_consumed(s->p) : 0); }
 static PyObject *Stream_get_ahead(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(npzs_par_used(s->q)); }
 static PyObject *Stream_get_memory(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(s->p ? npzs_memory(s->p) : 0); }
+static PyObject *Stream_get_helper_memory(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(npzs_par_memory(s->q)); }
 static PyObject *Stream_get_paused(Stream *s, void *c) { (void)c; return PyBool_FromLong(s->paused != PAUSE_NONE); }
 static PyObject *Stream_get_heavy(Stream *s, void *c) { (void)c; return PyBool_FromLong(s->p && heavy(s)); }
 static PyObject *Stream_get_kept(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(s->kept); }
@@ -617,6 +677,8 @@ static PyGetSetDef Stream_getset[] = {
     {"consumed", (getter)Stream_get_consumed, NULL, "input bytes consumed", NULL},
     {"inflated_ahead", (getter)Stream_get_ahead, NULL, "members inflated by the worker threads", NULL},
     {"memory", (getter)Stream_get_memory, NULL, "bytes the parser holds now", NULL},
+    {"helper_memory", (getter)Stream_get_helper_memory, NULL,
+     "bytes the worker threads' helper holds now (input taken ahead, outputs, its cache); 0 without one", NULL},
     {"kept", (getter)Stream_get_kept, NULL, "array and blob bytes kept so far", NULL},
     {"paused", (getter)Stream_get_paused, NULL, "a callback paused the stream: the next push or finish() calls it again", NULL},
     {"heavy", (getter)Stream_get_heavy, NULL, "the next step may be heavy (inflate, checks, a worker): push(cheap=True) does nothing", NULL},
@@ -626,6 +688,11 @@ static PyGetSetDef Stream_getset[] = {
 
 static PyMethodDef Stream_methods[] = {
     {"feed", (PyCFunction)Stream_feed, METH_O, "feed(data): push bytes (any bytes-like object)"},
+    {"feed_held", (PyCFunction)Stream_feed_held, METH_O,
+     "feed_held(data): feed(data), this push's buffer and every later one's kept until release(): worker threads "
+     "read the bytes where they are, with no copy (do not change them before release())"},
+    {"release", (PyCFunction)Stream_release, METH_NOARGS,
+     "release(): the end of the input: the worker threads stop, the held buffers are released; no more bytes"},
     {"push", (PyCFunction)(void (*)(void))Stream_push, METH_VARARGS | METH_KEYWORDS,
      "push(data, cheap=False) -> bytes consumed: less than all after a pause, or (cheap) before a heavy step"},
     {"finish", (PyCFunction)Stream_finish, METH_NOARGS, "finish(): the end of the input; raises unless valid; False after a pause"},
