@@ -565,10 +565,11 @@ def test_workers_stay_below_the_loop(nice):
     that a core stays free for the loop and the rest of the machine."""
     import subprocess
     r = subprocess.run([sys.executable, "-c", WORKERS_SEEN], capture_output=True, text=True, timeout=60,
-                       preexec_fn=lambda: os.nice(nice))
+                       preexec_fn=lambda: os.nice(nice))  # (added to this process's own: make test runs niced)
     assert r.returncode == 0, r.stderr
     loop, worker, workers = map(int, r.stdout.split())
-    assert loop == nice and worker == min(19, nice + 10), (loop, worker)
+    assert loop == min(19, os.getpriority(os.PRIO_PROCESS, 0) + nice), loop
+    assert worker == min(19, loop + 10), (loop, worker)
     assert workers == max(1, min(8, len(os.sched_getaffinity(0)) - 1)), workers
 
 
