@@ -103,6 +103,24 @@ def test_offline():
           "the functions of src/zrec/zrec.c are found: %s" % sorted(fns))
 
 
+def test_start_order():
+    """The units start longest first (by COST, or by the seconds a run recorded), whatever their
+    order in UNITS; every default unit has a cost."""
+    units = [(n,) for n in ("short", "long", "unknown", "middle")]
+    order = [u[0] for u in prove.start_order(units, {"short": 1, "long": 100, "middle": 50})]
+    ok(order == ["unknown", "long", "middle", "short"], "longest first, a unit without a cost first of all: %s" % order)
+    default = {u[0] for u in prove.UNITS} - prove.NOT_DEFAULT
+    ok(default <= set(prove.COST), "COST has every unit make prove runs: %s" % sorted(default - set(prove.COST)))
+    with tempfile.TemporaryDirectory() as keep:
+        prove.record_costs(keep, [(("zrec",), 0, "", 2.0)])
+        prove.record_costs(keep, [(("crc",), 0, "", 500.0)])
+        got = prove.costs(keep)
+        ok(got["zrec"] == 2.0 and got["crc"] == 500.0 and got["npyhdr"] == prove.COST["npyhdr"],
+           "recorded seconds override COST, one run's units at a time: %s" % got)
+        order = [u[0] for u in prove.start_order([("zrec",), ("crc",), ("npyhdr",)], got)]
+        ok(order == ["crc", "npyhdr", "zrec"], "the recorded seconds order the next run: %s" % order)
+
+
 def test_with_frama_c(quick):
     if not prove.frama_c():
         print("prove-checks: frama-c not installed: the analysis runs skipped (apt-get install frama-c-base)")
