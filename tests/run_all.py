@@ -68,6 +68,7 @@ MATRIX_FILES = ("differential/test_diff.py", "real/test_real.py")
 # time another suite beside them would lengthen.  The others run JOBS at a time (--jobs).
 ALONE = {
     "fuzz-smoke": "two harnesses at once",
+    "bad/test_bad.py": "its cases as many at once as the machine has cores",
     "vectors-par-tsan": "the parallel helper's workers under the thread sanitizer",
     "python/pytest_budget.py": "the event loop's lag under load (a p99 in milliseconds)",
     "web/pytest_load.py": "32 uploads at once against a server, /ping's p99",
@@ -177,7 +178,8 @@ def run_c_suite(name, cmd, env, say):
 
 
 def c_suites(tiers, a, files):
-    """[(name, command)] of the C suites and make's."""
+    """[[(name, command), ...]] of the C suites and make's: each list one job, its suites one after
+    the other."""
     suites = []
     fuzz = os.path.exists(os.path.join(ROOT, "fuzz", "fuzz.mk"))
     if "test" in tiers:
@@ -212,10 +214,11 @@ def c_suites(tiers, a, files):
         else:
             print("api-clang-san skipped: %s not built (needs clang and libclang-rt)" % clang_api)
         if fuzz:
-            suites.append(("regress", ["make", "-s", "regress"]))
-            suites.append(("state-gate", ["make", "-s", "state-gate"]))
+            # one job: both make the same replay harnesses first (build/fuzz-replay) where they are
+            # not up to date, which two makes at once would both write
+            suites.append([("regress", ["make", "-s", "regress"]), ("state-gate", ["make", "-s", "state-gate"])])
             suites.append(fuzz_smoke(SMOKE_SECONDS["rest"]))
-    return suites
+    return [job if isinstance(job, list) else [job] for job in suites]
 
 
 def fuzz_smoke(seconds):
@@ -420,9 +423,11 @@ def main():
             rows.append(("(the C suites' input files)", 0.0, 0, problems, 0, 0))
         # the jobs, and the table's order: the C suites and make's, then each pytest run's modules
         jobs, order = [], []
-        for name, cmd in c_suites(tiers, a, files):
-            jobs.append(Job(name, lambda say, name=name, cmd=cmd: run_c_suite(name, cmd, env, say), alone(name)))
-            order.append(("c", name))
+        for suites in c_suites(tiers, a, files):
+            key = "+".join(name for name, _ in suites)
+            jobs.append(Job(key, lambda say, suites=suites: [r for name, cmd in suites for r in run_c_suite(name, cmd, env, say)],
+                            any(alone(name) for name, _ in suites)))
+            order.append(("c", key))
         for run in pytest_runs(tiers, a.plain, a.san):
             why = env_missing(run)
             if why:
