@@ -65,11 +65,11 @@ PKG_FILES = ("python/pytest_*.py", "engines/pytest_refs.py")
 MATRIX_FILES = ("differential/test_diff.py", "real/test_real.py")
 
 # What runs alone (nothing beside it): the suites that use both cores, and those that measure a
-# time another suite beside them would lengthen.  The others run JOBS at a time (--jobs).
+# time another suite beside them would lengthen.  The others run JOBS at a time (--jobs).  (The
+# thread sanitizer's vectors are not among them: their helper's threads take turns, 1.0 cores.)
 ALONE = {
     "fuzz-smoke": "two harnesses at once",
     "bad/test_bad.py": "its cases as many at once as the machine has cores",
-    "vectors-par-tsan": "the parallel helper's workers under the thread sanitizer",
     "python/pytest_budget.py": "the event loop's lag under load (a p99 in milliseconds)",
     "web/pytest_load.py": "32 uploads at once against a server, /ping's p99",
     "engines/pytest_engines.py": "Ray and Dask start workers on every core",
