@@ -202,20 +202,27 @@ demo: all
 # smoke; TIER=rest runs only what make test has not, as .ci/run does after make test).
 TIER ?= all
 .PHONY: test-all
-# The builds run $(NPROC) at a time (the machine's cores), the suites one after the other.
+# The builds run $(NPROC) at a time (the machine's cores); the suites TEST_JOBS at a time
+# (run_all.py --jobs: by default the cores, at most 2), those that use both cores or measure a time alone.
 NPROC   ?= $(shell nproc 2>/dev/null || echo 2)
+TEST_JOBS ?=
 .PHONY: test-build test-all-build
+# the environments the Python suites run in (pip's downloads, the network's work more than the
+# cores': .ci/run makes them in the background while the cores build and prove)
+TEST_ENVS = python-env ref-matrix web-env engines-env scanners-env venv-zlibng
 test-build: all $(B)/test_api $(B)/run_vectors $(B)/test_policy $(B)/test_vlen_api $(B)/test_inv $(BS)/test_api \
             $(BS)/test_policy $(BS)/test_inv \
             $(BNC)/test_policy $(BNC)/npzstream $(B)/test_fastinf $(BS)/test_fastinf \
             examples python-env fuzz
-test-all-build: test-build $(BS)/npzstream $(TEST_DEPS) ref-matrix fuzz-replay web-env engines-env scanners-env
+test-all-build: test-build $(BS)/npzstream $(TEST_DEPS) fuzz-replay $(TEST_ENVS)
+.PHONY: test-envs
+test-envs: $(TEST_ENVS)
 test:
 	@$(MAKE) --no-print-directory -j$(NPROC) test-build
-	$(PYTHON) tests/run_all.py --tier test --plain $(B) --san $(BS)
+	$(PYTHON) tests/run_all.py --tier test --plain $(B) --san $(BS) $(if $(TEST_JOBS),--jobs $(TEST_JOBS))
 test-all:
 	@$(MAKE) --no-print-directory -j$(NPROC) test-all-build
-	$(PYTHON) tests/run_all.py --tier $(TIER) --plain $(B) --san $(BS)
+	$(PYTHON) tests/run_all.py --tier $(TIER) --plain $(B) --san $(BS) $(if $(TEST_JOBS),--jobs $(TEST_JOBS))
 
 # make check: what needs nothing but a C compiler and zlib (no Python): the list of fuzzing
 # harnesses against the tree (fuzz/harnesses.sh), the API suite and the vectors, plain and under

@@ -62,8 +62,8 @@ bench-fastinf: $(B)/npzstream $(B)/bench/limit
 
 # make bench-env: .venv-bench, the environment of the peers' benchmarks (bench/spdl.py): the python3
 # first on PATH with NumPy 2.x and spdl (Meta's data loader: spdl.io.load_npz, 0.8 or later) from
-# PyPI, and the package built from this checkout as `make python-env` builds it (reinstalled on
-# every run).  spdl is installed on its own: where it cannot be (no wheel for this Python or
+# PyPI, and the package built from this checkout as `make python-env` builds it (reinstalled when
+# its sources change).  spdl is installed on its own: where it cannot be (no wheel for this Python or
 # machine, no network) the environment is kept without it, says so, and bench-spdl skips.
 BENCH_ENV_BASE ?= 'numpy>=2'
 BENCH_ENV_PEERS ?= 'spdl>=0.8'
@@ -75,7 +75,7 @@ bench-env:
 	  .venv-bench/bin/python -c 'import spdl.io' 2>/dev/null || \
 	    .venv-bench/bin/pip install -q $(BENCH_ENV_PEERS) >>build/pip-bench.log 2>&1 || \
 	    echo "bench-env: .venv-bench: spdl could not be installed from PyPI (build/pip-bench.log): bench-spdl will skip"; \
-	  if .venv-bench/bin/pip install -q --force-reinstall --no-deps ./python >>build/pip-bench.log 2>&1; then \
+	  if $(call pkg_install,.venv-bench,) >>build/pip-bench.log 2>&1; then \
 	    echo "bench-env: .venv-bench: npzstream with $$(.venv-bench/bin/python -c 'import importlib.metadata as m; have = {d.metadata["Name"].lower() for d in m.distributions()}; print(", ".join(n + " " + (m.version(n) if n in have else "missing") for n in ("numpy", "spdl", "spdl_io")))' 2>&1 | tail -1)"; \
 	  else echo "bench-env: .venv-bench: pip install ./python failed (build/pip-bench.log)"; tail -5 build/pip-bench.log; exit 1; fi; \
 	else echo "bench-env: .venv-bench skipped: $(PKG_PY) -m venv or NumPy 2 from PyPI failed (build/pip-bench.log)"; \

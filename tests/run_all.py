@@ -16,17 +16,25 @@
     Chromium, each in its environment; the corpus replay, the state gate and a longer fuzz smoke.
 --tier all: both.
 
+The suites run two at a time (--jobs N; by default the machine's cores, at most 2): each C suite,
+make target and pytest module is a job; those in ALONE (they keep both cores busy, or measure a time
+a neighbour would lengthen) run first, one by one with nothing beside them, then the others the
+longest first (by the seconds of the last run, build/test-logs/seconds.json; a job without a record
+first of all).  A job's output is printed whole when it ends; the table keeps its fixed order.
+
 The C suites and make's (fuzz-smoke, regress, state-gate) end on a line `NAME: N passed, M failed`
 (their contract), read here with the exit status.  The Python suites are pytest modules
-(tests/README.md): pytest runs once per environment (pytest_runs) with --junitxml, and their results
-are read from that file: each test module is a suite of the table (tests/DIR/test_X.py: DIR, or
-DIR-X; a suffix names the environment).  A suite that tested nothing counts as a failure; a skipped
+(tests/README.md): pytest runs once per module and environment (pytest_runs) with --junitxml and a
+--basetemp of its own, and their results are read from that file: each test module is a suite of
+the table (tests/DIR/test_X.py: DIR, or DIR-X; a suffix names the environment).  A suite that tested nothing counts as a failure; a skipped
 test counts as skipped, or as a failure when CI is set (CI installs every tool).  The table gives
 each suite's seconds, its tests and its checks (the C suites' count, and the soft checks of the
 Python tests, common.ok); the total is the last line.  Exit status 1 if anything failed.
 """
 import argparse
+import concurrent.futures
 import glob
+import json
 import os
 import re
 import shutil
@@ -55,6 +63,21 @@ ASAN_SUITES = ("bad/test_bad.py", "cli/test_cli.py", "cli/test_sandbox.py", "exa
 PKG_FILES = ("python/pytest_*.py", "engines/pytest_refs.py")
 # the suites that compare with np.load once more for every other reference reader (tests/readers.py)
 MATRIX_FILES = ("differential/test_diff.py", "real/test_real.py")
+
+# What runs alone (nothing beside it): the suites that use both cores, and those that measure a
+# time another suite beside them would lengthen.  The others run JOBS at a time (--jobs).  (The
+# thread sanitizer's vectors are not among them: their helper's threads take turns, 1.0 cores.)
+ALONE = {
+    "fuzz-smoke": "two harnesses at once",
+    "bad/test_bad.py": "its cases as many at once as the machine has cores",
+    "python/pytest_budget.py": "the event loop's lag under load (a p99 in milliseconds)",
+    "web/pytest_load.py": "32 uploads at once against a server, /ping's p99",
+    "engines/pytest_engines.py": "Ray and Dask start workers on every core",
+}
+# a job's seconds, to start the longest first (so that no long one starts last while the other
+# core idles); a run records what it measured (build/test-logs/seconds.json) and the next run
+# orders by that.  Jobs without a record keep their order: the C suites and make's, then pytest's.
+SECONDS_FILE = "seconds.json"
 
 
 def system_files():
@@ -124,35 +147,39 @@ def suite_name(rel, suffix):
 
 # ---- the C suites and make's: their last line ------------------------------------------------------
 
-def run_c_suite(name, cmd, env):
-    """(passed, failed, skipped, checks) of a suite ending on `NAME: N passed, M failed`: one test,
-    failed when a check failed, the exit status is not 0 or nothing was checked."""
-    print("== %s: %s" % (name, " ".join(cmd[:4]) + (" ..." if len(cmd) > 4 else "")), flush=True)
+def run_c_suite(name, cmd, env, say):
+    """[(suite, seconds, passed, failed, skipped, checks)] of a suite ending on `NAME: N passed, M
+    failed`: one test, failed when a check failed, the exit status is not 0 or nothing was checked;
+    what it printed that matters goes to say()."""
+    say("== %s: %s" % (name, " ".join(cmd[:4]) + (" ..." if len(cmd) > 4 else "")))
+    t0 = time.time()
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
+    dt = time.time() - t0
     out = (r.stdout or "") + (r.stderr or "")
     lines = [line for line in out.splitlines() if line.strip()]
     m = next((m for m in (LAST.match(line.strip()) for line in reversed(lines)) if m), None)
     if not m:
-        print(out[-4000:])
-        print("   %s: no result line, exit %d -> a failure" % (name, r.returncode))
-        return 0, 1, 0, 0
+        say(out[-4000:])
+        say("   %s: no result line, exit %d -> a failure" % (name, r.returncode))
+        return [(name, dt, 0, 1, 0, 0)]
     p, f = int(m.group(2)), int(m.group(3))
     if p == 0 and f == 0:
-        print(out[-2000:])
-        print("   %s: 0 passed, 0 failed -> a failure (it tested nothing)" % name)
-        return 0, 1, 0, 0
+        say(out[-2000:])
+        say("   %s: 0 passed, 0 failed -> a failure (it tested nothing)" % name)
+        return [(name, dt, 0, 1, 0, 0)]
     if f or r.returncode != 0:
-        print("\n".join([line for line in lines if line.startswith(("FAIL", "ERROR", "==", "SUMMARY"))
-                         or "runtime error" in line][:60]))
+        say("\n".join([line for line in lines if line.startswith(("FAIL", "ERROR", "==", "SUMMARY"))
+                       or "runtime error" in line][:60]))
         if r.returncode != 0 and f == 0:
-            print(out[-3000:])
+            say(out[-3000:])
     bad = 1 if f or r.returncode != 0 else 0
-    print("   %s: %d checks, %d failed, exit %d" % (name, p + f, f, r.returncode), flush=True)
-    return 1 - bad, bad, 0, p + f
+    say("   %s: %d checks, %d failed, exit %d" % (name, p + f, f, r.returncode))
+    return [(name, dt, 1 - bad, bad, 0, p + f)]
 
 
 def c_suites(tiers, a, files):
-    """[(name, command)] of the C suites and make's."""
+    """[[(name, command), ...]] of the C suites and make's: each list one job, its suites one after
+    the other."""
     suites = []
     fuzz = os.path.exists(os.path.join(ROOT, "fuzz", "fuzz.mk"))
     if "test" in tiers:
@@ -187,10 +214,11 @@ def c_suites(tiers, a, files):
         else:
             print("api-clang-san skipped: %s not built (needs clang and libclang-rt)" % clang_api)
         if fuzz:
-            suites.append(("regress", ["make", "-s", "regress"]))
-            suites.append(("state-gate", ["make", "-s", "state-gate"]))
+            # one job: both make the same replay harnesses first (build/fuzz-replay) where they are
+            # not up to date, which two makes at once would both write
+            suites.append([("regress", ["make", "-s", "regress"]), ("state-gate", ["make", "-s", "state-gate"])])
             suites.append(fuzz_smoke(SMOKE_SECONDS["rest"]))
-    return suites
+    return [job if isinstance(job, list) else [job] for job in suites]
 
 
 def fuzz_smoke(seconds):
@@ -224,23 +252,42 @@ def junit_results(path, suffix):
     return out
 
 
-def run_pytest(run, logs, base_env):
-    """[(suite, seconds, passed, failed, skipped, checks)] of one pytest run."""
-    paths = sorted({p for f in run.files for p in glob.glob(os.path.join(ROOT, "tests", f))})
-    name = "pytest-" + run.tag
+def run_paths(run):
+    """The modules of a run (its files, globs expanded), as paths."""
+    return sorted({p for f in run.files for p in glob.glob(os.path.join(ROOT, "tests", f))})
+
+
+def env_missing(run):
+    """Why run's environment cannot run pytest, or None."""
     if not os.access(run.python, os.X_OK) or subprocess.run([run.python, "-c", "import pytest"],
                                                             capture_output=True).returncode:
-        # an environment that is not set up: its suites skipped (under CI, which sets up all, failed)
-        print("== %s: skipped: %s is not set up, or has no pytest" % (name, run.what))
-        return [(suite_name(os.path.relpath(p, os.path.join(ROOT, "tests")), run.suffix), 0.0, 0,
-                 1 if os.environ.get("CI") else 0, 0 if os.environ.get("CI") else 1, 0) for p in paths]
-    xml, log = os.path.join(logs, run.tag + ".xml"), os.path.join(logs, run.tag + ".log")
+        return "%s is not set up, or has no pytest" % run.what
+    return None
+
+
+def skipped_rows(run, why, say):
+    """The rows of a run whose environment is not set up: its suites skipped (under CI, which sets
+    up all, failed)."""
+    say("== pytest-%s: skipped: %s" % (run.tag, why))
+    ci = bool(os.environ.get("CI"))
+    return [(suite_name(os.path.relpath(p, os.path.join(ROOT, "tests")), run.suffix), 0.0, 0, 1 if ci else 0,
+             0 if ci else 1, 0) for p in run_paths(run)]
+
+
+def run_pytest(run, path, logs, base_env, say):
+    """(rows, failures, selected) of one module of a pytest run: rows [(suite, seconds, passed, failed,
+    skipped, checks)] of its suites, failures the row of a pytest run that failed without saying
+    where (or []), selected False when the run's -m left no test of the module (pytest's exit 5)."""
+    rel = os.path.relpath(path, os.path.join(ROOT, "tests"))
+    tag = "%s.%s" % (run.tag, suite_name(rel, ""))
+    name = "pytest-%s %s" % (run.tag, rel)
+    xml, log, base = (os.path.join(logs, tag + ext) for ext in (".xml", ".log", ".tmp"))
     for f in (xml, log):
         if os.path.exists(f):
             os.unlink(f)
-    print("== %s: %s, %d modules (its output: %s)" % (name, run.what, len(paths), os.path.relpath(log, ROOT)), flush=True)
+    say("== %s: %s (its output: %s)" % (name, run.what, os.path.relpath(log, ROOT)))
     cmd = [run.python, "-m", "pytest", "-q", "--continue-on-collection-errors", "--junitxml", xml,
-           "--basetemp", os.path.join(logs, run.tag + ".tmp")] + run.args + paths
+           "--basetemp", base] + run.args + [path]
     t0 = time.time()
     with open(log, "w") as lf:
         # its own process group: on a timeout pytest and whatever it started (a cluster) stop together
@@ -251,10 +298,13 @@ def run_pytest(run, logs, base_env):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             rc = proc.wait()
-            print("   %s: stopped after %d seconds" % (name, run.timeout))
+            say("   %s: stopped after %d seconds" % (name, run.timeout))
     wall = time.time() - t0
-    shutil.rmtree(os.path.join(logs, run.tag + ".tmp"), ignore_errors=True)
+    shutil.rmtree(base, ignore_errors=True)
     results = junit_results(xml, run.suffix) if os.path.exists(xml) else {}
+    if rc == 5 and not results:  # no test of this module is selected here (-m)
+        say("   %s: no test selected (%s)" % (name, " ".join(run.args[-2:])))
+        return [], [], False
     rows = []
     for suite, s in sorted(results.items()):
         fails, skips = s["failed"], s["skipped"]
@@ -264,18 +314,19 @@ def run_pytest(run, logs, base_env):
             fails = 1
         for p in s["problems"][:40]:
             if p.startswith("FAIL") or os.environ.get("CI"):
-                print(p)
-        print("   %s: %d passed, %d failed%s (%.1fs, %d checks)" % (
-            suite, s["passed"], fails, ", %d skipped" % skips if skips else "", s["seconds"], s["checks"]), flush=True)
+                say(p)
+        say("   %s: %d passed, %d failed%s (%.1fs, %d checks)" % (
+            suite, s["passed"], fails, ", %d skipped" % skips if skips else "", s["seconds"], s["checks"]))
         rows.append((suite, s["seconds"], s["passed"], fails, skips, s["checks"]))
+    failures = []
     if rc not in (0, 1) or not results or (rc == 1 and not any(r[3] for r in rows)):
         with open(log) as lf:
-            print(lf.read()[-6000:])
-        print("   %s: pytest exit %d%s -> a failure" % (name, rc, "" if results else ", no results"))
-        rows.append((name, 0.0, 0, 1, 0, 0))
-    print("   %s: %.1fs in all, %.1fs of it outside the tests (start, collection)" % (
-        name, wall, wall - sum(r[1] for r in rows)), flush=True)
-    return rows
+            say(lf.read()[-6000:])
+        say("   %s: pytest exit %d%s -> a failure" % (name, rc, "" if results else ", no results"))
+        failures.append((name, 0.0, 0, 1, 0, 0))
+    say("   %s: %.1fs in all, %.1fs of it outside the tests (start, collection)" % (
+        name, wall, wall - sum(r[1] for r in rows)))
+    return rows, failures, True
 
 
 def test_files(tmp):
@@ -303,12 +354,61 @@ def test_files(tmp):
     return files, problems
 
 
+class Job:
+    """One thing the pool runs: a C suite (or make's), or one module of a pytest run.  work(say)
+    returns its result; key names it in the record of seconds; alone: nothing runs beside it."""
+
+    def __init__(self, key, work, alone):
+        self.key, self.work, self.alone = key, work, alone
+
+
+def alone(name):
+    """Whether the C suite or pytest module (a path under tests/) named runs alone (ALONE)."""
+    return any(name == k or name.startswith(k + "-") for k in ALONE)
+
+
+def run_jobs(jobs, n, seconds):
+    """Runs jobs: first those that run alone, one at a time, then the others n at a time, the
+    longest first (by seconds: a job without a record first of all); each job's output printed
+    whole when it ends.  ({key: result}, {key: seconds})."""
+    results, took = {}, {}
+
+    def one(job):
+        out = []
+        t0 = time.time()
+        res = job.work(out.append)
+        return job, res, out, time.time() - t0
+
+    def report(job, res, out, dt):
+        print("\n".join(out), flush=True)
+        results[job.key], took[job.key] = res, dt
+
+    for job in (j for j in jobs if j.alone):
+        report(*one(job))
+    shared = sorted((j for j in jobs if not j.alone), key=lambda j: -seconds.get(j.key, float("inf")))
+    with concurrent.futures.ThreadPoolExecutor(max(1, n)) as ex:
+        for f in concurrent.futures.as_completed([ex.submit(one, j) for j in shared]):
+            report(*f.result())
+    return results, took
+
+
+def load_seconds(path):
+    try:
+        with open(path) as f:
+            return {k: float(v) for k, v in json.load(f).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--plain", default="build")
     ap.add_argument("--san", default="build/san")
     ap.add_argument("--tier", choices=("test", "rest", "all"), default="test")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="suites at a time (default: the machine's cores, at most 2)")
     a = ap.parse_args()
+    jobs_at_once = a.jobs if a.jobs else min(2, os.cpu_count() or 1)
     tiers = ("test", "rest") if a.tier == "all" else (a.tier,)
     rows = []
     t_all = time.time()
@@ -316,16 +416,47 @@ def main():
                UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
     logs = os.path.join(ROOT, a.plain, "test-logs")
     os.makedirs(logs, exist_ok=True)
+    seconds_file = os.path.join(logs, SECONDS_FILE)
     with tempfile.TemporaryDirectory(prefix="npzs-test-") as tmp:
         files, problems = test_files(tmp)
         if problems:
             rows.append(("(the C suites' input files)", 0.0, 0, problems, 0, 0))
-        for name, cmd in c_suites(tiers, a, files):
-            t0 = time.time()
-            p, f, k, n = run_c_suite(name, cmd, env)
-            rows.append((name, time.time() - t0, p, f, k, n))
-    for run in pytest_runs(tiers, a.plain, a.san):
-        rows += run_pytest(run, logs, env)
+        # the jobs, and the table's order: the C suites and make's, then each pytest run's modules
+        jobs, order = [], []
+        for suites in c_suites(tiers, a, files):
+            key = "+".join(name for name, _ in suites)
+            jobs.append(Job(key, lambda say, suites=suites: [r for name, cmd in suites for r in run_c_suite(name, cmd, env, say)],
+                            any(alone(name) for name, _ in suites)))
+            order.append(("c", key))
+        for run in pytest_runs(tiers, a.plain, a.san):
+            why = env_missing(run)
+            if why:
+                order.append(("rows", skipped_rows(run, why, print)))
+                continue
+            keys = []
+            for path in run_paths(run):
+                rel = os.path.relpath(path, os.path.join(ROOT, "tests"))
+                key = "%s:%s" % (run.tag, rel)
+                jobs.append(Job(key, lambda say, run=run, path=path: run_pytest(run, path, logs, env, say), alone(rel)))
+                keys.append(key)
+            order.append(("pytest", run, keys))
+        print("%d jobs, %d at a time (%d alone: %s)" % (
+            len(jobs), jobs_at_once, sum(j.alone for j in jobs), ", ".join(j.key for j in jobs if j.alone)), flush=True)
+        results, took = run_jobs(jobs, jobs_at_once, load_seconds(seconds_file))
+    with open(seconds_file, "w") as f:
+        json.dump(dict(load_seconds(seconds_file), **{k: round(v, 1) for k, v in took.items()}), f, indent=1, sort_keys=True)
+    for what in order:
+        if what[0] == "c":
+            rows += results[what[1]]
+        elif what[0] == "rows":
+            rows += what[1]
+        else:
+            run, got = what[1], [results[k] for k in what[2]]
+            # a run's suites in the order of their names, then its failures without a suite
+            rows += sorted((r for res in got for r in res[0]), key=lambda r: r[0]) + [r for res in got for r in res[1]]
+            if not any(res[2] for res in got):
+                print("   pytest-%s: no test selected in any module -> a failure" % run.tag)
+                rows.append(("pytest-" + run.tag, 0.0, 0, 1, 0, 0))
     print("\n%-30s %9s %8s %7s %8s %9s" % ("suite (%s)" % "+".join(tiers), "seconds", "passed", "failed", "skipped",
                                            "checks"))
     for name, dt, p, f, k, n in rows:
