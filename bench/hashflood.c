@@ -19,8 +19,13 @@
 
 static uint32_t old_hash(uint32_t seed, const char *s, size_t n) {
     uint32_t h = 2166136261u ^ seed;
-    for (size_t i = 0; i < n; i++) { h ^= (uint8_t)s[i]; h *= 16777619u; }
-    h ^= h >> 15; h *= 0x2c1b3c6du; h ^= h >> 12;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (uint8_t)s[i];
+        h *= 16777619u;
+    }
+    h ^= h >> 15;
+    h *= 0x2c1b3c6du;
+    h ^= h >> 12;
     return h;
 }
 
@@ -31,13 +36,19 @@ int main(int argc, char **argv) {
         char name[32];
         for (uint64_t i = 0; want > 0; i++) {
             int n = snprintf(name, sizeof name, "c%llx.npy", (unsigned long long)i);
-            if ((old_hash(seed, name, (size_t)n) & 32767u) == 0) { puts(name); want--; }
+            if ((old_hash(seed, name, (size_t)n) & 32767u) == 0) {
+                puts(name);
+                want--;
+            }
         }
         return 0;
     }
     if (argc == 3 && !strcmp(argv[1], "old")) {
         FILE *f = fopen(argv[2], "r");
-        if (!f) { perror(argv[2]); return 2; }
+        if (!f) {
+            perror(argv[2]);
+            return 2;
+        }
         size_t cap = 1u << 15, used = 0;
         uint32_t *tab = calloc(cap, sizeof *tab);
         char line[256];
@@ -46,7 +57,10 @@ int main(int argc, char **argv) {
             size_t n = strcspn(line, "\n");
             uint32_t h = old_hash(0, line, n);
             size_t i = h & (cap - 1);
-            while (tab[i]) { i = (i + 1) & (cap - 1); probes++; }
+            while (tab[i]) {
+                i = (i + 1) & (cap - 1);
+                probes++;
+            }
             tab[i] = 1;
             if (++used * 4 > cap * 3) break;
         }

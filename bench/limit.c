@@ -82,7 +82,10 @@ static uint32_t inflate_member(uint8_t *win, int isal) {
         isal_inflate_init(&ist);
         ist.crc_flag = ISAL_DEFLATE;
         while (ist.block_state != ISAL_BLOCK_FINISH) {
-            if (pos == len) { pos = len = 0; if (!need(1)) exit(2); }
+            if (pos == len) {
+                pos = len = 0;
+                if (!need(1)) exit(2);
+            }
             ist.next_in = buf + pos;
             ist.avail_in = (uint32_t)(len - pos);
             ist.next_out = win;
@@ -100,7 +103,10 @@ static uint32_t inflate_member(uint8_t *win, int isal) {
     inflateReset(&zs);
     int zr = Z_OK;
     while (zr != Z_STREAM_END) {
-        if (pos == len) { pos = len = 0; if (!need(1)) exit(2); }
+        if (pos == len) {
+            pos = len = 0;
+            if (!need(1)) exit(2);
+        }
         zs.next_in = buf + pos;
         zs.avail_in = (uInt)(len - pos);
         zs.next_out = win;
@@ -120,7 +126,10 @@ static uint32_t inflate_member_fast(uint8_t *win, uint64_t csize) {
     uint64_t left = csize;
     npzs__fi_reset(fi);
     for (;;) {
-        if (left && pos == len) { pos = len = 0; if (!need(1)) exit(2); }
+        if (left && pos == len) {
+            pos = len = 0;
+            if (!need(1)) exit(2);
+        }
         size_t n = len - pos < left ? len - pos : (size_t)left, took, made, back;
         int rc = npzs__fi_run(fi, &zs, buf + pos, n, n == left, win, WINDOW, &took, &made, &back);
         pos += took;
@@ -163,7 +172,10 @@ static uint32_t walk_inflate(int isal) {
             crc = inflate_member(win, isal);
         } else {
             while (size) {
-                if (pos == len) { pos = len = 0; if (!need(1)) exit(2); }
+                if (pos == len) {
+                    pos = len = 0;
+                    if (!need(1)) exit(2);
+                }
                 size_t n = len - pos < size ? len - pos : (size_t)size;
                 crc = npzs__crc32(crc, buf + pos, n);
                 pos += n;
@@ -184,13 +196,18 @@ static uint32_t walk_inflate(int isal) {
 
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: limit read|crc-zlib|crc-fast|crc-libdeflate|crc-isal|inflate|inflate-isal|inflate-fast [FILE|-]\n");
+        fprintf(
+            stderr,
+            "usage: limit read|crc-zlib|crc-fast|crc-libdeflate|crc-isal|inflate|inflate-isal|inflate-fast [FILE|-]\n");
         return 2;
     }
     const char *mode = argv[1];
     if (argc > 2 && strcmp(argv[2], "-") != 0) {
         fd = open(argv[2], O_RDONLY);
-        if (fd < 0) { perror(argv[2]); return 2; }
+        if (fd < 0) {
+            perror(argv[2]);
+            return 2;
+        }
     }
 #ifdef F_SETPIPE_SZ
     (void)fcntl(fd, F_SETPIPE_SZ, (int)READ_SIZE);
@@ -199,16 +216,25 @@ int main(int argc, char **argv) {
     if (!buf) return 2;
     uint32_t crc = 0;
     uint64_t total = 0;
-    int m = !strcmp(mode, "read") ? 0 : !strcmp(mode, "crc-zlib") ? 1 : !strcmp(mode, "crc-fast") ? 2
-          : !strcmp(mode, "crc-libdeflate") ? 3 : !strcmp(mode, "inflate") ? 4 : !strcmp(mode, "inflate-isal") ? 5
-          : !strcmp(mode, "crc-isal") ? 6 : !strcmp(mode, "inflate-fast") ? 7 : -1;
+    int m = !strcmp(mode, "read")             ? 0
+            : !strcmp(mode, "crc-zlib")       ? 1
+            : !strcmp(mode, "crc-fast")       ? 2
+            : !strcmp(mode, "crc-libdeflate") ? 3
+            : !strcmp(mode, "inflate")        ? 4
+            : !strcmp(mode, "inflate-isal")   ? 5
+            : !strcmp(mode, "crc-isal")       ? 6
+            : !strcmp(mode, "inflate-fast")   ? 7
+                                              : -1;
 #ifndef HAVE_LIBDEFLATE
     if (m == 3) m = -1;
 #endif
 #ifndef NPZS_HAVE_ISAL
     if (m == 5 || m == 6) m = -1;
 #endif
-    if (m < 0) { fprintf(stderr, "limit: unknown or unavailable mode %s\n", mode); return 2; }
+    if (m < 0) {
+        fprintf(stderr, "limit: unknown or unavailable mode %s\n", mode);
+        return 2;
+    }
     if (m == 4 || m == 5 || m == 7) {
         crc = walk_inflate(m == 7 ? 2 : m == 5);
     } else {

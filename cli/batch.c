@@ -73,7 +73,7 @@ static const char *next_name(names *n, int *status) {
 
 typedef struct slot {
     char *path;
-    void *data;         /* what the work left for done() */
+    void *data; /* what the work left for done() */
     char *out, *err;
     size_t out_len, err_len;
     int status, state; /* 0 free, 1 waiting, 2 running, 3 done */
@@ -266,7 +266,12 @@ int batch_run(const batch *b, file_fn fn, void *ctx) {
     c.fn = fn;
     c.ctx = ctx;
     c.nm.b = b;
-    batch_work w = {batch_next, &c, batch_one, NULL, batch_end, &c,
+    batch_work w = {batch_next,
+                    &c,
+                    batch_one,
+                    NULL,
+                    batch_end,
+                    &c,
                     b->op.parallel > 1 && (b->files_from || b->npaths > 1) ? b->op.parallel : 0};
     int status = batch_work_run(&w);
     free(c.nm.line);
@@ -284,15 +289,24 @@ static int list_slurp(const char *from, char **buf, size_t *len) {
     for (;;) {
         if (n == cap) {
             char *nb = cap > SIZE_MAX / 2 - 4096 ? NULL : realloc(b, cap = 2 * cap + 4096);
-            if (!nb) { rc = -1; break; }
+            if (!nb) {
+                rc = -1;
+                break;
+            }
             b = nb;
         }
         size_t k = fread(b + n, 1, cap - n, f);
         n += k;
-        if (k == 0) { rc = ferror(f) ? -1 : 0; break; }
+        if (k == 0) {
+            rc = ferror(f) ? -1 : 0;
+            break;
+        }
     }
     if (f != stdin) fclose(f);
-    if (rc < 0) { free(b); return -1; }
+    if (rc < 0) {
+        free(b);
+        return -1;
+    }
     *buf = b;
     *len = n;
     return 0;

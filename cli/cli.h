@@ -45,11 +45,11 @@ int parse_limit(opts *o, int argc, char **argv, int *i);
 typedef struct batch {
     opts op;
     int json, jsonl, quiet, null_sep, sequence;
-    int keep_going;          /* --keep-going: the inventory walker beside the parser (file_run.inv) */
-    const char *files_from;  /* a list of names (one a line, or NUL-separated with -0); "-": stdin */
+    int keep_going;         /* --keep-going: the inventory walker beside the parser (file_run.inv) */
+    const char *files_from; /* a list of names (one a line, or NUL-separated with -0); "-": stdin */
     const char **paths;
     size_t npaths;
-    FILE *list;              /* --files-from's names read in before the sandbox (batch_confine) */
+    FILE *list; /* --files-from's names read in before the sandbox (batch_confine) */
     char *list_buf;
 } batch;
 /* Options of check and ls.  Returns -1 to go on, or the exit status (0 after --help, 2 on a
@@ -83,8 +83,8 @@ typedef int (*cli_divert_fn)(void *ctx, uint64_t off);
 /* Read fd to the verdict in large pieces (a stdin pipe is enlarged where possible), pushing at
  * most feed bytes per call (0: no limit).  Returns the status from push(), or 2 on a read error.
  * prog names the command in messages ("npzstream", "npzstream vlen"). */
-int cli_read_loop(int fd, const char *prog, const char *label, uint64_t feed, cli_push_fn push,
-                  cli_eof_fn at_eof, void *ctx);
+int cli_read_loop(int fd, const char *prog, const char *label, uint64_t feed, cli_push_fn push, cli_eof_fn at_eof,
+                  void *ctx);
 /* The same; a read error's text goes to err (when not NULL) instead of stderr, and divert (when
  * not NULL) may take the rest of the input over. */
 int cli_read_loop_err(int fd, const char *prog, const char *label, uint64_t feed, cli_push_fn push, cli_eof_fn at_eof,
@@ -96,7 +96,7 @@ void cli_read_buffer_free(void);
 typedef struct cli_map {
     const uint8_t *b; /* the file's bytes */
     size_t len;
-    size_t dropped;   /* the pages before it are dropped from the process */
+    size_t dropped; /* the pages before it are dropped from the process */
     int slot;
 } cli_map;
 /* fd mapped into m when it is a regular file of more than `from` bytes (those read already), the
@@ -158,10 +158,10 @@ npzs_parser *open_parser(const char *path, const opts *op, const char **label, i
 typedef struct file_run {
     npzs_parser *p;
     int fd;
-    int verdict;      /* file_drive: the parser decided (accepted, or rejected with its error) */
-    npzs_inv *inv;    /* --keep-going: the thread's walker, fed the whole input (file_begin) */
+    int verdict;   /* file_drive: the parser decided (accepted, or rejected with its error) */
+    npzs_inv *inv; /* --keep-going: the thread's walker, fed the whole input (file_begin) */
     const char *label;
-    char err[256];    /* why the input could not be opened or read */
+    char err[256]; /* why the input could not be opened or read */
 } file_run;
 int file_begin(const char *path, const batch *b, file_run *r);
 int file_drive(file_run *r, const batch *b, event_fn fn, void *ctx);
@@ -186,7 +186,7 @@ typedef struct batch_work {
     const char *(*next)(void *src, int *status); /* valid until the next call; NULL at the end (*status 2: failed) */
     void *src;
     int (*fn)(const char *name, void *ctx, void **data);
-    void (*done)(void *ctx, void *data);         /* NULL: fn leaves nothing */
+    void (*done)(void *ctx, void *data); /* NULL: fn leaves nothing */
     void (*thread_end)(void);
     void *ctx;
     unsigned parallel;

@@ -16,22 +16,23 @@ void usage(FILE *f) {
 
 void usage_check(FILE *f) {
     usage(f);
-    fprintf(f, "\n"
-               "  --json                print one JSON object (the fixed contract of README.md; one FILE)\n"
-               "  --jsonl               JSON Lines: one object per file, with a \"file\" key, flushed per file;\n"
-               "                        a file that cannot be opened or read gets error.code \"io\"\n"
-               "  -q, --quiet           print nothing: the exit status only\n"
-               "  --files-from F        check the files named in F, one a line ('-': stdin), after the FILEs\n"
-               "  -0, --null            the names in F are NUL-separated (find -print0); without it they\n"
-               "                        are newline-separated and taken byte for byte (a '\\r' stays)\n"
-               "  -P N, --parallel N    check N files at once (at most 64): the output in the input's\n"
-               "                        order, the same bytes as one at a time\n"
-               "  --keep-going          after a rejection, list every member the stream can still frame\n"
-               "                        (local headers, then the central directory), each with its own\n"
-               "                        status and error; the verdict stays the first error (README.md)\n"
-               "  --sequence            the input is .npy arrays back to back (repeated np.save to one\n"
-               "                        stream): each is a member; the end must fall between two arrays\n"
-               "Sizes take a suffix: K M G T P E (powers of 1000), Ki Mi Gi Ti Pi Ei (powers of 1024).\n%s",
+    fprintf(f,
+            "\n"
+            "  --json                print one JSON object (the fixed contract of README.md; one FILE)\n"
+            "  --jsonl               JSON Lines: one object per file, with a \"file\" key, flushed per file;\n"
+            "                        a file that cannot be opened or read gets error.code \"io\"\n"
+            "  -q, --quiet           print nothing: the exit status only\n"
+            "  --files-from F        check the files named in F, one a line ('-': stdin), after the FILEs\n"
+            "  -0, --null            the names in F are NUL-separated (find -print0); without it they\n"
+            "                        are newline-separated and taken byte for byte (a '\\r' stays)\n"
+            "  -P N, --parallel N    check N files at once (at most 64): the output in the input's\n"
+            "                        order, the same bytes as one at a time\n"
+            "  --keep-going          after a rejection, list every member the stream can still frame\n"
+            "                        (local headers, then the central directory), each with its own\n"
+            "                        status and error; the verdict stays the first error (README.md)\n"
+            "  --sequence            the input is .npy arrays back to back (repeated np.save to one\n"
+            "                        stream): each is a member; the end must fall between two arrays\n"
+            "Sizes take a suffix: K M G T P E (powers of 1000), Ki Mi Gi Ti Pi Ei (powers of 1024).\n%s",
             limits_help());
 }
 

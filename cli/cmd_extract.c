@@ -53,7 +53,8 @@ void usage_extract(FILE *f) {
             "                        nothing is written)\n"
             "%s"
             "Exit status: 0 extracted and the archive accepted, 1 rejected (invalid or unsafe\n"
-            "input), 2 usage or I/O error, or KEY is not in a valid archive.\n", limits_help());
+            "input), 2 usage or I/O error, or KEY is not in a valid archive.\n",
+            limits_help());
 }
 
 /* ---- private files in a directory --------------------------------------------------------- */
@@ -67,7 +68,8 @@ typedef struct staged {
 static unsigned long long tick(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    return (unsigned long long)ts.tv_nsec ^ ((unsigned long long)ts.tv_sec << 20) ^ ((unsigned long long)getpid() << 40);
+    return (unsigned long long)ts.tv_nsec ^ ((unsigned long long)ts.tv_sec << 20) ^
+           ((unsigned long long)getpid() << 40);
 }
 
 /* A new private file in dirfd: 0 or -1 (errno set). */
@@ -99,7 +101,10 @@ static int stage_commit(int dirfd, staged *s, const char *name) {
         for (int k = 0;; k++, r = r * 6364136223846793005ULL + 1442695040888963407ULL) {
             snprintf(s->tmp, sizeof s->tmp, ".npzstream-%016llx.tmp", r);
             if (linkat(AT_FDCWD, proc, dirfd, s->tmp, AT_SYMLINK_FOLLOW) == 0) break;
-            if (errno != EEXIST || k == 100) { s->tmp[0] = 0; return -1; }
+            if (errno != EEXIST || k == 100) {
+                s->tmp[0] = 0;
+                return -1;
+            }
         }
     }
     if (renameat(dirfd, s->tmp, dirfd, name) < 0) return -1;
@@ -119,7 +124,12 @@ static void stage_drop(int dirfd, staged *s) {
 static int split_out(const char *target, char **base) {
     const char *slash = strrchr(target, '/');
     *base = strdup(slash ? slash + 1 : target);
-    if (!*base || !**base) { free(*base); *base = NULL; errno = EISDIR; return -1; }
+    if (!*base || !**base) {
+        free(*base);
+        *base = NULL;
+        errno = EISDIR;
+        return -1;
+    }
     if (!slash) return open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     size_t n = (size_t)(slash - target);
     char *dir = n ? strndup(target, n) : strdup("/");
@@ -134,9 +144,9 @@ static int split_out(const char *target, char **base) {
 typedef struct ex_ctx {
     const char *key, *out_path; /* out_path NULL: stdout */
     int all;
-    int dirfd;                  /* OUT's directory, or DIR's staging directory for --all */
-    int state;                  /* 0 looking, 1 writing the member, 2 member written */
-    int fd;                     /* where the member goes: stdout, or cur.fd */
+    int dirfd; /* OUT's directory, or DIR's staging directory for --all */
+    int state; /* 0 looking, 1 writing the member, 2 member written */
+    int fd;    /* where the member goes: stdout, or cur.fd */
     staged cur;
     uint64_t written;
     /* --all: the members staged so far, under their file names */
@@ -177,8 +187,7 @@ static char *file_name(const char *name, size_t len) {
         unsigned char b = (unsigned char)name[i];
         if (b == '%' || b == '/' || b == '\\' || b < 0x20 || b == 0x7F || (i == 0 && b == '.'))
             k += (size_t)sprintf(o + k, "%%%02X", b);
-        else
-            o[k++] = (char)b;
+        else o[k++] = (char)b;
     }
     o[k] = 0;
     return o;
@@ -238,8 +247,7 @@ static int ex_cb(void *ctx, const npzs_event *ev) {
             c->state = 0;
         }
         break;
-    default:
-        break;
+    default: break;
     }
     return 0;
 }
@@ -265,7 +273,7 @@ static int commit_into(ex_ctx *c, int outfd, const char *dir, int force) {
         if (fstatat(outfd, c->names[i], &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         if (!force || S_ISDIR(st.st_mode)) {
             cli_say("npzstream", dir, "/", c->names[i], " exists%s; nothing written",
-                S_ISDIR(st.st_mode) ? " and is a directory" : " (--force replaces it)");
+                    S_ISDIR(st.st_mode) ? " and is a directory" : " (--force replaces it)");
             return 2;
         }
     }
@@ -277,7 +285,10 @@ static int commit_into(ex_ctx *c, int outfd, const char *dir, int force) {
         char kept[4200];
         snprintf(kept, sizeof kept, ".old-%s", nm);
         if (force && fstatat(outfd, nm, &st, AT_SYMLINK_NOFOLLOW) == 0) {
-            if (renameat(outfd, nm, c->dirfd, kept) < 0) { rc = 2; break; }
+            if (renameat(outfd, nm, c->dirfd, kept) < 0) {
+                rc = 2;
+                break;
+            }
             old[moved] = 1;
             aside++;
         }
@@ -352,14 +363,14 @@ static void end_by_signal(void) {
 
 /* The command's words: KEY (or --all -d DIR), -o OUT, --force, the shared options and FILE (into
  * *path).  -1 to go on, or the exit status (0 after --help; 2, the message printed). */
-static int extract_args(int argc, char **argv, opts *op, ex_ctx *c, const char **path, const char **dir,
-                        int *force) {
+static int extract_args(int argc, char **argv, opts *op, ex_ctx *c, const char **path, const char **dir, int *force) {
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int r;
         if (!strcmp(a, "-o") || !strcmp(a, "--output") || !strcmp(a, "-d") || !strcmp(a, "--directory")) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "npzstream: %s needs a %s\n", a, a[1] == 'o' || a[2] == 'o' ? "file name" : "directory");
+                fprintf(stderr, "npzstream: %s needs a %s\n", a,
+                        a[1] == 'o' || a[2] == 'o' ? "file name" : "directory");
                 return 2;
             }
             if (a[1] == 'o' || a[2] == 'o') c->out_path = argv[++i];
@@ -381,7 +392,10 @@ static int extract_args(int argc, char **argv, opts *op, ex_ctx *c, const char *
             for (i++; i < argc; i++) {
                 if (!c->key && !c->all) c->key = argv[i];
                 else if (!*path) *path = argv[i];
-                else { fprintf(stderr, "npzstream: only one FILE\n"); return 2; }
+                else {
+                    fprintf(stderr, "npzstream: only one FILE\n");
+                    return 2;
+                }
             }
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "npzstream: unknown option %s\n", a);
@@ -429,10 +443,10 @@ static int all_begin(all_dir *a, const char *dir, ex_ctx *c) {
     size_t dl = a->dirc ? strlen(a->dirc) : 0;
     while (dl > 1 && a->dirc[dl - 1] == '/') a->dirc[--dl] = 0;
     const char *slash = a->dirc ? strrchr(a->dirc, '/') : NULL;
-    a->parent = !a->dirc ? NULL
-              : !slash ? strdup(".")
-              : slash == a->dirc ? strdup("/")
-              : strndup(a->dirc, (size_t)(slash - a->dirc));
+    a->parent = !a->dirc           ? NULL
+                : !slash           ? strdup(".")
+                : slash == a->dirc ? strdup("/")
+                                   : strndup(a->dirc, (size_t)(slash - a->dirc));
     a->leaf = !a->dirc ? "" : slash ? slash + 1 : a->dirc;
     a->parentfd = -1;
     struct stat st;
@@ -553,14 +567,16 @@ static int extract_run(int argc, char **argv, opts *op) {
     /* confined once the input is open: writes only beneath the destination (OUT's directory, or
      * DIR's parent, where the staging directory is), none when the member goes to stdout */
     int wfd = c.all ? a.parentfd : c.dirfd;
-    cli_confine_spec sb = {.prog = "npzstream", .write_dirfds = &wfd, .n_write_dirfds = wfd >= 0,
-                           .hashing = op->sha256, .off = op->no_sandbox};
+    cli_confine_spec sb = {.prog = "npzstream",
+                           .write_dirfds = &wfd,
+                           .n_write_dirfds = wfd >= 0,
+                           .hashing = op->sha256,
+                           .off = op->no_sandbox};
     if (p && cli_confine(&sb) == 0) status = drive(p, fd, label, op, 1, ex_cb, &c, NULL, 0);
     if (status == 0 && !c.all && c.state != 2) {
         if (npzs_format_of(p) == NPZS_FORMAT_NPY)
             cli_say("npzstream", label, NULL, NULL, ": a plain .npy has no members: nothing to extract");
-        else
-            cli_say("npzstream", label, ": ", c.key, ": no such member");
+        else cli_say("npzstream", label, ": ", c.key, ": no such member");
         status = 2;
     }
     if (status == 0 && c.all && npzs_format_of(p) == NPZS_FORMAT_NPY) {

@@ -26,7 +26,8 @@ void usage_ls(FILE *f) {
             "  --keep-going          after a rejection, list every member the stream can still\n"
             "                        frame, each with its status and error (as for check)\n"
             "  -q, --files-from, -0, -P N, --sequence: as for check\n"
-            "%s%s", limits_help(), EXIT_HELP);
+            "%s%s",
+            limits_help(), EXIT_HELP);
 }
 
 typedef struct ls_ctx {
@@ -86,9 +87,10 @@ static int ls_file(const char *path, const batch *b, void *vmany) {
             wb_s(&w, ":\n");
             wb_flush(&w);
         }
-        fprintf(OUT, "%12s %12s  %-5s  %-8s  %-10s %-16s %-5s  %s\n"
-               "------------ ------------  -----  --------  ---------- ---------------- -----  ----\n",
-               "Data", "Stored", "Kind", "Method", "DType", "Shape", "Order", "Name");
+        fprintf(OUT,
+                "%12s %12s  %-5s  %-8s  %-10s %-16s %-5s  %s\n"
+                "------------ ------------  -----  --------  ---------- ---------------- -----  ----\n",
+                "Data", "Stored", "Kind", "Method", "DType", "Shape", "Order", "Name");
     }
     int status = file_drive(&r, b, ls_cb, &c);
     npzs_format fmt = npzs_format_of(p);
@@ -97,7 +99,10 @@ static int ls_file(const char *path, const batch *b, void *vmany) {
             print_json_kept(OUT, &c.o, status == 0, fmt, p, 1, b->jsonl ? label : NULL, r.inv);
         } else {
             uint64_t td = 0, ts = 0;
-            for (size_t i = 0; i < c.o.n; i++) { td += DATA_SIZE(&c.o.m[i]); ts += c.o.m[i].csize; }
+            for (size_t i = 0; i < c.o.n; i++) {
+                td += DATA_SIZE(&c.o.m[i]);
+                ts += c.o.m[i].csize;
+            }
             fprintf(OUT, "------------ ------------\n");
             if (status == 0) {
                 fprintf(OUT, "%12" PRIu64 " %12" PRIu64 "  %s, %zu member%s, %" PRIu64 " bytes read: ok\n", td, ts,

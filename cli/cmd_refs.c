@@ -41,9 +41,9 @@ void usage_refs(FILE *f) {
 /* What the references need beyond the member list (out): where each array's data starts. */
 typedef struct refs_ctx {
     out o;
-    uint64_t *data_at;  /* per member: content start + header length (UINT64_MAX: no header) */
+    uint64_t *data_at; /* per member: content start + header length (UINT64_MAX: no header) */
     size_t cap;
-    int bad_offset;     /* a stored array's first DATA byte was not where its header ends */
+    int bad_offset; /* a stored array's first DATA byte was not where its header ends */
 } refs_ctx;
 
 static int refs_cb(void *ctx, const npzs_event *ev) {
@@ -80,10 +80,16 @@ static int zarr_dtype(const char *dt) {
     if (strlen(dt) < 3) return 0;
     unsigned long size = strtoul(dt + 2, NULL, 10);
     switch (dt[1]) {
-    case 'b': case 'i': case 'u': case 'M': case 'm': return 1;
+    case 'b':
+    case 'i':
+    case 'u':
+    case 'M':
+    case 'm': return 1;
     case 'f': return size == 2 || size == 4 || size == 8;
     case 'c': return size == 8 || size == 16;
-    case 'S': case 'U': case 'V': return size > 0;
+    case 'S':
+    case 'U':
+    case 'V': return size > 0;
     default: return 0;
     }
 }
@@ -145,15 +151,25 @@ static int inner(wbuf *w, void (*fn)(wbuf *, const void *, const void *), const 
     fn(&t, a, b);
     wb_flush(&t);
     int bad = ferror(mem);
-    if (fclose(mem) != 0 || bad) { free(text); return -1; }
+    if (fclose(mem) != 0 || bad) {
+        free(text);
+        return -1;
+    }
     json_str(w, text, len);
     free(text);
     return 0;
 }
 
-static void zarray_fn(wbuf *w, const void *m, const void *unused) { (void)unused; zarray(w, m); }
+static void zarray_fn(wbuf *w, const void *m, const void *unused) {
+    (void)unused;
+    zarray(w, m);
+}
 static void zattrs_fn(wbuf *w, const void *o, const void *fmt) { zattrs(w, o, *(const npzs_format *)fmt); }
-static void zgroup_fn(wbuf *w, const void *a, const void *b) { (void)a; (void)b; wb_s(w, "{\"zarr_format\":2}"); }
+static void zgroup_fn(wbuf *w, const void *a, const void *b) {
+    (void)a;
+    (void)b;
+    wb_s(w, "{\"zarr_format\":2}");
+}
 
 /* "KEY/SUFFIX" as a JSON string (KEY empty: the root, "SUFFIX"). */
 static int json_path(wbuf *w, const char *key, size_t key_len, const char *suffix) {
@@ -225,7 +241,10 @@ int cmd_refs(int argc, char **argv) {
         const char *a = argv[i];
         int r;
         if (!strcmp(a, "--url")) {
-            if (i + 1 >= argc || !*argv[i + 1]) { fprintf(stderr, "npzstream: --url needs a URL\n"); goto done; }
+            if (i + 1 >= argc || !*argv[i + 1]) {
+                fprintf(stderr, "npzstream: --url needs a URL\n");
+                goto done;
+            }
             url = argv[++i];
         } else if (!strncmp(a, "--url=", 6) && a[6]) {
             url = a + 6;
@@ -243,9 +262,15 @@ int cmd_refs(int argc, char **argv) {
             if (!strcmp(a, "--")) {
                 if (++i >= argc) break;
                 a = argv[i];
-                if (i + 1 < argc) { fprintf(stderr, "npzstream: refs reads one FILE\n"); goto done; }
+                if (i + 1 < argc) {
+                    fprintf(stderr, "npzstream: refs reads one FILE\n");
+                    goto done;
+                }
             }
-            if (path) { fprintf(stderr, "npzstream: refs reads one FILE\n"); goto done; }
+            if (path) {
+                fprintf(stderr, "npzstream: refs reads one FILE\n");
+                goto done;
+            }
             path = a;
         }
     }

@@ -80,7 +80,8 @@ void usage_scan(FILE *f) {
             "                        the directories named, and never exec, fork or open a socket\n"
             "Exit status: 0 nothing found, 1 findings, 2 a file could not be read or was skipped (never 0\n"
             "when anything was skipped).\n"
-            "%s", limits_help());
+            "%s",
+            limits_help());
 }
 
 static int scan_parse(int argc, char **argv, scan_opts *so, const char ***paths, size_t *npaths) {
@@ -92,23 +93,54 @@ static int scan_parse(int argc, char **argv, scan_opts *so, const char ***paths,
     so->nested_bytes = SCAN_NESTED_BYTES;
     *paths = calloc((size_t)argc + 1, sizeof **paths);
     *npaths = 0;
-    if (!*paths) { fprintf(stderr, "npzstream: out of memory\n"); return 2; }
-    static const struct { const char *flag; size_t off; } nums[] = {
-        {"--max-file-size", offsetof(scan_opts, max_file_size)}, {"--timeout", offsetof(scan_opts, timeout)},
-        {"--nested-depth", offsetof(scan_opts, nested_depth)}, {"--nested-bytes", offsetof(scan_opts, nested_bytes)}};
+    if (!*paths) {
+        fprintf(stderr, "npzstream: out of memory\n");
+        return 2;
+    }
+    static const struct {
+        const char *flag;
+        size_t off;
+    } nums[] = {{"--max-file-size", offsetof(scan_opts, max_file_size)},
+                {"--timeout", offsetof(scan_opts, timeout)},
+                {"--nested-depth", offsetof(scan_opts, nested_depth)},
+                {"--nested-bytes", offsetof(scan_opts, nested_bytes)}};
     int only_files = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int r = 0;
         size_t k;
-        if (only_files || a[0] != '-' || !a[1]) { (*paths)[(*npaths)++] = a; continue; }
-        if (!strcmp(a, "--")) { only_files = 1; continue; }
-        if (!strcmp(a, "-r") || !strcmp(a, "--recursive")) { so->recursive = 1; continue; }
-        if (!strcmp(a, "--jsonl")) { so->jsonl = 1; continue; }
-        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) { so->quiet = 1; continue; }
-        if (!strcmp(a, "--keep-going")) { so->keep_going = 1; continue; }
-        if (!strcmp(a, "--follow-symlinks")) { so->follow = 1; continue; }
-        if (!strncmp(a, "--sarif=", 8)) { so->sarif = a[8] ? a + 8 : "-"; continue; }
+        if (only_files || a[0] != '-' || !a[1]) {
+            (*paths)[(*npaths)++] = a;
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            only_files = 1;
+            continue;
+        }
+        if (!strcmp(a, "-r") || !strcmp(a, "--recursive")) {
+            so->recursive = 1;
+            continue;
+        }
+        if (!strcmp(a, "--jsonl")) {
+            so->jsonl = 1;
+            continue;
+        }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            so->quiet = 1;
+            continue;
+        }
+        if (!strcmp(a, "--keep-going")) {
+            so->keep_going = 1;
+            continue;
+        }
+        if (!strcmp(a, "--follow-symlinks")) {
+            so->follow = 1;
+            continue;
+        }
+        if (!strncmp(a, "--sarif=", 8)) {
+            so->sarif = a[8] ? a + 8 : "-";
+            continue;
+        }
         if (!strcmp(a, "--sarif")) {
             so->sarif = i + 1 < argc && (argv[i + 1][0] != '-' || !strcmp(argv[i + 1], "-")) ? argv[++i] : "-";
             continue;
@@ -138,21 +170,32 @@ static int scan_parse(int argc, char **argv, scan_opts *so, const char ***paths,
         usage_scan(stderr);
         return 2;
     }
-    if (so->jsonl && so->quiet) { fprintf(stderr, "npzstream: --jsonl and -q exclude each other\n"); return 2; }
+    if (so->jsonl && so->quiet) {
+        fprintf(stderr, "npzstream: --jsonl and -q exclude each other\n");
+        return 2;
+    }
     if (so->sarif && !strcmp(so->sarif, "-") && so->jsonl) {
         fprintf(stderr, "npzstream: --sarif to stdout and --jsonl exclude each other (give --sarif a FILE)\n");
         return 2;
     }
-    if (!*npaths) { fprintf(stderr, "npzstream: scan needs a PATH ('-' for stdin)\n"); usage_scan(stderr); return 2; }
+    if (!*npaths) {
+        fprintf(stderr, "npzstream: scan needs a PATH ('-' for stdin)\n");
+        usage_scan(stderr);
+        return 2;
+    }
     const char *bad = npzs_limits_check(&so->op.lim);
-    if (bad) { fprintf(stderr, "npzstream: %s: out of the range the library accepts\n", limit_flag(bad)); return 2; }
+    if (bad) {
+        fprintf(stderr, "npzstream: %s: out of the range the library accepts\n", limit_flag(bad));
+        return 2;
+    }
     return -1;
 }
 
 /* ---- what a unit finds ---- */
 
 enum container { C_NONE, C_NPY, C_NPZ, C_TORCH, C_KERAS, C_ZIP, C_PICKLE, C_SAFETENSORS, C_GZIP, C_UNKNOWN };
-static const char *const CONTAINER[] = {NULL, "npy", "npz", "torch", "keras", "zip", "pickle", "safetensors", "gzip", "unknown"};
+static const char *const CONTAINER[] = {NULL,  "npy",    "npz",         "torch", "keras",
+                                        "zip", "pickle", "safetensors", "gzip",  "unknown"};
 
 typedef struct unit unit;
 
@@ -160,7 +203,7 @@ typedef struct unit unit;
 typedef struct finding {
     report_error e;
     char *path;
-    char *detail;       /* a policy's violation in words (--policy), or NULL */
+    char *detail; /* a policy's violation in words (--policy), or NULL */
 } finding;
 
 /* A member, as the parser or the walker saw it, with its verdict. */
@@ -171,8 +214,8 @@ typedef struct smember {
     uint64_t size, csize, offset;
     const uint8_t *sha256; /* --sha256: the parser's (in the unit's summary), or NULL */
     char dtype[64];
-    report_error err;   /* its first finding (code NULL: none) */
-    unit *nested;       /* what is inside it, when looked into */
+    report_error err; /* its first finding (code NULL: none) */
+    unit *nested;     /* what is inside it, when looked into */
 } smember;
 
 struct unit {
@@ -185,7 +228,7 @@ struct unit {
     npzs_parser *p;
     int own_p, final;
     npzs_inv *inv;
-    out o;              /* the parser's members */
+    out o; /* the parser's members */
     smember *m;
     size_t n, cap;
     finding *f;
@@ -200,7 +243,7 @@ struct unit {
     z_stream z;
     int z_ready, z_end, z_bad;
     unit *gz;
-    unit **wnested;     /* kept going: what is inside the walker's member i */
+    unit **wnested; /* kept going: what is inside the walker's member i */
     size_t wn, kidx;
     int kseen;
     const char *skip_rule; /* skipped: the rule */
@@ -300,7 +343,10 @@ static void keep_bytes(unit *u, const uint8_t *b, size_t n) {
     uint8_t *nb = u->keep;
     while (u->keep_n + n > u->keep_cap) {
         size_t nc = u->keep_cap ? u->keep_cap * 2 : 65536;
-        if (!(nb = realloc(u->keep, nc))) { u->keep_over = 1; return; }
+        if (!(nb = realloc(u->keep, nc))) {
+            u->keep_over = 1;
+            return;
+        }
         u->keep = nb;
         u->keep_cap = nc;
     }
@@ -384,7 +430,8 @@ static int zip_kind(const unit *u) {
         if (m->name_len > 9 && !memcmp(m->name + m->name_len - 9, "/data.pkl", 9)) {
             size_t dl = m->name_len - 8; /* "<dir>/" */
             for (size_t j = 0; j < u->n; j++)
-                if (u->m[j].name_len > dl + 5 && !memcmp(u->m[j].name, m->name, dl) && !memcmp(u->m[j].name + dl, "data/", 5))
+                if (u->m[j].name_len > dl + 5 && !memcmp(u->m[j].name, m->name, dl) &&
+                    !memcmp(u->m[j].name + dl, "data/", 5))
                     return C_TORCH;
         }
     }
@@ -583,8 +630,7 @@ static int unit_start(unit *u, int ended) {
         report_error_rule(&e, "pickle", "SCAN.pickle-file", 0, -1);
         add_finding(u, &e, NULL, 0);
         return u->status = 1;
-    default:
-        return u->status = 0; /* safetensors, unknown: nothing a loader unpickles */
+    default: return u->status = 0; /* safetensors, unknown: nothing a loader unpickles */
     }
 }
 
@@ -741,7 +787,9 @@ static void skip(unit *u, const char *rule) {
 }
 
 /* Why a skipped unit was: its own words (an errno's, say), else its rule's. */
-static const char *skip_words(const unit *u) { return u->skip_msg[0] ? u->skip_msg : report_rule_message(u->skip_rule); }
+static const char *skip_words(const unit *u) {
+    return u->skip_msg[0] ? u->skip_msg : report_rule_message(u->skip_rule);
+}
 
 /* Bytes of the unit's input: -1 to go on, else its status (the rest is not needed). */
 static int unit_push(unit *u, const uint8_t *b, size_t n) {
@@ -824,8 +872,11 @@ static void json_unit(wbuf *f, const unit *u) {
     } else {
         wb_s(f, "null");
     }
-    npzs_format fmt = u->p && (u->container != C_GZIP && u->container != C_PICKLE) ? npzs_format_of(u->p) : NPZS_FORMAT_UNKNOWN;
-    wb_s(f, fmt == NPZS_FORMAT_NPY ? ", \"format\": \"npy\"" : fmt == NPZS_FORMAT_NPZ ? ", \"format\": \"npz\"" : ", \"format\": null");
+    npzs_format fmt = u->p && (u->container != C_GZIP && u->container != C_PICKLE) ? npzs_format_of(u->p)
+                                                                                   : NPZS_FORMAT_UNKNOWN;
+    wb_s(f, fmt == NPZS_FORMAT_NPY   ? ", \"format\": \"npy\""
+            : fmt == NPZS_FORMAT_NPZ ? ", \"format\": \"npz\""
+                                     : ", \"format\": null");
     wb_s(f, ", \"members\": [");
     for (size_t i = 0; i < u->n; i++) {
         if (i) wb_s(f, ", ");
@@ -877,7 +928,10 @@ static void text_unit(wbuf *f, const unit *u, const char *prefix) {
 
 static void text_file(wbuf *f, const unit *u, const char *label) {
     safe_str(f, label, strlen(label));
-    wb_fmt(f, ": %s (%s, %zu member%s", u->status == 0 ? "ok" : u->status == 1 ? "FOUND" : "SKIPPED",
+    wb_fmt(f, ": %s (%s, %zu member%s",
+           u->status == 0   ? "ok"
+           : u->status == 1 ? "FOUND"
+                            : "SKIPPED",
            u->container ? CONTAINER[u->container] : "-", u->n, u->n == 1 ? "" : "s");
     if (u->nf) wb_fmt(f, ", %zu finding%s", u->nf, u->nf == 1 ? "" : "s");
     wb_s(f, ")\n");
@@ -892,9 +946,7 @@ static void text_file(wbuf *f, const unit *u, const char *label) {
         text_error(f, e);
         wb_c(f, '\n');
     }
-    if (u->skip_rule) {
-        wb_fmt(f, "  skipped: %s [%s]\n", skip_words(u), u->skip_rule);
-    }
+    if (u->skip_rule) { wb_fmt(f, "  skipped: %s [%s]\n", skip_words(u), u->skip_rule); }
 }
 
 /* ---- SARIF 2.1.0: every finding of every file, written at the end ---- */
@@ -910,7 +962,7 @@ typedef struct sarif_result {
 typedef struct sarif_set {
     sarif_result *r;
     size_t nr, capr;
-    char **skipped;       /* files skipped or unreadable (SARIF's notifications) */
+    char **skipped; /* files skipped or unreadable (SARIF's notifications) */
     size_t ns, caps;
 } sarif_set;
 
@@ -978,9 +1030,12 @@ static void sarif_write(const sarif_set *s, FILE *sink) {
     /* the rules the results name, each once, in the order met: their descriptors from the table */
     const char **rules = calloc(s->nr + 1, sizeof *rules);
     size_t nrules = 0;
-    wb_s(f, "{\"$schema\": \"https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json\", \"version\": \"2.1.0\", \"runs\": [{"
-            "\"tool\": {\"driver\": {\"name\": \"npzstream\", \"version\": \"" NPZS_VERSION "\", "
-            "\"rules\": [");
+    wb_s(
+        f,
+        "{\"$schema\": \"https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json\", \"version\": \"2.1.0\", \"runs\": [{"
+        "\"tool\": {\"driver\": {\"name\": \"npzstream\", \"version\": \"" NPZS_VERSION
+        "\", "
+        "\"rules\": [");
     for (size_t i = 0; rules && i < s->nr; i++) {
         const char *id = s->r[i].e.rule ? s->r[i].e.rule : s->r[i].e.code;
         size_t k = 0;
@@ -1108,7 +1163,10 @@ static int scan_file(sweep *s, const char *path, int walked) {
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     }
     if (mine.p) npzs_reset(mine.p);
-    else if (!(mine.p = new_parser(&s->so->op))) { if (fd) close(fd); return 2; }
+    else if (!(mine.p = new_parser(&s->so->op))) {
+        if (fd) close(fd);
+        return 2;
+    }
     if (input_helper(mine.p, &s->so->op, 1) != 0) { /* -j N: the bytes read (nested containers) */
         if (fd) close(fd);
         return 2;
@@ -1116,7 +1174,10 @@ static int scan_file(sweep *s, const char *path, int walked) {
     if (mine.inv) npzs_inv_reset(mine.inv);
     if (mine.top) unit_clear(mine.top);
     unit *u = mine.top = unit_init(mine.top, s->so, 0, mine.p, mine.inv);
-    if (!u) { if (fd) close(fd); return 2; }
+    if (!u) {
+        if (fd) close(fd);
+        return 2;
+    }
     char err[256] = "";
     int st = cli_read_loop_err(fd, "npzstream", label, s->so->op.feed, scan_push, scan_eof, u, err, sizeof err, NULL);
     if (fd) close(fd);
@@ -1133,14 +1194,14 @@ static int scan_file(sweep *s, const char *path, int walked) {
 /* ---- the paths: what each names, walked in order ---- */
 
 /* The walk yields entries: a tag byte, then the path.  The tags: */
-#define E_NAMED 'n'    /* named on the line (or stdin, "-"): a link is followed */
-#define E_WALKED 'w'   /* met while walking: opened without following a link */
-#define E_LINK 'l'     /* a symbolic link met while walking: skipped */
-#define E_DIR 'r'      /* a directory named without -r: skipped */
-#define E_DEEP 'd'     /* a directory nested too deep: skipped */
-#define E_ERRNO 'e'    /* "e<errno>:<path>": could not be listed or looked at: skipped */
-#define E_AGAIN 'a'    /* --follow-symlinks: a link to a directory walked already (a loop): skipped */
-#define WALK_DEPTH 64  /* directories below a named one, at most */
+#define E_NAMED 'n'   /* named on the line (or stdin, "-"): a link is followed */
+#define E_WALKED 'w'  /* met while walking: opened without following a link */
+#define E_LINK 'l'    /* a symbolic link met while walking: skipped */
+#define E_DIR 'r'     /* a directory named without -r: skipped */
+#define E_DEEP 'd'    /* a directory nested too deep: skipped */
+#define E_ERRNO 'e'   /* "e<errno>:<path>": could not be listed or looked at: skipped */
+#define E_AGAIN 'a'   /* --follow-symlinks: a link to a directory walked already (a loop): skipped */
+#define WALK_DEPTH 64 /* directories below a named one, at most */
 
 /* One directory being walked: its entries' names in byte order. */
 typedef struct level {
@@ -1155,8 +1216,8 @@ typedef struct walk {
     size_t npaths, i;
     level *stack;
     size_t depth, cap;
-    char *entry;        /* the entry given last (valid until the next call) */
-    dev_t out_dev;      /* --sarif FILE, made before the walk: never itself scanned */
+    char *entry;   /* the entry given last (valid until the next call) */
+    dev_t out_dev; /* --sarif FILE, made before the walk: never itself scanned */
     ino_t out_ino;
     int has_out;
     /* --follow-symlinks: every directory walked (a link to one is not followed again, so that a
@@ -1211,7 +1272,10 @@ static int list_dir(const char *path, int nofollow, level *lv) {
         char **nn = table_room(lv->names, &cap, lv->n, sizeof *lv->names, 16);
         char *name = nn ? strdup(de->d_name) : NULL;
         if (nn) lv->names = nn;
-        if (!name) { e = ENOMEM; break; }
+        if (!name) {
+            e = ENOMEM;
+            break;
+        }
         lv->names[lv->n++] = name;
     }
     if (!e && errno) e = errno;
@@ -1248,10 +1312,16 @@ static const char *walk_say(walk *w, char tag, int err, const char *path) {
 /* Walk into directory path (owned by the walk from here): 0, or the errno it could not be listed for. */
 static int walk_push(walk *w, char *path, int nofollow) {
     level *ns = table_room(w->stack, &w->cap, w->depth, sizeof *w->stack, 8);
-    if (!ns) { free(path); return ENOMEM; }
+    if (!ns) {
+        free(path);
+        return ENOMEM;
+    }
     w->stack = ns;
     int e = list_dir(path, nofollow, &w->stack[w->depth]);
-    if (e) { free(path); return e; }
+    if (e) {
+        free(path);
+        return e;
+    }
     w->stack[w->depth++].dir = path;
     return 0;
 }
@@ -1278,15 +1348,20 @@ static const char *walk_next(walk *w, int *status) {
             if (link) err = stat(p, &st) != 0 ? errno : note_link(w, p); /* dangling: ENOENT; a loop of links: ELOOP */
             if (err) e = walk_say(w, E_ERRNO, err, p);
             else if (S_ISLNK(st.st_mode)) e = walk_say(w, E_LINK, 0, p);
-            else if (w->has_out && st.st_dev == w->out_dev && st.st_ino == w->out_ino) { free(p); continue; }
-            else if (!S_ISDIR(st.st_mode)) e = walk_say(w, link ? E_NAMED : E_WALKED, 0, p);
+            else if (w->has_out && st.st_dev == w->out_dev && st.st_ino == w->out_ino) {
+                free(p);
+                continue;
+            } else if (!S_ISDIR(st.st_mode)) e = walk_say(w, link ? E_NAMED : E_WALKED, 0, p);
             else if (w->depth - 1 > WALK_DEPTH) e = walk_say(w, E_DEEP, 0, p);
             else if (w->so->follow && walked_before(w, &st) && link) e = walk_say(w, E_AGAIN, 0, p);
             else {
                 char *keep = strdup(p);
                 err = keep ? walk_push(w, keep, !link) : ENOMEM;
                 e = err ? walk_say(w, E_ERRNO, err, p) : NULL;
-                if (!err) { free(p); continue; }
+                if (!err) {
+                    free(p);
+                    continue;
+                }
             }
             free(p);
             if (!e) break;
@@ -1295,7 +1370,8 @@ static const char *walk_next(walk *w, int *status) {
         if (w->i == w->npaths) return NULL;
         const char *path = w->paths[w->i++];
         struct stat st;
-        if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) return walk_say(w, E_NAMED, 0, path) ? w->entry : (*status = 2, NULL);
+        if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+            return walk_say(w, E_NAMED, 0, path) ? w->entry : (*status = 2, NULL);
         if (!w->so->recursive) return walk_say(w, E_DIR, 0, path) ? w->entry : (*status = 2, NULL);
         if (w->so->follow) (void)walked_before(w, &st);
         char *keep = strdup(path);
@@ -1339,7 +1415,9 @@ static int scan_entry(const char *entry, void *ctx, void **data) {
     case E_LINK: return skipped_file(s, path, "SCAN.symlink", NULL);
     case E_DIR: return skipped_file(s, path, "SCAN.not-regular", "a directory (scan -r walks it)");
     case E_DEEP: return skipped_file(s, path, "SCAN.not-regular", "directories nested too deep");
-    case E_AGAIN: return skipped_file(s, path, "SCAN.symlink", "a link to a directory walked already (a loop, or a second way in): not followed");
+    case E_AGAIN:
+        return skipped_file(s, path, "SCAN.symlink",
+                            "a link to a directory walked already (a loop, or a second way in): not followed");
     default: {
         char *end;
         long err = strtol(path, &end, 10);
@@ -1490,8 +1568,13 @@ int cmd_scan(int argc, char **argv) {
     status = unconfined ? 2 : 0;
     if (unconfined && sink) fclose(sink);
     if (!unconfined) {
-        batch_work work = {so.follow ? walked_source : walk_source, so.follow ? (void *)&all : (void *)&w, scan_entry,
-                           scan_done, scan_thread_end, &run, so.op.parallel};
+        batch_work work = {so.follow ? walked_source : walk_source,
+                           so.follow ? (void *)&all : (void *)&w,
+                           scan_entry,
+                           scan_done,
+                           scan_thread_end,
+                           &run,
+                           so.op.parallel};
         status = worse(pre, batch_work_run(&work));
     }
     for (size_t i = 0; i < all.n; i++) free(all.e[i]);

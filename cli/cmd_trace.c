@@ -26,14 +26,15 @@ void usage_trace(FILE *f) {
             "(local header, name, extra fields, data descriptor, central entry, end records) with\n"
             "its fields, the events, and the verdict (on a rejection: offset, code, rule, message).\n"
             "For a person debugging a refused file: it parses one byte per push.\n"
-            "%s%s", limits_help(), EXIT_HELP);
+            "%s%s",
+            limits_help(), EXIT_HELP);
 }
 
 typedef struct tr_ctx {
     wbuf w;
-    int state;         /* the row of the library's state table the parser is in */
-    int start;         /* the first row (START) */
-    uint8_t *rec;      /* the bytes of the record being read, from its first byte */
+    int state;    /* the row of the library's state table the parser is in */
+    int start;    /* the first row (START) */
+    uint8_t *rec; /* the bytes of the record being read, from its first byte */
     size_t rec_len, rec_cap;
     uint16_t name_len, extra_len; /* of the record being read */
 } tr_ctx;
@@ -56,7 +57,10 @@ static void extras(wbuf *w, const uint8_t *x, size_t n) {
             for (uint16_t k = 0; k + 8 <= len; k += 8) wb_fmt(w, "%s%" PRIu64, k ? " " : ": ", g64(x + i + 4 + k));
         wb_c(w, ']');
         i += 4u + len;
-        if (i > n) { wb_s(w, " (runs past the block)"); break; }
+        if (i > n) {
+            wb_s(w, " (runs past the block)");
+            break;
+        }
     }
     if (i < n) wb_fmt(w, " + %zu bytes left over", n - i);
     wb_c(w, '\n');
@@ -71,10 +75,12 @@ static void left(tr_ctx *t, int s) {
     if (part == NPZS_REC_LFH && n >= 30) {
         t->name_len = g16(r + 26);
         t->extra_len = g16(r + 28);
-        wb_fmt(w, "           local header: version %u, flags 0x%04x, method %u, crc32 %08" PRIx32
-                  ", compressed %" PRIu32 ", uncompressed %" PRIu32 ", name %u bytes, extra %u bytes\n",
+        wb_fmt(w,
+               "           local header: version %u, flags 0x%04x, method %u, crc32 %08" PRIx32 ", compressed %" PRIu32
+               ", uncompressed %" PRIu32 ", name %u bytes, extra %u bytes\n",
                g16(r + 4), g16(r + 6), g16(r + 8), g32(r + 14), g32(r + 18), g32(r + 22), t->name_len, t->extra_len);
-    } else if ((part == NPZS_REC_LFH_NAME && n >= 30u + t->name_len) || (part == NPZS_REC_CDH_NAME && n >= 46u + t->name_len)) {
+    } else if ((part == NPZS_REC_LFH_NAME && n >= 30u + t->name_len) ||
+               (part == NPZS_REC_CDH_NAME && n >= 46u + t->name_len)) {
         size_t at = part == NPZS_REC_LFH_NAME ? 30 : 46;
         wb_s(w, "           name: ");
         json_str(w, (const char *)r + at, t->name_len);
@@ -86,29 +92,39 @@ static void left(tr_ctx *t, int s) {
     } else if (part == NPZS_REC_CDH && n >= 46) {
         t->name_len = g16(r + 28);
         t->extra_len = g16(r + 30);
-        wb_fmt(w, "           central entry: made by 0x%04x, version %u, flags 0x%04x, method %u, crc32 %08" PRIx32
-                  ", compressed %" PRIu32 ", uncompressed %" PRIu32 ", name %u, extra %u, comment %u bytes, disk %u"
-                  ", local header at %" PRIu32 "\n",
+        wb_fmt(w,
+               "           central entry: made by 0x%04x, version %u, flags 0x%04x, method %u, crc32 %08" PRIx32
+               ", compressed %" PRIu32 ", uncompressed %" PRIu32
+               ", name %u, extra %u, comment %u bytes, disk %u"
+               ", local header at %" PRIu32 "\n",
                g16(r + 4), g16(r + 6), g16(r + 8), g16(r + 10), g32(r + 16), g32(r + 20), g32(r + 24), t->name_len,
                t->extra_len, g16(r + 32), g16(r + 34), g32(r + 42));
     } else if (part == NPZS_REC_DD && n >= 12) {
         int sig = n >= 16 && g32(r) == 0x08074b50u;
         const uint8_t *d = r + (sig ? 4 : 0);
         size_t m = n - (sig ? 4 : 0);
-        if (m >= 20) wb_fmt(w, "           data descriptor%s: crc32 %08" PRIx32 ", compressed %" PRIu64 ", uncompressed %" PRIu64 " (ZIP64)\n",
-                             sig ? " (signed)" : "", g32(d), g64(d + 4), g64(d + 12));
-        else wb_fmt(w, "           data descriptor%s: crc32 %08" PRIx32 ", compressed %" PRIu32 ", uncompressed %" PRIu32 "\n",
-                    sig ? " (signed)" : "", g32(d), g32(d + 4), g32(d + 8));
+        if (m >= 20)
+            wb_fmt(w,
+                   "           data descriptor%s: crc32 %08" PRIx32 ", compressed %" PRIu64 ", uncompressed %" PRIu64
+                   " (ZIP64)\n",
+                   sig ? " (signed)" : "", g32(d), g64(d + 4), g64(d + 12));
+        else
+            wb_fmt(w,
+                   "           data descriptor%s: crc32 %08" PRIx32 ", compressed %" PRIu32 ", uncompressed %" PRIu32
+                   "\n",
+                   sig ? " (signed)" : "", g32(d), g32(d + 4), g32(d + 8));
     } else if (part == NPZS_REC_Z64_EOCD && n >= 56) {
-        wb_fmt(w, "           zip64 end record: size %" PRIu64 ", disks %" PRIu32 "/%" PRIu32 ", entries %" PRIu64 "/%" PRIu64
-                  ", directory %" PRIu64 " bytes at %" PRIu64 "\n",
+        wb_fmt(w,
+               "           zip64 end record: size %" PRIu64 ", disks %" PRIu32 "/%" PRIu32 ", entries %" PRIu64
+               "/%" PRIu64 ", directory %" PRIu64 " bytes at %" PRIu64 "\n",
                g64(r + 4), g32(r + 16), g32(r + 20), g64(r + 24), g64(r + 32), g64(r + 40), g64(r + 48));
     } else if (part == NPZS_REC_Z64_LOC && n >= 20) {
-        wb_fmt(w, "           zip64 locator: disk %" PRIu32 ", end record at %" PRIu64 ", disks %" PRIu32 "\n", g32(r + 4),
-               g64(r + 8), g32(r + 16));
+        wb_fmt(w, "           zip64 locator: disk %" PRIu32 ", end record at %" PRIu64 ", disks %" PRIu32 "\n",
+               g32(r + 4), g64(r + 8), g32(r + 16));
     } else if (part == NPZS_REC_EOCD && n >= 22) {
-        wb_fmt(w, "           end record: disks %u/%u, entries %u/%u, directory %" PRIu32 " bytes at %" PRIu32
-                  ", comment %u bytes\n",
+        wb_fmt(w,
+               "           end record: disks %u/%u, entries %u/%u, directory %" PRIu32 " bytes at %" PRIu32
+               ", comment %u bytes\n",
                g16(r + 4), g16(r + 6), g16(r + 8), g16(r + 10), g32(r + 12), g32(r + 16), g16(r + 20));
     }
 }
@@ -125,7 +141,10 @@ static void event(tr_ctx *t, const npzs_event *ev) {
     case NPZS_EV_MEMBER_BEGIN:
         wb_fmt(w, "%10" PRIu64 "  event MEMBER_BEGIN member %u, %s", ev->offset, ev->member,
                ev->method == NPZS_METHOD_DEFLATED ? "deflated" : "stored");
-        if (ev->name) { wb_s(w, ", name "); json_str(w, ev->name, ev->name_len); }
+        if (ev->name) {
+            wb_s(w, ", name ");
+            json_str(w, ev->name, ev->name_len);
+        }
         wb_c(w, '\n');
         break;
     case NPZS_EV_HEADER:
@@ -136,16 +155,16 @@ static void event(tr_ctx *t, const npzs_event *ev) {
                ev->array->fortran_order ? "Fortran" : "C", ev->array->nbytes, ev->array->header_len);
         break;
     case NPZS_EV_MEMBER_END:
-        wb_fmt(w, "%10" PRIu64 "  event MEMBER_END member %u: %s, %" PRIu64 " bytes (%" PRIu64 " in the input), crc32 %08" PRIx32
-                  "\n", ev->offset, ev->member, ev->kind == NPZS_KIND_ARRAY ? "array" : "blob", ev->size, ev->csize,
-               ev->crc32);
+        wb_fmt(w,
+               "%10" PRIu64 "  event MEMBER_END member %u: %s, %" PRIu64 " bytes (%" PRIu64
+               " in the input), crc32 %08" PRIx32 "\n",
+               ev->offset, ev->member, ev->kind == NPZS_KIND_ARRAY ? "array" : "blob", ev->size, ev->csize, ev->crc32);
         break;
     case NPZS_EV_END:
-        wb_fmt(w, "%10" PRIu64 "  event END: %s, %u member%s\n", ev->offset, ev->format == NPZS_FORMAT_NPY ? "npy" : "npz",
-               ev->members, ev->members == 1 ? "" : "s");
+        wb_fmt(w, "%10" PRIu64 "  event END: %s, %u member%s\n", ev->offset,
+               ev->format == NPZS_FORMAT_NPY ? "npy" : "npz", ev->members, ev->members == 1 ? "" : "s");
         break;
-    default: /* DATA and BLOB chunks: their bytes are the member's, summed up at MEMBER_END */
-        break;
+    default: /* DATA and BLOB chunks: their bytes are the member's, summed up at MEMBER_END */ break;
     }
 }
 
@@ -200,7 +219,10 @@ static int tr_push(void *vc, npzs_in *in) {
             if ((r = tr_run(d, &none)) != 0) break;
             if (record_state(t->state)) {
                 uint8_t *nb = table_room(t->rec, &t->rec_cap, t->rec_len, 1, 4096);
-                if (!nb) { fprintf(stderr, "npzstream: out of memory\n"); return 2; }
+                if (!nb) {
+                    fprintf(stderr, "npzstream: out of memory\n");
+                    return 2;
+                }
                 t->rec = nb;
                 t->rec[t->rec_len++] = ((const uint8_t *)in->src)[i];
             }
@@ -218,7 +240,10 @@ static void tr_eof(void *vc) { npzs_finish(((tr_drive *)vc)->p); }
 int cmd_trace(int argc, char **argv) {
     batch b;
     int status = batch_parse(argc, argv, &b, usage_trace, usage_trace);
-    if (status >= 0) { batch_free(&b); return status; }
+    if (status >= 0) {
+        batch_free(&b);
+        return status;
+    }
     if (b.npaths > 1 || b.files_from || b.json || b.jsonl) {
         fprintf(stderr, "npzstream: trace reads one FILE and prints text\n");
         batch_free(&b);
@@ -238,7 +263,11 @@ int cmd_trace(int argc, char **argv) {
         return 2;
     }
     npzs_parser *p = new_parser(&b.op);
-    if (!p) { if (fd) close(fd); batch_free(&b); return 2; }
+    if (!p) {
+        if (fd) close(fd);
+        batch_free(&b);
+        return 2;
+    }
     if (b.sequence) npzs_npy_sequence(p);
     tr_ctx t;
     memset(&t, 0, sizeof t);
@@ -254,7 +283,10 @@ int cmd_trace(int argc, char **argv) {
         wb_fmt(&t.w, "%10" PRIu64 "  REJECTED in %s: %s, rule %s: %s", npzs_error_offset(p), npzs_state_id(t.state),
                npzs_error_name(npzs_error(p)), npzs_error_rule(p) ? npzs_error_rule(p) : "-", npzs_error_message(p));
         if (npzs_error_member(p) >= 0) wb_fmt(&t.w, " (member %ld", npzs_error_member(p));
-        if (nm) { wb_s(&t.w, " "); json_str(&t.w, nm, nl); }
+        if (nm) {
+            wb_s(&t.w, " ");
+            json_str(&t.w, nm, nl);
+        }
         if (npzs_error_member(p) >= 0) wb_c(&t.w, ')');
         wb_c(&t.w, '\n');
     }

@@ -26,7 +26,7 @@ typedef struct vl_elem {
 } vl_elem;
 
 typedef struct vl_out {
-    vl_elem *e;             /* --json: every element (the object lists them before the verdict) */
+    vl_elem *e; /* --json: every element (the object lists them before the verdict) */
     size_t n, cap;
     int have_count;
     uint32_t count;
@@ -68,11 +68,14 @@ static void vl_print_json(const vl_out *o, const npzs_vlen_spec *sp, int ok, int
     wbuf w, *f = &w;
     wb_init(f, stdout);
     wb_fmt(f, "{\"ok\": %s, \"dtype\": ", ok ? "true" : "false");
-    if (sp) json_str(f, sp->dtype, strlen(sp->dtype)); else wb_s(f, "null");
+    if (sp) json_str(f, sp->dtype, strlen(sp->dtype));
+    else wb_s(f, "null");
     wb_s(f, ", \"pattern\": ");
-    if (sp) vl_shape(f, sp, 0, 1); else wb_s(f, "null");
+    if (sp) vl_shape(f, sp, 0, 1);
+    else wb_s(f, "null");
     wb_s(f, ", \"count\": ");
-    if (o->have_count) wb_fmt(f, "%" PRIu32, o->count); else wb_s(f, "null");
+    if (o->have_count) wb_fmt(f, "%" PRIu32, o->count);
+    else wb_s(f, "null");
     wb_s(f, ", \"elements\": [");
     for (size_t i = 0; i < o->n; i++) {
         wb_s(f, i ? ", {\"shape\": " : "{\"shape\": ");
@@ -87,7 +90,8 @@ static void vl_print_json(const vl_out *o, const npzs_vlen_spec *sp, int ok, int
         wb_s(f, "{\"code\": ");
         json_str(f, name, strlen(name));
         wb_fmt(f, ", \"offset\": %" PRIu64 ", \"where\": \"%s\", \"element\": ", off, where);
-        if (elem >= 0) wb_fmt(f, "%ld", elem); else wb_s(f, "null");
+        if (elem >= 0) wb_fmt(f, "%ld", elem);
+        else wb_s(f, "null");
         wb_s(f, ", \"message\": ");
         json_str(f, msg, strlen(msg));
         if (lim->name) /* added in 0.8.0, as check --json's error.limit */
@@ -102,7 +106,7 @@ static void vl_print_json(const vl_out *o, const npzs_vlen_spec *sp, int ok, int
 static void vl_print_text(const vl_out *o, const npzs_vlen_spec *sp, int ok, int code, uint64_t off, long elem,
                           const char *where, const char *msg, const vl_limit *lim, const char *label) {
     wbuf w, *f = &w;
-    wb_init(f, stdout); /* the element lines went out as they came (vl_push) */
+    wb_init(f, stdout);                /* the element lines went out as they came (vl_push) */
     safe_str(f, label, strlen(label)); /* a file's name: bytes from outside */
     if (ok) {
         wb_s(f, ": ok (vlen ");
@@ -267,11 +271,11 @@ int cmd_vlen(int argc, char **argv) {
         vl_limit lv;
         (void)npzs_vlen_error_limit(p, &lv.name, &lv.value, &lv.needed);
         if (json)
-            vl_print_json(&o, &spec, status == 0, code, npzs_vlen_error_offset(p), npzs_vlen_error_element(p),
-                          "input", npzs_vlen_error_message(p), &lv);
+            vl_print_json(&o, &spec, status == 0, code, npzs_vlen_error_offset(p), npzs_vlen_error_element(p), "input",
+                          npzs_vlen_error_message(p), &lv);
         else
-            vl_print_text(&o, &spec, status == 0, code, npzs_vlen_error_offset(p), npzs_vlen_error_element(p),
-                          "input", npzs_vlen_error_message(p), &lv, label);
+            vl_print_text(&o, &spec, status == 0, code, npzs_vlen_error_offset(p), npzs_vlen_error_element(p), "input",
+                          npzs_vlen_error_message(p), &lv, label);
     }
     free(o.e);
     npzs_vlen_free(p);

@@ -64,8 +64,8 @@ void cli_read_buffer_free(void) {
     rbuf = NULL;
 }
 
-int cli_read_loop(int fd, const char *prog, const char *label, uint64_t feed, cli_push_fn push,
-                  cli_eof_fn at_eof, void *ctx) {
+int cli_read_loop(int fd, const char *prog, const char *label, uint64_t feed, cli_push_fn push, cli_eof_fn at_eof,
+                  void *ctx) {
     return cli_read_loop_err(fd, prog, label, feed, push, at_eof, ctx, NULL, 0, NULL);
 }
 
@@ -77,7 +77,10 @@ int cli_read_loop_err(int fd, const char *prog, const char *label, uint64_t feed
     unsigned char *buf = read_buffer();
     int status = -1, eof = 0;
     uint64_t total = 0;
-    if (!buf) { fprintf(ERR, "%s: out of memory\n", prog); status = 2; }
+    if (!buf) {
+        fprintf(ERR, "%s: out of memory\n", prog);
+        status = 2;
+    }
     while (status < 0) {
         ssize_t r = 0;
         if (!eof && divert && (status = divert(ctx, total)) >= 0) break;
@@ -89,7 +92,10 @@ int cli_read_loop_err(int fd, const char *prog, const char *label, uint64_t feed
                 status = 2;
                 break;
             }
-            if (r == 0) { eof = 1; at_eof(ctx); }
+            if (r == 0) {
+                eof = 1;
+                at_eof(ctx);
+            }
             total += (uint64_t)r;
         }
         size_t off = 0, len = (size_t)r;
@@ -104,7 +110,10 @@ int cli_read_loop_err(int fd, const char *prog, const char *label, uint64_t feed
                 status = 2;
             }
         } while (off < len && status < 0);
-        if (eof && status < 0) { fprintf(ERR, "%s: internal error: no verdict\n", prog); status = 2; }
+        if (eof && status < 0) {
+            fprintf(ERR, "%s: internal error: no verdict\n", prog);
+            status = 2;
+        }
     }
     return status;
 }

@@ -29,21 +29,23 @@
 #include "sandbox.h"
 
 static void usage_all(FILE *f) {
-    fprintf(f,
-            "usage: npzstream check [--json|--jsonl|-q] [OPTIONS] [FILE|-]...   validate\n"
-            "       npzstream ls [--json|--jsonl|-q] [OPTIONS] [FILE|-]...      list members (like unzip -l)\n"
-            "       npzstream extract KEY [-o OUT] [OPTIONS] [FILE|-]           one member out, after the verdict\n"
-            "       npzstream extract --all -d DIR [OPTIONS] [FILE|-]           every member, all or nothing\n"
-            "       npzstream trace [OPTIONS] [FILE|-]                          the parse, record by record\n"
-            "       npzstream refs [--url URL] [OPTIONS] [FILE|-]               kerchunk references, after the verdict\n"
-            "       npzstream scan [-r] [--jsonl] [--sarif [FILE]] [OPTIONS] PATH... pickles in model files\n"
-            "       npzstream vlen ...                                         (npzstream vlen --help)\n"
-            "       npzstream help [COMMAND] | help rules | explain RULE | --help | --version\n"
-            "       npzstream --sandbox-info                                   what confines check, ls, extract, scan\n"
-            "Reads a NumPy .npy or .npz file as a stream (FILE, or stdin for '-' or none);\n"
-            "never seeks, so pipes and sockets work.  OPTIONS are the limits below and --feed.\n"
-            "An .npz is valid only once its central directory was checked at the very end.\n\n"
-            "%s%s", limits_help(), EXIT_HELP);
+    fprintf(
+        f,
+        "usage: npzstream check [--json|--jsonl|-q] [OPTIONS] [FILE|-]...   validate\n"
+        "       npzstream ls [--json|--jsonl|-q] [OPTIONS] [FILE|-]...      list members (like unzip -l)\n"
+        "       npzstream extract KEY [-o OUT] [OPTIONS] [FILE|-]           one member out, after the verdict\n"
+        "       npzstream extract --all -d DIR [OPTIONS] [FILE|-]           every member, all or nothing\n"
+        "       npzstream trace [OPTIONS] [FILE|-]                          the parse, record by record\n"
+        "       npzstream refs [--url URL] [OPTIONS] [FILE|-]               kerchunk references, after the verdict\n"
+        "       npzstream scan [-r] [--jsonl] [--sarif [FILE]] [OPTIONS] PATH... pickles in model files\n"
+        "       npzstream vlen ...                                         (npzstream vlen --help)\n"
+        "       npzstream help [COMMAND] | help rules | explain RULE | --help | --version\n"
+        "       npzstream --sandbox-info                                   what confines check, ls, extract, scan\n"
+        "Reads a NumPy .npy or .npz file as a stream (FILE, or stdin for '-' or none);\n"
+        "never seeks, so pipes and sockets work.  OPTIONS are the limits below and --feed.\n"
+        "An .npz is valid only once its central directory was checked at the very end.\n\n"
+        "%s%s",
+        limits_help(), EXIT_HELP);
 }
 
 
@@ -141,7 +143,9 @@ static int run(int argc, char **argv) {
     }
     if (argc >= 2 && !strcmp(argv[1], "explain")) {
         if (argc != 3) {
-            fprintf(stderr, "usage: npzstream explain RULE   (a rule id, as errors name it: S-ZIP-CRC.local; or a group: S-ZIP-CRC.)\n");
+            fprintf(
+                stderr,
+                "usage: npzstream explain RULE   (a rule id, as errors name it: S-ZIP-CRC.local; or a group: S-ZIP-CRC.)\n");
             return 2;
         }
         return rules(argv[2], 0);

@@ -77,7 +77,8 @@ static void limit_max_text(char hi[LIMIT_MAX_TEXT], const struct limit_opt *l) {
 const char *limits_help(void) {
     static char buf[6144];
     if (buf[0]) return buf;
-    size_t n = (size_t)snprintf(buf, sizeof buf, "Limits (defaults in parentheses; see npzstream(1) and SECURITY.md):\n");
+    size_t n = (size_t)snprintf(buf, sizeof buf,
+                                "Limits (defaults in parentheses; see npzstream(1) and SECURITY.md):\n");
     for (size_t i = 0; i < NLIMITS && n < sizeof buf; i++) {
         const struct limit_opt *l = &LIMIT_OPTS[i];
         char opt[40], def[32], hi[LIMIT_MAX_TEXT];
@@ -109,8 +110,7 @@ void limits_print(FILE *f, int man) {
     }
 }
 
-const char EXIT_HELP[] =
-    "Exit status: 0 accepted, 1 rejected (invalid or unsafe input), 2 usage or I/O error.\n";
+const char EXIT_HELP[] = "Exit status: 0 accepted, 1 rejected (invalid or unsafe input), 2 usage or I/O error.\n";
 
 
 int cli_parse_u64(const char *s, uint64_t *v) {
@@ -188,18 +188,31 @@ static int load_policy(opts *o, const char *path) {
     }
     size_t cap = (1u << 20) + 1, n = 0;
     char *text = malloc(cap);
-    if (!text) { fclose(f); fprintf(stderr, "npzstream: out of memory\n"); return -1; }
+    if (!text) {
+        fclose(f);
+        fprintf(stderr, "npzstream: out of memory\n");
+        return -1;
+    }
     for (size_t r; n < cap && (r = fread(text + n, 1, cap - n, f)) > 0;) n += r;
     int rerr = ferror(f);
     fclose(f);
-    if (rerr) { free(text); fprintf(stderr, "npzstream: --policy %s: read error\n", path); return -1; }
-    if (n == cap) { free(text); fprintf(stderr, "npzstream: --policy %s: larger than 1 MiB\n", path); return -1; }
+    if (rerr) {
+        free(text);
+        fprintf(stderr, "npzstream: --policy %s: read error\n", path);
+        return -1;
+    }
+    if (n == cap) {
+        free(text);
+        fprintf(stderr, "npzstream: --policy %s: larger than 1 MiB\n", path);
+        return -1;
+    }
     npzs_policy_error e;
     npzs_policy *pol = npzs_policy_new(text, n, NULL, &e);
     free(text);
     if (!pol) {
-        if (e.line) fprintf(stderr, "npzstream: --policy %s:%u:%u: %s%s%s\n", path, e.line, e.column, e.path,
-                            e.path[0] ? ": " : "", e.message);
+        if (e.line)
+            fprintf(stderr, "npzstream: --policy %s:%u:%u: %s%s%s\n", path, e.line, e.column, e.path,
+                    e.path[0] ? ": " : "", e.message);
         else fprintf(stderr, "npzstream: --policy %s: %s\n", path, e.message);
         return -1;
     }
@@ -227,11 +240,13 @@ static int set_limit(opts *o, const struct limit_opt *l, uint64_t v) {
  * advanced past its value), 0 if argv[*i] is not a limit flag, -1 on a bad value. */
 int parse_limit(opts *o, int argc, char **argv, int *i) {
     const char *a = argv[*i];
-    static const struct { const char *flag; uint32_t bit; } lenient[] = {
-        {"--lenient-npy-trailing", NPZS_LENIENT_NPY_TRAILING},
-        {"--lenient-header-newline", NPZS_LENIENT_HEADER_NEWLINE},
-        {"--lenient-fast-inflate", NPZS_LENIENT_FAST_INFLATE},
-        {"--inflate-zlib", NPZS_INFLATE_ZLIB}}; /* not lenient: the same field */
+    static const struct {
+        const char *flag;
+        uint32_t bit;
+    } lenient[] = {{"--lenient-npy-trailing", NPZS_LENIENT_NPY_TRAILING},
+                   {"--lenient-header-newline", NPZS_LENIENT_HEADER_NEWLINE},
+                   {"--lenient-fast-inflate", NPZS_LENIENT_FAST_INFLATE},
+                   {"--inflate-zlib", NPZS_INFLATE_ZLIB}}; /* not lenient: the same field */
     for (size_t k = 0; k < sizeof lenient / sizeof lenient[0]; k++)
         if (strcmp(a, lenient[k].flag) == 0) {
             o->lim.lenient |= lenient[k].bit;
@@ -247,8 +262,9 @@ int parse_limit(opts *o, int argc, char **argv, int *i) {
     }
     if (!strcmp(a, "--sha256")) {
         if (!npzs_sha256_built()) {
-            fprintf(stderr, "npzstream: --sha256: this build of npzstream has no SHA-256 (it needs OpenSSL's libcrypto: "
-                            "libssl-dev to build, libcrypto where it runs)\n");
+            fprintf(stderr,
+                    "npzstream: --sha256: this build of npzstream has no SHA-256 (it needs OpenSSL's libcrypto: "
+                    "libssl-dev to build, libcrypto where it runs)\n");
             return -1;
         }
         o->sha256 = 1;
@@ -256,9 +272,11 @@ int parse_limit(opts *o, int argc, char **argv, int *i) {
     }
     /* --inflate-threads N (-j N, --jobs N: its former names, kept), --inflate-memory SIZE
      * (--jobs-memory), -P N / --parallel N */
-    static const struct { const char *flag; int kind; } counted[] = {
-        {"--inflate-threads", 0}, {"--jobs", 0}, {"-j", 0}, {"--inflate-memory", 1}, {"--jobs-memory", 1},
-        {"--parallel", 2}, {"-P", 2}};
+    static const struct {
+        const char *flag;
+        int kind;
+    } counted[] = {{"--inflate-threads", 0}, {"--jobs", 0},     {"-j", 0}, {"--inflate-memory", 1},
+                   {"--jobs-memory", 1},     {"--parallel", 2}, {"-P", 2}};
     for (size_t k = 0; k < sizeof counted / sizeof counted[0]; k++) {
         const char *f = counted[k].flag;
         size_t l = strlen(f);
@@ -269,8 +287,10 @@ int parse_limit(opts *o, int argc, char **argv, int *i) {
         uint64_t v;
         int kind = counted[k].kind;
         if (kind == 1 ? cli_parse_size(val, &v) < 0 : cli_parse_u64(val, &v) < 0 || v > 64) {
-            fprintf(stderr, kind == 1 ? "npzstream: %s needs a size (digits, optionally K M G or Ki Mi Gi ...)\n"
-                                      : "npzstream: %s needs a number from 0 to 64\n", f);
+            fprintf(stderr,
+                    kind == 1 ? "npzstream: %s needs a size (digits, optionally K M G or Ki Mi Gi ...)\n"
+                              : "npzstream: %s needs a number from 0 to 64\n",
+                    f);
             return -1;
         }
         if (!a[l]) (*i)++;
@@ -286,8 +306,10 @@ int parse_limit(opts *o, int argc, char **argv, int *i) {
         const char *val = a[l] == '=' ? a + l + 1 : (*i + 1 < argc ? argv[*i + 1] : NULL);
         uint64_t v;
         if (cli_parse_size(val, &v) < 0) {
-            fprintf(stderr, "npzstream: %s needs a non-negative integer, optionally with a suffix "
-                            "(K M G T P E, or Ki Mi Gi Ti Pi Ei)\n", flag);
+            fprintf(stderr,
+                    "npzstream: %s needs a non-negative integer, optionally with a suffix "
+                    "(K M G T P E, or Ki Mi Gi Ti Pi Ei)\n",
+                    flag);
             return -1;
         }
         if (a[l] != '=') (*i)++;
@@ -313,7 +335,10 @@ int batch_parse(int argc, char **argv, batch *b, void (*help)(FILE *), void (*ba
     memset(b, 0, sizeof *b);
     opts_init(&b->op);
     b->paths = calloc((size_t)argc + 1, sizeof *b->paths);
-    if (!b->paths) { fprintf(stderr, "npzstream: out of memory\n"); return 2; }
+    if (!b->paths) {
+        fprintf(stderr, "npzstream: out of memory\n");
+        return 2;
+    }
     int only_files = 0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
@@ -328,7 +353,10 @@ int batch_parse(int argc, char **argv, batch *b, void (*help)(FILE *), void (*ba
         else if (!strcmp(a, "--keep-going")) b->keep_going = 1;
         else if (!strcmp(a, "--files-from") || !strncmp(a, "--files-from=", 13)) {
             const char *v = a[12] == '=' ? a + 13 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!v || !*v) { fprintf(stderr, "npzstream: --files-from needs a file name ('-' for stdin)\n"); return 2; }
+            if (!v || !*v) {
+                fprintf(stderr, "npzstream: --files-from needs a file name ('-' for stdin)\n");
+                return 2;
+            }
             b->files_from = v;
         } else if ((r = parse_limit(&b->op, argc, argv, &i)) != 0) {
             if (r < 0) return 2;
@@ -346,15 +374,19 @@ int batch_parse(int argc, char **argv, batch *b, void (*help)(FILE *), void (*ba
         return 2;
     }
     if (b->json && (b->npaths > 1 || b->files_from)) {
-        fprintf(stderr, "npzstream: --json is for one FILE (its object is the fixed contract); use --jsonl, one "
-                        "object per file\n");
+        fprintf(stderr,
+                "npzstream: --json is for one FILE (its object is the fixed contract); use --jsonl, one "
+                "object per file\n");
         return 2;
     }
     if (b->keep_going && b->sequence) {
         fprintf(stderr, "npzstream: --keep-going lists the members of an archive; --sequence reads .npy arrays\n");
         return 2;
     }
-    if (b->null_sep && !b->files_from) { fprintf(stderr, "npzstream: -0 goes with --files-from\n"); return 2; }
+    if (b->null_sep && !b->files_from) {
+        fprintf(stderr, "npzstream: -0 goes with --files-from\n");
+        return 2;
+    }
     if (b->files_from && !strcmp(b->files_from, "-"))
         for (size_t k = 0; k < b->npaths; k++)
             if (!strcmp(b->paths[k], "-")) {

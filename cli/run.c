@@ -42,9 +42,9 @@ npzs_parser *new_parser(const opts *o) {
  * (io.c): the mapping goes when the helper's jobs do, at the parser's reset or free. */
 static _Thread_local npzs_parser *kept;
 static _Thread_local const opts *kept_for;
-static _Thread_local npzs_par *kept_q;      /* the helper of -j N (batch_helper) */
+static _Thread_local npzs_par *kept_q; /* the helper of -j N (batch_helper) */
 static _Thread_local npzs_parser *kept_q_p;
-static _Thread_local npzs_inv *kept_inv;    /* --keep-going's walker */
+static _Thread_local npzs_inv *kept_inv; /* --keep-going's walker */
 
 npzs_inv *batch_inv(const opts *o) {
     if (!kept_inv) kept_inv = npzs_inv_new(&o->lim, NULL);
@@ -172,7 +172,10 @@ static int drive_push_inv(void *vc, npzs_in *in) {
     }
     in->pos = in->size;
     if (!d->eof) return -1;
-    if (d->final < 0) { fprintf(ERR, "npzstream: internal error: no verdict\n"); return 2; }
+    if (d->final < 0) {
+        fprintf(ERR, "npzstream: internal error: no verdict\n");
+        return 2;
+    }
     return d->final;
 }
 
@@ -201,7 +204,10 @@ static int map_loop(drive_ctx *d, cli_map *m, uint64_t from) {
         drive_eof(d);
         npzs_in none = {m->b + m->len, 0, 0};
         status = drive_push(d, &none);
-        if (status < 0) { fprintf(ERR, "npzstream: internal error: no verdict\n"); status = 2; }
+        if (status < 0) {
+            fprintf(ERR, "npzstream: internal error: no verdict\n");
+            status = 2;
+        }
     }
     if (cli_map_changed(m, d->fd)) {
         const char *why = "read: the file changed size while it was read";
@@ -251,7 +257,8 @@ int drive_inv(npzs_parser *p, npzs_inv *inv, int fd, const char *label, const op
     int st = attach_helper(p, op, data, &d.q);
     if (st) return st;
     if (inv) /* every byte to the walker too: read to the end, never mapped */
-        return cli_read_loop_err(fd, "npzstream", label, op->feed, drive_push_inv, drive_eof_inv, &d, err, errlen, NULL);
+        return cli_read_loop_err(fd, "npzstream", label, op->feed, drive_push_inv, drive_eof_inv, &d, err, errlen,
+                                 NULL);
     cli_divert_fn divert = d.q && !data_read(op, data) ? map_rest : NULL;
     return cli_read_loop_err(fd, "npzstream", label, op->feed, drive_push, drive_eof, &d, err, errlen, divert);
 }
@@ -273,7 +280,8 @@ npzs_parser *open_parser(const char *path, const opts *op, const char **label, i
 int io_failure(const batch *b, const char *label, const char *why) {
     if (b->quiet) return 2;
     if (b->json || b->jsonl) print_io_json(OUT, b->jsonl ? label : NULL, why);
-    cli_say("npzstream", label, NULL, NULL, ": %s", why); /* an I/O problem is said on stderr too (rejections never are) */
+    cli_say("npzstream", label, NULL, NULL, ": %s",
+            why); /* an I/O problem is said on stderr too (rejections never are) */
     return 2;
 }
 
@@ -300,8 +308,7 @@ int file_drive(file_run *r, const batch *b, event_fn fn, void *ctx) {
     int status = drive_inv(r->p, r->inv, r->fd, r->label, &b->op, 0, fn, ctx, r->err, sizeof r->err);
     if (status == 2 && r->err[0]) /* the input could not be read whole: no verdict, whatever the parser said */
         io_failure(b, r->label, r->err);
-    else
-        r->verdict = status == 0 || npzs_error(r->p);
+    else r->verdict = status == 0 || npzs_error(r->p);
     return status;
 }
 

@@ -91,8 +91,9 @@ struct ll_path_beneath {
 #define LL_SCOPE_SIGNAL (1ull << 1)
 
 /* extract's destination: files made, written, renamed and removed beneath it (never run) */
-#define LL_FS_WRITE_TREE (LL_FS_WRITE_FILE | LL_FS_READ_DIR | LL_FS_REMOVE_DIR | LL_FS_REMOVE_FILE | LL_FS_MAKE_DIR | \
-                          LL_FS_MAKE_REG | LL_FS_REFER | LL_FS_TRUNCATE)
+#define LL_FS_WRITE_TREE \
+    (LL_FS_WRITE_FILE | LL_FS_READ_DIR | LL_FS_REMOVE_DIR | LL_FS_REMOVE_FILE | LL_FS_MAKE_DIR | LL_FS_MAKE_REG | \
+     LL_FS_REFER | LL_FS_TRUNCATE)
 
 /* The kernel's Landlock ABI version, or -1 (errno: ENOSYS not built in, EOPNOTSUPP turned off). */
 static long ll_abi(void) { return syscall(SYS_landlock_create_ruleset, NULL, (size_t)0, LL_CREATE_RULESET_VERSION); }
@@ -170,28 +171,85 @@ static int ll_apply(const cli_confine_spec *s) {
  * getdents and getdents64): glibc versions differ in which they use; one an architecture lacks is
  * skipped. */
 static const int SC_ALLOW[] = {
-    SCMP_SYS(read), SCMP_SYS(readv), SCMP_SYS(pread64), SCMP_SYS(preadv), SCMP_SYS(preadv2),
-    SCMP_SYS(write), SCMP_SYS(writev), SCMP_SYS(pwrite64), SCMP_SYS(pwritev), SCMP_SYS(pwritev2),
-    SCMP_SYS(close), SCMP_SYS(close_range), SCMP_SYS(dup), SCMP_SYS(dup2), SCMP_SYS(dup3), SCMP_SYS(fcntl),
-    SCMP_SYS(lseek), SCMP_SYS(fstat), SCMP_SYS(stat), SCMP_SYS(lstat), SCMP_SYS(newfstatat), SCMP_SYS(statx),
-    SCMP_SYS(fstatfs), SCMP_SYS(getdents), SCMP_SYS(getdents64), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
-    SCMP_SYS(access), SCMP_SYS(faccessat), SCMP_SYS(faccessat2), SCMP_SYS(getcwd), SCMP_SYS(fsync),
-    SCMP_SYS(fdatasync), SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(select), SCMP_SYS(pselect6),
-    SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise),
-    SCMP_SYS(futex), SCMP_SYS(set_robust_list), SCMP_SYS(get_robust_list), SCMP_SYS(rseq),
-    SCMP_SYS(set_tid_address), SCMP_SYS(sched_yield), SCMP_SYS(sched_getaffinity), SCMP_SYS(getcpu),
-    SCMP_SYS(clock_gettime), SCMP_SYS(clock_getres), SCMP_SYS(gettimeofday), SCMP_SYS(time),
-    SCMP_SYS(clock_nanosleep), SCMP_SYS(nanosleep),
-    SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(getppid), SCMP_SYS(getuid), SCMP_SYS(geteuid),
-    SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(getrandom), SCMP_SYS(sysinfo), SCMP_SYS(uname),
-    SCMP_SYS(umask), SCMP_SYS(getrlimit),
-    SCMP_SYS(rt_sigaction), SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn), SCMP_SYS(sigaltstack),
-    SCMP_SYS(restart_syscall), SCMP_SYS(exit), SCMP_SYS(exit_group),
+    SCMP_SYS(read),
+    SCMP_SYS(readv),
+    SCMP_SYS(pread64),
+    SCMP_SYS(preadv),
+    SCMP_SYS(preadv2),
+    SCMP_SYS(write),
+    SCMP_SYS(writev),
+    SCMP_SYS(pwrite64),
+    SCMP_SYS(pwritev),
+    SCMP_SYS(pwritev2),
+    SCMP_SYS(close),
+    SCMP_SYS(close_range),
+    SCMP_SYS(dup),
+    SCMP_SYS(dup2),
+    SCMP_SYS(dup3),
+    SCMP_SYS(fcntl),
+    SCMP_SYS(lseek),
+    SCMP_SYS(fstat),
+    SCMP_SYS(stat),
+    SCMP_SYS(lstat),
+    SCMP_SYS(newfstatat),
+    SCMP_SYS(statx),
+    SCMP_SYS(fstatfs),
+    SCMP_SYS(getdents),
+    SCMP_SYS(getdents64),
+    SCMP_SYS(readlink),
+    SCMP_SYS(readlinkat),
+    SCMP_SYS(access),
+    SCMP_SYS(faccessat),
+    SCMP_SYS(faccessat2),
+    SCMP_SYS(getcwd),
+    SCMP_SYS(fsync),
+    SCMP_SYS(fdatasync),
+    SCMP_SYS(poll),
+    SCMP_SYS(ppoll),
+    SCMP_SYS(select),
+    SCMP_SYS(pselect6),
+    SCMP_SYS(brk),
+    SCMP_SYS(munmap),
+    SCMP_SYS(mremap),
+    SCMP_SYS(madvise),
+    SCMP_SYS(futex),
+    SCMP_SYS(set_robust_list),
+    SCMP_SYS(get_robust_list),
+    SCMP_SYS(rseq),
+    SCMP_SYS(set_tid_address),
+    SCMP_SYS(sched_yield),
+    SCMP_SYS(sched_getaffinity),
+    SCMP_SYS(getcpu),
+    SCMP_SYS(clock_gettime),
+    SCMP_SYS(clock_getres),
+    SCMP_SYS(gettimeofday),
+    SCMP_SYS(time),
+    SCMP_SYS(clock_nanosleep),
+    SCMP_SYS(nanosleep),
+    SCMP_SYS(getpid),
+    SCMP_SYS(gettid),
+    SCMP_SYS(getppid),
+    SCMP_SYS(getuid),
+    SCMP_SYS(geteuid),
+    SCMP_SYS(getgid),
+    SCMP_SYS(getegid),
+    SCMP_SYS(getrandom),
+    SCMP_SYS(sysinfo),
+    SCMP_SYS(uname),
+    SCMP_SYS(umask),
+    SCMP_SYS(getrlimit),
+    SCMP_SYS(rt_sigaction),
+    SCMP_SYS(rt_sigprocmask),
+    SCMP_SYS(rt_sigreturn),
+    SCMP_SYS(sigaltstack),
+    SCMP_SYS(restart_syscall),
+    SCMP_SYS(exit),
+    SCMP_SYS(exit_group),
 };
 /* extract's: made, renamed and removed beneath its destination (Landlock says where) */
 static const int SC_WRITE[] = {
-    SCMP_SYS(creat), SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(unlink), SCMP_SYS(unlinkat),
-    SCMP_SYS(rmdir), SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(link),
+    SCMP_SYS(creat),  SCMP_SYS(mkdir),  SCMP_SYS(mkdirat),  SCMP_SYS(unlink),    SCMP_SYS(unlinkat),
+    SCMP_SYS(rmdir),  SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2), SCMP_SYS(link),
     SCMP_SYS(linkat), SCMP_SYS(fchmod), SCMP_SYS(fchmodat), SCMP_SYS(ftruncate),
 };
 #ifdef SB_SANITIZER
@@ -405,6 +463,7 @@ void cli_sandbox_info(FILE *f) {
         fprintf(f, "landlock: not in this kernel (%s): any file the user can read may be opened\n",
                 errno == EOPNOTSUPP ? "turned off" : "not built in");
 #ifdef SB_SANITIZER
-    fprintf(f, "sanitizer build: LeakSanitizer's helper (clone with CLONE_UNTRACED, ptrace, signals) and /proc allowed\n");
+    fprintf(f,
+            "sanitizer build: LeakSanitizer's helper (clone with CLONE_UNTRACED, ptrace, signals) and /proc allowed\n");
 #endif
 }

@@ -11,16 +11,16 @@
 /* What a command may still do once confined.  Reading from, and writing to, the descriptors open
  * at the call (the inputs already opened, stdout, stderr, a pipe to a parent) is never limited. */
 typedef struct cli_confine_spec {
-    const char *prog;                 /* names the command in messages ("npzstream") */
-    const char *const *read_files;    /* files that may be opened for reading later (a list's names) */
+    const char *prog;              /* names the command in messages ("npzstream") */
+    const char *const *read_files; /* files that may be opened for reading later (a list's names) */
     size_t n_read_files;
-    const char *const *read_dirs;     /* directories whose files and subdirectories may be read */
+    const char *const *read_dirs; /* directories whose files and subdirectories may be read */
     size_t n_read_dirs;
-    const int *write_dirfds;          /* open directories beneath which files may be made, written,
+    const int *write_dirfds; /* open directories beneath which files may be made, written,
                                        * renamed and removed (extract's destination) */
     size_t n_write_dirfds;
-    int hashing;                      /* SHA-256 will be asked for: libcrypto is loaded first */
-    int off;                          /* --no-sandbox: nothing is confined (the test hook still runs) */
+    int hashing; /* SHA-256 will be asked for: libcrypto is loaded first */
+    int off;     /* --no-sandbox: nothing is confined (the test hook still runs) */
 } cli_confine_spec;
 
 /* Confine the calling process, which must have no other thread yet (a filter and a ruleset are

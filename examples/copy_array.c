@@ -22,7 +22,9 @@
 
 #define PARSER_BUDGET (8u << 20)
 
-struct budget { size_t used, limit; };
+struct budget {
+    size_t used, limit;
+};
 
 /* Allocator hooks with a byte budget: a size header in front of every block. */
 static void *b_alloc(void *opaque, size_t size) {
@@ -59,8 +61,8 @@ int main(int argc, char **argv) {
     npzs_allocator al = {b_alloc, b_free, &bud};
     npzs_limits lim;
     npzs_limits_default(&lim);
-    lim.max_header_size = 4096;        /* headers of real files are < 1 KB */
-    lim.max_members = 1000;            /* about 40 bytes + the name each */
+    lim.max_header_size = 4096; /* headers of real files are < 1 KB */
+    lim.max_members = 1000;     /* about 40 bytes + the name each */
     lim.max_name_len = 256;
     lim.inflate_window = 64 * 1024;
     /* what we accept to read through in total (other members included) */
@@ -80,7 +82,11 @@ int main(int argc, char **argv) {
         int rc = npzs_next(p, &in, &ev);
         if (rc == NPZS_NEED_INPUT) {
             ssize_t got = read(0, buf, sizeof buf);
-            if (got < 0) { perror("read"); status = 2; break; }
+            if (got < 0) {
+                perror("read");
+                status = 2;
+                break;
+            }
             if (got == 0) npzs_finish(p);
             in = (npzs_in){buf, (size_t)(got > 0 ? got : 0), 0};
         } else if (rc == NPZS_EVENT) {
@@ -90,18 +96,24 @@ int main(int argc, char **argv) {
                 is_array = 1;
                 nbytes = ev.array->nbytes;
                 if (nbytes > max_bytes) {
-                    fprintf(stderr, "copy_array: %s declares %" PRIu64 " bytes, more than %" PRIu64 "\n", key,
-                            nbytes, max_bytes);
+                    fprintf(stderr, "copy_array: %s declares %" PRIu64 " bytes, more than %" PRIu64 "\n", key, nbytes,
+                            max_bytes);
                     status = 2;
                     break;
                 }
                 arr = malloc(nbytes ? (size_t)nbytes : 1);
-                if (!arr) { status = 2; break; }
+                if (!arr) {
+                    status = 2;
+                    break;
+                }
                 fprintf(stderr, "copy_array: %s: %s, %u dims, %" PRIu64 " bytes%s\n", key, ev.array->dtype,
                         (unsigned)ev.array->ndim, nbytes, ev.array->fortran_order ? ", Fortran order" : "");
             } else if (ev.type == NPZS_EV_DATA && state == 1) {
                 /* the parser guarantees pos + len <= nbytes; check anyway, it costs nothing */
-                if (ev.pos > nbytes || ev.len > nbytes - ev.pos) { status = 2; break; }
+                if (ev.pos > nbytes || ev.len > nbytes - ev.pos) {
+                    status = 2;
+                    break;
+                }
                 memcpy(arr + ev.pos, ev.data, ev.len);
             } else if (ev.type == NPZS_EV_MEMBER_END && state == 1) {
                 if (!is_array) {

@@ -36,14 +36,21 @@ int main(void) {
         int rc = npzs_next(p, &in, &ev);
         if (rc == NPZS_NEED_INPUT) { /* input used up: read more, or declare the end */
             ssize_t got = read(0, buf, sizeof buf);
-            if (got < 0) { perror("read"); status = 2; break; }
+            if (got < 0) {
+                perror("read");
+                status = 2;
+                break;
+            }
             if (got == 0) npzs_finish(p);
             in = (npzs_in){buf, (size_t)(got > 0 ? got : 0), 0};
         } else if (rc == NPZS_EVENT) { /* pointers in ev live until the next npzs_next() */
             if (ev.type == NPZS_EV_MEMBER_BEGIN) {
                 if (n == cap) {
                     struct row *r = realloc(rows, (cap = cap ? 2 * cap : 8) * sizeof *r);
-                    if (!r) { status = 2; break; }
+                    if (!r) {
+                        status = 2;
+                        break;
+                    }
                     rows = r;
                 }
                 memset(&rows[n], 0, sizeof rows[n]);

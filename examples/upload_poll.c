@@ -42,14 +42,14 @@
 
 struct upload {
     int fd;
-    npzs_parser *p;    /* NULL once the verdict is known */
-    int verdict;       /* -1 pending, 0 accepted, 1 rejected, 2 error */
+    npzs_parser *p; /* NULL once the verdict is known */
+    int verdict;    /* -1 pending, 0 accepted, 1 rejected, 2 error */
     int is_socket;
-    long id;           /* connection number, from 1 */
-    uint32_t members;  /* completed members (provisional until END) */
+    long id;          /* connection number, from 1 */
+    uint32_t members; /* completed members (provisional until END) */
     uint64_t bytes, reads, drained;
-    int64_t last_ms;   /* time of the last activity, for the idle timeout */
-    char line[320];    /* the verdict line */
+    int64_t last_ms; /* time of the last activity, for the idle timeout */
+    char line[320];  /* the verdict line */
 };
 
 static int64_t now_ms(void) {
@@ -209,7 +209,10 @@ int main(int argc, char **argv) {
             pfd[np++] = (struct pollfd){listener, POLLIN, 0};
         }
         int r = poll(pfd, (nfds_t)np, 100);
-        if (r < 0 && errno != EINTR) { perror("poll"); return 2; }
+        if (r < 0 && errno != EINTR) {
+            perror("poll");
+            return 2;
+        }
         int64_t t = now_ms();
         for (int i = nconn - 1; i >= 0; i--) { /* backwards: closing moves the last one here */
             struct upload *u = &conns[i];
@@ -228,7 +231,10 @@ int main(int argc, char **argv) {
         if (lidx >= 0 && r > 0 && (pfd[lidx].revents & POLLIN)) {
             int fd = accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
             if (fd >= 0) {
-                if (upload_init(&conns[nconn], fd, &lim) < 0) { close(fd); return 2; }
+                if (upload_init(&conns[nconn], fd, &lim) < 0) {
+                    close(fd);
+                    return 2;
+                }
                 conns[nconn++].id = ++accepted;
             }
         }

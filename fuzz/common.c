@@ -140,14 +140,14 @@ typedef struct fz_seen {
 #define FZ_SEEN_MAX 4096
 
 typedef struct fz_track {
-    fz_seen *seen;       /* the first FZ_SEEN_MAX members */
+    fz_seen *seen; /* the first FZ_SEEN_MAX members */
     size_t nseen, members;
     int in_member;
     uint32_t member;
     uint64_t next_pos; /* expected pos of the next DATA/BLOB chunk */
     int chunk_type;    /* DATA or BLOB, 0 before the first chunk */
     int seen_end;
-    uint64_t name_hash;  /* of the member's name at MEMBER_BEGIN: MEMBER_END repeats it */
+    uint64_t name_hash; /* of the member's name at MEMBER_BEGIN: MEMBER_END repeats it */
     size_t name_len;
     volatile uint8_t sink;
 } fz_track;
@@ -216,18 +216,16 @@ static void on_masked_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
     case NPZS_EV_MEMBER_END:
         mix_bytes(d, ev->name, ev->name_len);
         mix_end_sizes(d, ev);
-        if ((a != NULL) != (ev->kind == NPZS_KIND_ARRAY)) fz_die("MEMBER_END: array %p for kind %d", (const void *)a, (int)ev->kind);
+        if ((a != NULL) != (ev->kind == NPZS_KIND_ARRAY))
+            fz_die("MEMBER_END: array %p for kind %d", (const void *)a, (int)ev->kind);
         if (a) mix_header(d, a); /* an array's MEMBER_END points at its header */
         break;
-    case NPZS_EV_HEADER:
-        mix_header(d, a);
-        break;
+    case NPZS_EV_HEADER: mix_header(d, a); break;
     case NPZS_EV_END:
         t->seen_end = 1;
         mix(d, ev->members);
         break;
-    default:
-        fz_die("event type %d", (int)ev->type);
+    default: fz_die("event type %d", (int)ev->type);
     }
 }
 
@@ -358,10 +356,12 @@ static void on_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
         mix(d, ev->offset);
         mix_end_sizes(d, ev);
         if (d->log)
-            fprintf(d->log, "MEMBER_END member=%u off=%llu kind=%d size=%llu csize=%llu crc=%08x data_crc=%08x data_size=%llu\n",
-                    (unsigned)ev->member, (unsigned long long)ev->offset, (int)ev->kind,
-                    (unsigned long long)ev->size, (unsigned long long)ev->csize, (unsigned)ev->crc32,
-                    (unsigned)ev->data_crc32, (unsigned long long)ev->data_size);
+            fprintf(
+                d->log,
+                "MEMBER_END member=%u off=%llu kind=%d size=%llu csize=%llu crc=%08x data_crc=%08x data_size=%llu\n",
+                (unsigned)ev->member, (unsigned long long)ev->offset, (int)ev->kind, (unsigned long long)ev->size,
+                (unsigned long long)ev->csize, (unsigned)ev->crc32, (unsigned)ev->data_crc32,
+                (unsigned long long)ev->data_size);
         break;
     case NPZS_EV_END:
         if (t->in_member) fz_die("END inside member %u", (unsigned)t->member);
@@ -374,8 +374,7 @@ static void on_event(fz_dig *d, fz_track *t, const npzs_event *ev) {
             fprintf(d->log, "END off=%llu format=%d members=%u\n", (unsigned long long)ev->offset, (int)ev->format,
                     (unsigned)ev->members);
         break;
-    default:
-        fz_die("unknown event type %d", (int)ev->type);
+    default: fz_die("unknown event type %d", (int)ev->type);
     }
 }
 
@@ -406,7 +405,8 @@ static void take_event(npzs_par *q, const fz_opts *o, const npzs_event *ev, fz_t
         tk->data = (const uint8_t *)b + off;
         ((fz_opts *)(uintptr_t)o)->par_taken++;
     } else if (ev->type == NPZS_EV_DATA && tk->data) {
-        if (ev->data != tk->data + ev->pos) fz_die("DATA chunk at pos %llu not in the taken block", (unsigned long long)ev->pos);
+        if (ev->data != tk->data + ev->pos)
+            fz_die("DATA chunk at pos %llu not in the taken block", (unsigned long long)ev->pos);
     } else if (ev->type == NPZS_EV_MEMBER_END) {
         tk->data = NULL;
     }
@@ -418,10 +418,13 @@ static void into_event(npzs_parser *p, const npzs_event *ev, uint8_t **dst) {
         *dst = malloc(nb ? nb : 1);
         if (!*dst) fz_die("host malloc failed");
         if (npzs_data_into(p, *dst, nb) != 0) fz_die("npzs_data_into refused right after HEADER");
-        if (!nb) { free(*dst); *dst = NULL; }
+        if (!nb) {
+            free(*dst);
+            *dst = NULL;
+        }
     } else if (ev->type == NPZS_EV_DATA && *dst) {
-        if (ev->data != *dst + ev->pos || ev->zero_copy) fz_die("DATA chunk at pos %llu not in the npzs_data_into destination",
-                                                              (unsigned long long)ev->pos);
+        if (ev->data != *dst + ev->pos || ev->zero_copy)
+            fz_die("DATA chunk at pos %llu not in the npzs_data_into destination", (unsigned long long)ev->pos);
     } else if (ev->type == NPZS_EV_MEMBER_END) {
         free(*dst);
         *dst = NULL;
@@ -579,8 +582,7 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
         if (rc == NPZS_NEED_INPUT) {
             if (finished) fz_die("NPZS_NEED_INPUT after npzs_finish (would hang)");
             if (in.pos != in.size)
-                fz_die("NPZS_NEED_INPUT with %zu input bytes left (pos %zu of %zu)", in.size - in.pos, in.pos,
-                       in.size);
+                fz_die("NPZS_NEED_INPUT with %zu input bytes left (pos %zu of %zu)", in.size - in.pos, in.pos, in.size);
             continue;
         }
         if (rc == NPZS_DONE) {
@@ -602,16 +604,17 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
             const char *msg = npzs_error_message(p);
             if (!msg) fz_die("npzs_error_message NULL");
             const char *det = npzs_error_detail(p);
-            if (det && !fz_words_ok(det)) fz_die("a detail that is not whole UTF-8 or holds a hidden character: %s", det);
+            if (det && !fz_words_ok(det))
+                fz_die("a detail that is not whole UTF-8 or holds a hidden character: %s", det);
             /* a limit's numbers: exactly for the rules a limit decides (LIMIT.NAME with code limit,
              * HDR-SIZE.* header_too_large for max_header_size, S-NDIM.* bad_shape for max_ndim), that
              * limit's, and the input went past it */
             const char *lname, *rl = r->err_rule ? r->err_rule : "";
             uint64_t lvalue, lneeded;
             int have = npzs_error_limit(p, &lname, &lvalue, &lneeded);
-            const char *want = !strncmp(rl, "LIMIT.", 6) && rc == NPZS_E_LIMIT               ? rl + 6
+            const char *want = !strncmp(rl, "LIMIT.", 6) && rc == NPZS_E_LIMIT                 ? rl + 6
                                : !strncmp(rl, "HDR-SIZE.", 9) && rc == NPZS_E_HEADER_TOO_LARGE ? "max_header_size"
-                               : !strncmp(rl, "S-NDIM.", 7) && rc == NPZS_E_BAD_SHAPE         ? "max_ndim"
+                               : !strncmp(rl, "S-NDIM.", 7) && rc == NPZS_E_BAD_SHAPE          ? "max_ndim"
                                                                                                : NULL;
             if (have != (want != NULL) || (have && strncmp(want, lname, strlen(lname)) != 0) || (!have && lname))
                 fz_die("limit numbers %d %s for error %d rule %s", have, lname ? lname : "NULL", rc, rl);
@@ -638,7 +641,8 @@ int fz_run(const uint8_t *data, size_t n, const fz_opts *o, fz_result *r) {
         r->accepted = 1;
     }
     if (t.seen_end && r->err) fz_die("END and an error");
-    if (t.seen_end && !o->mask && npzs_format_of(p) == NPZS_FORMAT_NPZ) fz_zipfile_check(data, n, t.seen, t.nseen, t.members);
+    if (t.seen_end && !o->mask && npzs_format_of(p) == NPZS_FORMAT_NPZ)
+        fz_zipfile_check(data, n, t.seen, t.nseen, t.members);
     free(t.seen);
     flush_data(&d);
     free(chunk);
@@ -684,12 +688,13 @@ void fz_zipfile_check(const uint8_t *data, size_t n, const void *seen_v, size_t 
             const fz_zf_entry *z = &zf[i];
             if (z->lfh != s->lfh || z->name_len != s->name_len || z->method != (unsigned)s->method ||
                 z->flags != s->flags || z->csize != s->csize || z->usize != s->usize || z->crc != s->crc)
-                fz_die("member %zu: zipfile (variant %u) reads lfh %llu name_len %zu method %u flags %#x csize %llu "
-                       "usize %llu crc %08x; the stream reported lfh %llu name_len %zu method %d flags %#x csize "
-                       "%llu usize %llu crc %08x", i, v, (unsigned long long)z->lfh, z->name_len, z->method,
-                       z->flags, (unsigned long long)z->csize, (unsigned long long)z->usize, (unsigned)z->crc,
-                       (unsigned long long)s->lfh, s->name_len, s->method, s->flags,
-                       (unsigned long long)s->csize, (unsigned long long)s->usize, (unsigned)s->crc);
+                fz_die(
+                    "member %zu: zipfile (variant %u) reads lfh %llu name_len %zu method %u flags %#x csize %llu "
+                    "usize %llu crc %08x; the stream reported lfh %llu name_len %zu method %d flags %#x csize "
+                    "%llu usize %llu crc %08x",
+                    i, v, (unsigned long long)z->lfh, z->name_len, z->method, z->flags, (unsigned long long)z->csize,
+                    (unsigned long long)z->usize, (unsigned)z->crc, (unsigned long long)s->lfh, s->name_len, s->method,
+                    s->flags, (unsigned long long)s->csize, (unsigned long long)s->usize, (unsigned)s->crc);
             if (s->method == NPZS_METHOD_STORED && s->data && z->data != s->data)
                 fz_die("member %zu: zipfile (variant %u) reads its data at %llu, the stream at %llu", i, v,
                        (unsigned long long)z->data, (unsigned long long)s->data);
@@ -700,15 +705,16 @@ void fz_zipfile_check(const uint8_t *data, size_t n, const void *seen_v, size_t 
 
 int fz_same(const fz_result *a, const fz_result *b) {
     int same_rule = a->err_rule == b->err_rule || (a->err_rule && b->err_rule && !strcmp(a->err_rule, b->err_rule));
-    return a->created == b->created && a->digest == b->digest && a->accepted == b->accepted && a->err == b->err && a->err_off == b->err_off &&
-           a->err_member == b->err_member && a->err_coff == b->err_coff && same_rule;
+    return a->created == b->created && a->digest == b->digest && a->accepted == b->accepted && a->err == b->err &&
+           a->err_off == b->err_off && a->err_member == b->err_member && a->err_coff == b->err_coff && same_rule;
 }
 
 void fz_print_result(FILE *f, const char *tag, const fz_result *r) {
-    fprintf(f, "%s: created=%d accepted=%d err=%d(%s) rule=%s off=%llu member=%ld coff=%lld digest=%016llx events=%llu\n",
-            tag, r->created, r->accepted, r->err, r->err ? npzs_error_name(r->err) : "none", r->err_rule ? r->err_rule : "none",
-            (unsigned long long)r->err_off, r->err_member, (long long)r->err_coff, (unsigned long long)r->digest,
-            (unsigned long long)r->events);
+    fprintf(f,
+            "%s: created=%d accepted=%d err=%d(%s) rule=%s off=%llu member=%ld coff=%lld digest=%016llx events=%llu\n",
+            tag, r->created, r->accepted, r->err, r->err ? npzs_error_name(r->err) : "none",
+            r->err_rule ? r->err_rule : "none", (unsigned long long)r->err_off, r->err_member, (long long)r->err_coff,
+            (unsigned long long)r->digest, (unsigned long long)r->events);
 }
 
 /* ---- builders ------------------------------------------------------------------------ */
@@ -785,8 +791,8 @@ void fz_npy(fz_buf *b, const char *dict, const uint8_t *data, size_t dn) {
     fz_put(b, data, dn);
 }
 
-void fz_zip_lfh(fz_buf *b, const char *name, size_t nl, unsigned version, unsigned flags, unsigned method,
-                uint32_t crc, uint32_t csize, uint32_t usize, const uint8_t *extra, size_t en) {
+void fz_zip_lfh(fz_buf *b, const char *name, size_t nl, unsigned version, unsigned flags, unsigned method, uint32_t crc,
+                uint32_t csize, uint32_t usize, const uint8_t *extra, size_t en) {
     fz_put32(b, 0x04034B50);
     fz_put16(b, version);
     fz_put16(b, flags);
@@ -841,8 +847,7 @@ void fz_zip_member(fz_buf *b, fz_member *m) {
     if (m->dd)
         fz_zip_lfh(b, m->name, nl, 20, 8, (unsigned)m->method, 0, 0, 0, m->dd == 3 ? NULL : z64_zero,
                    m->dd == 3 ? 0 : sizeof z64_zero);
-    else
-        fz_zip_lfh(b, m->name, nl, 20, 0, (unsigned)m->method, m->crc, (uint32_t)pn, (uint32_t)m->content_n, NULL, 0);
+    else fz_zip_lfh(b, m->name, nl, 20, 0, (unsigned)m->method, m->crc, (uint32_t)pn, (uint32_t)m->content_n, NULL, 0);
     fz_put(b, payload, pn);
     if (m->dd == 1) {
         fz_put32(b, 0x08074B50);
@@ -907,8 +912,8 @@ fz_result fz_check(const uint8_t *data, size_t n, const npzs_limits *lim) {
     return a;
 }
 
-void fz_report_mismatch(const uint8_t *data, size_t n, const npzs_limits *lim, const uint8_t *sched,
-                        size_t sched_n, const fz_result *a, const fz_result *b) {
+void fz_report_mismatch(const uint8_t *data, size_t n, const npzs_limits *lim, const uint8_t *sched, size_t sched_n,
+                        const fz_result *a, const fz_result *b) {
     fz_opts o;
     fz_opts_init(&o);
     o.lim = lim;
@@ -943,11 +948,10 @@ int fz_header_paths(const uint8_t *s, size_t n, int v3) {
     int ra = npzs__parse_header_mode(&xa, s, n, v3, 10, NPZS__HDR_AUTO);
     int rf = npzs__parse_header_mode(&xf, s, n, v3, 10, NPZS__HDR_FAST);
     int fast = rf != NPZS__HDR_NOT_FAST;
-    if (rg != ra || g->err != a->err || g->err_coff != a->err_coff ||
-        (g->err && strcmp(g->err_msg, a->err_msg) != 0))
+    if (rg != ra || g->err != a->err || g->err_coff != a->err_coff || (g->err && strcmp(g->err_msg, a->err_msg) != 0))
         fz_die("header paths disagree: general %d/%d at %llu (%s), default %d/%d at %llu (%s)", rg, g->err,
-               (unsigned long long)g->err_coff, g->err ? g->err_msg : "ok", ra, a->err,
-               (unsigned long long)a->err_coff, a->err ? a->err_msg : "ok");
+               (unsigned long long)g->err_coff, g->err ? g->err_msg : "ok", ra, a->err, (unsigned long long)a->err_coff,
+               a->err ? a->err_msg : "ok");
     if (fast && (rf != rg || f->err != g->err)) fz_die("the fast path alone disagrees with the general parser");
     const npzs_parser *two[2] = {a, f};
     for (int k = 0; k < (fast ? 2 : 1) && rg == 0; k++) {
@@ -1035,7 +1039,7 @@ static void fz_class(const uint32_t *P, size_t i, size_t j, fz_item *it) {
         n = m;
     }
     it->kind = '[';
-    it->neg = n && t[0] == '!'; /* translate: '!' first is '^' */
+    it->neg = n && t[0] == '!';                         /* translate: '!' first is '^' */
     if (it->neg && n > 1 && t[1] == FZ_CUT) t[1] = '-'; /* "[^-z]": a '-' first is a member */
     it->lo = malloc((n + 1) * sizeof *it->lo);
     it->hi = malloc((n + 1) * sizeof *it->hi);

@@ -48,51 +48,51 @@ extern "C" {
  *   0xE0..0xFF  2^(b - 0xE0 + 8) bytes (256 B .. 8 MiB)
  * An empty schedule (sched != NULL, sched_n == 0) means 1-byte pushes. */
 typedef struct fz_opts {
-    const npzs_limits *lim;  /* NULL: defaults */
-    long fail_at;            /* fail the fail_at-th allocation (0-based); -1: never */
+    const npzs_limits *lim; /* NULL: defaults */
+    long fail_at;           /* fail the fail_at-th allocation (0-based); -1: never */
     const uint8_t *sched;
     size_t sched_n;
-    int finish_null;         /* after finish pass in == NULL (else an empty npzs_in) */
-    FILE *log;               /* non-NULL: print the normalized events */
-    int no_memo;             /* parse every .npy header (npzs__header_memo off): the digest is unchanged */
-    int into;                /* name a destination (npzs_data_into) for every array of at most
+    int finish_null; /* after finish pass in == NULL (else an empty npzs_in) */
+    FILE *log;       /* non-NULL: print the normalized events */
+    int no_memo;     /* parse every .npy header (npzs__header_memo off): the digest is unchanged */
+    int into;        /* name a destination (npzs_data_into) for every array of at most
                                 16 MiB; its DATA chunks must be there; the digest is unchanged */
-    int par;                 /* run through the parallel-inflate helper (npzs_par_*), every
+    int par;         /* run through the parallel-inflate helper (npzs_par_*), every
                                 deflated member of known size inflated ahead */
     unsigned par_threads;
     uint64_t par_held;
-    uint64_t par_used;       /* out: members whose output came from a worker */
-    int no_data;             /* leave DATA and BLOB events out of the digest (their checks too) */
-    int par_take;            /* with par: npzs_par_take_data after every HEADER (alignment 1 << (par_take - 1));
+    uint64_t par_used;         /* out: members whose output came from a worker */
+    int no_data;               /* leave DATA and BLOB events out of the digest (their checks too) */
+    int par_take;              /* with par: npzs_par_take_data after every HEADER (alignment 1 << (par_take - 1));
                                 a taken array's DATA chunks must be in its block; the digest is unchanged */
-    uint64_t par_taken;      /* out: arrays whose data was taken */
-    unsigned mask;           /* nonzero: only these events (NPZS_EV_BIT bits; END always) go into the
+    uint64_t par_taken;        /* out: arrays whose data was taken */
+    unsigned mask;             /* nonzero: only these events (NPZS_EV_BIT bits; END always) go into the
                                 digest, and the zipfile oracle is not run */
-    int mask_parser;         /* with mask: the parser is asked for them (npzs_events), and an event
+    int mask_parser;           /* with mask: the parser is asked for them (npzs_events), and an event
                                 outside them is a failure */
-    uint64_t par_skip;       /* with par: npzs_par_skip_data, a job keeping this many bytes
+    uint64_t par_skip;         /* with par: npzs_par_skip_data, a job keeping this many bytes
                                 (UINT64_MAX: the default; 0: not skipping); needs no_data */
-    int par_stable;          /* with par: npzs_par_stable_input, the pushes slices of one copy
+    int par_stable;            /* with par: npzs_par_stable_input, the pushes slices of one copy
                                 (1: from the first byte; 2: from the second push on) */
     const npzs_policy *policy; /* npzs_policy_use (NULL: none) */
-    int hash;                /* npzs_hash(NPZS_HASH_SHA256): the digests go into the events' digest */
+    int hash;                  /* npzs_hash(NPZS_HASH_SHA256): the digests go into the events' digest */
 } fz_opts;
 
 typedef struct fz_result {
-    int created;             /* npzs_new succeeded */
+    int created; /* npzs_new succeeded */
     uint64_t digest;
     uint64_t events;
-    int accepted;            /* END delivered */
+    int accepted; /* END delivered */
     int err;
     uint64_t err_off;
     long err_member;
     uint64_t err_coff;
-    const char *err_rule;    /* npzs_error_rule (static text), NULL without an error */
-    uint64_t visited;        /* npzs__visited() at the end */
+    const char *err_rule; /* npzs_error_rule (static text), NULL without an error */
+    uint64_t visited;     /* npzs__visited() at the end */
     uint32_t cvisited;
     /* allocator statistics */
     unsigned long allocs;
-    int alloc_failed;        /* the injected failure happened */
+    int alloc_failed; /* the injected failure happened */
     size_t peak_bytes;
 } fz_result;
 
@@ -124,8 +124,8 @@ int fz_split_input(const uint8_t *data, size_t size, fz_split_in *s);
 /* Parse whole and under a fixed split schedule with 0- and 1-byte pushes;
  * abort (with both event logs) unless fz_same().  Returns the whole-run result. */
 fz_result fz_check(const uint8_t *data, size_t n, const npzs_limits *lim);
-void fz_report_mismatch(const uint8_t *data, size_t n, const npzs_limits *lim, const uint8_t *sched,
-                        size_t sched_n, const fz_result *a, const fz_result *b)
+void fz_report_mismatch(const uint8_t *data, size_t n, const npzs_limits *lim, const uint8_t *sched, size_t sched_n,
+                        const fz_result *a, const fz_result *b)
 #if defined(__GNUC__)
     __attribute__((noreturn))
 #endif
@@ -157,9 +157,9 @@ int fz_header_paths(const uint8_t *s, size_t n, int v3);
 /* States reached by every fz_run() of this process (for the state gate). */
 extern uint64_t fz_visited_all;
 extern uint32_t fz_cvisited_all;
-extern uint32_t fz_vlen_visited_all; /* vlen parser states reached (fuzz_vlen) */
+extern uint32_t fz_vlen_visited_all;  /* vlen parser states reached (fuzz_vlen) */
 extern uint32_t fz_scout_visited_all; /* the helper's scout states reached (states.h) */
-extern uint32_t fz_errors_seen;  /* bit -code set for every error code seen */
+extern uint32_t fz_errors_seen;       /* bit -code set for every error code seen */
 
 /* ---- byte builders for the wrapping harnesses ---------------------------- */
 typedef struct fz_buf {
@@ -181,19 +181,19 @@ void fz_npy(fz_buf *b, const char *dict, const uint8_t *data, size_t dn);
 /* One member of a synthetic archive. */
 typedef struct fz_member {
     const char *name;
-    const uint8_t *content;  /* uncompressed content */
+    const uint8_t *content; /* uncompressed content */
     size_t content_n;
-    int method;              /* 0 or 8 */
-    int dd;                  /* 0: sizes in the local header, no extra;
+    int method;       /* 0 or 8 */
+    int dd;           /* 0: sizes in the local header, no extra;
                                 1: pipe style (bit 3, ZIP64 extra 0/0, 24-byte descriptor);
                                 2: as 1 without the descriptor (the caller appends one);
                                 3: bit 3, no extra, no descriptor (the caller appends one) */
-    uint64_t lfh_off;        /* filled by fz_zip_member */
+    uint64_t lfh_off; /* filled by fz_zip_member */
     uint32_t crc;
     uint64_t csize;
 } fz_member;
-void fz_zip_lfh(fz_buf *b, const char *name, size_t nl, unsigned version, unsigned flags, unsigned method,
-                uint32_t crc, uint32_t csize, uint32_t usize, const uint8_t *extra, size_t en);
+void fz_zip_lfh(fz_buf *b, const char *name, size_t nl, unsigned version, unsigned flags, unsigned method, uint32_t crc,
+                uint32_t csize, uint32_t usize, const uint8_t *extra, size_t en);
 void fz_zip_cdh_raw(fz_buf *b, const char *name, size_t nl, unsigned version, unsigned flags, unsigned method,
                     uint32_t crc, uint32_t csize, uint32_t usize, uint32_t lfh_off);
 /* The canonical small array used by the wrappers: <i4 (2,) = [0x04030201?]: bytes 1, 8, 15, ... */

@@ -9,9 +9,11 @@
 static const uint16_t lbase[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
                                    31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
 static const uint8_t lext[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-static const uint16_t dbase[30] = {1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
-                                   193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
-static const uint8_t dext[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+static const uint16_t dbase[30] = {1,    2,    3,    4,    5,    7,    9,    13,    17,    25,
+                                   33,   49,   65,   97,   129,  193,  257,  385,   513,   769,
+                                   1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+static const uint8_t dext[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
+                                 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
 static const uint8_t order[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
 
 /* length -> index in lbase, distance -> index in dbase (distances above 256 by their 128ths):
@@ -387,7 +389,8 @@ void dm_write_block(dm_bits *w, const dm_block *b, const dm_sym *syms, size_t ns
         ndist = b->ndist;
         memcpy(ll, b->lens, nlen);
         memcpy(dl, b->lens + nlen, ndist);
-        unsigned wl = h && h->hlit >= 0 ? (unsigned)h->hlit : nlen, wd = h && h->hdist >= 0 ? (unsigned)h->hdist : ndist;
+        unsigned wl = h && h->hlit >= 0 ? (unsigned)h->hlit : nlen,
+                 wd = h && h->hdist >= 0 ? (unsigned)h->hdist : ndist;
         uint8_t all[64 + 320];
         memset(all, 0, sizeof all);
         memcpy(all, ll, nlen < wl ? nlen : wl);

@@ -22,16 +22,16 @@ typedef struct dm_sym {
 } dm_sym;
 
 typedef struct dm_block {
-    int type;                /* 0 stored, 1 fixed, 2 dynamic */
+    int type; /* 0 stored, 1 fixed, 2 dynamic */
     int final;
-    size_t bit;              /* its first bit in the stream read */
-    uint32_t stored_len;     /* stored: its length, and its bytes' offset in the stream read */
+    size_t bit;          /* its first bit in the stream read */
+    uint32_t stored_len; /* stored: its length, and its bytes' offset in the stream read */
     size_t stored_at;
     unsigned nlen, ndist, ncode; /* dynamic: HLIT + 257, HDIST + 1, HCLEN + 4 */
-    uint8_t cl[19];          /* dynamic: code-length code lengths */
-    uint8_t lens[320];       /* lens[0, nlen): literal/length; lens[nlen, nlen + ndist): distance */
-    size_t sym0, nsym;       /* its symbols in the stream's list */
-    uint64_t out0;           /* output bytes before it */
+    uint8_t cl[19];              /* dynamic: code-length code lengths */
+    uint8_t lens[320];           /* lens[0, nlen): literal/length; lens[nlen, nlen + ndist): distance */
+    size_t sym0, nsym;           /* its symbols in the stream's list */
+    uint64_t out0;               /* output bytes before it */
 } dm_block;
 
 typedef struct dm_stream {
@@ -39,7 +39,7 @@ typedef struct dm_stream {
     size_t nb;
     dm_sym *s;
     size_t ns;
-    size_t end_bit;          /* the bit after the last block's end */
+    size_t end_bit; /* the bit after the last block's end */
     uint64_t out_len;
 } dm_stream;
 
@@ -51,7 +51,7 @@ void dm_free(dm_stream *m);
 typedef struct dm_bits {
     uint8_t *p;
     size_t n, cap;
-    unsigned nb;             /* bits used of the last byte (0: none) */
+    unsigned nb; /* bits used of the last byte (0: none) */
 } dm_bits;
 void dm_put(dm_bits *w, uint32_t v, unsigned nbits);
 size_t dm_bitlen(const dm_bits *w);
@@ -61,17 +61,17 @@ void dm_align(dm_bits *w);
 
 /* How a dynamic header writes its code lengths. */
 enum {
-    DM_RLE_GREEDY,           /* repeat codes where they help (across the two sets too: valid) */
-    DM_RLE_NONE,             /* every length by itself */
-    DM_RLE_FIRST16,          /* a repeat of the previous length first, where there is none */
-    DM_RLE_OVERRUN           /* the last repeat goes `overrun` lengths past the end */
+    DM_RLE_GREEDY,  /* repeat codes where they help (across the two sets too: valid) */
+    DM_RLE_NONE,    /* every length by itself */
+    DM_RLE_FIRST16, /* a repeat of the previous length first, where there is none */
+    DM_RLE_OVERRUN  /* the last repeat goes `overrun` lengths past the end */
 };
 typedef struct dm_hdr {
     int rle;
     unsigned overrun;
-    int hlit, hdist;         /* >= 0: these counts written instead (and as many lengths, the
+    int hlit, hdist; /* >= 0: these counts written instead (and as many lengths, the
                                 missing ones 0); may be past 286 / 30 */
-    int no_eob;              /* the block's end-of-block code left out (the caller goes on) */
+    int no_eob;      /* the block's end-of-block code left out (the caller goes on) */
 } dm_hdr;
 
 /* Write block b with symbols syms[0, nsym): its header (a dynamic one with a complete

@@ -46,9 +46,9 @@
 typedef struct seed {
     uint8_t *raw;
     size_t n;
-    int ok;          /* parsed: the model below */
+    int ok; /* parsed: the model below */
     dm_stream m;
-    uint8_t *out;    /* its output (ok only) */
+    uint8_t *out; /* its output (ok only) */
 } seed;
 
 static seed *seeds;
@@ -204,9 +204,7 @@ static void havoc(buf *b, unsigned edits) {
             b->n = n + k;
             break;
         }
-        case 6: /* cut */
-            b->n = rnd(n + 1);
-            break;
+        case 6: /* cut */ b->n = rnd(n + 1); break;
         case 7: { /* trailing bytes */
             size_t k = 1 + rnd(8);
             reserve(b, n + k);
@@ -285,17 +283,14 @@ static void mutate_lens(dm_block *b) {
     for (unsigned o = 0; o < ops; o++) {
         switch (rnd(12)) {
         case 0: /* one length up or down */
-            if (used_len(b, &at)) l[at] = (uint8_t)(rnd(2) ? (l[at] < 15 ? l[at] + 1 : 14) : (l[at] > 1 ? l[at] - 1 : 2));
+            if (used_len(b, &at))
+                l[at] = (uint8_t)(rnd(2) ? (l[at] < 15 ? l[at] + 1 : 14) : (l[at] > 1 ? l[at] - 1 : 2));
             break;
         case 1: /* one code gone */
             if (used_len(b, &at)) l[at] = 0;
             break;
-        case 2:
-            l[256] = 0;
-            break;
-        case 3: /* no distance code */
-            memset(dl, 0, b->ndist);
-            break;
+        case 2: l[256] = 0; break;
+        case 3: /* no distance code */ memset(dl, 0, b->ndist); break;
         case 4: /* a single distance code, of one bit (zlib's exception) or more */
             memset(dl, 0, b->ndist);
             dl[rnd(b->ndist)] = (uint8_t)(rnd(3) ? 1 : 1 + rnd(15));
@@ -335,9 +330,7 @@ static void mutate_lens(dm_block *b) {
             }
             break;
         }
-        case 9: /* any length anywhere */
-            l[rnd(b->nlen + b->ndist)] = (uint8_t)rnd(16);
-            break;
+        case 9: /* any length anywhere */ l[rnd(b->nlen + b->ndist)] = (uint8_t)rnd(16); break;
         case 10: /* fewer literal/length codes declared (the last ones dropped) */
             if (b->nlen > 257) {
                 unsigned nl = 257 + (unsigned)rnd(b->nlen - 257);
@@ -383,7 +376,10 @@ static int m_repeat(buf *out, const seed *s) {
         break;
     case 2: h.rle = DM_RLE_NONE; break;
     case 3: h.hlit = (int)(nb.nlen + rnd(286 - nb.nlen + 1)); break; /* more lengths, all valid */
-    case 4: h.hlit = 287 + (int)rnd(2); h.hdist = rnd(2) ? 31 + (int)rnd(2) : -1; break; /* too many */
+    case 4:
+        h.hlit = 287 + (int)rnd(2);
+        h.hdist = rnd(2) ? 31 + (int)rnd(2) : -1;
+        break; /* too many */
     default: h.hdist = (int)(nb.ndist + rnd(30 - nb.ndist + 1)); break;
     }
     rewrite(out, s, (size_t)k, &nb, syms_of(s, &nb), nb.nsym, &h, NULL, 0, 0);
@@ -429,7 +425,7 @@ static int m_stored(buf *out, const seed *s) {
             put_bits_at(out->p, at * 8 + 16, ~len & 0xFFFFu, 16);
             break;
         case 2: put_bits_at(out->p, at * 8 + 16, len, 16); break; /* NLEN = LEN */
-        case 3: /* 0 or 65535 */
+        case 3:                                                   /* 0 or 65535 */
             len = rnd(2) ? 0 : 0xFFFFu;
             put_bits_at(out->p, at * 8, len, 16);
             put_bits_at(out->p, at * 8 + 16, ~len & 0xFFFFu, 16);
@@ -517,7 +513,7 @@ static int m_splice(buf *out, const seed *s) {
     dm_copy_bits(&w, s->raw, 0, j < s->m.nb ? s->m.b[j].bit : s->m.end_bit);
     if (j == s->m.nb && s->m.nb) { /* the first seed's last block ends it: its final bit cleared */
         size_t fb = s->m.b[s->m.nb - 1].bit;
-        w.p[fb >> 3] &= (uint8_t)~(1u << (fb & 7));
+        w.p[fb >> 3] &= (uint8_t) ~(1u << (fb & 7));
     }
     dm_copy_bits(&w, t->raw, t->m.b[k].bit, t->n * 8);
     take_bits(out, &w);
@@ -551,9 +547,9 @@ typedef struct mutator {
 } mutator;
 
 static mutator muts[] = {
-    {"havoc", m_havoc, 1, 0, {0}, 0},   {"counts", m_counts, 1, 0, {0}, 0}, {"cl", m_cl, 1, 0, {0}, 0},
-    {"lens", m_lens, 1, 0, {0}, 0},     {"repeat", m_repeat, 1, 0, {0}, 0}, {"stored", m_stored, 1, 0, {0}, 0},
-    {"dist", m_dist, 1, 0, {0}, 0},     {"final", m_final, 1, 0, {0}, 0},   {"splice", m_splice, 1, 0, {0}, 0},
+    {"havoc", m_havoc, 1, 0, {0}, 0}, {"counts", m_counts, 1, 0, {0}, 0}, {"cl", m_cl, 1, 0, {0}, 0},
+    {"lens", m_lens, 1, 0, {0}, 0},   {"repeat", m_repeat, 1, 0, {0}, 0}, {"stored", m_stored, 1, 0, {0}, 0},
+    {"dist", m_dist, 1, 0, {0}, 0},   {"final", m_final, 1, 0, {0}, 0},   {"splice", m_splice, 1, 0, {0}, 0},
 };
 #define NMUT (sizeof muts / sizeof muts[0])
 
@@ -586,7 +582,8 @@ int main(int argc, char **argv) {
     }
     for (; i < argc; i++) load(argv[i]);
     if (!nseeds || !nparsed) {
-        fprintf(stderr, "fastinf_campaign: %zu seeds, %zu of them valid streams: need one of each at least\n", nseeds, nparsed);
+        fprintf(stderr, "fastinf_campaign: %zu seeds, %zu of them valid streams: need one of each at least\n", nseeds,
+                nparsed);
         return 2;
     }
     rs = sd * 0x9E3779B97F4A7C15ULL + 1;
@@ -629,7 +626,8 @@ int main(int argc, char **argv) {
                 fwrite(b.p, 1, b.n, o);
                 fclose(o);
             }
-            fprintf(stderr, "fastinf_campaign: stream %llu (mutator %s) differs: %s\n", (unsigned long long)it, mu->name, path);
+            fprintf(stderr, "fastinf_campaign: stream %llu (mutator %s) differs: %s\n", (unsigned long long)it,
+                    mu->name, path);
             if (!keep) break;
         }
         mu->kinds[z.kind]++;
@@ -638,8 +636,9 @@ int main(int argc, char **argv) {
         if ((it + 1) % 1000000 == 0) { /* progress, for long runs */
             struct rusage ru;
             getrusage(RUSAGE_SELF, &ru);
-            fprintf(stderr, "fastinf_campaign: %llu streams, %llu differences, CPU %ld s\n", (unsigned long long)(it + 1),
-                    (unsigned long long)diffs, (long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec));
+            fprintf(stderr, "fastinf_campaign: %llu streams, %llu differences, CPU %ld s\n",
+                    (unsigned long long)(it + 1), (unsigned long long)diffs,
+                    (long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec));
         }
     }
     struct rusage ru;
@@ -650,12 +649,14 @@ int main(int argc, char **argv) {
     for (size_t m = 0; m < NMUT; m++) {
         if (!muts[m].on) continue;
         runs += muts[m].runs;
-        printf("%-7s %12llu streams: %llu end, %llu refused, %llu cut short, %llu capped; %llu with blocks lent to zlib\n",
-               muts[m].name, (unsigned long long)muts[m].runs, (unsigned long long)muts[m].kinds[FZ_FI_END],
-               (unsigned long long)muts[m].kinds[FZ_FI_BAD], (unsigned long long)muts[m].kinds[FZ_FI_CUT],
-               (unsigned long long)muts[m].kinds[FZ_FI_CAPPED], (unsigned long long)muts[m].lent);
+        printf(
+            "%-7s %12llu streams: %llu end, %llu refused, %llu cut short, %llu capped; %llu with blocks lent to zlib\n",
+            muts[m].name, (unsigned long long)muts[m].runs, (unsigned long long)muts[m].kinds[FZ_FI_END],
+            (unsigned long long)muts[m].kinds[FZ_FI_BAD], (unsigned long long)muts[m].kinds[FZ_FI_CUT],
+            (unsigned long long)muts[m].kinds[FZ_FI_CAPPED], (unsigned long long)muts[m].lent);
     }
-    for (size_t w = 0; w < 32 && why[w].msg; w++) printf("refused: %12llu  %s\n", (unsigned long long)why[w].n, why[w].msg);
+    for (size_t w = 0; w < 32 && why[w].msg; w++)
+        printf("refused: %12llu  %s\n", (unsigned long long)why[w].n, why[w].msg);
     printf("campaign: %llu streams, %llu differences, %zu seeds (%zu parsed), CPU %.0f s, generator seed %llu\n",
            (unsigned long long)runs, (unsigned long long)diffs, nseeds, nparsed, cpu, sd);
     free(b.p);

@@ -83,7 +83,8 @@ static fz_fi_verdict run_fast(const uint8_t *in, size_t n, size_t step, int unev
                 goto done;
             }
             size_t took, made, back;
-            int rc = npzs__fi_run(fi, &lend, in + off + pos, k - pos, last, fout + v.out_len, room, &took, &made, &back);
+            int rc = npzs__fi_run(fi, &lend, in + off + pos, k - pos, last, fout + v.out_len, room, &took, &made,
+                                  &back);
             v.out_len += made;
             pos += took;
             if (rc == NPZS__FI_END) {
@@ -132,9 +133,10 @@ int fz_fastinf_diff(unsigned ctl, const uint8_t *in, size_t n, fz_fi_verdict *zv
     size_t at = 0;
     size_t m = z.out_len < f.out_len ? z.out_len : f.out_len;
     while (at < m && zout[at] == fout[at]) at++;
-    fprintf(stderr,
-            "fastinf_diff: %s differs: zlib kind %d out %zu end %zu; decoder kind %d out %zu end %zu (%llu blocks lent); "
-            "first differing byte %zu; %zu input bytes, ctl %#x\n",
-            why, z.kind, z.out_len, z.end, f.kind, f.out_len, f.end, (unsigned long long)f.zblocks, at, n, ctl);
+    fprintf(
+        stderr,
+        "fastinf_diff: %s differs: zlib kind %d out %zu end %zu; decoder kind %d out %zu end %zu (%llu blocks lent); "
+        "first differing byte %zu; %zu input bytes, ctl %#x\n",
+        why, z.kind, z.out_len, z.end, f.kind, f.out_len, f.end, (unsigned long long)f.zblocks, at, n, ctl);
     return 1;
 }

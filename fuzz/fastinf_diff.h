@@ -13,11 +13,11 @@
 enum { FZ_FI_END = 1, FZ_FI_BAD, FZ_FI_CUT, FZ_FI_CAPPED };
 
 typedef struct fz_fi_verdict {
-    int kind;          /* FZ_FI_* */
-    size_t out_len;    /* bytes made (up to the cap) */
-    size_t end;        /* FZ_FI_END: the stream's length */
-    uint64_t zblocks;  /* the decoder: blocks it lent to zlib */
-    const char *msg;   /* zlib, FZ_FI_BAD: its message (static text), e.g. "invalid distances set" */
+    int kind;         /* FZ_FI_* */
+    size_t out_len;   /* bytes made (up to the cap) */
+    size_t end;       /* FZ_FI_END: the stream's length */
+    uint64_t zblocks; /* the decoder: blocks it lent to zlib */
+    const char *msg;  /* zlib, FZ_FI_BAD: its message (static text), e.g. "invalid distances set" */
 } fz_fi_verdict;
 
 /* Inflate in[0, n) with zlib (whole) and with the decoder, ctl choosing how:

@@ -15,9 +15,7 @@
 #include "common.h"
 #include "bytes/bytes.h"
 
-static uint32_t ref(uint32_t crc, const uint8_t *b, size_t n) {
-    return (uint32_t)crc32(crc, b, (uInt)n);
-}
+static uint32_t ref(uint32_t crc, const uint8_t *b, size_t n) { return (uint32_t)crc32(crc, b, (uInt)n); }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 9) return 0;

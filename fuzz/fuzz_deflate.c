@@ -83,7 +83,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fz_zip_member(&b, &m2);
     }
     size_t cd = b.n;
-    fz_zip_cdh_raw(&b, "a.npy", 5, (ctl & 5) == 4 ? 45 : 20, (ctl & 1) ? 8 : 0, 8, crc, (uint32_t)sn, (uint32_t)usize, 0);
+    fz_zip_cdh_raw(&b, "a.npy", 5, (ctl & 5) == 4 ? 45 : 20, (ctl & 1) ? 8 : 0, 8, crc, (uint32_t)sn, (uint32_t)usize,
+                   0);
     if (ctl & 2) fz_zip_cdh(&b, &m2);
     fz_zip_eocd(&b, (ctl & 2) ? 2 : 1, (uint32_t)(b.n - cd), (uint32_t)cd);
     fz_result dflt = fz_check(b.p, b.n, NULL);

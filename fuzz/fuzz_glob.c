@@ -78,8 +78,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_put(&b, "}}", 2);
     npzs_policy_error err;
     npzs_policy *pol = npzs_policy_new((const char *)b.p, b.n, NULL, &err);
-    if (!pol) fz_die("the policy of %zu members does not compile: %u:%u %s: %s", nm, err.line, err.column, err.path,
-                     err.message);
+    if (!pol)
+        fz_die("the policy of %zu members does not compile: %u:%u %s: %s", nm, err.line, err.column, err.path,
+               err.message);
     npzs__pmatch m = {0};
     m.seen = calloc(pol->ngroup + 1, 1);
     if (!m.seen) fz_die("out of memory");

@@ -20,9 +20,9 @@
 #define CAP (4u << 20)
 
 typedef struct verdict {
-    int kind;         /* 1 end, 2 invalid, 3 needs more input */
-    size_t out_len;   /* bytes produced (up to CAP) */
-    size_t end;       /* kind 1: input bytes of the stream */
+    int kind;       /* 1 end, 2 invalid, 3 needs more input */
+    size_t out_len; /* bytes produced (up to CAP) */
+    size_t end;     /* kind 1: input bytes of the stream */
 } verdict;
 
 static const size_t in_steps[8] = {0, 1, 3, 7, 64, 511, 4096, 0};
@@ -44,7 +44,11 @@ static verdict run_zlib(const uint8_t *in, size_t n, size_t step, size_t win) {
         int progress;
         do {
             size_t room = CAP - v.out_len < win ? CAP - v.out_len : win;
-            if (room == 0) { inflateEnd(&zs); v.kind = 4; return v; } /* capped */
+            if (room == 0) {
+                inflateEnd(&zs);
+                v.kind = 4;
+                return v;
+            } /* capped */
             zs.next_out = zout + v.out_len;
             zs.avail_out = (uInt)room;
             uInt before_in = zs.avail_in;
@@ -87,7 +91,10 @@ static verdict run_isal(const uint8_t *in, size_t n, size_t step, size_t win, un
         int progress;
         do {
             size_t room = CAP - v.out_len < win ? CAP - v.out_len : win;
-            if (room == 0) { v.kind = 4; return v; }
+            if (room == 0) {
+                v.kind = 4;
+                return v;
+            }
             ist.next_out = iout + v.out_len;
             ist.avail_out = (uint32_t)room;
             uint32_t before_in = ist.avail_in;
@@ -95,7 +102,10 @@ static verdict run_isal(const uint8_t *in, size_t n, size_t step, size_t win, un
             size_t made = room - ist.avail_out;
             v.out_len += made;
             progress = made || ist.avail_in != before_in;
-            if (rc < 0) { v.kind = 2; return v; }
+            if (rc < 0) {
+                v.kind = 2;
+                return v;
+            }
             if (ist.block_state == ISAL_BLOCK_FINISH) {
                 v.kind = 1;
                 /* bytes the stream took: those consumed, less the whole bytes still buffered */
@@ -131,8 +141,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (memcmp(zout, iout, m)) why = "output prefix";
     }
     if (why) {
-        fprintf(stderr, "inflate divergence (%s): zlib kind %d out %zu end %zu; ISA-L kind %d out %zu end %zu; %zu input bytes, ctl %#x\n",
-                why, z.kind, z.out_len, z.end, i.kind, i.out_len, i.end, n, ctl);
+        fprintf(
+            stderr,
+            "inflate divergence (%s): zlib kind %d out %zu end %zu; ISA-L kind %d out %zu end %zu; %zu input bytes, ctl %#x\n",
+            why, z.kind, z.out_len, z.end, i.kind, i.out_len, i.end, n, ctl);
         if (!getenv("FZ_COUNT_ONLY")) abort();
     }
     return 0;

@@ -36,7 +36,10 @@ static void run_strict(const uint8_t *d, size_t n, strict *s) {
             continue;
         }
         if (rc < 0) break;
-        if (rc == NPZS_DONE || ev.type == NPZS_EV_END) { s->ok = 1; break; }
+        if (rc == NPZS_DONE || ev.type == NPZS_EV_END) {
+            s->ok = 1;
+            break;
+        }
         if (ev.type == NPZS_EV_MEMBER_BEGIN && s->n < 64) s->off[s->n++] = ev.offset;
     }
     s->err_off = npzs_error_offset(p);
@@ -57,7 +60,8 @@ static npzs_inv *walk(const uint8_t *d, size_t n, size_t step, uint64_t check_af
 }
 
 static void same(const npzs_inv *a, const npzs_inv *b) {
-    if (npzs_inv_count(a) != npzs_inv_count(b)) fz_die("fuzz_inv: %zu members whole, %zu split", npzs_inv_count(a), npzs_inv_count(b));
+    if (npzs_inv_count(a) != npzs_inv_count(b))
+        fz_die("fuzz_inv: %zu members whole, %zu split", npzs_inv_count(a), npzs_inv_count(b));
     for (size_t i = 0; i < npzs_inv_count(a); i++) {
         const npzs_inv_member *x = npzs_inv_get(a, i), *y = npzs_inv_get(b, i);
         if (x->name_len != y->name_len || memcmp(x->name, y->name, x->name_len) || x->offset != y->offset ||
@@ -67,7 +71,8 @@ static void same(const npzs_inv *a, const npzs_inv *b) {
     }
     const char *ra, *rb;
     uint64_t oa, ob;
-    if (npzs_inv_error(a, &ra, &oa) != npzs_inv_error(b, &rb, &ob) || oa != ob || npzs_inv_complete(a) != npzs_inv_complete(b))
+    if (npzs_inv_error(a, &ra, &oa) != npzs_inv_error(b, &rb, &ob) || oa != ob ||
+        npzs_inv_complete(a) != npzs_inv_complete(b))
         fz_die("fuzz_inv: the listing's end differs with the push size");
 }
 
@@ -86,15 +91,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     run_strict(d, n, &again);
     if (again.ok != s.ok || again.err_off != s.err_off) fz_die("fuzz_inv: the strict verdict changed");
     if (s.ok && npzs_inv_is_zip(whole) && s.n < 64) {
-        if (npzs_inv_count(whole) != s.n) fz_die("fuzz_inv: %zu members listed, the parser had %zu", npzs_inv_count(whole), s.n);
-        if (!npzs_inv_complete(whole) || npzs_inv_error(whole, NULL, NULL)) fz_die("fuzz_inv: an accepted archive not listed to its end");
+        if (npzs_inv_count(whole) != s.n)
+            fz_die("fuzz_inv: %zu members listed, the parser had %zu", npzs_inv_count(whole), s.n);
+        if (!npzs_inv_complete(whole) || npzs_inv_error(whole, NULL, NULL))
+            fz_die("fuzz_inv: an accepted archive not listed to its end");
         for (size_t i = 0; i < s.n; i++) {
             const npzs_inv_member *m = npzs_inv_get(whole, i);
             if (m->offset != s.off[i] || m->source != (NPZS_INV_LOCAL | NPZS_INV_CENTRAL))
                 fz_die("fuzz_inv: member %zu at %llu, the parser's at %llu", i, (unsigned long long)m->offset,
                        (unsigned long long)s.off[i]);
-            if (m->error) fz_die("fuzz_inv: member %zu of an accepted archive has error %s (%s)", i, npzs_error_name(m->error),
-                                 m->rule ? m->rule : "");
+            if (m->error)
+                fz_die("fuzz_inv: member %zu of an accepted archive has error %s (%s)", i, npzs_error_name(m->error),
+                       m->rule ? m->rule : "");
         }
     }
     npzs_inv_free(whole);

@@ -54,9 +54,7 @@ static void misuse(void) {
     fz_errors_seen |= 1u << 20;
 }
 
-static int limit_code(int e) {
-    return e == NPZS_E_LIMIT || e == NPZS_E_HEADER_TOO_LARGE || e == NPZS_E_BAD_SHAPE;
-}
+static int limit_code(int e) { return e == NPZS_E_LIMIT || e == NPZS_E_HEADER_TOO_LARGE || e == NPZS_E_BAD_SHAPE; }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 8) return 0;
@@ -76,7 +74,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     lim.max_total_bytes = PICK(totals, c[4] >> 3);
     lim.inflate_window = PICK(windows, c[5]);
     /* never looser than the defaults */
-#define CAP(f) if (lim.f > def.f) lim.f = def.f
+#define CAP(f) \
+    if (lim.f > def.f) lim.f = def.f
     CAP(max_header_size);
     CAP(max_ndim);
     CAP(max_fields);

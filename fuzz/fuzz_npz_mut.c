@@ -126,7 +126,7 @@ static void plant(fz_buf *b, size_t last, size_t cd, unsigned *s) {
         fz_put64(b, cnt);
         fz_put64(b, cnt);
         fz_put64(b, rnd(s) % 2 ? last - cd : rnd(s) % (b->n + 1)); /* directory size */
-        fz_put64(b, targets[rnd(s) % 4]);                           /* directory offset */
+        fz_put64(b, targets[rnd(s) % 4]);                          /* directory offset */
     }
     fz_put32(b, 0x07064B50u);
     fz_put32(b, rnd(s) % 8 ? 0 : 1);
@@ -147,7 +147,9 @@ size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max_size, unsi
     }
     int k = nm ? (int)(rnd(&s) % (unsigned)nm) : 0;
     switch (nm ? rnd(&s) % 8 : 7) {
-    case 0: case 1: case 2: { /* member content */
+    case 0:
+    case 1:
+    case 2: { /* member content */
         size_t cap = m[k].n * 2 + 64;
         m[k].content = realloc(m[k].content, cap);
         m[k].n = mutate_raw(m[k].content, m[k].n, cap);

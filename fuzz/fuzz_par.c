@@ -39,9 +39,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     o.par_stable = (in.file_n >> 2) & 1 ? 1 + (int)((in.file_n >> 3) & 1) : 0;
     if (!o.par_skip && (in.file_n & 1)) o.par_take = (in.file_n & 3) == 3 ? 5 : 1;
     switch (in.ctl >> 6) {
-    case 1: o.sched = in.file; o.sched_n = 0; break; /* 1-byte pushes */
+    case 1:
+        o.sched = in.file;
+        o.sched_n = 0;
+        break; /* 1-byte pushes */
     case 2: o.sched = NULL; break;
-    default: o.sched = in.sched; o.sched_n = in.sched_n; o.into = (in.ctl >> 6) == 3; break;
+    default:
+        o.sched = in.sched;
+        o.sched_n = in.sched_n;
+        o.into = (in.ctl >> 6) == 3;
+        break;
     }
     fz_run(in.file, in.file_n, &o, &par);
     if (!fz_same(&alone, &par)) fz_report_mismatch(in.file, in.file_n, NULL, o.sched, o.sched_n, &alone, &par);

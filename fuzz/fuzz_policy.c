@@ -43,7 +43,8 @@ static void enforce(const npzs_policy *pol, const uint8_t *f, size_t n) {
     o.sched_n = 1;
     fz_run(f, n, &o, &split);
     if (!fz_same(&whole, &split)) fz_die("a policy's run differs between whole and 1-byte pushes");
-    if (whole.err != NPZS_E_POLICY && (whole.accepted != bare.accepted || whole.err != bare.err || whole.err_off != bare.err_off))
+    if (whole.err != NPZS_E_POLICY &&
+        (whole.accepted != bare.accepted || whole.err != bare.err || whole.err_off != bare.err_off))
         fz_die("a policy changed a verdict to %d from %d without a policy rejection", whole.err, bare.err);
 }
 
@@ -56,11 +57,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         if (!e.message[0]) fz_die("a fault without a message");
         if (!fz_words_ok(e.message) || !fz_words_ok(e.path)) fz_die("a fault's words: %s: %s", e.path, e.message);
         if (e.line) {
-            if (e.offset > size) fz_die("a fault at %llu past the text's %zu bytes", (unsigned long long)e.offset, size);
+            if (e.offset > size)
+                fz_die("a fault at %llu past the text's %zu bytes", (unsigned long long)e.offset, size);
             uint32_t line = 1;
             for (uint64_t i = 0; i < e.offset; i++) line += data[i] == '\n';
-            if (line != e.line) fz_die("a fault on line %u at offset %llu, which is on line %u", e.line,
-                                       (unsigned long long)e.offset, line);
+            if (line != e.line)
+                fz_die("a fault on line %u at offset %llu, which is on line %u", e.line, (unsigned long long)e.offset,
+                       line);
         }
     } else {
         size_t n;

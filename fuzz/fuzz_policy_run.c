@@ -15,26 +15,51 @@
 
 #define PICK(t, v) (t)[(v) % (sizeof(t) / sizeof((t)[0]))]
 /* a pin binds one exact array: its dtype, shape and order come with it (and no other dtype or shape) */
-#define PIN "\"dtype\": [\"<i4\"], \"shape\": [2], \"fortran_order\": false, " \
-            "\"sha256\": \"34fb5c825de7ca4aea6e712f19d439c1da0c92c37b423936c5f618545ca4fa1f\", "
+#define PIN \
+    "\"dtype\": [\"<i4\"], \"shape\": [2], \"fortran_order\": false, " \
+    "\"sha256\": \"34fb5c825de7ca4aea6e712f19d439c1da0c92c37b423936c5f618545ca4fa1f\", "
 
 static const char *const keys[] = {"*", "a", "a*", "?", "[ab]*", "w", "*.npy", "[!a]*", "b"};
-static const char *const dtypes[] = {"", "\"dtype\": [\"<i4\"], ", "\"dtype\": [\"float32\", \"<f8\"], ",
-                                     "\"dtype\": [\"int32\", \"uint8\", \"bool\"], ", "\"dtype\": [[[\"a\", \"<i4\"]]], ",
-                                     "\"dtype\": [\"|S3\", \"str\", \"<M8[s]\"], ", "\"dtype\": [\"bfloat16\", \"void\"], ",
-                                     "\"dtype\": [\"datetime64\", \"timedelta64[ns]\", \"|V2\"], ",
-                                     ("\"dtype\": [{\"fields\": [[\"a\", \"<i4\"], [\"b\", {\"base\": \"|u1\", \"shape\": [2]}, [1]]], "
-                                      "\"offsets\": [0, 4], \"itemsize\": 8, \"titles\": [\"A\", null]}], ")};
-static const char *const shapes[] = {"", "\"shape\": [\"N\"], ", "\"shape\": [\"N\", \"N\"], ", "\"shape\": [\"...\", 2], ",
-                                     "\"shape\": [2], ", "\"shape\": [\"*\", \"M\"], ", "\"shape\": [], "};
-static const char *const values[] = {"", "\"finite\": true, ", "\"range\": [0, 9], ", "\"range\": [-1.5, 1e3], ",
-                                     "\"finite\": true, \"range\": [null, 100], ", "\"range\": [2, null], "};
-static const char *const extras[] /* the pin last */ = {"", "\"max_bytes\": 8, ", "\"elements\": [1, 4], ", "\"fortran_order\": false, ",
-                                     "\"byte_order\": \"little\", ", "\"kind\": \"blob\", \"blob_kinds\": [\"text\"], ",
-                                     "\"optional\": true, ", PIN};
-static const char *const tops[] = {"", "\"allow_other_members\": false, ", "\"allow_blobs\": false, ",
-                                   "\"allow_blobs\": [\"text\", \"empty\"], ", "\"max_members\": 2, ",
-                                   "\"max_total_bytes\": 200, ", "\"format\": \"npz\", ", "\"hash\": \"sha256\", ",
+static const char *const dtypes[] =
+    {"",
+     "\"dtype\": [\"<i4\"], ",
+     "\"dtype\": [\"float32\", \"<f8\"], ",
+     "\"dtype\": [\"int32\", \"uint8\", \"bool\"], ",
+     "\"dtype\": [[[\"a\", \"<i4\"]]], ",
+     "\"dtype\": [\"|S3\", \"str\", \"<M8[s]\"], ",
+     "\"dtype\": [\"bfloat16\", \"void\"], ",
+     "\"dtype\": [\"datetime64\", \"timedelta64[ns]\", \"|V2\"], ",
+     ("\"dtype\": [{\"fields\": [[\"a\", \"<i4\"], [\"b\", {\"base\": \"|u1\", \"shape\": [2]}, [1]]], "
+      "\"offsets\": [0, 4], \"itemsize\": 8, \"titles\": [\"A\", null]}], ")};
+static const char *const shapes[] = {"",
+                                     "\"shape\": [\"N\"], ",
+                                     "\"shape\": [\"N\", \"N\"], ",
+                                     "\"shape\": [\"...\", 2], ",
+                                     "\"shape\": [2], ",
+                                     "\"shape\": [\"*\", \"M\"], ",
+                                     "\"shape\": [], "};
+static const char *const values[] = {"",
+                                     "\"finite\": true, ",
+                                     "\"range\": [0, 9], ",
+                                     "\"range\": [-1.5, 1e3], ",
+                                     "\"finite\": true, \"range\": [null, 100], ",
+                                     "\"range\": [2, null], "};
+static const char *const extras[] /* the pin last */ = {"",
+                                                        "\"max_bytes\": 8, ",
+                                                        "\"elements\": [1, 4], ",
+                                                        "\"fortran_order\": false, ",
+                                                        "\"byte_order\": \"little\", ",
+                                                        "\"kind\": \"blob\", \"blob_kinds\": [\"text\"], ",
+                                                        "\"optional\": true, ",
+                                                        PIN};
+static const char *const tops[] = {"",
+                                   "\"allow_other_members\": false, ",
+                                   "\"allow_blobs\": false, ",
+                                   "\"allow_blobs\": [\"text\", \"empty\"], ",
+                                   "\"max_members\": 2, ",
+                                   "\"max_total_bytes\": 200, ",
+                                   "\"format\": \"npz\", ",
+                                   "\"hash\": \"sha256\", ",
                                    "\"dims\": {\"N\": [2, 3], \"M\": 2}, "};
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -50,8 +75,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         char fields[1024];
         const char *extra = PICK(extras, s[2] >> 4);
         int pin = extra == extras[sizeof extras / sizeof extras[0] - 1];
-        int f = snprintf(fields, sizeof fields, "%s%s%s%s", pin ? "" : PICK(dtypes, s[1]), pin ? "" : PICK(shapes, s[1] >> 4),
-                         PICK(values, s[2]), extra);
+        int f = snprintf(fields, sizeof fields, "%s%s%s%s", pin ? "" : PICK(dtypes, s[1]),
+                         pin ? "" : PICK(shapes, s[1] >> 4), PICK(values, s[2]), extra);
         if (f >= 2) fields[f - 2] = 0; /* the last ", " */
         k += snprintf(json + k, sizeof json - (size_t)k, "%s\"%s\": {%s}", i ? ", " : "", key, fields);
     }
@@ -78,8 +103,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fz_run(in.file, in.file_n, &o, &whole);
     if (whole.err != NPZS_E_POLICY &&
         (whole.accepted != bare.accepted || whole.err != bare.err || whole.err_off != bare.err_off))
-        fz_die("policy %s: verdict %d@%llu, without it %d@%llu", json, whole.err, (unsigned long long)whole.err_off, bare.err,
-               (unsigned long long)bare.err_off);
+        fz_die("policy %s: verdict %d@%llu, without it %d@%llu", json, whole.err, (unsigned long long)whole.err_off,
+               bare.err, (unsigned long long)bare.err_off);
     o.sched = in.sched;
     o.sched_n = in.sched_n;
     o.finish_null = in.ctl & 1;
@@ -106,7 +131,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     m.sched_n = in.sched_n;
     fz_result mr;
     fz_run(in.file, in.file_n, &m, &mr);
-    if (mr.accepted != whole.accepted || mr.err != whole.err || mr.err_off != whole.err_off || mr.err_member != whole.err_member)
+    if (mr.accepted != whole.accepted || mr.err != whole.err || mr.err_off != whole.err_off ||
+        mr.err_member != whole.err_member)
         fz_die("policy %s: MEMBER_END alone gives another verdict", json);
     if (in.ctl & 8) {
         fz_opts q;

@@ -33,8 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         sched = sched_01;
         sn = 2;
         break;
-    default:
-        break;
+    default: break;
     }
     o.sched = sched;
     o.sched_n = sn;

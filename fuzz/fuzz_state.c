@@ -26,11 +26,11 @@ static void self_check(void) {
         npzs_in in = {f->bytes, f->n, 0};
         npzs_event ev;
         int rc;
-        while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {
-        }
+        while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {}
         if (rc != NPZS_NEED_INPUT) fz_die("state prefix %zu (%s) fails: %s", i, f->state, npzs_error_name(rc));
         const char *st = npzs_state_name(p);
-        const char *cs = p->c.state > NPZS_C__BASE && p->c.state < NPZS_C__END ? cnames[p->c.state - NPZS_C__BASE - 1] : "";
+        const char *cs = p->c.state > NPZS_C__BASE && p->c.state < NPZS_C__END ? cnames[p->c.state - NPZS_C__BASE - 1]
+                                                                               : "";
         if (strcmp(st, f->state) || (f->cstate[0] && strcmp(cs, f->cstate)))
             fz_die("state prefix %zu: labelled %s/%s, parser is in %s/%s", i, f->state, f->cstate, st, cs);
         npzs_free(p);

@@ -23,11 +23,11 @@
 
 uint32_t npzs_vlen__visited(const npzs_vlen_parser *p); /* test hook in src/vlen/vlen.c */
 
-static const char *const dtype_names[16] = {"bool",    "int8",    "int16",   "int32",     "int64",      "uint8",
-                                            "uint16",  "uint32",  "uint64",  "float16",   "float32",    "float64",
-                                            "complex64", "complex128", "<f4", "|b1"};
-static const char *const patterns[8] = {"null", "null,2", "null,3,4", "[null, 1]", "null,1,1,5",
-                                        "null,2,null", "2,null", "null,0"};
+static const char *const dtype_names[16] = {"bool",      "int8",       "int16",  "int32",   "int64",   "uint8",
+                                            "uint16",    "uint32",     "uint64", "float16", "float32", "float64",
+                                            "complex64", "complex128", "<f4",    "|b1"};
+static const char *const patterns[8] = {"null",       "null,2",      "null,3,4", "[null, 1]",
+                                        "null,1,1,5", "null,2,null", "2,null",   "null,0"};
 
 typedef struct vz_alloc {
     long fail_at, n, live;
@@ -70,8 +70,8 @@ static void vz_mix(uint64_t *h, uint64_t v) {
 }
 
 /* mode < 0: one push; else the schedule of ctl bits 6-7 */
-static vz_res vz_run(const npzs_vlen_spec *sp, const npzs_vlen_limits *lim, const uint8_t *data, size_t n,
-                     int mode, unsigned arg) {
+static vz_res vz_run(const npzs_vlen_spec *sp, const npzs_vlen_limits *lim, const uint8_t *data, size_t n, int mode,
+                     unsigned arg) {
     vz_res r;
     memset(&r, 0, sizeof r);
     r.err_elem = -1;
@@ -118,24 +118,25 @@ static vz_res vz_run(const npzs_vlen_spec *sp, const npzs_vlen_limits *lim, cons
             if (rc < 0) {
                 if (npzs_vlen_error(p) != rc) fz_die("error code != npzs_vlen_error()");
                 npzs_vlen_event e2;
-                if (npzs_vlen_next(p, &in, &e2) != rc || npzs_vlen_next(p, NULL, &e2) != rc)
-                    fz_die("error not sticky");
+                if (npzs_vlen_next(p, &in, &e2) != rc || npzs_vlen_next(p, NULL, &e2) != rc) fz_die("error not sticky");
                 if (!npzs_vlen_error_message(p)) fz_die("NULL error message");
                 /* a limit's numbers: exactly for code limit, one of the limits, and past its value */
                 const char *lname;
                 uint64_t lvalue, lneeded;
                 int have = npzs_vlen_error_limit(p, &lname, &lvalue, &lneeded);
-                if (have != (rc == NPZS_E_LIMIT) || (!have && lname))
-                    fz_die("limit numbers %d for error %d", have, rc);
-                if (have && (lneeded <= lvalue ||
-                             (strcmp(lname, "max_elements") && strcmp(lname, "max_element_bytes") &&
-                              strcmp(lname, "max_total_bytes"))))
+                if (have != (rc == NPZS_E_LIMIT) || (!have && lname)) fz_die("limit numbers %d for error %d", have, rc);
+                if (have &&
+                    (lneeded <= lvalue || (strcmp(lname, "max_elements") && strcmp(lname, "max_element_bytes") &&
+                                           strcmp(lname, "max_total_bytes"))))
                     fz_die("limit %s: needed %llu, value %llu", lname, (unsigned long long)lneeded,
                            (unsigned long long)lvalue);
                 r.err = rc;
                 r.err_off = npzs_vlen_error_offset(p);
                 r.err_elem = npzs_vlen_error_element(p);
-                if (in_elem) { vz_mix(&r.h, dpos); vz_mix(&r.h, dcrc); }
+                if (in_elem) {
+                    vz_mix(&r.h, dpos);
+                    vz_mix(&r.h, dcrc);
+                }
                 done = 1;
                 break;
             }
@@ -192,8 +193,7 @@ static vz_res vz_run(const npzs_vlen_spec *sp, const npzs_vlen_limits *lim, cons
                 done = 1;
                 break;
             }
-            default:
-                fz_die("unknown event type %d", (int)ev.type);
+            default: fz_die("unknown event type %d", (int)ev.type);
             }
             if (done) break;
         }
@@ -217,25 +217,50 @@ static vz_res vz_ref(const npzs_vlen_spec *sp, const npzs_vlen_limits *l, const 
     vz_res r;
     memset(&r, 0, sizeof r);
     r.err_elem = -1;
-    if (n < 4) { r.err = NPZS_E_TRUNCATED; return r; }
+    if (n < 4) {
+        r.err = NPZS_E_TRUNCATED;
+        return r;
+    }
     uint32_t count = rd32(d);
-    if (count > l->max_elements || 4 + 4 * (uint64_t)count > l->max_total_bytes) { r.err = NPZS_E_LIMIT; return r; }
+    if (count > l->max_elements || 4 + 4 * (uint64_t)count > l->max_total_bytes) {
+        r.err = NPZS_E_LIMIT;
+        return r;
+    }
     uint64_t pos = 4;
     for (uint32_t i = 0; i < count; i++) {
         r.err_off = pos;
         r.err_elem = (long)i;
-        if (pos + 4 > n) { r.err = NPZS_E_TRUNCATED; return r; }
+        if (pos + 4 > n) {
+            r.err = NPZS_E_TRUNCATED;
+            return r;
+        }
         uint32_t len = rd32(d + pos);
-        if (len % sp->row_bytes) { r.err = NPZS_E_SIZE_MISMATCH; return r; }
-        if (len > l->max_element_bytes) { r.err = NPZS_E_LIMIT; return r; }
-        if (pos + 4 + len + 4 * (uint64_t)(count - i - 1) > l->max_total_bytes) { r.err = NPZS_E_LIMIT; return r; }
-        if (pos + 4 + len > n) { r.err = NPZS_E_TRUNCATED; r.elems = i; return r; }
+        if (len % sp->row_bytes) {
+            r.err = NPZS_E_SIZE_MISMATCH;
+            return r;
+        }
+        if (len > l->max_element_bytes) {
+            r.err = NPZS_E_LIMIT;
+            return r;
+        }
+        if (pos + 4 + len + 4 * (uint64_t)(count - i - 1) > l->max_total_bytes) {
+            r.err = NPZS_E_LIMIT;
+            return r;
+        }
+        if (pos + 4 + len > n) {
+            r.err = NPZS_E_TRUNCATED;
+            r.elems = i;
+            return r;
+        }
         pos += 4 + (uint64_t)len;
         r.elems = i + 1;
     }
     r.err_elem = -1;
     r.err_off = pos;
-    if (pos < n) { r.err = NPZS_E_TRAILING_DATA; return r; }
+    if (pos < n) {
+        r.err = NPZS_E_TRAILING_DATA;
+        return r;
+    }
     r.accepted = 1;
     r.err_off = 0;
     return r;
@@ -279,9 +304,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     npzs_vlen_limits lim;
     npzs_vlen_limits_default(&lim);
     switch ((ctl >> 4) & 3) {
-    case 1: lim.max_elements = 4; lim.max_element_bytes = 64; lim.max_total_bytes = 256; break;
+    case 1:
+        lim.max_elements = 4;
+        lim.max_element_bytes = 64;
+        lim.max_total_bytes = 256;
+        break;
     case 2: lim.max_total_bytes = 4 + arg; break;
-    case 3: lim.max_elements = arg; lim.max_element_bytes = 8 * arg; break;
+    case 3:
+        lim.max_elements = arg;
+        lim.max_element_bytes = 8 * arg;
+        break;
     default: break;
     }
 
@@ -295,8 +327,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (whole.accepted != split.accepted || whole.err != split.err || whole.err_off != split.err_off ||
         whole.err_elem != split.err_elem || whole.h != split.h || whole.elems != split.elems)
         fz_die("split run differs: err %d/%d off %llu/%llu elem %ld/%ld", whole.err, split.err,
-               (unsigned long long)whole.err_off, (unsigned long long)split.err_off, whole.err_elem,
-               split.err_elem);
+               (unsigned long long)whole.err_off, (unsigned long long)split.err_off, whole.err_elem, split.err_elem);
     vz_res ref = vz_ref(&sp, &lim, chunk, cn);
     if (ref.accepted != whole.accepted || ref.err != whole.err || ref.err_off != whole.err_off ||
         ref.err_elem != whole.err_elem || ref.elems != whole.elems)

@@ -165,8 +165,7 @@ int main(int argc, char **argv) {
                 _exit(0);
             }
             int status = 0;
-            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-            }
+            while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
             if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && sh->done == nfiles) {
                 passed += nfiles - i;
                 break;
@@ -177,8 +176,7 @@ int main(int argc, char **argv) {
             if (WIFSIGNALED(status))
                 printf("FAIL %s %s (signal %d%s)\n", name, files[bad], WTERMSIG(status),
                        WTERMSIG(status) == SIGALRM ? ": timeout" : "");
-            else
-                printf("FAIL %s %s (exit %d)\n", name, files[bad], WEXITSTATUS(status));
+            else printf("FAIL %s %s (exit %d)\n", name, files[bad], WEXITSTATUS(status));
             i = bad + 1;
         }
         visited = sh->visited;

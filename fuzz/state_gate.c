@@ -71,11 +71,11 @@ int main(int argc, char **argv) {
         }
     }
     int emiss = 0, etotal = 0;
-#define X(id, num, name, msg)                                         \
-    etotal++;                                                         \
-    if (!((e >> ((unsigned)-(num)&31u)) & 1)) {                       \
-        printf("  NOT REACHED  error  %s (%d)\n", name, num);         \
-        emiss++;                                                      \
+#define X(id, num, name, msg) \
+    etotal++; \
+    if (!((e >> ((unsigned)-(num)&31u)) & 1)) { \
+        printf("  NOT REACHED  error  %s (%d)\n", name, num); \
+        emiss++; \
     }
     NPZS_ERROR_MAP(X)
 #undef X

@@ -31,7 +31,10 @@ long fz_zipfile_read(const uint8_t *f, size_t n, unsigned variant, fz_zf_entry *
         size_t window = (variant & FZ_ZF_WIN65557) ? 65535 + 22 : 65536 + 22;
         size_t start = n > window ? n - window : 0;
         for (size_t i = n - 4 + 1; i-- > start;)
-            if (memcmp(f + i, "PK\5\6", 4) == 0) { eocd = i; break; }
+            if (memcmp(f + i, "PK\5\6", 4) == 0) {
+                eocd = i;
+                break;
+            }
         if (eocd == UINT64_MAX || n - eocd < 22) return -1;
     }
     const uint8_t *e = f + eocd;
@@ -106,11 +109,15 @@ long fz_zipfile_read(const uint8_t *f, size_t n, unsigned variant, fz_zf_entry *
                 uint64_t dl = ln;
                 if (usize == 0xFFFFFFFFu || usize == UINT64_MAX) {
                     if (dl < 8) return -1;
-                    usize = g64(d); d += 8; dl -= 8;
+                    usize = g64(d);
+                    d += 8;
+                    dl -= 8;
                 }
                 if (csize == 0xFFFFFFFFu) {
                     if (dl < 8) return -1;
-                    csize = g64(d); d += 8; dl -= 8;
+                    csize = g64(d);
+                    d += 8;
+                    dl -= 8;
                 }
                 if (hoff == 0xFFFFFFFFu) {
                     if (dl < 8) return -1;
@@ -119,7 +126,8 @@ long fz_zipfile_read(const uint8_t *f, size_t n, unsigned variant, fz_zf_entry *
             } else if (tp == 0x7075 && (variant & FZ_ZF_UNICODE_PATH)) {
                 /* 3.12+: a Unicode path extra whose CRC matches renames the member */
                 if (ln < 5) return -1;
-                if (x[k + 4] == 1 && g32(x + k + 5) == fz_crc32(name, (size_t)take_n)) return -1; /* renamed: not modelled */
+                if (x[k + 4] == 1 && g32(x + k + 5) == fz_crc32(name, (size_t)take_n))
+                    return -1; /* renamed: not modelled */
             }
             k += 4 + ln;
         }
@@ -154,8 +162,7 @@ long fz_zipfile_read(const uint8_t *f, size_t n, unsigned variant, fz_zf_entry *
         uint64_t nl = g16(lh + 26), xl = g16(lh + 28);
         const uint8_t *ln = at(f, n, o->lfh + 30, nl);
         /* names compared decoded: equal bytes with the same UTF-8 flag (other cases not modelled) */
-        if (!ln || nl != o->name_len || memcmp(ln, o->name, nl) != 0 || ((g16(lh + 6) ^ o->flags) & 0x800))
-            return -1;
+        if (!ln || nl != o->name_len || memcmp(ln, o->name, nl) != 0 || ((g16(lh + 6) ^ o->flags) & 0x800)) return -1;
         o->data = o->lfh + 30 + nl + xl;
         if (!at(f, n, o->data, o->csize)) return -1;
     }

@@ -66,39 +66,39 @@ unsigned long npzs_version(void);
 
 /* ---- return values of npzs_next() ------------------------------------- */
 #define NPZS_NEED_INPUT 0 /* input used up, nothing to emit: push more or finish */
-#define NPZS_EVENT      1 /* *ev was filled */
-#define NPZS_DONE       2 /* the END event was already delivered; nothing more */
+#define NPZS_EVENT 1      /* *ev was filled */
+#define NPZS_DONE 2       /* the END event was already delivered; nothing more */
 
 /* ---- error codes: stable, append-only.  (name, number, default message) --
  * The names are the ones `npzstream check --json` prints. */
-#define NPZS_ERROR_MAP(X)                                                              \
-    X(TRUNCATED,        -1, "truncated", "input ended before the file was complete")   \
-    X(BAD_MAGIC,        -2, "bad_magic", "not a .npy or .npz file")                    \
-    X(BAD_VERSION,      -3, "bad_version", "unsupported .npy format version")          \
-    X(HEADER_TOO_LARGE, -4, "header_too_large", ".npy header larger than the limit")   \
-    X(BAD_HEADER,       -5, "bad_header", "malformed .npy header")                     \
-    X(PICKLE,           -6, "pickle", "object arrays (pickle) are refused")            \
-    X(BAD_SHAPE,        -7, "bad_shape", "invalid shape")                              \
-    X(SIZE_OVERFLOW,    -8, "size_overflow", "array size overflows")                   \
-    X(ZIP_BAD_HEADER,   -9, "zip_bad_header", "malformed ZIP record")                  \
-    X(ZIP_UNSUPPORTED, -10, "zip_unsupported", "unsupported ZIP feature")              \
-    X(CRC_MISMATCH,    -11, "crc_mismatch", "CRC-32 mismatch")                         \
-    X(SIZE_MISMATCH,   -12, "size_mismatch", "size mismatch")                          \
-    X(CD_MISMATCH,     -13, "cd_mismatch", "central directory disagrees with the stream") \
-    X(DUPLICATE_NAME,  -14, "duplicate_name", "duplicate member name or key")          \
-    X(TRAILING_DATA,   -15, "trailing_data", "bytes after the end")                    \
-    X(LIMIT,           -16, "limit", "a configured limit was exceeded")                \
-    X(INFLATE,         -17, "inflate", "invalid deflate data")                         \
-    X(BAD_NAME,        -18, "bad_name", "invalid member name")                         \
-    X(NOMEM,           -19, "nomem", "out of memory (allocator failed)")               \
-    X(BAD_CALL,        -20, "bad_call", "API misuse (bad argument or call order)")        \
-    X(POLICY,          -21, "policy", "the input breaks the caller's policy") /* added in 0.5.0 */
+#define NPZS_ERROR_MAP(X) \
+    X(TRUNCATED, -1, "truncated", "input ended before the file was complete") \
+    X(BAD_MAGIC, -2, "bad_magic", "not a .npy or .npz file") \
+    X(BAD_VERSION, -3, "bad_version", "unsupported .npy format version") \
+    X(HEADER_TOO_LARGE, -4, "header_too_large", ".npy header larger than the limit") \
+    X(BAD_HEADER, -5, "bad_header", "malformed .npy header") \
+    X(PICKLE, -6, "pickle", "object arrays (pickle) are refused") \
+    X(BAD_SHAPE, -7, "bad_shape", "invalid shape") \
+    X(SIZE_OVERFLOW, -8, "size_overflow", "array size overflows") \
+    X(ZIP_BAD_HEADER, -9, "zip_bad_header", "malformed ZIP record") \
+    X(ZIP_UNSUPPORTED, -10, "zip_unsupported", "unsupported ZIP feature") \
+    X(CRC_MISMATCH, -11, "crc_mismatch", "CRC-32 mismatch") \
+    X(SIZE_MISMATCH, -12, "size_mismatch", "size mismatch") \
+    X(CD_MISMATCH, -13, "cd_mismatch", "central directory disagrees with the stream") \
+    X(DUPLICATE_NAME, -14, "duplicate_name", "duplicate member name or key") \
+    X(TRAILING_DATA, -15, "trailing_data", "bytes after the end") \
+    X(LIMIT, -16, "limit", "a configured limit was exceeded") \
+    X(INFLATE, -17, "inflate", "invalid deflate data") \
+    X(BAD_NAME, -18, "bad_name", "invalid member name") \
+    X(NOMEM, -19, "nomem", "out of memory (allocator failed)") \
+    X(BAD_CALL, -20, "bad_call", "API misuse (bad argument or call order)") \
+    X(POLICY, -21, "policy", "the input breaks the caller's policy") /* added in 0.5.0 */
 
 enum npzs_error {
 #define NPZS_X_ENUM(id, num, name, msg) NPZS_E_##id = (num),
     NPZS_ERROR_MAP(NPZS_X_ENUM)
 #undef NPZS_X_ENUM
-    NPZS_E_NONE = 0
+        NPZS_E_NONE = 0
 };
 
 /* ---- events --------------------------------------------------------------
@@ -122,13 +122,14 @@ typedef enum npzs_format { NPZS_FORMAT_UNKNOWN = 0, NPZS_FORMAT_NPY = 1, NPZS_FO
  * carriage return and form feed) or binary.  A pickle blob is returned by np.load as bytes: it runs
  * only if the caller unpickles it, which a policy can forbid (allow_blobs). */
 #define NPZS_SNIFF_MAP(X) \
-    X(NPY, 1, "npy") X(EMPTY, 2, "empty") X(PICKLE, 3, "pickle") X(ZIP, 4, "zip") X(GZIP, 5, "gzip") \
-    X(TEXT, 6, "text") X(BINARY, 7, "binary")
+    X(NPY, 1, "npy") \
+    X(EMPTY, 2, "empty") \
+    X(PICKLE, 3, "pickle") X(ZIP, 4, "zip") X(GZIP, 5, "gzip") X(TEXT, 6, "text") X(BINARY, 7, "binary")
 typedef enum npzs_sniff {
 #define NPZS_X_SNIFF(id, num, name) NPZS_SNIFF_##id = (num),
     NPZS_SNIFF_MAP(NPZS_X_SNIFF)
 #undef NPZS_X_SNIFF
-    NPZS_SNIFF_NONE = 0
+        NPZS_SNIFF_NONE = 0
 } npzs_sniff;
 /* "npy", "pickle", ...; "unknown" otherwise (added in 0.5.0). */
 const char *npzs_sniff_name(int sniff);
@@ -170,12 +171,12 @@ typedef struct npzs_dtnode {
     const uint64_t *shape;
 } npzs_dtnode;
 typedef struct npzs_dtfield {
-    const char *name;      /* UTF-8, name_len bytes (not NUL-terminated) */
+    const char *name; /* UTF-8, name_len bytes (not NUL-terminated) */
     size_t name_len;
-    const char *title;     /* NULL when the field has no title; else UTF-8, title_len bytes */
+    const char *title; /* NULL when the field has no title; else UTF-8, title_len bytes */
     size_t title_len;
-    uint64_t offset;       /* in the enclosing struct */
-    uint32_t type;         /* its node */
+    uint64_t offset; /* in the enclosing struct */
+    uint32_t type;   /* its node */
 } npzs_dtfield;
 
 /* The validated .npy header (HEADER event; valid until the next call). */
@@ -183,8 +184,8 @@ typedef struct npzs_array_info {
     uint8_t version_major, version_minor; /* 1.0, 2.0 or 3.0 */
     int fortran_order;                    /* 0 or 1 */
     int structured;                       /* descr is a field list */
-    const char *dtype;    /* NUL-terminated, NumPy's dtype.str: "<f4", "|b1", "|V12" */
-    const char *descr;    /* the descr value as written, NUL-terminated, in UTF-8 (a v1.0/v2.0
+    const char *dtype;                    /* NUL-terminated, NumPy's dtype.str: "<f4", "|b1", "|V12" */
+    const char *descr;                    /* the descr value as written, NUL-terminated, in UTF-8 (a v1.0/v2.0
                              header is latin-1: converted) */
     size_t descr_len;
     const uint8_t *header; /* the member's raw bytes from the magic to the data: preamble and
@@ -193,9 +194,9 @@ typedef struct npzs_array_info {
     uint32_t ndim;
     const uint64_t *shape; /* ndim entries */
     uint64_t itemsize;
-    uint64_t count;        /* product of shape (1 for a 0-d array) */
-    uint64_t nbytes;       /* count * itemsize: exactly this many DATA bytes follow */
-    uint64_t header_len;   /* bytes of magic+preamble+header = offset of the data in the member */
+    uint64_t count;      /* product of shape (1 for a 0-d array) */
+    uint64_t nbytes;     /* count * itemsize: exactly this many DATA bytes follow */
+    uint64_t header_len; /* bytes of magic+preamble+header = offset of the data in the member */
     /* structured: the dtype as a tree (added in 0.2.0; NULL and 0 otherwise) */
     const npzs_dtnode *dt_nodes;
     uint32_t dt_nnodes, dt_nfields;
@@ -204,8 +205,8 @@ typedef struct npzs_array_info {
 
 typedef struct npzs_event {
     npzs_event_type type;
-    uint32_t member;      /* 0-based member index (0 for a .npy) */
-    uint64_t offset;      /* absolute input offset of the thing the event describes:
+    uint32_t member; /* 0-based member index (0 for a .npy) */
+    uint64_t offset; /* absolute input offset of the thing the event describes:
                              MEMBER_BEGIN: its local header (0 for .npy);
                              HEADER: the member's content start;
                              DATA/BLOB: for stored bytes, the input offset of data[0];
@@ -213,30 +214,30 @@ typedef struct npzs_event {
                              MEMBER_END: the end of the member (after any descriptor);
                              END: total input length */
     /* MEMBER_BEGIN and MEMBER_END (npz) */
-    const char *name;     /* raw name bytes, not NUL-terminated; NULL for .npy */
+    const char *name; /* raw name bytes, not NUL-terminated; NULL for .npy */
     size_t name_len;
-    int method;           /* NPZS_METHOD_* (stored for .npy) */
-    unsigned flags;       /* ZIP general purpose flags */
+    int method;     /* NPZS_METHOD_* (stored for .npy) */
+    unsigned flags; /* ZIP general purpose flags */
     /* HEADER; MEMBER_END of an array, its header again (added in 0.4.0; NULL for a blob) */
     const npzs_array_info *array;
     /* DATA / BLOB */
     const uint8_t *data;
     size_t len;
-    uint64_t pos;         /* offset of data[0] in the array data (DATA) or in the blob (BLOB) */
-    int zero_copy;        /* 1: data points into the caller's npzs_in buffer */
+    uint64_t pos;  /* offset of data[0] in the array data (DATA) or in the blob (BLOB) */
+    int zero_copy; /* 1: data points into the caller's npzs_in buffer */
     /* MEMBER_END */
     npzs_kind kind;
-    uint64_t size;        /* uncompressed member size (npy: whole content) */
-    uint64_t csize;       /* compressed size (== size when stored) */
-    uint32_t crc32;       /* CRC-32 of the whole member content */
-    uint32_t data_crc32;  /* CRC-32 of the array data bytes (blob: == crc32) */
-    uint64_t data_size;   /* array data bytes (blob: == size) */
+    uint64_t size;       /* uncompressed member size (npy: whole content) */
+    uint64_t csize;      /* compressed size (== size when stored) */
+    uint32_t crc32;      /* CRC-32 of the whole member content */
+    uint32_t data_crc32; /* CRC-32 of the array data bytes (blob: == crc32) */
+    uint64_t data_size;  /* array data bytes (blob: == size) */
     /* END */
     npzs_format format;
     uint32_t members;
     /* MEMBER_END (added in 0.5.0) */
-    int sniff;                /* npzs_sniff: what the content looks like (NPZS_SNIFF_NPY for an array) */
-    const uint8_t *sha256;    /* when hashing (npzs_hash, a policy's "hash" or pinned value): the 32-byte
+    int sniff;             /* npzs_sniff: what the content looks like (NPZS_SNIFF_NPY for an array) */
+    const uint8_t *sha256; /* when hashing (npzs_hash, a policy's "hash" or pinned value): the 32-byte
                                  SHA-256 of the array data (a blob: of its bytes), the same however the
                                  archive was written; else NULL */
 } npzs_event;
@@ -246,27 +247,27 @@ typedef struct npzs_event {
  * (returns NULL for) a zero where a positive number is needed and values above the
  * maxima given below. */
 typedef struct npzs_limits {
-    uint64_t max_header_size;  /* .npy header, in decoded characters as NumPy counts
+    uint64_t max_header_size; /* .npy header, in decoded characters as NumPy counts
                                   them (default 10000, NumPy's max_header_size; at most
                                   2^30).  Stops header-parsing DoS; the header is staged
                                   (up to 4 bytes a character in v3.0) with a scratch of
                                   4x its size. */
-    uint32_t max_ndim;         /* dimensions of an array (default 32, NumPy 1.x; at most 64) */
-    uint32_t max_fields;       /* field names and titles in a header's descr (default
+    uint32_t max_ndim;        /* dimensions of an array (default 32, NumPy 1.x; at most 64) */
+    uint32_t max_fields;      /* field names and titles in a header's descr (default
                                   100000; the header size bounds them anyway) */
-    uint32_t max_depth;        /* nesting of structured dtypes (default 32, at most 1000) */
-    uint32_t max_members;      /* members of an archive (default 100000) */
-    uint32_t max_name_len;     /* bytes of a member name (default 4096, at most 65535) */
-    uint32_t max_extra_len;    /* bytes of one extra field block (default 65535: no limit) */
-    uint64_t max_total_bytes;  /* total member content bytes (inflated) of an input,
+    uint32_t max_depth;       /* nesting of structured dtypes (default 32, at most 1000) */
+    uint32_t max_members;     /* members of an archive (default 100000) */
+    uint32_t max_name_len;    /* bytes of a member name (default 4096, at most 65535) */
+    uint32_t max_extra_len;   /* bytes of one extra field block (default 65535: no limit) */
+    uint64_t max_total_bytes; /* total member content bytes (inflated) of an input,
                                   default 2^30 (1 GiB; 1 TiB before 0.5.0): stops zip
                                   bombs, at the header that declares the size when one
                                   does (SECURITY.md, "Defaults for untrusted input") */
-    uint32_t inflate_window;   /* inflate output chunk in bytes (default 256 KiB) */
-    uint32_t lenient;          /* NPZS_LENIENT_* bits: each accepts one thing the strict default
+    uint32_t inflate_window;  /* inflate output chunk in bytes (default 256 KiB) */
+    uint32_t lenient;         /* NPZS_LENIENT_* bits: each accepts one thing the strict default
                                   refuses (SECURITY.md, "Lenient flags"); 0 by default (added in
                                   0.2.0); also NPZS_INFLATE_ZLIB (0.8.0) */
-    uint64_t max_memory;       /* bytes the parser may hold through the allocator hooks at once,
+    uint64_t max_memory;      /* bytes the parser may hold through the allocator hooks at once,
                                   itself included (default 256 MiB; 0: no cap but the other
                                   limits); more is refused as limit, rule LIMIT.max_memory
                                   (added in 0.2.0) */
@@ -278,17 +279,17 @@ typedef struct npzs_limits {
  * maximum] (and max_memory below the parser's own size, but 0).  The library's defaults and
  * checks, the command line's options and --help, the Python module's names and the man pages
  * all take the limits from here. */
-#define NPZS_LIMITS_MAP(X)                                                                                    \
+#define NPZS_LIMITS_MAP(X) \
     X(max_header_size, 64, 10000, 1, UINT64_C(1) << 30, "--max-header-size", ".npy header size in characters") \
-    X(max_ndim, 32, 32, 0, 64, "--max-ndim", "dimensions of an array")                                        \
-    X(max_fields, 32, 100000, 1, UINT32_MAX, "--max-fields", "names, titles and types in a structured dtype")  \
-    X(max_depth, 32, 32, 1, 1000, "--max-depth", "nesting of structured dtypes")                              \
-    X(max_members, 32, 100000, 1, 0x7FFFFFFF, "--max-members", "members of an archive")                       \
-    X(max_name_len, 32, 4096, 1, 65535, "--max-name-len", "bytes of a member name")                           \
-    X(max_extra_len, 32, 65535, 0, 65535, "--max-extra-len", "bytes of a ZIP extra field block")              \
-    X(max_total_bytes, 64, UINT64_C(1) << 30, 0, UINT64_MAX, "--max-total-bytes",                             \
-      "total uncompressed member bytes: stops zip bombs")                                                     \
-    X(inflate_window, 32, 256u * 1024u, 1, UINT32_MAX, "--inflate-window", "inflate output chunk in bytes")    \
+    X(max_ndim, 32, 32, 0, 64, "--max-ndim", "dimensions of an array") \
+    X(max_fields, 32, 100000, 1, UINT32_MAX, "--max-fields", "names, titles and types in a structured dtype") \
+    X(max_depth, 32, 32, 1, 1000, "--max-depth", "nesting of structured dtypes") \
+    X(max_members, 32, 100000, 1, 0x7FFFFFFF, "--max-members", "members of an archive") \
+    X(max_name_len, 32, 4096, 1, 65535, "--max-name-len", "bytes of a member name") \
+    X(max_extra_len, 32, 65535, 0, 65535, "--max-extra-len", "bytes of a ZIP extra field block") \
+    X(max_total_bytes, 64, UINT64_C(1) << 30, 0, UINT64_MAX, "--max-total-bytes", \
+      "total uncompressed member bytes: stops zip bombs") \
+    X(inflate_window, 32, 256u * 1024u, 1, UINT32_MAX, "--inflate-window", "inflate output chunk in bytes") \
     X(max_memory, 64, UINT64_C(256) << 20, 0, UINT64_MAX, "--max-memory", "bytes the parser may hold, 0 for no cap")
 
 /* Lenient flags, off by default (llhttp-style: each is named, documented and tested).
@@ -487,8 +488,8 @@ void npzs_finish(npzs_parser *p);
  *  Added in  0.1.0; through an attached helper 0.8.0. */
 
 /* ---- error details (valid after a negative return) ------------------------ */
-int npzs_error(const npzs_parser *p);             /* sticky code, 0 if none */
-uint64_t npzs_error_offset(const npzs_parser *p); /* absolute input offset */
+int npzs_error(const npzs_parser *p);                 /* sticky code, 0 if none */
+uint64_t npzs_error_offset(const npzs_parser *p);     /* absolute input offset */
 const char *npzs_error_message(const npzs_parser *p); /* static text, finer than strerror */
 /* The rule the input broke (added in 0.2.0): a stable id "GROUP.check", e.g. "S-HDR-WS.after-dict"
  * or "ZIP-DEFLATE.unterminated"; NULL when there is no error.  Groups that start with "S-" are
@@ -546,8 +547,8 @@ int npzs_error_limit(const npzs_parser *p, const char **name, uint64_t *value, u
  *  Threads   any thread that does not call the parser at the same time.
  *  Added in  0.8.0. */
 
-const char *npzs_error_name(int code);   /* "truncated", ... ; "unknown" otherwise */
-const char *npzs_strerror(int code);     /* default message */
+const char *npzs_error_name(int code); /* "truncated", ... ; "unknown" otherwise */
+const char *npzs_strerror(int code);   /* default message */
 /*  Returns   the code's name and default message; "unknown", "unknown error" for a value that is
  *            none.
  *  Errors    none.
@@ -579,26 +580,26 @@ const char *npzs_state_name(const npzs_parser *p);
  * gives it), and the part of a ZIP record whose bytes the state takes (NPZS_REC_*: the local
  * header's fixed part, its name, ...; NPZS_REC_NONE when its bytes are no record's), with the
  * part's words ("local header", ...). */
-#define NPZS_RECORD_MAP(X)                                                          \
-    X(NONE, "")                                                                     \
-    X(SIG, "signature")                                                             \
-    X(LFH, "local header")                                                          \
-    X(LFH_NAME, "local header name")                                                \
-    X(LFH_EXTRA, "local header extra fields")                                       \
-    X(DD, "data descriptor")                                                        \
-    X(CDH, "central entry")                                                         \
-    X(CDH_NAME, "central entry name")                                               \
-    X(CDH_EXTRA, "central entry extra fields")                                      \
-    X(CDH_COMMENT, "central entry comment")                                         \
-    X(Z64_EOCD, "zip64 end record")                                                 \
-    X(Z64_LOC, "zip64 locator")                                                     \
-    X(EOCD, "end record")                                                           \
+#define NPZS_RECORD_MAP(X) \
+    X(NONE, "") \
+    X(SIG, "signature") \
+    X(LFH, "local header") \
+    X(LFH_NAME, "local header name") \
+    X(LFH_EXTRA, "local header extra fields") \
+    X(DD, "data descriptor") \
+    X(CDH, "central entry") \
+    X(CDH_NAME, "central entry name") \
+    X(CDH_EXTRA, "central entry extra fields") \
+    X(CDH_COMMENT, "central entry comment") \
+    X(Z64_EOCD, "zip64 end record") \
+    X(Z64_LOC, "zip64 locator") \
+    X(EOCD, "end record") \
     X(EOCD_COMMENT, "archive comment")
 typedef enum npzs_record_part {
 #define NPZS_X_REC(name, label) NPZS_REC_##name,
     NPZS_RECORD_MAP(NPZS_X_REC)
 #undef NPZS_X_REC
-    NPZS_REC__END
+        NPZS_REC__END
 } npzs_record_part;
 int npzs_state_index(const npzs_parser *p);
 int npzs_state_count(void);

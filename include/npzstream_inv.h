@@ -48,21 +48,21 @@ extern "C" {
 
 /* One member.  The pointers are valid until npzs_inv_free (or npzs_inv_reset). */
 typedef struct npzs_inv_member {
-    const char *name;        /* raw name bytes (not NUL-terminated) */
+    const char *name; /* raw name bytes (not NUL-terminated) */
     size_t name_len;
-    unsigned source;         /* NPZS_INV_LOCAL | NPZS_INV_CENTRAL */
-    unsigned flags;          /* ZIP general purpose flags */
-    int method;              /* the ZIP method number (NPZS_METHOD_STORED, _DEFLATED, or another) */
-    uint64_t offset;         /* its local header (the central directory's offset for one met there only) */
-    uint64_t csize, size;    /* as declared (the data descriptor's when it has one) */
-    uint32_t crc32;          /* as declared */
-    int checked;             /* 1: its content was checked on its own (npzs_inv_check_after) */
+    unsigned source;      /* NPZS_INV_LOCAL | NPZS_INV_CENTRAL */
+    unsigned flags;       /* ZIP general purpose flags */
+    int method;           /* the ZIP method number (NPZS_METHOD_STORED, _DEFLATED, or another) */
+    uint64_t offset;      /* its local header (the central directory's offset for one met there only) */
+    uint64_t csize, size; /* as declared (the data descriptor's when it has one) */
+    uint32_t crc32;       /* as declared */
+    int checked;          /* 1: its content was checked on its own (npzs_inv_check_after) */
     /* checked members: what the content is */
-    npzs_kind kind;          /* 0 when not known */
-    int sniff;               /* NPZS_SNIFF_* (NPZS_SNIFF_NPY for an array) */
-    char dtype[64];          /* an array's dtype.str ("" when not parsed) */
+    npzs_kind kind; /* 0 when not known */
+    int sniff;      /* NPZS_SNIFF_* (NPZS_SNIFF_NPY for an array) */
+    char dtype[64]; /* an array's dtype.str ("" when not parsed) */
     uint32_t ndim;
-    uint64_t shape[8];       /* its first 8 dimensions */
+    uint64_t shape[8]; /* its first 8 dimensions */
     int fortran_order;
     uint64_t nbytes;
     /* its error: 0 when none */

@@ -102,11 +102,11 @@ const char *npzs_vlen_strerror(int code);
 #define NPZS_VLEN_MAX_NDIM 32 /* dimensions of an element, including the variable one */
 
 typedef struct npzs_vlen_spec {
-    char dtype[8];          /* NumPy's dtype.str: "|b1", "|i1", "<i2", ..., "<f4", "<c16" */
-    uint32_t itemsize;      /* 1, 2, 4, 8 or 16 */
-    uint32_t ndim;          /* 1 .. NPZS_VLEN_MAX_NDIM, the variable dimension included */
+    char dtype[8];                     /* NumPy's dtype.str: "|b1", "|i1", "<i2", ..., "<f4", "<c16" */
+    uint32_t itemsize;                 /* 1, 2, 4, 8 or 16 */
+    uint32_t ndim;                     /* 1 .. NPZS_VLEN_MAX_NDIM, the variable dimension included */
     uint64_t dims[NPZS_VLEN_MAX_NDIM]; /* dims[0] = 0 (variable), dims[1..ndim-1] >= 1 */
-    uint64_t row_bytes;     /* itemsize * dims[1] * ... * dims[ndim-1] */
+    uint64_t row_bytes;                /* itemsize * dims[1] * ... * dims[ndim-1] */
 } npzs_vlen_spec;
 
 /* Fill *spec from a dtype and a shape pattern (NUL-terminated strings).
@@ -159,20 +159,20 @@ typedef enum npzs_vlen_event_type {
 
 typedef struct npzs_vlen_event {
     npzs_vlen_event_type type;
-    uint64_t offset;        /* absolute input offset: CHUNK_BEGIN 0; ELEMENT_BEGIN its
+    uint64_t offset;       /* absolute input offset: CHUNK_BEGIN 0; ELEMENT_BEGIN its
                                length field; DATA data[0]; ELEMENT_END the byte after
                                the element; END the input length */
-    uint32_t count;         /* CHUNK_BEGIN, END: number of elements */
-    uint32_t index;         /* ELEMENT_*, DATA: 0-based element index */
-    uint32_t nbytes;        /* ELEMENT_BEGIN, ELEMENT_END: element byte length */
-    uint32_t ndim;          /* ELEMENT_BEGIN: spec ndim */
-    const uint64_t *shape;  /* ELEMENT_BEGIN: ndim entries, shape[0] inferred */
-    const uint8_t *data;    /* DATA: len > 0 bytes */
+    uint32_t count;        /* CHUNK_BEGIN, END: number of elements */
+    uint32_t index;        /* ELEMENT_*, DATA: 0-based element index */
+    uint32_t nbytes;       /* ELEMENT_BEGIN, ELEMENT_END: element byte length */
+    uint32_t ndim;         /* ELEMENT_BEGIN: spec ndim */
+    const uint64_t *shape; /* ELEMENT_BEGIN: ndim entries, shape[0] inferred */
+    const uint8_t *data;   /* DATA: len > 0 bytes */
     size_t len;
-    uint32_t pos;           /* DATA: offset of data[0] in the element */
-    int zero_copy;          /* DATA: 1 (points into the caller's npzs_in buffer) */
-    uint32_t crc32;         /* ELEMENT_END: CRC-32 (zlib) of the element bytes */
-    uint64_t total_bytes;   /* END: sum of the element byte lengths */
+    uint32_t pos;         /* DATA: offset of data[0] in the element */
+    int zero_copy;        /* DATA: 1 (points into the caller's npzs_in buffer) */
+    uint32_t crc32;       /* ELEMENT_END: CRC-32 (zlib) of the element bytes */
+    uint64_t total_bytes; /* END: sum of the element byte lengths */
 } npzs_vlen_event;
 
 typedef struct npzs_vlen_parser npzs_vlen_parser;
@@ -180,8 +180,7 @@ typedef struct npzs_vlen_parser npzs_vlen_parser;
 /* Create a parser for one chunk.  spec must come from npzs_vlen_spec_parse();
  * lim and alloc may be NULL (defaults); all are copied.  Returns NULL when the
  * allocation fails, or spec or a limit is invalid. */
-npzs_vlen_parser *npzs_vlen_new(const npzs_vlen_spec *spec, const npzs_vlen_limits *lim,
-                                const npzs_allocator *alloc);
+npzs_vlen_parser *npzs_vlen_new(const npzs_vlen_spec *spec, const npzs_vlen_limits *lim, const npzs_allocator *alloc);
 /* Start over for another chunk with the same spec and limits (clears errors). */
 void npzs_vlen_reset(npzs_vlen_parser *p);
 void npzs_vlen_free(npzs_vlen_parser *p);
@@ -205,11 +204,11 @@ void npzs_vlen_finish(npzs_vlen_parser *p);
  *  Threads   one thread at a time per parser (parsers are independent: any number in any threads).
  *  Added in  0.1.0. */
 
-int npzs_vlen_error(const npzs_vlen_parser *p);              /* sticky code, 0 if none */
-uint64_t npzs_vlen_error_offset(const npzs_vlen_parser *p);  /* absolute input offset */
+int npzs_vlen_error(const npzs_vlen_parser *p);                 /* sticky code, 0 if none */
+uint64_t npzs_vlen_error_offset(const npzs_vlen_parser *p);     /* absolute input offset */
 const char *npzs_vlen_error_message(const npzs_vlen_parser *p); /* static text */
-long npzs_vlen_error_element(const npzs_vlen_parser *p);     /* element index, or -1 (count, trailing) */
-uint64_t npzs_vlen_consumed(const npzs_vlen_parser *p);      /* input bytes consumed */
+long npzs_vlen_error_element(const npzs_vlen_parser *p);        /* element index, or -1 (count, trailing) */
+uint64_t npzs_vlen_consumed(const npzs_vlen_parser *p);         /* input bytes consumed */
 /*  Returns   the sticky code (0 for none), its offset, message, element (-1 for none), the bytes
  *            consumed.
  *  Errors    none.

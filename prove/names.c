@@ -5,7 +5,7 @@
 #include "stubs.h"
 #include "view/members.h"
 
-#define EXACT 24   /* SipHash: every length up to this one on its own */
+#define EXACT 24 /* SipHash: every length up to this one on its own */
 /* NAMES_LEN: 0 for the SipHash and seed driver; a length for a table whose names all have it
  * (each in a block of its size); -1 for names of any lengths up to 65535 (in one block) */
 #ifndef NAMES_LEN

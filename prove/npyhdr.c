@@ -39,8 +39,7 @@ static void parse(const uint8_t *s, size_t n) {
     X.here = u64_any();
     if (mode == NPZS__HDR_AUTO) /* content.c's call */
         (void)npzs__parse_header(&X, s, n, Frama_C_interval(0, 1), u64_in(0, 1u << 20));
-    else
-        (void)npzs__parse_header_mode(&X, s, n, Frama_C_interval(0, 1), u64_in(0, 1u << 20), mode);
+    else (void)npzs__parse_header_mode(&X, s, n, Frama_C_interval(0, 1), u64_in(0, 1u << 20), mode);
     (void)npzs__utf8_valid(s, n);
 }
 
@@ -110,8 +109,7 @@ int main(void) {
 #endif
     };
     /*@ loop unroll 5; */
-    for (size_t k = 0; k < sizeof tmpl / sizeof tmpl[0]; k++)
-        parse_text(tmpl[k], 0);
+    for (size_t k = 0; k < sizeof tmpl / sizeof tmpl[0]; k++) parse_text(tmpl[k], 0);
 #elif defined DESCR_TAIL
     /* the descr grammar straight away: a dict whose first value is any bytes of every length up
      * to DESCR_TAIL, each in a block of its size */
@@ -144,7 +142,7 @@ int main(void) {
 #ifndef HDR_BIG
     npzs__header_release(&X); /* what npzs_free does with scratch, the pools and the tree */
 #else
-    /* not the release: under HDR_BIG's allocation model (prove.py, UNIT_OPTS) the blocks one call
+        /* not the release: under HDR_BIG's allocation model (prove.py, UNIT_OPTS) the blocks one call
      * stack allocates are one abstract block, so freeing one would make the others look freed
      * (the other units, with a block per allocation, analyse it) */
 #endif

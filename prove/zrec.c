@@ -40,10 +40,14 @@ static void sizes(const uint8_t *z, size_t zl) {
     npzs__zcdh_sizes cs;
     Frama_C_make_unknown((char *)&c, sizeof c);
     /* each of the four sentinels, present or not, as its own state */
-    if (Frama_C_interval(0, 1)) c.f.usize32 = 0xFFFFFFFFu; else if (c.f.usize32 == 0xFFFFFFFFu) c.f.usize32 = 0;
-    if (Frama_C_interval(0, 1)) c.f.csize32 = 0xFFFFFFFFu; else if (c.f.csize32 == 0xFFFFFFFFu) c.f.csize32 = 0;
-    if (Frama_C_interval(0, 1)) c.off32 = 0xFFFFFFFFu; else if (c.off32 == 0xFFFFFFFFu) c.off32 = 0;
-    if (Frama_C_interval(0, 1)) c.disk = 0xFFFFu; else if (c.disk == 0xFFFFu) c.disk = 0;
+    if (Frama_C_interval(0, 1)) c.f.usize32 = 0xFFFFFFFFu;
+    else if (c.f.usize32 == 0xFFFFFFFFu) c.f.usize32 = 0;
+    if (Frama_C_interval(0, 1)) c.f.csize32 = 0xFFFFFFFFu;
+    else if (c.f.csize32 == 0xFFFFFFFFu) c.f.csize32 = 0;
+    if (Frama_C_interval(0, 1)) c.off32 = 0xFFFFFFFFu;
+    else if (c.off32 == 0xFFFFFFFFu) c.off32 = 0;
+    if (Frama_C_interval(0, 1)) c.disk = 0xFFFFu;
+    else if (c.disk == 0xFFFFu) c.disk = 0;
     (void)npzs__zr_cdh_zip64(&c, z, zl, &cs, &e);
 }
 

@@ -49,8 +49,10 @@ static void json_member(wbuf *f, const npzs_inv_member *m, const report_error *e
     json_key_u64(f, "offset", m->offset);
     json_key_u64(f, "crc32", m->crc32);
     json_key_word(f, "sniff", m->sniff ? npzs_sniff_name(m->sniff) : NULL);
-    json_key_word(f, "source", m->source == (NPZS_INV_LOCAL | NPZS_INV_CENTRAL) ? "local+central"
-                               : m->source == NPZS_INV_CENTRAL ? "central" : "local");
+    json_key_word(f, "source",
+                  m->source == (NPZS_INV_LOCAL | NPZS_INV_CENTRAL) ? "local+central"
+                  : m->source == NPZS_INV_CENTRAL                  ? "central"
+                                                                   : "local");
     json_key_word(f, "status", report_status(e->code != NULL, m->checked));
     wb_s(f, ", \"error\": ");
     if (e->code) json_error(f, e);
@@ -102,7 +104,8 @@ void text_kept(wbuf *f, const npzs_inv *v, size_t from, const npzs_parser *p) {
     uint64_t off;
     int err = npzs_inv_error(v, &rule, &off);
     if (err && err != NPZS_E_TRUNCATED) /* the listing's own end (a cut member says it already) */
-        wb_fmt(f, "  kept going: stopped at offset %" PRIu64 ": %s [%s]\n", off, npzs_error_name(err), rule ? rule : "");
+        wb_fmt(f, "  kept going: stopped at offset %" PRIu64 ": %s [%s]\n", off, npzs_error_name(err),
+               rule ? rule : "");
 }
 
 void json_inventory(wbuf *f, const npzs_inv *v) {

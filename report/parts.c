@@ -51,14 +51,15 @@ void json_error(wbuf *f, const report_error *e) {
     wb_s(f, "\", \"offset\": ");
     json_u64(f, e->offset);
     wb_s(f, ", ");
-    if (e->member) json_bytes(f, "member", e->member, e->member_len); else wb_s(f, "\"member\": null");
+    if (e->member) json_bytes(f, "member", e->member, e->member_len);
+    else wb_s(f, "\"member\": null");
     if (e->member_index >= 0) json_key_u64(f, "member_index", (uint64_t)e->member_index);
     key_str(f, "message", e->message);
     if (e->content_offset != UINT64_MAX) json_key_u64(f, "content_offset", e->content_offset);
     if (e->rule) json_key_word(f, "rule", e->rule);
     if (e->detail) key_str(f, "detail", e->detail); /* added in 0.5.0: a policy violation in words */
     if (e->hint) key_str(f, "hint", e->hint);       /* added in 0.5.0: what the user can do */
-    if (e->limit) { /* added in 0.8.0: a limit's numbers */
+    if (e->limit) {                                 /* added in 0.8.0: a limit's numbers */
         wb_s(f, ", \"limit\": {\"name\": \"");
         wb_s(f, e->limit);
         wb_c(f, '"');
@@ -96,6 +97,4 @@ const char *report_method_name(int method) {
     return method == NPZS_METHOD_STORED ? "stored" : method == NPZS_METHOD_DEFLATED ? "deflated" : "other";
 }
 
-const char *report_status(int has_error, int checked) {
-    return has_error ? "rejected" : checked ? "ok" : "listed";
-}
+const char *report_status(int has_error, int checked) { return has_error ? "rejected" : checked ? "ok" : "listed"; }

@@ -17,15 +17,15 @@
 /* An error object as the JSON prints it: the file's (report_error_of: the parser's), a member's
  * (kept going), a scan's finding. */
 typedef struct report_error {
-    const char *code;          /* npzs_error_name's, or "io", "skipped" */
+    const char *code; /* npzs_error_name's, or "io", "skipped" */
     uint64_t offset;
-    const char *member;        /* raw bytes, or NULL */
+    const char *member; /* raw bytes, or NULL */
     size_t member_len;
-    long member_index;         /* -1: none */
+    long member_index; /* -1: none */
     const char *message;
-    uint64_t content_offset;   /* UINT64_MAX: none */
+    uint64_t content_offset;          /* UINT64_MAX: none */
     const char *rule, *detail, *hint; /* or NULL */
-    const char *limit;         /* the limit a rejection broke (npzs_error_limit), or NULL */
+    const char *limit;                /* the limit a rejection broke (npzs_error_limit), or NULL */
     uint64_t limit_value, limit_needed;
 } report_error;
 

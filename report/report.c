@@ -35,7 +35,9 @@ void print_json_kept(FILE *sink, const out *o, int ok, npzs_format fmt, const np
         wb_s(f, ", ");
     }
     wb_fmt(f, "\"ok\": %s, \"format\": %s, \"members\": [", ok ? "true" : "false",
-            fmt == NPZS_FORMAT_NPY ? "\"npy\"" : fmt == NPZS_FORMAT_NPZ ? "\"npz\"" : "null");
+           fmt == NPZS_FORMAT_NPY   ? "\"npy\""
+           : fmt == NPZS_FORMAT_NPZ ? "\"npz\""
+                                    : "null");
     uint64_t tdata = 0, tstored = 0, tsize = 0;
     for (size_t i = 0; i < o->n; i++) {
         const member *m = &o->m[i];
@@ -85,8 +87,10 @@ void print_json_kept(FILE *sink, const out *o, int ok, npzs_format fmt, const np
     wb_s(f, "], ");
     if (inv) json_inventory(f, inv);
     if (ext) {
-        wb_fmt(f, "\"summary\": {\"members\": %zu, \"data_bytes\": %" PRIu64 ", \"stored_bytes\": %" PRIu64
-                   ", \"size\": %" PRIu64, o->n, tdata, tstored, tsize);
+        wb_fmt(f,
+               "\"summary\": {\"members\": %zu, \"data_bytes\": %" PRIu64 ", \"stored_bytes\": %" PRIu64
+               ", \"size\": %" PRIu64,
+               o->n, tdata, tstored, tsize);
         /* the bytes read: only for an accepted input (a rejected one may have had more taken in,
          * gathered for inflating, than it was read up to, depending on how it arrived) */
         if (ok) wb_fmt(f, ", \"input_bytes\": %" PRIu64, npzs_consumed(p));
@@ -115,8 +119,9 @@ void print_io_json(FILE *sink, const char *file, const char *why) {
         json_bytes(f, "file", file, strlen(file));
         wb_s(f, ", ");
     }
-    wb_s(f, "\"ok\": false, \"format\": null, \"members\": [], \"error\": {\"code\": \"io\", \"offset\": 0, "
-            "\"member\": null, \"message\": ");
+    wb_s(f,
+         "\"ok\": false, \"format\": null, \"members\": [], \"error\": {\"code\": \"io\", \"offset\": 0, "
+         "\"member\": null, \"message\": ");
     json_str(f, why, strlen(why));
     wb_s(f, "}}\n");
     wb_flush(f);
@@ -133,7 +138,12 @@ void print_io_json(FILE *sink, const char *file, const char *why) {
 static size_t dt_node_text(char *t, size_t cap, const npzs_array_info *a, uint32_t k, int depth) {
     size_t n = 0;
 /* what fits of each piece is written (a piece cut short leaves no unwritten bytes before the end) */
-#define PUT(str, len) do { size_t l_ = (len); if (n < cap) { memcpy(t + n, (str), l_ < cap - n ? l_ : cap - n); } n += l_; } while (0)
+#define PUT(str, len) \
+    do { \
+        size_t l_ = (len); \
+        if (n < cap) { memcpy(t + n, (str), l_ < cap - n ? l_ : cap - n); } \
+        n += l_; \
+    } while (0)
 #define PUTS(str) PUT((str), strlen(str))
     const npzs_dtnode *d = k < a->dt_nnodes ? &a->dt_nodes[k] : NULL;
     if (!d || depth > 8) {
@@ -403,8 +413,7 @@ int out_event(out *o, const npzs_event *ev) {
         o->open = 0;
         break;
     }
-    default:
-        break;
+    default: break;
     }
     return 0;
 }

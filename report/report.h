@@ -21,13 +21,13 @@
 /* What the summary keeps of a member: a few words, with the name, dtype and shape in the
  * summary's arena, so that memory grows by about 100 bytes per member and never by the data. */
 typedef struct member {
-    const char *name;          /* NULL for a plain .npy */
+    const char *name; /* NULL for a plain .npy */
     const char *dtype;
     const uint64_t *shape;
-    const uint8_t *sha256;     /* --sha256 or a policy that hashes: 32 bytes; else NULL */
-    const char *dtext;         /* a structured dtype as NumPy prints it (ls); else NULL */
+    const uint8_t *sha256; /* --sha256 or a policy that hashes: 32 bytes; else NULL */
+    const char *dtext;     /* a structured dtype as NumPy prints it (ls); else NULL */
     uint64_t nbytes, size;
-    uint64_t offset, csize;    /* kept for `ls` */
+    uint64_t offset, csize; /* kept for `ls` */
     uint32_t name_len, ndim, data_crc, crc;
     uint8_t kind, method, vmaj, vmin, fortran, sniff;
 } member;
@@ -38,8 +38,8 @@ typedef struct member {
 typedef struct out {
     member *m;
     size_t n, cap;
-    int open;             /* m[n] was begun and not completed */
-    struct block *arena;  /* blocks that never move, freed together (out_free) */
+    int open;            /* m[n] was begun and not completed */
+    struct block *arena; /* blocks that never move, freed together (out_free) */
 } out;
 
 /* Keep what the summary needs of an event (MEMBER_BEGIN, HEADER, MEMBER_END).  0, or -1 out of
@@ -80,14 +80,14 @@ void text_rejection(wbuf *f, const npzs_parser *p);
 /* ---- check's report: what `npzstream check` prints of an input (cli/cmd_check.c), and what a
  * validation of the WebAssembly module returns (wasm/shim.c) ---------------------------------- */
 typedef struct check_report {
-    int json;       /* the JSON object: every member kept (o), printed with the verdict */
-    int quiet;      /* nothing printed (-q): the members are counted all the same */
-    size_t members; /* completed members */
-    out o;          /* json: the members */
-    size_t arr_len; /* text: the array part of the last line (arr), kept while the headers */
-    size_t key_len; /*   repeat byte for byte (key: that header; key_len 0: none kept) */
+    int json;            /* the JSON object: every member kept (o), printed with the verdict */
+    int quiet;           /* nothing printed (-q): the members are counted all the same */
+    size_t members;      /* completed members */
+    out o;               /* json: the members */
+    size_t arr_len;      /* text: the array part of the last line (arr), kept while the headers */
+    size_t key_len;      /*   repeat byte for byte (key: that header; key_len 0: none kept) */
     const npzs_inv *inv; /* --keep-going: the walker's members follow the verdict (NULL: none) */
-    wbuf text;      /* the sink; text: a line per member as it completes, then the verdict */
+    wbuf text;           /* the sink; text: a line per member as it completes, then the verdict */
     char arr[TEXT_ARRAY_MAX];
     uint8_t key[256];
 } check_report;

@@ -23,7 +23,10 @@ void wb_flush(wbuf *w) {
 void wb_put_slow(wbuf *w, const void *s, size_t n) {
     wb_flush(w);
     if (n > sizeof w->b) fwrite(s, 1, n, w->f);
-    else { memcpy(w->b, s, n); w->n = n; }
+    else {
+        memcpy(w->b, s, n);
+        w->n = n;
+    }
 }
 
 void wb_c(wbuf *w, int c) {

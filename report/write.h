@@ -24,7 +24,10 @@ void wb_put_slow(wbuf *w, const void *s, size_t n);
 
 /* inline: with a literal, strlen and memcpy become a few moves */
 static inline void wb_put(wbuf *w, const void *s, size_t n) {
-    if (n > sizeof w->b - w->n) { wb_put_slow(w, s, n); return; }
+    if (n > sizeof w->b - w->n) {
+        wb_put_slow(w, s, n);
+        return;
+    }
     memcpy(w->b + w->n, s, n);
     w->n += n;
 }

@@ -39,19 +39,19 @@ typedef struct npzs__block {
 
 /* Member content: the .npy machine, or a blob. */
 typedef struct npzs__content {
-    int state;              /* enum npzs_cstate */
-    int top;                /* 1: plain .npy file (truncation is "truncated", no sniffing) */
-    int direct;             /* 1: content bytes are input bytes (stored), offsets map 1:1 */
-    int must_be_npy;        /* stored + data descriptor: a blob cannot be delimited */
-    uint64_t base;          /* direct: input offset of content byte 0; else member data start */
-    uint64_t pos;           /* content bytes consumed */
-    uint8_t pre[16];        /* magic, version, header length */
+    int state;       /* enum npzs_cstate */
+    int top;         /* 1: plain .npy file (truncation is "truncated", no sniffing) */
+    int direct;      /* 1: content bytes are input bytes (stored), offsets map 1:1 */
+    int must_be_npy; /* stored + data descriptor: a blob cannot be delimited */
+    uint64_t base;   /* direct: input offset of content byte 0; else member data start */
+    uint64_t pos;    /* content bytes consumed */
+    uint8_t pre[16]; /* magic, version, header length */
     size_t pre_len, pre_need;
-    size_t hdr_len, hlen;   /* the header text staged (kept.hdr), its declared length */
+    size_t hdr_len, hlen; /* the header text staged (kept.hdr), its declared length */
     npzs_kind kind;
     uint64_t data_left;
-    uint8_t *out;           /* npzs_data_into: the caller's destination of the data (NULL: none) */
-    uint64_t out_direct;    /* data bytes inflated straight into it (for tests) */
+    uint8_t *out;                /* npzs_data_into: the caller's destination of the data (NULL: none) */
+    uint64_t out_direct;         /* data bytes inflated straight into it (for tests) */
     uint32_t crc_head, crc_data; /* CRC of the npy preamble+header, of the data */
     uint64_t head_len, data_len;
     /* the last member CRC's first part: crc_head run over data_len zero bytes (npzs__content_crc;
@@ -59,25 +59,25 @@ typedef struct npzs__content {
     uint32_t shift_head, shift_crc;
     uint64_t shift_len;
     int shift_ok;
-    npzs__harray arr;       /* the array its header gives (the header parser's: view/header.h) */
+    npzs__harray arr; /* the array its header gives (the header parser's: view/header.h) */
     /* the last header parsed (its preamble and text, of at most 268 bytes), if it is not
      * structured: what the parse set and the CRC-32 of those bytes, valid while the shape, dtype
      * and scratch it points into are untouched (content.c: forgotten before any other parse) */
     uint8_t hmemo[268];
-    size_t hmemo_len;           /* 0: none */
+    size_t hmemo_len; /* 0: none */
     uint32_t hmemo_crc;
-    int hmemo_off;              /* never kept (tests: npzs__header_memo) */
-    int hmemo_miss;             /* this member's header, whole in a buffer, was not the memo's */
-    uint64_t hmemo_hits;        /* headers taken from it (tests) */
+    int hmemo_off;       /* never kept (tests: npzs__header_memo) */
+    int hmemo_miss;      /* this member's header, whole in a buffer, was not the memo's */
+    uint64_t hmemo_hits; /* headers taken from it (tests) */
     npzs_array_info hmemo_info;
     /* a policy's checks and the content hash (policy/, bytes/sha256.c) */
-    npzs__vcheck vc;             /* the array's values (finite, range) */
-    int checks;                 /* vc.on, or a blob's bytes are capped: chunks are looked at */
-    int hashing;                /* SHA-256 of the data (or blob) as it streams */
-    int digest_ok;              /* digest holds the finished hash */
-    int pend_rule;              /* a violation in the chunk just emitted: the next call fails with it */
+    npzs__vcheck vc; /* the array's values (finite, range) */
+    int checks;      /* vc.on, or a blob's bytes are capped: chunks are looked at */
+    int hashing;     /* SHA-256 of the data (or blob) as it streams */
+    int digest_ok;   /* digest holds the finished hash */
+    int pend_rule;   /* a violation in the chunk just emitted: the next call fails with it */
     uint64_t pend_coff;
-    int sniff;                  /* npzs_sniff, once known */
+    int sniff; /* npzs_sniff, once known */
     uint64_t sha[NPZS_SHA_CTX_WORDS];
     uint8_t digest[32];
 } npzs__content;
@@ -87,33 +87,33 @@ typedef struct npzs__content {
 /* The local header being read. */
 typedef struct npzs__lfh {
     npzs__zlfh h;
-    int name_ready;         /* its name is staged (for error messages) */
+    int name_ready; /* its name is staged (for error messages) */
 } npzs__lfh;
 
 /* The end of an archive: the directory's extent, the end records parsed, and the directory
  * region's last bytes for zipfile's end-record search (zip.c, zlocate.c). */
 typedef struct npzs__end {
     uint64_t cd_start, cd_end;
-    uint32_t cd_count;          /* directory entries read */
+    uint32_t cd_count; /* directory entries read */
     int have_z64, have_loc;
     uint64_t z64_off, loc_off, eocd_off;
     uint16_t comment_len;
-    uint32_t comment_sig;       /* rolling window over the archive comment */
-    uint64_t tail_len;          /* bytes of the region seen (kept.tail); the region starts at cd_start */
+    uint32_t comment_sig; /* rolling window over the archive comment */
+    uint64_t tail_len;    /* bytes of the region seen (kept.tail); the region starts at cd_start */
     int tail_on;
 } npzs__end;
 
 /* Inflate (inflate.c): one member's state; its buffers are the parser's kept ones. */
 typedef struct npzs__inflate {
-    size_t win_len, win_pos;    /* kept.win[win_pos, win_len): made, not yet given */
-    uint8_t *made;              /* where the bytes [win_pos, win_len) are: kept.win, or the caller's
+    size_t win_len, win_pos;         /* kept.win[win_pos, win_len): made, not yet given */
+    uint8_t *made;                   /* where the bytes [win_pos, win_len) are: kept.win, or the caller's
                                    destination (npzs_data_into), or a helper's output */
-    size_t zin_pos, zin_len;    /* kept.zin[zin_pos, zin_len): taken from the caller, not yet inflated */
-    int end;                    /* the deflate stream ended */
-    int bad;                    /* invalid data, raised once the window is used */
-    uint64_t orphan;            /* gathered bytes after a stream's early end: handed back */
+    size_t zin_pos, zin_len;         /* kept.zin[zin_pos, zin_len): taken from the caller, not yet inflated */
+    int end;                         /* the deflate stream ended */
+    int bad;                         /* invalid data, raised once the window is used */
+    uint64_t orphan;                 /* gathered bytes after a stream's early end: handed back */
     const struct npzs__inflater *be; /* the back end of the current member (inflate.c) */
-    npzs__pre *pre;             /* the member's output, inflated ahead (seam.h), or NULL */
+    npzs__pre *pre;                  /* the member's output, inflated ahead (seam.h), or NULL */
 } npzs__inflate;
 
 typedef struct npzs__inf_io {
@@ -122,7 +122,7 @@ typedef struct npzs__inf_io {
     uint8_t *out;
     size_t out_len;
     size_t took, made;
-    size_t back; /* NPZS__INF_END: bytes taken (in this call or earlier ones) that lie past the
+    size_t back;        /* NPZS__INF_END: bytes taken (in this call or earlier ones) that lie past the
                     stream's end (a back end that reads ahead), which the caller gives back */
     const uint8_t *ext; /* out was the window, and the made bytes are here instead (no copy) */
 } npzs__inf_io;
@@ -159,10 +159,10 @@ struct npzs_parser {
     npzs_limits lim;
     npzs_allocator al;
     npzs__pstate pol;            /* a policy (policy/enforce.c): its state for one input is reset with it */
-    unsigned hashes;            /* npzs_hash: NPZS_HASH_* */
-    uint32_t ev_user;           /* npzs_events: the events the caller wants (NPZS_EV_BIT bits) */
-    npzs__seam seam;            /* a helper inflating members ahead (seam.h; take == NULL: none) */
-    npzs__names ntab;           /* names.c: the duplicate-name table; its key (random per parser)
+    unsigned hashes;             /* npzs_hash: NPZS_HASH_* */
+    uint32_t ev_user;            /* npzs_events: the events the caller wants (NPZS_EV_BIT bits) */
+    npzs__seam seam;             /* a helper inflating members ahead (seam.h; take == NULL: none) */
+    npzs__names ntab;            /* names.c: the duplicate-name table; its key (random per parser)
                                    is the parser's, its slots one input's (freed at npzs_reset) */
     uint64_t mem_used, mem_peak; /* bytes held through the hooks (the parser included) */
 
@@ -170,25 +170,25 @@ struct npzs_parser {
     npzs__kept kept;
 
     /* ---- one input: zeroed by npzs_reset (run_init, npzs.c, sets what is not 0) ---- */
-    int state;                  /* enum npzs_state */
+    int state; /* enum npzs_state */
     int finished;
-    int sequence;               /* npzs_npy_sequence: .npy arrays back to back */
+    int sequence; /* npzs_npy_sequence: .npy arrays back to back */
     npzs_format format;
-    uint64_t consumed;          /* input bytes taken before this call (npzs_next adds each call's) */
-    const npzs_in *in;          /* during a call: the push (NULL between calls) */
-    size_t pos0;                /* during a call: in->pos at its start */
-    uint64_t total_out;         /* content bytes of all members so far */
-    uint64_t ignored;           /* bytes consumed, never parsed (NPZS_LENIENT_NPY_TRAILING) */
-    int mem_capped;             /* an allocation was refused by max_memory */
+    uint64_t consumed;  /* input bytes taken before this call (npzs_next adds each call's) */
+    const npzs_in *in;  /* during a call: the push (NULL between calls) */
+    size_t pos0;        /* during a call: in->pos at its start */
+    uint64_t total_out; /* content bytes of all members so far */
+    uint64_t ignored;   /* bytes consumed, never parsed (NPZS_LENIENT_NPY_TRAILING) */
+    int mem_capped;     /* an allocation was refused by max_memory */
 
     /* sticky error */
     int err;
     const char *err_msg;
-    int err_rule;               /* enum npzs_rule */
+    int err_rule; /* enum npzs_rule */
     uint64_t err_off;
     long err_member;
     uint64_t err_coff;
-    char err_detail[200];       /* a policy violation in words (npzs_error_detail) */
+    char err_detail[200]; /* a policy violation in words (npzs_error_detail) */
     /* a limit's numbers (npzs_error_limit): its name, its value in force, what the input needed;
      * the need is given by the check (npzs__limit_need) just before it fails */
     const char *err_lim_name;
@@ -199,27 +199,27 @@ struct npzs_parser {
     /* fixed-size record staging */
     uint8_t stage[64];
     size_t stage_len;
-    uint64_t rec_off;           /* offset of the record being staged */
+    uint64_t rec_off; /* offset of the record being staged */
 
     /* the archive */
-    int phase;                  /* zip.c: locals, central directory, after the ZIP64 end record, after the locator, end */
-    uint32_t members;           /* local headers seen */
+    int phase;        /* zip.c: locals, central directory, after the ZIP64 end record, after the locator, end */
+    uint32_t members; /* local headers seen */
     npzs__end end;
-    npzs__zcdh cdh;              /* the central directory header being read */
-    const npzs__record *cd_rec;  /* the member it must repeat (npzs__rec(p, p->end.cd_count)) */
+    npzs__zcdh cdh;             /* the central directory header being read */
+    const npzs__record *cd_rec; /* the member it must repeat (npzs__rec(p, p->end.cd_count)) */
     size_t var_len;             /* progress staging a name / extra / comment */
     /* member records for the central directory check */
-    npzs__record **recs;         /* in chunks of NPZS_REC_CHUNK that never move (view/members.h) */
+    npzs__record **recs;          /* in chunks of NPZS_REC_CHUNK that never move (view/members.h) */
     size_t recs_chunks, recs_cap; /* chunks allocated, entries of the chunk table */
-    struct npzs__block *names;   /* the recorded names, newest block first; blocks never move */
+    struct npzs__block *names;    /* the recorded names, newest block first; blocks never move */
 
     /* the member being read (set at its local header) */
-    uint32_t cur;               /* its index */
+    uint32_t cur; /* its index */
     npzs__lfh lfh;
-    npzs__record *rec;           /* its record (npzs__rec(p, p->cur)) once remembered */
-    uint64_t data_start;        /* offset of its data */
-    uint64_t data_in;           /* its compressed bytes consumed */
-    uint32_t crc;               /* its CRC-32, once its content ended */
+    npzs__record *rec;   /* its record (npzs__rec(p, p->cur)) once remembered */
+    uint64_t data_start; /* offset of its data */
+    uint64_t data_in;    /* its compressed bytes consumed */
+    uint32_t crc;        /* its CRC-32, once its content ended */
     npzs__inflate inf;
     npzs__content c;
 
@@ -239,12 +239,12 @@ static inline npzs__record *npzs__rec(const npzs_parser *p, uint32_t i) { return
  * npzs_next_ turns them into those at its one exit.  Helpers that only check return 0 or < 0
  * (the error recorded), one meaning too. */
 typedef enum npzs__rc {
-    NPZS__GO = 0x100,       /* the state moved on: dispatch again */
-    NPZS__EVENT,            /* *ev is filled: the dispatcher delivers it, or drops it (npzs_events) */
-    NPZS__NEED,             /* the push is used up and nothing can be emitted: more input */
-    NPZS__DONE,             /* END was delivered: only the end of input may follow */
-    NPZS__NOT_TAKEN,        /* a fast path declined, nothing consumed: the states take the bytes */
-    NPZS__ERROR             /* the error is recorded (p->err) */
+    NPZS__GO = 0x100, /* the state moved on: dispatch again */
+    NPZS__EVENT,      /* *ev is filled: the dispatcher delivers it, or drops it (npzs_events) */
+    NPZS__NEED,       /* the push is used up and nothing can be emitted: more input */
+    NPZS__DONE,       /* END was delivered: only the end of input may follow */
+    NPZS__NOT_TAKEN,  /* a fast path declined, nothing consumed: the states take the bytes */
+    NPZS__ERROR       /* the error is recorded (p->err) */
 } npzs__rc;
 
 /* The events mask, read here only: the dispatcher (npzs_next_) delivers an event of type t only
@@ -290,22 +290,22 @@ static inline int npzs__total_rule(const npzs_parser *p, int limit_rule) {
 
 /* policy/enforce.c: the policy's checks, each at the point of the stream that decides it (0 or < 0, the
  * error recorded); they return 0 at once when no policy is used */
-int npzs__pol_start(npzs_parser *p);                  /* the format is known */
-int npzs__pol_member(npzs_parser *p);                 /* a local header was remembered */
-int npzs__pol_directory(npzs_parser *p);              /* the first record after the members */
-int npzs__pol_blob(npzs_parser *p, uint64_t coff);    /* the content is not a .npy */
-int npzs__pol_sniffed(npzs_parser *p, int sniff);     /* a blob's kind is known */
+int npzs__pol_start(npzs_parser *p);               /* the format is known */
+int npzs__pol_member(npzs_parser *p);              /* a local header was remembered */
+int npzs__pol_directory(npzs_parser *p);           /* the first record after the members */
+int npzs__pol_blob(npzs_parser *p, uint64_t coff); /* the content is not a .npy */
+int npzs__pol_sniffed(npzs_parser *p, int sniff);  /* a blob's kind is known */
 size_t npzs__pol_blob_room(const npzs_parser *p, uint64_t have, size_t n);
-int npzs__pol_header(npzs_parser *p);                 /* an array's header was parsed */
+int npzs__pol_header(npzs_parser *p); /* an array's header was parsed */
 /* The data ended with c->digest: the pinned value (emitted: the last chunk goes out as an event,
  * the error then comes at the next call). */
 int npzs__pol_digest(npzs_parser *p, uint64_t coff, int emitted);
 int npzs__pol_defer(npzs_parser *p, uint64_t coff, int rule);
-int npzs__pol_pending(npzs_parser *p);                /* the deferred violation, now */
+int npzs__pol_pending(npzs_parser *p); /* the deferred violation, now */
 int npzs__pol_value_fail(npzs_parser *p, int rule, uint64_t coff);
 void npzs__policy_reset(npzs_parser *p);
 void npzs__policy_release(npzs_parser *p);
-int npzs__policy_hashes(const npzs_parser *p);        /* "hash": "sha256" */
+int npzs__policy_hashes(const npzs_parser *p); /* "hash": "sha256" */
 
 
 /* content.c: the content machine */
@@ -367,8 +367,8 @@ void npzs__inf_release(npzs_parser *p);
 #define NPZS_VISIT(p, s) ((void)(p))
 #define NPZS_CVISIT(p, s) ((void)(p))
 #else
-#define NPZS_VISIT(p, s) ((p)->visited |= (uint64_t)1 << ((s) - NPZS_S__BASE - 1))
-#define NPZS_CVISIT(p, s) ((p)->cvisited |= (uint32_t)1 << ((s) - NPZS_C__BASE - 1))
+#define NPZS_VISIT(p, s) ((p)->visited |= (uint64_t)1 << ((s)-NPZS_S__BASE - 1))
+#define NPZS_CVISIT(p, s) ((p)->cvisited |= (uint32_t)1 << ((s)-NPZS_C__BASE - 1))
 #endif
 
 #ifdef NPZS_TESTING

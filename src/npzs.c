@@ -29,10 +29,14 @@ NPZS__API const char *npzs_error_hint(const npzs_parser *p) { return npzs_rule_h
 NPZS__API int npzs_error(const npzs_parser *p) { return p ? p->err : NPZS_E_BAD_CALL; }
 NPZS__API uint64_t npzs_error_offset(const npzs_parser *p) { return p ? p->err_off : 0; }
 NPZS__API const char *npzs_error_message(const npzs_parser *p) { return p && p->err ? p->err_msg : "no error"; }
-NPZS__API const char *npzs_error_detail(const npzs_parser *p) { return p && p->err && p->err_detail[0] ? p->err_detail : NULL; }
+NPZS__API const char *npzs_error_detail(const npzs_parser *p) {
+    return p && p->err && p->err_detail[0] ? p->err_detail : NULL;
+}
 NPZS__API const char *npzs_error_rule(const npzs_parser *p) { return p && p->err ? npzs__rule_id(p->err_rule) : NULL; }
 NPZS__API long npzs_error_member(const npzs_parser *p) { return p && p->err ? p->err_member : -1; }
-NPZS__API uint64_t npzs_error_content_offset(const npzs_parser *p) { return p && p->err ? p->err_coff : NPZS_NO_OFFSET; }
+NPZS__API uint64_t npzs_error_content_offset(const npzs_parser *p) {
+    return p && p->err ? p->err_coff : NPZS_NO_OFFSET;
+}
 NPZS__API int npzs_error_limit(const npzs_parser *p, const char **name, uint64_t *value, uint64_t *needed) {
     int have = p && p->err && p->err_lim_name;
     if (name) *name = have ? p->err_lim_name : NULL;

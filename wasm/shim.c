@@ -27,13 +27,13 @@ typedef struct nzs {
     npzs_limits lim;
     npzs_policy *pol;
     npzs_parser *p;
-    int status;       /* NZS_GOING until the verdict */
-    char *label;      /* the file's name in the text verdict */
-    FILE *mem;        /* what is printed, until nzs_take() */
+    int status;  /* NZS_GOING until the verdict */
+    char *label; /* the file's name in the text verdict */
+    FILE *mem;   /* what is printed, until nzs_take() */
     char *buf, *taken;
     size_t len, taken_len;
     unsigned char *in;
-    check_report r;   /* the text of `check FILE`, or the JSON object of `check --json FILE` */
+    check_report r; /* the text of `check FILE`, or the JSON object of `check --json FILE` */
 } nzs;
 
 /* ---- what is printed: into a memory stream, handed over by nzs_take() ---- */
@@ -78,22 +78,27 @@ NZS_EXPORT nzs *nzs_new(void) {
  * its value in decimal.  0, -1 for a name that is none, -2 for a value out of the field's range
  * (never clamped). */
 NZS_EXPORT int nzs_set(nzs *h, const char *name, const char *value) {
-    static const struct { const char *name; size_t off; int wide; } f[] = {
-        {"max_header_size", offsetof(npzs_limits, max_header_size), 1},
-        {"max_ndim", offsetof(npzs_limits, max_ndim), 0},
-        {"max_fields", offsetof(npzs_limits, max_fields), 0},
-        {"max_depth", offsetof(npzs_limits, max_depth), 0},
-        {"max_members", offsetof(npzs_limits, max_members), 0},
-        {"max_name_len", offsetof(npzs_limits, max_name_len), 0},
-        {"max_extra_len", offsetof(npzs_limits, max_extra_len), 0},
-        {"max_total_bytes", offsetof(npzs_limits, max_total_bytes), 1},
-        {"inflate_window", offsetof(npzs_limits, inflate_window), 0},
-        {"max_memory", offsetof(npzs_limits, max_memory), 1}};
-    static const struct { const char *name; uint32_t bit; } lenient[] = {
-        {"lenient_npy_trailing", NPZS_LENIENT_NPY_TRAILING},
-        {"lenient_header_newline", NPZS_LENIENT_HEADER_NEWLINE},
-        {"lenient_fast_inflate", NPZS_LENIENT_FAST_INFLATE},
-        {"inflate_zlib", NPZS_INFLATE_ZLIB}};
+    static const struct {
+        const char *name;
+        size_t off;
+        int wide;
+    } f[] = {{"max_header_size", offsetof(npzs_limits, max_header_size), 1},
+             {"max_ndim", offsetof(npzs_limits, max_ndim), 0},
+             {"max_fields", offsetof(npzs_limits, max_fields), 0},
+             {"max_depth", offsetof(npzs_limits, max_depth), 0},
+             {"max_members", offsetof(npzs_limits, max_members), 0},
+             {"max_name_len", offsetof(npzs_limits, max_name_len), 0},
+             {"max_extra_len", offsetof(npzs_limits, max_extra_len), 0},
+             {"max_total_bytes", offsetof(npzs_limits, max_total_bytes), 1},
+             {"inflate_window", offsetof(npzs_limits, inflate_window), 0},
+             {"max_memory", offsetof(npzs_limits, max_memory), 1}};
+    static const struct {
+        const char *name;
+        uint32_t bit;
+    } lenient[] = {{"lenient_npy_trailing", NPZS_LENIENT_NPY_TRAILING},
+                   {"lenient_header_newline", NPZS_LENIENT_HEADER_NEWLINE},
+                   {"lenient_fast_inflate", NPZS_LENIENT_FAST_INFLATE},
+                   {"inflate_zlib", NPZS_INFLATE_ZLIB}};
     char *end;
     if (!value || value[0] < '0' || value[0] > '9') return -2;
     errno = 0;
@@ -162,7 +167,7 @@ NZS_EXPORT int nzs_start(nzs *h, int flags, const char *label) {
     if (!h->label || !h->in || !h->p) return -2;
     if ((h->pol && npzs_policy_use(h->p, h->pol) < 0) || (hash && npzs_hash(h->p, NPZS_HASH_SHA256) < 0)) return -2;
     if ((flags & NZS_SEQUENCE) && npzs_npy_sequence(h->p) < 0) return -1; /* with lenient_npy_trailing */
-    npzs_events(h->p, check_report_events(&h->r)); /* the events the report reads */
+    npzs_events(h->p, check_report_events(&h->r));                        /* the events the report reads */
     return 0;
 }
 
@@ -184,7 +189,7 @@ static int verdict(nzs *h, int status) {
 
 static int run(nzs *h, npzs_in *in) {
     if (h->status != NZS_GOING) return h->status; /* bytes after the verdict are not read */
-    if (!(h->r.text.f = out_file(h))) { /* the memory stream, reopened after an nzs_take() */
+    if (!(h->r.text.f = out_file(h))) {           /* the memory stream, reopened after an nzs_take() */
         h->status = NZS_ERROR;
         return NZS_ERROR;
     }

@@ -36,6 +36,6 @@ static inline uint64_t npzs__le64(const uint8_t *b) {
 extern const npzs_allocator npzs__malloc;
 
 #define NPZS_NPY_MAGIC "\x93NUMPY" /* a .npy's first 6 bytes (the parser's, and the inventory's sniff) */
-#define NPZS_MAX_NDIM 64 /* hard cap on limits.max_ndim (NumPy 2.x NPY_MAXDIMS) */
+#define NPZS_MAX_NDIM 64           /* hard cap on limits.max_ndim (NumPy 2.x NPY_MAXDIMS) */
 
 #endif

@@ -39,7 +39,8 @@
     X(DESCR_TITLE_TYPE, "S-DESCR-FORM.title", "a field title must be a string") \
     X(STR_ESCAPE_RANGE, "S-HDR-SYNTAX.escape-range", "escape beyond U+10FFFF") \
     X(INT_EXPECTED, "S-HDR-SYNTAX.expected-int", "expected a decimal integer") \
-    X(FIELD_TUPLE_NO_COMMA, "S-HDR-SYNTAX.parenthesized-int", "not a tuple: (n) is the integer n; a field shape may be written n") \
+    X(FIELD_TUPLE_NO_COMMA, "S-HDR-SYNTAX.parenthesized-int", \
+      "not a tuple: (n) is the integer n; a field shape may be written n") \
     X(INT_NEGATIVE, "S-HDR-INT.negative", "negative number") \
     X(INT_PLUS, "S-HDR-INT.plus", "unary plus") \
     X(INT_LEADING_ZERO, "S-HDR-INT.leading-zeros", "leading zeros in an integer") \
@@ -78,7 +79,8 @@
     X(DESCR_SV_SIZE, "S-DESCR-SIZE.string", "string/void size too large") \
     X(DESCR_WIDTH_SIZE, "S-DESCR-SIZE.width", "string/void size too large") \
     X(DESCR_U_SIZE, "S-DESCR-SIZE.unicode", "unicode size too large") \
-    X(DESCR_SHAPE_ONE, "S-DESCR-FORM.shape-1", "a field shape of 1 (NumPy 1.x: no subarray, 2.x: shape (1,)); write (1,) or leave it out") \
+    X(DESCR_SHAPE_ONE, "S-DESCR-FORM.shape-1", \
+      "a field shape of 1 (NumPy 1.x: no subarray, 2.x: shape (1,)); write (1,) or leave it out") \
     X(DESCR_TYPE_FORM, "S-DESCR-FORM.type", "expected a type string, a field list or a subarray tuple") \
     X(DESCR_FIELD_TUPLE, "S-DESCR-FORM.field", "a field must be a tuple") \
     X(DESCR_EMPTY_NAME, "S-DESCR-FORM.empty-name", "empty field name on a non-padding field") \
@@ -108,7 +110,8 @@
     X(LOC_OFFSET, "S-ZIP-LAYOUT.locator-offset", "ZIP64 locator does not point at the ZIP64 end record") \
     X(EOCD_CD_SIZE, "S-ZIP-LAYOUT.directory-size", "end record central directory size is wrong") \
     X(EOCD_CD_OFFSET, "S-ZIP-LAYOUT.directory-offset", "end record central directory offset is wrong") \
-    X(COMMENT_PAST_END, "S-ZIP-LAYOUT.comment-past-end", "input ended inside the archive comment (its length runs past the end)") \
+    X(COMMENT_PAST_END, "S-ZIP-LAYOUT.comment-past-end", \
+      "input ended inside the archive comment (its length runs past the end)") \
     X(LFH_AFTER_CD, "S-ZIP-LAYOUT.local-after-directory", "local header after the central directory") \
     X(SIG_UNEXPECTED, "S-ZIP-LAYOUT.signature", "unexpected record signature") \
     X(NAME_NUL, "S-ZIP-NAME.nul", "member name contains a NUL byte") \
@@ -121,18 +124,22 @@
     X(NAME_CP437, "S-ZIP-NAME.no-utf8-flag", "non-ASCII member name without the UTF-8 flag (bit 11)") \
     X(NAME_UTF8, "S-ZIP-NAME.utf8", "member name is not valid UTF-8") \
     X(NAME_EMPTY, "S-ZIP-NAME.empty", "empty member name") \
-    X(NAME_DUPLICATE, "S-ZIP-DUP.name-or-key", "member name or key already used (np.load would return only one of them)") \
+    X(NAME_DUPLICATE, "S-ZIP-DUP.name-or-key", \
+      "member name or key already used (np.load would return only one of them)") \
     X(EXTRA_LEFTOVER, "S-ZIP-EXTRA.leftover", "extra field: leftover bytes after the last field") \
     X(EXTRA_TWO_ZIP64, "S-ZIP-EXTRA.two-zip64", "extra field: two ZIP64 fields") \
     X(EXTRA_ZIP64_LOCAL, "S-ZIP-EXTRA.local-zip64-length", "local ZIP64 extra field must hold both sizes (16 bytes)") \
-    X(EXTRA_ZIP64_CENTRAL, "S-ZIP-EXTRA.central-zip64-length", "central ZIP64 extra field length differs from what its sentinels imply") \
-    X(EXTRA_UNICODE, "S-ZIP-EXTRA.unicode-path", "Info-ZIP Unicode path/comment extra field (readers disagree on which name wins)") \
+    X(EXTRA_ZIP64_CENTRAL, "S-ZIP-EXTRA.central-zip64-length", \
+      "central ZIP64 extra field length differs from what its sentinels imply") \
+    X(EXTRA_UNICODE, "S-ZIP-EXTRA.unicode-path", \
+      "Info-ZIP Unicode path/comment extra field (readers disagree on which name wins)") \
     X(EXTRA_OVERRUN, "ZIP-EXTRA.overrun", "extra field: a field runs past the block") \
     X(EXTRA_OVERRUN_LOCAL, "S-ZIP-EXTRA.overrun-local", "local extra field: a field runs past the block") \
     X(ZIP_LFH_VERSION, "S-ZIP-FEATURES.local-version", "local header needs a ZIP version above 6.3") \
     X(ZIP_ENCRYPTED, "S-ZIP-FEATURES.encrypted", "encrypted member") \
     X(ZIP_PATCHED, "S-ZIP-FEATURES.patched", "patched data (flag bit 5)") \
-    X(ZIP_METHOD, "S-ZIP-FEATURES.method", "compression method other than stored or deflate (as bzip2 12, LZMA 14, Zstandard 93)") \
+    X(ZIP_METHOD, "S-ZIP-FEATURES.method", \
+      "compression method other than stored or deflate (as bzip2 12, LZMA 14, Zstandard 93)") \
     X(ZIP_FLAGS, "S-ZIP-FEATURES.flags", "unknown general purpose flag bits") \
     X(DISK_CD, "S-ZIP-FEATURES.disk-central", "multi-disk archive") \
     X(DISK_Z64, "S-ZIP-FEATURES.disk-zip64", "multi-disk archive") \
@@ -140,7 +147,8 @@
     X(DISK_EOCD, "S-ZIP-FEATURES.disk-end-record", "multi-disk archive") \
     X(Z64_EXTENSIBLE, "S-ZIP-FEATURES.zip64-extensible", "ZIP64 end record with extensible data") \
     X(ZIP_CD_VERSION, "ZIP-FEATURES.central-version", "central directory needs a ZIP version above 6.3") \
-    X(DD_BLOB, "S-ZIP-DD-BLOB.stored", "a stored member with a data descriptor must be a .npy (its end cannot be found otherwise)") \
+    X(DD_BLOB, "S-ZIP-DD-BLOB.stored", \
+      "a stored member with a data descriptor must be a .npy (its end cannot be found otherwise)") \
     X(LFH_ZIP64_SIZES, "S-ZIP-CRC.local-zip64", "local header sizes disagree with its ZIP64 extra field") \
     X(LFH_STORED_SIZES, "S-ZIP-CRC.stored-sizes", "stored member with different compressed and uncompressed sizes") \
     X(CRC_LOCAL, "S-ZIP-CRC.local", "CRC-32 differs from the local header's") \
@@ -151,7 +159,8 @@
     X(INFLATE_SIZE, "S-ZIP-CRC.inflated-size", "inflated size differs from the local header's") \
     X(CRC_DD, "S-ZIP-CRC.descriptor", "CRC-32 differs from the data descriptor's") \
     X(SIZE_DD, "S-ZIP-CRC.descriptor-sizes", "sizes differ from the data descriptor's") \
-    X(DEFLATE_SHORT, "S-ZIP-LOCAL.deflate-unterminated", "the deflate stream does not end at the member's compressed size") \
+    X(DEFLATE_SHORT, "S-ZIP-LOCAL.deflate-unterminated", \
+      "the deflate stream does not end at the member's compressed size") \
     X(DEFLATE_END_EARLY, "S-ZIP-DEFLATE-END.early", "the deflate stream ends before the member's compressed size") \
     X(INFLATE_DATA, "S-ZIP-LOCAL.inflate", "invalid deflate data") \
     X(CD_FEWER, "S-ZIP-CD.fewer-entries", "the central directory lists fewer members than the stream holds") \
@@ -166,13 +175,17 @@
     X(Z64_COUNT, "S-ZIP-COUNT.zip64", "ZIP64 end record member count differs from the stream") \
     X(EOCD_COUNT, "S-ZIP-COUNT.end-record", "end record member count differs from the stream") \
     X(COMMENT_SIG, "S-ZIP-COMMENT.signature", "the archive comment contains a ZIP record signature") \
-    X(EOCD_FIND_FAILS_FIXED, "S-ZIP-EOCD-FIND.fails-fixed", "zipfile's end-record search (with the gh-139700 fix) fails on this archive") \
+    X(EOCD_FIND_FAILS_FIXED, "S-ZIP-EOCD-FIND.fails-fixed", \
+      "zipfile's end-record search (with the gh-139700 fix) fails on this archive") \
     X(EOCD_FIND_FAILS, "S-ZIP-EOCD-FIND.fails", "zipfile's end-record search fails on this archive") \
-    X(EOCD_FIND_OTHER, "S-ZIP-EOCD-FIND.other-end-record", "zipfile's end-record search takes another end record (a signature after the real one)") \
-    X(EOCD_FIND_LOCATOR, "S-ZIP-EOCD-FIND.locator", "zipfile reads the bytes before the end record as a ZIP64 locator") \
+    X(EOCD_FIND_OTHER, "S-ZIP-EOCD-FIND.other-end-record", \
+      "zipfile's end-record search takes another end record (a signature after the real one)") \
+    X(EOCD_FIND_LOCATOR, "S-ZIP-EOCD-FIND.locator", \
+      "zipfile reads the bytes before the end record as a ZIP64 locator") \
     X(EOCD_FIND_Z64, "S-ZIP-EOCD-FIND.zip64-end-record", "zipfile takes another ZIP64 end record") \
     X(EOCD_FIND_CD, "S-ZIP-EOCD-FIND.directory", "zipfile reads the central directory elsewhere") \
-    X(EOCD_FIND_MULTIDISK, "ZIP-EOCD-FIND.multidisk", "zipfile reads the bytes before the end record as a ZIP64 locator for several disks") \
+    X(EOCD_FIND_MULTIDISK, "ZIP-EOCD-FIND.multidisk", \
+      "zipfile reads the bytes before the end record as a ZIP64 locator for several disks") \
     X(ZIP_TRAIL, "S-ZIP-TRAIL.after-archive", "bytes after the end of the archive") \
     X(ZIP_TRAIL_AFTER_END, "S-ZIP-TRAIL.after-end", "bytes after the end") \
     X(LIMIT_TOTAL_ARRAY, "LIMIT.max_total_bytes.array", "the array is larger than max_total_bytes allows") \
@@ -187,7 +200,8 @@
     X(LIMIT_TOTAL_INFLATE, "LIMIT.max_total_bytes.inflated", "inflated output exceeds max_total_bytes") \
     X(NOMEM_HEADER, "NOMEM.header", "allocating the header buffer failed") \
     X(NOMEM_FIELDS, "NOMEM.field-names", "allocating the field list failed") \
-    X(NOMEM_DESCR, "NOMEM.descr-stack", "allocating the descr parser's stack or the dtype tree failed, or one of their pools passed 128 MiB") \
+    X(NOMEM_DESCR, "NOMEM.descr-stack", \
+      "allocating the descr parser's stack or the dtype tree failed, or one of their pools passed 128 MiB") \
     X(NOMEM_TAIL, "NOMEM.end-search", "out of memory for the end-record search") \
     X(NOMEM_RECORDS_SIZE, "NOMEM.records-size", "allocation too large") \
     X(NOMEM_RECORDS, "NOMEM.records", "out of memory for member records") \
@@ -208,7 +222,8 @@
     X(CALL_CONTENT_STATE, "CALL.content-state", "corrupt content state") \
     X(CALL_DESCR_STACK, "CALL.descr-stack", "descr parser stack overflow") \
     X(CALL_DESCR_FRAME, "CALL.descr-frame", "corrupt descr parser frame") \
-    X(CALL_PAR_FREE, "CALL.par-free", "npzs_par_free inside a member its helper inflated: the input cannot go on without it") \
+    X(CALL_PAR_FREE, "CALL.par-free", \
+      "npzs_par_free inside a member its helper inflated: the input cannot go on without it") \
     X(CALL_EVENTS, "CALL.events", "npzs_events with a bit that names no event") \
     X(CALL_PAR_TAKE, "CALL.par-take", "npzs_par_take_data outside an array's data, or twice") \
     X(POLICY_FORMAT, "POLICY.format", "the input is not of the format the policy names") \
@@ -223,7 +238,8 @@
     X(POLICY_FORTRAN, "POLICY.fortran-order", "an array order (C or Fortran) the policy does not allow") \
     X(POLICY_NDIM, "POLICY.ndim", "a number of dimensions the policy's shape does not allow") \
     X(POLICY_SHAPE, "POLICY.shape", "a dimension differs from the policy's shape") \
-    X(POLICY_SHAPE_VAR, "POLICY.shape-var", "a named dimension differs from its value in an earlier member or dimension") \
+    X(POLICY_SHAPE_VAR, "POLICY.shape-var", \
+      "a named dimension differs from its value in an earlier member or dimension") \
     X(POLICY_DIM_RANGE, "POLICY.dim-range", "a named dimension outside its range in the policy's dims") \
     X(POLICY_ELEMENTS, "POLICY.elements", "an element count outside the policy's elements range") \
     X(POLICY_MEMBER_BYTES, "POLICY.member-bytes", "a member larger than the policy's max_bytes") \
@@ -231,24 +247,33 @@
     X(POLICY_NAN, "POLICY.nan", "a NaN (or a datetime's NaT) where the policy wants finite values") \
     X(POLICY_INF, "POLICY.inf", "an infinity where the policy wants finite values") \
     X(POLICY_RANGE, "POLICY.range", "a value outside the policy's range") \
-    X(POLICY_CHECK_TYPE, "POLICY.check-type", "finite or range asked of a dtype whose values are not checked (long double, structured, text, void; range on complex or datetimes)") \
+    X(POLICY_CHECK_TYPE, "POLICY.check-type", \
+      "finite or range asked of a dtype whose values are not checked (long double, structured, text, void; range on complex or datetimes)") \
     X(POLICY_SHA256, "POLICY.sha256", "the array's SHA-256 differs from the value the policy pins") \
     X(CALL_POLICY, "CALL.policy", "npzs_policy_use after the first byte") \
     X(CALL_HASH, "CALL.hash", "npzs_hash after the first byte, with an unknown bit, or in a build without SHA-256") \
-    X(INV_FRAMING, "INV.framing", "kept going: bytes that start no ZIP record where one was expected (nothing after them can be listed)") \
-    X(INV_CENTRAL_ONLY, "INV.central-only", "kept going: a central directory entry whose local header the stream never met") \
-    X(INV_METHOD, "INV.method", "kept going: a member compressed with a method other than stored and deflate, or encrypted (its content is not checked)") \
-    X(INV_SIZE, "INV.size", "kept going: the member's data disagrees with the sizes its header or data descriptor declares") \
-    X(INV_CRC, "INV.crc", "kept going: the member's CRC-32 differs from the one its header or data descriptor declares") \
+    X(INV_FRAMING, "INV.framing", \
+      "kept going: bytes that start no ZIP record where one was expected (nothing after them can be listed)") \
+    X(INV_CENTRAL_ONLY, "INV.central-only", \
+      "kept going: a central directory entry whose local header the stream never met") \
+    X(INV_METHOD, "INV.method", \
+      "kept going: a member compressed with a method other than stored and deflate, or encrypted (its content is not checked)") \
+    X(INV_SIZE, "INV.size", \
+      "kept going: the member's data disagrees with the sizes its header or data descriptor declares") \
+    X(INV_CRC, "INV.crc", \
+      "kept going: the member's CRC-32 differs from the one its header or data descriptor declares") \
     X(INV_INFLATE, "INV.inflate", "kept going: the member's deflate data is invalid") \
     X(INV_TRUNCATED, "INV.truncated", "kept going: the input ended inside this member or record") \
-    X(INV_LIMIT, "INV.limit", "kept going: a limit (max_members, max_name_len, max_total_bytes) stopped the listing here") \
+    X(INV_LIMIT, "INV.limit", \
+      "kept going: a limit (max_members, max_name_len, max_total_bytes) stopped the listing here") \
     X(SCAN_PICKLE_FILE, "SCAN.pickle-file", "the file is a pickle: a loader that unpickles it runs the code it names") \
-    X(SCAN_PICKLE_MEMBER, "SCAN.pickle-member", "a member is a pickle: np.load returns its bytes, a later loader (torch.load, pickle.load) would run it") \
+    X(SCAN_PICKLE_MEMBER, "SCAN.pickle-member", \
+      "a member is a pickle: np.load returns its bytes, a later loader (torch.load, pickle.load) would run it") \
     X(SCAN_PICKLE_NESTED, "SCAN.pickle-nested", "a pickle inside a zip or gzip member") \
     X(SCAN_NESTED_DEPTH, "SCAN.nested-depth", "a zip or gzip nested deeper than --nested-depth: not looked into") \
     X(SCAN_NESTED_BYTES, "SCAN.nested-bytes", "a nested zip or gzip larger than --nested-bytes: not looked into") \
-    X(SCAN_NESTED_BAD, "SCAN.nested-invalid", "a nested gzip member whose data is invalid or cut short: not looked into") \
+    X(SCAN_NESTED_BAD, "SCAN.nested-invalid", \
+      "a nested gzip member whose data is invalid or cut short: not looked into") \
     X(SCAN_FILE_SIZE, "SCAN.max-file-size", "a file larger than --max-file-size: skipped, not read") \
     X(SCAN_TIMEOUT, "SCAN.timeout", "a file not finished within --timeout seconds: skipped") \
     X(SCAN_SYMLINK, "SCAN.symlink", "a symbolic link: not followed, skipped") \
@@ -261,40 +286,70 @@
     X("TRUNC.", "the file was cut short: download or copy it again") \
     X("MAGIC.", "this is not a NumPy file (a .npy starts with \\x93NUMPY, an .npz with PK): check what was sent") \
     X("NPY-VERSION.", "write the file again with np.save (formats 1.0, 2.0 and 3.0 are read)") \
-    X("HDR-SIZE.", "the header is longer than max_header_size (10000, NumPy's own limit): raise it only for a file you trust (--max-header-size, max_header_size=)") \
-    X("HDR-", "the .npy header is malformed: the file was damaged or not written by NumPy; write it again with np.save") \
+    X("HDR-SIZE.", \
+      "the header is longer than max_header_size (10000, NumPy's own limit): raise it only for a file you trust (--max-header-size, max_header_size=)") \
+    X("HDR-", \
+      "the .npy header is malformed: the file was damaged or not written by NumPy; write it again with np.save") \
     X("DESCR-", "the dtype in the .npy header is malformed: write the file again with np.save") \
-    X("S-HDR-", "a header NumPy itself never writes (SECURITY.md says why it is refused): write the file again with np.save") \
-    X("S-HDR-WS.after-dict", "written by npyjs or a similar writer: --lenient-header-newline (lenient_header_newline=True) accepts it") \
+    X("S-HDR-", \
+      "a header NumPy itself never writes (SECURITY.md says why it is refused): write the file again with np.save") \
+    X("S-HDR-WS.after-dict", \
+      "written by npyjs or a similar writer: --lenient-header-newline (lenient_header_newline=True) accepts it") \
     X("S-DESCR-", "a dtype NumPy never writes this way: write the file again with np.save") \
-    X("S-DESCR-ALIAS.", "the dtype must be spelled as NumPy writes it ('<f8', not 'float64'): write the file again with np.save") \
-    X("S-NDIM.", "more dimensions than NumPy 1.x reads (32): raise --max-ndim (max_ndim=) up to 64 if your readers are NumPy 2") \
-    X("S-NPY-TRAIL.", "bytes follow the array (a file overwritten in place?): --lenient-npy-trailing (lenient_npy_trailing=True) ignores them, as np.load does") \
-    X("PICKLE.", "object arrays are stored with pickle, which can run code when loaded: save plain arrays instead; load it with np.load(allow_pickle=True) only if you trust who made it") \
+    X("S-DESCR-ALIAS.", \
+      "the dtype must be spelled as NumPy writes it ('<f8', not 'float64'): write the file again with np.save") \
+    X("S-NDIM.", \
+      "more dimensions than NumPy 1.x reads (32): raise --max-ndim (max_ndim=) up to 64 if your readers are NumPy 2") \
+    X("S-NPY-TRAIL.", \
+      "bytes follow the array (a file overwritten in place?): --lenient-npy-trailing (lenient_npy_trailing=True) ignores them, as np.load does") \
+    X("PICKLE.", \
+      "object arrays are stored with pickle, which can run code when loaded: save plain arrays instead; load it with np.load(allow_pickle=True) only if you trust who made it") \
     X("ZIP-", "the archive is malformed: write it again with np.savez") \
-    X("S-ZIP-", "an archive layout np.savez never writes (SECURITY.md says why it is refused): write it again with np.savez") \
-    X("S-ZIP-CRC.", "the archive is damaged (its checksums or sizes disagree with its data): download or copy it again") \
-    X("S-ZIP-CD.", "the archive is damaged or edited (its directory disagrees with its members): download it again or write it with np.savez") \
-    X("S-ZIP-LOCAL.", "the archive is damaged (a member's data is not what its header says): download or copy it again") \
-    X("S-ZIP-FEATURES.", "a ZIP feature np.savez never uses (another compression, encryption, multiple disks): write it again with np.savez or np.savez_compressed") \
-    X("S-ZIP-NAME.", "a member name np.savez never writes (a path, '..', a directory, control characters): write the archive again with np.savez") \
-    X("S-ZIP-DUP.", "two members share a name or key, and np.load would return only one: write the archive again with np.savez") \
-    X("S-ZIP-MEMBER-TRAIL.", "a member holds more bytes than its array: the archive was edited; write it again with np.savez") \
-    X("S-ZIP-TRAIL.", "bytes follow the end of the archive: the file was appended to or damaged; write it again with np.savez") \
-    X("LIMIT.max_total_bytes", "the arrays are larger in all than max_total_bytes (1 GiB by default): if you trust the file, raise it (npzstream --max-total-bytes 4Gi; Python max_total_bytes=\"4Gi\"; C npzs_limits.max_total_bytes)") \
-    X("LIMIT.max_bytes", "the arrays to keep are larger than max_bytes (1 GiB by default): if you trust the file, raise it (max_bytes=\"4Gi\")") \
-    X("LIMIT.max_members", "more members than max_members (100000): if you trust the file, raise it (--max-members, max_members=)") \
-    X("LIMIT.max_memory", "the parser would need more memory than max_memory (256 MiB): raise it (--max-memory, max_memory=) for a file you trust") \
-    X("LIMIT.max_name_len", "a member name longer than max_name_len (4096 bytes): raise it (--max-name-len, max_name_len=) for a file you trust") \
-    X("LIMIT.max_extra_len", "a ZIP extra field longer than max_extra_len: raise it (--max-extra-len, max_extra_len=) for a file you trust") \
-    X("LIMIT.max_fields", "a structured dtype with more fields than max_fields (100000): raise it (--max-fields, max_fields=) for a file you trust") \
-    X("LIMIT.max_depth", "a structured dtype nested deeper than max_depth (32): raise it (--max-depth, max_depth=) for a file you trust") \
-    X("POLICY.", "the file breaks your policy (the detail says where): it is not the file you expect; fix the file, or the policy if it is too strict") \
+    X("S-ZIP-", \
+      "an archive layout np.savez never writes (SECURITY.md says why it is refused): write it again with np.savez") \
+    X("S-ZIP-CRC.", \
+      "the archive is damaged (its checksums or sizes disagree with its data): download or copy it again") \
+    X("S-ZIP-CD.", \
+      "the archive is damaged or edited (its directory disagrees with its members): download it again or write it with np.savez") \
+    X("S-ZIP-LOCAL.", \
+      "the archive is damaged (a member's data is not what its header says): download or copy it again") \
+    X("S-ZIP-FEATURES.", \
+      "a ZIP feature np.savez never uses (another compression, encryption, multiple disks): write it again with np.savez or np.savez_compressed") \
+    X("S-ZIP-NAME.", \
+      "a member name np.savez never writes (a path, '..', a directory, control characters): write the archive again with np.savez") \
+    X("S-ZIP-DUP.", \
+      "two members share a name or key, and np.load would return only one: write the archive again with np.savez") \
+    X("S-ZIP-MEMBER-TRAIL.", \
+      "a member holds more bytes than its array: the archive was edited; write it again with np.savez") \
+    X("S-ZIP-TRAIL.", \
+      "bytes follow the end of the archive: the file was appended to or damaged; write it again with np.savez") \
+    X("LIMIT.max_total_bytes", \
+      "the arrays are larger in all than max_total_bytes (1 GiB by default): if you trust the file, raise it (npzstream --max-total-bytes 4Gi; Python max_total_bytes=\"4Gi\"; C npzs_limits.max_total_bytes)") \
+    X("LIMIT.max_bytes", \
+      "the arrays to keep are larger than max_bytes (1 GiB by default): if you trust the file, raise it (max_bytes=\"4Gi\")") \
+    X("LIMIT.max_members", \
+      "more members than max_members (100000): if you trust the file, raise it (--max-members, max_members=)") \
+    X("LIMIT.max_memory", \
+      "the parser would need more memory than max_memory (256 MiB): raise it (--max-memory, max_memory=) for a file you trust") \
+    X("LIMIT.max_name_len", \
+      "a member name longer than max_name_len (4096 bytes): raise it (--max-name-len, max_name_len=) for a file you trust") \
+    X("LIMIT.max_extra_len", \
+      "a ZIP extra field longer than max_extra_len: raise it (--max-extra-len, max_extra_len=) for a file you trust") \
+    X("LIMIT.max_fields", \
+      "a structured dtype with more fields than max_fields (100000): raise it (--max-fields, max_fields=) for a file you trust") \
+    X("LIMIT.max_depth", \
+      "a structured dtype nested deeper than max_depth (32): raise it (--max-depth, max_depth=) for a file you trust") \
+    X("POLICY.", \
+      "the file breaks your policy (the detail says where): it is not the file you expect; fix the file, or the policy if it is too strict") \
     X("NOMEM.", "the machine ran out of memory: retry with more free memory") \
-    X("CALL.", "a bug in the program that uses npzstream (the API was called the wrong way): report it to its authors") \
-    X("INV.", "the archive is damaged after the first error: the members listed past it are what the stream could still frame; do not load it") \
-    X("SCAN.pickle", "a pickle can run any code when loaded: do not load this file with torch.load, pickle.load or np.load(allow_pickle=True) unless you trust who made it; hand the pickle to a pickle scanner to see what it calls") \
-    X("SCAN.nested", "a container inside a member could not be looked into within the scan's bounds: raise --nested-depth or --nested-bytes for a file you trust, or treat it as unsafe") \
+    X("CALL.", \
+      "a bug in the program that uses npzstream (the API was called the wrong way): report it to its authors") \
+    X("INV.", \
+      "the archive is damaged after the first error: the members listed past it are what the stream could still frame; do not load it") \
+    X("SCAN.pickle", \
+      "a pickle can run any code when loaded: do not load this file with torch.load, pickle.load or np.load(allow_pickle=True) unless you trust who made it; hand the pickle to a pickle scanner to see what it calls") \
+    X("SCAN.nested", \
+      "a container inside a member could not be looked into within the scan's bounds: raise --nested-depth or --nested-bytes for a file you trust, or treat it as unsafe") \
     X("SCAN.max-file-size", "raise --max-file-size to scan it") \
     X("SCAN.timeout", "raise --timeout to scan it") \
     X("SCAN.symlink", "scan the file the link points to by its own name") \
@@ -305,7 +360,7 @@ enum npzs_rule {
 #define NPZS_X_RULE(name, id, msg) NPZS_R_##name,
     NPZS_RULE_MAP(NPZS_X_RULE)
 #undef NPZS_X_RULE
-    NPZS_R__END
+        NPZS_R__END
 };
 
 /* tables.c: a rule's id and message (NULL for none) */

@@ -28,10 +28,10 @@
  * compressed bytes, its stream ending exactly at the last of them.  The helper fills it; the
  * parser reads it (inflate.c) until it passed the member. */
 typedef struct npzs__pre {
-    const uint8_t *out;     /* the first `keep` bytes of the output (all of it unless skipping) */
-    uint64_t len, given;    /* output bytes in all; given to the content machine so far */
-    uint64_t keep;          /* == len, or fewer: the rest was not kept, only its CRC-32 */
-    uint32_t crc_rest;      /* CRC-32 of the output bytes after `keep` */
+    const uint8_t *out;  /* the first `keep` bytes of the output (all of it unless skipping) */
+    uint64_t len, given; /* output bytes in all; given to the content machine so far */
+    uint64_t keep;       /* == len, or fewer: the rest was not kept, only its CRC-32 */
+    uint32_t crc_rest;   /* CRC-32 of the output bytes after `keep` */
     /* the member's compressed bytes, for re-inflating it when the rest cannot be skipped: in
      * pieces (the helper's input grows with the bytes that arrive) */
     const uint8_t *const *in;
@@ -39,7 +39,7 @@ typedef struct npzs__pre {
     size_t in_n;
     uint64_t csize, zpos, zout;
     size_t zpiece, zpiece_pos;
-    int z;                  /* re-inflating with the parser's zlib (inflate.c, pre_zlib) */
+    int z; /* re-inflating with the parser's zlib (inflate.c, pre_zlib) */
 } npzs__pre;
 
 typedef struct npzs__seam {

@@ -33,43 +33,44 @@
 #ifndef NPZS_STATES_H
 #define NPZS_STATES_H
 
-#define NPZS_STATE_MAP(X)                                                                                                                \
-    X(START,            npzs__st_start,         ARCHIVE, SIG,          "first byte: 0x93 selects .npy, 'P' selects .npz")                \
-    X(NPY_CONTENT,      npzs__npy_content,      MEMBER,  NONE,         "plain .npy: input feeds the content machine directly")           \
-    X(NPY_MEMBER_END,   npzs__npy_member_end,   MEMBER,  NONE,         "plain .npy: emit MEMBER_END")                                    \
-    X(NPY_TAIL,         npzs__npy_tail,         MEMBER,  NONE,         "plain .npy complete: only end of input may follow")              \
-    X(ZIP_SIG,          npzs__zip_sig,          ARCHIVE, SIG,          "4-byte record signature; which ones are legal depends on phase") \
-    X(ZIP_LFH,          npzs__zip_lfh,          MEMBER,  LFH,          "26 fixed bytes of a local file header")                          \
-    X(ZIP_LFH_NAME,     npzs__zip_lfh_name,     MEMBER,  LFH_NAME,     "local header name bytes")                                        \
-    X(ZIP_LFH_EXTRA,    npzs__zip_lfh_extra,    MEMBER,  LFH_EXTRA,    "local header extra fields (strict TLV walk)")                    \
-    X(ZIP_MEMBER_BEGIN, npzs__zip_member_begin, MEMBER,  NONE,         "emit MEMBER_BEGIN")                                              \
-    X(ZIP_STORED,       npzs__zip_stored,       MEMBER,  NONE,         "stored member data, passed through zero-copy")                   \
-    X(ZIP_DEFLATED,     npzs__zip_deflated,     MEMBER,  NONE,         "deflated member data, inflated through the output window")       \
-    X(ZIP_CONTENT_END,  npzs__zip_content_end,  MEMBER,  NONE,         "member data ended: content and size checks")                     \
-    X(ZIP_DD,           npzs__zip_dd,           MEMBER,  DD,           "data descriptor (signature optional, 4- or 8-byte sizes)")       \
-    X(ZIP_MEMBER_END,   npzs__zip_member_end,   MEMBER,  NONE,         "CRC and sizes checked: emit MEMBER_END")                         \
-    X(ZIP_CDH,          npzs__zip_cdh,          ENTRY,   CDH,          "46 fixed bytes of a central directory header")                   \
-    X(ZIP_CDH_NAME,     npzs__zip_cdh_name,     ENTRY,   CDH_NAME,     "central directory name, compared with the local header")         \
-    X(ZIP_CDH_EXTRA,    npzs__zip_cdh_extra,    ENTRY,   CDH_EXTRA,    "central directory extra fields (ZIP64 sizes, offset)")           \
-    X(ZIP_CDH_COMMENT,  npzs__zip_cdh_comment,  ENTRY,   CDH_COMMENT,  "central directory entry comment (skipped)")                      \
-    X(ZIP_Z64_EOCD,     npzs__zip_z64_eocd,     ARCHIVE, Z64_EOCD,     "ZIP64 end of central directory record")                          \
-    X(ZIP_Z64_LOC,      npzs__zip_z64_loc,      ARCHIVE, Z64_LOC,      "ZIP64 end of central directory locator")                         \
-    X(ZIP_EOCD,         npzs__zip_eocd,         ARCHIVE, EOCD,         "end of central directory record")                                \
-    X(ZIP_EOCD_COMMENT, npzs__zip_eocd_comment, ARCHIVE, EOCD_COMMENT, "archive comment: must hold no ZIP signature, end at EOF")        \
-    X(ZIP_TAIL,         npzs__zip_tail,         ARCHIVE, NONE,         "archive complete: only end of input may follow")                 \
-    X(END_EMIT,         npzs__st_end_emit,      ARCHIVE, NONE,         "emit END")                                                       \
-    X(DONE,             npzs__st_done,          ARCHIVE, NONE,         "END delivered")                                                  \
-    X(FAILED,           npzs__st_failed,        ARCHIVE, NONE,         "sticky error")
+#define NPZS_STATE_MAP(X) \
+    X(START, npzs__st_start, ARCHIVE, SIG, "first byte: 0x93 selects .npy, 'P' selects .npz") \
+    X(NPY_CONTENT, npzs__npy_content, MEMBER, NONE, "plain .npy: input feeds the content machine directly") \
+    X(NPY_MEMBER_END, npzs__npy_member_end, MEMBER, NONE, "plain .npy: emit MEMBER_END") \
+    X(NPY_TAIL, npzs__npy_tail, MEMBER, NONE, "plain .npy complete: only end of input may follow") \
+    X(ZIP_SIG, npzs__zip_sig, ARCHIVE, SIG, "4-byte record signature; which ones are legal depends on phase") \
+    X(ZIP_LFH, npzs__zip_lfh, MEMBER, LFH, "26 fixed bytes of a local file header") \
+    X(ZIP_LFH_NAME, npzs__zip_lfh_name, MEMBER, LFH_NAME, "local header name bytes") \
+    X(ZIP_LFH_EXTRA, npzs__zip_lfh_extra, MEMBER, LFH_EXTRA, "local header extra fields (strict TLV walk)") \
+    X(ZIP_MEMBER_BEGIN, npzs__zip_member_begin, MEMBER, NONE, "emit MEMBER_BEGIN") \
+    X(ZIP_STORED, npzs__zip_stored, MEMBER, NONE, "stored member data, passed through zero-copy") \
+    X(ZIP_DEFLATED, npzs__zip_deflated, MEMBER, NONE, "deflated member data, inflated through the output window") \
+    X(ZIP_CONTENT_END, npzs__zip_content_end, MEMBER, NONE, "member data ended: content and size checks") \
+    X(ZIP_DD, npzs__zip_dd, MEMBER, DD, "data descriptor (signature optional, 4- or 8-byte sizes)") \
+    X(ZIP_MEMBER_END, npzs__zip_member_end, MEMBER, NONE, "CRC and sizes checked: emit MEMBER_END") \
+    X(ZIP_CDH, npzs__zip_cdh, ENTRY, CDH, "46 fixed bytes of a central directory header") \
+    X(ZIP_CDH_NAME, npzs__zip_cdh_name, ENTRY, CDH_NAME, "central directory name, compared with the local header") \
+    X(ZIP_CDH_EXTRA, npzs__zip_cdh_extra, ENTRY, CDH_EXTRA, "central directory extra fields (ZIP64 sizes, offset)") \
+    X(ZIP_CDH_COMMENT, npzs__zip_cdh_comment, ENTRY, CDH_COMMENT, "central directory entry comment (skipped)") \
+    X(ZIP_Z64_EOCD, npzs__zip_z64_eocd, ARCHIVE, Z64_EOCD, "ZIP64 end of central directory record") \
+    X(ZIP_Z64_LOC, npzs__zip_z64_loc, ARCHIVE, Z64_LOC, "ZIP64 end of central directory locator") \
+    X(ZIP_EOCD, npzs__zip_eocd, ARCHIVE, EOCD, "end of central directory record") \
+    X(ZIP_EOCD_COMMENT, npzs__zip_eocd_comment, ARCHIVE, EOCD_COMMENT, \
+      "archive comment: must hold no ZIP signature, end at EOF") \
+    X(ZIP_TAIL, npzs__zip_tail, ARCHIVE, NONE, "archive complete: only end of input may follow") \
+    X(END_EMIT, npzs__st_end_emit, ARCHIVE, NONE, "emit END") \
+    X(DONE, npzs__st_done, ARCHIVE, NONE, "END delivered") \
+    X(FAILED, npzs__st_failed, ARCHIVE, NONE, "sticky error")
 
-#define NPZS_CSTATE_MAP(X)                                                        \
-    X(C_SNIFF, "first 6 content bytes: npy magic or blob")                       \
-    X(C_PRE, "npy magic, version and header length")                             \
-    X(C_HDR, "npy header text, staged up to its declared length")                \
-    X(C_HEADER_EVENT, "emit HEADER")                                             \
-    X(C_DATA, "array data bytes, emitted as DATA chunks")                        \
-    X(C_DONE, "array complete: any further content byte is trailing data")       \
+#define NPZS_CSTATE_MAP(X) \
+    X(C_SNIFF, "first 6 content bytes: npy magic or blob") \
+    X(C_PRE, "npy magic, version and header length") \
+    X(C_HDR, "npy header text, staged up to its declared length") \
+    X(C_HEADER_EVENT, "emit HEADER") \
+    X(C_DATA, "array data bytes, emitted as DATA chunks") \
+    X(C_DONE, "array complete: any further content byte is trailing data") \
     X(C_BLOB_SNIFF, "a blob's first 16 bytes, staged for its sniff (npzs_sniff)") \
-    X(C_BLOB_STAGED, "emit the staged sniff bytes of a blob")                    \
+    X(C_BLOB_STAGED, "emit the staged sniff bytes of a blob") \
     X(C_BLOB, "blob bytes, emitted as BLOB chunks")
 
 enum npzs_state {
@@ -77,7 +78,7 @@ enum npzs_state {
 #define NPZS_X_STATE(name, step, scope, rec, doc) NPZS_S_##name,
     NPZS_STATE_MAP(NPZS_X_STATE)
 #undef NPZS_X_STATE
-    NPZS_S__END
+        NPZS_S__END
 };
 
 /* What an error raised in a state belongs to (the scope column). */
@@ -90,17 +91,17 @@ enum npzs_cstate {
 #define NPZS_X_CSTATE(name, doc) NPZS_##name,
     NPZS_CSTATE_MAP(NPZS_X_CSTATE)
 #undef NPZS_X_CSTATE
-    NPZS_C__END
+        NPZS_C__END
 };
 
 /* The parallel helper's scout (scout.c): it reads the local headers in the bytes the helper takes
  * ahead of the parser, to find the deflated members worth inflating on a worker. */
-#define NPZS_SCOUT_MAP(X)                                                                     \
-    X(SC_HDR, "30 fixed bytes of a local header (a record that is not one: SC_OFF)")          \
-    X(SC_VAR, "the local header's name and extra field")                                      \
-    X(SC_WAIT, "a job for the member waits for memory the parser holds, or for a worker")     \
-    X(SC_SKIP, "member data not inflated ahead (stored, small, unknown size): counted past")  \
-    X(SC_JOB, "member data copied into its job, inflated as it comes or once whole")          \
+#define NPZS_SCOUT_MAP(X) \
+    X(SC_HDR, "30 fixed bytes of a local header (a record that is not one: SC_OFF)") \
+    X(SC_VAR, "the local header's name and extra field") \
+    X(SC_WAIT, "a job for the member waits for memory the parser holds, or for a worker") \
+    X(SC_SKIP, "member data not inflated ahead (stored, small, unknown size): counted past") \
+    X(SC_JOB, "member data copied into its job, inflated as it comes or once whole") \
     X(SC_OFF, "lost (a data descriptor, a record it cannot read): waits for the parser")
 
 enum npzs_scstate {
@@ -108,7 +109,7 @@ enum npzs_scstate {
 #define NPZS_X_SCSTATE(name, doc) NPZS_##name,
     NPZS_SCOUT_MAP(NPZS_X_SCSTATE)
 #undef NPZS_X_SCSTATE
-    NPZS_SC__END
+        NPZS_SC__END
 };
 
 #define NPZS_NSTATES ((int)(NPZS_S__END - NPZS_S__BASE - 1))

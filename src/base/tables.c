@@ -19,7 +19,8 @@
 /* ---- errors and rules ---------------------------------------------------------------------- */
 NPZS__API const char *npzs_error_name(int code) {
     switch (code) {
-#define X(id, num, name, msg) case num: return name;
+#define X(id, num, name, msg) \
+    case num: return name;
         NPZS_ERROR_MAP(X)
 #undef X
     default: return "unknown";
@@ -28,7 +29,8 @@ NPZS__API const char *npzs_error_name(int code) {
 
 NPZS__API const char *npzs_strerror(int code) {
     switch (code) {
-#define X(id, num, name, msg) case num: return msg;
+#define X(id, num, name, msg) \
+    case num: return msg;
         NPZS_ERROR_MAP(X)
 #undef X
     case 0: return "no error";
@@ -36,16 +38,14 @@ NPZS__API const char *npzs_strerror(int code) {
     }
 }
 
-static const char *const rule_ids[] = {
-    NULL,
+static const char *const rule_ids[] = {NULL,
 #define X(name, id, msg) id,
-    NPZS_RULE_MAP(X)
+                                       NPZS_RULE_MAP(X)
 #undef X
 };
-static const char *const rule_msgs[] = {
-    NULL,
+static const char *const rule_msgs[] = {NULL,
 #define X(name, id, msg) msg,
-    NPZS_RULE_MAP(X)
+                                        NPZS_RULE_MAP(X)
 #undef X
 };
 
@@ -56,7 +56,9 @@ NPZS__API size_t npzs_rule_count(void) { return NPZS_R__END - 1; }
 NPZS__API const char *npzs_rule_id(size_t i) { return i + 1 < NPZS_R__END ? rule_ids[i + 1] : NULL; }
 NPZS__API const char *npzs_rule_message(size_t i) { return i + 1 < NPZS_R__END ? rule_msgs[i + 1] : NULL; }
 
-static const struct { const char *prefix, *hint; } hints[] = {
+static const struct {
+    const char *prefix, *hint;
+} hints[] = {
 #define X(prefix, hint) {prefix, hint},
     NPZS_HINT_MAP(X)
 #undef X

@@ -28,7 +28,7 @@ int npzs__utf8_count(const uint8_t *s, size_t n, size_t *cps, size_t *bad);
 int npzs__sniff(const uint8_t *b, size_t n, int ended);
 
 /* sha256.c: SHA-256 through OpenSSL's libcrypto, loaded at the first use (built: 1 where it can be) */
-#define NPZS_SHA_CTX_WORDS 16   /* room for OpenSSL's SHA256_CTX (checked in sha256.c) */
+#define NPZS_SHA_CTX_WORDS 16 /* room for OpenSSL's SHA256_CTX (checked in sha256.c) */
 int npzs__sha256_built(void);
 void npzs__sha256_init(uint64_t *ctx);
 void npzs__sha256_update(uint64_t *ctx, const uint8_t *s, size_t n);

@@ -38,10 +38,10 @@
 #error "bytes/ is pure: it sees no parser (internal.h)"
 #endif
 
-#define FOLD_K1 145u  /* 300 - 155 */
-#define FOLD_K2 183u  /* 300 - 117 */
-#define FOLD_K3 211u  /* 300 - 89 */
-#define FOLD_K4 300u  /* Z's degree: the words left for zlib */
+#define FOLD_K1 145u     /* 300 - 155 */
+#define FOLD_K2 183u     /* 300 - 117 */
+#define FOLD_K3 211u     /* 300 - 89 */
+#define FOLD_K4 300u     /* Z's degree: the words left for zlib */
 #define FOLD_BLOCK 1024u /* words cancelled between two moves of the history */
 
 typedef struct {
@@ -55,9 +55,7 @@ static inline fold_word fx(fold_word a, fold_word b) {
 }
 
 /* zlib's crc32 takes uInt lengths; every length here is under 16 KiB + 16 */
-static uint32_t zcrc(uint32_t crc, const uint8_t *b, size_t n) {
-    return (uint32_t)crc32(crc, b, (uInt)n);
-}
+static uint32_t zcrc(uint32_t crc, const uint8_t *b, size_t n) { return (uint32_t)crc32(crc, b, (uInt)n); }
 
 /*@ requires len == 0 || \valid_read(buf + (0 .. len - 1)); */
 uint32_t npzs__crc32_fold(uint32_t crc, const uint8_t *buf, size_t len) {

@@ -68,11 +68,11 @@ static int sym(void *lib, const char *name, void *fn, size_t size) {
 static void sha_load(void) {
     void *lib = dlopen(NPZS_CRYPTO_SONAME, RTLD_NOW | RTLD_LOCAL);
     if (!lib) return;
-    if (sym(lib, "SHA256_Init", &sha.init, sizeof sha.init) && sym(lib, "SHA256_Update", &sha.update, sizeof sha.update) &&
+    if (sym(lib, "SHA256_Init", &sha.init, sizeof sha.init) &&
+        sym(lib, "SHA256_Update", &sha.update, sizeof sha.update) &&
         sym(lib, "SHA256_Final", &sha.final, sizeof sha.final))
         sha.loaded = 1;
-    else
-        dlclose(lib);
+    else dlclose(lib);
 }
 
 int npzs__sha256_built(void) {
@@ -92,7 +92,11 @@ void npzs__sha256_final(uint64_t *ctx, uint8_t out[32]) { sha.final(out, (SHA256
 #else
 int npzs__sha256_built(void) { return 0; }
 void npzs__sha256_init(uint64_t *ctx) { (void)ctx; }
-void npzs__sha256_update(uint64_t *ctx, const uint8_t *s, size_t n) { (void)ctx; (void)s; (void)n; }
+void npzs__sha256_update(uint64_t *ctx, const uint8_t *s, size_t n) {
+    (void)ctx;
+    (void)s;
+    (void)n;
+}
 void npzs__sha256_final(uint64_t *ctx, uint8_t out[32]) {
     (void)ctx;
     for (int i = 0; i < 32; i++) out[i] = 0;

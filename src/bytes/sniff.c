@@ -28,12 +28,13 @@ static int pickle01(const uint8_t *b, size_t n, int ended) {
     if (n < 2) return 0;
     if (b[0] == '(') {
         uint8_t k = b[1];
-        if ((k == 'd' || k == 'l' || k == 't') && n >= 3 && b[2] == 'p') return 1;         /* DICT, LIST, TUPLE; PUT */
+        if ((k == 'd' || k == 'l' || k == 't') && n >= 3 && b[2] == 'p') return 1; /* DICT, LIST, TUPLE; PUT */
         if ((k == 'I' || k == 'L' || k == 'F') && n >= 3 && ((b[2] >= '0' && b[2] <= '9') || b[2] == '-')) return 1;
-        if (k == 'i' || k == 'c') return global_at(b, n, 2);                                /* INST, GLOBAL */
+        if (k == 'i' || k == 'c') return global_at(b, n, 2); /* INST, GLOBAL */
         return k == 'K' || k == 'J' || k == 'M' || k == 'X' || k == 'U' || k == 'q' || k == '}' || k == ']' || k == ')';
     }
-    if (b[0] == ']' || b[0] == '}' || b[0] == ')') return b[1] == 'q' || b[1] == '(' || (b[1] == '.' && n == 2 && ended);
+    if (b[0] == ']' || b[0] == '}' || b[0] == ')')
+        return b[1] == 'q' || b[1] == '(' || (b[1] == '.' && n == 2 && ended);
     return 0;
 }
 
@@ -54,7 +55,10 @@ static int text(const uint8_t *b, size_t n, int ended) {
             size_t l = j;
             while (l > i && (b[l - 1] & 0xC0) == 0x80 && j - l < 3) l--;
             uint8_t lead = l > i ? b[l - 1] : 0;
-            size_t need = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3 : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+            size_t need = lead >= 0xC2 && lead <= 0xDF   ? 2
+                          : lead >= 0xE0 && lead <= 0xEF ? 3
+                          : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                         : 0;
             if (need && j - (l - 1) < need) end = l - 1;
         }
         if (!npzs__utf8_valid(b + i, end - i)) return 0;
@@ -66,7 +70,8 @@ static int text(const uint8_t *b, size_t n, int ended) {
 int npzs__sniff(const uint8_t *b, size_t n, int ended) {
     if (n == 0) return NPZS_SNIFF_EMPTY;
     if (n >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5) return NPZS_SNIFF_PICKLE;
-    if (n >= 4 && b[0] == 'P' && b[1] == 'K' && ((b[2] == 3 && b[3] == 4) || (b[2] == 5 && b[3] == 6) || (b[2] == 7 && b[3] == 8)))
+    if (n >= 4 && b[0] == 'P' && b[1] == 'K' &&
+        ((b[2] == 3 && b[3] == 4) || (b[2] == 5 && b[3] == 6) || (b[2] == 7 && b[3] == 8)))
         return NPZS_SNIFF_ZIP;
     if (n >= 2 && b[0] == 0x1F && b[1] == 0x8B) return NPZS_SNIFF_GZIP;
     if (pickle01(b, n, ended)) return NPZS_SNIFF_PICKLE;
@@ -80,7 +85,8 @@ NPZS__API int npzs_sniff_bytes(const void *data, size_t len, int ended) {
 
 NPZS__API const char *npzs_sniff_name(int sniff) {
     switch (sniff) {
-#define X(id, num, name) case num: return name;
+#define X(id, num, name) \
+    case num: return name;
         NPZS_SNIFF_MAP(X)
 #undef X
     default: return "unknown";

@@ -18,18 +18,36 @@ int npzs__utf8_count(const uint8_t *s, size_t n, size_t *cps, size_t *bad) {
         uint8_t b = s[i];
         size_t k;
         uint32_t cp;
-        if (b < 0x80) { i++; count++; continue; }
-        if (b >= 0xC2 && b <= 0xDF) { k = 1; cp = b & 0x1Fu; }
-        else if (b >= 0xE0 && b <= 0xEF) { k = 2; cp = b & 0x0Fu; }
-        else if (b >= 0xF0 && b <= 0xF4) { k = 3; cp = b & 0x07u; }
-        else { *bad = i; return -1; }
+        if (b < 0x80) {
+            i++;
+            count++;
+            continue;
+        }
+        if (b >= 0xC2 && b <= 0xDF) {
+            k = 1;
+            cp = b & 0x1Fu;
+        } else if (b >= 0xE0 && b <= 0xEF) {
+            k = 2;
+            cp = b & 0x0Fu;
+        } else if (b >= 0xF0 && b <= 0xF4) {
+            k = 3;
+            cp = b & 0x07u;
+        } else {
+            *bad = i;
+            return -1;
+        }
         for (size_t j = 1; j <= k; j++) {
             size_t at = i + j;
-            if (at >= n || (s[at] & 0xC0) != 0x80) { *bad = i; return -1; }
+            if (at >= n || (s[at] & 0xC0) != 0x80) {
+                *bad = i;
+                return -1;
+            }
             cp = (cp << 6) | (s[at] & 0x3Fu);
         }
-        if ((k == 2 && cp < 0x800) || (k == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
-            (cp >= 0xD800 && cp <= 0xDFFF)) { *bad = i; return -1; }
+        if ((k == 2 && cp < 0x800) || (k == 3 && (cp < 0x10000 || cp > 0x10FFFF)) || (cp >= 0xD800 && cp <= 0xDFFF)) {
+            *bad = i;
+            return -1;
+        }
         i += k + 1;
         count++;
     }

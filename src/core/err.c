@@ -46,8 +46,8 @@ void npzs__limit_need(npzs_parser *p, uint64_t n) {
 
 int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule) {
     int have_need = p->lim_need_set;
-    p->lim_need_set = 0; /* a need goes with the check that gave it, failed or not */
-    if (p->err) return p->err; /* the first error stays */
+    p->lim_need_set = 0;                         /* a need goes with the check that gave it, failed or not */
+    if (p->err) return p->err;                   /* the first error stays */
     if (code == NPZS_E_NOMEM && p->mem_capped) { /* not the hooks: max_memory refused it */
         code = NPZS_E_LIMIT;
         rule = NPZS_R_LIMIT_MEMORY;

@@ -34,41 +34,55 @@
 #endif
 
 enum {
-    W_START = 1, W_NOT_ZIP, W_SIG, W_LFH, W_LFH_NAME, W_LFH_EXTRA, W_DATA, W_DD, W_CDH, W_CDH_VAR, W_Z64_EOCD,
-    W_Z64_LOC, W_EOCD, W_SKIP_TO_END, W_END, W_DEAD
+    W_START = 1,
+    W_NOT_ZIP,
+    W_SIG,
+    W_LFH,
+    W_LFH_NAME,
+    W_LFH_EXTRA,
+    W_DATA,
+    W_DD,
+    W_CDH,
+    W_CDH_VAR,
+    W_Z64_EOCD,
+    W_Z64_LOC,
+    W_EOCD,
+    W_SKIP_TO_END,
+    W_END,
+    W_DEAD
 };
 
 #define BIG_SIZE (2u * 65536u) /* a central entry's name and extra block, each at most 65535 bytes */
 #define ZOUT_SIZE 65536u
-#define WIN 24u                /* a ZIP64 data descriptor with its signature */
+#define WIN 24u /* a ZIP64 data descriptor with its signature */
 
 struct npzs_inv {
     npzs_limits lim;
     npzs_allocator al;
     int state, zip, complete;
-    int err;                   /* the framing's error (sticky) */
+    int err; /* the framing's error (sticky) */
     const char *err_rule;
     uint64_t err_off;
-    uint64_t off;              /* absolute offset of the next byte */
-    uint64_t check_after;      /* members whose header starts after it are checked */
-    uint8_t fix[64];           /* a record's fixed part */
+    uint64_t off;         /* absolute offset of the next byte */
+    uint64_t check_after; /* members whose header starts after it are checked */
+    uint8_t fix[64];      /* a record's fixed part */
     size_t fix_n, fix_need;
-    uint8_t *big;              /* names and extra blocks */
+    uint8_t *big; /* names and extra blocks */
     size_t big_n, big_need;
-    uint64_t skip;             /* bytes to pass (a comment, a ZIP64 end record's rest) */
-    uint64_t rec_off;          /* where the record being read began */
+    uint64_t skip;    /* bytes to pass (a comment, a ZIP64 end record's rest) */
+    uint64_t rec_off; /* where the record being read began */
     /* the member being read */
     size_t cur;
     uint16_t nlen, xlen, clen;
     int zip64, dd, dd_sig;
-    uint64_t data_off, data_in, left; /* its data's offset, compressed bytes taken, and left (known size) */
+    uint64_t data_off, data_in, left;       /* its data's offset, compressed bytes taken, and left (known size) */
     int inflating, z_ready, z_end, z_nomem; /* z_nomem: zlib ran out of memory (not invalid data) */
     z_stream z;
     uint8_t *zout;
     uint8_t win[WIN];
     size_t win_n;
     /* its content, when checked */
-    uint64_t out;              /* content bytes */
+    uint64_t out; /* content bytes */
     uint32_t crc;
     uint8_t pre[16];
     size_t pre_n;
@@ -76,7 +90,7 @@ struct npzs_inv {
     npzs_parser *child;
     npzs_inv_content_fn fn;
     void *fn_ctx;
-    uint64_t total_out;        /* content bytes of the checked members, against max_total_bytes */
+    uint64_t total_out; /* content bytes of the checked members, against max_total_bytes */
     /* the members */
     npzs_inv_member *m;
     size_t n, cap, cd_cursor;
@@ -238,8 +252,14 @@ static int zip64_extra(const uint8_t *x, size_t n, uint64_t *size, uint64_t *csi
         if (id == 1) {
             const uint8_t *f = x + i + 4;
             size_t k = 0;
-            if (*size == 0xFFFFFFFFu && k + 8 <= len) { *size = npzs__le64(f + k); k += 8; }
-            if (*csize == 0xFFFFFFFFu && k + 8 <= len) { *csize = npzs__le64(f + k); k += 8; }
+            if (*size == 0xFFFFFFFFu && k + 8 <= len) {
+                *size = npzs__le64(f + k);
+                k += 8;
+            }
+            if (*csize == 0xFFFFFFFFu && k + 8 <= len) {
+                *csize = npzs__le64(f + k);
+                k += 8;
+            }
             if (off && *off == 0xFFFFFFFFu && k + 8 <= len) *off = npzs__le64(f + k);
             return 1;
         }
@@ -338,8 +358,7 @@ static void member_end(npzs_inv *v) {
     if (v->over) return;
     if (v->out != m->size || (m->method == NPZS_METHOD_STORED && v->data_in != m->csize))
         member_rule(m, NPZS_E_SIZE_MISMATCH, NPZS_R_INV_SIZE, v->data_off);
-    else if (v->crc != m->crc32)
-        member_rule(m, NPZS_E_CRC_MISMATCH, NPZS_R_INV_CRC, v->data_off);
+    else if (v->crc != m->crc32) member_rule(m, NPZS_E_CRC_MISMATCH, NPZS_R_INV_CRC, v->data_off);
 }
 
 /* ---- the data ---- */
@@ -391,7 +410,8 @@ static size_t inflate_some(npzs_inv *v, const uint8_t *b, size_t n) {
             member_rule(m, NPZS_E_NOMEM, NPZS_R_NOMEM_INFLATE, v->data_off);
             return (size_t)-1;
         } else if (rc != Z_OK && rc != Z_BUF_ERROR) {
-            member_rule(m, NPZS_E_INFLATE, NPZS_R_INV_INFLATE, v->data_off); /* its data start: where zlib stops depends on how the bytes came */
+            member_rule(m, NPZS_E_INFLATE, NPZS_R_INV_INFLATE,
+                        v->data_off); /* its data start: where zlib stops depends on how the bytes came */
             return (size_t)-1;
         }
         if (rc == Z_BUF_ERROR && got == 0) break;
@@ -466,7 +486,7 @@ static size_t data_some(npzs_inv *v, const uint8_t *b, size_t n) {
             content_bytes(v, b, k);
         } else if (v->inflating) {
             size_t t = v->z_end ? 0 : inflate_some(v, b, k);
-            if (t == (size_t)-1) inflate_end(v); /* the member's error is said; its bytes are passed */
+            if (t == (size_t)-1) inflate_end(v);              /* the member's error is said; its bytes are passed */
             else if (v->z_end && v->data_in + t < m->csize) { /* data after the stream's end */
                 member_rule(m, NPZS_E_SIZE_MISMATCH, NPZS_R_INV_SIZE, v->data_off + v->data_in + t);
                 inflate_end(v);
@@ -595,11 +615,26 @@ static void sig(npzs_inv *v) {
     uint32_t s = npzs__le32(v->fix);
     v->fix_n = 4;
     switch (s) {
-    case 0x04034b50u: v->state = W_LFH; v->fix_need = 30; return;
-    case 0x02014b50u: v->state = W_CDH; v->fix_need = 46; return;
-    case 0x06064b50u: v->state = W_Z64_EOCD; v->fix_need = 12; return;
-    case 0x07064b50u: v->state = W_Z64_LOC; v->fix_need = 20; return;
-    case 0x06054b50u: v->state = W_EOCD; v->fix_need = 22; return;
+    case 0x04034b50u:
+        v->state = W_LFH;
+        v->fix_need = 30;
+        return;
+    case 0x02014b50u:
+        v->state = W_CDH;
+        v->fix_need = 46;
+        return;
+    case 0x06064b50u:
+        v->state = W_Z64_EOCD;
+        v->fix_need = 12;
+        return;
+    case 0x07064b50u:
+        v->state = W_Z64_LOC;
+        v->fix_need = 20;
+        return;
+    case 0x06054b50u:
+        v->state = W_EOCD;
+        v->fix_need = 22;
+        return;
     default:
         if (v->state == W_START) v->state = W_NOT_ZIP;
         else die(v, NPZS_E_ZIP_BAD_HEADER, NPZS_R_INV_FRAMING, v->rec_off);

@@ -124,7 +124,8 @@ static int preamble(npzs_parser *p) {
     }
     c->hlen = (size_t)hlen;
     /* hdr holds the preamble and the text: the member's raw bytes up to its data */
-    if (npzs__buffer(p, (void **)&p->kept.hdr, &p->kept.hdr_cap, c->pre_len + c->hlen + 1, npzs__here(p), NPZS_R_NOMEM_HEADER) < 0)
+    if (npzs__buffer(p, (void **)&p->kept.hdr, &p->kept.hdr_cap, c->pre_len + c->hlen + 1, npzs__here(p),
+                     NPZS_R_NOMEM_HEADER) < 0)
         return p->err;
     memcpy(p->kept.hdr, c->pre, c->pre_len);
     c->hdr_len = 0;
@@ -248,8 +249,12 @@ static NPZS__INLINE npzs__rc chunk(npzs_parser *p, npzs__content *c, npzs_event 
         }
     }
     if (emit)
-        *ev = (npzs_event){.type = type, .offset = c->direct ? c->base + c->pos : c->base, .data = buf, .len = len,
-                           .pos = c->data_len, .zero_copy = zero_copy};
+        *ev = (npzs_event){.type = type,
+                           .offset = c->direct ? c->base + c->pos : c->base,
+                           .data = buf,
+                           .len = len,
+                           .pos = c->data_len,
+                           .zero_copy = zero_copy};
     c->crc_data = npzs__crc32(c->crc_data, buf, len);
     if (c->hashing) npzs__sha256_update(c->sha, buf, len);
     c->data_len += len;
@@ -329,8 +334,7 @@ npzs__rc npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int 
                 if (i == len) goto need;
                 /* reject a wrong magic at its first byte, not after 8 */
                 if (c->pre_len < 6 && buf[i] != npy_magic[c->pre_len])
-                    return npzs__error_content(p, NPZS_E_BAD_MAGIC, 0,
-                                              NPZS_R_MAGIC_NPY);
+                    return npzs__error_content(p, NPZS_E_BAD_MAGIC, 0, NPZS_R_MAGIC_NPY);
                 c->pre[c->pre_len++] = buf[i++];
                 c->pos++;
                 if (c->pre_len == 8 || c->pre_len == c->pre_need) {
@@ -413,8 +417,7 @@ npzs__rc npzs__content_feed(npzs_parser *p, const uint8_t *buf, size_t len, int 
             *used = i;
             return NPZS__EVENT;
         }
-        default:
-            return npzs__error(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_CONTENT_STATE);
+        default: return npzs__error(p, NPZS_E_BAD_CALL, npzs__here(p), NPZS_R_CALL_CONTENT_STATE);
         }
     }
 need:
@@ -447,10 +450,8 @@ npzs__rc npzs__content_end(npzs_parser *p, npzs_event *ev) {
             if (c->top) return npzs__error(p, NPZS_E_TRUNCATED, npzs__here(p), NPZS_R_TRUNC_ARRAY);
             return npzs__error(p, NPZS_E_SIZE_MISMATCH, npzs__here(p), NPZS_R_ZIP_CONTENT_SHORT);
         case NPZS_C_HEADER_EVENT:
-        case NPZS_C_BLOB_STAGED:
-            break;
-        default:
-            return NPZS__GO;
+        case NPZS_C_BLOB_STAGED: break;
+        default: return NPZS__GO;
         }
         /* an event is due (the staged bytes of a blob, or an array's HEADER): the end is looked at
          * again once it went out */

@@ -32,36 +32,43 @@
 /* ------------------------------------------------------------------------ */
 
 typedef struct name_ref {
-    uint32_t group;  /* which field list */
+    uint32_t group;    /* which field list */
     uint32_t off, len; /* decoded bytes in scratch */
-    uint32_t at;     /* header position of the token, for the error offset */
+    uint32_t at;       /* header position of the token, for the error offset */
 } name_ref;
 
 typedef struct hp {
-    npzs_parser *p;      /* the handle: allocation, errors */
+    npzs_parser *p; /* the handle: allocation, errors */
     const npzs_limits *lim;
-    npzs__hkept *kb;     /* the kept buffers */
-    npzs__harray *a;     /* the array the parse fills */
-    uint64_t here;       /* input offset of the next byte (npzs__hdr) */
+    npzs__hkept *kb; /* the kept buffers */
+    npzs__harray *a; /* the array the parse fills */
+    uint64_t here;   /* input offset of the next byte (npzs__hdr) */
     const uint8_t *s;
     size_t n, i;
     int v3;
-    uint64_t text_off;   /* content offset of s[0] */
-    uint8_t *sc;         /* scratch for decoded strings */
+    uint64_t text_off; /* content offset of s[0] */
+    uint8_t *sc;       /* scratch for decoded strings */
     size_t sc_len, sc_cap;
-    size_t nnames;       /* name_refs in the kept names pool */
+    size_t nnames; /* name_refs in the kept names pool */
     uint32_t groups;
     int has_object;
-    size_t obj_at;       /* the first object type string */
-    int quiet;           /* failures are not recorded (dup_keys' look-ahead) */
-    uint32_t ntn, ntf;   /* the dtype tree: nodes and fields so far */
+    size_t obj_at;                 /* the first object type string */
+    int quiet;                     /* failures are not recorded (dup_keys' look-ahead) */
+    uint32_t ntn, ntf;             /* the dtype tree: nodes and fields so far */
     size_t tdims_used, tstrs_used; /* bytes taken in the shape and type string pools */
 } hp;
 
 /* A letter of a Python string prefix (u'', b'', r'', f'' in either case). */
 static int prefix_char(int b) {
     switch (b) {
-    case 'u': case 'U': case 'r': case 'R': case 'b': case 'B': case 'f': case 'F': return 1;
+    case 'u':
+    case 'U':
+    case 'r':
+    case 'R':
+    case 'b':
+    case 'B':
+    case 'f':
+    case 'F': return 1;
     default: return 0;
     }
 }
@@ -118,14 +125,24 @@ static int hexval(int ch) {
 
 static void put_utf8(hp *h, uint32_t cp) {
     uint8_t *o = h->sc + h->sc_len;
-    if (cp < 0x80) { o[0] = (uint8_t)cp; h->sc_len += 1; }
-    else if (cp < 0x800) { o[0] = (uint8_t)(0xC0 | (cp >> 6)); o[1] = (uint8_t)(0x80 | (cp & 0x3F)); h->sc_len += 2; }
-    else if (cp < 0x10000) {
-        o[0] = (uint8_t)(0xE0 | (cp >> 12)); o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-        o[2] = (uint8_t)(0x80 | (cp & 0x3F)); h->sc_len += 3;
+    if (cp < 0x80) {
+        o[0] = (uint8_t)cp;
+        h->sc_len += 1;
+    } else if (cp < 0x800) {
+        o[0] = (uint8_t)(0xC0 | (cp >> 6));
+        o[1] = (uint8_t)(0x80 | (cp & 0x3F));
+        h->sc_len += 2;
+    } else if (cp < 0x10000) {
+        o[0] = (uint8_t)(0xE0 | (cp >> 12));
+        o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (uint8_t)(0x80 | (cp & 0x3F));
+        h->sc_len += 3;
     } else {
-        o[0] = (uint8_t)(0xF0 | (cp >> 18)); o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-        o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F)); o[3] = (uint8_t)(0x80 | (cp & 0x3F)); h->sc_len += 4;
+        o[0] = (uint8_t)(0xF0 | (cp >> 18));
+        o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+        o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        o[3] = (uint8_t)(0x80 | (cp & 0x3F));
+        h->sc_len += 4;
     }
 }
 
@@ -146,9 +163,11 @@ static int str(hp *h, uint32_t *off, uint32_t *len) {
          * (npzs__parse_header_mode): a step writes at most 4, there is room for it */
         if (h->sc_cap < 4 || h->sc_len > h->sc_cap - 4) return corrupt(h);
         uint8_t b = h->s[h->i];
-        if (b == q) { h->i++; break; }
-        if (b < 0x20 || b == 0x7F)
-            return hfail(h, NPZS_E_BAD_HEADER, h->i, NPZS_R_STR_CONTROL);
+        if (b == q) {
+            h->i++;
+            break;
+        }
+        if (b < 0x20 || b == 0x7F) return hfail(h, NPZS_E_BAD_HEADER, h->i, NPZS_R_STR_CONTROL);
         if (b == '\\') {
             size_t at = h->i;
             if (h->i + 1 >= h->n) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_STR_UNTERMINATED);
@@ -182,8 +201,16 @@ static int str(hp *h, uint32_t *off, uint32_t *len) {
             put_utf8(h, cp);
             continue;
         }
-        if (b < 0x80) { h->sc[h->sc_len++] = b; h->i++; continue; }
-        if (!h->v3) { put_utf8(h, b); h->i++; continue; } /* latin-1 */
+        if (b < 0x80) {
+            h->sc[h->sc_len++] = b;
+            h->i++;
+            continue;
+        }
+        if (!h->v3) {
+            put_utf8(h, b);
+            h->i++;
+            continue;
+        } /* latin-1 */
         /* v3: the UTF-8 was validated already; copy the sequence */
         size_t e = h->i + (b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2); /* the sequence: s[h->i, e) */
         if (e > h->n) return corrupt(h);
@@ -218,8 +245,8 @@ static int integer(hp *h, int code, uint64_t *v) {
     }
     if (ch == '0' && h->i - at > 1) return hfail(h, code, at, NPZS_R_INT_LEADING_ZERO);
     ch = peek(h);
-    if (ch == 'x' || ch == 'X' || ch == 'o' || ch == 'O' || ch == 'b' || ch == 'B' || ch == '_' ||
-        ch == '.' || ch == 'e' || ch == 'E' || ch == 'j' || ch == 'J' || ch == 'l')
+    if (ch == 'x' || ch == 'X' || ch == 'o' || ch == 'O' || ch == 'b' || ch == 'B' || ch == '_' || ch == '.' ||
+        ch == 'e' || ch == 'E' || ch == 'j' || ch == 'J' || ch == 'l')
         return hfail(h, code, at, NPZS_R_INT_NOT_DECIMAL);
     if (!h->v3) { /* Python-2 long suffix, as NumPy's _filter_header removes it */
         size_t j = h->i;
@@ -263,7 +290,10 @@ static int int_tuple(hp *h, int code, uint64_t *dims, size_t *dims_at, uint32_t 
         dims[k++] = v;
         ws(h);
         comma = 0;
-        if (peek(h) == ',') { comma = 1; h->i++; }
+        if (peek(h) == ',') {
+            comma = 1;
+            h->i++;
+        }
     }
     *ndim = k;
     return 0;
@@ -459,14 +489,17 @@ static int add_name(hp *h, uint32_t group, uint32_t off, uint32_t len, size_t at
 }
 
 #define ITEMSIZE_MAX UINT64_C(0x7FFFFFFF) /* NumPy keeps itemsize in a C int */
-enum { T_VOID = 1, T_UNSIZED = 2, T_UNICODE = 4, /* type_string's *is_void bits */
-       T_NAMED = 8 };                             /* a completed field that has a name (not padding) */
+enum {
+    T_VOID = 1,
+    T_UNSIZED = 2,
+    T_UNICODE = 4, /* type_string's *is_void bits */
+    T_NAMED = 8
+}; /* a completed field that has a name (not padding) */
 
 /* A type string, e.g. '<f8'.  Sets itemsize; writes dtype.str into out (48 bytes) when out != NULL.
  * *is_void gets T_VOID for an unstructured void ('V<n>'), which may serve as padding, plus
  * T_UNSIZED for a zero-size S, U or V (NumPy reads ('S0', n) as n bytes wide) and T_UNICODE for U. */
-static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *itemsize, int *is_void,
-                       char *out) {
+static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *itemsize, int *is_void, char *out) {
     const uint8_t *t = h->sc; /* the type string is t[off, n), in scratch */
     size_t n = (size_t)off + len, i = off;
     *is_void = 0;
@@ -504,23 +537,41 @@ static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *i
     int one_byte_ok = 0; /* byte order irrelevant: written as '|' */
     uint64_t isz = 0;
     switch (kind) {
-    case 'b': if (sz != 1) goto badsize; isz = 1; one_byte_ok = 1; break;
-    case 'i': case 'u':
+    case 'b':
+        if (sz != 1) goto badsize;
+        isz = 1;
+        one_byte_ok = 1;
+        break;
+    case 'i':
+    case 'u':
         if (sz != 1 && sz != 2 && sz != 4 && sz != 8) goto badsize;
-        isz = sz; one_byte_ok = sz == 1; break;
-    case 'f': if (sz != 2 && sz != 4 && sz != 8 && sz != 16) goto badsize; isz = sz; break;
-    case 'c': if (sz != 8 && sz != 16 && sz != 32) goto badsize; isz = sz; break;
-    case 'S': case 'V':
+        isz = sz;
+        one_byte_ok = sz == 1;
+        break;
+    case 'f':
+        if (sz != 2 && sz != 4 && sz != 8 && sz != 16) goto badsize;
+        isz = sz;
+        break;
+    case 'c':
+        if (sz != 8 && sz != 16 && sz != 32) goto badsize;
+        isz = sz;
+        break;
+    case 'S':
+    case 'V':
         if (ovf || sz > ITEMSIZE_MAX) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, NPZS_R_DESCR_SV_SIZE);
-        isz = sz; one_byte_ok = 1; break;
+        isz = sz;
+        one_byte_ok = 1;
+        break;
     case 'U':
         if (ovf || sz > ITEMSIZE_MAX / 4) return hfail(h, NPZS_E_SIZE_OVERFLOW, at, NPZS_R_DESCR_U_SIZE);
-        isz = sz * 4; break;
-    case 'M': case 'm':
+        isz = sz * 4;
+        break;
+    case 'M':
+    case 'm':
         if (sz != 8) goto badsize;
-        isz = 8; break;
-    default:
-        return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_CODE);
+        isz = 8;
+        break;
+    default: return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_CODE);
     }
     /* datetime unit */
     size_t unit_start = i, unit_end = i;
@@ -536,27 +587,37 @@ static int type_string(hp *h, uint32_t off, uint32_t len, size_t at, uint64_t *i
                 j++;
             }
             if (j > ms && (t[ms] == '0')) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_DT_MULT);
-            static const char *const units[] = {"Y", "M", "W", "D", "h", "m", "s", "ms", "us",
-                                                "ns", "ps", "fs", "as", "generic"};
+            static const char *const units[] = {"Y",  "M",  "W",  "D",  "h",  "m",  "s",
+                                                "ms", "us", "ns", "ps", "fs", "as", "generic"};
             int ok = 0;
             for (size_t k = 0; k < sizeof units / sizeof units[0]; k++) { /* t[j, e) is units[k] */
                 const char *u = units[k];
                 size_t x = j;
-                while (x < e && *u && (uint8_t)*u == t[x]) { x++; u++; }
+                while (x < e && *u && (uint8_t)*u == t[x]) {
+                    x++;
+                    u++;
+                }
                 if (x == e && !*u) ok = 1 + (int)k;
             }
             if (!ok) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_DT_UNIT);
             if (ok == 14 && j > ms) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_DT_GENERIC);
-            if (ok == 14) { unit_start = unit_end = n; } /* [generic] prints as plain M8 */
-            else if (j > ms && mult == 1) { unit_start = j; unit_end = e; } /* [1s] prints as [s] */
-            else { unit_start = ms; unit_end = e; }
+            if (ok == 14) {
+                unit_start = unit_end = n;
+            } /* [generic] prints as plain M8 */
+            else if (j > ms && mult == 1) {
+                unit_start = j;
+                unit_end = e;
+            } /* [1s] prints as [s] */
+            else {
+                unit_start = ms;
+                unit_end = e;
+            }
             i = n;
         }
     }
     if (i != n) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_TEXT);
     /* byte order: '<' or '>' for multi-byte numbers; '|'/'=' mean "native" there, refused */
-    if (!one_byte_ok && (order == '|' || order == '='))
-        return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_NATIVE);
+    if (!one_byte_ok && (order == '|' || order == '=')) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_NATIVE);
     *itemsize = isz;
     *is_void = (kind == 'V' ? T_VOID : 0) | (sz == 0 && (kind == 'S' || kind == 'U' || kind == 'V') ? T_UNSIZED : 0) |
                (kind == 'U' ? T_UNICODE : 0);
@@ -588,12 +649,12 @@ typedef struct tnode {
     npzs_dtkind kind;
     uint64_t itemsize;
     uint32_t base, ndim;
-    size_t str_at, dims_at; /* in the type string and shape pools */
+    size_t str_at, dims_at;      /* in the type string and shape pools */
     uint32_t count, first, fill; /* tree_publish's: its fields, the first, those placed */
 } tnode;
 
 typedef struct tfield {
-    uint32_t owner, type;  /* the struct node it belongs to; its type's node */
+    uint32_t owner, type; /* the struct node it belongs to; its type's node */
     uint32_t noff, nlen, toff, tlen;
     int titled;
     uint64_t offset;
@@ -799,11 +860,11 @@ enum { F_LIST, F_FIELD, F_SUB };
 typedef struct dframe {
     uint8_t kind, stage, titled, first;
     uint32_t depth, group;
-    uint64_t size;                 /* list: the running sum; field, subarray: the type's itemsize */
-    int tflags;                    /* field, subarray: the type's T_* bits */
-    uint32_t node;                 /* list: its struct node; field: its type's node */
+    uint64_t size;                   /* list: the running sum; field, subarray: the type's itemsize */
+    int tflags;                      /* field, subarray: the type's T_* bits */
+    uint32_t node;                   /* list: its struct node; field: its type's node */
     uint32_t noff, nlen, toff, tlen; /* field: name and title in scratch */
-    size_t at, name_at, title_at;  /* list: the current field's start; subarray: its '(' */
+    size_t at, name_at, title_at;    /* list: the current field's start; subarray: its '(' */
 } dframe;
 
 /* A shape applied to a type, as NumPy's _convert_from_tuple does (descriptor.c, the same in 1.24
@@ -820,8 +881,7 @@ static int apply_shape(hp *h, uint64_t *isz, int *tflags, const uint64_t *dims, 
         *tflags &= ~T_UNSIZED;
         return 0;
     }
-    if (bare && dims[0] == 1)
-        return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_SHAPE_ONE);
+    if (bare && dims[0] == 1) return hfail(h, NPZS_E_BAD_HEADER, at, NPZS_R_DESCR_SHAPE_ONE);
     uint64_t items = 1;
     for (uint32_t k = 0; k < nd && k < NPZS_MAX_NDIM; k++) {
         uint64_t d = dims[k];
@@ -937,7 +997,8 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                 f->group = h->groups++;
                 f->stage = 1;
             } else if (f->stage == 2) { /* a field was completed (its offset: the size so far) */
-                if (rsize > ITEMSIZE_MAX - f->size) return hfail(h, NPZS_E_SIZE_OVERFLOW, f->at, NPZS_R_DESCR_STRUCT_SIZE);
+                if (rsize > ITEMSIZE_MAX - f->size)
+                    return hfail(h, NPZS_E_SIZE_OVERFLOW, f->at, NPZS_R_DESCR_STRUCT_SIZE);
                 if ((rflags & T_NAMED) && tfield_place(h, f->node, f->size) < 0) return -1;
                 f->size += rsize;
                 f->stage = 1;
@@ -957,7 +1018,10 @@ static int descr_list(hp *h, uint64_t *itemsize) {
                 if (tnode_get(h, rnode, &t) < 0) return -1;
                 t.itemsize = rsize;
                 if (tnode_put(h, rnode, &t) < 0) return -1;
-                if (sp == 0) { *itemsize = rsize; return 0; }
+                if (sp == 0) {
+                    *itemsize = rsize;
+                    return 0;
+                }
                 if (pop(h, &sp, &cur) < 0) return -1;
                 continue;
             }
@@ -1113,7 +1177,10 @@ static int sift_down(hp *h, size_t r, size_t n) {
         if (name_get(h, c, &x) < 0) return -1;
         if (c + 1 < n) {
             if (name_get(h, c + 1, &y) < 0) return -1;
-            if (cmp_names(h, &x, &y) < 0) { c++; x = y; }
+            if (cmp_names(h, &x, &y) < 0) {
+                c++;
+                x = y;
+            }
         }
         if (name_get(h, r, &y) < 0) return -1;
         if (cmp_names(h, &y, &x) >= 0) return 0;
@@ -1143,8 +1210,7 @@ static int dup_names(hp *h) {
         if (a.group != b.group || a.len != b.len) continue;
         int c = sc_cmp(h, a.off, b.off, a.len);
         if (c == SC_OUT) return corrupt(h);
-        if (c == 0)
-            return hfail(h, NPZS_E_BAD_HEADER, a.at > b.at ? a.at : b.at, NPZS_R_DESCR_DUP_NAME);
+        if (c == 0) return hfail(h, NPZS_E_BAD_HEADER, a.at > b.at ? a.at : b.at, NPZS_R_DESCR_DUP_NAME);
     }
     return 0;
 }
@@ -1178,9 +1244,13 @@ static int fast_header(hp *h, const uint8_t *s, size_t n, size_t *d0, size_t *d1
     if (i == *d0 || i + (sizeof k_fo - 1) > n || memcmp(s + i, k_fo, sizeof k_fo - 1) != 0) return 0;
     i += sizeof k_fo - 1;
     int fo;
-    if (i + 5 <= n && memcmp(s + i, "False", 5) == 0) { fo = 0; i += 5; }
-    else if (i + 4 <= n && memcmp(s + i, "True", 4) == 0) { fo = 1; i += 4; }
-    else return 0;
+    if (i + 5 <= n && memcmp(s + i, "False", 5) == 0) {
+        fo = 0;
+        i += 5;
+    } else if (i + 4 <= n && memcmp(s + i, "True", 4) == 0) {
+        fo = 1;
+        i += 4;
+    } else return 0;
     if (i + (sizeof k_shape - 1) > n || memcmp(s + i, k_shape, sizeof k_shape - 1) != 0) return 0;
     i += sizeof k_shape - 1;
     uint32_t k = 0;
@@ -1201,9 +1271,18 @@ static int fast_header(hp *h, const uint8_t *s, size_t n, size_t *d0, size_t *d1
             }
             dim_at[k] = at;
             c->shape[k++] = v;
-            if (i + 1 < n && s[i] == ',' && s[i + 1] == ')' && k == 1) { i += 2; break; } /* (n,) */
-            if (i < n && s[i] == ')' && k > 1) { i++; break; }                          /* (n, m) */
-            if (i + 1 < n && s[i] == ',' && s[i + 1] == ' ') { i += 2; continue; }
+            if (i + 1 < n && s[i] == ',' && s[i + 1] == ')' && k == 1) {
+                i += 2;
+                break;
+            } /* (n,) */
+            if (i < n && s[i] == ')' && k > 1) {
+                i++;
+                break;
+            } /* (n, m) */
+            if (i + 1 < n && s[i] == ',' && s[i + 1] == ' ') {
+                i += 2;
+                continue;
+            }
             return 0;
         }
     }
@@ -1243,10 +1322,12 @@ static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr
         return corrupt(h);
     for (uint32_t k = 0; k < c->info.ndim; k++) {
         uint64_t d = c->shape[k];
-        if (d == 0) { zero = 1; continue; }
+        if (d == 0) {
+            zero = 1;
+            continue;
+        }
         if ((acc > UINT32_MAX || d > UINT32_MAX) && acc > UINT64_C(0x7FFFFFFFFFFFFFFF) / d)
-            return npzs__fail_content(p, NPZS_E_SIZE_OVERFLOW, h->text_off + dim_at[k],
-                                      NPZS_R_HDR_ARRAY_SIZE);
+            return npzs__fail_content(p, NPZS_E_SIZE_OVERFLOW, h->text_off + dim_at[k], NPZS_R_HDR_ARRAY_SIZE);
         acc *= d;
         if (acc > UINT64_C(0x7FFFFFFFFFFFFFFF)) /* both below 2**32: the product is exact */
             return npzs__fail_content(p, NPZS_E_SIZE_OVERFLOW, h->text_off + dim_at[k], NPZS_R_HDR_ARRAY_SIZE);
@@ -1259,7 +1340,8 @@ static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr
     c->info.shape = c->shape;
     if (c->info.structured) {
         char *o = c->dtype;
-        o[0] = '|'; o[1] = 'V';
+        o[0] = '|';
+        o[1] = 'V';
         o[2 + put_dec(o + 2, itemsize)] = 0;
     }
     c->info.dtype = c->dtype;
@@ -1269,7 +1351,10 @@ static int header_finish(hp *h, uint64_t itemsize, size_t descr_at, size_t descr
     for (size_t k = descr_at; k < descr_end; k++) {
         if (h->sc_cap < 3 || o > h->sc_cap - 3) return corrupt(h);
         if (h->v3 || s[k] < 0x80) h->sc[o++] = s[k];
-        else { h->sc[o++] = (uint8_t)(0xC0 | (s[k] >> 6)); h->sc[o++] = (uint8_t)(0x80 | (s[k] & 0x3F)); }
+        else {
+            h->sc[o++] = (uint8_t)(0xC0 | (s[k] >> 6));
+            h->sc[o++] = (uint8_t)(0x80 | (s[k] & 0x3F));
+        }
     }
     if (o >= h->sc_cap) return corrupt(h);
     h->sc[o] = 0;
@@ -1305,8 +1390,10 @@ static int dup_keys(hp *h) {
             if (str(h, &off, &len) < 0) break;
             ws(h);
             if (peek(h) != ':') continue;
-            int k = str_is(h, off, len, "descr") ? 0 : str_is(h, off, len, "fortran_order") ? 1
-                  : str_is(h, off, len, "shape") ? 2 : -1;
+            int k = str_is(h, off, len, "descr")           ? 0
+                    : str_is(h, off, len, "fortran_order") ? 1
+                    : str_is(h, off, len, "shape")         ? 2
+                                                           : -1;
             if (k >= 0) {
                 if (seen[k]) {
                     h->quiet = 0;
@@ -1392,12 +1479,12 @@ static int parse(hp *h, const uint8_t *s, size_t n, int mode) {
         if (fast_header(h, s, n, &d0, &d1, dim_at)) {
             uint64_t itemsize = 0;
             int is_void;
-            if (d0 == 0 || d0 > d1 || d1 >= n || d1 - d0 > h->sc_cap)
-                return corrupt(h);
+            if (d0 == 0 || d0 > d1 || d1 >= n || d1 - d0 > h->sc_cap) return corrupt(h);
             size_t dl = d1 - d0;
             /* from the last member's type (type_memo_len 0: none) */
             int differs = dl != c->type_memo_len || dl > sizeof c->type_memo;
-            for (size_t k = 0; !differs && k < dl && k < sizeof c->type_memo; k++) differs = s[d0 + k] != c->type_memo[k];
+            for (size_t k = 0; !differs && k < dl && k < sizeof c->type_memo; k++)
+                differs = s[d0 + k] != c->type_memo[k];
             if (!differs) {
                 itemsize = c->type_memo_itemsize;
                 memcpy(c->dtype, c->type_memo_dtype, sizeof c->dtype);
@@ -1461,9 +1548,13 @@ static int parse(hp *h, const uint8_t *s, size_t n, int mode) {
         } else if (str_is(h, koff, klen, "fortran_order")) {
             if (seen_fo) return hfail(h, NPZS_E_BAD_HEADER, key_at, NPZS_R_HDR_DUP_FORTRAN);
             seen_fo = 1;
-            if (h->i + 4 <= n && memcmp(s + h->i, "True", 4) == 0) { c->info.fortran_order = 1; h->i += 4; }
-            else if (h->i + 5 <= n && memcmp(s + h->i, "False", 5) == 0) { c->info.fortran_order = 0; h->i += 5; }
-            else return hfail(h, NPZS_E_BAD_HEADER, vat, peek(h) == '(' ? NPZS_R_HDR_PAREN : NPZS_R_HDR_FORTRAN);
+            if (h->i + 4 <= n && memcmp(s + h->i, "True", 4) == 0) {
+                c->info.fortran_order = 1;
+                h->i += 4;
+            } else if (h->i + 5 <= n && memcmp(s + h->i, "False", 5) == 0) {
+                c->info.fortran_order = 0;
+                h->i += 5;
+            } else return hfail(h, NPZS_E_BAD_HEADER, vat, peek(h) == '(' ? NPZS_R_HDR_PAREN : NPZS_R_HDR_FORTRAN);
             int ch = peek(h);
             if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')
                 return hfail(h, NPZS_E_BAD_HEADER, vat, NPZS_R_HDR_FORTRAN);
@@ -1478,8 +1569,7 @@ static int parse(hp *h, const uint8_t *s, size_t n, int mode) {
     }
     size_t close_at = h->i;
     h->i++;
-    if (!seen_descr || !seen_fo || !seen_shape)
-        return hfail(h, NPZS_E_BAD_HEADER, close_at, NPZS_R_HDR_MISSING_KEY);
+    if (!seen_descr || !seen_fo || !seen_shape) return hfail(h, NPZS_E_BAD_HEADER, close_at, NPZS_R_HDR_MISSING_KEY);
     while (h->i < n && (s[h->i] == ' ' || s[h->i] == '\t')) h->i++;
     if (h->i < n && s[h->i] == '\n') {
         h->i++;
@@ -1490,10 +1580,7 @@ static int parse(hp *h, const uint8_t *s, size_t n, int mode) {
 
     /* duplicate field names or titles within one field list */
     if (dup_names(h) < 0) return -1;
-    if (h->has_object)
-        return hfail(h, NPZS_E_PICKLE, h->obj_at, NPZS_R_PICKLE);
+    if (h->has_object) return hfail(h, NPZS_E_PICKLE, h->obj_at, NPZS_R_PICKLE);
     if (c->info.structured && tree_publish(h) < 0) return -1;
     return header_finish(h, itemsize, descr_at, descr_end, dim_at);
 }
-
-

@@ -69,11 +69,18 @@ npzs__rc npzs__npy_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     p->state = NPZS_S_NPY_TAIL;
     uint64_t size = p->c.head_len + p->c.data_len;
     if (!npzs__wants(p, NPZS_EV_MEMBER_END)) return NPZS__GO;
-    *ev = (npzs_event){.type = NPZS_EV_MEMBER_END, .member = p->cur, .offset = npzs__here(p), .kind = NPZS_KIND_ARRAY,
-                       .size = size, .csize = size,
+    *ev = (npzs_event){.type = NPZS_EV_MEMBER_END,
+                       .member = p->cur,
+                       .offset = npzs__here(p),
+                       .kind = NPZS_KIND_ARRAY,
+                       .size = size,
+                       .csize = size,
                        .crc32 = npzs__content_crc(p),
-                       .data_crc32 = p->c.crc_data, .data_size = p->c.data_len, .array = &p->c.arr.info,
-                       .sniff = p->c.sniff, .sha256 = p->c.digest_ok ? p->c.digest : NULL};
+                       .data_crc32 = p->c.crc_data,
+                       .data_size = p->c.data_len,
+                       .array = &p->c.arr.info,
+                       .sniff = p->c.sniff,
+                       .sha256 = p->c.digest_ok ? p->c.digest : NULL};
     return NPZS__EVENT;
 }
 

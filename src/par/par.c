@@ -49,13 +49,14 @@
 #error "the helper sees the parser through the seam (base/seam.h, par/seam.c): not its layout (internal.h)"
 #endif
 
-#define PAR_MIN_SIZE (1u << 20)     /* smaller members: the hand-off costs more than it saves */
-#define PAR_SEG (256u * 1024u)      /* raw bytes are held in segments of this size */
-#define PAR_PIECE0 (64u * 1024u)    /* a job's first piece; each next one at most its bytes so far */
-#define PAR_PIECE_MAX (8u << 20)    /* and at most this */
-#define PAR_SLICE (1u << 20)        /* a worker looks for a cancel between slices of output */
-#define PAR_SCRATCH (256u * 1024u)  /* skip_data: a worker's output after the kept bytes */
-#define PAR_AHEAD 2u                /* jobs not done, a worker: the scout waits beyond; 1 with
+#define PAR_MIN_SIZE (1u << 20)    /* smaller members: the hand-off costs more than it saves */
+#define PAR_SEG (256u * 1024u)     /* raw bytes are held in segments of this size */
+#define PAR_PIECE0 (64u * 1024u)   /* a job's first piece; each next one at most its bytes so far */
+#define PAR_PIECE_MAX (8u << 20)   /* and at most this */
+#define PAR_SLICE (1u << 20)       /* a worker looks for a cancel between slices of output */
+#define PAR_SCRATCH (256u * 1024u) /* skip_data: a worker's output after the kept bytes */
+#define PAR_AHEAD \
+    2u /* jobs not done, a worker: the scout waits beyond; 1 with
                                      * skip_data, where a job starts at its first bytes: the next
                                      * one starts as a worker ends, in the pieces the last gave back */
 
@@ -63,14 +64,14 @@ enum { J_FILLING, J_READY, J_QUEUED, J_RUNNING, J_DONE };
 
 /* A worker's tools while it runs a job: made on the caller's thread, lent to one job at a time. */
 typedef struct par_slot {
-    struct par_slot *next;          /* the free list */
-    z_stream zs;                    /* its window allocated: inflating never allocates */
-    npzs__fastinf *fi;               /* the fast decoder (lends blocks to zs), NULL: zlib alone */
-    uint8_t *scratch;               /* skip_data: where the output after the kept bytes goes */
+    struct par_slot *next; /* the free list */
+    z_stream zs;           /* its window allocated: inflating never allocates */
+    npzs__fastinf *fi;     /* the fast decoder (lends blocks to zs), NULL: zlib alone */
+    uint8_t *scratch;      /* skip_data: where the output after the kept bytes goes */
 } par_slot;
 
 typedef struct par_job {
-    npzs__task task;                /* first: the pool runs it (job_run) */
+    npzs__task task; /* first: the pool runs it (job_run) */
     struct npzs_par *q;
     struct par_job *next;           /* stream order */
     uint64_t lfh_off, start, csize; /* start: offset of the first compressed byte */
@@ -80,31 +81,31 @@ typedef struct par_job {
     size_t *pc_len, *pc_size;
     size_t npc, pc_slots;
     uint64_t filled;
-    uint8_t *out;                   /* the first out_size bytes of the output (all of it but with skip_data) */
+    uint8_t *out; /* the first out_size bytes of the output (all of it but with skip_data) */
     size_t out_size;
-    uint64_t promise;               /* bytes of max_held still promised to it */
-    npzs__pre pre;                  /* what the parser takes */
-    par_slot *slot;                 /* while queued or running */
-    int state;                      /* J_*, under the lock */
-    int clean;                      /* zlib ended exactly at the last compressed byte */
-    int cancel;                     /* atomic: the parser passed it, stop */
-    int released;                   /* the parser is past its MEMBER_END (or failed) */
-    int dead;                       /* never to be inflated ahead (cut short, no memory) */
-    int closed;                     /* no more input comes: whole, or dead (under the lock) */
-    int waiting;                    /* its worker waits for input (under the lock) */
-    int go;                         /* job_ready was called (the caller's thread only) */
-    unsigned nseg;                  /* segments still pointing into its pieces */
-    int given;                      /* out is the caller's now (npzs_par_take_data) */
+    uint64_t promise; /* bytes of max_held still promised to it */
+    npzs__pre pre;    /* what the parser takes */
+    par_slot *slot;   /* while queued or running */
+    int state;        /* J_*, under the lock */
+    int clean;        /* zlib ended exactly at the last compressed byte */
+    int cancel;       /* atomic: the parser passed it, stop */
+    int released;     /* the parser is past its MEMBER_END (or failed) */
+    int dead;         /* never to be inflated ahead (cut short, no memory) */
+    int closed;       /* no more input comes: whole, or dead (under the lock) */
+    int waiting;      /* its worker waits for input (under the lock) */
+    int go;           /* job_ready was called (the caller's thread only) */
+    unsigned nseg;    /* segments still pointing into its pieces */
+    int given;        /* out is the caller's now (npzs_par_take_data) */
 } par_job;
 
 /* The bytes taken from the caller and not yet fed to the parser, in stream order. */
 typedef struct par_seg {
     struct par_seg *next;
-    uint64_t start;                 /* offset of its first byte */
+    uint64_t start; /* offset of its first byte */
     size_t len, cap, fed;
-    par_job *job;                   /* a piece of a job's compressed bytes, or NULL: raw bytes */
-    int ref;                        /* data points into the caller's bytes (stable input) */
-    uint8_t *data;                  /* raw[], a job's piece, or the caller's bytes */
+    par_job *job;  /* a piece of a job's compressed bytes, or NULL: raw bytes */
+    int ref;       /* data points into the caller's bytes (stable input) */
+    uint8_t *data; /* raw[], a job's piece, or the caller's bytes */
     uint8_t raw[];
 } par_seg;
 
@@ -114,25 +115,25 @@ struct npzs_par {
     int own_pool;
     par_bufs pb;
     uint64_t max_held, promised, segs_held;
-    pthread_mutex_t mu;             /* jobs' states, the slots' free list */
+    pthread_mutex_t mu; /* jobs' states, the slots' free list */
     pthread_cond_t cv_done;
-    pthread_cond_t cv_more;         /* a running job's input grew or closed, or it was cancelled */
+    pthread_cond_t cv_more; /* a running job's input grew or closed, or it was cancelled */
     par_slot *free_slots;
     unsigned nslots;
-    par_job *jobs, *jobs_tail;      /* live jobs in stream order */
-    unsigned inflight;              /* jobs ready, queued or running */
+    par_job *jobs, *jobs_tail; /* live jobs in stream order */
+    unsigned inflight;         /* jobs ready, queued or running */
     par_seg *segs, *segs_tail;
-    uint64_t taken;                 /* input bytes taken from the caller (the next one's offset) */
-    uint64_t passed;                /* the parser passed the members ending at or before it */
+    uint64_t taken;  /* input bytes taken from the caller (the next one's offset) */
+    uint64_t passed; /* the parser passed the members ending at or before it */
     int ended, p_finished, forced;
-    uint64_t used;                  /* jobs whose output the parser took */
+    uint64_t used; /* jobs whose output the parser took */
     par_scout sc;
-    par_job *sc_job;                /* SC_JOB: the job being filled */
-    uint64_t min_size;              /* PAR_MIN_SIZE; tests lower it to reach every member */
-    int skip_data;                  /* npzs_par_skip_data */
-    int stable;                     /* npzs_par_stable_input: the caller's bytes held where they are */
-    int refs;                       /* some were (until a reset): the promise cannot be taken back */
-    uint64_t keep;                  /* skip_data: output bytes a job keeps (header and preamble) */
+    par_job *sc_job;   /* SC_JOB: the job being filled */
+    uint64_t min_size; /* PAR_MIN_SIZE; tests lower it to reach every member */
+    int skip_data;     /* npzs_par_skip_data */
+    int stable;        /* npzs_par_stable_input: the caller's bytes held where they are */
+    int refs;          /* some were (until a reset): the promise cannot be taken back */
+    uint64_t keep;     /* skip_data: output bytes a job keeps (header and preamble) */
 };
 
 /* ---- workers ----------------------------------------------------------------------------- */
@@ -837,8 +838,7 @@ static void take_input(npzs_par *q, npzs_in *in) {
             if (q->sc.st == NPZS_SC_SKIP && (q->sc.left -= k) == 0) scout_next(q);
             if (!k) return;
             break;
-        default:
-            return;
+        default: return;
         }
     }
 }
@@ -1054,7 +1054,9 @@ static int feed(npzs_par *q, const uint8_t *b, size_t n, size_t *used, npzs_even
 
 /* The npzs_par_next macro's function, for bindings that cannot expand a macro (as npzs_next). */
 #undef npzs_par_next
-NPZS__API int npzs_par_next(npzs_par *q, npzs_in *in, npzs_event *ev) { return npzs_par_next_(q, in, ev, sizeof(npzs_event)); }
+NPZS__API int npzs_par_next(npzs_par *q, npzs_in *in, npzs_event *ev) {
+    return npzs_par_next_(q, in, ev, sizeof(npzs_event));
+}
 
 NPZS__API int npzs_par_next_(npzs_par *q, npzs_in *in, npzs_event *ev, size_t ev_size) {
     if (!q) return NPZS_E_BAD_CALL;

@@ -38,7 +38,8 @@ static void huge(uint8_t *b, size_t n) {
 uint8_t *npzs__pb_get(par_bufs *pb, size_t n, size_t *size) {
     unsigned best = pb->ncache; /* the smallest kept buffer that fits, at most twice as large */
     for (unsigned i = 0; i < pb->ncache; i++)
-        if (pb->cache[i].n >= n && pb->cache[i].n / 2 <= n && (best == pb->ncache || pb->cache[i].n < pb->cache[best].n))
+        if (pb->cache[i].n >= n && pb->cache[i].n / 2 <= n &&
+            (best == pb->ncache || pb->cache[i].n < pb->cache[best].n))
             best = i;
     if (best < pb->ncache) {
         uint8_t *b = pb->cache[best].b;

@@ -21,8 +21,8 @@
 struct npzs_pool {
     npzs_allocator al;
     pthread_mutex_t mu;
-    pthread_cond_t cv;          /* a task was queued, or quit */
-    npzs__task *head, *tail;    /* the queue */
+    pthread_cond_t cv;       /* a task was queued, or quit */
+    npzs__task *head, *tail; /* the queue */
     unsigned size, started, idle, queued;
     int quit;
     pthread_t th[POOL_MAX];

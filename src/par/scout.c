@@ -54,8 +54,7 @@ int npzs__scout_peek(par_scout *s, const uint8_t *b, size_t n, uint64_t off, con
     return 1;
 }
 
-size_t npzs__scout_stage(par_scout *s, par_bufs *pb, const uint8_t *b, size_t n, uint64_t off,
-                         const npzs_limits *lim) {
+size_t npzs__scout_stage(par_scout *s, par_bufs *pb, const uint8_t *b, size_t n, uint64_t off, const npzs_limits *lim) {
     size_t i = 0;
     if (s->st == NPZS_SC_HDR) {
         if (s->have == 0) s->lfh = off;

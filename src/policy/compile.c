@@ -26,7 +26,7 @@ typedef struct pc {
     npzs_policy_error *err;
     char path[160];
     size_t path_len;
-    uint32_t dim_order[256];    /* the dimensions, sorted by name */
+    uint32_t dim_order[256]; /* the dimensions, sorted by name */
 } pc;
 
 /* A compile fault at byte `at` of the text: its line and column (characters), the field's path,
@@ -116,7 +116,8 @@ static const char *str_value(const void *item, uint32_t *len) {
 static const char *type_name(const npzs__jv *v) {
     switch (v->t) {
     case NPZS_J_NULL: return "null";
-    case NPZS_J_FALSE: case NPZS_J_TRUE: return "a boolean";
+    case NPZS_J_FALSE:
+    case NPZS_J_TRUE: return "a boolean";
     case NPZS_J_NUM: return "a number";
     case NPZS_J_STR: return "a string";
     case NPZS_J_ARR: return "a list";
@@ -149,7 +150,8 @@ static int size_of(pc *c, const npzs__jv *v, uint64_t *out) {
     if (v->t != NPZS_J_STR) return bad(c, v, "expected a size: an integer or a string such as \"512Mi\"");
     const char *s = v->s;
     uint64_t x = 0;
-    if (*s < '0' || *s > '9') return bad(c, v, "expected a size such as \"512Mi\" (digits, then K M G T or Ki Mi Gi Ti)");
+    if (*s < '0' || *s > '9')
+        return bad(c, v, "expected a size such as \"512Mi\" (digits, then K M G T or Ki Mi Gi Ti)");
     for (; *s >= '0' && *s <= '9'; s++) {
         unsigned d = (unsigned)(*s - '0');
         if (x > (UINT64_MAX - d) / 10) return bad(c, v, "size too large");
@@ -199,12 +201,12 @@ static const struct {
     char code;
     uint64_t size;
 } dt_names[] = {
-    {"bool", 'b', 1},        {"int8", 'i', 1},       {"int16", 'i', 2},        {"int32", 'i', 4},
-    {"int64", 'i', 8},       {"uint8", 'u', 1},      {"uint16", 'u', 2},       {"uint32", 'u', 4},
-    {"uint64", 'u', 8},      {"float16", 'f', 2},    {"float32", 'f', 4},      {"float64", 'f', 8},
-    {"float128", 'f', 16},   {"longdouble", 'f', 16}, {"complex64", 'c', 8},   {"complex128", 'c', 16},
+    {"bool", 'b', 1},        {"int8", 'i', 1},         {"int16", 'i', 2},      {"int32", 'i', 4},
+    {"int64", 'i', 8},       {"uint8", 'u', 1},        {"uint16", 'u', 2},     {"uint32", 'u', 4},
+    {"uint64", 'u', 8},      {"float16", 'f', 2},      {"float32", 'f', 4},    {"float64", 'f', 8},
+    {"float128", 'f', 16},   {"longdouble", 'f', 16},  {"complex64", 'c', 8},  {"complex128", 'c', 16},
     {"complex256", 'c', 32}, {"clongdouble", 'c', 32}, {"str", 'U', 0},        {"bytes", 'S', 0},
-    {"void", 'V', 0},        {"bfloat16", 'V', 2},   {"datetime64", 'M', 8},   {"timedelta64", 'm', 8},
+    {"void", 'V', 0},        {"bfloat16", 'V', 2},     {"datetime64", 'M', 8}, {"timedelta64", 'm', 8},
 };
 
 const char *npzs__pdtype_name(char code, uint64_t size) {
@@ -213,12 +215,14 @@ const char *npzs__pdtype_name(char code, uint64_t size) {
     return NULL;
 }
 
-static const char *const dt_units[] = {"Y", "M", "W", "D", "h", "m", "s", "ms", "us", "ns", "ps", "fs", "as", "generic"};
+static const char *const dt_units[] = {"Y",  "M",  "W",  "D",  "h",  "m",  "s",
+                                       "ms", "us", "ns", "ps", "fs", "as", "generic"};
 
 /* A dtype.str as NumPy spells it: order, code, size and (M8, m8) a unit. */
 static int dtype_str_ok(const char *s, const char **why) {
     char o = s[0], k = s[1];
-    if (!o || !strchr("<>|", o)) return *why = "a dtype.str starts with '<', '>' or '|' (or use a name: \"float32\")", 0;
+    if (!o || !strchr("<>|", o))
+        return *why = "a dtype.str starts with '<', '>' or '|' (or use a name: \"float32\")", 0;
     if (!k || !strchr("biufcUSVMm", k)) return *why = "unknown type code (b i u f c U S V M m)", 0;
     const char *d = s + 2;
     if (*d < '0' || *d > '9') return *why = "a dtype.str needs its size (\"<f4\", \"|S10\")", 0;
@@ -281,7 +285,8 @@ static uint64_t dt_min_size(const npzs__pdtype *d) {
     case NPZS_PDT_CLASS: return d->size;
     case NPZS_PDT_SUB: {
         uint64_t n = dt_min_size(d->base);
-        for (uint32_t k = 0; k < d->ndim && n; k++) n = d->shape[k] && n > UINT64_MAX / d->shape[k] ? UINT64_MAX : n * d->shape[k];
+        for (uint32_t k = 0; k < d->ndim && n; k++)
+            n = d->shape[k] && n > UINT64_MAX / d->shape[k] ? UINT64_MAX : n * d->shape[k];
         return n;
     }
     default: {
@@ -375,7 +380,8 @@ static int fields_of(pc *c, const npzs__jv *v, npzs__pdtype *d, int depth) {
 }
 
 /* The object form's offsets, itemsize and titles of the fields in d (each NULL: the plain list's). */
-static int layout_of(pc *c, const npzs__jv *offsets, const npzs__jv *itemsize, const npzs__jv *titles, npzs__pdtype *d) {
+static int layout_of(pc *c, const npzs__jv *offsets, const npzs__jv *itemsize, const npzs__jv *titles,
+                     npzs__pdtype *d) {
     size_t i;
     uint32_t n = d->nfields;
     if (offsets) {
@@ -398,7 +404,8 @@ static int layout_of(pc *c, const npzs__jv *offsets, const npzs__jv *itemsize, c
             if (x->t != NPZS_J_STR) return bad(c, x, "a title is a string or null");
             for (size_t j = 0; j < n; j++)
                 if (same_text(d->fields[j].name, d->fields[j].name_len, x->s, x->len) ||
-                    (j < i && d->fields[j].title && same_text(d->fields[j].title, d->fields[j].title_len, x->s, x->len)))
+                    (j < i && d->fields[j].title &&
+                     same_text(d->fields[j].title, d->fields[j].title_len, x->s, x->len)))
                     return bad(c, x, "a title is another name than every field's name and title (NumPy's rule)");
             d->fields[i].title = x->s;
             d->fields[i].title_len = x->len;
@@ -413,8 +420,7 @@ static int layout_of(pc *c, const npzs__jv *offsets, const npzs__jv *itemsize, c
         for (i = 0; i < d->nfields; i++) {
             const npzs__pfield *pf = &d->fields[i];
             run = sat_add(d->has_offsets ? pf->offset : run, dt_min_size(&pf->type));
-            if (run > d->size)
-            {
+            if (run > d->size) {
                 char q[NPZS_TEXT_NAME_CAP];
                 return bad(c, itemsize, "field %s ends at byte %llu at least, past the itemsize",
                            npzs_text_quoted(q, pf->name, pf->name_len), (unsigned long long)run);
@@ -438,12 +444,14 @@ static int dtype_object_of(pc *c, const npzs__jv *v, npzs__pdtype *d, int depth,
         else if (!strcmp(k, "titles")) titles = f;
         else if (!strcmp(k, "base")) base = f;
         else if (!strcmp(k, "shape")) shape = f;
-        else return bad_at(c, f->key_at, "unknown field '%s' (fields, offsets, itemsize, titles; or base and shape)", k);
+        else
+            return bad_at(c, f->key_at, "unknown field '%s' (fields, offsets, itemsize, titles; or base and shape)", k);
     }
     if (base || shape) {
         if (fields || offsets || itemsize || titles)
             return bad(c, v, "a dtype object is a layout (fields, ...) or a subarray (base and shape), not both");
-        if (!field) return bad(c, v, "a subarray (base and shape) is a field's type: an array's shape holds its dimensions");
+        if (!field)
+            return bad(c, v, "a subarray (base and shape) is a field's type: an array's shape holds its dimensions");
         if (!base || !shape) return bad(c, v, "a subarray has base and shape");
         size_t o = path_push(c, "shape", 0);
         if (sub_shape_of(c, shape, d) < 0) return -1;
@@ -467,7 +475,8 @@ static int dtype_of(pc *c, const npzs__jv *v, npzs__pdtype *d, int depth, int fi
         return bad(c, v, "field lists and subarrays nested too deeply (at most 16 levels)");
     if (v->t == NPZS_J_ARR) return fields_of(c, v, d, depth);
     if (v->t == NPZS_J_OBJ) return dtype_object_of(c, v, d, depth, field);
-    if (v->t != NPZS_J_STR) return bad(c, v, "a dtype is a string (\"<f4\", \"float32\"), a field list or a layout object");
+    if (v->t != NPZS_J_STR)
+        return bad(c, v, "a dtype is a string (\"<f4\", \"float32\"), a field list or a layout object");
     const char *s = v->s;
     for (size_t i = 0; i < sizeof dt_names / sizeof dt_names[0]; i++)
         if (!strcmp(s, dt_names[i].name)) {
@@ -593,8 +602,10 @@ static int bound_of(pc *c, const npzs__jv *v, int is_lo, npzs__pbound *b) {
         if (neg && (big || m)) { /* "-0" is 0: a bound of 0, as JSON and Python read it */
             b->u = 0;
             b->none_u = !is_lo; /* hi < 0: no unsigned value */
-            if (big || m > (uint64_t)INT64_MAX + 1) { b->i = INT64_MIN; b->none_i = !is_lo; }
-            else b->i = m == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)m;
+            if (big || m > (uint64_t)INT64_MAX + 1) {
+                b->i = INT64_MIN;
+                b->none_i = !is_lo;
+            } else b->i = m == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)m;
         } else {
             b->u = big ? UINT64_MAX : m;
             b->none_u = big && is_lo;
@@ -604,12 +615,20 @@ static int bound_of(pc *c, const npzs__jv *v, int is_lo, npzs__pbound *b) {
         return 0;
     }
     double r = is_lo ? ceil(d) : floor(d);
-    if (r >= 9223372036854775808.0) { b->i = INT64_MAX; b->none_i = is_lo; }
-    else if (r < -9223372036854775808.0) { b->i = INT64_MIN; b->none_i = !is_lo; }
-    else b->i = (int64_t)r;
-    if (r >= 18446744073709551616.0) { b->u = UINT64_MAX; b->none_u = is_lo; }
-    else if (r < 0) { b->u = 0; b->none_u = !is_lo; }
-    else b->u = (uint64_t)r;
+    if (r >= 9223372036854775808.0) {
+        b->i = INT64_MAX;
+        b->none_i = is_lo;
+    } else if (r < -9223372036854775808.0) {
+        b->i = INT64_MIN;
+        b->none_i = !is_lo;
+    } else b->i = (int64_t)r;
+    if (r >= 18446744073709551616.0) {
+        b->u = UINT64_MAX;
+        b->none_u = is_lo;
+    } else if (r < 0) {
+        b->u = 0;
+        b->none_u = !is_lo;
+    } else b->u = (uint64_t)r;
     return 0;
 }
 
@@ -638,7 +657,10 @@ static int sniffs_of(pc *c, const npzs__jv *v, unsigned *out) {
 /* ---- a member's spec -------------------------------------------------------------------------- */
 
 static int hexval(char h) {
-    return h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+    return h >= '0' && h <= '9'   ? h - '0'
+           : h >= 'a' && h <= 'f' ? h - 'a' + 10
+           : h >= 'A' && h <= 'F' ? h - 'A' + 10
+                                  : -1;
 }
 
 /* A pinned sha256 binds what np.load returns: a blob's bytes ("kind": "blob"), or an array's,
@@ -648,18 +670,21 @@ static int pin_of(pc *c, const npzs__pspec *s, const npzs__jv *kind, const npzs_
                   const npzs__jv *sha) {
     static const char give[] = "give dtype as one dtype.str (\"<f4\"), shape as integers and fortran_order";
     if (s->kind == NPZS_PK_BLOB) return 0;
-    if (s->kind == NPZS_PK_ANY) return bad(c, kind, "a pinned sha256 is an array's or a blob's: kind \"array\" or \"blob\"");
+    if (s->kind == NPZS_PK_ANY)
+        return bad(c, kind, "a pinned sha256 is an array's or a blob's: kind \"array\" or \"blob\"");
     size_t o = path_push(c, "sha256", 0);
     if (!dtype) return bad(c, sha, "a pinned sha256 binds one exact array, and dtype is missing: %s", give);
     if (!shape) return bad(c, sha, "a pinned sha256 binds one exact array, and shape is missing: %s", give);
-    if (s->fortran < 0) return bad(c, sha, "a pinned sha256 binds one exact array, and fortran_order is missing: %s", give);
+    if (s->fortran < 0)
+        return bad(c, sha, "a pinned sha256 binds one exact array, and fortran_order is missing: %s", give);
     path_pop(c, o);
     o = path_push(c, "dtype", 0);
     if (s->ndt != 1) return bad(c, dtype, "a pinned sha256 binds one exact array: one dtype, not %u", (unsigned)s->ndt);
     path_push(c, NULL, 0);
     if (!dt_exact(&s->dt[0]))
-        return bad(c, dtype->kid, "a pinned sha256 binds one exact array: a dtype.str (\"<f4\", \">f4\"), or a field "
-                                  "list of them; a name matches more than one");
+        return bad(c, dtype->kid,
+                   "a pinned sha256 binds one exact array: a dtype.str (\"<f4\", \">f4\"), or a field "
+                   "list of them; a name matches more than one");
     path_pop(c, o);
     o = path_push(c, "shape", 0);
     for (uint32_t i = 0; i < s->nshape; i++)
@@ -752,13 +777,16 @@ static int spec_of(pc *c, const npzs__jv *v, npzs__pspec *s, int is_array) {
         } else {
             char q[NPZS_TEXT_NAME_CAP];
             npzs_text_name(q, sizeof q, k, f->key_len, 1);
-            rc = bad_at(c, f->key_at, "unknown field %s (dtype, shape, finite, range, optional, fortran_order, "
-                                      "byte_order, elements, max_bytes, sha256, kind, blob_kinds)", q);
+            rc = bad_at(c, f->key_at,
+                        "unknown field %s (dtype, shape, finite, range, optional, fortran_order, "
+                        "byte_order, elements, max_bytes, sha256, kind, blob_kinds)",
+                        q);
         }
         if (rc < 0) return -1;
         path_pop(c, o);
     }
-    if (kind && s->kind == NPZS_PK_BLOB && array_only) return bad(c, kind, "a blob has no dtype, shape or values to check");
+    if (kind && s->kind == NPZS_PK_BLOB && array_only)
+        return bad(c, kind, "a blob has no dtype, shape or values to check");
     if (!kind && (array_only || sha)) s->kind = NPZS_PK_ARRAY; /* dtype, shape, values or a pin: an array */
     if (is_array && s->kind == NPZS_PK_BLOB) return bad(c, kind, "a .npy file is an array");
     return sha ? pin_of(c, s, kind, dtype, shape, sha) : 0;
@@ -868,8 +896,10 @@ static int doc_of(pc *c, const npzs__jv *v) {
         } else {
             char q[NPZS_TEXT_NAME_CAP];
             npzs_text_name(q, sizeof q, k, f->key_len, 1);
-            rc = bad_at(c, f->key_at, "unknown field %s (members, array, dims, allow_other_members, allow_blobs, "
-                                      "max_members, max_total_bytes, format, hash)", q);
+            rc = bad_at(c, f->key_at,
+                        "unknown field %s (members, array, dims, allow_other_members, allow_blobs, "
+                        "max_members, max_total_bytes, format, hash)",
+                        q);
         }
         if (rc < 0) return -1;
         path_pop(c, o);
@@ -882,7 +912,8 @@ static int doc_of(pc *c, const npzs__jv *v) {
     return 0;
 }
 
-NPZS__API npzs_policy *npzs_policy_new(const char *text, size_t len, const npzs_allocator *alloc, npzs_policy_error *err) {
+NPZS__API npzs_policy *npzs_policy_new(const char *text, size_t len, const npzs_allocator *alloc,
+                                       npzs_policy_error *err) {
     npzs_allocator al = npzs__malloc;
     if (err) memset(err, 0, sizeof *err);
     if (alloc) {

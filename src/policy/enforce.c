@@ -236,27 +236,33 @@ static int fields_same(const npzs_array_info *a, const npzs_dtnode *st, const np
         char fq[NPZS_TEXT_NAME_CAP], q2[NPZS_TEXT_NAME_CAP];
         const char *fn = why ? npzs_text_quoted(fq, f->name, f->name_len) : "";
         if (npzs__bytes_cmp(f->name, f->name_len, pf->name, pf->name_len)) {
-            if (why) snprintf(why, n, "field %u is %s, not %s", (unsigned)i, fn, npzs_text_quoted(q2, pf->name, pf->name_len));
+            if (why)
+                snprintf(why, n, "field %u is %s, not %s", (unsigned)i, fn,
+                         npzs_text_quoted(q2, pf->name, pf->name_len));
             return 0;
         }
-        if (!f->title != !pf->title || (f->title && npzs__bytes_cmp(f->title, f->title_len, pf->title, pf->title_len))) {
+        if (!f->title != !pf->title ||
+            (f->title && npzs__bytes_cmp(f->title, f->title_len, pf->title, pf->title_len))) {
             if (why && f->title)
                 snprintf(why, n, "field %s is titled %s", fn, npzs_text_quoted(q2, f->title, f->title_len));
-            else if (why)
-                snprintf(why, n, "field %s has no title", fn);
+            else if (why) snprintf(why, n, "field %s has no title", fn);
             return 0;
         }
         uint64_t at = d->has_offsets ? pf->offset : run; /* the plain list: packed */
         if (f->offset != at) {
-            if (why) snprintf(why, n, "field %s is at offset %llu, not %llu", fn,
-                              (unsigned long long)f->offset, (unsigned long long)at);
+            if (why)
+                snprintf(why, n, "field %s is at offset %llu, not %llu", fn, (unsigned long long)f->offset,
+                         (unsigned long long)at);
             return 0;
         }
         if (!dt_node_ok(a, f->type, &pf->type)) {
             const npzs_dtnode *t = &a->dt_nodes[f->type];
-            if (why) snprintf(why, n, "field %s has %s%s%s, not the layout's", fn,
-                              t->kind == NPZS_DT_SCALAR ? "type '" : t->kind == NPZS_DT_STRUCT ? "a structured type" : "a subarray type",
-                              t->kind == NPZS_DT_SCALAR ? t->dtype : "", t->kind == NPZS_DT_SCALAR ? "'" : "");
+            if (why)
+                snprintf(why, n, "field %s has %s%s%s, not the layout's", fn,
+                         t->kind == NPZS_DT_SCALAR   ? "type '"
+                         : t->kind == NPZS_DT_STRUCT ? "a structured type"
+                                                     : "a subarray type",
+                         t->kind == NPZS_DT_SCALAR ? t->dtype : "", t->kind == NPZS_DT_SCALAR ? "'" : "");
             return 0;
         }
         run = f->offset + a->dt_nodes[f->type].itemsize; /* the parser's tree: within the itemsize */
@@ -264,7 +270,9 @@ static int fields_same(const npzs_array_info *a, const npzs_dtnode *st, const np
     }
     uint64_t size = d->has_itemsize ? d->size : d->has_offsets ? end : run;
     if (st->itemsize != size) {
-        if (why) snprintf(why, n, "the itemsize is %llu, not %llu", (unsigned long long)st->itemsize, (unsigned long long)size);
+        if (why)
+            snprintf(why, n, "the itemsize is %llu, not %llu", (unsigned long long)st->itemsize,
+                     (unsigned long long)size);
         return 0;
     }
     return 1;
@@ -325,7 +333,8 @@ static const char *order_bad(const npzs_array_info *a, char want, char *b, size_
             continue;
         }
         uint32_t k = a->dt_fields[st->first + t->next++].type;
-        for (uint32_t hops = 0; a->dt_nodes[k].kind == NPZS_DT_SUBARRAY && hops < a->dt_nnodes; hops++) k = a->dt_nodes[k].base;
+        for (uint32_t hops = 0; a->dt_nodes[k].kind == NPZS_DT_SUBARRAY && hops < a->dt_nnodes; hops++)
+            k = a->dt_nodes[k].base;
         const npzs_dtnode *x = &a->dt_nodes[k];
         if (x->kind == NPZS_DT_STRUCT && sp < ORDER_DEPTH) {
             stk[sp].node = k;
@@ -395,9 +404,9 @@ static int dim_check(npzs_parser *p, const npzs__pdim *d, uint64_t len, uint32_t
                      (unsigned long long)s->dimval[d->v]);
     }
     if (len < dd->min || len > dd->max)
-        return pfail(p, NPZS_R_POLICY_DIM_RANGE, coff, 1, "%s has %s = %llu (dimension %u); the policy's dims allow %llu to %llu",
-                     w, dd->name, (unsigned long long)len, (unsigned)k, (unsigned long long)dd->min,
-                     (unsigned long long)dd->max);
+        return pfail(p, NPZS_R_POLICY_DIM_RANGE, coff, 1,
+                     "%s has %s = %llu (dimension %u); the policy's dims allow %llu to %llu", w, dd->name,
+                     (unsigned long long)len, (unsigned)k, (unsigned long long)dd->min, (unsigned long long)dd->max);
     s->dimset[d->v] = 1;
     s->dimval[d->v] = len;
     s->dimfrom[d->v] = p->cur;
@@ -411,7 +420,8 @@ static int shape_check(npzs_parser *p, const npzs__pspec *sp, const npzs_array_i
     uint32_t fixed = sp->nshape - (rest != UINT32_MAX);
     if (rest == UINT32_MAX ? a->ndim != sp->nshape : a->ndim < fixed)
         return pfail(p, NPZS_R_POLICY_NDIM, coff, 1, "%s has %u dimension%s; the policy's shape has %s%u", w,
-                     (unsigned)a->ndim, a->ndim == 1 ? "" : "s", rest == UINT32_MAX ? "" : "at least ", (unsigned)fixed);
+                     (unsigned)a->ndim, a->ndim == 1 ? "" : "s", rest == UINT32_MAX ? "" : "at least ",
+                     (unsigned)fixed);
     for (uint32_t i = 0; i < sp->nshape; i++) {
         if (i == rest) continue;
         uint32_t k = rest == UINT32_MAX || i < rest ? i : a->ndim - (sp->nshape - i);
@@ -452,16 +462,18 @@ static const char *values_setup(const npzs__pspec *sp, const npzs_array_info *a,
         v->cls = NPZS_VK_FLOAT; /* bfloat16, in its little-endian bytes */
         v->bf16 = 1;
         break;
-    case 'M': case 'm':
+    case 'M':
+    case 'm':
         if (range) return "a range does not apply to datetimes";
         v->cls = NPZS_VK_NAT;
         break;
-    case 'b': case 'i': case 'u':
+    case 'b':
+    case 'i':
+    case 'u':
         if (!range) return NULL; /* an integer is always finite */
         v->cls = code == 'b' ? NPZS_VK_BOOL : code == 'i' ? NPZS_VK_SINT : NPZS_VK_UINT;
         break;
-    default:
-        return "text has no numeric values";
+    default: return "text has no numeric values";
     }
     v->on = 1;
     return NULL;
@@ -494,24 +506,28 @@ int npzs__pol_header(npzs_parser *p) {
         if (!dtype_ok(sp, a)) {
             char l[120], why[2 * NPZS_TEXT_NAME_CAP + 64] = "";
             dt_list(sp, l, sizeof l);
-            for (uint32_t i = 0; a->structured && a->dt_nnodes && i < sp->ndt && !why[0]; i++) /* the first layout's difference */
+            for (uint32_t i = 0; a->structured && a->dt_nnodes && i < sp->ndt && !why[0];
+                 i++) /* the first layout's difference */
                 if (sp->dt[i].kind == NPZS_PDT_FIELDS) fields_same(a, &a->dt_nodes[0], &sp->dt[i], why, sizeof why);
             if (why[0])
-                return pfail(p, NPZS_R_POLICY_DTYPE, coff, 1, "%s has a structured dtype unlike the policy's layout: %s", w, why);
+                return pfail(p, NPZS_R_POLICY_DTYPE, coff, 1,
+                             "%s has a structured dtype unlike the policy's layout: %s", w, why);
             return pfail(p, NPZS_R_POLICY_DTYPE, coff, 1, "%s has dtype '%s'%s; the policy allows %s", w, a->dtype,
                          a->structured ? " (structured)" : "", l);
         }
         if (sp->order) {
             char want = sp->order == 1 ? '<' : '>', path[72] = "";
-            const char *t = a->structured ? (a->dt_nnodes ? order_bad(a, want, path, 40) : "?") /* the path before any tail */
-                                          : a->dtype[0] != '|' && a->dtype[0] != want ? a->dtype : NULL;
+            const char *t = a->structured
+                                ? (a->dt_nnodes ? order_bad(a, want, path, 40) : "?") /* the path before any tail */
+                            : a->dtype[0] != '|' && a->dtype[0] != want ? a->dtype
+                                                                        : NULL;
             const char *got = want == '<' ? "big" : "little", *wants = want == '<' ? "little" : "big";
             if (t && a->structured)
-                return pfail(p, NPZS_R_POLICY_BYTE_ORDER, coff, 1, "%s has field '%s' %s-endian ('%s'); the policy wants %s-endian",
-                             w, path, got, t, wants);
+                return pfail(p, NPZS_R_POLICY_BYTE_ORDER, coff, 1,
+                             "%s has field '%s' %s-endian ('%s'); the policy wants %s-endian", w, path, got, t, wants);
             if (t)
-                return pfail(p, NPZS_R_POLICY_BYTE_ORDER, coff, 1, "%s is %s-endian ('%s'); the policy wants %s-endian", w, got, t,
-                             wants);
+                return pfail(p, NPZS_R_POLICY_BYTE_ORDER, coff, 1, "%s is %s-endian ('%s'); the policy wants %s-endian",
+                             w, got, t, wants);
         }
         if (sp->fortran >= 0 && a->fortran_order != sp->fortran && order_matters(a))
             return pfail(p, NPZS_R_POLICY_FORTRAN, coff, 1, "%s is in %s order; the policy wants %s order", w,
@@ -519,15 +535,19 @@ int npzs__pol_header(npzs_parser *p) {
         if (sp->has_shape && shape_check(p, sp, a, coff, w) < 0) return p->err;
         if (a->count < sp->elem_min || a->count > sp->elem_max)
             return pfail(p, NPZS_R_POLICY_ELEMENTS, coff, 1, "%s has %llu elements; the policy allows %llu to %llu", w,
-                         (unsigned long long)a->count, (unsigned long long)sp->elem_min, (unsigned long long)sp->elem_max);
+                         (unsigned long long)a->count, (unsigned long long)sp->elem_min,
+                         (unsigned long long)sp->elem_max);
         if (a->nbytes > sp->max_bytes)
             return pfail(p, NPZS_R_POLICY_MEMBER_BYTES, coff, 1, "%s has %llu data bytes; the policy allows %llu", w,
                          (unsigned long long)a->nbytes, (unsigned long long)sp->max_bytes);
         const char *why = values_setup(sp, a, &c->vc);
         if (why)
-            return pfail(p, NPZS_R_POLICY_CHECK_TYPE, coff, 1, "%s has dtype '%s'%s, which %s cannot check: %s", w, a->dtype,
-                         a->structured ? " (structured)" : "", sp->finite && (sp->lo.on || sp->hi.on) ? "finite and range"
-                                                               : sp->finite ? "finite" : "range", why);
+            return pfail(p, NPZS_R_POLICY_CHECK_TYPE, coff, 1, "%s has dtype '%s'%s, which %s cannot check: %s", w,
+                         a->dtype, a->structured ? " (structured)" : "",
+                         sp->finite && (sp->lo.on || sp->hi.on) ? "finite and range"
+                         : sp->finite                           ? "finite"
+                                                                : "range",
+                         why);
     }
     return 0;
 }
@@ -573,7 +593,9 @@ int npzs__pol_value_fail(npzs_parser *p, int rule, uint64_t coff) {
         return pfail(p, rule, coff, 1, "%s is larger than the policy's max_bytes (%llu)", w,
                      (unsigned long long)(p->pol.spec ? p->pol.spec->max_bytes : 0));
     return pfail(p, rule, coff, 1, "%s has %s at element %llu%s", w,
-                 rule == NPZS_R_POLICY_INF ? "an infinity" : rule == NPZS_R_POLICY_RANGE ? "a value out of range"
-                 : c->vc.cls == NPZS_VK_NAT ? "a NaT" : "a NaN",
+                 rule == NPZS_R_POLICY_INF     ? "an infinity"
+                 : rule == NPZS_R_POLICY_RANGE ? "a value out of range"
+                 : c->vc.cls == NPZS_VK_NAT    ? "a NaT"
+                                               : "a NaN",
                  (unsigned long long)elem, c->arr.info.dtype[1] == 'c' ? " (counting real and imaginary parts)" : "");
 }

@@ -24,7 +24,7 @@ typedef struct jr {
     size_t n, i;
     npzs__parena *a;
     uint32_t depth;
-    const char *err;  /* the first fault, at err_at */
+    const char *err; /* the first fault, at err_at */
     uint64_t err_at;
 } jr;
 
@@ -73,8 +73,10 @@ static int hex4(jr *r, size_t at, uint32_t *v) {
     uint32_t x = 0;
     for (size_t k = 0; k < 4; k++) {
         uint8_t c = r->s[at + k];
-        uint32_t d = c >= '0' && c <= '9' ? (uint32_t)(c - '0') : c >= 'a' && c <= 'f' ? (uint32_t)(c - 'a' + 10)
-                     : c >= 'A' && c <= 'F' ? (uint32_t)(c - 'A' + 10) : 16u;
+        uint32_t d = c >= '0' && c <= '9'   ? (uint32_t)(c - '0')
+                     : c >= 'a' && c <= 'f' ? (uint32_t)(c - 'a' + 10)
+                     : c >= 'A' && c <= 'F' ? (uint32_t)(c - 'A' + 10)
+                                            : 16u;
         if (d == 16) return fault(r, at + k, "a \\u escape needs four hex digits");
         x = x << 4 | d;
     }
@@ -83,14 +85,25 @@ static int hex4(jr *r, size_t at, uint32_t *v) {
 }
 
 static size_t put_utf8(uint8_t *o, uint32_t c) {
-    if (c < 0x80) { o[0] = (uint8_t)c; return 1; }
-    if (c < 0x800) { o[0] = (uint8_t)(0xC0 | c >> 6); o[1] = (uint8_t)(0x80 | (c & 0x3F)); return 2; }
+    if (c < 0x80) {
+        o[0] = (uint8_t)c;
+        return 1;
+    }
+    if (c < 0x800) {
+        o[0] = (uint8_t)(0xC0 | c >> 6);
+        o[1] = (uint8_t)(0x80 | (c & 0x3F));
+        return 2;
+    }
     if (c < 0x10000) {
-        o[0] = (uint8_t)(0xE0 | c >> 12); o[1] = (uint8_t)(0x80 | ((c >> 6) & 0x3F)); o[2] = (uint8_t)(0x80 | (c & 0x3F));
+        o[0] = (uint8_t)(0xE0 | c >> 12);
+        o[1] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+        o[2] = (uint8_t)(0x80 | (c & 0x3F));
         return 3;
     }
-    o[0] = (uint8_t)(0xF0 | c >> 18); o[1] = (uint8_t)(0x80 | ((c >> 12) & 0x3F));
-    o[2] = (uint8_t)(0x80 | ((c >> 6) & 0x3F)); o[3] = (uint8_t)(0x80 | (c & 0x3F));
+    o[0] = (uint8_t)(0xF0 | c >> 18);
+    o[1] = (uint8_t)(0x80 | ((c >> 12) & 0x3F));
+    o[2] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+    o[3] = (uint8_t)(0x80 | (c & 0x3F));
     return 4;
 }
 
@@ -159,7 +172,8 @@ static int number(jr *r, npzs__jv *v) {
     if (i < r->n && r->s[i] == '-') i++;
     if (i >= r->n || r->s[i] < '0' || r->s[i] > '9') return fault(r, r->i, "not a JSON value");
     if (r->s[i] == '0') i++;
-    else while (i < r->n && r->s[i] >= '0' && r->s[i] <= '9') i++;
+    else
+        while (i < r->n && r->s[i] >= '0' && r->s[i] <= '9') i++;
     if (i < r->n && r->s[i] == '.') {
         i++;
         if (i >= r->n || r->s[i] < '0' || r->s[i] > '9') return fault(r, i, "a digit must follow the decimal point");

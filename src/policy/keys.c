@@ -75,7 +75,11 @@ static size_t bracket_end(const uint8_t *pat, size_t pn) {
 static int in_class(const uint8_t *pat, size_t pn, size_t *pi, uint32_t c, size_t last, uint64_t *steps) {
     size_t i = *pi + 1;
     int neg = 0, hit = 0, lead = 1, empty = 0; /* lead: only empty ranges so far (empty of them) */
-    if (i < pn && pat[i] == '!') { neg = 1; lead = 0; i++; }
+    if (i < pn && pat[i] == '!') {
+        neg = 1;
+        lead = 0;
+        i++;
+    }
     *steps += 1;
     if (last <= i + 1) return -1; /* no ']' after the first member */
     size_t first = i;
@@ -121,10 +125,18 @@ static int glob_match(const uint8_t *pat, size_t pn, size_t last, const uint8_t 
             size_t si2 = si, pi2 = pi;
             uint32_t c = cp(s, sn, &si2);
             int ok;
-            if (pat[pi] == '?') { pi2++; ok = 1; }
-            else if (pat[pi] == '[' && (ok = in_class(pat, pn, &pi2, c, last, steps)) >= 0) { }
-            else { ok = cp(pat, pn, &pi2) == c; }
-            if (ok) { pi = pi2; si = si2; continue; }
+            if (pat[pi] == '?') {
+                pi2++;
+                ok = 1;
+            } else if (pat[pi] == '[' && (ok = in_class(pat, pn, &pi2, c, last, steps)) >= 0) {
+            } else {
+                ok = cp(pat, pn, &pi2) == c;
+            }
+            if (ok) {
+                pi = pi2;
+                si = si2;
+                continue;
+            }
         }
         if (star_p == SIZE_MAX) return 0;
         pi = star_p; /* the star takes one more character */
@@ -372,7 +384,7 @@ static uint32_t first_pattern(const npzs_policy *p, const uint8_t *key, size_t n
 
 /* The spec for key: an exact key first (binary search), else the first pattern that matches. */
 static const npzs__pspec *spec_for(const npzs_policy *pol, const uint8_t *key, size_t n, uint32_t *index,
-                                  npzs__pmatch *m) {
+                                   npzs__pmatch *m) {
     size_t at;
     if (npzs__find_name(pol->exact, pol->nexact, npzs__spec_name, pol, (const char *)key, n, &at, &m->steps)) {
         *index = pol->exact[at];
@@ -385,6 +397,6 @@ static const npzs__pspec *spec_for(const npzs_policy *pol, const uint8_t *key, s
 }
 
 const npzs__pspec *npzs__pol_spec_for(const npzs_policy *pol, const uint8_t *key, size_t n, uint32_t *index,
-                                     npzs__pmatch *m) {
+                                      npzs__pmatch *m) {
     return spec_for(pol, key, n, index, m);
 }

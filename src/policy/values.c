@@ -24,9 +24,21 @@
 static uint64_t load(const uint8_t *s, unsigned w) {
     switch (w) {
     case 1: return s[0];
-    case 2: { uint16_t x; memcpy(&x, s, 2); return x; }
-    case 4: { uint32_t x; memcpy(&x, s, 4); return x; }
-    default: { uint64_t x; memcpy(&x, s, 8); return x; }
+    case 2: {
+        uint16_t x;
+        memcpy(&x, s, 2);
+        return x;
+    }
+    case 4: {
+        uint32_t x;
+        memcpy(&x, s, 4);
+        return x;
+    }
+    default: {
+        uint64_t x;
+        memcpy(&x, s, 8);
+        return x;
+    }
     }
 }
 
@@ -48,11 +60,22 @@ static uint64_t mmask(const npzs__vcheck *v) { return v->bf16 ? BF16_MANT : mant
 
 /* The value of one FLOAT element (little-endian after swap) as a double: exactly. */
 static double as_double(uint64_t x, const npzs__vcheck *v) {
-    if (v->w == 8) { double d; memcpy(&d, &x, 8); return d; }
-    if (v->w == 4 || v->bf16) { uint32_t u = (uint32_t)(v->w == 4 ? x : x << 16); float f; memcpy(&f, &u, 4); return f; }
+    if (v->w == 8) {
+        double d;
+        memcpy(&d, &x, 8);
+        return d;
+    }
+    if (v->w == 4 || v->bf16) {
+        uint32_t u = (uint32_t)(v->w == 4 ? x : x << 16);
+        float f;
+        memcpy(&f, &u, 4);
+        return f;
+    }
     /* float16: sign, 5 exponent bits, 10 mantissa bits */
     unsigned e = (unsigned)(x >> 10) & 0x1F, m = (unsigned)x & 0x3FF;
-    double d = e == 0 ? m / 16777216.0 : e == 31 ? (m ? (double)NAN : (double)INFINITY) : (1024 + m) * (double)(1u << e) / 33554432.0;
+    double d = e == 0    ? m / 16777216.0
+               : e == 31 ? (m ? (double)NAN : (double)INFINITY)
+                         : (1024 + m) * (double)(1u << e) / 33554432.0;
     return (x & 0x8000) ? -d : d;
 }
 
@@ -75,13 +98,15 @@ static int elem_bad(const npzs__vcheck *v, uint64_t raw) {
     case NPZS_VK_SINT: {
         unsigned sh = 64u - 8u * v->w;
         int64_t i = (int64_t)(x << sh) >> sh;
-        if ((v->lo.on && (v->lo.none_i || i < v->lo.i)) || (v->hi.on && (v->hi.none_i || i > v->hi.i))) return NPZS_R_POLICY_RANGE;
+        if ((v->lo.on && (v->lo.none_i || i < v->lo.i)) || (v->hi.on && (v->hi.none_i || i > v->hi.i)))
+            return NPZS_R_POLICY_RANGE;
         return 0;
     }
     case NPZS_VK_BOOL: x = x != 0; break; /* NumPy reads any byte but 0 as True, 1 */
     default: break;
     }
-    if ((v->lo.on && (v->lo.none_u || x < v->lo.u)) || (v->hi.on && (v->hi.none_u || x > v->hi.u))) return NPZS_R_POLICY_RANGE;
+    if ((v->lo.on && (v->lo.none_u || x < v->lo.u)) || (v->hi.on && (v->hi.none_u || x > v->hi.u)))
+        return NPZS_R_POLICY_RANGE;
     return 0;
 }
 

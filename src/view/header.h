@@ -51,11 +51,11 @@ typedef struct npzs__harray {
 
 /* One call of the header parser: what it is given of the parser. */
 typedef struct npzs__hdr {
-    npzs_parser *p;             /* the handle: allocation and the error recorder (handle.h) */
-    const npzs_limits *lim;     /* max_header_size, max_ndim, max_fields, max_depth, lenient */
+    npzs_parser *p;         /* the handle: allocation and the error recorder (handle.h) */
+    const npzs_limits *lim; /* max_header_size, max_ndim, max_fields, max_depth, lenient */
     npzs__hkept *kept;
     npzs__harray *arr;
-    uint64_t here;              /* the input offset of the next byte: where an error that is no
+    uint64_t here; /* the input offset of the next byte: where an error that is no
                                    byte of the text is recorded (nomem of scratch, CALL.*) */
 } npzs__hdr;
 

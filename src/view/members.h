@@ -12,11 +12,11 @@
 
 /* What the central directory must repeat about one member. */
 typedef struct npzs__record {
-    uint64_t lfh_off;   /* offset of the local header */
+    uint64_t lfh_off;    /* offset of the local header */
     const uint8_t *name; /* name bytes, in the parser's name blocks */
     uint64_t csize, usize;
     uint32_t crc;
-    uint32_t hash[2];   /* name-table hashes of the name and of the key (name without ".npy") */
+    uint32_t hash[2]; /* name-table hashes of the name and of the key (name without ".npy") */
     uint16_t name_len, flags, method;
 } npzs__record;
 
@@ -34,7 +34,7 @@ static inline npzs__record *npzs__rec_at(npzs__record *const *recs, uint32_t i) 
 typedef struct npzs__names {
     uint64_t key[2];
     uint32_t *slot;
-    size_t cap;             /* 0, or a power of two of slots at most half full */
+    size_t cap; /* 0, or a power of two of slots at most half full */
 } npzs__names;
 
 /* names.c */

@@ -25,9 +25,9 @@ typedef struct dtype_def {
 } dtype_def;
 
 static const dtype_def dtypes[] = {
-    {"bool", "|b1", 1},      {"int8", "|i1", 1},       {"int16", "<i2", 2},     {"int32", "<i4", 4},
-    {"int64", "<i8", 8},     {"uint8", "|u1", 1},      {"uint16", "<u2", 2},    {"uint32", "<u4", 4},
-    {"uint64", "<u8", 8},    {"float16", "<f2", 2},    {"float32", "<f4", 4},   {"float64", "<f8", 8},
+    {"bool", "|b1", 1},      {"int8", "|i1", 1},         {"int16", "<i2", 2},   {"int32", "<i4", 4},
+    {"int64", "<i8", 8},     {"uint8", "|u1", 1},        {"uint16", "<u2", 2},  {"uint32", "<u4", 4},
+    {"uint64", "<u8", 8},    {"float16", "<f2", 2},      {"float32", "<f4", 4}, {"float64", "<f8", 8},
     {"complex64", "<c8", 8}, {"complex128", "<c16", 16},
 };
 #define NDTYPES (sizeof dtypes / sizeof dtypes[0])
@@ -51,9 +51,8 @@ static const dtype_def *find_dtype(const char *s) {
 static int is_space(char c) { return c == ' ' || c == '\t'; }
 
 NPZS__API int npzs_vlen_spec_parse(npzs_vlen_spec *spec, const char *dtype, const char *pattern, size_t *err_at,
-                             const char **err_msg) {
-    if (!spec || !dtype || !pattern)
-        return cfg_fail(err_at, err_msg, NPZS_E_BAD_CALL, 0, "NULL argument");
+                                   const char **err_msg) {
+    if (!spec || !dtype || !pattern) return cfg_fail(err_at, err_msg, NPZS_E_BAD_CALL, 0, "NULL argument");
     memset(spec, 0, sizeof *spec);
     const dtype_def *d = find_dtype(dtype);
     if (!d) {
@@ -71,7 +70,11 @@ NPZS__API int npzs_vlen_spec_parse(npzs_vlen_spec *spec, const char *dtype, cons
     size_t i = 0;
     while (is_space(s[i])) i++;
     int bracket = 0;
-    if (s[i] == '[') { bracket = 1; i++; while (is_space(s[i])) i++; }
+    if (s[i] == '[') {
+        bracket = 1;
+        i++;
+        while (is_space(s[i])) i++;
+    }
     uint32_t nd = 0;
     uint64_t row = d->itemsize;
     int have_null = 0;

@@ -25,13 +25,13 @@
 #define API NPZS__API
 
 /* The states, in one list: (name, what it waits for). */
-#define VLEN_STATE_MAP(X)                                           \
-    X(V_COUNT, "staging the count")                                 \
-    X(V_LEN, "staging element idx's length")                        \
-    X(V_DATA, "element idx's bytes")                                \
-    X(V_ELEM_END, "emit ELEMENT_END")                               \
-    X(V_TAIL, "after the last element: wait for the end of input")  \
-    X(V_DONE, "END delivered")                                      \
+#define VLEN_STATE_MAP(X) \
+    X(V_COUNT, "staging the count") \
+    X(V_LEN, "staging element idx's length") \
+    X(V_DATA, "element idx's bytes") \
+    X(V_ELEM_END, "emit ELEMENT_END") \
+    X(V_TAIL, "after the last element: wait for the end of input") \
+    X(V_DONE, "END delivered") \
     X(V_FAILED, "sticky error")
 
 enum vstate {
@@ -39,7 +39,7 @@ enum vstate {
 #define X(name, doc) name,
     VLEN_STATE_MAP(X)
 #undef X
-    V__END
+        V__END
 };
 
 #ifdef NPZS_TESTING
@@ -62,18 +62,18 @@ struct npzs_vlen_parser {
     npzs_allocator al;
     int state;
     int finished;
-    uint64_t consumed;   /* absolute offset of the next input byte */
+    uint64_t consumed; /* absolute offset of the next input byte */
     uint8_t stage[4];
     unsigned stage_len;
-    uint64_t field_off;  /* offset of the field being staged / of the current element's length */
+    uint64_t field_off; /* offset of the field being staged / of the current element's length */
     uint32_t count;
-    uint32_t idx;        /* current element */
-    uint32_t cur_len;    /* its byte length */
-    uint32_t cur_pos;    /* its bytes seen */
+    uint32_t idx;     /* current element */
+    uint32_t cur_len; /* its byte length */
+    uint32_t cur_pos; /* its bytes seen */
     uint32_t crc;
     uint64_t total_bytes;
     uint64_t shape[NPZS_VLEN_MAX_NDIM];
-    uint32_t visited;    /* states reached */
+    uint32_t visited; /* states reached */
     /* sticky error */
     int err;
     uint64_t err_off;
@@ -87,7 +87,8 @@ struct npzs_vlen_parser {
 /* ---- errors ------------------------------------------------------------------ */
 API const char *npzs_vlen_error_name(int code) {
     switch (code) {
-#define X(id, num, name, msg) case num: return name;
+#define X(id, num, name, msg) \
+    case num: return name;
         NPZS_VLEN_ERROR_MAP(X)
 #undef X
     default: return npzs_error_name(code);
@@ -96,7 +97,8 @@ API const char *npzs_vlen_error_name(int code) {
 
 API const char *npzs_vlen_strerror(int code) {
     switch (code) {
-#define X(id, num, name, msg) case num: return msg;
+#define X(id, num, name, msg) \
+    case num: return msg;
         NPZS_VLEN_ERROR_MAP(X)
 #undef X
     default: return npzs_strerror(code);
@@ -133,9 +135,7 @@ int npzs_vlen__nstates(void) { return V__END - 1; }
 
 API int npzs_vlen_error(const npzs_vlen_parser *p) { return p ? p->err : NPZS_E_BAD_CALL; }
 API uint64_t npzs_vlen_error_offset(const npzs_vlen_parser *p) { return p && p->err ? p->err_off : 0; }
-API const char *npzs_vlen_error_message(const npzs_vlen_parser *p) {
-    return p && p->err ? p->err_msg : "no error";
-}
+API const char *npzs_vlen_error_message(const npzs_vlen_parser *p) { return p && p->err ? p->err_msg : "no error"; }
 API long npzs_vlen_error_element(const npzs_vlen_parser *p) { return p && p->err ? p->err_elem : -1; }
 API int npzs_vlen_error_limit(const npzs_vlen_parser *p, const char **name, uint64_t *value, uint64_t *needed) {
     int have = p && p->err && p->err_lim_name;
@@ -278,8 +278,7 @@ API int npzs_vlen_next(npzs_vlen_parser *p, npzs_in *in, npzs_vlen_event *ev) {
     case V_COUNT:
         if (stage(p, src, in, &avail)) return on_count(p, ev);
         if (!p->finished) return NPZS_NEED_INPUT;
-        return vfail(p, NPZS_E_TRUNCATED, 0, -1,
-                     p->consumed ? "input ended inside the element count" : "empty input");
+        return vfail(p, NPZS_E_TRUNCATED, 0, -1, p->consumed ? "input ended inside the element count" : "empty input");
     case V_LEN:
         if (p->stage_len == 0) p->field_off = p->consumed;
         if (stage(p, src, in, &avail)) return on_length(p, ev);
@@ -333,9 +332,7 @@ API int npzs_vlen_next(npzs_vlen_parser *p, npzs_in *in, npzs_vlen_event *ev) {
     case V_DONE:
         if (avail) return vfail(p, NPZS_E_TRAILING_DATA, p->consumed, -1, "bytes after the end");
         return NPZS_DONE;
-    case V_FAILED:
-        return p->err;
-    default:
-        return vfail(p, NPZS_E_BAD_CALL, p->consumed, -1, "corrupt parser state");
+    case V_FAILED: return p->err;
+    default: return vfail(p, NPZS_E_BAD_CALL, p->consumed, -1, "corrupt parser state");
     }
 }

@@ -27,13 +27,14 @@
 
 #include "fastinf.h"
 
-#define WSIZE 32768u             /* deflate's window, zlib's for -15 window bits */
+#define WSIZE 32768u /* deflate's window, zlib's for -15 window bits */
 #define WMASK (WSIZE - 1u)
-#define LL_ROOT 11u              /* root bits of the literal/length table */
-#define D_ROOT 8u                /* and of the distance table */
-#define LL_ENOUGH 2340u          /* entries a complete code of up to 286 symbols, lengths <= 15,
+#define LL_ROOT 11u /* root bits of the literal/length table */
+#define D_ROOT 8u   /* and of the distance table */
+#define LL_ENOUGH \
+    2340u             /* entries a complete code of up to 286 symbols, lengths <= 15,
                                     needs with an 11-bit root (zlib's examples/enough.c) */
-#define D_ENOUGH 400u            /* 30 symbols, 8-bit root */
+#define D_ENOUGH 400u /* 30 symbols, 8-bit root */
 #define CL_ROOT 7u
 /* The longest unit read from a rest point: a dynamic header, 3 + 14 + 19 * 3 bits and at most 7
  * bits for each of 316 code lengths (a repeat code costs less per length), 2286 bits, plus the 7
@@ -50,29 +51,29 @@
 #define E_LIT 0x2000u
 #define E_EOB 0x4000u
 #define E_SUB 0x8000u
-#define E_BITS(e) ((e) & 0xFFu)
+#define E_BITS(e) ((e)&0xFFu)
 #define E_CODE(e) (((e) >> 8) & 0xFu)
 #define E_VAL(e) ((e) >> 16)
 
 enum { M_HEADER = 1, M_STORED, M_CODES, M_ZLIB, M_DONE, M_BAD, M_TRUNC };
 
 struct npzs__fastinf {
-    int mode;                    /* M_* */
-    int last;                    /* the block being read is the stream's last */
-    uint64_t bits;               /* at rest: nbits (< 8) bits, zeros above */
+    int mode;      /* M_* */
+    int last;      /* the block being read is the stream's last */
+    uint64_t bits; /* at rest: nbits (< 8) bits, zeros above */
     unsigned nbits;
-    uint32_t stored;             /* M_STORED: bytes of the block still to copy */
+    uint32_t stored;              /* M_STORED: bytes of the block still to copy */
     uint32_t copy_len, copy_dist; /* M_CODES: a match not copied whole (the output was full) */
-    uint64_t total;              /* output bytes of the stream before this call */
-    size_t hist_avail;           /* during a call: min(total, WSIZE) at its start */
-    uint32_t wpos;               /* hist[]: the last WSIZE bytes of output, a ring; next write */
-    const uint32_t *ll, *dt;     /* the block's tables (dyn_* or fix_*) and their root bits */
+    uint64_t total;               /* output bytes of the stream before this call */
+    size_t hist_avail;            /* during a call: min(total, WSIZE) at its start */
+    uint32_t wpos;                /* hist[]: the last WSIZE bytes of output, a ring; next write */
+    const uint32_t *ll, *dt;      /* the block's tables (dyn_* or fix_*) and their root bits */
     unsigned ll_bits, d_bits;
-    int fixed_built;             /* fix_* hold the fixed code's tables (kept across streams) */
-    uint8_t zlast;               /* M_ZLIB: the last byte zlib took (its unused bits are its top) */
-    uint64_t blocks, zblocks;    /* blocks begun; blocks handed to zlib */
-    unsigned every;              /* tests: every n-th block to zlib */
-    size_t carry;                /* scratch[0, carry): input taken, not read yet */
+    int fixed_built;          /* fix_* hold the fixed code's tables (kept across streams) */
+    uint8_t zlast;            /* M_ZLIB: the last byte zlib took (its unused bits are its top) */
+    uint64_t blocks, zblocks; /* blocks begun; blocks handed to zlib */
+    unsigned every;           /* tests: every n-th block to zlib */
+    size_t carry;             /* scratch[0, carry): input taken, not read yet */
     uint8_t scratch[SCRATCH];
     uint8_t hist[WSIZE];
     uint32_t dyn_ll[LL_ENOUGH], dyn_dt[D_ENOUGH];
@@ -122,10 +123,13 @@ static inline uint64_t le64(const uint8_t *p) {
 /* RFC 1951, 3.2.5: lengths 257..285 and distances 0..29, base and extra bits. */
 static const uint16_t len_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
                                       31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
-static const uint8_t len_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-static const uint16_t dist_base[30] = {1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
-                                       193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
-static const uint8_t dist_extra[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+static const uint8_t len_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                      2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+static const uint16_t dist_base[30] = {1,    2,    3,    4,    5,    7,    9,    13,    17,    25,
+                                       33,   49,   65,   97,   129,  193,  257,  385,   513,   769,
+                                       1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+static const uint8_t dist_extra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
+                                       6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
 
 /* A symbol's entry but for its code's length, with its extra bits in the low byte (build()
  * adds the code's length).  Symbols 286 and 287 (fixed code only: a dynamic header has at most
@@ -301,10 +305,8 @@ static int header(npzs__fastinf *s, br *r) {
         fixed_tables(s);
         s->mode = M_CODES;
         return H_OK;
-    case 3:
-        return H_ZLIB;
-    default:
-        break;
+    case 3: return H_ZLIB;
+    default: break;
     }
     if (!need(r, 14)) return H_NEED;
     unsigned nlen = peek(r, 5) + 257, ndist = (peek(r, 10) >> 5) + 1, ncode = (peek(r, 14) >> 10) + 4;
@@ -397,16 +399,16 @@ static int fast_codes(npzs__fastinf *s, src *in, uint8_t *base, size_t *opos, si
      * above), so an entry looked up after at most 53 bits were used is right: the next symbol's
      * entry is looked up before the current one's bytes are written, and a refill (which keeps
      * the low bits) comes before it is used. */
-#define REFILL()                          \
-    do {                                  \
-        bb |= le64(ip) << bc;             \
-        ip += (63u - bc) >> 3;            \
-        bc |= 56u;                        \
+#define REFILL() \
+    do { \
+        bb |= le64(ip) << bc; \
+        ip += (63u - bc) >> 3; \
+        bc |= 56u; \
     } while (0)
-#define CONSUME(e)                        \
-    do {                                  \
-        bb >>= E_BITS(e);                 \
-        bc -= E_BITS(e);                  \
+#define CONSUME(e) \
+    do { \
+        bb >>= E_BITS(e); \
+        bc -= E_BITS(e); \
     } while (0)
 #define SUB(tab, e) tab[E_VAL(e) + ((bb >> E_BITS(e)) & mask64(E_CODE(e)))]
 #define EXTRA(e) ((size_t)((saved & mask64(E_BITS(e))) >> E_CODE(e)))
@@ -724,12 +726,9 @@ static int decode(npzs__fastinf *s, z_stream *zs, src *in, uint8_t *base, size_t
             }
             break;
         }
-        case M_DONE:
-            return R_END;
-        case M_TRUNC:
-            return R_TRUNC;
-        default:
-            return R_BAD;
+        case M_DONE: return R_END;
+        case M_TRUNC: return R_TRUNC;
+        default: return R_BAD;
         }
     }
 }

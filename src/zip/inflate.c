@@ -220,7 +220,7 @@ static int pre_zlib(npzs_parser *p, npzs__inf_io *io) {
         size_t made = room - zs->avail_out;
         j->zout += made;
         if (zr == Z_MEM_ERROR) return NPZS__INF_NOMEM;
-        if (zr != Z_OK && zr != Z_STREAM_END) return NPZS__INF_BAD; /* cannot happen: zlib ended it before */
+        if (zr != Z_OK && zr != Z_STREAM_END) return NPZS__INF_BAD;          /* cannot happen: zlib ended it before */
         if (zr == Z_OK && !made && ai == zs->avail_in) return NPZS__INF_BAD; /* no progress: cannot happen either */
         if (drop) {
             if (zr == Z_STREAM_END && j->zout < j->given) return NPZS__INF_BAD;
@@ -236,9 +236,7 @@ static int pre_zlib(npzs_parser *p, npzs__inf_io *io) {
     }
 }
 
-static int pre_any(npzs_parser *p, npzs__inf_io *io) {
-    return p->inf.pre->z ? pre_zlib(p, io) : pre_run(p, io);
-}
+static int pre_any(npzs_parser *p, npzs__inf_io *io) { return p->inf.pre->z ? pre_zlib(p, io) : pre_run(p, io); }
 
 /* Started as the parser's own back end would be (its memory is the same with the helper or
  * without). */
@@ -273,10 +271,12 @@ int npzs__inf_begin(npzs_parser *p) {
     const npzs__zlfh *h = &p->lfh.h;
     size_t need = p->lim.inflate_window;
     if (h->known && h->usize < need) need = (size_t)h->usize + 1;
-    if (npzs__buffer(p, (void **)&p->kept.win, &p->kept.win_cap, need, p->rec_off, NPZS_R_NOMEM_WINDOW) < 0) return p->err;
+    if (npzs__buffer(p, (void **)&p->kept.win, &p->kept.win_cap, need, p->rec_off, NPZS_R_NOMEM_WINDOW) < 0)
+        return p->err;
     f->be = backend_for(p);
     f->pre = NULL;
-    if (p->seam.take && h->known && (f->be == &zlib_inflater || f->be == &fast_inflater)) { /* the one question (seam.h) */
+    if (p->seam.take && h->known &&
+        (f->be == &zlib_inflater || f->be == &fast_inflater)) { /* the one question (seam.h) */
         f->pre = p->seam.take(p->seam.ctx, p->data_start, h->csize);
         if (f->pre) f->be = f->be == &fast_inflater ? &pre_fast_inflater : &pre_inflater;
     }
@@ -344,7 +344,8 @@ npzs__rc npzs__inf_fill(npzs_parser *p, npzs_in *in) {
          * as it would take the bytes (within every size and the total limit); else inflate the
          * member again (pre_zlib) */
         uint64_t n = j->len - j->given, room = p->lim.max_total_bytes - p->total_out;
-        int fits = p->c.pos <= room && n <= room - p->c.pos && (!l->known || (p->c.pos <= l->usize && n <= l->usize - p->c.pos));
+        int fits = p->c.pos <= room && n <= room - p->c.pos &&
+                   (!l->known || (p->c.pos <= l->usize && n <= l->usize - p->c.pos));
         if (fits && npzs__content_skip(p, n, j->crc_rest)) {
             j->given = j->len;
             j->keep = j->len;

@@ -36,10 +36,20 @@ typedef struct sip {
 } sip;
 
 static inline void sip_round(sip *s) {
-    s->v0 += s->v1; s->v1 = ROTL64(s->v1, 13); s->v1 ^= s->v0; s->v0 = ROTL64(s->v0, 32);
-    s->v2 += s->v3; s->v3 = ROTL64(s->v3, 16); s->v3 ^= s->v2;
-    s->v0 += s->v3; s->v3 = ROTL64(s->v3, 21); s->v3 ^= s->v0;
-    s->v2 += s->v1; s->v1 = ROTL64(s->v1, 17); s->v1 ^= s->v2; s->v2 = ROTL64(s->v2, 32);
+    s->v0 += s->v1;
+    s->v1 = ROTL64(s->v1, 13);
+    s->v1 ^= s->v0;
+    s->v0 = ROTL64(s->v0, 32);
+    s->v2 += s->v3;
+    s->v3 = ROTL64(s->v3, 16);
+    s->v3 ^= s->v2;
+    s->v0 += s->v3;
+    s->v3 = ROTL64(s->v3, 21);
+    s->v3 ^= s->v0;
+    s->v2 += s->v1;
+    s->v1 = ROTL64(s->v1, 17);
+    s->v1 ^= s->v2;
+    s->v2 = ROTL64(s->v2, 32);
 }
 
 /*@ requires \valid_read(key + (0 .. 1)) && (n == 0 || \valid_read(m + (0 .. n - 1))); */
@@ -187,8 +197,8 @@ static uint32_t hash_of(const npzs__names *t, const uint8_t *s, size_t n) {
 int npzs__names_add(npzs_parser *p, npzs__names *t, npzs__record *const *recs, uint32_t member, uint64_t off) {
     NPZS_REQUIRE(p && t && recs && member < 0x7FFFFFFFu && npzs__rec_at(recs, member)->name &&
                  npzs__rec_at(recs, member)->name_len >= 1);
-    NPZS_REQUIRE(t->cap == 0 || (t->slot && t->cap >= 64 && (t->cap & (t->cap - 1)) == 0 &&
-                                 (size_t)member * 2 <= t->cap / 2));
+    NPZS_REQUIRE(t->cap == 0 ||
+                 (t->slot && t->cap >= 64 && (t->cap & (t->cap - 1)) == 0 && (size_t)member * 2 <= t->cap / 2));
     int rc = grow(p, t, recs, member, off);
     if (rc < 0) return rc;
     npzs__record *r = npzs__rec_at(recs, member);

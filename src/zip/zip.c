@@ -272,8 +272,7 @@ npzs__rc npzs__zip_sig(npzs_parser *p, npzs_in *in, npzs_event *ev) {
             rc = lfh_whole(p, in, ev);
         } else if (p->phase == PH_CENTRAL) { /* the directory's records one after the other, kept at once */
             size_t from = in->pos;
-            while ((rc = cdh_whole(p, in, in->pos - from)) == NPZS__GO) {
-            }
+            while ((rc = cdh_whole(p, in, in->pos - from)) == NPZS__GO) {}
             if (rc != NPZS__ERROR && in->pos > from) tail_put(p, (const uint8_t *)in->src + from, in->pos - from);
         }
         if (rc != NPZS__NOT_TAKEN) return rc;
@@ -333,8 +332,10 @@ static int lfh_fixed(npzs_parser *p, const uint8_t *b) {
         npzs__limit_need(p, e.rule == NPZS_R_LIMIT_NAME ? p->lfh.h.f.name_len : p->lfh.h.f.extra_len);
         return bad_e(p, &e);
     }
-    if (npzs__buffer(p, (void **)&p->kept.name, &p->kept.name_cap, p->lfh.h.f.name_len, p->rec_off, NPZS_R_NOMEM_NAME) < 0 ||
-        npzs__buffer(p, (void **)&p->kept.extra, &p->kept.extra_cap, p->lfh.h.f.extra_len, p->rec_off, NPZS_R_NOMEM_EXTRA) < 0)
+    if (npzs__buffer(p, (void **)&p->kept.name, &p->kept.name_cap, p->lfh.h.f.name_len, p->rec_off, NPZS_R_NOMEM_NAME) <
+            0 ||
+        npzs__buffer(p, (void **)&p->kept.extra, &p->kept.extra_cap, p->lfh.h.f.extra_len, p->rec_off,
+                     NPZS_R_NOMEM_EXTRA) < 0)
         return p->err;
     return 0;
 }
@@ -346,8 +347,8 @@ static int lfh_vars(npzs_parser *p, const uint8_t *x) {
     npzs__zerr e;
     const uint8_t *z;
     size_t zl;
-    if (npzs__zr_name(p->kept.name, h->f.name_len, h->f.flags, &e) < 0 || npzs__zr_extra(x, h->f.extra_len, 1, &z, &zl, &e) < 0 ||
-        npzs__zr_lfh_sizes(h, z, zl, &e) < 0)
+    if (npzs__zr_name(p->kept.name, h->f.name_len, h->f.flags, &e) < 0 ||
+        npzs__zr_extra(x, h->f.extra_len, 1, &z, &zl, &e) < 0 || npzs__zr_lfh_sizes(h, z, zl, &e) < 0)
         return bad_e(p, &e);
     uint64_t cap = npzs__total_cap(p);
     if (h->known && (h->usize > cap || p->total_out > cap - h->usize)) {
@@ -370,8 +371,13 @@ static npzs__rc member_begin(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     p->state = stored ? NPZS_S_ZIP_STORED : NPZS_S_ZIP_DEFLATED;
     if (!npzs__wants(p, NPZS_EV_MEMBER_BEGIN)) /* on into the data (its own step's result) */
         return stored ? GO(p, in, ev, NPZS_S_ZIP_STORED, npzs__zip_stored) : NPZS__GO;
-    *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN, .member = p->cur, .offset = r->lfh_off, .name = (const char *)r->name,
-                       .name_len = r->name_len, .method = h->f.method, .flags = h->f.flags};
+    *ev = (npzs_event){.type = NPZS_EV_MEMBER_BEGIN,
+                       .member = p->cur,
+                       .offset = r->lfh_off,
+                       .name = (const char *)r->name,
+                       .name_len = r->name_len,
+                       .method = h->f.method,
+                       .flags = h->f.flags};
     return NPZS__EVENT;
 }
 
@@ -451,9 +457,7 @@ npzs__rc npzs__zip_lfh_extra(npzs_parser *p, npzs_in *in, npzs_event *ev) {
 }
 
 /* ZIP_MEMBER_BEGIN: emit MEMBER_BEGIN, start the content machine (and inflate). */
-npzs__rc npzs__zip_member_begin(npzs_parser *p, npzs_in *in, npzs_event *ev) {
-    return member_begin(p, in, ev);
-}
+npzs__rc npzs__zip_member_begin(npzs_parser *p, npzs_in *in, npzs_event *ev) { return member_begin(p, in, ev); }
 
 /* ZIP_STORED: stored data straight from the push (zero copy); a stored member with a data
  * descriptor is delimited by its own .npy header. */
@@ -565,10 +569,20 @@ npzs__rc npzs__zip_member_end(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     p->state = NPZS_S_ZIP_SIG;
     npzs__seam_member_end(p);
     if (!npzs__wants(p, NPZS_EV_MEMBER_END)) return NPZS__GO;
-    *ev = (npzs_event){.type = NPZS_EV_MEMBER_END, .member = p->cur, .offset = npzs__here(p), .name = (const char *)r->name,
-                       .name_len = r->name_len, .method = r->method, .kind = p->c.kind, .size = p->c.pos,
-                       .csize = p->data_in, .crc32 = r->crc, .data_crc32 = p->c.crc_data, .data_size = p->c.data_len,
-                       .array = p->c.kind == NPZS_KIND_ARRAY ? &p->c.arr.info : NULL, .sniff = p->c.sniff,
+    *ev = (npzs_event){.type = NPZS_EV_MEMBER_END,
+                       .member = p->cur,
+                       .offset = npzs__here(p),
+                       .name = (const char *)r->name,
+                       .name_len = r->name_len,
+                       .method = r->method,
+                       .kind = p->c.kind,
+                       .size = p->c.pos,
+                       .csize = p->data_in,
+                       .crc32 = r->crc,
+                       .data_crc32 = p->c.crc_data,
+                       .data_size = p->c.data_len,
+                       .array = p->c.kind == NPZS_KIND_ARRAY ? &p->c.arr.info : NULL,
+                       .sniff = p->c.sniff,
                        .sha256 = p->c.digest_ok ? p->c.digest : NULL};
     return NPZS__EVENT;
 }
@@ -590,7 +604,8 @@ static int cdh_fixed(npzs_parser *p, const uint8_t *b) {
         npzs__limit_need(p, c->f.extra_len);
         return bad(p, NPZS_E_LIMIT, NPZS_R_LIMIT_EXTRA_CD);
     }
-    if (npzs__buffer(p, (void **)&p->kept.extra, &p->kept.extra_cap, c->f.extra_len, p->rec_off, NPZS_R_NOMEM_EXTRA) < 0)
+    if (npzs__buffer(p, (void **)&p->kept.extra, &p->kept.extra_cap, c->f.extra_len, p->rec_off, NPZS_R_NOMEM_EXTRA) <
+        0)
         return p->err;
     return 0;
 }
@@ -700,7 +715,8 @@ npzs__rc npzs__zip_z64_eocd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     npzs__zerr e;
     if (npzs__zr_z64_eocd(p->stage, &z, &e) < 0) return stop_e(p, &e);
     if (z.count_disk != p->members || z.count != p->members) return stop(p, NPZS_E_CD_MISMATCH, NPZS_R_Z64_COUNT);
-    if (z.cd_size != d->cd_end - d->cd_start || z.cd_off != d->cd_start) return stop(p, NPZS_E_CD_MISMATCH, NPZS_R_Z64_CD);
+    if (z.cd_size != d->cd_end - d->cd_start || z.cd_off != d->cd_start)
+        return stop(p, NPZS_E_CD_MISMATCH, NPZS_R_Z64_CD);
     d->have_z64 = 1;
     d->z64_off = p->rec_off;
     p->phase = PH_Z64;
@@ -732,7 +748,8 @@ npzs__rc npzs__zip_eocd(npzs_parser *p, npzs_in *in, npzs_event *ev) {
     int z = d->have_z64;
     if (!((r.disk == 0 || (z && r.disk == 0xFFFF)) && (r.disk_cd == 0 || (z && r.disk_cd == 0xFFFF))))
         return stop(p, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_DISK_EOCD);
-    if (!((r.count_disk == p->members || (z && r.count_disk == 0xFFFF)) && (r.count == p->members || (z && r.count == 0xFFFF))))
+    if (!((r.count_disk == p->members || (z && r.count_disk == 0xFFFF)) &&
+          (r.count == p->members || (z && r.count == 0xFFFF))))
         return stop(p, NPZS_E_CD_MISMATCH, NPZS_R_EOCD_COUNT);
     if (!(r.cd_size == d->cd_end - d->cd_start || (z && r.cd_size == 0xFFFFFFFFu)))
         return stop(p, NPZS_E_CD_MISMATCH, NPZS_R_EOCD_CD_SIZE);

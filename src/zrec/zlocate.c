@@ -100,10 +100,14 @@ int npzs__zf_locate(const npzs__tailview *v, unsigned variant, npzs__zf_end *e) 
         uint64_t lo = size > w ? size - w : 0;
         for (uint64_t k = size - 4 + 1; k-- > lo;) {
             if (k < v->base) return fail(e, NPZS_ZF_UNKNOWN, k, "needs bytes before the view");
-            if (sig_at(v, k, SIG_EOCD)) { pos = k; break; }
+            if (sig_at(v, k, SIG_EOCD)) {
+                pos = k;
+                break;
+            }
         }
         if (pos == UINT64_MAX) return fail(e, NPZS_ZF_NOTZIP, size, "no end record in the last 64 KiB");
-        if (size - pos < 22) return fail(e, NPZS_ZF_NOTZIP, pos, "the last end-record signature has no room for the record");
+        if (size - pos < 22)
+            return fail(e, NPZS_ZF_NOTZIP, pos, "the last end-record signature has no room for the record");
         get(v, pos, 22, r);
     }
     e->eocd_off = pos;
@@ -153,7 +157,8 @@ int npzs__zf_locate(const npzs__tailview *v, unsigned variant, npzs__zf_end *e) 
         }
     }
     /* 4. where the directory is read */
-    if (e->rec.cd_size > dir_end) return fail(e, NPZS_ZF_BAD, pos, "zipfile finds a bad offset for the central directory");
+    if (e->rec.cd_size > dir_end)
+        return fail(e, NPZS_ZF_BAD, pos, "zipfile finds a bad offset for the central directory");
     e->cd_start = dir_end - e->rec.cd_size;
     return 0;
 }

@@ -54,7 +54,8 @@ int npzs__zr_lfh(const uint8_t *b, const npzs_limits *lim, npzs__zlfh *o, npzs__
     memset(o, 0, sizeof *o);
     fixed(b + 6, &o->f);
     if ((ver & 0xFF) > 63) return err(e, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_ZIP_LFH_VERSION);
-    if (o->f.flags & (FLAG_ENCRYPTED | FLAG_STRONG | FLAG_MASKED)) return err(e, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_ZIP_ENCRYPTED);
+    if (o->f.flags & (FLAG_ENCRYPTED | FLAG_STRONG | FLAG_MASKED))
+        return err(e, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_ZIP_ENCRYPTED);
     if (o->f.flags & FLAG_PATCHED) return err(e, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_ZIP_PATCHED);
     if (o->f.method != NPZS_METHOD_STORED && o->f.method != NPZS_METHOD_DEFLATED)
         return err(e, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_ZIP_METHOD);
@@ -114,7 +115,8 @@ int npzs__zr_name(const uint8_t *s, size_t n, unsigned flags, npzs__zerr *e) {
         if (s[i] == '\\') return err(e, NPZS_E_BAD_NAME, NPZS_R_NAME_BACKSLASH);
         if (s[i] >= 0x80) ascii = 0;
         /* a ".." path component */
-        if (s[i] == '.' && i + 1 < n && s[i + 1] == '.' && (i == 0 || s[i - 1] == '/') && (i + 2 >= n || s[i + 2] == '/'))
+        if (s[i] == '.' && i + 1 < n && s[i + 1] == '.' && (i == 0 || s[i - 1] == '/') &&
+            (i + 2 >= n || s[i + 2] == '/'))
             return err(e, NPZS_E_BAD_NAME, NPZS_R_NAME_DOTDOT);
     }
     if (s[0] == '/') return err(e, NPZS_E_BAD_NAME, NPZS_R_NAME_ABSOLUTE);
@@ -226,9 +228,18 @@ int npzs__zr_cdh_zip64(const npzs__zcdh *c, const uint8_t *z, size_t zl, npzs__z
     if (z) {
         if (zl != implied) return err(e, NPZS_E_ZIP_BAD_HEADER, NPZS_R_EXTRA_ZIP64_CENTRAL);
         size_t k = 0;
-        if (su) { o->usize = npzs__le64(z + k); k += 8; }
-        if (sc) { o->csize = npzs__le64(z + k); k += 8; }
-        if (so) { o->off = npzs__le64(z + k); k += 8; }
+        if (su) {
+            o->usize = npzs__le64(z + k);
+            k += 8;
+        }
+        if (sc) {
+            o->csize = npzs__le64(z + k);
+            k += 8;
+        }
+        if (so) {
+            o->off = npzs__le64(z + k);
+            k += 8;
+        }
         if (sd) { disk = npzs__le32(z + k); }
     }
     if (disk != 0) return err(e, NPZS_E_ZIP_UNSUPPORTED, NPZS_R_DISK_CD);

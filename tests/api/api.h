@@ -29,8 +29,8 @@ extern uint64_t direct_bytes, into_bad;
 
 /* the digest of a run */
 typedef struct run {
-    uint64_t h;          /* events, data merged */
-    int verdict;         /* 1 END, <0 error */
+    uint64_t h;  /* events, data merged */
+    int verdict; /* 1 END, <0 error */
     uint64_t err_off;
     long err_member;
     int events;
@@ -43,8 +43,7 @@ uint64_t mix(uint64_t h, const void *p, size_t n);
 const char *tree_check(const npzs_array_info *a, uint64_t *h);
 uint64_t info_hash(const npzs_array_info *a, const char **why);
 run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *sched, size_t nsched);
-run parse(const uint8_t *buf, size_t len, const size_t *sched, size_t nsched, const npzs_limits *lim,
-          check_alloc *cnt);
+run parse(const uint8_t *buf, size_t len, const size_t *sched, size_t nsched, const npzs_limits *lim, check_alloc *cnt);
 int same(const run *a, const run *b);
 size_t rnd(size_t n);
 uint8_t *npy_v(const char *t, int version, size_t data, size_t *len);

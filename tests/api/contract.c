@@ -12,10 +12,11 @@
 
 void test_contract(void) {
     /* error names are the CLI contract */
-    static const char *const names[] = {"truncated", "bad_magic", "bad_version", "header_too_large", "bad_header",
-                                        "pickle", "bad_shape", "size_overflow", "zip_bad_header", "zip_unsupported",
-                                        "crc_mismatch", "size_mismatch", "cd_mismatch", "duplicate_name",
-                                        "trailing_data", "limit", "inflate", "bad_name"};
+    static const char *const names[] = {"truncated",      "bad_magic",       "bad_version",   "header_too_large",
+                                        "bad_header",     "pickle",          "bad_shape",     "size_overflow",
+                                        "zip_bad_header", "zip_unsupported", "crc_mismatch",  "size_mismatch",
+                                        "cd_mismatch",    "duplicate_name",  "trailing_data", "limit",
+                                        "inflate",        "bad_name"};
     for (int i = 0; i < 18; i++)
         CHECK(strcmp(npzs_error_name(-1 - i), names[i]) == 0, "error %d is named %s", -1 - i, npzs_error_name(-1 - i));
     CHECK(strcmp(npzs_error_name(12345), "unknown") == 0, "unknown error name");
@@ -35,7 +36,8 @@ void test_contract(void) {
     uint8_t f[128];
     size_t hl = sizeof hdr - 1;
     memcpy(f, "\x93NUMPY\x01\x00", 8);
-    f[8] = (uint8_t)hl; f[9] = 0;
+    f[8] = (uint8_t)hl;
+    f[9] = 0;
     memcpy(f + 10, hdr, hl);
     memcpy(f + 10 + hl, "\x01\x00\x02\x00", 4);
     size_t flen = 10 + hl + 4;
@@ -47,7 +49,8 @@ void test_contract(void) {
     while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT && nt < 8) types[nt++] = (int)ev.type;
     CHECK(rc == NPZS_NEED_INPUT && nt == 4, "events before finish: rc %d, %d events", rc, nt);
     CHECK(nt == 4 && types[0] == NPZS_EV_MEMBER_BEGIN && types[1] == NPZS_EV_HEADER && types[2] == NPZS_EV_DATA &&
-          types[3] == NPZS_EV_MEMBER_END, "event order");
+              types[3] == NPZS_EV_MEMBER_END,
+          "event order");
     npzs_finish(p);
     rc = npzs_next(p, NULL, &ev);
     CHECK(rc == NPZS_EVENT && ev.type == NPZS_EV_END && ev.format == NPZS_FORMAT_NPY, "END after finish");
@@ -71,8 +74,8 @@ void test_contract(void) {
         CHECK(rc == NPZS_EVENT && ev.type == NPZS_EV_END && ev.format == NPZS_FORMAT_NPZ, "empty archive END");
         npzs_in m2 = {&extra, 1, 0};
         CHECK(npzs_next(q, &m2, &ev) == NPZS_E_TRAILING_DATA && npzs_error_rule(q) &&
-                  strcmp(npzs_error_rule(q), "S-ZIP-TRAIL.after-end") == 0, "a byte after an archive's END: %s",
-              npzs_error_rule(q) ? npzs_error_rule(q) : "(null)");
+                  strcmp(npzs_error_rule(q), "S-ZIP-TRAIL.after-end") == 0,
+              "a byte after an archive's END: %s", npzs_error_rule(q) ? npzs_error_rule(q) : "(null)");
         npzs_free(q);
     }
 
@@ -92,7 +95,8 @@ void test_contract(void) {
         npzs_parser *q = npzs_new_(&big[0], v010, NULL);
         CHECK(q != NULL, "a 0.1.0-sized npzs_limits is accepted");
         npzs_free(q);
-        CHECK(npzs_new_(&big[0], sizeof(npzs_limits) + 8, NULL) == NULL, "a larger npzs_limits than the library knows is refused");
+        CHECK(npzs_new_(&big[0], sizeof(npzs_limits) + 8, NULL) == NULL,
+              "a larger npzs_limits than the library knows is refused");
         CHECK(npzs_new_(&big[0], v010 - 4, NULL) == NULL, "a npzs_limits smaller than 0.1.0's is refused");
         npzs_limits_default(&lim);
         lim.lenient = 0x80;
@@ -103,11 +107,18 @@ void test_contract(void) {
     {
         npzs_limits_default(&lim);
         CHECK(npzs_limits_check(&lim) == NULL, "the defaults are valid");
-        static const struct { const char *field; int which; uint64_t v; } bad[] = {
-            {"max_header_size", 0, 0}, {"max_header_size", 0, (UINT64_C(1) << 30) + 1}, {"max_ndim", 1, 65},
-            {"max_fields", 2, 0}, {"max_depth", 3, 0}, {"max_depth", 3, 1001}, {"max_members", 4, 0},
-            {"max_name_len", 5, 0}, {"max_name_len", 5, 65536}, {"max_extra_len", 6, 65536},
-            {"inflate_window", 7, 0}, {"lenient", 8, 0x10}, {"max_memory", 9, 100},
+        static const struct {
+            const char *field;
+            int which;
+            uint64_t v;
+        } bad[] = {
+            {"max_header_size", 0, 0},  {"max_header_size", 0, (UINT64_C(1) << 30) + 1},
+            {"max_ndim", 1, 65},        {"max_fields", 2, 0},
+            {"max_depth", 3, 0},        {"max_depth", 3, 1001},
+            {"max_members", 4, 0},      {"max_name_len", 5, 0},
+            {"max_name_len", 5, 65536}, {"max_extra_len", 6, 65536},
+            {"inflate_window", 7, 0},   {"lenient", 8, 0x10},
+            {"max_memory", 9, 100},
         };
         for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
             npzs_limits l;
@@ -126,12 +137,14 @@ void test_contract(void) {
             default: l.max_memory = v; break;
             }
             const char *got = npzs_limits_check(&l);
-            CHECK(got && strcmp(got, bad[i].field) == 0, "limits_check of a bad %s: %s", bad[i].field, got ? got : "NULL");
+            CHECK(got && strcmp(got, bad[i].field) == 0, "limits_check of a bad %s: %s", bad[i].field,
+                  got ? got : "NULL");
             npzs_parser *q = npzs_new(&l, NULL);
             CHECK(q == NULL, "npzs_new accepts a bad %s", bad[i].field);
             npzs_free(q);
         }
-        CHECK(strcmp(npzs_limits_check_(&lim, sizeof lim + 8) ? npzs_limits_check_(&lim, sizeof lim + 8) : "", "size") == 0,
+        CHECK(strcmp(npzs_limits_check_(&lim, sizeof lim + 8) ? npzs_limits_check_(&lim, sizeof lim + 8) : "",
+                     "size") == 0,
               "a struct size the library does not know is 'size'");
     }
 
@@ -263,8 +276,8 @@ void test_contract(void) {
     CHECK(strcmp(npzs_error_message(p), "no error") == 0, "message without an error");
     npzs_in in4 = {f, 20, 0};
     while ((rc = npzs_next(p, &in4, &ev)) == NPZS_EVENT) {}
-    CHECK(rc == NPZS_NEED_INPUT && npzs_consumed(p) == 20 && npzs_format_of(p) == NPZS_FORMAT_NPY,
-          "consumed %llu", (unsigned long long)npzs_consumed(p));
+    CHECK(rc == NPZS_NEED_INPUT && npzs_consumed(p) == 20 && npzs_format_of(p) == NPZS_FORMAT_NPY, "consumed %llu",
+          (unsigned long long)npzs_consumed(p));
     CHECK(strcmp(npzs_state_name(p), "NPY_CONTENT") == 0, "state name %s", npzs_state_name(p));
     npzs_free(p);
     /* a header error: content offset and member of a plain .npy */
@@ -276,7 +289,7 @@ void test_contract(void) {
     while ((rc = npzs_next(p, &in5, &ev)) == NPZS_EVENT) {}
     size_t nl = 1;
     CHECK(rc == NPZS_E_BAD_HEADER && npzs_error_content_offset(p) == 20 && npzs_error_offset(p) == 20 &&
-          npzs_error_member(p) == 0 && npzs_error_member_name(p, &nl) == NULL && nl == 0,
+              npzs_error_member(p) == 0 && npzs_error_member_name(p, &nl) == NULL && nl == 0,
           "header error: rc %d coff %llu", rc, (unsigned long long)npzs_error_content_offset(p));
     CHECK(strcmp(npzs_state_name(p), "FAILED") == 0, "failed state name");
     npzs_free(p);
@@ -286,13 +299,14 @@ void test_contract(void) {
     /* the public view of the table (trace): every row named, its record part labelled, the parts
      * in the rows the table gives them */
     CHECK(npzs_state_count() == NPZS_NSTATES && !npzs_state_id(-1) && !npzs_state_id(NPZS_NSTATES) &&
-          npzs_state_index(NULL) == -1, "npzs_state_count and the rows' range");
+              npzs_state_index(NULL) == -1,
+          "npzs_state_count and the rows' range");
     for (int i = 0; i < npzs_state_count(); i++)
         CHECK(npzs_state_id(i) && npzs_record_label(npzs_state_record(i)), "row %d: a name and a record label", i);
     CHECK(npzs_state_record(NPZS_S_ZIP_LFH - NPZS_S__BASE - 1) == NPZS_REC_LFH &&
-          npzs_state_record(NPZS_S_ZIP_CDH_NAME - NPZS_S__BASE - 1) == NPZS_REC_CDH_NAME &&
-          npzs_state_record(NPZS_S_ZIP_STORED - NPZS_S__BASE - 1) == NPZS_REC_NONE &&
-          !strcmp(npzs_record_label(NPZS_REC_EOCD), "end record") && !npzs_record_label(NPZS_REC__END),
+              npzs_state_record(NPZS_S_ZIP_CDH_NAME - NPZS_S__BASE - 1) == NPZS_REC_CDH_NAME &&
+              npzs_state_record(NPZS_S_ZIP_STORED - NPZS_S__BASE - 1) == NPZS_REC_NONE &&
+              !strcmp(npzs_record_label(NPZS_REC_EOCD), "end record") && !npzs_record_label(NPZS_REC__END),
           "the record column");
     {
         npzs_parser *sp = npzs_new(NULL, NULL);

@@ -16,7 +16,10 @@ uint64_t direct_bytes, into_bad;
 
 uint64_t mix(uint64_t h, const void *p, size_t n) {
     const uint8_t *b = p;
-    for (size_t i = 0; i < n; i++) { h ^= b[i]; h *= 0x100000001b3ULL; }
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ULL;
+    }
     return h;
 }
 
@@ -47,7 +50,10 @@ const char *tree_check(const npzs_array_info *a, uint64_t *h) {
         } else if (t->kind == NPZS_DT_SUBARRAY) {
             if (t->base >= k || t->ndim == 0 || !t->shape) return "subarray base not before it";
             uint64_t sz = n[t->base].itemsize;
-            for (uint32_t d = 0; d < t->ndim; d++) { sz *= t->shape[d]; MIXV(*h, t->shape[d]); }
+            for (uint32_t d = 0; d < t->ndim; d++) {
+                sz *= t->shape[d];
+                MIXV(*h, t->shape[d]);
+            }
             if (sz != t->itemsize) return "subarray size is not shape times base";
         } else if (t->kind == NPZS_DT_STRUCT) {
             if ((uint64_t)t->first + t->count > a->dt_nfields) return "struct's fields out of range";
@@ -96,7 +102,10 @@ run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *sched, s
     uint64_t header_h = 0; /* info_hash of the last HEADER event */
     for (;;) {
         size_t n = len - off;
-        if (nsched) { size_t s = sched[k++ % nsched]; if (n > s) n = s; }
+        if (nsched) {
+            size_t s = sched[k++ % nsched];
+            if (n > s) n = s;
+        }
         uint8_t *copy = malloc(n ? n : 1);
         memcpy(copy, buf + off, n);
         npzs_in in = {n ? copy : NULL, n, 0}; /* an empty push may come without a buffer */
@@ -107,7 +116,10 @@ run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *sched, s
             npzs_event ev;
             int rc = npzs_next(p, &in, &ev);
             if (rc == NPZS_NEED_INPUT) {
-                if (in.pos != in.size || fin) { r.progress_ok = 0; stop = 1; }
+                if (in.pos != in.size || fin) {
+                    r.progress_ok = 0;
+                    stop = 1;
+                }
                 break;
             }
             if (rc == NPZS_EVENT) {
@@ -150,12 +162,18 @@ run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *sched, s
                     const char *why = NULL;
                     header_h = info_hash(a, &why);
                     MIXV(r.h, header_h);
-                    if (why) { r.progress_ok = 0; printf("  dtype tree: %s\n", why); }
+                    if (why) {
+                        r.progress_ok = 0;
+                        printf("  dtype tree: %s\n", why);
+                    }
                     if (into_mode && a->nbytes <= (UINT64_C(1) << 28)) {
                         dst_len = a->nbytes;
                         dst = malloc(a->nbytes ? (size_t)a->nbytes : 1);
                         if (npzs_data_into(p, dst, (size_t)a->nbytes) != 0) into_bad++;
-                        if (!a->nbytes) { free(dst); dst = NULL; }
+                        if (!a->nbytes) {
+                            free(dst);
+                            dst = NULL;
+                        }
                     }
                 } else if (ev.type == NPZS_EV_MEMBER_END) {
                     /* an array's MEMBER_END points at its header again: the HEADER event's, when it came */
@@ -179,7 +197,11 @@ run drive(npzs_parser *p, const uint8_t *buf, size_t len, const size_t *sched, s
                 }
                 continue;
             }
-            if (rc == NPZS_DONE) { r.progress_ok = 0; stop = 1; break; }
+            if (rc == NPZS_DONE) {
+                r.progress_ok = 0;
+                stop = 1;
+                break;
+            }
             r.verdict = rc;
             r.err_off = npzs_error_offset(p);
             r.err_member = npzs_error_member(p);
@@ -231,7 +253,9 @@ int same(const run *a, const run *b) {
 
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
 size_t rnd(size_t n) {
-    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
     return n ? (size_t)(rng % n) : 0;
 }
 

@@ -48,7 +48,8 @@ static void *deep_thread(void *arg) {
     lim.max_depth = D - 1; /* one level too deep: refused, not a crash either */
     run r2 = parse(f, len, NULL, 0, &lim, NULL);
     j->ok = r.verdict == 1 && r2.verdict == NPZS_E_LIMIT;
-    if (!j->ok) printf("  deep descr (%s): verdicts %d, %d\n", j->subarrays ? "subarrays" : "lists", r.verdict, r2.verdict);
+    if (!j->ok)
+        printf("  deep descr (%s): verdicts %d, %d\n", j->subarrays ? "subarrays" : "lists", r.verdict, r2.verdict);
     free(f);
     free(t);
     return NULL;
@@ -76,16 +77,27 @@ void test_deep_descr(void) {
 __extension__ typedef unsigned __int128 u128; /* GCC and Clang */
 
 void test_array_size_rule(void) {
-    static const uint64_t dims[][3] = {
-        {4294967295u, 4294967295u, 1}, {4294967295u, 2147483648u, 1}, {4294967295u, 2147483647u, 1},
-        {3037000500u, 3037000500u, 1}, {3037000499u, 3037000499u, 1}, {65536, 65536, 2147483648u},
-        {65536, 65536, 2147483647u}, {UINT64_C(4294967296), UINT64_C(2147483648), 1},
-        {UINT64_C(4294967296), UINT64_C(2147483647), 1}, {UINT64_C(9223372036854775807), 1, 1},
-        {UINT64_C(4611686018427387904), 2, 1}, {UINT64_C(4611686018427387903), 2, 1}, {0, UINT64_C(9223372036854775807), 3},
-        {3, UINT64_C(3074457345618258602), 1}, {3, UINT64_C(3074457345618258603), 1},
-        /* the overflow at the last dim, both factors below 2**32 */
-        {1, 4294967295u, 4294967295u}, {1, 3037000500u, 3037000500u}, {1, 3037000499u, 3037000499u},
-        {1, 4294967295u, 2147483648u}, {1, 4294967295u, 2147483647u}};
+    static const uint64_t dims[][3] = {{4294967295u, 4294967295u, 1},
+                                       {4294967295u, 2147483648u, 1},
+                                       {4294967295u, 2147483647u, 1},
+                                       {3037000500u, 3037000500u, 1},
+                                       {3037000499u, 3037000499u, 1},
+                                       {65536, 65536, 2147483648u},
+                                       {65536, 65536, 2147483647u},
+                                       {UINT64_C(4294967296), UINT64_C(2147483648), 1},
+                                       {UINT64_C(4294967296), UINT64_C(2147483647), 1},
+                                       {UINT64_C(9223372036854775807), 1, 1},
+                                       {UINT64_C(4611686018427387904), 2, 1},
+                                       {UINT64_C(4611686018427387903), 2, 1},
+                                       {0, UINT64_C(9223372036854775807), 3},
+                                       {3, UINT64_C(3074457345618258602), 1},
+                                       {3, UINT64_C(3074457345618258603), 1},
+                                       /* the overflow at the last dim, both factors below 2**32 */
+                                       {1, 4294967295u, 4294967295u},
+                                       {1, 3037000500u, 3037000500u},
+                                       {1, 3037000499u, 3037000499u},
+                                       {1, 4294967295u, 2147483648u},
+                                       {1, 4294967295u, 2147483647u}};
     npzs_limits lim;
     npzs_limits_default(&lim);
     lim.max_total_bytes = UINT64_MAX;
@@ -107,10 +119,12 @@ void test_array_size_rule(void) {
             int rc, saw_header = 0;
             while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) saw_header |= ev.type == NPZS_EV_HEADER;
             int err = npzs_error(p);
-            if (over ? (err != NPZS_E_SIZE_OVERFLOW || !npzs_error_rule(p) || strcmp(npzs_error_rule(p), "HDR-SHAPE.size-overflow"))
+            if (over ? (err != NPZS_E_SIZE_OVERFLOW || !npzs_error_rule(p) ||
+                        strcmp(npzs_error_rule(p), "HDR-SHAPE.size-overflow"))
                      : !saw_header) {
                 bad++;
-                printf("  shape %s: error %d rule %s, expected %s\n", t, err, npzs_error_rule(p) ? npzs_error_rule(p) : "-",
+                printf("  shape %s: error %d rule %s, expected %s\n", t, err,
+                       npzs_error_rule(p) ? npzs_error_rule(p) : "-",
                        over ? "HDR-SHAPE.size-overflow" : "a HEADER event");
             }
             npzs_free(p);
@@ -132,8 +146,10 @@ static int field_is(const npzs_array_info *a, uint32_t f, const char *name, cons
  * its title, ('|S0', 3) is S3, and a subarray of a subarray stays two nodes. */
 void test_dtype_tree(void) {
     size_t len;
-    uint8_t *f = npy_of("{'descr': [('a', '<i4'), ('', '|V4'), (('t', 'b'), [('c', '<f8', (2,)), ('d', ('|S0', 3))]), "
-                        "('e', ('<u2', (2, 3)), (4,))], 'fortran_order': False, 'shape': (2,), }", 150, &len);
+    uint8_t *f = npy_of(
+        "{'descr': [('a', '<i4'), ('', '|V4'), (('t', 'b'), [('c', '<f8', (2,)), ('d', ('|S0', 3))]), "
+        "('e', ('<u2', (2, 3)), (4,))], 'fortran_order': False, 'shape': (2,), }",
+        150, &len);
     npzs_parser *p = npzs_new(NULL, NULL);
     npzs_in in = {f, len, 0};
     npzs_finish(p);
@@ -151,7 +167,8 @@ void test_dtype_tree(void) {
               a->structured, (unsigned long long)a->itemsize, n[0].count, a->dt_nfields);
         if (!why && n[0].count == 3) {
             uint32_t f0 = n[0].first;
-            CHECK(field_is(a, f0, "a", NULL, 0) && field_is(a, f0 + 1, "b", "t", 8) && field_is(a, f0 + 2, "e", NULL, 27),
+            CHECK(field_is(a, f0, "a", NULL, 0) && field_is(a, f0 + 1, "b", "t", 8) &&
+                      field_is(a, f0 + 2, "e", NULL, 27),
                   "top-level fields");
             const npzs_dtnode *ta = &n[a->dt_fields[f0].type], *tb = &n[a->dt_fields[f0 + 1].type],
                               *te = &n[a->dt_fields[f0 + 2].type];
@@ -165,7 +182,8 @@ void test_dtype_tree(void) {
                       "c: <f8 (2,)");
                 CHECK(td->kind == NPZS_DT_SCALAR && !strcmp(td->dtype, "|S3") && td->itemsize == 3, "d: |S3");
             }
-            CHECK(te->kind == NPZS_DT_SUBARRAY && te->ndim == 1 && te->shape[0] == 4 && te->itemsize == 48, "e: (4,) of");
+            CHECK(te->kind == NPZS_DT_SUBARRAY && te->ndim == 1 && te->shape[0] == 4 && te->itemsize == 48,
+                  "e: (4,) of");
             if (te->kind == NPZS_DT_SUBARRAY) {
                 const npzs_dtnode *tb2 = &n[te->base];
                 CHECK(tb2->kind == NPZS_DT_SUBARRAY && tb2->ndim == 2 && tb2->shape[0] == 2 && tb2->shape[1] == 3 &&
@@ -228,7 +246,7 @@ void test_header_memo(void) {
     fz_put(&c[k++], "not an array", 12);
     fz_npy(&c[k++], A, d + 2, 8); /* hit: a blob parses nothing */
     fz_npy(&c[k++], C, d, 8);
-    fz_npy(&c[k++], C, d, 8);     /* hit */
+    fz_npy(&c[k++], C, d, 8); /* hit */
     int nk = k;
     for (int bad = 0; bad < 2; bad++) {
         fz_buf z = {0};
@@ -267,8 +285,7 @@ void test_header_memo(void) {
         npzs_parser *p = npzs_new(NULL, NULL);
         npzs_in in = {z.p, z.n, 0};
         npzs_event ev;
-        while (npzs_next(p, &in, &ev) == NPZS_EVENT) {
-        }
+        while (npzs_next(p, &in, &ev) == NPZS_EVENT) {}
         uint64_t want = bad ? 1 : 5; /* the members marked "hit" above */
         CHECK(npzs__header_memo_hits(p) == want, "header memo, archive %d: %llu hits, expected %llu", bad,
               (unsigned long long)npzs__header_memo_hits(p), (unsigned long long)want);

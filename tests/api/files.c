@@ -13,16 +13,19 @@
 
 #include "api.h"
 
-static uint64_t par_used_total; /* members the helper's workers inflated, over every file */
+static uint64_t par_used_total;  /* members the helper's workers inflated, over every file */
 static uint64_t par_taken_total; /* arrays whose data the caller took from a worker (npzs_par_take_data) */
-static long fast_checked; /* files also read with NPZS_LENIENT_FAST_INFLATE */
-static long zlib_checked; /* files also read with NPZS_INFLATE_ZLIB */
-static long files_tested; /* files run (a group each) */
+static long fast_checked;        /* files also read with NPZS_LENIENT_FAST_INFLATE */
+static long zlib_checked;        /* files also read with NPZS_INFLATE_ZLIB */
+static long files_tested;        /* files run (a group each) */
 
 static void test_file(const char *path) {
     size_t len;
     uint8_t *buf = check_slurp(path, &len);
-    if (!buf) { CHECK(0, "cannot read %s", path); return; }
+    if (!buf) {
+        CHECK(0, "cannot read %s", path);
+        return;
+    }
     check_paths = 1;
     run whole = parse(buf, len, NULL, 0, NULL, NULL);
     check_paths = 0;
@@ -84,15 +87,30 @@ static void test_file(const char *path) {
         fo.no_data = 1;
         fz_run(buf, len, &fo, &alone_nd);
         static const uint8_t s7[] = {7}, s4k[] = {0xE4}, smix[] = {1, 0xE5, 3, 0, 0xE0};
-        const struct { const uint8_t *s; size_t n; unsigned th; uint64_t held; int into; uint64_t skip; int take, stable; } runs[] = {
-            {NULL, 0, 2, UINT64_C(1) << 30, 0, 0, 0, 0}, {s4k, 1, 2, UINT64_C(1) << 30, 0, 0, 0, 0}, {s4k, 1, 1, 4096, 0, 0, 0, 0},
-            {smix, 5, 2, UINT64_C(1) << 30, 1, 0, 0, 0}, {s7, 1, 2, UINT64_C(1) << 30, 0, 0, 0, 0},
-            {NULL, 0, 2, UINT64_C(1) << 30, 0, UINT64_MAX, 0, 0}, {s4k, 1, 2, UINT64_C(1) << 30, 0, 64, 0, 0},
-            {smix, 5, 1, 1u << 20, 0, 700, 0, 0},
-            /* npzs_par_take_data: any address, 16-byte aligned ones only (the rest into a destination) */
-            {NULL, 0, 2, UINT64_C(1) << 30, 0, 0, 1, 0}, {smix, 5, 2, UINT64_C(1) << 30, 1, 0, 5, 0}, {s4k, 1, 1, 1u << 20, 0, 0, 1, 0},
-            /* npzs_par_stable_input: the pushes slices of one copy, held by reference */
-            {s4k, 1, 2, UINT64_C(1) << 30, 0, UINT64_MAX, 0, 1}, {smix, 5, 1, 4096, 1, 0, 0, 1}, {NULL, 0, 2, UINT64_C(1) << 30, 0, 0, 5, 1}};
+        const struct {
+            const uint8_t *s;
+            size_t n;
+            unsigned th;
+            uint64_t held;
+            int into;
+            uint64_t skip;
+            int take, stable;
+        } runs[] = {{NULL, 0, 2, UINT64_C(1) << 30, 0, 0, 0, 0},
+                    {s4k, 1, 2, UINT64_C(1) << 30, 0, 0, 0, 0},
+                    {s4k, 1, 1, 4096, 0, 0, 0, 0},
+                    {smix, 5, 2, UINT64_C(1) << 30, 1, 0, 0, 0},
+                    {s7, 1, 2, UINT64_C(1) << 30, 0, 0, 0, 0},
+                    {NULL, 0, 2, UINT64_C(1) << 30, 0, UINT64_MAX, 0, 0},
+                    {s4k, 1, 2, UINT64_C(1) << 30, 0, 64, 0, 0},
+                    {smix, 5, 1, 1u << 20, 0, 700, 0, 0},
+                    /* npzs_par_take_data: any address, 16-byte aligned ones only (the rest into a destination) */
+                    {NULL, 0, 2, UINT64_C(1) << 30, 0, 0, 1, 0},
+                    {smix, 5, 2, UINT64_C(1) << 30, 1, 0, 5, 0},
+                    {s4k, 1, 1, 1u << 20, 0, 0, 1, 0},
+                    /* npzs_par_stable_input: the pushes slices of one copy, held by reference */
+                    {s4k, 1, 2, UINT64_C(1) << 30, 0, UINT64_MAX, 0, 1},
+                    {smix, 5, 1, 4096, 1, 0, 0, 1},
+                    {NULL, 0, 2, UINT64_C(1) << 30, 0, 0, 5, 1}};
         for (size_t k = 0; k < sizeof runs / sizeof *runs; k++) {
             if (runs[k].s == s7 && len > (1u << 20)) continue;
             fo.sched = runs[k].s;
@@ -106,7 +124,8 @@ static void test_file(const char *path) {
             fo.par_take = runs[k].take;
             fo.par_stable = runs[k].stable;
             fz_run(buf, len, &fo, &pr);
-            CHECK(fz_same(runs[k].skip ? &alone_nd : &alone, &pr), "%s: through the helper (run %zu) the result differs", path, k);
+            CHECK(fz_same(runs[k].skip ? &alone_nd : &alone, &pr),
+                  "%s: through the helper (run %zu) the result differs", path, k);
         }
         par_used_total += fo.par_used;
         par_taken_total += fo.par_taken;
@@ -133,10 +152,13 @@ static void test_file(const char *path) {
     /* npzs_events: a parser asked for some events delivers exactly those of the whole stream, at
      * every split, with the same verdict, error and offset (the parser skipping the others) */
     {
-        static const unsigned masks[] = {
-            0, NPZS_EV_BIT(NPZS_EV_HEADER) | NPZS_EV_BIT(NPZS_EV_MEMBER_END), NPZS_EV_BIT(NPZS_EV_MEMBER_END),
-            NPZS_EV_BIT(NPZS_EV_MEMBER_BEGIN) | NPZS_EV_BIT(NPZS_EV_DATA), NPZS_EV_BIT(NPZS_EV_DATA) | NPZS_EV_BIT(NPZS_EV_BLOB),
-            NPZS_EV_BIT(NPZS_EV_BLOB) | NPZS_EV_BIT(NPZS_EV_MEMBER_END), NPZS_EV_BIT(NPZS_EV_HEADER)};
+        static const unsigned masks[] = {0,
+                                         NPZS_EV_BIT(NPZS_EV_HEADER) | NPZS_EV_BIT(NPZS_EV_MEMBER_END),
+                                         NPZS_EV_BIT(NPZS_EV_MEMBER_END),
+                                         NPZS_EV_BIT(NPZS_EV_MEMBER_BEGIN) | NPZS_EV_BIT(NPZS_EV_DATA),
+                                         NPZS_EV_BIT(NPZS_EV_DATA) | NPZS_EV_BIT(NPZS_EV_BLOB),
+                                         NPZS_EV_BIT(NPZS_EV_BLOB) | NPZS_EV_BIT(NPZS_EV_MEMBER_END),
+                                         NPZS_EV_BIT(NPZS_EV_HEADER)};
         for (size_t k = 0; k < sizeof masks / sizeof *masks; k++) {
             ev_mask = masks[k];
             run ref = parse(buf, len, NULL, 0, NULL, NULL); /* every event delivered, these hashed */
@@ -158,15 +180,16 @@ static void test_file(const char *path) {
                 run mc = parse(buf, len, two, 3, NULL, NULL);
                 if (!same(&ref, &mc) || !mc.progress_ok) {
                     ok = 0;
-                    printf("  events %#x, cut at %zu: verdict %d off %llu\n", masks[k], cut, mc.verdict, (unsigned long long)mc.err_off);
+                    printf("  events %#x, cut at %zu: verdict %d off %llu\n", masks[k], cut, mc.verdict,
+                           (unsigned long long)mc.err_off);
                 }
             }
             mask_on = 0;
             CHECK(ok && same(&ref, &m0) && same(&ref, &m7) && same(&ref, &m1) && same(&ref, &mz) && m0.progress_ok &&
                       m7.progress_ok && m1.progress_ok && mz.progress_ok && ref.verdict == whole.verdict &&
                       ref.err_off == whole.err_off,
-                  "%s: events masked to %#x differ (verdict %d/%d off %llu/%llu)", path, masks[k], ref.verdict, m7.verdict,
-                  (unsigned long long)ref.err_off, (unsigned long long)m7.err_off);
+                  "%s: events masked to %#x differ (verdict %d/%d off %llu/%llu)", path, masks[k], ref.verdict,
+                  m7.verdict, (unsigned long long)ref.err_off, (unsigned long long)m7.err_off);
         }
         ev_mask = NPZS_EV_ALL;
     }
@@ -178,7 +201,8 @@ static void test_file(const char *path) {
         run d7 = parse(buf, len, &seven, 1, NULL, NULL);
         run d1 = len <= (1u << 18) ? parse(buf, len, &one, 1, NULL, NULL) : d0;
         into_mode = 0;
-        CHECK(same(&whole, &d0) && same(&whole, &d7) && same(&whole, &d1), "%s: npzs_data_into changes the events", path);
+        CHECK(same(&whole, &d0) && same(&whole, &d7) && same(&whole, &d1), "%s: npzs_data_into changes the events",
+              path);
     }
     /* npzs_reset: the same parser, reset after the input (accepted or refused), reads it again
      * exactly as a new one does, and after another input too */
@@ -195,7 +219,8 @@ static void test_file(const char *path) {
         (void)drive(p, junk, sizeof junk - 1, NULL, 0);
         npzs_reset(p);
         run c = drive(p, buf, len, NULL, 0);
-        CHECK(same(&whole, &a) && same(&whole, &b) && same(&whole, &c), "%s: a reset parser reads it differently", path);
+        CHECK(same(&whole, &a) && same(&whole, &b) && same(&whole, &c), "%s: a reset parser reads it differently",
+              path);
         npzs_free(p);
         /* max_memory: the peak of this input is enough, one byte less is refused as LIMIT.max_memory,
          * and npzs_memory never passes the cap */
@@ -231,7 +256,8 @@ static void test_file(const char *path) {
         run f7 = parse(buf, len, &seven, 1, &fl, NULL);
         run f1 = len <= (1u << 18) ? parse(buf, len, &one, 1, &fl, NULL) : f0;
         if (whole.verdict == 1)
-            CHECK(same(&whole, &f0) && same(&whole, &f7) && same(&whole, &f1), "%s: ISA-L's inflate reads it differently", path);
+            CHECK(same(&whole, &f0) && same(&whole, &f7) && same(&whole, &f1),
+                  "%s: ISA-L's inflate reads it differently", path);
         CHECK(f0.verdict != 0 && f0.progress_ok && f7.progress_ok && same(&f0, &f7) && same(&f0, &f1),
               "%s: ISA-L's inflate: no verdict, or one that depends on the split", path);
         /* a 1-byte window: the same for an accepted input; a refused one may be refused at another
@@ -284,8 +310,14 @@ static void test_file(const char *path) {
         for (long i = 0; i < probe.n; i++) {
             check_alloc c = {0, i, 0, 0};
             run fr = parse(buf, len, NULL, 0, NULL, &c);
-            if (fr.verdict != NPZS_E_NOMEM && !same(&whole, &fr)) { ok = 0; printf("  alloc fail %ld: verdict %d\n", i, fr.verdict); }
-            if (c.live != 0) { ok = 0; printf("  alloc fail %ld: %ld blocks leaked\n", i, c.live); }
+            if (fr.verdict != NPZS_E_NOMEM && !same(&whole, &fr)) {
+                ok = 0;
+                printf("  alloc fail %ld: verdict %d\n", i, fr.verdict);
+            }
+            if (c.live != 0) {
+                ok = 0;
+                printf("  alloc fail %ld: %ld blocks leaked\n", i, c.live);
+            }
         }
         CHECK(ok, "%s: allocation failure handling", path);
     }
@@ -346,8 +378,8 @@ long test_path(const char *path) {
  * inflated members and gave arrays away. */
 void test_files_summary(void) {
     int ran = files_tested > 0; /* the checks of what files give apply when files ran */
-    printf("api: %ld headers, %ld through the fast path, all equal to the general parser's results\n",
-           headers_seen, headers_fast);
+    printf("api: %ld headers, %ld through the fast path, all equal to the general parser's results\n", headers_seen,
+           headers_fast);
     CHECK(!ran || headers_fast > 0, "no header took the fast path");
     printf("api: %ld files also read by zlib alone (NPZS_INFLATE_ZLIB), every run equal to the default decoder's\n",
            zlib_checked);
@@ -358,15 +390,18 @@ void test_files_summary(void) {
         npzs_limits fl;
         npzs_limits_default(&fl);
         fl.lenient = NPZS_LENIENT_FAST_INFLATE;
-        CHECK(npzs_limits_check(&fl) && !strcmp(npzs_limits_check(&fl), "lenient"), "the fast inflate flag without ISA-L");
+        CHECK(npzs_limits_check(&fl) && !strcmp(npzs_limits_check(&fl), "lenient"),
+              "the fast inflate flag without ISA-L");
     }
     CHECK(into_bad == 0, "%llu DATA chunks outside the npzs_data_into destination", (unsigned long long)into_bad);
-    printf("api: %llu data bytes inflated straight into npzs_data_into destinations\n", (unsigned long long)direct_bytes);
+    printf("api: %llu data bytes inflated straight into npzs_data_into destinations\n",
+           (unsigned long long)direct_bytes);
     CHECK(!ran || direct_bytes > 0, "inflate never wrote into a destination");
     printf("api: %llu members inflated by the helper's workers, every run equal to the parser's alone\n",
            (unsigned long long)par_used_total);
     CHECK(!ran || par_used_total > 0, "no member of the files came from a helper's worker");
-    printf("api: %llu arrays taken from the workers' output (npzs_par_take_data), every run equal to the parser's alone\n",
-           (unsigned long long)par_taken_total);
+    printf(
+        "api: %llu arrays taken from the workers' output (npzs_par_take_data), every run equal to the parser's alone\n",
+        (unsigned long long)par_taken_total);
     CHECK(!ran || par_taken_total > 0, "no array's data was taken from a worker");
 }

@@ -14,7 +14,7 @@ static uint8_t *many_members(size_t n, size_t dup, int key_only, size_t *len) {
     size_t cn;
     const uint8_t *content = fz_npy_small(&cn);
     fz_member *m = calloc(n, sizeof *m);
-    char (*names)[16] = calloc(n, sizeof *names);
+    char(*names)[16] = calloc(n, sizeof *names);
     fz_buf z = {0};
     for (size_t i = 0; i < n; i++) {
         snprintf(names[i], sizeof names[i], i == dup ? (key_only ? "m%04u" : "m%04u.npy") : "m%04u.npy",
@@ -62,8 +62,7 @@ void test_many_members(void) {
         buf = many_members(3000, 2600, key_only, &len);
         run d = parse(buf, len, NULL, 0, NULL, NULL);
         CHECK(d.verdict == NPZS_E_DUPLICATE_NAME && d.err_member == 2600,
-              "duplicate %s in member 2600: verdict %d member %ld", key_only ? "key" : "name", d.verdict,
-              d.err_member);
+              "duplicate %s in member 2600: verdict %d member %ld", key_only ? "key" : "name", d.verdict, d.err_member);
         free(buf);
     }
 }
@@ -78,7 +77,7 @@ void test_many_members(void) {
  * reported overflow.  Both values are seen (some runs accepted, some rejected), or the test did
  * not test. */
 typedef struct flip_job {
-    volatile uint8_t *at;          /* the field's two bytes */
+    volatile uint8_t *at; /* the field's two bytes */
     uint16_t a, b;
     volatile int stop;
 } flip_job;
@@ -100,12 +99,10 @@ static int flip_parse(const uint8_t *buf, size_t len, uint64_t *off) {
     npzs_in in = {buf, len, 0};
     npzs_event ev;
     int rc;
-    while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT && ev.type != NPZS_EV_END) {
-    }
+    while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT && ev.type != NPZS_EV_END) {}
     if (rc == NPZS_NEED_INPUT) {
         npzs_finish(p);
-        while ((rc = npzs_next(p, NULL, &ev)) == NPZS_EVENT && ev.type != NPZS_EV_END) {
-        }
+        while ((rc = npzs_next(p, NULL, &ev)) == NPZS_EVENT && ev.type != NPZS_EV_END) {}
     }
     *off = rc == NPZS_EVENT ? 0 : npzs_error_offset(p);
     npzs_free(p);
@@ -129,8 +126,9 @@ static void flip_run(const char *what, uint8_t *buf, size_t len, size_t field, u
     }
     f.stop = 1;
     pthread_join(th, NULL);
-    CHECK(same_runs > 0 && other_runs > 0, "%s: %ld runs as without the change, %ld otherwise: the field was not seen changing",
-          what, same_runs, other_runs);
+    CHECK(same_runs > 0 && other_runs > 0,
+          "%s: %ld runs as without the change, %ld otherwise: the field was not seen changing", what, same_runs,
+          other_runs);
 }
 
 void test_changing_input(void) {
@@ -148,7 +146,9 @@ void test_changing_input(void) {
     for (size_t i = 0, seen = 0; i + 4 <= n; i++)
         if (!memcmp(cdh + i, "PK\1\2", 4) && ++seen == 2) second = cdh + i;
     CHECK(second != NULL, "test setup: no second central directory header");
-    if (second) flip_run("a central directory header's extra length changing", cdh, n, (size_t)(second - cdh) + 30, 4000, 30000);
+    if (second)
+        flip_run("a central directory header's extra length changing", cdh, n, (size_t)(second - cdh) + 30, 4000,
+                 30000);
     free(cdh);
     free(z);
 }
@@ -162,7 +162,9 @@ void test_gathered_inflate(void) {
     uint8_t *d = malloc(dn);
     uint64_t x = 88172645463325252ULL;
     for (size_t i = 0; i < dn; i++) { /* half random bytes, half runs: deflates to ~75% */
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
         d[i] = (i / 64) % 2 ? (uint8_t)x : (uint8_t)(i / 4096);
     }
     fz_buf npy = {0}, z = {0};
@@ -172,7 +174,8 @@ void test_gathered_inflate(void) {
     size_t cd = z.n;
     fz_zip_cdh(&z, &m);
     fz_zip_eocd(&z, 1, (uint32_t)(z.n - cd), (uint32_t)cd);
-    CHECK(m.csize > (1u << 17), "gathered inflate: the member deflates to only %llu bytes", (unsigned long long)m.csize);
+    CHECK(m.csize > (1u << 17), "gathered inflate: the member deflates to only %llu bytes",
+          (unsigned long long)m.csize);
     run whole = parse(z.p, z.n, NULL, 0, NULL, NULL);
     CHECK(whole.verdict == 1, "gathered inflate: whole parse verdict %d", whole.verdict);
     static const size_t feeds[] = {1, 7, 4096, 5000, 40000, 70000};
@@ -193,8 +196,8 @@ void test_gathered_inflate(void) {
     run tw = parse(z.p, cut, NULL, 0, NULL, NULL);
     size_t f7 = 4096;
     run t7 = parse(z.p, cut, &f7, 1, NULL, NULL);
-    CHECK(tw.verdict == NPZS_E_TRUNCATED && same(&tw, &t7), "gathered inflate: truncated member %d/%d",
-          tw.verdict, t7.verdict);
+    CHECK(tw.verdict == NPZS_E_TRUNCATED && same(&tw, &t7), "gathered inflate: truncated member %d/%d", tw.verdict,
+          t7.verdict);
     free(d);
     fz_free_buf(&npy);
     fz_free_buf(&z);

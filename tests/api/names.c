@@ -10,12 +10,22 @@
  * hash(bytes(range(64))) there (as unsigned 64-bit), an independent implementation's vectors. */
 /* SipHash-1-3 as its paper gives it, the last block read byte by byte */
 #define REF_ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
-#define REF_ROUND(v0, v1, v2, v3)                                                               \
-    do {                                                                                        \
-        v0 += v1; v1 = REF_ROTL(v1, 13); v1 ^= v0; v0 = REF_ROTL(v0, 32);                        \
-        v2 += v3; v3 = REF_ROTL(v3, 16); v3 ^= v2;                                               \
-        v0 += v3; v3 = REF_ROTL(v3, 21); v3 ^= v0;                                               \
-        v2 += v1; v1 = REF_ROTL(v1, 17); v1 ^= v2; v2 = REF_ROTL(v2, 32);                        \
+#define REF_ROUND(v0, v1, v2, v3) \
+    do { \
+        v0 += v1; \
+        v1 = REF_ROTL(v1, 13); \
+        v1 ^= v0; \
+        v0 = REF_ROTL(v0, 32); \
+        v2 += v3; \
+        v3 = REF_ROTL(v3, 16); \
+        v3 ^= v2; \
+        v0 += v3; \
+        v3 = REF_ROTL(v3, 21); \
+        v3 ^= v0; \
+        v2 += v1; \
+        v1 = REF_ROTL(v1, 17); \
+        v1 ^= v2; \
+        v2 = REF_ROTL(v2, 32); \
     } while (0)
 static uint64_t ref_siphash13(const uint64_t k[2], const uint8_t *m, size_t n) {
     uint64_t v0 = k[0] ^ UINT64_C(0x736f6d6570736575), v1 = k[1] ^ UINT64_C(0x646f72616e646f6d);
@@ -53,7 +63,10 @@ void test_siphash(void) {
     for (size_t at = 0; at < 8; at++)
         for (size_t n = 0; n + at <= 64; n++) {
             uint64_t want = ref_siphash13(key, m + at, n), got = npzs__siphash13(key, m + at, n);
-            if (want != got) { ok = 0; printf("  siphash at %zu, %zu bytes\n", at, n); }
+            if (want != got) {
+                ok = 0;
+                printf("  siphash at %zu, %zu bytes\n", at, n);
+            }
         }
     CHECK(ok, "siphash: a length or alignment differs from the reference");
     /* two parsers draw different keys */
@@ -76,7 +89,8 @@ static int ref_name(const uint8_t *s, size_t n, unsigned flags, npzs__zerr *e) {
         if (s[i] < 0x20 || s[i] == 0x7F) return e->rule = NPZS_R_NAME_CONTROL, -1;
         if (s[i] == '\\') return e->rule = NPZS_R_NAME_BACKSLASH, -1;
         if (s[i] >= 0x80) ascii = 0;
-        if (s[i] == '.' && i + 1 < n && s[i + 1] == '.' && (i == 0 || s[i - 1] == '/') && (i + 2 == n || s[i + 2] == '/'))
+        if (s[i] == '.' && i + 1 < n && s[i + 1] == '.' && (i == 0 || s[i - 1] == '/') &&
+            (i + 2 == n || s[i + 2] == '/'))
             return e->rule = NPZS_R_NAME_DOTDOT, -1;
     }
     if (s[0] == '/') return e->rule = NPZS_R_NAME_ABSOLUTE, -1;
@@ -88,7 +102,8 @@ static int ref_name(const uint8_t *s, size_t n, unsigned flags, npzs__zerr *e) {
 }
 
 void test_zr_name(void) {
-    static const uint8_t pick[] = {0x00, 0x01, 0x1F, 0x20, 'a', '.', '/', '\\', 0x5B, 0x5D, 0x7E, 0x7F, 0x80, 0xC3, 0xA9, 0xFF};
+    static const uint8_t pick[] = {0x00, 0x01, 0x1F, 0x20, 'a',  '.',  '/',  '\\',
+                                   0x5B, 0x5D, 0x7E, 0x7F, 0x80, 0xC3, 0xA9, 0xFF};
     uint8_t s[48];
     uint32_t seed = 12345;
     long bad = 0, runs = 0, slow = 0;

@@ -21,10 +21,10 @@ typedef struct par_run {
 
 void npzs__par_keep(npzs_par *q, uint64_t n); /* the library's, for tests */
 
-static int par_stable;      /* test_par: helpers take their input by reference (npzs_par_stable_input):
+static int par_stable;    /* test_par: helpers take their input by reference (npzs_par_stable_input):
                                1 from the first byte, 2 from the second push on */
-static uint64_t par_peak;   /* the most a helper held in par_parse's last run (npzs_par_memory) */
-static int par_one_entry;   /* par_parse drives a parser with a helper by npzs_next and npzs_finish
+static uint64_t par_peak; /* the most a helper held in par_parse's last run (npzs_par_memory) */
+static int par_one_entry; /* par_parse drives a parser with a helper by npzs_next and npzs_finish
                                on the parser (the one entry), not npzs_par_next and npzs_par_finish */
 
 static npzs_par *par_mk(npzs_parser *p, unsigned threads, uint64_t max_held) {
@@ -41,19 +41,29 @@ static par_run par_parse(npzs_parser *p, npzs_par *q, const uint8_t *b, size_t n
     size_t off = 0;
     par_peak = 0;
     for (int guard = 0; guard < 1 << 24; guard++) {
-        if (q && par_stable == 2 && off && npzs_par_stable_input(q, 1) != 0) { r.verdict = 93; return r; }
+        if (q && par_stable == 2 && off && npzs_par_stable_input(q, 1) != 0) {
+            r.verdict = 93;
+            return r;
+        }
         size_t k = n - off < feed ? n - off : feed;
         npzs_in in = {b + off, k, 0};
         int by_par = q && !par_one_entry;
-        if (off + k == n) { if (by_par) npzs_par_finish(q); else npzs_finish(p); }
+        if (off + k == n) {
+            if (by_par) npzs_par_finish(q);
+            else npzs_finish(p);
+        }
         npzs_event ev;
         int rc;
         while ((rc = by_par ? npzs_par_next(q, &in, &ev) : npzs_next(p, &in, &ev)) == NPZS_EVENT) {
             if (q && npzs_par_memory(q) > par_peak) par_peak = npzs_par_memory(q);
             if (ev.type == NPZS_EV_DATA || ev.type == NPZS_EV_BLOB) continue; /* chunks follow the pushes */
-            uint64_t v = (uint64_t)ev.type << 56 ^ ev.offset ^ (ev.type == NPZS_EV_MEMBER_END ? (uint64_t)ev.crc32 << 20 ^ ev.size : 0);
+            uint64_t v = (uint64_t)ev.type << 56 ^ ev.offset ^
+                         (ev.type == NPZS_EV_MEMBER_END ? (uint64_t)ev.crc32 << 20 ^ ev.size : 0);
             r.digest = (r.digest ^ v) * UINT64_C(1099511628211);
-            if (ev.type == NPZS_EV_END) { r.verdict = 1; return r; }
+            if (ev.type == NPZS_EV_END) {
+                r.verdict = 1;
+                return r;
+            }
         }
         off += in.pos;
         if (rc < 0) {
@@ -63,7 +73,10 @@ static par_run par_parse(npzs_parser *p, npzs_par *q, const uint8_t *b, size_t n
             r.member = npzs_error_member(p);
             return r;
         }
-        if (rc != NPZS_NEED_INPUT || off == n) { r.verdict = 99; return r; }
+        if (rc != NPZS_NEED_INPUT || off == n) {
+            r.verdict = 99;
+            return r;
+        }
     }
     r.verdict = 98;
     return r;
@@ -81,13 +94,17 @@ static void test_par(void) {
     uint8_t *d = malloc(dn);
     uint64_t x = 88172645463325252ULL;
     for (size_t i = 0; i < dn; i++) {
-        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
         d[i] = (i / 64) % 2 ? (uint8_t)x : (uint8_t)(i / 4096);
     }
     fz_buf npy = {0}, z = {0};
     fz_npy(&npy, "{'descr': '|u1', 'fortran_order': False, 'shape': (1200000,), }", d, dn);
-    fz_member m[4] = {{"a.npy", npy.p, npy.n, 8, 0, 0, 0, 0}, {"b.npy", npy.p, 200, 0, 0, 0, 0, 0},
-                      {"c.npy", npy.p, npy.n, 8, 0, 0, 0, 0}, {"d.npy", npy.p, npy.n, 8, 0, 0, 0, 0}};
+    fz_member m[4] = {{"a.npy", npy.p, npy.n, 8, 0, 0, 0, 0},
+                      {"b.npy", npy.p, 200, 0, 0, 0, 0, 0},
+                      {"c.npy", npy.p, npy.n, 8, 0, 0, 0, 0},
+                      {"d.npy", npy.p, npy.n, 8, 0, 0, 0, 0}};
     fz_buf small = {0};
     fz_npy(&small, "{'descr': '|u1', 'fortran_order': False, 'shape': (100,), }", d, 100);
     m[1].content = small.p;
@@ -115,7 +132,8 @@ static void test_par(void) {
             /* reset: the same input again, through the same threads */
             npzs_par_reset(q);
             par_run r2 = par_parse(p, q, z.p, z.n, feeds[f]);
-            CHECK(par_same(&alone, &r2) && npzs_par_used(q) == (th ? 3u : 0u), "par: after npzs_par_reset the result differs");
+            CHECK(par_same(&alone, &r2) && npzs_par_used(q) == (th ? 3u : 0u),
+                  "par: after npzs_par_reset the result differs");
             CHECK(npzs_par_memory(q) <= UINT64_C(1) << 30, "par: held more than its bound");
             npzs_par_free(q);
         }
@@ -134,7 +152,8 @@ static void test_par(void) {
         npzs_par_free(q);
         npzs_reset(p);
         par_run r2 = par_parse(p, NULL, z.p, z.n, feeds[f]); /* the helper gone: the parser alone again */
-        CHECK(par_same(&alone, &r2), "par: one entry, pushes of %zu: after npzs_par_free the parser alone differs", feeds[f]);
+        CHECK(par_same(&alone, &r2), "par: one entry, pushes of %zu: after npzs_par_free the parser alone differs",
+              feeds[f]);
     }
     par_one_entry = 0;
     /* npzs_par_skip_data: the workers keep a member's first bytes (all the header, or fewer: the
@@ -147,12 +166,14 @@ static void test_par(void) {
             CHECK(qs && npzs_par_skip_data(qs) == 0, "par: skip_data refused");
             if (keeps[k] != UINT64_MAX) npzs__par_keep(qs, keeps[k]);
             par_run r = par_parse(p, qs, z.p, z.n, feeds[f]);
-            CHECK(par_same(&alone, &r) && npzs_par_used(qs) == 3, "par: skip_data keeping %llu, pushes of %zu: differs (used %llu)",
-                  (unsigned long long)keeps[k], feeds[f], (unsigned long long)npzs_par_used(qs));
+            CHECK(par_same(&alone, &r) && npzs_par_used(qs) == 3,
+                  "par: skip_data keeping %llu, pushes of %zu: differs (used %llu)", (unsigned long long)keeps[k],
+                  feeds[f], (unsigned long long)npzs_par_used(qs));
             /* stable input: the members' compressed bytes (600 KB and more each) are never held,
              * only the jobs' kept output (3 x 40 KB at most here) */
-            CHECK(par_stable != 1 || par_peak < 256 * 1024, "par: stable input, keeping %llu, pushes of %zu: held %llu bytes",
-                  (unsigned long long)keeps[k], feeds[f], (unsigned long long)par_peak);
+            CHECK(par_stable != 1 || par_peak < 256 * 1024,
+                  "par: stable input, keeping %llu, pushes of %zu: held %llu bytes", (unsigned long long)keeps[k],
+                  feeds[f], (unsigned long long)par_peak);
             CHECK(npzs_par_skip_data(qs) == 0 || npzs_error(p), "par: skip_data again");
             npzs_par_free(qs);
         }
@@ -185,8 +206,8 @@ static void test_par(void) {
                     blocks[taken++] = b;
                     at = (const uint8_t *)b + off;
                     CHECK(off == ev.array->header_len && npzs_par_memory(qt) < held && ((uintptr_t)at & 15) == 0,
-                          "par: take: offset %llu, memory %llu -> %llu", (unsigned long long)off, (unsigned long long)held,
-                          (unsigned long long)npzs_par_memory(qt));
+                          "par: take: offset %llu, memory %llu -> %llu", (unsigned long long)off,
+                          (unsigned long long)held, (unsigned long long)npzs_par_memory(qt));
                 } else {
                     none += t == 1;
                     at = NULL;
@@ -199,7 +220,8 @@ static void test_par(void) {
               "par: take: verdict %d, %d taken, %d not, data %d", rc, taken, none, data_ok);
         npzs_par_free(qt);
         for (int i = 0; i < taken; i++) { /* the caller's: valid after the helper is gone, freed with the hooks */
-            CHECK(memcmp((const uint8_t *)blocks[i] + (npy.n - dn), d, dn) == 0, "par: take: block %d lost its bytes", i);
+            CHECK(memcmp((const uint8_t *)blocks[i] + (npy.n - dn), d, dn) == 0, "par: take: block %d lost its bytes",
+                  i);
             free(blocks[i]);
         }
         /* outside an array's data, and twice */
@@ -208,14 +230,14 @@ static void test_par(void) {
         void *b;
         uint64_t off;
         rc = npzs_par_take_data(qt, 1, &b, &off);
-        CHECK(rc == NPZS_E_BAD_CALL && !strcmp(npzs_error_rule(p), "CALL.par-take"), "par: take before any HEADER: %d", rc);
+        CHECK(rc == NPZS_E_BAD_CALL && !strcmp(npzs_error_rule(p), "CALL.par-take"), "par: take before any HEADER: %d",
+              rc);
         npzs_par_free(qt);
         npzs_reset(p);
         qt = par_mk(p, 1, UINT64_C(1) << 30);
         in = (npzs_in){z.p, z.n, 0};
         npzs_par_finish(qt);
-        while (npzs_par_next(qt, &in, &ev) == NPZS_EVENT && ev.type != NPZS_EV_HEADER) {
-        }
+        while (npzs_par_next(qt, &in, &ev) == NPZS_EVENT && ev.type != NPZS_EV_HEADER) {}
         int first = npzs_par_take_data(qt, 1, &b, &off), second = npzs_par_take_data(qt, 1, &b, &off);
         CHECK(first == 0 && second == NPZS_E_BAD_CALL && npzs_par_next(qt, &in, &ev) == NPZS_E_BAD_CALL,
               "par: take twice: %d then %d", first, second);
@@ -237,8 +259,8 @@ static void test_par(void) {
         CHECK(npzs_par_memory(qt) <= UINT64_C(12) * (npy.n + 1), "par: a reset left %llu bytes held",
               (unsigned long long)npzs_par_memory(qt));
         par_run again = par_parse(p, qt, z.p, z.n, 4096);
-        CHECK(par_same(&alone, &again) && npzs_par_used(qt) == 3, "par: after npzs_reset(p) the helper differs (used %llu)",
-              (unsigned long long)npzs_par_used(qt));
+        CHECK(par_same(&alone, &again) && npzs_par_used(qt) == 3,
+              "par: after npzs_reset(p) the helper differs (used %llu)", (unsigned long long)npzs_par_used(qt));
         npzs_par_free(qt);
     }
     /* a bound smaller than a member: the parser inflates every member itself, with the same result */
@@ -312,16 +334,19 @@ static void test_par(void) {
               "par: stable input not turned on and off again before a byte was held by reference");
         i1 = (npzs_in){z.p + 10, 90, 0};
         (void)npzs_par_next(q, &i1, &e1);
-        CHECK(npzs_par_stable_input(q, 0) == NPZS_E_BAD_CALL, "par: stable input turned off with bytes held by reference");
+        CHECK(npzs_par_stable_input(q, 0) == NPZS_E_BAD_CALL,
+              "par: stable input turned off with bytes held by reference");
         npzs_par_reset(q);
     }
     npzs_par_free(q);
-    CHECK(!npzs_par_new(NULL, 1, 1u << 20) && !npzs_par_new(p, 65, 1u << 20), "par: NULL parser or 65 workers accepted");
+    CHECK(!npzs_par_new(NULL, 1, 1u << 20) && !npzs_par_new(p, 65, 1u << 20),
+          "par: NULL parser or 65 workers accepted");
     q = npzs_par_new(p, 1, 1u << 20);
     CHECK(q != NULL, "par: a helper after the first was freed");
     npzs_event ev;
     npzs_in in = {z.p, 10, 0};
-    CHECK(npzs_par_next_(q, &in, &ev, sizeof ev - 8) == NPZS_E_BAD_CALL && !strcmp(npzs_error_rule(p), "CALL.event-size"),
+    CHECK(npzs_par_next_(q, &in, &ev, sizeof ev - 8) == NPZS_E_BAD_CALL &&
+              !strcmp(npzs_error_rule(p), "CALL.event-size"),
           "par: a wrong event size");
     npzs_par_free(q);
     npzs_par_free(NULL);

@@ -20,7 +20,8 @@ void test_sequence(void) {
     s[la + lb - 16 + 3] = 0x5A; /* a data byte of b: the events must carry it */
     seq_mode = 1;
     run whole = parse(s, n, NULL, 0, NULL, NULL);
-    CHECK(whole.verdict == 1 && whole.events == 3 * 4 + 1, "sequence: verdict %d, %d events", whole.verdict, whole.events);
+    CHECK(whole.verdict == 1 && whole.events == 3 * 4 + 1, "sequence: verdict %d, %d events", whole.verdict,
+          whole.events);
     size_t one = 1;
     run r1 = parse(s, n, &one, 1, NULL, NULL);
     CHECK(same(&whole, &r1) && r1.progress_ok, "sequence: 1-byte pushes differ");
@@ -28,7 +29,10 @@ void test_sequence(void) {
     for (size_t cut = 1; cut < n && ok; cut++) {
         size_t two[2] = {cut, n};
         run rc = parse(s, n, two, 2, NULL, NULL);
-        if (!same(&whole, &rc) || !rc.progress_ok) { ok = 0; printf("  sequence cut at %zu differs\n", cut); }
+        if (!same(&whole, &rc) || !rc.progress_ok) {
+            ok = 0;
+            printf("  sequence cut at %zu differs\n", cut);
+        }
         run t = parse(s, cut, NULL, 0, NULL, NULL); /* the input ends at the cut */
         int between = cut == la || cut == la + lb;
         if (between ? t.verdict != 1 : (t.verdict != NPZS_E_TRUNCATED || t.err_off != cut)) {
@@ -39,7 +43,8 @@ void test_sequence(void) {
     CHECK(ok, "sequence: a split or a cut differs");
     /* npzs_events: an array that ends without its event (HEADER of an empty array, its last DATA)
      * leaves the bytes after it to the next array */
-    static const unsigned masks[] = {0, NPZS_EV_BIT(NPZS_EV_MEMBER_END), NPZS_EV_BIT(NPZS_EV_HEADER) | NPZS_EV_BIT(NPZS_EV_MEMBER_END),
+    static const unsigned masks[] = {0, NPZS_EV_BIT(NPZS_EV_MEMBER_END),
+                                     NPZS_EV_BIT(NPZS_EV_HEADER) | NPZS_EV_BIT(NPZS_EV_MEMBER_END),
                                      NPZS_EV_BIT(NPZS_EV_DATA), NPZS_EV_BIT(NPZS_EV_MEMBER_BEGIN)};
     for (size_t k = 0; k < sizeof masks / sizeof *masks && ok; k++) {
         ev_mask = masks[k];

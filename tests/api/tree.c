@@ -72,7 +72,8 @@ static char *big_descr(uint32_t n, big_field *fl) {
             for (uint32_t d = 0; d < b->ndim; d++) {
                 b->dims[d] = (k >> d) % 2 + 1;
                 b->itemsize *= b->dims[d];
-                at += (size_t)snprintf(t + at, cap - at, "%llu,%s", (unsigned long long)b->dims[d], d + 1 < b->ndim ? " " : "");
+                at += (size_t)snprintf(t + at, cap - at, "%llu,%s", (unsigned long long)b->dims[d],
+                                       d + 1 < b->ndim ? " " : "");
             }
             at += (size_t)snprintf(t + at, cap - at, "))), ");
         }
@@ -90,7 +91,8 @@ static const char *big_field_is(const npzs_array_info *a, uint32_t k, const big_
     if (k >= n[0].count) return "missing";
     const npzs_dtfield *f = &a->dt_fields[n[0].first + k];
     if (f->name_len != strlen(b->name) || memcmp(f->name, b->name, f->name_len)) return "name";
-    if (b->title[0] ? !f->title || f->title_len != strlen(b->title) || memcmp(f->title, b->title, f->title_len) : f->title != NULL)
+    if (b->title[0] ? !f->title || f->title_len != strlen(b->title) || memcmp(f->title, b->title, f->title_len)
+                    : f->title != NULL)
         return "title";
     if (f->offset != b->offset) return "offset";
     const npzs_dtnode *t = &n[f->type];
@@ -156,7 +158,8 @@ void test_tree_grows(void) {
     for (int k = 0; k < 3000; k++) ta[at++] = (char)('a' + k % 26);
     snprintf(ta + at, sizeof ta - (size_t)at, "', '<i4')], 'fortran_order': False, 'shape': (), }");
     at = snprintf(tb, sizeof tb, "{'descr': [");
-    for (int k = 0; k < 60; k++) at += snprintf(tb + at, sizeof tb - (size_t)at, "('f%02d', '%s'), ", k, k % 2 ? "<i4" : "<f8");
+    for (int k = 0; k < 60; k++)
+        at += snprintf(tb + at, sizeof tb - (size_t)at, "('f%02d', '%s'), ", k, k % 2 ? "<i4" : "<f8");
     snprintf(tb + at, sizeof tb - (size_t)at, "], 'fortran_order': False, 'shape': (), }");
     size_t la, lb;
     uint8_t *fa = npy2_of(ta, &la), *fb = npy2_of(tb, &lb);
@@ -178,7 +181,11 @@ void test_tree_grows(void) {
         check_alloc c = {0, i, 0, 0};
         al.opaque = &c;
         p = npzs_new(NULL, &al);
-        if (!p || !header_of(p, fa, la)) { bad++; npzs_free(p); continue; }
+        if (!p || !header_of(p, fa, la)) {
+            bad++;
+            npzs_free(p);
+            continue;
+        }
         a = header_of(p, fb, lb);
         const char *rule = npzs_error_rule(p);
         uint64_t off = npzs_error_offset(p);
@@ -227,7 +234,10 @@ void test_pools_first(void) {
             check_alloc c = {0, i, 0, 0};
             al.opaque = &c;
             p = npzs_new(NULL, &al);
-            if (!p) { ok = 0; continue; }
+            if (!p) {
+                ok = 0;
+                continue;
+            }
             const npzs_array_info *a = header_of(p, f, len);
             const char *rule = npzs_error_rule(p);
             if (a || npzs_error(p) != NPZS_E_NOMEM || !rule) {
@@ -245,8 +255,8 @@ void test_pools_first(void) {
             npzs_free(p);
             if (c.live != 0) ok = 0;
         }
-        CHECK(ok && pools == 18 && names == 3, "pools: v%d first header's allocations failing: %d pool blocks (%d of names)",
-              v, pools, names);
+        CHECK(ok && pools == 18 && names == 3,
+              "pools: v%d first header's allocations failing: %d pool blocks (%d of names)", v, pools, names);
         free(f);
     }
 }
@@ -281,8 +291,8 @@ void test_pool_full(void) {
     uint64_t off = npzs_error_offset(p), k = (off - 34) / (sizeof unit - 1);
     CHECK(!a && npzs_error(p) == NPZS_E_NOMEM && rule && !strcmp(rule, "NOMEM.descr-stack") && off >= 34 && off < len &&
               (off - 34) % (sizeof unit - 1) == 0 && k > nf / 2,
-          "a tree past a pool's 128 MiB: error %d rule %s at %llu (field %llu of %zu)", npzs_error(p), rule ? rule : "-",
-          (unsigned long long)off, (unsigned long long)k, nf);
+          "a tree past a pool's 128 MiB: error %d rule %s at %llu (field %llu of %zu)", npzs_error(p),
+          rule ? rule : "-", (unsigned long long)off, (unsigned long long)k, nf);
     npzs_free(p);
     free(f);
     free(t);

@@ -43,10 +43,10 @@ enum { CHECK_PRINTED = 200 };
 
 extern long check_passed, check_failed;
 
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (cond) check_passed++;                                                                  \
-        else check_fail(__FILE__, __LINE__, __VA_ARGS__);                                          \
+#define CHECK(cond, ...) \
+    do { \
+        if (cond) check_passed++; \
+        else check_fail(__FILE__, __LINE__, __VA_ARGS__); \
     } while (0)
 
 void check_fail(const char *file, int line, const char *fmt, ...) NPZS_CHECK_PRINTF(3, 4);

@@ -35,8 +35,14 @@ static int aborts(void (*fn)(void)) {
 }
 
 /* each breaks one precondition, and only that one */
-static void name_empty(void) { npzs__zerr e; (void)npzs__zr_name(buf, 0, 0, &e); }
-static void name_too_long(void) { npzs__zerr e; (void)npzs__zr_name(buf, 65536, 0, &e); }
+static void name_empty(void) {
+    npzs__zerr e;
+    (void)npzs__zr_name(buf, 0, 0, &e);
+}
+static void name_too_long(void) {
+    npzs__zerr e;
+    (void)npzs__zr_name(buf, 65536, 0, &e);
+}
 static void extra_null(void) {
     npzs__zerr e;
     const uint8_t *z;
@@ -108,7 +114,9 @@ static void test_kept(void) {
     CHECK(npzs__zr_name(buf, 65535, 0, &e) != 0, "a name of 65535 zero bytes is refused, not read past");
     CHECK(npzs__zr_extra(NULL, 0, 1, &z, &zl, &e) == 0 && z == NULL, "an empty extra field");
     CHECK(npzs__zr_extra(buf, 65535, 1, &z, &zl, &e) == 0, "65535 zero bytes of extra: empty fields and 3 zero bytes");
-    buf[0] = 0x55; buf[2] = 0xFF; buf[3] = 0xFF; /* a field of 65535 bytes in 65535 bytes of extra */
+    buf[0] = 0x55;
+    buf[2] = 0xFF;
+    buf[3] = 0xFF; /* a field of 65535 bytes in 65535 bytes of extra */
     CHECK(npzs__zr_extra(buf, 65535, 1, &z, &zl, &e) != 0, "a field longer than the extra overruns");
     memset(buf, 0, sizeof buf);
     CHECK(npzs__crc32(0, (const uint8_t *)"123456789", 9) == 0xCBF43926u, "CRC-32 check value");
@@ -128,7 +136,8 @@ static void test_broken(int off) {
         for (size_t i = 0; i < sizeof BROKEN / sizeof BROKEN[0]; i++) CHECK(1, "%s", BROKEN[i].name);
         printf("(a build without NPZS_CONTRACTS: the %zu broken calls not made)\n", sizeof BROKEN / sizeof BROKEN[0]);
     } else {
-        for (size_t i = 0; i < sizeof BROKEN / sizeof BROKEN[0]; i++) CHECK(aborts(BROKEN[i].fn), "%s aborts", BROKEN[i].name);
+        for (size_t i = 0; i < sizeof BROKEN / sizeof BROKEN[0]; i++)
+            CHECK(aborts(BROKEN[i].fn), "%s aborts", BROKEN[i].name);
     }
 }
 

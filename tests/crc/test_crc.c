@@ -12,7 +12,9 @@
 
 static uint64_t rng = 0x9E3779B97F4A7C15u;
 static uint32_t rnd(void) {
-    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
     return (uint32_t)(rng >> 16);
 }
 
@@ -70,12 +72,14 @@ int main(int argc, char **argv) {
         for (size_t nw = NPZS_CRC_FOLD_MIN - 2; nw < NPZS_CRC_FOLD_MIN + (quick ? 40 : 600); nw++) {
             size_t len = 16 * nw + nw % 17 % 16, align = nw % 13;
             uint32_t init = rnd();
-            check("fold", impl, len, align, npzs__crc32_with(impl, init, buf + align, len), ref(init, buf + align, len));
+            check("fold", impl, len, align, npzs__crc32_with(impl, init, buf + align, len),
+                  ref(init, buf + align, len));
         }
         uint8_t *zz = calloc(1, 100000);
         if (!zz) return 2;
         check("fold-zeros", impl, 100000, 0, npzs__crc32_with(impl, 0, zz, 100000), ref(0, zz, 100000));
-        check("fold-zeros-ffff", impl, 99999, 0, npzs__crc32_with(impl, 0xFFFFFFFFu, zz, 99999), ref(0xFFFFFFFFu, zz, 99999));
+        check("fold-zeros-ffff", impl, 99999, 0, npzs__crc32_with(impl, 0xFFFFFFFFu, zz, 99999),
+              ref(0xFFFFFFFFu, zz, 99999));
         memset(zz, 0xFF, 100000);
         check("fold-ones", impl, 100000, 0, npzs__crc32_with(impl, 0, zz, 100000), ref(0, zz, 100000));
         free(zz);
@@ -83,7 +87,8 @@ int main(int argc, char **argv) {
         for (int k = 0; k < (quick ? 3 : 12); k++) {
             size_t len = big - (size_t)(rnd() % 4099), align = rnd() % 64;
             uint32_t init = rnd();
-            check("long", impl, len, align, npzs__crc32_with(impl, init, buf + align, len), ref(init, buf + align, len));
+            check("long", impl, len, align, npzs__crc32_with(impl, init, buf + align, len),
+                  ref(init, buf + align, len));
         }
     }
     /* the dispatching entry point: random splits give the whole-buffer CRC */

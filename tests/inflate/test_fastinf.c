@@ -59,7 +59,7 @@ typedef struct clsym {
 } clsym;
 static void dyn_header(dm_bits *w, int final, unsigned nlen, unsigned ndist, const uint8_t *cl, unsigned ncl,
                        const clsym *sy, size_t nsy) {
-    dm_put(w, (uint32_t)final, 1);
+    dm_put(w, (uint32_t) final, 1);
     dm_put(w, 2, 2);
     dm_put(w, nlen - 257, 5);
     dm_put(w, ndist - 1, 5);
@@ -135,11 +135,11 @@ enum { LEND_NO, LEND_YES, LEND_ANY };
 typedef struct tcase {
     const char *name;
     void (*build)(dm_bits *w);
-    int kind;          /* zlib's: FZ_FI_* */
-    const char *msg;   /* zlib's message when it refuses */
-    int lend;          /* LEND_YES: the decoder hands a header to zlib; LEND_NO: it must not */
-    size_t cut;        /* > 0: the stream is cut to its first `cut` bytes (from the end: cut - 1000) */
-    size_t trail;      /* bytes added after it */
+    int kind;        /* zlib's: FZ_FI_* */
+    const char *msg; /* zlib's message when it refuses */
+    int lend;        /* LEND_YES: the decoder hands a header to zlib; LEND_NO: it must not */
+    size_t cut;      /* > 0: the stream is cut to its first `cut` bytes (from the end: cut - 1000) */
+    size_t trail;    /* bytes added after it */
 } tcase;
 
 static void c_valid_dynamic(dm_bits *w) { dyn_block(w, 1, LL, 286, DL, 30, HELLO, 6, NULL); }
@@ -326,8 +326,10 @@ static void c_many_blocks(dm_bits *w) { /* every kind, each after the others, co
 
 /* The rows: a stream zlib inflates whole (VALID), one it refuses with its message (REFUSED), with
  * what the decoder must lend to zlib; the streams cut short or followed by bytes, in full. */
-#define VALID(name, build, lend) {name, build, FZ_FI_END, NULL, lend, 0, 0}
-#define REFUSED(name, build, msg, lend) {name, build, FZ_FI_BAD, msg, lend, 0, 0}
+#define VALID(name, build, lend) \
+    { name, build, FZ_FI_END, NULL, lend, 0, 0 }
+#define REFUSED(name, build, msg, lend) \
+    { name, build, FZ_FI_BAD, msg, lend, 0, 0 }
 static const tcase cases[] = {
     VALID("valid dynamic", c_valid_dynamic, LEND_NO),
     VALID("valid fixed", c_valid_fixed, LEND_NO),
@@ -407,8 +409,8 @@ static int two_pushes(const uint8_t *s, size_t n, size_t cut, const fz_fi_verdic
         int last = part == 1;
         for (;;) {
             size_t took, made, back;
-            int rc = npzs__fi_run(fi, &zs, s + off + pos, k - pos, last, out + made_all, sizeof out - made_all, &took, &made,
-                                  &back);
+            int rc = npzs__fi_run(fi, &zs, s + off + pos, k - pos, last, out + made_all, sizeof out - made_all, &took,
+                                  &made, &back);
             made_all += made;
             pos += took;
             if (rc == NPZS__FI_END) {
@@ -424,7 +426,8 @@ static int two_pushes(const uint8_t *s, size_t n, size_t cut, const fz_fi_verdic
         }
         off += k;
     }
-    return kind != z->kind || made_all != z->out_len || memcmp(out, zout, made_all) || (kind == FZ_FI_END && end != z->end);
+    return kind != z->kind || made_all != z->out_len || memcmp(out, zout, made_all) ||
+           (kind == FZ_FI_END && end != z->end);
 }
 
 /* Parse an archive of one deflated member holding the stream (sizes and CRC of zlib's output),
@@ -475,20 +478,24 @@ static void check_archive(const tcase *c, const uint8_t *s, size_t n, const fz_f
     fz_zip_cdh_raw(&b, "a.bin", 5, 20, 0, 8, crc, (uint32_t)n, (uint32_t)z->out_len, 0);
     fz_zip_eocd(&b, 1, (uint32_t)(b.n - cd), (uint32_t)cd);
     pres ref = parse(b.p, b.n, 1, 0);
-    const char *want = z->kind == FZ_FI_BAD ? "S-ZIP-LOCAL.inflate"
+    const char *want = z->kind == FZ_FI_BAD   ? "S-ZIP-LOCAL.inflate"
                        : z->kind == FZ_FI_CUT ? "S-ZIP-LOCAL.deflate-unterminated"
-                       : z->end < n ? "S-ZIP-DEFLATE-END.early"
-                                    : NULL;
+                       : z->end < n           ? "S-ZIP-DEFLATE-END.early"
+                                              : NULL;
     uint64_t want_off = z->kind == FZ_FI_BAD ? data : z->kind == FZ_FI_CUT ? data + n : data + z->end;
     CHECK(want ? ref.rule && !strcmp(ref.rule, want) && ref.off == want_off : ref.code == 0,
           "%s: zlib alone in an archive: rule %s at %llu, expected %s at %llu", c->name, ref.rule ? ref.rule : "none",
           (unsigned long long)ref.off, want ? want : "none", (unsigned long long)want_off);
     for (int v = 0; v < 3; v++) {
         pres r = parse(b.p, b.n, v == 2, v >= 1);
-        CHECK(r.code == ref.code && r.off == ref.off && (r.rule == ref.rule || (r.rule && ref.rule && !strcmp(r.rule, ref.rule))),
+        CHECK(r.code == ref.code && r.off == ref.off &&
+                  (r.rule == ref.rule || (r.rule && ref.rule && !strcmp(r.rule, ref.rule))),
               "%s: in an archive (%s): code %d at %llu rule %s; zlib alone: code %d at %llu rule %s", c->name,
-              v == 0 ? "whole" : v == 1 ? "1-byte pushes" : "zlib alone, 1-byte pushes", r.code, (unsigned long long)r.off,
-              r.rule ? r.rule : "none", ref.code, (unsigned long long)ref.off, ref.rule ? ref.rule : "none");
+              v == 0   ? "whole"
+              : v == 1 ? "1-byte pushes"
+                       : "zlib alone, 1-byte pushes",
+              r.code, (unsigned long long)r.off, r.rule ? r.rule : "none", ref.code, (unsigned long long)ref.off,
+              ref.rule ? ref.rule : "none");
     }
     fz_free_buf(&b);
 }
@@ -529,7 +536,8 @@ int main(int argc, char **argv) {
         }
         int diffs = 0;
         for (unsigned ctl = 0; ctl < 256; ctl++) diffs += fz_fastinf_diff(ctl, s, n, NULL, NULL);
-        CHECK(diffs == 0, "%s: the decoder differs from zlib under %d of 256 pushes, windows and lendings", c->name, diffs);
+        CHECK(diffs == 0, "%s: the decoder differs from zlib under %d of 256 pushes, windows and lendings", c->name,
+              diffs);
         int cuts = 0;
         for (size_t cut = 0; cut <= n; cut++) cuts += two_pushes(s, n, cut, &z, zout);
         CHECK(cuts == 0, "%s: the decoder differs from zlib at %d of %zu cuts", c->name, cuts, n + 1);

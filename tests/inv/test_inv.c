@@ -152,7 +152,8 @@ static void test_central_only(void) {
     /* the third central entry's local header offset points nowhere */
     uint64_t cd = ms[2].lfh_off + 30 + strlen("w.npy") + ms[2].csize;
     uint64_t third = cd + 2 * 46 + strlen("meta.npy") + strlen("opt.pkl");
-    CHECK(z.p[third] == 'P' && z.p[third + 1] == 'K' && z.p[third + 2] == 1, "the third central entry is not where computed");
+    CHECK(z.p[third] == 'P' && z.p[third + 1] == 'K' && z.p[third + 2] == 1,
+          "the third central entry is not where computed");
     z.p[third + 42] = 7;
     z.p[third + 43] = z.p[third + 44] = z.p[third + 45] = 0;
     npzs_inv *v = walk(z.p, z.n, 0, 0);
@@ -219,10 +220,22 @@ static fz_buf second_patched(int method, void (*fix)(uint8_t *lfh, fz_member *m)
     return z;
 }
 
-static void bad_crc(uint8_t *h, fz_member *m) { (void)m; h[14] ^= 0xFF; }
-static void bigger_size(uint8_t *h, fz_member *m) { (void)m; h[22]++; } /* the uncompressed size + 1 */
-static void bad_deflate(uint8_t *h, fz_member *m) { (void)m; memset(h + 30 + 5, 0xFF, 4); } /* a reserved block type */
-static void nothing(uint8_t *h, fz_member *m) { (void)h; (void)m; }
+static void bad_crc(uint8_t *h, fz_member *m) {
+    (void)m;
+    h[14] ^= 0xFF;
+}
+static void bigger_size(uint8_t *h, fz_member *m) {
+    (void)m;
+    h[22]++;
+} /* the uncompressed size + 1 */
+static void bad_deflate(uint8_t *h, fz_member *m) {
+    (void)m;
+    memset(h + 30 + 5, 0xFF, 4);
+} /* a reserved block type */
+static void nothing(uint8_t *h, fz_member *m) {
+    (void)h;
+    (void)m;
+}
 
 static void test_member_content(void) {
     static const struct {
@@ -246,10 +259,12 @@ static void test_member_content(void) {
         const npzs_inv_member *b = member(v, 1);
         CHECK(b && b->checked, "%s: not checked", cases[k].what);
         member_error(b, cases[k].code, cases[k].rule, data, cases[k].what);
-        CHECK(npzs_inv_complete(v) && !npzs_inv_error(v, NULL, NULL), "%s: the listing did not reach its end", cases[k].what);
+        CHECK(npzs_inv_complete(v) && !npzs_inv_error(v, NULL, NULL), "%s: the listing did not reach its end",
+              cases[k].what);
         /* before check_after: framed only, no error of its own */
         npzs_inv *u = walk(z.p, z.n, 0, ms[1].lfh_off);
-        CHECK(member(u, 1) && !member(u, 1)->checked && !member(u, 1)->error, "%s: checked before check_after", cases[k].what);
+        CHECK(member(u, 1) && !member(u, 1)->checked && !member(u, 1)->error, "%s: checked before check_after",
+              cases[k].what);
         npzs_inv_free(u);
         npzs_inv_free(v);
         fz_free_buf(&z);
@@ -286,10 +301,12 @@ static void test_pickle_member(void) {
     z = archive(m2, 2);
     v = walk(z.p, z.n, 0, 0);
     const npzs_inv_member *b = member(v, 1);
-    CHECK(b && b->error == NPZS_E_PICKLE && b->rule && !strcmp(b->rule, "PICKLE.object"), "an object array: PICKLE.object");
+    CHECK(b && b->error == NPZS_E_PICKLE && b->rule && !strcmp(b->rule, "PICKLE.object"),
+          "an object array: PICKLE.object");
     uint64_t data = m2[1].lfh_off + 30 + 5;
     CHECK(b && b->error_offset == data + b->content_offset && b->content_offset > 10 && b->content_offset < obj.n,
-          "an object array: its error inside its header (content offset %llu)", b ? (unsigned long long)b->content_offset : 0ull);
+          "an object array: its error inside its header (content offset %llu)",
+          b ? (unsigned long long)b->content_offset : 0ull);
     npzs_inv_free(v);
     fz_free_buf(&z);
     fz_free_buf(&obj);
@@ -478,7 +495,8 @@ static void test_alloc(void) {
 static void test_api(void) {
     fz_buf arr = npy_of(ARR_DICT);
     npzs_inv *v = walk(arr.p, arr.n, 0, 0);
-    CHECK(!npzs_inv_is_zip(v) && npzs_inv_count(v) == 0 && !npzs_inv_error(v, NULL, NULL), "an .npy: not a ZIP, nothing listed");
+    CHECK(!npzs_inv_is_zip(v) && npzs_inv_count(v) == 0 && !npzs_inv_error(v, NULL, NULL),
+          "an .npy: not a ZIP, nothing listed");
     npzs_inv_free(v);
     v = walk(arr.p, 0, 0, 0);
     CHECK(!npzs_inv_is_zip(v) && npzs_inv_count(v) == 0 && !npzs_inv_error(v, NULL, NULL), "no bytes: nothing");
@@ -486,7 +504,8 @@ static void test_api(void) {
     fz_buf e = {0};
     fz_zip_eocd(&e, 0, 0, 0);
     v = walk(e.p, e.n, 0, 0);
-    CHECK(npzs_inv_is_zip(v) && npzs_inv_complete(v) && npzs_inv_count(v) == 0, "an empty archive: complete, no member");
+    CHECK(npzs_inv_is_zip(v) && npzs_inv_complete(v) && npzs_inv_count(v) == 0,
+          "an empty archive: complete, no member");
     /* reset: a new input, the same walker */
     npzs_inv_reset(v);
     fz_member ms[3];

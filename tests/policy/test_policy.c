@@ -75,7 +75,8 @@ static void test_compile_faults(void) {
         {"{\"members\": {\"w\": {\"shape\": [\"2x\"]}}}", 1, 30, "members.w.shape[0]", "a dimension is"},
         {"{\"members\": {\"w\": {\"range\": [9, 0]}}}", 1, 29, "members.w.range", "min is larger"},
         {"{\"members\": {\"w\": {\"sha256\": \"abc\"}}}", 1, 30, "members.w.sha256", "64 hex"},
-        {"{\"members\": {\"w\": {\"kind\": \"blob\", \"dtype\": [\"<f4\"]}}}", 1, 28, "members.w", "a blob has no dtype"},
+        {"{\"members\": {\"w\": {\"kind\": \"blob\", \"dtype\": [\"<f4\"]}}}", 1, 28, "members.w",
+         "a blob has no dtype"},
         {"{\"members\": {\"w*\": {\"optional\": true}}}", 1, 20, "members.w*", "never required"},
         {"{\"members\": {\"\": {}}}", 1, 18, "members.", "empty key"},
         {"{\"dims\": {\"N\": [5, 1]}}", 1, 16, "dims.N", "min is larger"},
@@ -105,42 +106,47 @@ static void test_compile_faults(void) {
          "shape is missing"},
         {"{\"array\": {\"dtype\": [\"<f4\"], \"shape\": [2], \"sha256\": \"" H64 "\"}}", 1, 54, "array.sha256",
          "fortran_order is missing"},
-        {"{\"array\": {\"dtype\": [\"float32\"], \"shape\": [2], \"fortran_order\": false, \"sha256\": \"" H64 "\"}}", 1, 22,
-         "array.dtype[0]", "a name matches more than one"},
-        {"{\"array\": {\"dtype\": [\"<f4\", \">f4\"], \"shape\": [2], \"fortran_order\": false, \"sha256\": \"" H64 "\"}}", 1,
-         21, "array.dtype", "one dtype, not 2"},
+        {"{\"array\": {\"dtype\": [\"float32\"], \"shape\": [2], \"fortran_order\": false, \"sha256\": \"" H64 "\"}}",
+         1, 22, "array.dtype[0]", "a name matches more than one"},
+        {"{\"array\": {\"dtype\": [\"<f4\", \">f4\"], \"shape\": [2], \"fortran_order\": false, \"sha256\": \"" H64
+         "\"}}",
+         1, 21, "array.dtype", "one dtype, not 2"},
         {"{\"array\": {\"dtype\": [[[\"a\", \"bfloat16\"]]], \"shape\": [2], \"fortran_order\": false, \"sha256\": \"" H64
-         "\"}}", 1, 22, "array.dtype[0]", "a name matches more than one"},
-        {"{\"array\": {\"dtype\": [\"<f4\"], \"shape\": [2, \"N\"], \"fortran_order\": false, \"sha256\": \"" H64 "\"}}", 1,
-         43, "array.shape[1]", "integers only"},
-        {"{\"array\": {\"dtype\": [\"<f4\"], \"shape\": [\"...\"], \"fortran_order\": false, \"sha256\": \"" H64 "\"}}", 1,
-         40, "array.shape[0]", "integers only"},
-        {"{\"members\": {\"w\": {\"kind\": \"any\", \"sha256\": \"" H64 "\"}}}", 1, 28, "members.w", "kind \"array\" or \"blob\""},
+         "\"}}",
+         1, 22, "array.dtype[0]", "a name matches more than one"},
+        {"{\"array\": {\"dtype\": [\"<f4\"], \"shape\": [2, \"N\"], \"fortran_order\": false, \"sha256\": \"" H64
+         "\"}}",
+         1, 43, "array.shape[1]", "integers only"},
+        {"{\"array\": {\"dtype\": [\"<f4\"], \"shape\": [\"...\"], \"fortran_order\": false, \"sha256\": \"" H64 "\"}}",
+         1, 40, "array.shape[0]", "integers only"},
+        {"{\"members\": {\"w\": {\"kind\": \"any\", \"sha256\": \"" H64 "\"}}}", 1, 28, "members.w",
+         "kind \"array\" or \"blob\""},
         /* a layout object, a subarray */
         {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"]], \"offset\": [0]}]}}", 1, 49, "array.dtype[0]",
          "unknown field 'offset'"},
         {"{\"array\": {\"dtype\": [{\"offsets\": [0]}]}}", 1, 22, "array.dtype[0]", "has fields"},
-        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"]], \"offsets\": [0, 4]}]}}", 1, 60, "array.dtype[0].offsets",
-         "one per field"},
-        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"]], \"offsets\": [-4]}]}}", 1, 61, "array.dtype[0].offsets",
-         "non-negative integer"},
-        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"], [\"b\", \"<i8\"]], \"offsets\": [0, 4], \"itemsize\": 8}]}}", 1,
-         94, "array.dtype[0].itemsize", "field 'b' ends at byte 12"},
-        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"]], \"itemsize\": 3}]}}", 1, 61, "array.dtype[0].itemsize",
-         "past the itemsize"},
-        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"]], \"titles\": [1]}]}}", 1, 60, "array.dtype[0].titles",
-         "a title is a string or null"},
-        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"], [\"b\", \"<f4\"]], \"titles\": [\"b\", null]}]}}", 1, 74,
-         "array.dtype[0].titles", "another name"},
+        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"]], \"offsets\": [0, 4]}]}}", 1, 60,
+         "array.dtype[0].offsets", "one per field"},
+        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"]], \"offsets\": [-4]}]}}", 1, 61,
+         "array.dtype[0].offsets", "non-negative integer"},
+        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"], [\"b\", \"<i8\"]], \"offsets\": [0, 4], \"itemsize\": 8}]}}",
+         1, 94, "array.dtype[0].itemsize", "field 'b' ends at byte 12"},
+        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"]], \"itemsize\": 3}]}}", 1, 61,
+         "array.dtype[0].itemsize", "past the itemsize"},
+        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"]], \"titles\": [1]}]}}", 1, 60,
+         "array.dtype[0].titles", "a title is a string or null"},
+        {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"], [\"b\", \"<f4\"]], \"titles\": [\"b\", null]}]}}", 1,
+         74, "array.dtype[0].titles", "another name"},
         {"{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"]], \"titles\": []}]}}", 1, 59, "array.dtype[0].titles",
          "one per field"},
         {"{\"array\": {\"dtype\": [[[\"\", \"<f4\"]]]}}", 1, 24, "array.dtype[0][0]", "not empty"},
         {"{\"array\": {\"dtype\": [{\"base\": \"<f4\", \"shape\": [2]}]}}", 1, 22, "array.dtype[0]", "a field's type"},
-        {"{\"array\": {\"dtype\": [[[\"a\", {\"base\": \"<f4\"}]]]}}", 1, 29, "array.dtype[0][0]", "has base and shape"},
+        {"{\"array\": {\"dtype\": [[[\"a\", {\"base\": \"<f4\"}]]]}}", 1, 29, "array.dtype[0][0]",
+         "has base and shape"},
         {"{\"array\": {\"dtype\": [[[\"a\", {\"base\": \"<f4\", \"shape\": []}]]]}}", 1, 54, "array.dtype[0][0].shape",
          "non-empty list of integers"},
-        {"{\"array\": {\"dtype\": [[[\"a\", {\"base\": \"<f4\", \"shape\": [2], \"fields\": []}]]]}}", 1, 29, "array.dtype[0][0]",
-         "not both"},
+        {"{\"array\": {\"dtype\": [[[\"a\", {\"base\": \"<f4\", \"shape\": [2], \"fields\": []}]]]}}", 1, 29,
+         "array.dtype[0][0]", "not both"},
         /* a duplicate key where its second occurrence is, as the reader that compared each key with
          * the ones before it said (these answers are that reader's), whatever follows */
         {"{\"a\":1,\"b\":2,\"a\":3}", 1, 14, "", "duplicate key"},
@@ -156,18 +162,18 @@ static void test_compile_faults(void) {
         {"{\"a\":1,\"a\":2", 1, 8, "", "duplicate key"},
         {"{\"members\": {\"w\": {}, \"v\": {}, \"w\": {}}}", 1, 32, "", "duplicate key"},
         {"{\"members\": {\"w\": {\"dtype\": [\"<f4\"], \"dtype\": [\"<f8\"]}}}", 1, 38, "", "duplicate key"},
-        {"{\"members\": {\"w\": {\"dtype\": [[[\"x\", \"<f4\"], [\"x\", \"<i4\"], [\"y\", \"<f4\"], [\"y\", \"<f4\"]]]}}}", 1, 46,
-         "members.w.dtype[0][1]", "two fields of one name"},
-        {"{\"members\": {\"w\": {\"dtype\": [[[\"x\", \"<f4\"], [\"y\", \"<i4\"], [\"y\", \"<f4\"], [\"x\", \"<f4\"]]]}}}", 1, 60,
-         "members.w.dtype[0][2]", "two fields of one name"},
+        {"{\"members\": {\"w\": {\"dtype\": [[[\"x\", \"<f4\"], [\"x\", \"<i4\"], [\"y\", \"<f4\"], [\"y\", \"<f4\"]]]}}}",
+         1, 46, "members.w.dtype[0][1]", "two fields of one name"},
+        {"{\"members\": {\"w\": {\"dtype\": [[[\"x\", \"<f4\"], [\"y\", \"<i4\"], [\"y\", \"<f4\"], [\"x\", \"<f4\"]]]}}}",
+         1, 60, "members.w.dtype[0][2]", "two fields of one name"},
         {"{\"members\": {\"w\": {\"dtype\": [[[\"x\", \"<f4\"], [\"y\", \"bad\"], [\"x\", \"<f4\"]]]}}}", 1, 51,
          "members.w.dtype[0][1]", "unknown dtype name"},
         {"{\"members\": {\"w\": {\"dtype\": [[[\"x\", \"<f4\"], [\"x\", \"bad\"]]]}}}", 1, 46, "members.w.dtype[0][1]",
          "two fields of one name"},
-        {"{\"members\": {\"w\": {\"dtype\": [[[\"x\", \"<f4\"], 3, [\"x\", \"<f4\"]]]}}}", 1, 45, "members.w.dtype[0][1]",
-         "a field is [name, type] or [name, type, shape]"},
-        {"{\"members\": {\"w\": {\"dtype\": [[[\"x\", \"<f4\"], [\"x\", \"<f4\"], 3]]}}}", 1, 46, "members.w.dtype[0][1]",
-         "two fields of one name"},
+        {"{\"members\": {\"w\": {\"dtype\": [[[\"x\", \"<f4\"], 3, [\"x\", \"<f4\"]]]}}}", 1, 45,
+         "members.w.dtype[0][1]", "a field is [name, type] or [name, type, shape]"},
+        {"{\"members\": {\"w\": {\"dtype\": [[[\"x\", \"<f4\"], [\"x\", \"<f4\"], 3]]}}}", 1, 46,
+         "members.w.dtype[0][1]", "two fields of one name"},
         {"{\"\xc3\xa9\":1,\n \"\xc3\xa9\":2}", 2, 2, "", "duplicate key"},
         {"{\"a\":1,\n\n  \"b\":{\"c\":[{\"d\":1,\"e\":2,\"d\":3}]}}", 3, 26, "", "duplicate key"},
         {"[{\"a\":1},{\"a\":2,\"a\":3}]", 1, 17, "", "duplicate key"},
@@ -178,7 +184,8 @@ static void test_compile_faults(void) {
         npzs_policy *p = compile(t[i].json, &e);
         CHECK(!p, "fault %zu compiled", i);
         npzs_policy_free(p);
-        CHECK(e.line == t[i].line && e.column == t[i].column && !strcmp(e.path, t[i].path) && strstr(e.message, t[i].msg),
+        CHECK(e.line == t[i].line && e.column == t[i].column && !strcmp(e.path, t[i].path) &&
+                  strstr(e.message, t[i].msg),
               "fault %zu (%s): got %u:%u '%s': %s", i, t[i].json, e.line, e.column, e.path, e.message);
     }
     /* deep nesting is bounded, a long text refused, NULL with a length refused */
@@ -203,9 +210,9 @@ static void test_compile_faults(void) {
 
 /* every policy the project ships compiles */
 static void test_shipped(const char *dir) {
-    static const char *const names[] = {
-        "tests/bad/policies/mnist.json", "examples/policies/mnist.json", "examples/policies/keras-weights.json",
-        "examples/policies/float32-arrays.json", "examples/policies/pinned-model.json"};
+    static const char *const names[] = {"tests/bad/policies/mnist.json", "examples/policies/mnist.json",
+                                        "examples/policies/keras-weights.json", "examples/policies/float32-arrays.json",
+                                        "examples/policies/pinned-model.json"};
     (void)dir;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         size_t n;
@@ -276,7 +283,8 @@ static void test_alloc_failures(void) {
     /* a field list longer than every object: its sort takes room of its own */
     char fields[16384];
     size_t fl = (size_t)snprintf(fields, sizeof fields, "{\"members\":{\"w\":{\"dtype\":[[");
-    for (int i = 0; i < 700; i++) fl += (size_t)snprintf(fields + fl, sizeof fields - fl, "%s[\"f%d\",\"<f4\"]", i ? "," : "", i);
+    for (int i = 0; i < 700; i++)
+        fl += (size_t)snprintf(fields + fl, sizeof fields - fl, "%s[\"f%d\",\"<f4\"]", i ? "," : "", i);
     fl += (size_t)snprintf(fields + fl, sizeof fields - fl, "]]}}}");
     alloc_fail_each("a list of 700 fields", (const uint8_t *)fields, fl, 3);
     /* the parser's state for a policy: NOMEM.policy when its allocation fails */
@@ -289,8 +297,9 @@ static void test_alloc_failures(void) {
         npzs_parser *p = npzs_new(&lim, &al);
         if (!p) continue;
         int rc = npzs_policy_use(p, pol);
-        if (rc) CHECK(rc == NPZS_E_NOMEM && !strcmp(npzs_error_rule(p), "NOMEM.policy"), "policy_use: %d %s", rc,
-                      npzs_error_rule(p));
+        if (rc)
+            CHECK(rc == NPZS_E_NOMEM && !strcmp(npzs_error_rule(p), "NOMEM.policy"), "policy_use: %d %s", rc,
+                  npzs_error_rule(p));
         npzs_free(p);
         CHECK(a.live == 0, "leak after npzs_policy_use");
     }
@@ -391,8 +400,8 @@ static void test_compile_scale(void) {
             char k[8];
             size_t kn = key3(n / 3, k);
             const npzs__pspec *sp = npzs__pol_spec_for(p, (const uint8_t *)k, kn, &idx, &m);
-            CHECK(sp && sp->key_len == kn && !memcmp(sp->key, k, kn) && m.steps <= 16, "an exact key found in %" PRIu64 " steps",
-                  m.steps);
+            CHECK(sp && sp->key_len == kn && !memcmp(sp->key, k, kn) && m.steps <= 16,
+                  "an exact key found in %" PRIu64 " steps", m.steps);
         }
         npzs_policy_free(p);
         free(s);
@@ -414,8 +423,9 @@ static void test_compile_scale(void) {
         if (dup)
             CHECK(!p && !strcmp(e.path, path) && strstr(e.message, "two fields of one name"),
                   "%zu fields, the last a repeat: %s: %s", n, e.path, e.message);
-        else CHECK(p && (double)p->a.work <= nlog(n) + 64, "%zu fields: %" PRIu64 " comparisons (%s)", n,
-                   p ? p->a.work : 0, e.message);
+        else
+            CHECK(p && (double)p->a.work <= nlog(n) + 64, "%zu fields: %" PRIu64 " comparisons (%s)", n,
+                  p ? p->a.work : 0, e.message);
         npzs_policy_free(p);
         free(s);
     }
@@ -483,10 +493,48 @@ static npzs_policy *patterns_policy(char **p, size_t n) {
 /* The index against trying every pattern, and glob_match against CPython's fnmatch, on random
  * patterns and keys: classes, ranges, '!', unclosed '[', multi-byte characters, '*', '?'. */
 static void test_pattern_equivalence(void) {
-    static const char *const pc[] = {"a", "b", "c", "-", "!", "]", "[", "*", "?", "^", "\\", "\"", "\xc3\xa9", "\xd0\xb6",
-                                     "\xe2\x82\xac", "\xf0\x9f\x98\x80", "z", "0", "a", "b", "*", "[", "]"};
-    static const char *const kc[] = {"a", "b", "c", "-", "!", "]", "[", "*", "?", "^", "\\", "\"", "\xc3\xa9", "\xd0\xb6",
-                                     "\xe2\x82\xac", "\xf0\x9f\x98\x80", "z", "0", "y"};
+    static const char *const pc[] = {"a",
+                                     "b",
+                                     "c",
+                                     "-",
+                                     "!",
+                                     "]",
+                                     "[",
+                                     "*",
+                                     "?",
+                                     "^",
+                                     "\\",
+                                     "\"",
+                                     "\xc3\xa9",
+                                     "\xd0\xb6",
+                                     "\xe2\x82\xac",
+                                     "\xf0\x9f\x98\x80",
+                                     "z",
+                                     "0",
+                                     "a",
+                                     "b",
+                                     "*",
+                                     "[",
+                                     "]"};
+    static const char *const kc[] = {"a",
+                                     "b",
+                                     "c",
+                                     "-",
+                                     "!",
+                                     "]",
+                                     "[",
+                                     "*",
+                                     "?",
+                                     "^",
+                                     "\\",
+                                     "\"",
+                                     "\xc3\xa9",
+                                     "\xd0\xb6",
+                                     "\xe2\x82\xac",
+                                     "\xf0\x9f\x98\x80",
+                                     "z",
+                                     "0",
+                                     "y"};
     size_t np = sizeof pc / sizeof pc[0], nk = sizeof kc / sizeof kc[0];
     long pairs = 0, lookups = 0, differ = 0, fn_differ = 0, matched = 0;
     for (int round = 0; round < 400; round++) {
@@ -495,7 +543,8 @@ static void test_pattern_equivalence(void) {
         for (size_t i = 0; i < n; i++) {
             char buf[64] = "";
             size_t len = rnd(9), l = 0;
-            for (size_t k = 0; k < len; k++) l += (size_t)snprintf(buf + l, sizeof buf - l, "%s", pc[rnd((uint32_t)np)]);
+            for (size_t k = 0; k < len; k++)
+                l += (size_t)snprintf(buf + l, sizeof buf - l, "%s", pc[rnd((uint32_t)np)]);
             if (!l) continue;
             int dup = 0;
             for (size_t j = 0; j < have; j++) dup |= !strcmp(pat[j], buf);
@@ -529,7 +578,8 @@ static void test_pattern_equivalence(void) {
                 uint64_t st = 0;
                 int a = fz_fnmatch((const uint8_t *)pat[i], strlen(pat[i]), (const uint8_t *)key, l);
                 int b = npzs__glob_match((const uint8_t *)pat[i], strlen(pat[i]), (const uint8_t *)key, l, &st);
-                if (a != b && fn_differ++ < 5) CHECK(0, "pattern '%s', key '%s': fnmatch %d, glob_match %d", pat[i], key, a, b);
+                if (a != b && fn_differ++ < 5)
+                    CHECK(0, "pattern '%s', key '%s': fnmatch %d, glob_match %d", pat[i], key, a, b);
             }
         }
         free(m.seen);
@@ -551,23 +601,45 @@ static void test_glob_classes(void) {
         const char *pat, *key;
         int want;
     } t[] = {
-        {"[a-c]", "b", 1},     {"[!a-c]", "b", 0},      {"[!a-c]", "d", 1},       {"[]a]", "]", 1},
-        {"[!]a]", "]", 0},     {"[!]", "[!]", 1},       {"[!]", "a", 0},          {"[a-]", "-", 1},
-        {"[--0]", "/", 1},     {"[z-a]", "a", 0},       {"[!z-a]", "q", 1},       {"[c-a-z]", "-", 1},
-        {"[c-a-z]", "b", 0},   {"[x-z-a]", "a", 1},     {"[a-[!a-c]", "b", 0},    {"[a-[!a-c]", "!", 1},
-        {"[a-[!a-c]*", "\xc3\xa9t\xc3\xa9", 1},         {"[b-a!]", "q", 1},       {"[b-a!]", "!", 1},
-        {"[a-0!-z]", "-", 0},  {"[a-0!-z]", "z", 0},    {"[a-0!-z]", "y", 1},     {"[a-0!-z]", "!", 1},
-        {"[]-!-x]", "-", 1},   {"[]-!-x]", "]", 0},     {"[b-a-]", "-", 1},       {"a[b", "a[b", 1},
-        {"[\xc3\xa0-\xd0\xb6]", "\xc3\xa9", 1},         {"[!\xc3\xa0-\xd0\xb6]", "\xc3\xa9", 0},
-        {"?", "\xf0\x9f\x98\x80", 1},                   {"??", "\xf0\x9f\x98\x80", 0},
+        {"[a-c]", "b", 1},
+        {"[!a-c]", "b", 0},
+        {"[!a-c]", "d", 1},
+        {"[]a]", "]", 1},
+        {"[!]a]", "]", 0},
+        {"[!]", "[!]", 1},
+        {"[!]", "a", 0},
+        {"[a-]", "-", 1},
+        {"[--0]", "/", 1},
+        {"[z-a]", "a", 0},
+        {"[!z-a]", "q", 1},
+        {"[c-a-z]", "-", 1},
+        {"[c-a-z]", "b", 0},
+        {"[x-z-a]", "a", 1},
+        {"[a-[!a-c]", "b", 0},
+        {"[a-[!a-c]", "!", 1},
+        {"[a-[!a-c]*", "\xc3\xa9t\xc3\xa9", 1},
+        {"[b-a!]", "q", 1},
+        {"[b-a!]", "!", 1},
+        {"[a-0!-z]", "-", 0},
+        {"[a-0!-z]", "z", 0},
+        {"[a-0!-z]", "y", 1},
+        {"[a-0!-z]", "!", 1},
+        {"[]-!-x]", "-", 1},
+        {"[]-!-x]", "]", 0},
+        {"[b-a-]", "-", 1},
+        {"a[b", "a[b", 1},
+        {"[\xc3\xa0-\xd0\xb6]", "\xc3\xa9", 1},
+        {"[!\xc3\xa0-\xd0\xb6]", "\xc3\xa9", 0},
+        {"?", "\xf0\x9f\x98\x80", 1},
+        {"??", "\xf0\x9f\x98\x80", 0},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         uint64_t st = 0;
         const uint8_t *p = (const uint8_t *)t[i].pat, *k = (const uint8_t *)t[i].key;
         int got = npzs__glob_match(p, strlen(t[i].pat), k, strlen(t[i].key), &st);
         int ref = fz_fnmatch(p, strlen(t[i].pat), k, strlen(t[i].key));
-        CHECK(got == t[i].want && ref == t[i].want, "'%s' on '%s': glob_match %d, the reference %d, Python %d", t[i].pat,
-              t[i].key, got, ref, t[i].want);
+        CHECK(got == t[i].want && ref == t[i].want, "'%s' on '%s': glob_match %d, the reference %d, Python %d",
+              t[i].pat, t[i].key, got, ref, t[i].want);
     }
 }
 
@@ -586,7 +658,8 @@ static void test_pattern_precedence(void) {
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         uint32_t idx = 0;
         const npzs__pspec *s = npzs__pol_spec_for(pol, (const uint8_t *)t[i].key, strlen(t[i].key), &idx, &m);
-        CHECK((s ? (long)idx : -1) == t[i].want, "key '%s': spec %ld, want %ld", t[i].key, s ? (long)idx : -1, t[i].want);
+        CHECK((s ? (long)idx : -1) == t[i].want, "key '%s': spec %ld, want %ld", t[i].key, s ? (long)idx : -1,
+              t[i].want);
     }
     free(m.seen);
     npzs_policy_free(pol);
@@ -607,8 +680,11 @@ static void test_pattern_scale(void) {
     static const struct {
         const char *name;
         size_t (*pat)(size_t, char *), (*key)(size_t, char *);
-    } t[] = {{"prefix", shape_prefix, key_prefix}, {"suffix", shape_suffix, key_suffix}, {"infix", shape_infix, key_infix},
-             {"question", shape_question, key_infix}, {"class", shape_class, key_infix}};
+    } t[] = {{"prefix", shape_prefix, key_prefix},
+             {"suffix", shape_suffix, key_suffix},
+             {"infix", shape_infix, key_infix},
+             {"question", shape_question, key_infix},
+             {"class", shape_class, key_infix}};
     size_t n = 20000;
     for (size_t s = 0; s < sizeof t / sizeof t[0]; s++) {
         size_t len;
@@ -622,8 +698,8 @@ static void test_pattern_scale(void) {
          * few steps a byte */
         size_t pbytes = 0;
         for (uint32_t i = 0; i < pol->nspecs; i++) pbytes += pol->specs[i].key_len;
-        CHECK((double)pol->a.work <= 2 * nlog(n) + 6.0 * (double)pbytes, "%s: %" PRIu64 " steps to compile %zu bytes of patterns",
-              t[s].name, pol->a.work, pbytes);
+        CHECK((double)pol->a.work <= 2 * nlog(n) + 6.0 * (double)pbytes,
+              "%s: %" PRIu64 " steps to compile %zu bytes of patterns", t[s].name, pol->a.work, pbytes);
         npzs__pmatch m = {0};
         m.seen = calloc(pol->ngroup, 1);
         size_t bytes = 0, found = 0;
@@ -639,8 +715,8 @@ static void test_pattern_scale(void) {
         }
         CHECK(found == n, "%s: %zu of %zu keys found their pattern", t[s].name, found, n);
         CHECK(m.tried <= 2 * n && m.steps <= 4 * bytes + 32 * n && m.glob <= 4 * bytes + 64 * n,
-              "%s: %zu keys tried %" PRIu64 " patterns, %" PRIu64 " automaton steps, %" PRIu64 " matcher steps", t[s].name, n,
-              m.tried, m.steps, m.glob);
+              "%s: %zu keys tried %" PRIu64 " patterns, %" PRIu64 " automaton steps, %" PRIu64 " matcher steps",
+              t[s].name, n, m.tried, m.steps, m.glob);
         free(m.seen);
         npzs_policy_free(pol);
     }
@@ -701,7 +777,8 @@ static void test_pattern_adversarial(void) {
         CHECK(mm.tried <= 300 * 200 && mm.steps <= 300 * (4 * 1000 + 200 + 64),
               "nested literals: %" PRIu64 " tried, %" PRIu64 " steps", mm.tried, mm.steps);
         k[999] = 'x';
-        CHECK(npzs__pol_spec_for(pol, (const uint8_t *)k, 1000, &idx, &mm) && idx == 0, "the first nested literal's pattern");
+        CHECK(npzs__pol_spec_for(pol, (const uint8_t *)k, 1000, &idx, &mm) && idx == 0,
+              "the first nested literal's pattern");
         free(k);
         free(mm.seen);
         npzs_policy_free(pol);
@@ -718,8 +795,8 @@ static void test_pattern_adversarial(void) {
         CHECK(pol->nbare == 300 && pol->nnode == 0, "300 patterns without a literal: %u bare", pol->nbare);
         npzs__pmatch mm = {0};
         uint32_t idx;
-        CHECK(!npzs__pol_spec_for(pol, (const uint8_t *)"zzz", 3, &idx, &mm) && mm.tried == 300, "a key tries each: %" PRIu64,
-              mm.tried);
+        CHECK(!npzs__pol_spec_for(pol, (const uint8_t *)"zzz", 3, &idx, &mm) && mm.tried == 300,
+              "a key tries each: %" PRIu64, mm.tried);
         npzs_policy_free(pol);
     }
     for (size_t k = 0; k < 300; k++) free(b[k]);
@@ -745,9 +822,9 @@ static void vector_runs(const char *dir, const mrow *m, const npzs_policy *pol, 
     o.hash = sha;
     fz_result whole;
     fz_run(b, n, &o, &whole);
-    int ok = !strcmp(m->verdict, "ok") ? whole.accepted
-                                        : !whole.accepted && !strcmp(npzs_error_name(whole.err), m->verdict) &&
-                                              whole.err_off == m->off;
+    int ok = !strcmp(m->verdict, "ok")
+                 ? whole.accepted
+                 : !whole.accepted && !strcmp(npzs_error_name(whole.err), m->verdict) && whole.err_off == m->off;
     CHECK(ok, "%s: %s@%" PRIu64 ", the manifest says %s@%" PRIu64, m->name,
           whole.accepted ? "ok" : npzs_error_name(whole.err), whole.err_off, m->verdict, m->off);
     /* schedules: a fixed one with 0- and 1-byte pushes, 1-byte pushes, every push size to 64 */
@@ -804,7 +881,8 @@ static void vector_runs(const char *dir, const mrow *m, const npzs_policy *pol, 
     fz_opts ob = o;
     ob.policy = NULL;
     fz_run(b, n, &ob, &r);
-    CHECK(whole.err == NPZS_E_POLICY || (r.accepted == whole.accepted && r.err == whole.err && r.err_off == whole.err_off),
+    CHECK(whole.err == NPZS_E_POLICY ||
+              (r.accepted == whole.accepted && r.err == whole.err && r.err_off == whole.err_off),
           "%s: without its policy %s, with it %s", m->name, r.accepted ? "ok" : npzs_error_name(r.err),
           whole.accepted ? "ok" : npzs_error_name(whole.err));
     free(b);
@@ -828,7 +906,10 @@ static void test_vectors(const char *dir) {
             s = strchr(s, '\t');
             if (s) *s++ = 0;
         }
-        if (nc < 6) { CHECK(0, "a malformed manifest line"); continue; }
+        if (nc < 6) {
+            CHECK(0, "a malformed manifest line");
+            continue;
+        }
         mrow m;
         memset(&m, 0, sizeof m);
         if ((size_t)snprintf(m.name, sizeof m.name, "%s", col[0]) >= sizeof m.name ||
@@ -852,7 +933,8 @@ static void test_vectors(const char *dir) {
     }
     fclose(f);
     CHECK(rows >= 50, "only %d vectors name a policy", rows);
-    printf("policy: %d vectors with a policy, each whole, split, masked, into destinations, through the helper\n", rows);
+    printf("policy: %d vectors with a policy, each whole, split, masked, into destinations, through the helper\n",
+           rows);
 }
 
 /* ---- the value checks against a reference --------------------------------------------------------- */
@@ -881,7 +963,12 @@ static double ref_value(const vtype *t, const uint8_t *s, int64_t *iv, uint64_t 
     *iv = t->w == 8 ? (int64_t)x : (int64_t)(x << sh) >> sh;
     if (t->cls != 'f') return 0;
     if (t->w == 2) return half_to_double((uint16_t)x);
-    if (t->w == 4) { float f; uint32_t u = (uint32_t)x; memcpy(&f, &u, 4); return f; }
+    if (t->w == 4) {
+        float f;
+        uint32_t u = (uint32_t)x;
+        memcpy(&f, &u, 4);
+        return f;
+    }
     double d;
     memcpy(&d, &x, 8);
     return d;
@@ -891,10 +978,17 @@ static void put_elem(const vtype *t, uint8_t *s, double v, int64_t iv) {
     uint8_t b[8];
     if (t->cls == 'f') {
         if (t->w == 2) { /* exact halfs only: 0.5, 1, 2, inf, nan */
-            uint16_t h = isnan(v) ? 0x7E00 : isinf(v) ? (v > 0 ? 0x7C00 : 0xFC00) : v == 0.5 ? 0x3800 : v == 1 ? 0x3C00 : 0x4000;
-            b[0] = (uint8_t)h; b[1] = (uint8_t)(h >> 8);
-        } else if (t->w == 4) { float f = (float)v; memcpy(b, &f, 4); }
-        else memcpy(b, &v, 8);
+            uint16_t h = isnan(v)   ? 0x7E00
+                         : isinf(v) ? (v > 0 ? 0x7C00 : 0xFC00)
+                         : v == 0.5 ? 0x3800
+                         : v == 1   ? 0x3C00
+                                    : 0x4000;
+            b[0] = (uint8_t)h;
+            b[1] = (uint8_t)(h >> 8);
+        } else if (t->w == 4) {
+            float f = (float)v;
+            memcpy(b, &f, 4);
+        } else memcpy(b, &v, 8);
     } else {
         for (unsigned i = 0; i < t->w; i++) b[i] = (uint8_t)((uint64_t)iv >> (8 * i));
     }
@@ -902,7 +996,8 @@ static void put_elem(const vtype *t, uint8_t *s, double v, int64_t iv) {
 }
 
 /* The .npy in fb under pol, whole and in pushes of a few sizes: rejected by rule at offset want. */
-static size_t value_runs(const npzs_policy *pol, const fz_buf *fb, size_t want, const char *rule, const char *what, size_t at) {
+static size_t value_runs(const npzs_policy *pol, const fz_buf *fb, size_t want, const char *rule, const char *what,
+                         size_t at) {
     static const size_t steps[] = {0, 1, 3, 7, 1000, 4093};
     size_t runs = 0;
     for (size_t si = 0; si < sizeof steps / sizeof steps[0]; si++) {
@@ -915,8 +1010,7 @@ static size_t value_runs(const npzs_policy *pol, const fz_buf *fb, size_t want, 
             npzs_in in = {fb->p + off, k, 0};
             if (off + k == fb->n) npzs_finish(p);
             npzs_event ev;
-            while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {
-            }
+            while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {}
             off += in.pos;
             if (rc == NPZS_NEED_INPUT && off == fb->n) break;
         }
@@ -949,7 +1043,8 @@ static void test_values(void) {
             for (size_t pi = 0; pol && pi < sizeof positions / sizeof positions[0]; pi++) {
                 size_t at = positions[pi];
                 char dict[160];
-                snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%zu,), }", t->descr, count);
+                snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (%zu,), }", t->descr,
+                         count);
                 uint8_t *data = calloc(count, t->w);
                 for (size_t k = 0; k < count; k++) put_elem(t, data + k * t->w, 0.5, 1);
                 put_elem(t, data + at * t->w, kind == 0 ? NAN : kind == 1 ? -INFINITY : 2.0, kind == 2 ? 2 : 0);
@@ -959,8 +1054,9 @@ static void test_values(void) {
                     int64_t iv;
                     uint64_t uv;
                     double v = ref_value(t, data + k * t->w, &iv, &uv);
-                    int bad = t->cls == 'f' ? (kind < 2 ? !isfinite(v) : !(v >= 0 && v <= 1))
-                                            : t->cls == 'i' ? (iv < 0 || iv > 1) : uv > 1;
+                    int bad = t->cls == 'f'   ? (kind < 2 ? !isfinite(v) : !(v >= 0 && v <= 1))
+                              : t->cls == 'i' ? (iv < 0 || iv > 1)
+                                              : uv > 1;
                     if (bad) want = k;
                 }
                 fz_buf fb = {0};
@@ -987,8 +1083,7 @@ static npzs_parser *run_whole(const npzs_policy *pol, const fz_buf *fb, int *rc)
     npzs_in in = {fb->p, fb->n, 0};
     npzs_finish(p);
     npzs_event ev;
-    while ((*rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {
-    }
+    while ((*rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {}
     return p;
 }
 
@@ -1008,13 +1103,41 @@ static void test_values_kinds(void) {
         unsigned w;
         uint8_t good[8], good2[8], bad[8];
     } t[] = {
-        {"|V2", "\"dtype\": [\"bfloat16\"], \"finite\": true", "POLICY.nan", 2, {0x80, 0x3F}, {0x7F, 0x7F}, {0xC1, 0x7F}},
-        {"|V2", "\"dtype\": [\"bfloat16\"], \"finite\": true", "POLICY.inf", 2, {0x80, 0x3F}, {0x7F, 0xFF}, {0x80, 0xFF}},
-        {"|V2", "\"dtype\": [\"bfloat16\", \"|V2\"], \"range\": [0, 1]", "POLICY.range", 2, {0x00, 0x3F}, {0x80, 0x3F},
+        {"|V2",
+         "\"dtype\": [\"bfloat16\"], \"finite\": true",
+         "POLICY.nan",
+         2,
+         {0x80, 0x3F},
+         {0x7F, 0x7F},
+         {0xC1, 0x7F}},
+        {"|V2",
+         "\"dtype\": [\"bfloat16\"], \"finite\": true",
+         "POLICY.inf",
+         2,
+         {0x80, 0x3F},
+         {0x7F, 0xFF},
+         {0x80, 0xFF}},
+        {"|V2",
+         "\"dtype\": [\"bfloat16\", \"|V2\"], \"range\": [0, 1]",
+         "POLICY.range",
+         2,
+         {0x00, 0x3F},
+         {0x80, 0x3F},
          {0x81, 0x3F}},
-        {"|V2", "\"dtype\": [\"bfloat16\"], \"range\": [0, 1]", "POLICY.range", 2, {0x00, 0x3F}, {0x00, 0x00}, {0xC0, 0x7F}},
+        {"|V2",
+         "\"dtype\": [\"bfloat16\"], \"range\": [0, 1]",
+         "POLICY.range",
+         2,
+         {0x00, 0x3F},
+         {0x00, 0x00},
+         {0xC0, 0x7F}},
         {"<M8[s]", "\"finite\": true", "POLICY.nan", 8, {5}, {1, 0, 0, 0, 0, 0, 0, 0x80}, {0, 0, 0, 0, 0, 0, 0, 0x80}},
-        {">m8[ns]", "\"finite\": true", "POLICY.nan", 8, {0, 0, 0, 0, 0, 0, 0, 5}, {0x80, 0, 0, 0, 0, 0, 0, 1},
+        {">m8[ns]",
+         "\"finite\": true",
+         "POLICY.nan",
+         8,
+         {0, 0, 0, 0, 0, 0, 0, 5},
+         {0x80, 0, 0, 0, 0, 0, 0, 1},
          {0x80, 0, 0, 0, 0, 0, 0, 0}},
         {"|b1", "\"range\": [1, 1]", "POLICY.range", 1, {1}, {2}, {0}},
         {"|b1", "\"range\": [null, 0]", "POLICY.range", 1, {0}, {0}, {0xFF}},
@@ -1082,7 +1205,8 @@ static void test_detail_names(void) {
         {"[('a', [('%s', '>f4')])]", "{\"array\": {\"byte_order\": \"little\"}}", "POLICY.byte-order"},
         {"[('%s', '<f4')]", "{\"array\": {\"dtype\": [[[\"%s\", \"<f4\"]]]}}", "POLICY.dtype"},
         {"[(('%s', '%s'), '<f4')]", "{\"array\": {\"dtype\": [[[\"%s\", \"<f4\"]]]}}", "POLICY.dtype"},
-        {"[('%s', '<f4'), ('', '|V4')]", "{\"array\": {\"dtype\": [[[\"%s\", \"<f4\"]]]}}", "POLICY.dtype"}, /* no name */
+        {"[('%s', '<f4'), ('', '|V4')]", "{\"array\": {\"dtype\": [[[\"%s\", \"<f4\"]]]}}",
+         "POLICY.dtype"}, /* no name */
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         char descr[600], dict[800], json[600];
@@ -1100,9 +1224,10 @@ static void test_detail_names(void) {
         npzs_parser *p = run_whole(pol, &fb, &rc);
         const char *d = npzs_error_detail(p);
         CHECK(rc == NPZS_E_POLICY && !strcmp(npzs_error_rule(p), t[i].rule) && npzs_error_offset(p) == 10 && d &&
-                  utf8_valid(d) && strlen(d) < 200 && (i == 4 ? strstr(d, "itemsize is 8") : strstr(d, "\xc3\xa9\xc3\xa9\xc3\xa9")),
-              "detail %zu: %d %s at %" PRIu64 ": %s", i, rc, npzs_error_rule(p) ? npzs_error_rule(p) : "-", npzs_error_offset(p),
-              d ? d : "-");
+                  utf8_valid(d) && strlen(d) < 200 &&
+                  (i == 4 ? strstr(d, "itemsize is 8") : strstr(d, "\xc3\xa9\xc3\xa9\xc3\xa9")),
+              "detail %zu: %d %s at %" PRIu64 ": %s", i, rc, npzs_error_rule(p) ? npzs_error_rule(p) : "-",
+              npzs_error_offset(p), d ? d : "-");
         npzs_free(p);
         npzs_policy_free(pol);
         fz_free_buf(&fb);
@@ -1123,7 +1248,10 @@ static void hex(const uint8_t *d, char *out) {
 /* the members' digests of an input, in order, "hex,hex,..." */
 static int digests(const uint8_t *b, size_t n, size_t step, char *out, size_t cap) {
     npzs_parser *p = npzs_new(NULL, NULL);
-    if (npzs_hash(p, NPZS_HASH_SHA256) != 0) { npzs_free(p); return -1; }
+    if (npzs_hash(p, NPZS_HASH_SHA256) != 0) {
+        npzs_free(p);
+        return -1;
+    }
     size_t off = 0, k = 0;
     out[0] = 0;
     int rc = 0;
@@ -1161,9 +1289,10 @@ static void test_sha256_absent(void) {
         const char *json;
         unsigned column;
         const char *path;
-    } t[] = {{"{\"hash\": \"sha256\"}", 10, "hash"},
-             {"{\"members\": {\"w\": {\"sha256\": \"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\"}}}",
-              30, "members.w.sha256"}};
+    } t[] =
+        {{"{\"hash\": \"sha256\"}", 10, "hash"},
+         {"{\"members\": {\"w\": {\"sha256\": \"ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\"}}}",
+          30, "members.w.sha256"}};
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         npzs_policy_error e;
         npzs_policy *pol = compile(t[i].json, &e);
@@ -1188,7 +1317,8 @@ static void test_sha256(void) {
         return;
     }
     /* FIPS 180-2's "abc" and the empty string, as blobs of an archive */
-    fz_member m[2] = {{"abc", (const uint8_t *)"abc", 3, 0, 0, 0, 0, 0}, {"empty", (const uint8_t *)"", 0, 8, 1, 0, 0, 0}};
+    fz_member m[2] = {{"abc", (const uint8_t *)"abc", 3, 0, 0, 0, 0, 0},
+                      {"empty", (const uint8_t *)"", 0, 8, 1, 0, 0, 0}};
     fz_buf z = {0};
     for (int i = 0; i < 2; i++) fz_zip_member(&z, &m[i]);
     size_t cd = z.n;
@@ -1196,8 +1326,9 @@ static void test_sha256(void) {
     fz_zip_eocd(&z, 2, (uint32_t)(z.n - cd), (uint32_t)cd);
     char got[300];
     CHECK(digests(z.p, z.n, z.n, got, sizeof got) == 0 &&
-              !strcmp(got, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad,"
-                           "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855,"),
+              !strcmp(got,
+                      "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad,"
+                      "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855,"),
           "known digests: %s", got);
     fz_free_buf(&z);
     /* an array of 300 KiB: the same digest stored, deflated, written to a pipe, at any push size */
@@ -1236,34 +1367,45 @@ static void test_sha256(void) {
     npzs_in in = {"\x93", 1, 0};
     npzs_event ev;
     npzs_next(p, &in, &ev);
-    CHECK(npzs_hash(p, NPZS_HASH_SHA256) == NPZS_E_BAD_CALL && npzs_error(p) == NPZS_E_BAD_CALL, "npzs_hash after the first byte");
+    CHECK(npzs_hash(p, NPZS_HASH_SHA256) == NPZS_E_BAD_CALL && npzs_error(p) == NPZS_E_BAD_CALL,
+          "npzs_hash after the first byte");
     npzs_free(p);
 }
 
 /* ---- sniffing ------------------------------------------------------------------------------------- */
 
 static void test_sniff(void) {
-    static const struct { const char *bytes; size_t n; const char *kind; } t[] = {
+    static const struct {
+        const char *bytes;
+        size_t n;
+        const char *kind;
+    } t[] = {
         {"", 0, "empty"},
         {"\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00K\x01.", 14, "pickle"},
         {"\x80\x02]q\x00.", 6, "pickle"},
         {"(lp0\nI1\naI2\na.", 14, "pickle"},
         {"(dp0\nS'a'\np1\nI1\ns.", 19, "pickle"},
         {"cos\nsystem\n(S'id'\ntR.", 21, "pickle"},
-        {"]q\x00(K\x01K\x02" "e.", 11, "pickle"},
+        {"]q\x00(K\x01K\x02"
+         "e.",
+         11, "pickle"},
         {"}.", 2, "pickle"},
         {"PK\x03\x04\x14\x00", 6, "zip"},
-        {"\x1f\x8b" "\x08\x00", 4, "gzip"},
+        {"\x1f\x8b"
+         "\x08\x00",
+         4, "gzip"},
         {"hello, world\n", 13, "text"},
         {"caf\xc3\xa9 au lait, more than sixteen bytes", 37, "text"},
-        {"0123456789abcd\xc3\xa9", 16, "text"},       /* a character ends the window */
-        {"0123456789abcde\xc3\xa9xyz", 19, "text"},   /* a character cut by the window's end */
-        {"0123456789abcd\xc3", 15, "binary"},         /* ... but not by the blob's end */
+        {"0123456789abcd\xc3\xa9", 16, "text"},     /* a character ends the window */
+        {"0123456789abcde\xc3\xa9xyz", 19, "text"}, /* a character cut by the window's end */
+        {"0123456789abcd\xc3", 15, "binary"},       /* ... but not by the blob's end */
         {"(Introduction)", 14, "text"},
         {"\x00\x01\x02", 3, "binary"},
         {"\x93NUMPZ", 6, "binary"},
         {"\x93NU", 3, "binary"},
-        {"text\x07" "bell", 9, "binary"},
+        {"text\x07"
+         "bell",
+         9, "binary"},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         fz_member m = {"blob", (const uint8_t *)t[i].bytes, t[i].n, 0, 0, 0, 0, 0};
@@ -1314,8 +1456,7 @@ static void *share_thread(void *arg) {
         npzs_event ev;
         npzs_finish(p);
         int rc;
-        while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {
-        }
+        while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {}
         if (rc != NPZS_E_POLICY) s->bad++;
         npzs_free(p);
     }
@@ -1339,8 +1480,7 @@ static void test_api(void) {
     in = (npzs_in){a.p, a.n, 0};
     npzs_finish(p);
     int rc;
-    while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {
-    }
+    while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {}
     CHECK(rc == NPZS_DONE, "no policy after detaching: %d", rc);
     /* a reset keeps the policy (and its state is new) */
     npzs_reset(p);
@@ -1348,8 +1488,7 @@ static void test_api(void) {
     for (int round = 0; round < 2; round++) {
         in = (npzs_in){a.p, a.n, 0};
         npzs_finish(p);
-        while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {
-        }
+        while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {}
         CHECK(rc == NPZS_E_POLICY && !strcmp(npzs_error_rule(p), "POLICY.shape") && npzs_error_detail(p) &&
                   strstr(npzs_error_detail(p), "has 2 in dimension 0"),
               "round %d: %d %s", round, rc, npzs_error_detail(p) ? npzs_error_detail(p) : "-");
@@ -1380,7 +1519,8 @@ static void test_api(void) {
     size_t nr = npzs_rule_count(), with_hint = 0;
     for (size_t i = 0; i < nr; i++) with_hint += npzs_rule_hint(npzs_rule_id(i)) != NULL;
     CHECK(nr > 200 && npzs_rule_id(nr) == NULL && with_hint == nr, "%zu rules, %zu with a hint", nr, with_hint);
-    CHECK(npzs_rule_hint("LIMIT.max_total_bytes.array") && strstr(npzs_rule_hint("LIMIT.max_total_bytes.array"), "--max-total-bytes"),
+    CHECK(npzs_rule_hint("LIMIT.max_total_bytes.array") &&
+              strstr(npzs_rule_hint("LIMIT.max_total_bytes.array"), "--max-total-bytes"),
           "the limit's hint names the flag");
     CHECK(npzs_rule_hint("NOPE") == NULL, "an unknown rule has no hint");
     fz_free_buf(&a);
@@ -1396,7 +1536,10 @@ static int words_ok(const char *w) {
     for (size_t i = 0; s[i];) {
         uint8_t c = s[i];
         if (c < 0x20 || c == 0x7F) return 0;
-        if (c < 0x80) { i++; continue; }
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
         size_t k = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
         if (!k) return 0;
         uint32_t v = c & (0x7Fu >> k);
@@ -1404,8 +1547,10 @@ static int words_ok(const char *w) {
             if ((s[i + j] & 0xC0) != 0x80) return 0; /* a NUL ends it here too */
             v = v << 6 | (s[i + j] & 0x3Fu);
         }
-        if ((k == 3 && v < 0x800) || (k == 4 && (v < 0x10000 || v > 0x10FFFF)) || (v >= 0xD800 && v <= 0xDFFF)) return 0;
-        if (v <= 0x9F || v == 0x61C || v == 0x200E || v == 0x200F || (v >= 0x2028 && v <= 0x202E) || (v >= 0x2066 && v <= 0x2069))
+        if ((k == 3 && v < 0x800) || (k == 4 && (v < 0x10000 || v > 0x10FFFF)) || (v >= 0xD800 && v <= 0xDFFF))
+            return 0;
+        if (v <= 0x9F || v == 0x61C || v == 0x200E || v == 0x200F || (v >= 0x2028 && v <= 0x202E) ||
+            (v >= 0x2066 && v <= 0x2069))
             return 0;
         i += k;
     }
@@ -1436,8 +1581,7 @@ static int detail_of(const char *policy, int count, const char *const *names, co
     npzs_event ev;
     npzs_finish(p);
     int rc;
-    while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {
-    }
+    while ((rc = npzs_next(p, &in, &ev)) == NPZS_EVENT) {}
     snprintf(out, cap, "%s", npzs_error_detail(p) ? npzs_error_detail(p) : "-");
     npzs_free(p);
     npzs_policy_free(pol);
@@ -1450,17 +1594,23 @@ static void test_words(void) {
         const char *policy, *name, *detail;
     } t[] = {
         /* 64 bytes of text at most, cut before a character that does not fit whole */
-        {"{\"allow_other_members\": false}", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9.npy",
+        {"{\"allow_other_members\": false}",
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xc3\xa9.npy",
          "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' is not a member the policy lists"},
-        {"{\"allow_other_members\": false}", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xf0\x9f\x98\x80",
+        {"{\"allow_other_members\": false}",
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xf0\x9f\x98\x80",
          "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...' is not a member the policy lists"},
-        {"{\"allow_other_members\": false}", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xe4\xb8\xad.npy",
+        {"{\"allow_other_members\": false}",
+         "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xe4\xb8\xad.npy",
          "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\xe4\xb8\xad' is not a member the policy lists"},
         /* the bidi controls, a C1 control and a quote as escapes */
         {"{\"allow_other_members\": false}", "x\xe2\x80\xaey\xe2\x81\xa6z\xc2\x9b'q.npy",
          "'x\\u202ey\\u2066z\\u009b\\'q' is not a member the policy lists"},
-        {"{\"members\": {\"x\\u202ey\\n\\\\\": {}}}", "a.npy", "'x\\u202ey\\x0a\\\\' is required by the policy and missing"},
-        {"{\"members\": {\"*\": {\"shape\": [1]}}}", "\xe2\x81\xa7" "b.npy",
+        {"{\"members\": {\"x\\u202ey\\n\\\\\": {}}}", "a.npy",
+         "'x\\u202ey\\x0a\\\\' is required by the policy and missing"},
+        {"{\"members\": {\"*\": {\"shape\": [1]}}}",
+         "\xe2\x81\xa7"
+         "b.npy",
          "'\\u2067b' has 2 in dimension 0; the policy's shape has 1"},
     };
     fz_buf c[2] = {{0}, {0}};
@@ -1478,7 +1628,10 @@ static void test_words(void) {
     char pol[600], nm[80];
     snprintf(pol, sizeof pol, "{\"members\": {\"*\": {\"shape\": [\"N%0149d\"]}}}", 0);
     size_t k = 0;
-    for (int j = 0; j < 31; j++) { nm[k++] = '\xc3'; nm[k++] = '\xa9'; }
+    for (int j = 0; j < 31; j++) {
+        nm[k++] = '\xc3';
+        nm[k++] = '\xa9';
+    }
     nm[k++] = 'x';
     nm[k] = 0;
     const char *names[2] = {nm, "\xc3\xa9\xc3\xa9"};
@@ -1491,7 +1644,10 @@ static void test_words(void) {
     /* the compiler's path and message: keys as text, cut at 64 bytes of it on a character's end */
     char key[300], json[1200];
     k = 0;
-    for (int j = 0; j < 100; j++) { key[k++] = '\xc3'; key[k++] = '\xa9'; }
+    for (int j = 0; j < 100; j++) {
+        key[k++] = '\xc3';
+        key[k++] = '\xa9';
+    }
     key[k] = 0;
     snprintf(json, sizeof json, "{\"members\": {\"%s\": {\"dtype\": 5}}}", key);
     npzs_policy_error e;
@@ -1503,7 +1659,8 @@ static void test_words(void) {
     snprintf(want + k, sizeof want - k, "....dtype");
     CHECK(words_ok(e.path) && !strcmp(e.path, want), "a long key's path: %s", e.path);
     CHECK(!compile("{\"members\": {\"w\": {\"a\\u202eb\\n'c\": 1}}}", &e) && words_ok(e.message) &&
-              !strncmp(e.message, "unknown field 'a\\u202eb\\x0a\\'c' (", 32) && !strcmp(e.path, "members.w.a\\u202eb\\x0a'c"),
+              !strncmp(e.message, "unknown field 'a\\u202eb\\x0a\\'c' (", 32) &&
+              !strcmp(e.path, "members.w.a\\u202eb\\x0a'c"),
           "an unknown field's name: %s / %s", e.path, e.message);
     CHECK(!compile("{\"array\": {\"dtype\": [\"\\u2066<f4\"]}}", &e) && words_ok(e.message) &&
               !strncmp(e.message, "'\\u2066<f4': unknown dtype name", 31),

@@ -68,11 +68,11 @@ static const uint8_t *guarded_put(guarded *g, const uint8_t *src, size_t n, int 
 
 /* ---- one run -------------------------------------------------------------------------------- */
 typedef struct outcome {
-    int rc;            /* 1: END; else the error code */
+    int rc; /* 1: END; else the error code */
     uint64_t off;
-    const char *rule;  /* static text */
+    const char *rule; /* static text */
     long member;
-    uint64_t digest;   /* events, data merged */
+    uint64_t digest;    /* events, data merged */
     uint64_t digest_nd; /* events but DATA and BLOB (npzs_par_skip_data delivers none) */
     int data_events;
 } outcome;
@@ -84,7 +84,7 @@ static uint64_t mix(uint64_t h, const void *p, size_t n) {
 }
 #define MIXV(h, v) ((h) = mix((h), &(v), sizeof(v)))
 
-static int sequence; /* the vector's options include --sequence */
+static int sequence;        /* the vector's options include --sequence */
 static npzs_policy *policy; /* --policy FILE */
 static int sha256;          /* --sha256 */
 
@@ -105,8 +105,15 @@ static outcome run_par(const npzs_limits *lim, const uint8_t *buf, size_t len, s
                        par_cfg pc) {
     outcome o = {0, 0, NULL, -1, UINT64_C(0xcbf29ce484222325), UINT64_C(0xcbf29ce484222325), 0};
     npzs_parser *p = npzs_new(lim, NULL);
-    if (!p) { o.rc = NPZS_E_NOMEM; return o; }
-    if (sequence && npzs_npy_sequence(p) != 0) { o.rc = 98; npzs_free(p); return o; }
+    if (!p) {
+        o.rc = NPZS_E_NOMEM;
+        return o;
+    }
+    if (sequence && npzs_npy_sequence(p) != 0) {
+        o.rc = 98;
+        npzs_free(p);
+        return o;
+    }
     if ((policy && npzs_policy_use(p, policy) != 0) || (sha256 && npzs_hash(p, NPZS_HASH_SHA256) != 0)) {
         o.rc = 95;
         npzs_free(p);
@@ -115,11 +122,25 @@ static outcome run_par(const npzs_limits *lim, const uint8_t *buf, size_t len, s
     npzs_par *q = NULL;
     if (pc.threads >= 0) {
         q = npzs_par_new(p, (unsigned)pc.threads, pc.held);
-        if (!q) { o.rc = 97; npzs_free(p); return o; }
+        if (!q) {
+            o.rc = 97;
+            npzs_free(p);
+            return o;
+        }
         npzs__par_min_csize(q, 1);
-        if (pc.skip && npzs_par_skip_data(q) != 0) { o.rc = 96; npzs_par_free(q); npzs_free(p); return o; }
+        if (pc.skip && npzs_par_skip_data(q) != 0) {
+            o.rc = 96;
+            npzs_par_free(q);
+            npzs_free(p);
+            return o;
+        }
         if (pc.skip && pc.skip != UINT64_MAX) npzs__par_keep(q, pc.skip);
-        if (pc.stable == 1 && npzs_par_stable_input(q, 1) != 0) { o.rc = 94; npzs_par_free(q); npzs_free(p); return o; }
+        if (pc.stable == 1 && npzs_par_stable_input(q, 1) != 0) {
+            o.rc = 94;
+            npzs_par_free(q);
+            npzs_free(p);
+            return o;
+        }
     }
     const uint8_t *all = pc.stable == 1 ? guarded_put(g, buf, len, right) : NULL;
     uint64_t data = UINT64_C(0x84222325);
@@ -129,7 +150,10 @@ static outcome run_par(const npzs_limits *lim, const uint8_t *buf, size_t len, s
     unsigned calls = 0;
     for (;;) {
         if (pc.stable == 2 && off && !all) { /* the first push was copied: the rest by reference */
-            if (npzs_par_stable_input(q, 1) != 0) { o.rc = 94; break; }
+            if (npzs_par_stable_input(q, 1) != 0) {
+                o.rc = 94;
+                break;
+            }
             all = guarded_put(g, buf, len, right);
         }
         size_t n = len - off < step ? len - off : step;
@@ -167,7 +191,10 @@ static outcome run_par(const npzs_limits *lim, const uint8_t *buf, size_t len, s
                 MIXV(o.digest, data);
                 data = UINT64_C(0x84222325);
             }
-            if (ev.type == NPZS_EV_END) { o.rc = 1; break; }
+            if (ev.type == NPZS_EV_END) {
+                o.rc = 1;
+                break;
+            }
         }
         off += in.pos;
         if (o.rc == 1) break;
@@ -236,10 +263,22 @@ static int limits_of(const char *args, npzs_limits *lim) {
     char buf[256];
     snprintf(buf, sizeof buf, "%s", args);
     for (char *save = NULL, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-        if (!strcmp(t, "--lenient-npy-trailing")) { lim->lenient |= NPZS_LENIENT_NPY_TRAILING; continue; }
-        if (!strcmp(t, "--lenient-header-newline")) { lim->lenient |= NPZS_LENIENT_HEADER_NEWLINE; continue; }
-        if (!strcmp(t, "--sequence")) { sequence = 1; continue; }
-        if (!strcmp(t, "--sha256")) { sha256 = 1; continue; }
+        if (!strcmp(t, "--lenient-npy-trailing")) {
+            lim->lenient |= NPZS_LENIENT_NPY_TRAILING;
+            continue;
+        }
+        if (!strcmp(t, "--lenient-header-newline")) {
+            lim->lenient |= NPZS_LENIENT_HEADER_NEWLINE;
+            continue;
+        }
+        if (!strcmp(t, "--sequence")) {
+            sequence = 1;
+            continue;
+        }
+        if (!strcmp(t, "--sha256")) {
+            sha256 = 1;
+            continue;
+        }
         char *v = strtok_r(NULL, " ", &save);
         if (v && !strcmp(t, "--policy")) {
             if (policy_of(v) < 0) return -1;
@@ -278,7 +317,9 @@ static void check_vector(const char *dir, const vec *v) {
     }
     npzs_limits lim;
     guarded g;
-    const char *setup = limits_of(v->args, &lim) ? "options this runner does not know" : guarded_init(&g, len) ? "mmap" : NULL;
+    const char *setup = limits_of(v->args, &lim) ? "options this runner does not know"
+                        : guarded_init(&g, len)  ? "mmap"
+                                                 : NULL;
     if (setup) {
         CHECK(0, "%s: %s (%s)", v->name, setup, v->args);
         free(buf);
@@ -312,28 +353,40 @@ static void check_vector(const char *dir, const vec *v) {
             policy = pol;
             int same = bare.rc == whole.rc && bare.off == whole.off && bare.rule == whole.rule;
             if (!same && whole.rc != NPZS_E_POLICY)
-                snprintf(why, sizeof why, "without its policy %s@%" PRIu64 ", with it %s@%" PRIu64 " (not a policy rejection)",
+                snprintf(why, sizeof why,
+                         "without its policy %s@%" PRIu64 ", with it %s@%" PRIu64 " (not a policy rejection)",
                          bare.rc == 1 ? "ok" : npzs_error_name(bare.rc), bare.off,
                          whole.rc == 1 ? "ok" : npzs_error_name(whole.rc), whole.off);
         }
         static const size_t steps[] = {1, 2, 3, 7, 64, 4096, 0};
-        static const par_cfg cfgs[] = {{1, UINT64_C(1) << 30, 0, 0},          {2, UINT64_C(1) << 30, 0, 0},
-                                       {2, 4096, 0, 0},                       {0, UINT64_C(1) << 30, 0, 0},
-                                       {2, UINT64_C(1) << 30, UINT64_MAX, 0}, {2, UINT64_C(1) << 30, 1, 0},
-                                       {1, 70000, 64, 0},                     {2, UINT64_C(1) << 30, 150, 0},
-                                       {2, UINT64_C(1) << 30, 0, 1},          {2, 4096, 0, 1},
-                                       {2, UINT64_C(1) << 30, UINT64_MAX, 1}, {1, 70000, 64, 1},
-                                       {2, UINT64_C(1) << 30, UINT64_MAX, 2}, {2, 4096, 0, 2}};
+        static const par_cfg cfgs[] = {{1, UINT64_C(1) << 30, 0, 0},
+                                       {2, UINT64_C(1) << 30, 0, 0},
+                                       {2, 4096, 0, 0},
+                                       {0, UINT64_C(1) << 30, 0, 0},
+                                       {2, UINT64_C(1) << 30, UINT64_MAX, 0},
+                                       {2, UINT64_C(1) << 30, 1, 0},
+                                       {1, 70000, 64, 0},
+                                       {2, UINT64_C(1) << 30, 150, 0},
+                                       {2, UINT64_C(1) << 30, 0, 1},
+                                       {2, 4096, 0, 1},
+                                       {2, UINT64_C(1) << 30, UINT64_MAX, 1},
+                                       {1, 70000, 64, 1},
+                                       {2, UINT64_C(1) << 30, UINT64_MAX, 2},
+                                       {2, 4096, 0, 2}};
         for (size_t c = 0; par_mode && !why[0] && c < sizeof cfgs / sizeof *cfgs; c++) {
             for (size_t k = 0; !why[0] && k < sizeof steps / sizeof *steps; k++) {
                 size_t step = steps[k] ? steps[k] : (len ? len : 1);
                 outcome o = run_par(&lim, buf, len, step, &g, 1, cfgs[c]);
-                int same = cfgs[c].skip ? o.digest_nd == whole.digest_nd && o.data_events == 0 : o.digest == whole.digest;
+                int same = cfgs[c].skip ? o.digest_nd == whole.digest_nd && o.data_events == 0
+                                        : o.digest == whole.digest;
                 if (!matches(v, &o) || !same)
-                    snprintf(why, sizeof why, "through the helper (%d workers, bound %" PRIu64 "%s), pushes of %zu bytes "
-                             "give %s@%" PRIu64 " rule %s%s", cfgs[c].threads, cfgs[c].held,
-                             cfgs[c].stable ? ", stable input" : "", step, o.rc == 1 ? "ok" : npzs_error_name(o.rc),
-                             o.off, o.rule ? o.rule : "-", !same ? ", other events" : "");
+                    snprintf(why, sizeof why,
+                             "through the helper (%d workers, bound %" PRIu64
+                             "%s), pushes of %zu bytes "
+                             "give %s@%" PRIu64 " rule %s%s",
+                             cfgs[c].threads, cfgs[c].held, cfgs[c].stable ? ", stable input" : "", step,
+                             o.rc == 1 ? "ok" : npzs_error_name(o.rc), o.off, o.rule ? o.rule : "-",
+                             !same ? ", other events" : "");
             }
         }
         CHECK(!why[0], "%s: %s", v->name, why);
@@ -359,7 +412,10 @@ int main(int argc, char **argv) {
     char path[4096];
     snprintf(path, sizeof path, "%s/MANIFEST.tsv", dir);
     FILE *m = fopen(path, "r");
-    if (!m) { fprintf(stderr, "run_vectors: cannot open %s\n", path); return 2; }
+    if (!m) {
+        fprintf(stderr, "run_vectors: cannot open %s\n", path);
+        return 2;
+    }
     char line[1024];
     long lineno = 0;
     while (fgets(line, sizeof line, m)) {
@@ -371,7 +427,10 @@ int main(int argc, char **argv) {
         for (char *s = line; nc < 6; nc++) {
             col[nc] = s;
             char *tab = strchr(s, '\t');
-            if (!tab) { nc++; break; }
+            if (!tab) {
+                nc++;
+                break;
+            }
             *tab = 0;
             s = tab + 1;
         }

@@ -51,14 +51,14 @@ static void put_elem(buf *b, uint32_t nbytes, unsigned seed) {
 
 /* ---- running the parser ---- */
 typedef struct result {
-    int rc;              /* final: NPZS_EVENT when END was seen, else the error */
+    int rc; /* final: NPZS_EVENT when END was seen, else the error */
     uint64_t err_off;
     long err_elem;
-    uint64_t digest;     /* events, DATA merged per element */
+    uint64_t digest; /* events, DATA merged per element */
     unsigned long events;
     uint32_t count;
     uint32_t elems;
-    int violations;      /* contract violations seen while running */
+    int violations;       /* contract violations seen while running */
     const char *lim_name; /* a limit's numbers (npzs_vlen_error_limit), NULL for none */
     uint64_t lim_value, lim_needed;
 } result;
@@ -136,11 +136,23 @@ static result run(const npzs_vlen_spec *sp, const npzs_vlen_limits *lim, const u
                 if (npzs_vlen_error(p) != rc) violation(&r, "npzs_vlen_error != rc");
                 npzs_vlen_event e2;
                 if (npzs_vlen_next(p, &in, &e2) != rc) violation(&r, "error not sticky");
-                if (in_elem) { mix(&r.digest, 0xDA7A); mix(&r.digest, dpos); mix(&r.digest, crc_run); }
+                if (in_elem) {
+                    mix(&r.digest, 0xDA7A);
+                    mix(&r.digest, dpos);
+                    mix(&r.digest, crc_run);
+                }
                 break;
             }
-            if (rc == NPZS_DONE) { violation(&r, "DONE before END"); r.rc = -998; break; }
-            if (rc != NPZS_EVENT) { violation(&r, "unknown return"); r.rc = -997; break; }
+            if (rc == NPZS_DONE) {
+                violation(&r, "DONE before END");
+                r.rc = -998;
+                break;
+            }
+            if (rc != NPZS_EVENT) {
+                violation(&r, "unknown return");
+                r.rc = -997;
+                break;
+            }
             r.events++;
             if (ev.type != NPZS_VLEN_EV_DATA && in_elem && dpos) {
                 mix(&r.digest, 0xDA7A);
@@ -207,14 +219,16 @@ static result run(const npzs_vlen_spec *sp, const npzs_vlen_limits *lim, const u
                     if (npzs_vlen_next(p, NULL, &e2) != NPZS_DONE) violation(&r, "no DONE after END");
                 }
                 break;
-            default:
-                violation(&r, "unknown event type");
+            default: violation(&r, "unknown event type");
             }
             if (r.rc != 1000) break;
         }
         off += in.pos;
         free(copy);
-        if (r.rc == 1000 && finished) { violation(&r, "no verdict after finish"); r.rc = -996; }
+        if (r.rc == 1000 && finished) {
+            violation(&r, "no verdict after finish");
+            r.rc = -996;
+        }
     }
     npzs_vlen_free(p);
     if (ac.live != 0) violation(&r, "allocation leak");
@@ -223,8 +237,8 @@ static result run(const npzs_vlen_spec *sp, const npzs_vlen_limits *lim, const u
 
 static int same(const result *a, const result *b) {
     return a->rc == b->rc && a->err_off == b->err_off && a->err_elem == b->err_elem && a->digest == b->digest &&
-           a->count == b->count && a->elems == b->elems && a->lim_name == b->lim_name &&
-           a->lim_value == b->lim_value && a->lim_needed == b->lim_needed;
+           a->count == b->count && a->elems == b->elems && a->lim_name == b->lim_name && a->lim_value == b->lim_value &&
+           a->lim_needed == b->lim_needed;
 }
 
 /* Run under every schedule; all must agree and be contract-clean.  Returns the whole-input result. */
@@ -382,63 +396,121 @@ static void test_chunks(void) {
     buf b = {0};
 
     /* valid */
-    b.n = 0; put32(&b, 0);
+    b.n = 0;
+    put32(&b, 0);
     expect("empty chunk", &f2, NULL, &b, NPZS_EVENT, 0, 0, 0);
-    b.n = 0; put32(&b, 3); put_elem(&b, 0, 1); put_elem(&b, 0, 2); put_elem(&b, 0, 3);
+    b.n = 0;
+    put32(&b, 3);
+    put_elem(&b, 0, 1);
+    put_elem(&b, 0, 2);
+    put_elem(&b, 0, 3);
     expect("three empty elements", &f2, NULL, &b, NPZS_EVENT, 0, 0, 3);
-    b.n = 0; put32(&b, 4); put_elem(&b, 24, 1); put_elem(&b, 0, 2); put_elem(&b, 8, 3); put_elem(&b, 800, 4);
+    b.n = 0;
+    put32(&b, 4);
+    put_elem(&b, 24, 1);
+    put_elem(&b, 0, 2);
+    put_elem(&b, 8, 3);
+    put_elem(&b, 800, 4);
     expect("mixed", &f2, NULL, &b, NPZS_EVENT, 0, 0, 4);
-    b.n = 0; put32(&b, 2); put_elem(&b, 1, 1); put_elem(&b, 255, 2);
+    b.n = 0;
+    put32(&b, 2);
+    put_elem(&b, 1, 1);
+    put_elem(&b, 255, 2);
     expect("uint8 1-D", &u8, NULL, &b, NPZS_EVENT, 0, 0, 2);
 
     /* truncated */
     b.n = 0;
     expect("empty input", &f2, NULL, &b, NPZS_E_TRUNCATED, 0, -1, 0);
-    b.n = 0; put32(&b, 1); b.n = 3;
+    b.n = 0;
+    put32(&b, 1);
+    b.n = 3;
     expect("count cut", &f2, NULL, &b, NPZS_E_TRUNCATED, 0, -1, 0);
-    b.n = 0; put32(&b, 2);
+    b.n = 0;
+    put32(&b, 2);
     expect("no elements", &f2, NULL, &b, NPZS_E_TRUNCATED, 4, 0, 0);
-    b.n = 0; put32(&b, 2); put_elem(&b, 8, 1);
+    b.n = 0;
+    put32(&b, 2);
+    put_elem(&b, 8, 1);
     expect("one element missing", &f2, NULL, &b, NPZS_E_TRUNCATED, 16, 1, 1);
-    b.n = 0; put32(&b, 2); put_elem(&b, 8, 1); put32(&b, 16); b.n -= 2;
+    b.n = 0;
+    put32(&b, 2);
+    put_elem(&b, 8, 1);
+    put32(&b, 16);
+    b.n -= 2;
     expect("length cut", &f2, NULL, &b, NPZS_E_TRUNCATED, 16, 1, 1);
-    b.n = 0; put32(&b, 2); put_elem(&b, 8, 1); put_elem(&b, 16, 2); b.n -= 1;
+    b.n = 0;
+    put32(&b, 2);
+    put_elem(&b, 8, 1);
+    put_elem(&b, 16, 2);
+    b.n -= 1;
     expect("data cut", &f2, NULL, &b, NPZS_E_TRUNCATED, 16, 1, 1);
-    b.n = 0; put32(&b, 1); put32(&b, 16);
+    b.n = 0;
+    put32(&b, 1);
+    put32(&b, 16);
     expect("length, no data", &f2, NULL, &b, NPZS_E_TRUNCATED, 4, 0, 0);
-    b.n = 0; put32(&b, 0xFFFFFFFFu);
+    b.n = 0;
+    put32(&b, 0xFFFFFFFFu);
     expect("huge count", &f2, NULL, &b, NPZS_E_TRUNCATED, 4, 0, 0);
-    b.n = 0; put32(&b, 1); put32(&b, 0xFFFFFFF8u); put_elem(&b, 0, 0);
+    b.n = 0;
+    put32(&b, 1);
+    put32(&b, 0xFFFFFFF8u);
+    put_elem(&b, 0, 0);
     expect("huge length", &f2, NULL, &b, NPZS_E_TRUNCATED, 4, 0, 0);
 
     /* size mismatch */
-    b.n = 0; put32(&b, 2); put_elem(&b, 8, 1); put_elem(&b, 12, 2);
+    b.n = 0;
+    put32(&b, 2);
+    put_elem(&b, 8, 1);
+    put_elem(&b, 12, 2);
     expect("length % 8", &f2, NULL, &b, NPZS_E_SIZE_MISMATCH, 16, 1, 1);
-    b.n = 0; put32(&b, 1); put_elem(&b, 4, 1);
+    b.n = 0;
+    put32(&b, 1);
+    put_elem(&b, 4, 1);
     expect("half a row", &f2, NULL, &b, NPZS_E_SIZE_MISMATCH, 4, 0, 0);
-    b.n = 0; put32(&b, 1); put32(&b, 0xFFFFFFFFu);
+    b.n = 0;
+    put32(&b, 1);
+    put32(&b, 0xFFFFFFFFu);
     expect("odd huge length", &f2, NULL, &b, NPZS_E_SIZE_MISMATCH, 4, 0, 0);
 
     /* trailing */
-    b.n = 0; put32(&b, 0); put(&b, "x", 1);
+    b.n = 0;
+    put32(&b, 0);
+    put(&b, "x", 1);
     expect("trailing after empty chunk", &f2, NULL, &b, NPZS_E_TRAILING_DATA, 4, -1, 0);
-    b.n = 0; put32(&b, 1); put_elem(&b, 8, 1); put(&b, "\0\0\0\0", 4);
+    b.n = 0;
+    put32(&b, 1);
+    put_elem(&b, 8, 1);
+    put(&b, "\0\0\0\0", 4);
     expect("trailing after last", &f2, NULL, &b, NPZS_E_TRAILING_DATA, 16, -1, 1);
 
     /* limits: at the edge accepted, one over rejected */
     npzs_vlen_limits lim;
     npzs_vlen_limits_default(&lim);
     lim.max_elements = 2;
-    b.n = 0; put32(&b, 2); put_elem(&b, 0, 1); put_elem(&b, 8, 1);
+    b.n = 0;
+    put32(&b, 2);
+    put_elem(&b, 0, 1);
+    put_elem(&b, 8, 1);
     expect("max_elements edge", &f2, &lim, &b, NPZS_EVENT, 0, 0, 2);
-    b.n = 0; put32(&b, 3); put_elem(&b, 0, 1); put_elem(&b, 8, 1); put_elem(&b, 8, 1);
+    b.n = 0;
+    put32(&b, 3);
+    put_elem(&b, 0, 1);
+    put_elem(&b, 8, 1);
+    put_elem(&b, 8, 1);
     expect_limit("max_elements over", &f2, &lim, &b, 0, -1, 0, "max_elements", 2, 3);
     npzs_vlen_limits_default(&lim);
     lim.max_element_bytes = 16;
-    b.n = 0; put32(&b, 2); put_elem(&b, 16, 1); put_elem(&b, 24, 2);
+    b.n = 0;
+    put32(&b, 2);
+    put_elem(&b, 16, 1);
+    put_elem(&b, 24, 2);
     expect_limit("max_element_bytes", &f2, &lim, &b, 24, 1, 1, "max_element_bytes", 16, 24);
     npzs_vlen_limits_default(&lim);
-    b.n = 0; put32(&b, 3); put_elem(&b, 8, 1); put_elem(&b, 16, 2); put_elem(&b, 0, 3);
+    b.n = 0;
+    put32(&b, 3);
+    put_elem(&b, 8, 1);
+    put_elem(&b, 16, 2);
+    put_elem(&b, 0, 3);
     lim.max_total_bytes = b.n;
     expect("max_total_bytes edge", &f2, &lim, &b, NPZS_EVENT, 0, 0, 3);
     lim.max_total_bytes = b.n - 1;
@@ -446,7 +518,8 @@ static void test_chunks(void) {
     lim.max_total_bytes = 11; /* 4 + 3*4 = 16 > 11: the count alone is too much */
     expect_limit("max_total_bytes count", &f2, &lim, &b, 0, -1, 0, "max_total_bytes", 11, 16);
     npzs_vlen_limits_default(&lim);
-    b.n = 0; put32(&b, 0xFFFFFFFFu);
+    b.n = 0;
+    put32(&b, 0xFFFFFFFFu);
     expect("default total limit admits any count", &f2, &lim, &b, NPZS_E_TRUNCATED, 4, 0, 0);
     lim.max_total_bytes = UINT64_C(1) << 32;
     expect_limit("count x 4 over total", &f2, &lim, &b, 0, -1, 0, "max_total_bytes", UINT64_C(1) << 32,
@@ -454,7 +527,9 @@ static void test_chunks(void) {
     /* divisibility is checked before the limits */
     npzs_vlen_limits_default(&lim);
     lim.max_element_bytes = 4;
-    b.n = 0; put32(&b, 1); put_elem(&b, 12, 1);
+    b.n = 0;
+    put32(&b, 1);
+    put_elem(&b, 12, 1);
     expect("mismatch before limit", &f2, &lim, &b, NPZS_E_SIZE_MISMATCH, 4, 0, 0);
     free(b.p);
 }

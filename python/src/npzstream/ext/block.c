@@ -8,8 +8,7 @@
 #include <stdlib.h>
 
 typedef struct {
-    PyObject_HEAD
-    void *base;
+    PyObject_HEAD void *base;
     char *data;
     Py_ssize_t len;
 } Block;

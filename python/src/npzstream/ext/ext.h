@@ -22,7 +22,10 @@
 #include "npzstream.h"
 
 #if PY_VERSION_HEX < 0x030A0000
-static inline PyObject *Py_NewRef(PyObject *o) { Py_INCREF(o); return o; }
+static inline PyObject *Py_NewRef(PyObject *o) {
+    Py_INCREF(o);
+    return o;
+}
 #endif
 
 /* The module's state: its types, and the exception classes it raises (npzstream._errors's). */

@@ -13,8 +13,7 @@
 #include "npzstream_inv.h"
 
 typedef struct {
-    PyObject_HEAD
-    npzs_inv *v;
+    PyObject_HEAD npzs_inv *v;
     int finished;
 } Inventory;
 
@@ -24,9 +23,15 @@ static int Inventory_init(Inventory *s, PyObject *args, PyObject *kw) {
     if (!PyArg_ParseTupleAndKeywords(args, kw, "|O", kwlist, &limits)) return -1;
     npzs_limits lim;
     if (npzpy_read_limits(limits, &lim) < 0) return -1;
-    if (s->v) { PyErr_SetString(PyExc_RuntimeError, "Inventory.__init__ called twice"); return -1; }
+    if (s->v) {
+        PyErr_SetString(PyExc_RuntimeError, "Inventory.__init__ called twice");
+        return -1;
+    }
     s->v = npzs_inv_new(&lim, NULL);
-    if (!s->v) { PyErr_NoMemory(); return -1; }
+    if (!s->v) {
+        PyErr_NoMemory();
+        return -1;
+    }
     return 0;
 }
 
@@ -37,7 +42,8 @@ static void Inventory_dealloc(Inventory *s) {
 
 static int ready(Inventory *s) {
     if (s->v && !s->finished) return 0;
-    PyErr_SetString(PyExc_RuntimeError, s->v ? "npzstream: Inventory used after finish()" : "npzstream: Inventory not initialised");
+    PyErr_SetString(PyExc_RuntimeError,
+                    s->v ? "npzstream: Inventory used after finish()" : "npzstream: Inventory not initialised");
     return -1;
 }
 
@@ -76,7 +82,9 @@ static PyObject *error_dict(int code, const char *rule, const char *message, uin
 }
 
 static const char *source_name(unsigned source) {
-    return source == (NPZS_INV_LOCAL | NPZS_INV_CENTRAL) ? "local+central" : source == NPZS_INV_CENTRAL ? "central" : "local";
+    return source == (NPZS_INV_LOCAL | NPZS_INV_CENTRAL) ? "local+central"
+           : source == NPZS_INV_CENTRAL                  ? "central"
+                                                         : "local";
 }
 
 static const char *method_name(int method) {
@@ -95,7 +103,10 @@ static PyObject *member_dict(const npzs_inv_member *m) {
         if (!d) Py_CLEAR(shape);
         else PyTuple_SET_ITEM(shape, k, d);
     }
-    if (!shape) { Py_DECREF(err); return NULL; }
+    if (!shape) {
+        Py_DECREF(err);
+        return NULL;
+    }
     const char *kind = m->kind == NPZS_KIND_ARRAY ? "array" : m->kind == NPZS_KIND_BLOB ? "blob" : NULL;
     return Py_BuildValue("{sy#sIsssssKsKsKsKsOszszszsNsOsNsN}", "name", m->name, (Py_ssize_t)m->name_len, "flags",
                          m->flags, "source", source_name(m->source), "method", method_name(m->method), "offset",
@@ -132,7 +143,10 @@ static PyObject *Inventory_get_error(Inventory *s, void *c) {
     return error_dict(code, rule, msg, off, UINT64_MAX);
 }
 
-static PyObject *Inventory_get_zip(Inventory *s, void *c) { (void)c; return PyBool_FromLong(s->v && npzs_inv_is_zip(s->v)); }
+static PyObject *Inventory_get_zip(Inventory *s, void *c) {
+    (void)c;
+    return PyBool_FromLong(s->v && npzs_inv_is_zip(s->v));
+}
 static PyObject *Inventory_get_complete(Inventory *s, void *c) {
     (void)c;
     return PyBool_FromLong(s->v && npzs_inv_complete(s->v));

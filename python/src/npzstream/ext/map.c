@@ -15,8 +15,7 @@
 #endif
 
 typedef struct {
-    PyObject_HEAD
-    void *addr;
+    PyObject_HEAD void *addr;
     Py_ssize_t len;
 } Map;
 
@@ -25,8 +24,14 @@ static int Map_init(Map *self, PyObject *args, PyObject *kw) {
     int fd, populate = 0;
     Py_ssize_t len;
     if (!PyArg_ParseTupleAndKeywords(args, kw, "in|p", kwlist, &fd, &len, &populate)) return -1;
-    if (self->addr) { PyErr_SetString(PyExc_RuntimeError, "Map.__init__ called twice"); return -1; }
-    if (len < 0) { PyErr_SetString(PyExc_ValueError, "length must be >= 0"); return -1; }
+    if (self->addr) {
+        PyErr_SetString(PyExc_RuntimeError, "Map.__init__ called twice");
+        return -1;
+    }
+    if (len < 0) {
+        PyErr_SetString(PyExc_ValueError, "length must be >= 0");
+        return -1;
+    }
     if (len == 0) return 0; /* nothing to map: an empty buffer */
 #ifdef NPZS_HAVE_MMAP
     int flags = MAP_PRIVATE;
@@ -34,10 +39,11 @@ static int Map_init(Map *self, PyObject *args, PyObject *kw) {
     if (populate) flags |= MAP_POPULATE;
 #endif
     void *a;
-    Py_BEGIN_ALLOW_THREADS
-    a = mmap(NULL, (size_t)len, PROT_READ, flags, fd, 0);
-    Py_END_ALLOW_THREADS
-    if (a == MAP_FAILED) { PyErr_SetFromErrno(PyExc_OSError); return -1; }
+    Py_BEGIN_ALLOW_THREADS a = mmap(NULL, (size_t)len, PROT_READ, flags, fd, 0);
+    Py_END_ALLOW_THREADS if (a == MAP_FAILED) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        return -1;
+    }
     self->addr = a;
     self->len = len;
     return 0;
@@ -73,9 +79,15 @@ static PyObject *Map_madvise(Map *self, PyObject *arg) {
     else if (!strcmp(a, "random")) adv = MADV_RANDOM;
     else if (!strcmp(a, "willneed")) adv = MADV_WILLNEED;
     else if (!strcmp(a, "dontneed")) adv = MADV_DONTNEED;
-    else { PyErr_Format(PyExc_ValueError, "unknown advice %s", a); return NULL; }
+    else {
+        PyErr_Format(PyExc_ValueError, "unknown advice %s", a);
+        return NULL;
+    }
     if (!self->addr) Py_RETURN_FALSE;
-    if (madvise(self->addr, (size_t)self->len, adv) != 0) { PyErr_SetFromErrno(PyExc_OSError); return NULL; }
+    if (madvise(self->addr, (size_t)self->len, adv) != 0) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        return NULL;
+    }
     Py_RETURN_TRUE;
 #else
     (void)self;
@@ -91,8 +103,9 @@ static PyMethodDef Map_methods[] = {
 };
 
 static PyType_Slot Map_slots[] = {
-    {Py_tp_doc, (void *)"Map(fd, length, populate=False): a private read-only mapping of a file, unmapped with its last "
-                        "reference"},
+    {Py_tp_doc,
+     (void *)"Map(fd, length, populate=False): a private read-only mapping of a file, unmapped with its last "
+             "reference"},
     {Py_tp_new, (void *)PyType_GenericNew},
     {Py_tp_init, (void *)Map_init},
     {Py_tp_dealloc, (void *)Map_dealloc},

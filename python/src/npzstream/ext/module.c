@@ -11,7 +11,7 @@
 #include "ext.h"
 
 #include "policy/policy.h" /* NPZS_POLICY_MAX_TEXT: how much of a policy file the package reads */
-#include "bytes/text.h"   /* npzs_text_name: a key in a policy fault's path, as the library writes it */
+#include "bytes/text.h"    /* npzs_text_name: a key in a policy fault's path, as the library writes it */
 #include "sandbox.h"       /* cli_confine: the command line's sandbox, for a confined scan's workers */
 
 /* The hint of a rule id ("what to do"), or None. */
@@ -88,7 +88,8 @@ static PyMethodDef mod_methods[] = {
     {"rule_hint", mod_rule_hint, METH_O, "what the user can do about a rule id, or None"},
     {"library_version", mod_version, METH_NOARGS, "the version of the libnpzstream compiled in"},
     {"name_text", mod_name_text, METH_O, "a key as the library writes it in a policy fault's path"},
-    {"_confine", mod_confine, METH_VARARGS, "confine this process to reading the files named (npzstream.scan(sandbox=True))"},
+    {"_confine", mod_confine, METH_VARARGS,
+     "confine this process to reading the files named (npzstream.scan(sandbox=True))"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -153,15 +154,9 @@ static PyModuleDef_Slot mod_slots[] = {
 };
 
 static struct PyModuleDef moddef = {
-    PyModuleDef_HEAD_INIT,
-    .m_name = "_npzstream",
-    .m_doc = "libnpzstream, compiled in",
-    .m_size = sizeof(npzpy_state),
-    .m_methods = mod_methods,
-    .m_slots = mod_slots,
-    .m_traverse = mod_traverse,
-    .m_clear = mod_clear,
-    .m_free = mod_free,
+    PyModuleDef_HEAD_INIT,         .m_name = "_npzstream",   .m_doc = "libnpzstream, compiled in",
+    .m_size = sizeof(npzpy_state), .m_methods = mod_methods, .m_slots = mod_slots,
+    .m_traverse = mod_traverse,    .m_clear = mod_clear,     .m_free = mod_free,
 };
 
 PyMODINIT_FUNC PyInit__npzstream(void) { return PyModuleDef_Init(&moddef); }

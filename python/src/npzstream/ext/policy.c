@@ -7,8 +7,7 @@
 #include "ext.h"
 
 typedef struct {
-    PyObject_HEAD
-    npzs_policy *pol;
+    PyObject_HEAD npzs_policy *pol;
 } Policy;
 
 npzs_policy *npzpy_policy_get(PyObject *policy) { return ((Policy *)policy)->pol; }
@@ -35,7 +34,10 @@ static int Policy_init(Policy *self, PyObject *args, PyObject *kw) {
     PyObject *err = a ? PyObject_Call(cls, a, kwd) : NULL;
     Py_XDECREF(a);
     Py_XDECREF(kwd);
-    if (err) { PyErr_SetObject(cls, err); Py_DECREF(err); }
+    if (err) {
+        PyErr_SetObject(cls, err);
+        Py_DECREF(err);
+    }
     return -1;
 }
 

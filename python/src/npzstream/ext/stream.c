@@ -37,18 +37,17 @@
 #include <string.h>
 
 typedef struct {
-    PyObject_HEAD
-    npzs_parser *p;
-    npzs_par *q; /* threads > 1: the parallel-inflate helper over p */
-    PyObject *policy;     /* the Policy the parser enforces (kept alive with it), or NULL */
-    PyObject *on_header;  /* callable(member dict) -> writable buffer, None, or False (pause); or NULL */
-    PyObject *on_blob;    /* callable(member dict, bytes kept) -> True, or False (pause); or NULL */
+    PyObject_HEAD npzs_parser *p;
+    npzs_par *q;         /* threads > 1: the parallel-inflate helper over p */
+    PyObject *policy;    /* the Policy the parser enforces (kept alive with it), or NULL */
+    PyObject *on_header; /* callable(member dict) -> writable buffer, None, or False (pause); or NULL */
+    PyObject *on_blob;   /* callable(member dict, bytes kept) -> True, or False (pause); or NULL */
     int keep_blobs;
     uint64_t max_keep, kept;
-    PyObject *members;    /* list of completed member dicts */
-    PyObject *cur;        /* the member being read */
-    PyObject *blob;       /* list of bytes chunks of the current blob */
-    Py_buffer out;        /* the destination of the current array */
+    PyObject *members; /* list of completed member dicts */
+    PyObject *cur;     /* the member being read */
+    PyObject *blob;    /* list of bytes chunks of the current blob */
+    Py_buffer out;     /* the destination of the current array */
     int have_out;
     int busy, done, finished;
     /* the current member: stored (its bytes are the input's own), its array's size, the array
@@ -56,22 +55,22 @@ typedef struct {
      * came straight from a push (zero copy; UINT64_MAX otherwise) */
     int cur_stored, cur_deflated, cur_block;
     uint64_t cur_nbytes, data_got, data_at;
-    int checks;           /* a policy or hashing: any byte may be checked or hashed (heavy) */
+    int checks; /* a policy or hashing: any byte may be checked or hashed (heavy) */
     /* a callback paused the stream: what to do again before the next step */
     enum { PAUSE_NONE, PAUSE_HEADER, PAUSE_BLOB } paused;
-    uint64_t pause_len;   /* PAUSE_BLOB: the bytes to charge */
-    int map_stored;       /* open(): a stored array gets no destination, its data stays in the input */
+    uint64_t pause_len; /* PAUSE_BLOB: the bytes to charge */
+    int map_stored;     /* open(): a stored array gets no destination, its data stays in the input */
     /* an error this module raised on its own (max_keep): the library has none */
     const char *own_code, *own_rule, *own_msg;
     uint64_t own_off, own_value, own_needed; /* the limit in force, what the input needed */
     long own_member;
-    int broken;           /* a Python error stopped the event handling: the stream is unusable */
+    int broken; /* a Python error stopped the event handling: the stream is unusable */
     /* feed_held(): the buffers of the pushes, kept (exported) until release() or the stream's end,
      * so that the helper's workers read the bytes where they are (npzs_par_stable_input) */
     Py_buffer *held;
     Py_ssize_t nheld, held_cap;
-    int holding;          /* every push from the first feed_held() on is held */
-    int released;         /* release(): the input is gone, the stream takes no more */
+    int holding;  /* every push from the first feed_held() on is held */
+    int released; /* release(): the input is gone, the stream takes no more */
 } Stream;
 
 /* The current array's data as a Block, when a worker made it whole; NULL otherwise (the data
@@ -96,10 +95,17 @@ static PyObject *dt_spec(const npzs_array_info *a, uint32_t k, int depth) {
         PyObject *base = dt_spec(a, n->base, depth + 1);
         if (!base) return NULL;
         PyObject *shape = PyTuple_New(n->ndim);
-        if (!shape) { Py_DECREF(base); return NULL; }
+        if (!shape) {
+            Py_DECREF(base);
+            return NULL;
+        }
         for (uint32_t d = 0; d < n->ndim; d++) {
             PyObject *v = PyLong_FromUnsignedLongLong(n->shape[d]);
-            if (!v) { Py_DECREF(base); Py_DECREF(shape); return NULL; }
+            if (!v) {
+                Py_DECREF(base);
+                Py_DECREF(shape);
+                return NULL;
+            }
             PyTuple_SET_ITEM(shape, d, v);
         }
         PyObject *t = PyTuple_Pack(2, base, shape);
@@ -189,10 +195,14 @@ static int header_dest(Stream *s) {
         s->paused = PAUSE_HEADER;
         return 0;
     }
-    if (dst == Py_None) { Py_DECREF(dst); return 0; }
+    if (dst == Py_None) {
+        Py_DECREF(dst);
+        return 0;
+    }
     if (s->cur_block) { /* the data is where the array was made */
         Py_DECREF(dst);
-        PyErr_SetString(PyExc_ValueError, "npzstream: on_header returned a destination for an array made over its buffer");
+        PyErr_SetString(PyExc_ValueError,
+                        "npzstream: on_header returned a destination for an array made over its buffer");
         return -1;
     }
     int rc = PyObject_GetBuffer(dst, &s->out, PyBUF_WRITABLE | PyBUF_ANY_CONTIGUOUS);
@@ -243,7 +253,10 @@ static int on_header(Stream *s, const npzs_event *ev) {
     if (!shape) return -1;
     for (uint32_t d = 0; d < a->ndim; d++) {
         PyObject *v = PyLong_FromUnsignedLongLong(a->shape[d]);
-        if (!v) { Py_DECREF(shape); return -1; }
+        if (!v) {
+            Py_DECREF(shape);
+            return -1;
+        }
         PyTuple_SET_ITEM(shape, d, v);
     }
     if (set_item(c, "kind", PyUnicode_FromString("array")) < 0 || set_item(c, "shape", shape) < 0 ||
@@ -275,14 +288,14 @@ static int on_event(Stream *s, const npzs_event *ev) {
         s->cur_nbytes = s->data_got = 0;
         s->data_at = UINT64_MAX;
         if (set_item(s->cur, "index", PyLong_FromUnsignedLong(ev->member)) < 0 || set_item(s->cur, "name", name) < 0 ||
-            set_item(s->cur, "method", PyUnicode_FromString(ev->method == NPZS_METHOD_DEFLATED ? "deflated" : "stored")) < 0 ||
+            set_item(s->cur, "method",
+                     PyUnicode_FromString(ev->method == NPZS_METHOD_DEFLATED ? "deflated" : "stored")) < 0 ||
             set_item(s->cur, "offset", PyLong_FromUnsignedLongLong(ev->offset)) < 0 ||
             set_item(s->cur, "flags", PyLong_FromUnsignedLong(ev->flags)) < 0)
             return -1;
         return 0;
     }
-    case NPZS_EV_HEADER:
-        return on_header(s, ev);
+    case NPZS_EV_HEADER: return on_header(s, ev);
     case NPZS_EV_BLOB:
         if (!s->keep_blobs) return 0;
         if (ev->len > s->max_keep - s->kept) return own_reject(s, ev->offset, (long)ev->member, ev->len);
@@ -308,14 +321,16 @@ static int on_event(Stream *s, const npzs_event *ev) {
             set_item(c, "end", PyLong_FromUnsignedLongLong(ev->offset)) < 0 ||
             set_item(c, "sniff", PyUnicode_FromString(npzs_sniff_name(ev->sniff))) < 0)
             return -1;
-        if (s->data_at != UINT64_MAX && set_item(c, "data_offset", PyLong_FromUnsignedLongLong(s->data_at)) < 0) return -1;
+        if (s->data_at != UINT64_MAX && set_item(c, "data_offset", PyLong_FromUnsignedLongLong(s->data_at)) < 0)
+            return -1;
         if (ev->sha256) {
             char hex[65];
             for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", ev->sha256[i]);
             if (set_item(c, "sha256", PyUnicode_FromString(hex)) < 0) return -1;
         }
         if (ev->kind == NPZS_KIND_BLOB && s->keep_blobs) {
-            PyObject *data = s->blob ? PyBytes_FromStringAndSize(PyByteArray_AS_STRING(s->blob), PyByteArray_GET_SIZE(s->blob))
+            PyObject *data = s->blob ? PyBytes_FromStringAndSize(PyByteArray_AS_STRING(s->blob),
+                                                                 PyByteArray_GET_SIZE(s->blob))
                                      : PyBytes_FromStringAndSize(NULL, 0);
             if (set_item(c, "data", data) < 0) return -1;
             Py_CLEAR(s->blob);
@@ -324,11 +339,8 @@ static int on_event(Stream *s, const npzs_event *ev) {
         Py_CLEAR(s->cur);
         return rc;
     }
-    case NPZS_EV_END:
-        s->done = 1;
-        return 0;
-    default:
-        return 0;
+    case NPZS_EV_END: s->done = 1; return 0;
+    default: return 0;
     }
 }
 
@@ -350,7 +362,10 @@ static int run(Stream *s, npzs_in *in, int cheap) {
         if (cheap && hv) break;
         int release = !cheap && (hv || !in || in->size - in->pos >= GIL_FREE_MIN);
         if (release && !ts) ts = PyEval_SaveThread();
-        else if (!release && ts) { PyEval_RestoreThread(ts); ts = NULL; }
+        else if (!release && ts) {
+            PyEval_RestoreThread(ts);
+            ts = NULL;
+        }
         npzs_event ev;
         rc = npzs_next(s->p, in, &ev); /* through the helper when one is attached */
         if (rc != NPZS_EVENT) break;
@@ -360,7 +375,10 @@ static int run(Stream *s, npzs_in *in, int cheap) {
             continue;
         }
         if (ev.type == NPZS_EV_BLOB && !s->keep_blobs) continue; /* nothing to do here */
-        if (ts) { PyEval_RestoreThread(ts); ts = NULL; }
+        if (ts) {
+            PyEval_RestoreThread(ts);
+            ts = NULL;
+        }
         r = on_event(s, &ev);
         if (ev.type == NPZS_EV_END) break;
     }
@@ -378,7 +396,10 @@ static PyObject *raise_rejected(Stream *s) {
     PyObject *name = Py_NewRef(Py_None), *kw;
     if (s->own_code) {
         PyObject *c = s->own_member >= 0 && s->cur ? PyDict_GetItemString(s->cur, "name") : NULL;
-        if (c) { Py_DECREF(name); name = Py_NewRef(c); }
+        if (c) {
+            Py_DECREF(name);
+            name = Py_NewRef(c);
+        }
         kw = Py_BuildValue("{sssKsNsOsssOs(sKK)}", "code", s->own_code, "offset", (unsigned long long)s->own_off,
                            "member", s->own_member >= 0 ? PyLong_FromLong(s->own_member) : Py_NewRef(Py_None), "name",
                            name, "rule", s->own_rule, "content_offset", Py_None, "limit", "max_bytes",
@@ -389,13 +410,20 @@ static PyObject *raise_rejected(Stream *s) {
         PyObject *e = args ? PyObject_Call(cls, args, kw) : NULL;
         Py_XDECREF(args);
         Py_DECREF(kw);
-        if (e) { PyErr_SetObject(cls, e); Py_DECREF(e); }
+        if (e) {
+            PyErr_SetObject(cls, e);
+            Py_DECREF(e);
+        }
         return NULL;
     }
     int code = npzs_error(s->p);
     size_t nl = 0;
     const char *nm = npzs_error_member_name(s->p, &nl);
-    if (nm) { Py_DECREF(name); name = PyBytes_FromStringAndSize(nm, (Py_ssize_t)nl); if (!name) return NULL; }
+    if (nm) {
+        Py_DECREF(name);
+        name = PyBytes_FromStringAndSize(nm, (Py_ssize_t)nl);
+        if (!name) return NULL;
+    }
     long mi = npzs_error_member(s->p);
     uint64_t co = npzs_error_content_offset(s->p);
     const char *rule = npzs_error_rule(s->p);
@@ -415,13 +443,22 @@ static PyObject *raise_rejected(Stream *s) {
     PyObject *e = args ? PyObject_Call(cls, args, kw) : NULL;
     Py_XDECREF(args);
     Py_DECREF(kw);
-    if (e) { PyErr_SetObject(cls, e); Py_DECREF(e); }
+    if (e) {
+        PyErr_SetObject(cls, e);
+        Py_DECREF(e);
+    }
     return NULL;
 }
 
 static int enter(Stream *s) {
-    if (s->busy) { PyErr_SetString(PyExc_RuntimeError, "npzstream: the stream is in use by another call"); return -1; }
-    if (s->released) { PyErr_SetString(PyExc_RuntimeError, "npzstream: the stream's input was released"); return -1; }
+    if (s->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "npzstream: the stream is in use by another call");
+        return -1;
+    }
+    if (s->released) {
+        PyErr_SetString(PyExc_RuntimeError, "npzstream: the stream's input was released");
+        return -1;
+    }
     if (s->broken) {
         PyErr_SetString(PyExc_RuntimeError, "npzstream: the stream stopped at an exception of its callback");
         return -1;
@@ -444,7 +481,10 @@ static Py_buffer *held_slot(Stream *s) {
     if (s->nheld == s->held_cap) {
         Py_ssize_t n = s->held_cap ? 2 * s->held_cap : 4;
         Py_buffer *h = PyMem_Realloc(s->held, (size_t)n * sizeof *h);
-        if (!h) { PyErr_NoMemory(); return NULL; }
+        if (!h) {
+            PyErr_NoMemory();
+            return NULL;
+        }
         s->held = h;
         s->held_cap = n;
     }
@@ -470,7 +510,10 @@ static int push(Stream *s, PyObject *arg, int cheap, Py_ssize_t *used) {
         return -1;
     }
     Py_buffer own, *b = s->holding ? held_slot(s) : &own;
-    if (!b || PyObject_GetBuffer(arg, b, PyBUF_SIMPLE) < 0) { s->busy = 0; return -1; }
+    if (!b || PyObject_GetBuffer(arg, b, PyBUF_SIMPLE) < 0) {
+        s->busy = 0;
+        return -1;
+    }
     if (b != &own) s->nheld++;
     npzs_in in = {b->buf, (size_t)b->len, 0};
     int r = run(s, &in, cheap);
@@ -508,7 +551,10 @@ static PyObject *Stream_feed_held(Stream *s, PyObject *arg) {
  * no more bytes.  Called again, nothing. */
 static PyObject *Stream_release(Stream *s, PyObject *unused) {
     (void)unused;
-    if (s->busy) { PyErr_SetString(PyExc_RuntimeError, "npzstream: the stream is in use by another call"); return NULL; }
+    if (s->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "npzstream: the stream is in use by another call");
+        return NULL;
+    }
     npzs_par_free(s->q);
     s->q = NULL;
     release_held(s);
@@ -552,8 +598,8 @@ static PyObject *Stream_finish(Stream *s, PyObject *unused) {
 /* ---- the type --------------------------------------------------------------------------------- */
 
 static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
-    static char *kwlist[] = {"limits", "on_header", "keep_blobs", "max_keep", "threads", "policy", "hash",
-                             "map_stored", "on_blob", NULL};
+    static char *kwlist[] = {"limits", "on_header", "keep_blobs", "max_keep", "threads",
+                             "policy", "hash",      "map_stored", "on_blob",  NULL};
     PyObject *limits = NULL, *cb = NULL, *policy = NULL, *blob_cb = NULL;
     int keep = 0, threads = 1, hash = 0, map_stored = 0;
     unsigned long long max_keep = UINT64_MAX;
@@ -566,7 +612,8 @@ static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
         return -1;
     }
     if (hash && !npzs_sha256_built()) {
-        PyErr_SetString(PyExc_ValueError, "hash=True: this build of npzstream has no SHA-256 (it needs OpenSSL's libcrypto)");
+        PyErr_SetString(PyExc_ValueError,
+                        "hash=True: this build of npzstream has no SHA-256 (it needs OpenSSL's libcrypto)");
         return -1;
     }
     if (threads < 1 || threads > 64) {
@@ -576,23 +623,42 @@ static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
     npzs_limits lim;
     if (npzpy_read_limits(limits, &lim) < 0) return -1;
     if (cb == Py_None) cb = NULL;
-    if (cb && !PyCallable_Check(cb)) { PyErr_SetString(PyExc_TypeError, "on_header must be callable"); return -1; }
+    if (cb && !PyCallable_Check(cb)) {
+        PyErr_SetString(PyExc_TypeError, "on_header must be callable");
+        return -1;
+    }
     if (blob_cb == Py_None) blob_cb = NULL;
-    if (blob_cb && !PyCallable_Check(blob_cb)) { PyErr_SetString(PyExc_TypeError, "on_blob must be callable"); return -1; }
-    if (s->p) { PyErr_SetString(PyExc_RuntimeError, "Stream.__init__ called twice"); return -1; }
+    if (blob_cb && !PyCallable_Check(blob_cb)) {
+        PyErr_SetString(PyExc_TypeError, "on_blob must be callable");
+        return -1;
+    }
+    if (s->p) {
+        PyErr_SetString(PyExc_RuntimeError, "Stream.__init__ called twice");
+        return -1;
+    }
     s->p = npzs_new(&lim, NULL);
-    if (!s->p) { PyErr_NoMemory(); return -1; }
-    if ((policy && npzs_policy_use(s->p, npzpy_policy_get(policy)) != 0) || (hash && npzs_hash(s->p, NPZS_HASH_SHA256) != 0)) {
+    if (!s->p) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if ((policy && npzs_policy_use(s->p, npzpy_policy_get(policy)) != 0) ||
+        (hash && npzs_hash(s->p, NPZS_HASH_SHA256) != 0)) {
         PyErr_NoMemory();
         return -1;
     }
     s->policy = policy ? Py_NewRef(policy) : NULL;
     if (threads > 1) { /* 128 MiB of members held a worker, as the command line's -j */
         s->q = npzs_par_new(s->p, (unsigned)threads, (uint64_t)threads << 27);
-        if (!s->q) { PyErr_NoMemory(); return -1; }
+        if (!s->q) {
+            PyErr_NoMemory();
+            return -1;
+        }
         /* a validator (no arrays, no blobs kept, no values checked or hashed): the workers keep only
          * each member's header */
-        if (!cb && !keep && !policy && !hash && npzs_par_skip_data(s->q) != 0) { PyErr_NoMemory(); return -1; }
+        if (!cb && !keep && !policy && !hash && npzs_par_skip_data(s->q) != 0) {
+            PyErr_NoMemory();
+            return -1;
+        }
     }
     s->on_header = cb ? Py_NewRef(cb) : NULL;
     s->on_blob = blob_cb ? Py_NewRef(blob_cb) : NULL;
@@ -642,8 +708,14 @@ static void Stream_dealloc(Stream *s) {
     npzpy_free((PyObject *)s);
 }
 
-static PyObject *Stream_get_members(Stream *s, void *c) { (void)c; return Py_NewRef(s->members ? s->members : Py_None); }
-static PyObject *Stream_get_done(Stream *s, void *c) { (void)c; return PyBool_FromLong(s->done); }
+static PyObject *Stream_get_members(Stream *s, void *c) {
+    (void)c;
+    return Py_NewRef(s->members ? s->members : Py_None);
+}
+static PyObject *Stream_get_done(Stream *s, void *c) {
+    (void)c;
+    return PyBool_FromLong(s->done);
+}
 static PyObject *Stream_get_format(Stream *s, void *c) {
     (void)c;
     npzs_format f = s->p ? npzs_format_of(s->p) : NPZS_FORMAT_UNKNOWN;
@@ -651,13 +723,34 @@ static PyObject *Stream_get_format(Stream *s, void *c) {
     if (f == NPZS_FORMAT_NPZ) return PyUnicode_FromString("npz");
     Py_RETURN_NONE;
 }
-static PyObject *Stream_get_consumed(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(s->p ? npzs_consumed(s->p) : 0); }
-static PyObject *Stream_get_ahead(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(npzs_par_used(s->q)); }
-static PyObject *Stream_get_memory(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(s->p ? npzs_memory(s->p) : 0); }
-static PyObject *Stream_get_helper_memory(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(npzs_par_memory(s->q)); }
-static PyObject *Stream_get_paused(Stream *s, void *c) { (void)c; return PyBool_FromLong(s->paused != PAUSE_NONE); }
-static PyObject *Stream_get_heavy(Stream *s, void *c) { (void)c; return PyBool_FromLong(s->p && heavy(s)); }
-static PyObject *Stream_get_kept(Stream *s, void *c) { (void)c; return PyLong_FromUnsignedLongLong(s->kept); }
+static PyObject *Stream_get_consumed(Stream *s, void *c) {
+    (void)c;
+    return PyLong_FromUnsignedLongLong(s->p ? npzs_consumed(s->p) : 0);
+}
+static PyObject *Stream_get_ahead(Stream *s, void *c) {
+    (void)c;
+    return PyLong_FromUnsignedLongLong(npzs_par_used(s->q));
+}
+static PyObject *Stream_get_memory(Stream *s, void *c) {
+    (void)c;
+    return PyLong_FromUnsignedLongLong(s->p ? npzs_memory(s->p) : 0);
+}
+static PyObject *Stream_get_helper_memory(Stream *s, void *c) {
+    (void)c;
+    return PyLong_FromUnsignedLongLong(npzs_par_memory(s->q));
+}
+static PyObject *Stream_get_paused(Stream *s, void *c) {
+    (void)c;
+    return PyBool_FromLong(s->paused != PAUSE_NONE);
+}
+static PyObject *Stream_get_heavy(Stream *s, void *c) {
+    (void)c;
+    return PyBool_FromLong(s->p && heavy(s));
+}
+static PyObject *Stream_get_kept(Stream *s, void *c) {
+    (void)c;
+    return PyLong_FromUnsignedLongLong(s->kept);
+}
 /* (pos, left): the current array is stored and has a destination, and the parser wants its data
  * bytes pos .. pos + left next, nothing else: the caller may read them straight into the
  * destination at pos and push that span (the parser finds the bytes already in place: no copy,
@@ -680,9 +773,12 @@ static PyGetSetDef Stream_getset[] = {
     {"helper_memory", (getter)Stream_get_helper_memory, NULL,
      "bytes the worker threads' helper holds now (input taken ahead, outputs, its cache); 0 without one", NULL},
     {"kept", (getter)Stream_get_kept, NULL, "array and blob bytes kept so far", NULL},
-    {"paused", (getter)Stream_get_paused, NULL, "a callback paused the stream: the next push or finish() calls it again", NULL},
-    {"heavy", (getter)Stream_get_heavy, NULL, "the next step may be heavy (inflate, checks, a worker): push(cheap=True) does nothing", NULL},
-    {"direct", (getter)Stream_get_direct, NULL, "(pos, left) of the current stored array's data to read in place, or None", NULL},
+    {"paused", (getter)Stream_get_paused, NULL,
+     "a callback paused the stream: the next push or finish() calls it again", NULL},
+    {"heavy", (getter)Stream_get_heavy, NULL,
+     "the next step may be heavy (inflate, checks, a worker): push(cheap=True) does nothing", NULL},
+    {"direct", (getter)Stream_get_direct, NULL,
+     "(pos, left) of the current stored array's data to read in place, or None", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -695,13 +791,15 @@ static PyMethodDef Stream_methods[] = {
      "release(): the end of the input: the worker threads stop, the held buffers are released; no more bytes"},
     {"push", (PyCFunction)(void (*)(void))Stream_push, METH_VARARGS | METH_KEYWORDS,
      "push(data, cheap=False) -> bytes consumed: less than all after a pause, or (cheap) before a heavy step"},
-    {"finish", (PyCFunction)Stream_finish, METH_NOARGS, "finish(): the end of the input; raises unless valid; False after a pause"},
+    {"finish", (PyCFunction)Stream_finish, METH_NOARGS,
+     "finish(): the end of the input; raises unless valid; False after a pause"},
     {NULL, NULL, 0, NULL},
 };
 
 static PyType_Slot Stream_slots[] = {
-    {Py_tp_doc, (void *)"Stream(limits=None, on_header=None, keep_blobs=False, max_keep=2**64-1, threads=1, policy=None, "
-                        "hash=False, map_stored=False, on_blob=None): the parser"},
+    {Py_tp_doc,
+     (void *)"Stream(limits=None, on_header=None, keep_blobs=False, max_keep=2**64-1, threads=1, policy=None, "
+             "hash=False, map_stored=False, on_blob=None): the parser"},
     {Py_tp_new, (void *)PyType_GenericNew},
     {Py_tp_init, (void *)Stream_init},
     {Py_tp_dealloc, (void *)Stream_dealloc},
