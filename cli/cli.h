@@ -29,8 +29,9 @@ extern const char EXIT_HELP[];
 /* --help's text of the shared options: the library's limits table, then the rest. */
 const char *limits_help(void);
 void limits_print(FILE *f, int man); /* `help limits [--man]` */
-/* The flag that sets a field of npzs_limits (its name when none does), for the diagnostics. */
-const char *limit_flag(const char *field);
+/* Whether the limits are in the range the library accepts (npzs_limits_check); if not, says
+ * which flag is out of it on err (the field's name when no flag sets it) and returns 0. */
+int limits_in_range(const npzs_limits *lim, FILE *err);
 /* A decimal number, digits only (no sign, no space); 0 or -1. */
 int cli_parse_u64(const char *s, uint64_t *v);
 /* A size: digits and an optional suffix (K M G T P E, Ki Mi Gi Ti Pi Ei); 0 or -1. */

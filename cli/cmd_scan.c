@@ -183,12 +183,7 @@ static int scan_parse(int argc, char **argv, scan_opts *so, const char ***paths,
         usage_scan(stderr);
         return 2;
     }
-    const char *bad = npzs_limits_check(&so->op.lim);
-    if (bad) {
-        fprintf(stderr, "npzstream: %s: out of the range the library accepts\n", limit_flag(bad));
-        return 2;
-    }
-    return -1;
+    return limits_in_range(&so->op.lim, stderr) ? -1 : 2;
 }
 
 /* ---- what a unit finds ---- */

@@ -322,11 +322,17 @@ int parse_limit(opts *o, int argc, char **argv, int *i) {
     return 0;
 }
 
-/* The flag that sets a field of npzs_limits, for the diagnostics. */
-const char *limit_flag(const char *field) {
+int limits_in_range(const npzs_limits *lim, FILE *err) {
+    const char *bad = npzs_limits_check(lim);
+    if (!bad) return 1;
+    const char *flag = bad;
     for (size_t i = 0; i < NLIMITS; i++)
-        if (!strcmp(LIMIT_OPTS[i].field, field)) return LIMIT_OPTS[i].flag;
-    return field;
+        if (!strcmp(LIMIT_OPTS[i].field, bad)) {
+            flag = LIMIT_OPTS[i].flag;
+            break;
+        }
+    fprintf(err, "npzstream: %s: out of the range the library accepts\n", flag);
+    return 0;
 }
 
 /* Options of check and ls: the output mode, the limits, --help, FILEs and --files-from.
@@ -393,12 +399,7 @@ int batch_parse(int argc, char **argv, batch *b, void (*help)(FILE *), void (*ba
                 fprintf(stderr, "npzstream: stdin cannot be both the list of files and a FILE\n");
                 return 2;
             }
-    const char *bad = npzs_limits_check(&b->op.lim);
-    if (bad) {
-        fprintf(stderr, "npzstream: %s: out of the range the library accepts\n", limit_flag(bad));
-        return 2;
-    }
-    return -1;
+    return limits_in_range(&b->op.lim, stderr) ? -1 : 2;
 }
 
 void batch_free(batch *b) {

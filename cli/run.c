@@ -18,11 +18,7 @@
 /* ---- the thread's parser and helper ---------------------------------------------------------- */
 
 npzs_parser *new_parser(const opts *o) {
-    const char *bad = npzs_limits_check(&o->lim);
-    if (bad) {
-        fprintf(ERR, "npzstream: %s: out of the range the library accepts\n", limit_flag(bad));
-        return NULL;
-    }
+    if (!limits_in_range(&o->lim, ERR)) return NULL;
     npzs_parser *p = npzs_new(&o->lim, NULL);
     if (!p) {
         fprintf(ERR, "npzstream: out of memory (or --max-memory below the parser's own size)\n");

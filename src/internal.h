@@ -191,8 +191,7 @@ struct npzs_parser {
     char err_detail[200]; /* a policy violation in words (npzs_error_detail) */
     /* a limit's numbers (npzs_error_limit): its name, its value in force, what the input needed;
      * the need is given by the check (npzs__limit_need) just before it fails */
-    const char *err_lim_name;
-    uint64_t err_lim_value, err_lim_needed;
+    npzs__limit_hit err_lim;
     uint64_t lim_need;
     int lim_need_set;
 

@@ -38,11 +38,7 @@ NPZS__API uint64_t npzs_error_content_offset(const npzs_parser *p) {
     return p && p->err ? p->err_coff : NPZS_NO_OFFSET;
 }
 NPZS__API int npzs_error_limit(const npzs_parser *p, const char **name, uint64_t *value, uint64_t *needed) {
-    int have = p && p->err && p->err_lim_name;
-    if (name) *name = have ? p->err_lim_name : NULL;
-    if (value) *value = have ? p->err_lim_value : 0;
-    if (needed) *needed = have ? p->err_lim_needed : 0;
-    return have;
+    return npzs__limit_out(p && p->err ? &p->err_lim : NULL, name, value, needed);
 }
 NPZS__API const char *npzs_error_member_name(const npzs_parser *p, size_t *len) {
     if (len) *len = 0;

@@ -35,6 +35,23 @@ static inline uint64_t npzs__le64(const uint8_t *b) {
 /* alloc.c: malloc and free, the hooks when the caller gives none */
 extern const npzs_allocator npzs__malloc;
 
+/* A limit rejection's numbers (npzs_error_limit, npzs_vlen_error_limit): the limit's name (NULL:
+ * none recorded), its value in force, and what the input needed or declared. */
+typedef struct {
+    const char *name;
+    uint64_t value, needed;
+} npzs__limit_hit;
+
+/* h's numbers to the API's out-pointers (each may be NULL; h NULL: no error): 1 if a limit is
+ * recorded, else 0 with NULL and zeros. */
+static inline int npzs__limit_out(const npzs__limit_hit *h, const char **name, uint64_t *value, uint64_t *needed) {
+    int have = h && h->name;
+    if (name) *name = have ? h->name : NULL;
+    if (value) *value = have ? h->value : 0;
+    if (needed) *needed = have ? h->needed : 0;
+    return have;
+}
+
 #define NPZS_NPY_MAGIC "\x93NUMPY" /* a .npy's first 6 bytes (the parser's, and the inventory's sniff) */
 #define NPZS_MAX_NDIM 64           /* hard cap on limits.max_ndim (NumPy 2.x NPY_MAXDIMS) */
 

@@ -56,11 +56,7 @@ int npzs__fail(npzs_parser *p, int code, uint64_t off, int rule) {
     if (have_need) { /* limit, header_too_large, bad_shape: the rule names the limit */
         uint64_t value = 0;
         const char *name = limit_of(p, rule, &value);
-        if (name) {
-            p->err_lim_name = name;
-            p->err_lim_value = value;
-            p->err_lim_needed = p->lim_need;
-        }
+        if (name) p->err_lim = (npzs__limit_hit){name, value, p->lim_need};
     }
     p->err = code;
     p->err_off = off;

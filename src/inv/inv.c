@@ -610,35 +610,28 @@ static void cdh_done(npzs_inv *v) {
     }
 }
 
+/* The records a signature starts: the state that reads it, and its fixed part's length with the
+ * signature (ZIP64's end record: to its size field). */
+static const struct {
+    uint32_t sig;
+    uint8_t state, need;
+} RECORDS[] = {
+    {0x04034b50u, W_LFH, 30},     {0x02014b50u, W_CDH, 46},  {0x06064b50u, W_Z64_EOCD, 12},
+    {0x07064b50u, W_Z64_LOC, 20}, {0x06054b50u, W_EOCD, 22},
+};
+
 /* A signature where a record must start. */
 static void sig(npzs_inv *v) {
     uint32_t s = npzs__le32(v->fix);
     v->fix_n = 4;
-    switch (s) {
-    case 0x04034b50u:
-        v->state = W_LFH;
-        v->fix_need = 30;
-        return;
-    case 0x02014b50u:
-        v->state = W_CDH;
-        v->fix_need = 46;
-        return;
-    case 0x06064b50u:
-        v->state = W_Z64_EOCD;
-        v->fix_need = 12;
-        return;
-    case 0x07064b50u:
-        v->state = W_Z64_LOC;
-        v->fix_need = 20;
-        return;
-    case 0x06054b50u:
-        v->state = W_EOCD;
-        v->fix_need = 22;
-        return;
-    default:
-        if (v->state == W_START) v->state = W_NOT_ZIP;
-        else die(v, NPZS_E_ZIP_BAD_HEADER, NPZS_R_INV_FRAMING, v->rec_off);
-    }
+    for (size_t k = 0; k < sizeof RECORDS / sizeof RECORDS[0]; k++)
+        if (RECORDS[k].sig == s) {
+            v->state = RECORDS[k].state;
+            v->fix_need = RECORDS[k].need;
+            return;
+        }
+    if (v->state == W_START) v->state = W_NOT_ZIP;
+    else die(v, NPZS_E_ZIP_BAD_HEADER, NPZS_R_INV_FRAMING, v->rec_off);
 }
 
 static void next_record(npzs_inv *v) {

@@ -386,6 +386,17 @@ static inline int pool_get(hp *h, npzs__hpool *pl, size_t pos, void *dst, size_t
     return 0;
 }
 
+/* Record k of a pool that holds n records of `size` bytes (k >= n: a bug, never the input). */
+static inline int rec_get(hp *h, npzs__hpool *pl, size_t k, size_t n, void *dst, size_t size) {
+    if (k >= n) return corrupt(h);
+    return pool_get(h, pl, rec_at(k, size), dst, size);
+}
+
+static inline int rec_put(hp *h, npzs__hpool *pl, size_t k, size_t n, const void *src, size_t size, int rule) {
+    if (k >= n) return corrupt(h);
+    return pool_put(h, pl, rec_at(k, size), src, size, rule);
+}
+
 /* A pointer to byte `pos` of a pool, for the published tree (NULL: not there, cannot happen). */
 static const void *pool_ptr(hp *h, npzs__hpool *pl, size_t pos) {
     const uint8_t *ch = pool_chunk(h, pl, pos, 0, 0);
@@ -667,14 +678,10 @@ static long tnode_add(hp *h, const tnode *t) {
     return (long)h->ntn++;
 }
 
-static int tnode_get(hp *h, uint32_t k, tnode *t) {
-    if (k >= h->ntn) return corrupt(h);
-    return pool_get(h, &h->kb->tnodes, rec_at(k, sizeof *t), t, sizeof *t);
-}
+static int tnode_get(hp *h, uint32_t k, tnode *t) { return rec_get(h, &h->kb->tnodes, k, h->ntn, t, sizeof *t); }
 
 static int tnode_put(hp *h, uint32_t k, const tnode *t) {
-    if (k >= h->ntn) return corrupt(h);
-    return pool_put(h, &h->kb->tnodes, rec_at(k, sizeof *t), t, sizeof *t, NPZS_R_NOMEM_DESCR);
+    return rec_put(h, &h->kb->tnodes, k, h->ntn, t, sizeof *t, NPZS_R_NOMEM_DESCR);
 }
 
 /* A new node: a struct (its size comes when its list ends), a type string's (at str_at in the
@@ -761,10 +768,7 @@ static int tfield_add(hp *h, uint32_t type, uint32_t noff, uint32_t nlen, int ti
     return 0;
 }
 
-static int tfield_get(hp *h, uint32_t k, tfield *f) {
-    if (k >= h->ntf) return corrupt(h);
-    return pool_get(h, &h->kb->tfields, rec_at(k, sizeof *f), f, sizeof *f);
-}
+static int tfield_get(hp *h, uint32_t k, tfield *f) { return rec_get(h, &h->kb->tfields, k, h->ntf, f, sizeof *f); }
 
 /* The last field added belongs to list node `owner`, at `offset` in it. */
 static int tfield_place(hp *h, uint32_t owner, uint64_t offset) {
@@ -1128,14 +1132,10 @@ static int descr_list(hp *h, uint64_t *itemsize) {
     }
 }
 
-static int name_get(hp *h, size_t k, name_ref *r) {
-    if (k >= h->nnames) return corrupt(h);
-    return pool_get(h, &h->kb->names, rec_at(k, sizeof *r), r, sizeof *r);
-}
+static int name_get(hp *h, size_t k, name_ref *r) { return rec_get(h, &h->kb->names, k, h->nnames, r, sizeof *r); }
 
 static int name_put(hp *h, size_t k, const name_ref *r) {
-    if (k >= h->nnames) return corrupt(h);
-    return pool_put(h, &h->kb->names, rec_at(k, sizeof *r), r, sizeof *r, NPZS_R_NOMEM_FIELDS);
+    return rec_put(h, &h->kb->names, k, h->nnames, r, sizeof *r, NPZS_R_NOMEM_FIELDS);
 }
 
 /* memcmp of l bytes of scratch at x and at y, each byte checked against scratch: SC_OUT for a

@@ -67,6 +67,14 @@ static int bad_at(pc *c, uint64_t at, const char *fmt, ...) {
     return -1;
 }
 
+/* An unknown field: its key in words (npzs_text_name: a hidden character or a byte that is not
+ * UTF-8 is an escape), reported where its name is, with the fields known there. */
+static int unknown_field(pc *c, const npzs__jv *f, const char *known) {
+    char q[NPZS_TEXT_NAME_CAP];
+    npzs_text_name(q, sizeof q, f->key, f->key_len, 1);
+    return bad_at(c, f->key_at, "unknown field %s (%s)", q, known);
+}
+
 /* The path: pushed and popped around each field (k: a key; or an index when k is NULL). */
 static size_t path_push(pc *c, const char *k, size_t idx) {
     size_t old = c->path_len, w = 0;
@@ -444,8 +452,7 @@ static int dtype_object_of(pc *c, const npzs__jv *v, npzs__pdtype *d, int depth,
         else if (!strcmp(k, "titles")) titles = f;
         else if (!strcmp(k, "base")) base = f;
         else if (!strcmp(k, "shape")) shape = f;
-        else
-            return bad_at(c, f->key_at, "unknown field '%s' (fields, offsets, itemsize, titles; or base and shape)", k);
+        else return unknown_field(c, f, "fields, offsets, itemsize, titles; or base and shape");
     }
     if (base || shape) {
         if (fields || offsets || itemsize || titles)
@@ -775,12 +782,9 @@ static int spec_of(pc *c, const npzs__jv *v, npzs__pspec *s, int is_array) {
         } else if (!strcmp(k, "blob_kinds")) {
             rc = sniffs_of(c, f, &s->sniffs);
         } else {
-            char q[NPZS_TEXT_NAME_CAP];
-            npzs_text_name(q, sizeof q, k, f->key_len, 1);
-            rc = bad_at(c, f->key_at,
-                        "unknown field %s (dtype, shape, finite, range, optional, fortran_order, "
-                        "byte_order, elements, max_bytes, sha256, kind, blob_kinds)",
-                        q);
+            rc = unknown_field(c, f,
+                               "dtype, shape, finite, range, optional, fortran_order, byte_order, elements, "
+                               "max_bytes, sha256, kind, blob_kinds");
         }
         if (rc < 0) return -1;
         path_pop(c, o);
@@ -894,12 +898,9 @@ static int doc_of(pc *c, const npzs__jv *v) {
                 p->hash_all = 1;
             }
         } else {
-            char q[NPZS_TEXT_NAME_CAP];
-            npzs_text_name(q, sizeof q, k, f->key_len, 1);
-            rc = bad_at(c, f->key_at,
-                        "unknown field %s (members, array, dims, allow_other_members, allow_blobs, "
-                        "max_members, max_total_bytes, format, hash)",
-                        q);
+            rc = unknown_field(c, f,
+                               "members, array, dims, allow_other_members, allow_blobs, max_members, "
+                               "max_total_bytes, format, hash");
         }
         if (rc < 0) return -1;
         path_pop(c, o);

@@ -80,8 +80,7 @@ struct npzs_vlen_parser {
     const char *err_msg;
     long err_elem;
     /* a limit's numbers (npzs_vlen_error_limit): its name, its value in force, what the chunk declared */
-    const char *err_lim_name;
-    uint64_t err_lim_value, err_lim_needed;
+    npzs__limit_hit err_lim;
 };
 
 /* ---- errors ------------------------------------------------------------------ */
@@ -119,11 +118,7 @@ static int vfail(npzs_vlen_parser *p, int code, uint64_t off, long elem, const c
 /* A limit rejection: vfail, with the limit's name, its value and what the chunk declared. */
 static int vlimit(npzs_vlen_parser *p, uint64_t off, long elem, const char *msg, const char *name, uint64_t value,
                   uint64_t needed) {
-    if (!p->err) {
-        p->err_lim_name = name;
-        p->err_lim_value = value;
-        p->err_lim_needed = needed;
-    }
+    if (!p->err) { p->err_lim = (npzs__limit_hit){name, value, needed}; }
     return vfail(p, NPZS_E_LIMIT, off, elem, msg);
 }
 
@@ -138,11 +133,7 @@ API uint64_t npzs_vlen_error_offset(const npzs_vlen_parser *p) { return p && p->
 API const char *npzs_vlen_error_message(const npzs_vlen_parser *p) { return p && p->err ? p->err_msg : "no error"; }
 API long npzs_vlen_error_element(const npzs_vlen_parser *p) { return p && p->err ? p->err_elem : -1; }
 API int npzs_vlen_error_limit(const npzs_vlen_parser *p, const char **name, uint64_t *value, uint64_t *needed) {
-    int have = p && p->err && p->err_lim_name;
-    if (name) *name = have ? p->err_lim_name : NULL;
-    if (value) *value = have ? p->err_lim_value : 0;
-    if (needed) *needed = have ? p->err_lim_needed : 0;
-    return have;
+    return npzs__limit_out(p && p->err ? &p->err_lim : NULL, name, value, needed);
 }
 API uint64_t npzs_vlen_consumed(const npzs_vlen_parser *p) { return p ? p->consumed : 0; }
 
@@ -169,8 +160,7 @@ API void npzs_vlen_reset(npzs_vlen_parser *p) {
     p->err = 0;
     p->err_off = 0;
     p->err_msg = NULL;
-    p->err_lim_name = NULL;
-    p->err_lim_value = p->err_lim_needed = 0;
+    p->err_lim = (npzs__limit_hit){NULL, 0, 0};
     p->err_elem = -1;
 }
 

@@ -1662,6 +1662,12 @@ static void test_words(void) {
               !strncmp(e.message, "unknown field 'a\\u202eb\\x0a\\'c' (", 32) &&
               !strcmp(e.path, "members.w.a\\u202eb\\x0a'c"),
           "an unknown field's name: %s / %s", e.path, e.message);
+    /* the same in a layout object (it was printed as it came: the hidden characters raw) */
+    CHECK(!compile("{\"array\": {\"dtype\": [{\"fields\": [[\"a\", \"<f4\"]], \"x\\u202e\\n'\": 0}]}}", &e) &&
+              words_ok(e.message) &&
+              !strncmp(e.message, "unknown field 'x\\u202e\\x0a\\'' (fields, offsets",
+                       strlen("unknown field 'x\\u202e\\x0a\\'' (fields, offsets")),
+          "a layout object's unknown field's name: %s", e.message);
     CHECK(!compile("{\"array\": {\"dtype\": [\"\\u2066<f4\"]}}", &e) && words_ok(e.message) &&
               !strncmp(e.message, "'\\u2066<f4': unknown dtype name", 31),
           "a dtype's text: %s", e.message);

@@ -50,6 +50,18 @@ static inline PyObject *npzpy_words(const char *s) {
     return s ? PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace") : Py_NewRef(Py_None);
 }
 
+/* Raises cls(*args, **kw), both references taken (either NULL: an error is already set); NULL. */
+static inline PyObject *npzpy_raise(PyObject *cls, PyObject *args, PyObject *kw) {
+    PyObject *e = args && kw ? PyObject_Call(cls, args, kw) : NULL;
+    Py_XDECREF(args);
+    Py_XDECREF(kw);
+    if (e) {
+        PyErr_SetObject(cls, e);
+        Py_DECREF(e);
+    }
+    return NULL;
+}
+
 static inline npzpy_state *npzpy_state_of(PyTypeObject *t) { return (npzpy_state *)PyType_GetModuleState(t); }
 
 /* The end of a type's dealloc: the object freed, then the reference it held to its type (a heap

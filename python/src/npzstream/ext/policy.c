@@ -30,14 +30,7 @@ static int Policy_init(Policy *self, PyObject *args, PyObject *kw) {
     PyObject *col = e.line ? PyLong_FromUnsignedLong(e.column) : Py_NewRef(Py_None);
     PyObject *kwd = Py_BuildValue("{sNsNsNsK}", "line", line, "column", col, "path", npzpy_words(e.path), "offset",
                                   (unsigned long long)e.offset);
-    PyObject *a = kwd ? Py_BuildValue("(N)", npzpy_words(e.message)) : NULL;
-    PyObject *err = a ? PyObject_Call(cls, a, kwd) : NULL;
-    Py_XDECREF(a);
-    Py_XDECREF(kwd);
-    if (err) {
-        PyErr_SetObject(cls, err);
-        Py_DECREF(err);
-    }
+    npzpy_raise(cls, kwd ? Py_BuildValue("(N)", npzpy_words(e.message)) : NULL, kwd);
     return -1;
 }
 

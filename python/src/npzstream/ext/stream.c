@@ -405,16 +405,7 @@ static PyObject *raise_rejected(Stream *s) {
                            name, "rule", s->own_rule, "content_offset", Py_None, "limit", "max_bytes",
                            (unsigned long long)s->own_value, (unsigned long long)s->own_needed);
         Py_DECREF(name);
-        if (!kw) return NULL;
-        PyObject *args = Py_BuildValue("(s)", s->own_msg);
-        PyObject *e = args ? PyObject_Call(cls, args, kw) : NULL;
-        Py_XDECREF(args);
-        Py_DECREF(kw);
-        if (e) {
-            PyErr_SetObject(cls, e);
-            Py_DECREF(e);
-        }
-        return NULL;
+        return kw ? npzpy_raise(cls, Py_BuildValue("(s)", s->own_msg), kw) : NULL;
     }
     int code = npzs_error(s->p);
     size_t nl = 0;
@@ -438,16 +429,7 @@ static PyObject *raise_rejected(Stream *s) {
                        (unsigned long long)npzs_error_offset(s->p), "member", member, "name", name, "rule", rule,
                        "content_offset", coff, "detail", npzpy_words(npzs_error_detail(s->p)), "hint",
                        npzpy_words(npzs_error_hint(s->p)), "limit", lim);
-    if (!kw) return NULL;
-    PyObject *args = Py_BuildValue("(N)", npzpy_words(npzs_error_message(s->p)));
-    PyObject *e = args ? PyObject_Call(cls, args, kw) : NULL;
-    Py_XDECREF(args);
-    Py_DECREF(kw);
-    if (e) {
-        PyErr_SetObject(cls, e);
-        Py_DECREF(e);
-    }
-    return NULL;
+    return kw ? npzpy_raise(cls, Py_BuildValue("(N)", npzpy_words(npzs_error_message(s->p))), kw) : NULL;
 }
 
 static int enter(Stream *s) {
@@ -671,14 +653,16 @@ static int Stream_init(Stream *s, PyObject *args, PyObject *kw) {
     return s->members ? 0 : -1;
 }
 
+/* The references Stream_clear gives back (the policy's goes in Stream_dealloc, after the parser
+ * that used it). */
+#define STREAM_REFS(X) X(on_header) X(on_blob) X(members) X(cur) X(blob)
+#define STREAM_VISIT(f) Py_VISIT(s->f);
+#define STREAM_CLEAR(f) Py_CLEAR(s->f);
+
 static int Stream_traverse(Stream *s, visitproc visit, void *arg) {
     Py_VISIT(Py_TYPE(s)); /* a heap type */
-    Py_VISIT(s->on_header);
-    Py_VISIT(s->on_blob);
     Py_VISIT(s->policy);
-    Py_VISIT(s->members);
-    Py_VISIT(s->cur);
-    Py_VISIT(s->blob);
+    STREAM_REFS(STREAM_VISIT)
     /* s->out.obj is not visited: the export the stream holds would make it garbage with the
      * stream, and a memoryview cleared while it has an export (memory_clear) drops its managed
      * buffer, so the release in Stream_clear then freed it through a NULL pointer (a segfault in
@@ -690,11 +674,7 @@ static int Stream_traverse(Stream *s, visitproc visit, void *arg) {
 
 static int Stream_clear(Stream *s) {
     release_out(s);
-    Py_CLEAR(s->on_header);
-    Py_CLEAR(s->on_blob);
-    Py_CLEAR(s->members);
-    Py_CLEAR(s->cur);
-    Py_CLEAR(s->blob);
+    STREAM_REFS(STREAM_CLEAR)
     return 0;
 }
 
