@@ -751,17 +751,6 @@ void fz_free_buf(fz_buf *b) {
     memset(b, 0, sizeof *b);
 }
 
-uint32_t fz_crc32(const uint8_t *s, size_t n) {
-    uLong c = crc32(0L, Z_NULL, 0);
-    while (n) {
-        uInt k = n > 0x40000000u ? 0x40000000u : (uInt)n;
-        c = crc32(c, s, k);
-        s += k;
-        n -= k;
-    }
-    return (uint32_t)c;
-}
-
 uint8_t *fz_deflate(const uint8_t *s, size_t n, size_t *out_n) {
     z_stream z;
     memset(&z, 0, sizeof z);
