@@ -9,6 +9,7 @@ It serves on 127.0.0.1:PORT with Django's development server (runserver --norelo
 arguments are a command of Django's manage.py instead (web_django.py check, ...).
 
 The file comes as the "file" field of a multipart/form-data POST (what browsers and curl -F send).
+GET  /ping          {"ok": true}
 POST /load          the arrays, loaded while Django's multipart parser reads the body: an upload
                     handler feeds each chunk to npzstream and stops the upload at a rejection
 POST /load-chunks   the same from UploadedFile.chunks() in the view: the simplest code, but Django
@@ -147,7 +148,12 @@ def spool(request, name):
                          "members": [{"key": m.key, "dtype": m.dtype, "shape": m.shape} for m in report.members]})
 
 
-urlpatterns = [path("load", load), path("load-chunks", load_chunks), path("spool/<str:name>", spool)]
+def ping(request):
+    return JsonResponse({"ok": True})
+
+
+urlpatterns = [path("ping", ping), path("load", load), path("load-chunks", load_chunks),
+               path("spool/<str:name>", spool)]
 
 if __name__ == "__main__":
     import argparse

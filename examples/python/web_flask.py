@@ -5,6 +5,7 @@
     python3 examples/python/web_flask.py --port 8000 --upload-dir /tmp/uploads --memory-budget 512Mi
     curl -T weights.npz http://127.0.0.1:8000/load
 
+GET  /ping                {"ok": true}
 POST /load (or PUT)       the arrays, loaded from request.stream as it arrives, and a summary
 POST /spool/NAME (or PUT) the body validated while it is written beside UPLOAD_DIR/NAME; moved into
                           place only when accepted (fsynced, renamed), deleted when rejected; NAME
@@ -54,6 +55,11 @@ def body():
         if not chunk:
             return
         yield chunk
+
+
+@app.get("/ping")
+def ping():
+    return jsonify(ok=True)
 
 
 @app.route("/load", methods=["POST", "PUT"])

@@ -162,6 +162,13 @@ def post(server, path, content, name="x.npz", timeout=120):
         return c.post(url, content=content if not isinstance(content, (bytes, bytearray)) else pieces(content))
 
 
+def test_ping(server):
+    """Every example serves GET /ping (README.md's table of examples)."""
+    with httpx.Client(timeout=30) as c:
+        r = c.get(server.url + "/ping")
+    assert r.status_code == 200 and r.json() == {"ok": True}, (r.status_code, r.text)
+
+
 def test_load_good(server):
     r = post(server, "/load", GOOD)
     assert r.status_code == 200, r.text
