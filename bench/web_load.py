@@ -20,6 +20,14 @@ asleep) -- a server whose loop never stalls can still answer late to a client th
     nice -n 10 .venv-web/bin/python bench/web_load.py --json out.json --strict
     .venv-web/bin/python bench/web_load.py --probe             # and the servers' loop stalls
 
+Who runs where: each server in a session of its own (Linux weighs sessions, "autogroups", before
+the threads in them), the pinger in another; the upload clients (curl) stay in the bench's session,
+each at nice 19, and main() sets that session's own weight to the lowest (its autogroup at nice
+19).  On a real server the 69 uploaders are other machines: here they share its two cores, and
+their CPU is the clients', not the server's, so they get what the server and the pinger leave.
+--clients-nice 0 runs them as the machine is (the runs of bench/README.md before 6 December
+2026, 16:00).
+
 Needs .venv-web (make web-env: FastAPI, uvicorn, aiohttp, python-multipart, NumPy) and curl.
 Loopback only; bounded: every request has a 120 s timeout, the whole run a few minutes at most.
 tests/web/pytest_load.py runs it under pytest (make test-all).  Numbers: bench/README.md.
@@ -221,10 +229,26 @@ def loop_stalls(path, t0, t1):
             "over_20ms_asleep_ms": round(sum(r.get("asleep_ms", 0) for r in big), 1)}
 
 
+# the upload clients' nice value (main's --clients-nice; see the docstring)
+CLIENTS_NICE = 19
+
+
+def clients_session_nice(n):
+    """The bench's own session (its autogroup) at nice n: the clients' weight against the server's
+    and the pinger's sessions.  False where the kernel has no autogroups."""
+    try:
+        with open("/proc/self/autogroup", "w") as f:
+            f.write("%d" % n)
+        return True
+    except OSError:
+        return False
+
+
 def curl(url, path, how, timeout=120):
     """One upload with curl: how is "raw" (POST, the file as the body), "put" (curl -T) or
     "form" (curl -F file=@...).  Returns (status, JSON body or None, seconds)."""
-    cmd = ["curl", "-sS", "-m", str(timeout), "-o", "-", "-w", "\n%{http_code}"]
+    cmd = ["nice", "-n", str(CLIENTS_NICE)] if CLIENTS_NICE else []
+    cmd += ["curl", "-sS", "-m", str(timeout), "-o", "-", "-w", "\n%{http_code}"]
     if how == "raw":
         cmd += ["-H", "Content-Type: application/octet-stream", "--data-binary", "@" + path]
     elif how == "put":
@@ -269,8 +293,9 @@ def run(framework, python, files, tmp, budget="512Mi", uploads=32, log=print, pr
             if name != "bomb_200m.npz":
                 jobs += [("/load", name, how) for how in ("raw", "put", "form")]
             jobs.append(("/spool/s-" + name, name, "form" if name == "bomb_200m.npz" else "raw"))
+        # the pinger in a session of its own: a client elsewhere, not one of the uploaders
         pinger = subprocess.Popen([python, "-c", PINGER, str(srv.port), str(PING_EVERY)], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True)
+                                  stdout=subprocess.PIPE, text=True, start_new_session=True)
         time.sleep(0.5)  # a few idle pings
         results = [None] * len(jobs)
 
@@ -361,6 +386,7 @@ def problems(res, strict):
 
 
 def main():
+    global CLIENTS_NICE
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--framework", choices=("fastapi", "aiohttp", "both"), default="both")
     ap.add_argument("--python", default=sys.executable, help="the Python with the frameworks (.venv-web)")
@@ -369,7 +395,13 @@ def main():
     ap.add_argument("--json", help="write the results here")
     ap.add_argument("--strict", action="store_true", help="also fail when /ping's p99 is over 20 ms")
     ap.add_argument("--probe", action="store_true", help="report each server's event loop stalls (bench/loop_probe.py)")
+    ap.add_argument("--clients-nice", type=int, default=CLIENTS_NICE,
+                    help="the upload clients' nice value, and their session's (default 19; 0: as the machine is)")
     a = ap.parse_args()
+    CLIENTS_NICE = a.clients_nice
+    grouped = clients_session_nice(a.clients_nice)
+    print("the upload clients: nice %d, their session's autogroup %s" % (
+        a.clients_nice, ("at nice %d" % a.clients_nice) if grouped else "not set (no autogroups here)"))
     tmp = tempfile.mkdtemp(prefix="npzs-webload-")
     try:
         files = make_files(os.path.join(tmp, "files"))
