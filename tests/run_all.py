@@ -26,8 +26,9 @@ The C suites and make's (fuzz-smoke, regress, state-gate) end on a line `NAME: N
 (their contract), read here with the exit status.  The Python suites are pytest modules
 (tests/README.md): pytest runs once per module and environment (pytest_runs) with --junitxml and a
 --basetemp of its own, and their results are read from that file: each test module is a suite of
-the table (tests/DIR/test_X.py: DIR, or DIR-X; a suffix names the environment).  A suite that tested nothing counts as a failure; a skipped
-test counts as skipped, or as a failure when CI is set (CI installs every tool).  The table gives
+the table (tests/DIR/test_X.py: DIR, or DIR-X; a suffix names the environment).  A suite that
+tested nothing counts as a failure; a skipped test counts as skipped, or as a failure when CI is
+set (CI installs every tool).  The table gives
 each suite's seconds, its tests and its checks (the C suites' count, and the soft checks of the
 Python tests, common.ok); the total is the last line.  Exit status 1 if anything failed.
 """
@@ -425,8 +426,9 @@ def main():
         jobs, order = [], []
         for suites in c_suites(tiers, a, files):
             key = "+".join(name for name, _ in suites)
-            jobs.append(Job(key, lambda say, suites=suites: [r for name, cmd in suites for r in run_c_suite(name, cmd, env, say)],
-                            any(alone(name) for name, _ in suites)))
+            def work(say, suites=suites):
+                return [r for name, cmd in suites for r in run_c_suite(name, cmd, env, say)]
+            jobs.append(Job(key, work, any(alone(name) for name, _ in suites)))
             order.append(("c", key))
         for run in pytest_runs(tiers, a.plain, a.san):
             why = env_missing(run)
