@@ -243,7 +243,18 @@ struct unit {
     int kseen;
     const char *skip_rule; /* skipped: the rule */
     char skip_msg[160];
+    report_error skip_lim; /* skipped at a limit: its numbers (limit NULL: none) */
 };
+
+/* A scan limit's numbers on a finding or a skip: the option's name as the JSON says it
+ * (max_file_size, nested_depth, nested_bytes), its value in force, what the input needed.  A size
+ * that is not known (a stream's, a gzip's content) needs one byte more than the limit: the numbers
+ * never depend on how the input was split. */
+static void set_limit(report_error *e, const char *name, uint64_t value, uint64_t needed) {
+    e->limit = name;
+    e->limit_value = value;
+    e->limit_needed = needed > value ? needed : value + 1;
+}
 
 static double elapsed(const unit *u) {
     struct timespec t;
@@ -392,11 +403,13 @@ static void keep_end(unit *u, size_t i) {
     report_error e;
     if (u->keep_over) {
         report_error_rule(&e, "limit", "SCAN.nested-bytes", m->offset, (long)i);
+        set_limit(&e, "nested_bytes", u->so->nested_bytes, m->size);
         member_finding(u, i, &e);
         return;
     }
     if ((uint64_t)u->depth + 1 > u->so->nested_depth) {
         report_error_rule(&e, "limit", "SCAN.nested-depth", m->offset, (long)i);
+        set_limit(&e, "nested_depth", u->so->nested_depth, (uint64_t)u->depth + 1);
         member_finding(u, i, &e);
         return;
     }
@@ -706,6 +719,8 @@ static void walker_members(unit *u) {
             } else if (w->checked) {
                 int deep = (uint64_t)u->depth + 1 > u->so->nested_depth;
                 report_error_rule(&e, "limit", deep ? "SCAN.nested-depth" : "SCAN.nested-bytes", m->offset, (long)k);
+                if (deep) set_limit(&e, "nested_depth", u->so->nested_depth, (uint64_t)u->depth + 1);
+                else set_limit(&e, "nested_bytes", u->so->nested_bytes, w->size);
                 member_finding(u, k, &e);
             }
         }
@@ -728,9 +743,13 @@ static void gzip_end(unit *u) {
     m->csize = u->total;
     m->sniff = npzs_sniff_bytes(u->keep, u->keep_n, 1);
     if (u->z_bad || !u->z_end) report_error_rule(&e, "inflate", "SCAN.nested-invalid", 0, 0);
-    else if (u->keep_over) report_error_rule(&e, "limit", "SCAN.nested-bytes", 0, 0);
-    else if ((uint64_t)u->depth + 1 > u->so->nested_depth) report_error_rule(&e, "limit", "SCAN.nested-depth", 0, 0);
-    else {
+    else if (u->keep_over) {
+        report_error_rule(&e, "limit", "SCAN.nested-bytes", 0, 0);
+        set_limit(&e, "nested_bytes", u->so->nested_bytes, 0); /* the content's size is not known */
+    } else if ((uint64_t)u->depth + 1 > u->so->nested_depth) {
+        report_error_rule(&e, "limit", "SCAN.nested-depth", 0, 0);
+        set_limit(&e, "nested_depth", u->so->nested_depth, (uint64_t)u->depth + 1);
+    } else {
         unit *c = unit_new(u->so, u->depth + 1, NULL, NULL);
         if (!c) return;
         c->start = u->start;
@@ -792,6 +811,7 @@ static int unit_push(unit *u, const uint8_t *b, size_t n) {
     u->total += n;
     if (u->depth == 0 && u->total > u->so->max_file_size) {
         skip(u, "SCAN.max-file-size");
+        set_limit(&u->skip_lim, "max_file_size", u->so->max_file_size, 0); /* a stream's size is not known */
         return 2;
     }
     if (u->depth == 0 && u->so->timeout && elapsed(u) > (double)u->so->timeout) {
@@ -888,6 +908,8 @@ static void json_unit(wbuf *f, const unit *u) {
     } else if (u->skip_rule) {
         report_error_rule(&skipped, "skipped", u->skip_rule, 0, -1);
         skipped.message = skip_words(u);
+        if (u->skip_lim.limit)
+            set_limit(&skipped, u->skip_lim.limit, u->skip_lim.limit_value, u->skip_lim.limit_needed);
         json_error(f, &skipped);
     } else {
         wb_s(f, "null");
@@ -1115,10 +1137,11 @@ static void report_unit(sweep *s, const char *label, unit *u) {
 }
 
 /* A file that is not read (a link, a FIFO, too large, or it cannot be opened). */
-static int skipped_file(sweep *s, const char *label, const char *rule, const char *why) {
+static int skipped_file(sweep *s, const char *label, const char *rule, const char *why, const report_error *lim) {
     unit *u = unit_new(s->so, 0, NULL, NULL);
     if (!u) return 2;
     skip(u, rule);
+    if (lim) u->skip_lim = *lim;
     snprintf(u->skip_msg, sizeof u->skip_msg, "%s", why ? why : report_rule_message(rule));
     if (!s->so->quiet && !s->so->jsonl) cli_say("npzstream", label, NULL, NULL, ": %s", u->skip_msg);
     report_unit(s, label, u);
@@ -1142,18 +1165,20 @@ static int scan_file(sweep *s, const char *path, int walked) {
     if (strcmp(path, "-") != 0) {
         fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (walked ? O_NOFOLLOW : 0));
         if (fd < 0) {
-            if (errno == ELOOP && walked) return skipped_file(s, label, "SCAN.symlink", NULL);
+            if (errno == ELOOP && walked) return skipped_file(s, label, "SCAN.symlink", NULL, NULL);
             char buf[64]; /* strerror_r: the threads of -P N share strerror's buffer */
-            return skipped_file(s, label, "SCAN.not-regular", strerror_r(errno, buf, sizeof buf));
+            return skipped_file(s, label, "SCAN.not-regular", strerror_r(errno, buf, sizeof buf), NULL);
         }
         struct stat st;
         if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
             close(fd);
-            return skipped_file(s, label, "SCAN.not-regular", NULL);
+            return skipped_file(s, label, "SCAN.not-regular", NULL, NULL);
         }
         if ((uint64_t)st.st_size > s->so->max_file_size) {
             close(fd);
-            return skipped_file(s, label, "SCAN.max-file-size", NULL);
+            report_error lim = {0};
+            set_limit(&lim, "max_file_size", s->so->max_file_size, (uint64_t)st.st_size);
+            return skipped_file(s, label, "SCAN.max-file-size", NULL, &lim);
         }
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     }
@@ -1178,7 +1203,7 @@ static int scan_file(sweep *s, const char *path, int walked) {
     if (fd) close(fd);
     if (u->inv && !mine.inv) mine.inv = u->inv; /* kept for the next file */
     /* (u->p and a top unit's u->inv are the thread's: unit_clear leaves them) */
-    if (st == 2 && err[0]) return skipped_file(s, label, "SCAN.not-regular", err);
+    if (st == 2 && err[0]) return skipped_file(s, label, "SCAN.not-regular", err, NULL);
     if (u->status < 0) u->status = st;
     if (u->skip_rule && !s->so->quiet && !s->so->jsonl)
         cli_say("npzstream", label, NULL, NULL, ": skipped: %s", report_rule_message(u->skip_rule));
@@ -1407,16 +1432,16 @@ static int scan_entry(const char *entry, void *ctx, void **data) {
     switch (entry[0]) {
     case E_NAMED: return scan_file(s, path, 0);
     case E_WALKED: return scan_file(s, path, 1);
-    case E_LINK: return skipped_file(s, path, "SCAN.symlink", NULL);
-    case E_DIR: return skipped_file(s, path, "SCAN.not-regular", "a directory (scan -r walks it)");
-    case E_DEEP: return skipped_file(s, path, "SCAN.not-regular", "directories nested too deep");
+    case E_LINK: return skipped_file(s, path, "SCAN.symlink", NULL, NULL);
+    case E_DIR: return skipped_file(s, path, "SCAN.not-regular", "a directory (scan -r walks it)", NULL);
+    case E_DEEP: return skipped_file(s, path, "SCAN.not-regular", "directories nested too deep", NULL);
     case E_AGAIN:
         return skipped_file(s, path, "SCAN.symlink",
-                            "a link to a directory walked already (a loop, or a second way in): not followed");
+                            "a link to a directory walked already (a loop, or a second way in): not followed", NULL);
     default: {
         char *end;
         long err = strtol(path, &end, 10);
-        return skipped_file(s, end + 1, "SCAN.not-regular", strerror_r((int)err, buf, sizeof buf));
+        return skipped_file(s, end + 1, "SCAN.not-regular", strerror_r((int)err, buf, sizeof buf), NULL);
     }
     }
 }

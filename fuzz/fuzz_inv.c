@@ -1,8 +1,11 @@
 /* fuzz_inv: the inventory walker (src/inv/inv.c, npzstream_inv.h) that --keep-going runs beside the
  * strict parser.  Input: [ctl][file]; ctl's low 4 bits choose the push size (1 << k bytes, 0: the
  * whole input at once), bit 4 where members start being checked (0: from the first byte; else
- * the strict parser's error offset, as the command line does).  Oracles (fz_die otherwise):
- *   - the listing is the same whatever the push size (names, offsets, sizes, sources, errors);
+ * the strict parser's error offset, as the command line does), bit 5 small limits (max_members 3,
+ * max_total_bytes 256, max_name_len 16: the walker's INV.limit and a checked member's own limit
+ * with their numbers).  Oracles (fz_die otherwise):
+ *   - the listing is the same whatever the push size (names, offsets, sizes, sources, errors, rules,
+ *     a limit's numbers);
  *   - on an input the strict parser accepts, the walker lists exactly its members (names and
  *     local header offsets, in order), each met in both the stream and the central directory,
  *     reaches the end record, and finds no error in any member it checks;
@@ -46,8 +49,8 @@ static void run_strict(const uint8_t *d, size_t n, strict *s) {
     npzs_free(p);
 }
 
-static npzs_inv *walk(const uint8_t *d, size_t n, size_t step, uint64_t check_after) {
-    npzs_inv *v = npzs_inv_new(NULL, NULL);
+static npzs_inv *walk(const uint8_t *d, size_t n, size_t step, uint64_t check_after, const npzs_limits *lim) {
+    npzs_inv *v = npzs_inv_new(lim, NULL);
     if (!v) abort();
     npzs_inv_check_after(v, check_after);
     for (size_t i = 0; i < n;) {
@@ -66,14 +69,22 @@ static void same(const npzs_inv *a, const npzs_inv *b) {
         const npzs_inv_member *x = npzs_inv_get(a, i), *y = npzs_inv_get(b, i);
         if (x->name_len != y->name_len || memcmp(x->name, y->name, x->name_len) || x->offset != y->offset ||
             x->size != y->size || x->csize != y->csize || x->source != y->source || x->error != y->error ||
-            x->error_offset != y->error_offset || x->sniff != y->sniff || x->kind != y->kind)
+            x->error_offset != y->error_offset || x->sniff != y->sniff || x->kind != y->kind || x->rule != y->rule ||
+            x->limit != y->limit || x->limit_value != y->limit_value || x->limit_needed != y->limit_needed)
             fz_die("fuzz_inv: member %zu differs with the push size", i);
+        if ((x->error == NPZS_E_LIMIT && !x->limit) || (x->limit && (!x->error || x->limit_needed <= x->limit_value)))
+            fz_die("fuzz_inv: member %zu: a limit error without its numbers, or numbers that say no limit", i);
     }
-    const char *ra, *rb;
-    uint64_t oa, ob;
-    if (npzs_inv_error(a, &ra, &oa) != npzs_inv_error(b, &rb, &ob) || oa != ob ||
-        npzs_inv_complete(a) != npzs_inv_complete(b))
+    const char *ra, *rb, *la, *lb;
+    uint64_t oa, ob, va, vb, na, nb;
+    int ea = npzs_inv_error(a, &ra, &oa);
+    if (ea != npzs_inv_error(b, &rb, &ob) || oa != ob || ra != rb || npzs_inv_complete(a) != npzs_inv_complete(b))
         fz_die("fuzz_inv: the listing's end differs with the push size");
+    int ha = npzs_inv_error_limit(a, &la, &va, &na);
+    if (ha != npzs_inv_error_limit(b, &lb, &vb, &nb) || la != lb || va != vb || na != nb)
+        fz_die("fuzz_inv: the listing's limit numbers differ with the push size");
+    if (ha != (ea == NPZS_E_LIMIT) || (ha && na <= va))
+        fz_die("fuzz_inv: the listing's limit error and its numbers disagree");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -84,13 +95,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     strict s;
     run_strict(d, n, &s);
     uint64_t after = (ctl & 16) && !s.ok ? s.err_off : 0;
-    npzs_inv *whole = walk(d, n, 0, after);
-    npzs_inv *split = walk(d, n, (ctl & 15) ? (size_t)1 << ((ctl & 15) - 1) : 1, after);
+    npzs_limits small;
+    npzs_limits_default(&small);
+    small.max_members = 3;
+    small.max_total_bytes = 256;
+    small.max_name_len = 16;
+    const npzs_limits *lim = (ctl & 32) ? &small : NULL;
+    npzs_inv *whole = walk(d, n, 0, after, lim);
+    npzs_inv *split = walk(d, n, (ctl & 15) ? (size_t)1 << ((ctl & 15) - 1) : 1, after, lim);
     same(whole, split);
     strict again;
     run_strict(d, n, &again);
     if (again.ok != s.ok || again.err_off != s.err_off) fz_die("fuzz_inv: the strict verdict changed");
-    if (s.ok && npzs_inv_is_zip(whole) && s.n < 64) {
+    if (s.ok && !lim && npzs_inv_is_zip(whole) && s.n < 64) {
         if (npzs_inv_count(whole) != s.n)
             fz_die("fuzz_inv: %zu members listed, the parser had %zu", npzs_inv_count(whole), s.n);
         if (!npzs_inv_complete(whole) || npzs_inv_error(whole, NULL, NULL))

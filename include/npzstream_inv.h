@@ -71,6 +71,11 @@ typedef struct npzs_inv_member {
     const char *message;     /* static text */
     uint64_t error_offset;   /* absolute input offset */
     uint64_t content_offset; /* in the member's content, or UINT64_MAX */
+    /* a limit's numbers when error is NPZS_E_LIMIT (added in 0.8.0): the limit's name (an
+     * npzs_limits field, as npzs_error_limit gives it; NULL when none), its value in force, and
+     * what the member needed or declared */
+    const char *limit;
+    uint64_t limit_value, limit_needed;
 } npzs_inv_member;
 
 typedef struct npzs_inv npzs_inv;
@@ -131,6 +136,15 @@ int npzs_inv_error(const npzs_inv *v, const char **rule, uint64_t *offset);
  *            are static text.
  *  Threads   any thread that does not call the walker at the same time.
  *  Added in  0.7.0. */
+/* When a limit stopped the listing (INV.limit): the limit's name (an npzs_limits field), its value
+ * in force and what the input needed or declared, as npzs_error_limit gives them for a parser. */
+int npzs_inv_error_limit(const npzs_inv *v, const char **name, uint64_t *value, uint64_t *needed);
+/*  Returns   1 with the numbers when the listing stopped at a limit; else 0, *name NULL and the
+ *            numbers 0 (each pointer may be NULL).
+ *  Errors    none.
+ *  Lifetime  the name is static text.
+ *  Threads   any thread that does not call the walker at the same time.
+ *  Added in  0.8.0. */
 
 #ifdef __cplusplus
 }

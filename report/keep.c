@@ -25,6 +25,11 @@ void keep_error(report_error *e, const npzs_inv *v, size_t i, const npzs_parser 
     e->content_offset = m->content_offset;
     e->rule = m->rule;
     e->hint = npzs_rule_hint(m->rule);
+    if (m->error == NPZS_E_LIMIT && m->limit) {
+        e->limit = m->limit;
+        e->limit_value = m->limit_value;
+        e->limit_needed = m->limit_needed;
+    }
 }
 
 static void json_member(wbuf *f, const npzs_inv_member *m, const report_error *e) {
@@ -103,9 +108,13 @@ void text_kept(wbuf *f, const npzs_inv *v, size_t from, const npzs_parser *p) {
     const char *rule;
     uint64_t off;
     int err = npzs_inv_error(v, &rule, &off);
-    if (err && err != NPZS_E_TRUNCATED) /* the listing's own end (a cut member says it already) */
-        wb_fmt(f, "  kept going: stopped at offset %" PRIu64 ": %s [%s]\n", off, npzs_error_name(err),
-               rule ? rule : "");
+    if (err && err != NPZS_E_TRUNCATED) { /* the listing's own end (a cut member says it already) */
+        const char *lname;
+        uint64_t lvalue, lneeded;
+        wb_fmt(f, "  kept going: stopped at offset %" PRIu64 ": %s", off, npzs_error_name(err));
+        if (npzs_inv_error_limit(v, &lname, &lvalue, &lneeded)) text_limit(f, lname, lvalue, lneeded);
+        wb_fmt(f, " [%s]\n", rule ? rule : "");
+    }
 }
 
 void json_inventory(wbuf *f, const npzs_inv *v) {
@@ -117,6 +126,7 @@ void json_inventory(wbuf *f, const npzs_inv *v) {
     if (err) {
         report_error e;
         report_error_rule(&e, npzs_error_name(err), rule, off, -1);
+        if (!npzs_inv_error_limit(v, &e.limit, &e.limit_value, &e.limit_needed)) e.limit = NULL;
         json_error(f, &e);
     } else {
         wb_s(f, "null");

@@ -70,9 +70,14 @@ void json_error(wbuf *f, const report_error *e) {
     wb_c(f, '}');
 }
 
+void text_limit(wbuf *f, const char *name, uint64_t value, uint64_t needed) {
+    wb_fmt(f, " (needs %" PRIu64 "; %s is %" PRIu64 ")", needed, name, value);
+}
+
 void text_error(wbuf *f, const report_error *e) {
     wb_fmt(f, "%s at offset %" PRIu64 ": ", e->code, e->offset);
     safe_words(f, e->message, strlen(e->message));
+    if (e->limit) text_limit(f, e->limit, e->limit_value, e->limit_needed);
     if (e->rule) wb_fmt(f, " [%s]", e->rule);
 }
 

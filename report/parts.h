@@ -40,8 +40,11 @@ const char *report_rule_message(const char *rule);
 /* {"code", "offset", "member" (and "member_b64"), "member_index", "message", "content_offset",
  * "rule", "detail", "hint", "limit"}: the contract's error object, the optional keys only when set. */
 void json_error(wbuf *f, const report_error *e);
-/* "CODE at offset N: MESSAGE [RULE]" (a kept-going member's, a finding's: no detail, no hint). */
+/* "CODE at offset N: MESSAGE (needs N; LIMIT is V) [RULE]" (a kept-going member's, a finding's: no
+ * detail, no hint; the limit's numbers when it has them). */
 void text_error(wbuf *f, const report_error *e);
+/* A limit's numbers in words: " (needs NEEDED; NAME is VALUE)". */
+void text_limit(wbuf *f, const char *name, uint64_t value, uint64_t needed);
 
 /* ---- a member ----------------------------------------------------------------------------- */
 

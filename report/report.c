@@ -286,8 +286,7 @@ void text_rejection(wbuf *f, const npzs_parser *p) {
     }
     const char *lname;
     uint64_t lvalue, lneeded;
-    if (npzs_error_limit(p, &lname, &lvalue, &lneeded))
-        wb_fmt(f, " (needs %" PRIu64 "; %s is %" PRIu64 ")", lneeded, lname, lvalue);
+    if (npzs_error_limit(p, &lname, &lvalue, &lneeded)) text_limit(f, lname, lvalue, lneeded);
     if (rule) wb_fmt(f, " [%s]", rule);
     wb_c(f, '\n');
     if (hint) {

@@ -100,9 +100,10 @@ def _cases():
 CASES = _cases()
 # the rules a limit decides: the library's table's ids that start so
 PREFIXES = ("LIMIT.", "HDR-SIZE.", "S-NDIM.")
-# (the inventory's INV.limit is no rejection: it notes where a limit stopped the listing that
-# follows one, and that rejection has the numbers.  Python's own limits, LIMIT.max_bytes and the
-# budget's, are tested in tests/python/pytest_budget.py.)
+# (the inventory's INV.limit, where a limit stopped the listing that follows a rejection or the
+# following of a member, has its numbers too: tests/cli/test_cli.py test_kept_going_limit_numbers,
+# tests/inv/test_inv.c test_limits.  Python's own limits, LIMIT.max_bytes and the budget's, are
+# tested in tests/python/pytest_budget.py.)
 
 
 def numbers_ok(c, name, value, needed):

@@ -63,9 +63,10 @@ struct npzs_inv {
     int err; /* the framing's error (sticky) */
     const char *err_rule;
     uint64_t err_off;
-    uint64_t off;         /* absolute offset of the next byte */
-    uint64_t check_after; /* members whose header starts after it are checked */
-    uint8_t fix[64];      /* a record's fixed part */
+    npzs__limit_hit err_lim; /* a limit that stopped the listing: its numbers */
+    uint64_t off;            /* absolute offset of the next byte */
+    uint64_t check_after;    /* members whose header starts after it are checked */
+    uint8_t fix[64];         /* a record's fixed part */
     size_t fix_n, fix_need;
     uint8_t *big; /* names and extra blocks */
     size_t big_n, big_need;
@@ -123,6 +124,12 @@ static void die(npzs_inv *v, int code, int rule, uint64_t off) {
     v->state = W_DEAD;
 }
 
+/* The framing stops at a limit (INV.limit): its name, its value in force, what the input needed. */
+static void die_limit(npzs_inv *v, uint64_t off, const char *name, uint64_t value, uint64_t needed) {
+    if (!v->err) v->err_lim = (npzs__limit_hit){name, value, needed};
+    die(v, NPZS_E_LIMIT, NPZS_R_INV_LIMIT, off);
+}
+
 static void member_fail(npzs_inv_member *m, int code, const char *rule, const char *msg, uint64_t off, uint64_t coff) {
     if (m->error) return; /* its first error */
     m->error = code;
@@ -174,6 +181,7 @@ NPZS__API void npzs_inv_reset(npzs_inv *v) {
     v->err = 0;
     v->err_rule = NULL;
     v->err_off = 0;
+    v->err_lim = (npzs__limit_hit){NULL, 0, 0};
     v->off = 0;
     v->check_after = UINT64_MAX;
     v->fix_n = 0;
@@ -209,11 +217,14 @@ NPZS__API int npzs_inv_error(const npzs_inv *v, const char **rule, uint64_t *off
     if (offset) *offset = v->err_off;
     return v->err;
 }
+NPZS__API int npzs_inv_error_limit(const npzs_inv *v, const char **name, uint64_t *value, uint64_t *needed) {
+    return npzs__limit_out(v && v->err == NPZS_E_LIMIT ? &v->err_lim : NULL, name, value, needed);
+}
 
 /* A new member record (its name copied): NULL when a limit or the memory stops the listing. */
 static npzs_inv_member *add_member(npzs_inv *v, const uint8_t *name, size_t name_len, uint64_t rec_off) {
     if (v->n >= v->lim.max_members) {
-        die(v, NPZS_E_LIMIT, NPZS_R_INV_LIMIT, rec_off);
+        die_limit(v, rec_off, "max_members", v->lim.max_members, (uint64_t)v->n + 1);
         return NULL;
     }
     if (v->n == v->cap) {
@@ -296,6 +307,7 @@ static void child_run(npzs_inv *v, const uint8_t *b, size_t n) {
         if (rc == NPZS_EVENT) continue;
         if (rc == NPZS_NEED_INPUT || rc == NPZS_DONE) return;
         uint64_t co = npzs_error_offset(v->child);
+        if (!m->error && !npzs_error_limit(v->child, &m->limit, &m->limit_value, &m->limit_needed)) m->limit = NULL;
         member_fail(m, npzs_error(v->child), npzs_error_rule(v->child), npzs_error_message(v->child),
                     m->method == NPZS_METHOD_STORED ? v->data_off + co : v->data_off, co);
         return;
@@ -322,14 +334,8 @@ static void content_decide(npzs_inv *v, int ended) {
     child_run(v, v->pre, v->pre_n);
 }
 
-static void content_bytes(npzs_inv *v, const uint8_t *b, size_t n) {
-    npzs_inv_member *m = &v->m[v->cur];
-    if (v->over || !n) return;
-    if (v->total_out + n > v->lim.max_total_bytes) { /* a bomb: its content is not followed further */
-        v->over = 1;
-        member_rule(m, NPZS_E_LIMIT, NPZS_R_INV_LIMIT, v->data_off);
-        return;
-    }
+/* Bytes of a checked member's content, followed: its CRC, the caller's look, the sniff, its parser. */
+static void content_follow(npzs_inv *v, const uint8_t *b, size_t n) {
     v->total_out += n;
     v->out += n;
     v->crc = npzs__crc32(v->crc, b, n);
@@ -343,6 +349,25 @@ static void content_bytes(npzs_inv *v, const uint8_t *b, size_t n) {
         content_decide(v, 0);
     }
     if (v->is_npy && k < n) child_run(v, b + k, n - k);
+}
+
+/* Bytes of a checked member's content: followed up to max_total_bytes of all members' content
+ * (what fits, whatever the pushes: its parser may decide first), then a bomb, not followed further. */
+static void content_bytes(npzs_inv *v, const uint8_t *b, size_t n) {
+    npzs_inv_member *m = &v->m[v->cur];
+    if (v->over || !n) return;
+    uint64_t lim = v->lim.max_total_bytes, room = lim - v->total_out; /* total_out <= lim */
+    size_t fit = n > room ? (size_t)room : n;
+    if (fit) content_follow(v, b, fit);
+    if (fit == n) return;
+    v->over = 1;
+    if (!m->error) { /* the content before it and its declared size, or one byte more than the limit */
+        uint64_t before = v->total_out - v->out;
+        m->limit = "max_total_bytes";
+        m->limit_value = lim;
+        m->limit_needed = m->size > lim - before ? before + m->size : lim + 1;
+    }
+    member_rule(m, NPZS_E_LIMIT, NPZS_R_INV_LIMIT, v->data_off);
 }
 
 /* The member's end: its content's verdict, and its sizes and CRC against those declared. */
@@ -481,7 +506,9 @@ static size_t data_some(npzs_inv *v, const uint8_t *b, size_t n) {
         return n;
     }
     size_t k = n < v->left ? n : (size_t)v->left;
-    if (checked(v) && !m->error) {
+    /* a member with an error is followed on (its parser fed no more): what max_total_bytes counts
+     * must not depend on where the pushes cut the bytes its error was found in */
+    if (checked(v)) {
         if (m->method == NPZS_METHOD_STORED) {
             content_bytes(v, b, k);
         } else if (v->inflating) {
@@ -510,7 +537,7 @@ static void lfh_fixed(npzs_inv *v) {
     v->nlen = npzs__le16(h + 22);
     v->xlen = npzs__le16(h + 24);
     if (v->nlen > v->lim.max_name_len) {
-        die(v, NPZS_E_LIMIT, NPZS_R_INV_LIMIT, v->rec_off);
+        die_limit(v, v->rec_off, "max_name_len", v->lim.max_name_len, v->nlen);
         return;
     }
     v->state = W_LFH_NAME;

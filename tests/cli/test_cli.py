@@ -28,6 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from common import npy_bytes, ok, zip_bytes  # noqa: E402
 from limit_cases import CASES, PREFIXES, numbers_ok  # noqa: E402
+from zipbuild import Member, build_zip, npy  # noqa: E402  (limit_cases puts tests/bad on the path)
 PY = "/usr/bin/python3"
 # a rejection on stderr (extract; check and ls say it once, on stdout): label, code, offset, member, message, rule
 ERR_LINE = re.compile(r"^npzstream: (.+?): REJECTED: (\w+) at offset (\d+)(?: \(member (.+?)\))?: (.+) \[([A-Za-z0-9_.-]+)\]$")
@@ -609,6 +610,31 @@ def test_vlen_limit_numbers(binary):
     r = run(binary, ["vlen", "--dtype", "float32", "--shape", "null", "--json", "-"], two[:-2])
     e = json.loads(r.stdout)["error"]
     ok(e["code"] == "truncated" and "limit" not in e, "vlen: no numbers for another error", e)
+
+
+def test_kept_going_limit_numbers(binary):
+    """--keep-going: a limit that stops the listing (inventory.error) and one that stops following a
+    member (members[i].error), both INV.limit, carry their numbers in JSON and in words, the same
+    in 1-byte pushes; (tests/limit_cases.py's rejections are the strict parser's)."""
+    five = CASES["max_members"].data
+    bad = npy("{'descr': '<q9', 'fortran_order': False, 'shape': (3,), }", bytes(24))  # refused in its header
+    big = build_zip([Member("a.npy", bad, style="legacy"), Member("data.bin", bytes(10000), style="legacy")])[0]
+    for feed in ([], ["--feed", "1"]):
+        r = run(binary, ["check", "--keep-going", "--json", "--max-members", "3"] + feed + ["-"], five)
+        e = json.loads(r.stdout)["inventory"]["error"]
+        ok(r.returncode == 1 and (e["code"], e["rule"]) == ("limit", "INV.limit")
+           and e.get("limit") == {"name": "max_members", "value": 3, "needed": 4}, "inventory.error.limit %s" % feed, e)
+        r = run(binary, ["check", "--keep-going", "--json", "--max-total-bytes", "4096"] + feed + ["-"], big)
+        m = json.loads(r.stdout)["members"][1]
+        e = m["error"] or {}
+        ok(r.returncode == 1 and (m["name"], e.get("code"), e.get("rule")) == ("data.bin", "limit", "INV.limit")
+           and e.get("limit") == {"name": "max_total_bytes", "value": 4096, "needed": 10000},
+           "members[1].error.limit %s" % feed, m)
+    r = run(binary, ["check", "--keep-going", "--max-members", "3", "-"], five)
+    ok(b"kept going: stopped at offset" in r.stdout and b"(needs 4; max_members is 3) [INV.limit]" in r.stdout,
+       "text: the listing's numbers", r.stdout[-300:])
+    r = run(binary, ["check", "--keep-going", "--max-total-bytes", "4096", "-"], big)
+    ok(b"(needs 10000; max_total_bytes is 4096) [INV.limit]" in r.stdout, "text: a member's numbers", r.stdout[-300:])
 
 
 def test_parallel_files(binary, tmp):

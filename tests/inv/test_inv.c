@@ -111,6 +111,26 @@ static void listing_error(const npzs_inv *v, int code, const char *rule, uint64_
     CHECK(o == off, "%s: listing offset %llu, want %llu", what, (unsigned long long)o, (unsigned long long)off);
 }
 
+/* A limit's numbers: the listing's (m NULL) or member m's are exactly (name, value, needed). */
+static void limit_numbers(const npzs_inv *v, const npzs_inv_member *m, const char *name, uint64_t value,
+                          uint64_t needed, const char *what) {
+    const char *n = NULL;
+    uint64_t val = 0, need = 0;
+    int have = 0;
+    if (m) {
+        have = m->limit != NULL;
+        n = m->limit;
+        val = m->limit_value;
+        need = m->limit_needed;
+    } else {
+        have = npzs_inv_error_limit(v, &n, &val, &need);
+    }
+    CHECK(have && n && !strcmp(n, name) && val == value && need == needed,
+          "%s: the limit's numbers (%s, %llu, %llu), want (%s, %llu, %llu)", what, n ? n : "(none)",
+          (unsigned long long)val, (unsigned long long)need, name, (unsigned long long)value,
+          (unsigned long long)needed);
+}
+
 /* Two listings are the same (every field a caller reads). */
 static int same(const npzs_inv *a, const npzs_inv *b) {
     if (npzs_inv_count(a) != npzs_inv_count(b) || npzs_inv_complete(a) != npzs_inv_complete(b) ||
@@ -123,12 +143,15 @@ static int same(const npzs_inv *a, const npzs_inv *b) {
             x->size != y->size || x->crc32 != y->crc32 || x->checked != y->checked || x->kind != y->kind ||
             x->sniff != y->sniff || strcmp(x->dtype, y->dtype) || x->ndim != y->ndim || x->nbytes != y->nbytes ||
             x->error != y->error || x->rule != y->rule || x->error_offset != y->error_offset ||
-            x->content_offset != y->content_offset)
+            x->content_offset != y->content_offset || x->limit != y->limit || x->limit_value != y->limit_value ||
+            x->limit_needed != y->limit_needed)
             return 0;
     }
-    const char *ra, *rb;
-    uint64_t oa, ob;
-    return npzs_inv_error(a, &ra, &oa) == npzs_inv_error(b, &rb, &ob) && ra == rb && oa == ob;
+    const char *ra, *rb, *la, *lb;
+    uint64_t oa, ob, va, vb, na, nb;
+    return npzs_inv_error(a, &ra, &oa) == npzs_inv_error(b, &rb, &ob) && ra == rb && oa == ob &&
+           npzs_inv_error_limit(a, &la, &va, &na) == npzs_inv_error_limit(b, &lb, &vb, &nb) && la == lb && va == vb &&
+           na == nb;
 }
 
 /* ---- rules ---- */
@@ -341,12 +364,14 @@ static void test_limits(void) {
     npzs_inv *v = walk_with(z.p, z.n, 0, 0, &lim, NULL, &rc);
     CHECK(v && npzs_inv_count(v) == 2, "INV.limit (max_members): %zu members", v ? npzs_inv_count(v) : 0);
     listing_error(v, NPZS_E_LIMIT, "INV.limit", ms[2].lfh_off, "INV.limit (max_members)");
+    limit_numbers(v, NULL, "max_members", 2, 3, "INV.limit (max_members)");
     npzs_inv_free(v);
     npzs_limits_default(&lim);
     lim.max_name_len = 7; /* "meta.npy" is 8 bytes */
     v = walk_with(z.p, z.n, 0, 0, &lim, NULL, &rc);
     CHECK(v && npzs_inv_count(v) == 0, "INV.limit (max_name_len): %zu members", v ? npzs_inv_count(v) : 0);
     listing_error(v, NPZS_E_LIMIT, "INV.limit", 0, "INV.limit (max_name_len)");
+    limit_numbers(v, NULL, "max_name_len", 7, 8, "INV.limit (max_name_len)");
     npzs_inv_free(v);
     npzs_limits_default(&lim);
     lim.max_total_bytes = 100; /* the checked members' content: opt.pkl fits, w.npy does not */
@@ -354,6 +379,36 @@ static void test_limits(void) {
     member_error(member(v, 2), NPZS_E_LIMIT, "INV.limit", ms[2].lfh_off + 30 + 5, "INV.limit (max_total_bytes)");
     CHECK(member(v, 1) && !member(v, 1)->error, "INV.limit (max_total_bytes): opt.pkl within it");
     CHECK(npzs_inv_complete(v), "INV.limit (max_total_bytes): the listing goes on");
+    /* the content followed before it (opt.pkl's: meta.npy, at offset 0, is not after it, so not
+     * checked) and its own declared size */
+    limit_numbers(v, member(v, 2), "max_total_bytes", 100, ms[1].content_n + ms[2].content_n,
+                  "INV.limit (max_total_bytes)");
+    CHECK(npzs_inv_error_limit(v, NULL, NULL, NULL) == 0, "INV.limit (max_total_bytes): the listing's own has none");
+    for (size_t step = 1; step <= 7; step += 3) { /* the same numbers whatever the pushes */
+        npzs_inv *w = walk_with(z.p, z.n, step, 0, &lim, NULL, &rc);
+        CHECK(w && same(v, w), "INV.limit (max_total_bytes): pushes of %zu bytes", step);
+        npzs_inv_free(w);
+    }
+    npzs_inv_free(v);
+    /* a declared size of 0 (its sizes in a descriptor): one byte more than the limit */
+    fz_buf arr = npy_of(ARR_DICT);
+    fz_member dd[2] = {{"opt.pkl", PICKLE, sizeof PICKLE, 0, 0, 0, 0, 0}, /* (at offset 0: not checked) */
+                       {"a.npy", arr.p, arr.n, 8, 1, 0, 0, 0}};           /* deflated, its sizes after it */
+    fz_buf d = archive(dd, 2);
+    npzs_limits_default(&lim);
+    lim.max_total_bytes = 100;
+    v = walk_with(d.p, d.n, 0, 0, &lim, NULL, &rc);
+    limit_numbers(v, member(v, 1), "max_total_bytes", 100, 101, "INV.limit (max_total_bytes, a descriptor)");
+    npzs_inv_free(v);
+    fz_free_buf(&d);
+    fz_free_buf(&arr);
+    npzs_limits_default(&lim);
+    lim.max_header_size = 20; /* a checked member's own parser: its limit's numbers */
+    v = walk_with(z.p, z.n, 0, 0, &lim, NULL, &rc);
+    CHECK(member(v, 2) && member(v, 2)->error == NPZS_E_HEADER_TOO_LARGE, "a member's header_too_large: %s",
+          member(v, 2) ? npzs_error_name(member(v, 2)->error) : "(none)");
+    limit_numbers(v, member(v, 2), "max_header_size", 20, (uint64_t)(ms[2].content[8] | ms[2].content[9] << 8),
+                  "a member's header_too_large");
     npzs_inv_free(v);
     fz_free_buf(&z);
 }

@@ -25,7 +25,7 @@ import npzstream
 from npzstream import _npzstream
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from common import Alarm, ok, zeros_bomb  # noqa: E402
+from common import Alarm, ok, zeros_bomb, zip_bytes  # noqa: E402
 from limit_cases import CASES, numbers_ok  # noqa: E402
 
 MiB = 1 << 20
@@ -730,3 +730,21 @@ def test_library_limit_numbers(case, how, tmp):
     assert e is not None and (e.code, e.rule) == (c.code, c.rule), e
     assert isinstance(e.limit, npzstream.Limit) and numbers_ok(c, *e.limit), (e.limit, c.numbers)
     assert str(e.limit.value) in e.detail and str(e.limit.needed) in e.detail, e.detail
+
+
+def test_kept_going_limit_numbers():
+    """keep_going=True: where a limit stopped the listing (Report.inventory_error) and where it
+    stopped following a member (Member.error), both INV.limit, the numbers in RejectedError.limit."""
+    rep = npzstream.validate(CASES["max_members"].data, keep_going=True, max_members=3)
+    e = rep.inventory_error
+    assert e is not None and (e.code, e.rule) == ("limit", "INV.limit"), e
+    assert isinstance(e.limit, npzstream.Limit) and tuple(e.limit) == ("max_members", 3, 4), e.limit
+    f = io.BytesIO()
+    np.save(f, np.zeros(3, "<i8"))
+    bad = f.getvalue().replace(b"'<i8'", b"'<q9'", 1)  # refused in its header
+    big = zip_bytes([("a.npy", bad), ("data.bin", bytes(10000))])
+    rep = npzstream.validate(big, keep_going=True, max_total_bytes=4096)
+    m = rep.members[1]
+    assert m.error is not None and (m.error.code, m.error.rule) == ("limit", "INV.limit"), m
+    assert tuple(m.error.limit) == ("max_total_bytes", 4096, 10000), m.error.limit
+    assert rep.inventory_error is None and rep.members[0].error.limit is None, rep

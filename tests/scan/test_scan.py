@@ -183,8 +183,25 @@ def test_rule_nested_depth_and_bytes(binary, tmp):
     off = zipfile.ZipFile(p).getinfo("extra.zip").header_offset
     code, o = one(binary, p, "--nested-depth", "0")
     assert code == 1 and (o["error"]["code"], o["error"]["offset"], o["error"]["rule"]) == ("limit", off, "SCAN.nested-depth")
+    assert o["error"]["limit"] == {"name": "nested_depth", "value": 0, "needed": 1}, o["error"]
     code, o = one(binary, p, "--nested-bytes", "10")
     assert code == 1 and (o["error"]["code"], o["error"]["offset"], o["error"]["rule"]) == ("limit", off, "SCAN.nested-bytes")
+    size = zipfile.ZipFile(p).getinfo("extra.zip").file_size  # the member's declared size
+    assert o["error"]["limit"] == {"name": "nested_bytes", "value": 10, "needed": size}, o["error"]
+    # the same numbers read from a pipe in 1-byte pieces, and in words
+    r = run(binary, "scan", "--jsonl", "--nested-bytes", "10", "-", input=open(p, "rb").read())
+    assert json.loads(r.stdout)["error"]["limit"] == {"name": "nested_bytes", "value": 10, "needed": size}
+    r = run(binary, "scan", "--nested-bytes", "10", p)
+    assert b"(needs %d; nested_bytes is 10) [SCAN.nested-bytes]" % size in r.stdout, r.stdout
+    # a gzip's content has no declared size: one byte more than the limit
+    gz = zlib.compressobj(6, zlib.DEFLATED, 31)
+    code, o = one(binary, write(tmp, "a.gz", gz.compress(zip_bytes([("x.pkl", mixed.PICKLE)])) + gz.flush()),
+                  "--nested-bytes", "10")
+    assert code == 1 and o["error"]["rule"] == "SCAN.nested-bytes", o
+    assert o["error"]["limit"] == {"name": "nested_bytes", "value": 10, "needed": 11}, o["error"]
+    # a pickle is no limit: no numbers
+    code, o = one(binary, write(tmp, "p.pkl", mixed.PICKLE))
+    assert "limit" not in o["error"], o["error"]
 
 
 def test_rule_nested_invalid(binary, tmp):
@@ -197,6 +214,11 @@ def test_rule_skips(binary, tmp):
     p = write(tmp, "a.npz", mixed.CASES["clean.npz"][0])
     code, o = one(binary, p, "--max-file-size", "10")
     assert code == 2 and (o["error"]["code"], o["error"]["offset"], o["error"]["rule"]) == ("skipped", 0, "SCAN.max-file-size")
+    assert o["error"]["limit"] == {"name": "max_file_size", "value": 10, "needed": os.path.getsize(p)}, o["error"]
+    # from a pipe its size is not known: one byte more than the limit, whatever the reads
+    r = run(binary, "scan", "--jsonl", "--max-file-size", "10", "-", input=open(p, "rb").read())
+    o = json.loads(r.stdout)
+    assert r.returncode == 2 and o["error"]["limit"] == {"name": "max_file_size", "value": 10, "needed": 11}, o
     os.symlink(p, os.path.join(tmp, "d", "l.npz")) if os.makedirs(os.path.join(tmp, "d")) is None else None
     r = run(binary, "scan", "-r", "--jsonl", os.path.join(tmp, "d"))
     o = json.loads(r.stdout)

@@ -99,7 +99,7 @@ def _member(m: Dict[str, Any]) -> Member:
 def _error(e: Dict[str, Any], member: Optional[int], name: Optional[bytes]) -> RejectedError:
     co = e["content_offset"]
     return RejectedError(e["message"], code=e["code"], offset=e["offset"], member=member, name=name, rule=e["rule"],
-                         content_offset=co)
+                         content_offset=co, limit=e.get("limit"))
 
 
 def _kept(m: Dict[str, Any], index: int, error: Optional[RejectedError]) -> Member:

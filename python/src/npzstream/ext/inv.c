@@ -74,11 +74,20 @@ static PyObject *Inventory_finish(Inventory *s, PyObject *unused) {
 }
 
 /* An error as a dict (code, rule, message, offset, content_offset). */
-static PyObject *error_dict(int code, const char *rule, const char *message, uint64_t off, uint64_t coff) {
+/* An error as a dict; limit (NULL: none) with its value and need: a limit's numbers, the tuple
+ * RejectedError.limit takes. */
+static PyObject *error_dict(int code, const char *rule, const char *message, uint64_t off, uint64_t coff,
+                            const char *limit, uint64_t value, uint64_t needed) {
     PyObject *co = coff == UINT64_MAX ? Py_NewRef(Py_None) : PyLong_FromUnsignedLongLong(coff);
     if (!co) return NULL;
-    return Py_BuildValue("{ssszsNsKsN}", "code", npzs_error_name(code), "rule", rule, "message", npzpy_words(message),
-                         "offset", (unsigned long long)off, "content_offset", co);
+    PyObject *lim = limit ? Py_BuildValue("(sKK)", limit, (unsigned long long)value, (unsigned long long)needed)
+                          : Py_NewRef(Py_None);
+    if (!lim) {
+        Py_DECREF(co);
+        return NULL;
+    }
+    return Py_BuildValue("{ssszsNsKsNsN}", "code", npzs_error_name(code), "rule", rule, "message", npzpy_words(message),
+                         "offset", (unsigned long long)off, "content_offset", co, "limit", lim);
 }
 
 static const char *source_name(unsigned source) {
@@ -92,7 +101,8 @@ static const char *method_name(int method) {
 }
 
 static PyObject *member_dict(const npzs_inv_member *m) {
-    PyObject *err = m->error ? error_dict(m->error, m->rule, m->message, m->error_offset, m->content_offset)
+    PyObject *err = m->error ? error_dict(m->error, m->rule, m->message, m->error_offset, m->content_offset,
+                                          m->error == NPZS_E_LIMIT ? m->limit : NULL, m->limit_value, m->limit_needed)
                              : Py_NewRef(Py_None);
     if (!err) return NULL;
     int arr = m->kind == NPZS_KIND_ARRAY && m->dtype[0];
@@ -140,7 +150,10 @@ static PyObject *Inventory_get_error(Inventory *s, void *c) {
     const char *msg = "";
     for (size_t i = 0; rule && i < npzs_rule_count(); i++)
         if (!strcmp(npzs_rule_id(i), rule)) msg = npzs_rule_message(i);
-    return error_dict(code, rule, msg, off, UINT64_MAX);
+    const char *lname;
+    uint64_t lvalue, lneeded;
+    if (!npzs_inv_error_limit(s->v, &lname, &lvalue, &lneeded)) lname = NULL;
+    return error_dict(code, rule, msg, off, UINT64_MAX, lname, lvalue, lneeded);
 }
 
 static PyObject *Inventory_get_zip(Inventory *s, void *c) {
