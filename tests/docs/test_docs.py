@@ -183,7 +183,7 @@ def test_man_examples(binary, quick):
 
 def help_options(binary):
     opts = set()
-    for cmd in ([], ["check"], ["ls"], ["extract"], ["trace"], ["refs"], ["scan"]):
+    for cmd in ([], ["check"], ["ls"], ["extract"], ["trace"], ["refs"], ["scan"], ["vlen"]):
         r = subprocess.run([binary] + cmd + ["--help"], capture_output=True, text=True)
         opts |= set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", r.stdout))
     return opts
