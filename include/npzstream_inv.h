@@ -71,9 +71,10 @@ typedef struct npzs_inv_member {
     const char *message;     /* static text */
     uint64_t error_offset;   /* absolute input offset */
     uint64_t content_offset; /* in the member's content, or UINT64_MAX */
-    /* a limit's numbers when error is NPZS_E_LIMIT (added in 0.8.0): the limit's name (an
-     * npzs_limits field, as npzs_error_limit gives it; NULL when none), its value in force, and
-     * what the member needed or declared */
+    /* a limit's numbers when a limit decided its error (added in 0.8.0; as npzs_error_limit gives
+     * them: code limit, or its own parser's header_too_large or bad_shape past max_ndim): the
+     * limit's name (an npzs_limits field; NULL when none), its value in force, and what the member
+     * needed or declared */
     const char *limit;
     uint64_t limit_value, limit_needed;
 } npzs_inv_member;

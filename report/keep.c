@@ -25,7 +25,7 @@ void keep_error(report_error *e, const npzs_inv *v, size_t i, const npzs_parser 
     e->content_offset = m->content_offset;
     e->rule = m->rule;
     e->hint = npzs_rule_hint(m->rule);
-    if (m->error == NPZS_E_LIMIT && m->limit) {
+    if (m->limit) {
         e->limit = m->limit;
         e->limit_value = m->limit_value;
         e->limit_needed = m->limit_needed;

@@ -630,6 +630,14 @@ def test_kept_going_limit_numbers(binary):
         ok(r.returncode == 1 and (m["name"], e.get("code"), e.get("rule")) == ("data.bin", "limit", "INV.limit")
            and e.get("limit") == {"name": "max_total_bytes", "value": 4096, "needed": 10000},
            "members[1].error.limit %s" % feed, m)
+    # a checked member's own parser: header_too_large with its numbers, as the file's error has them
+    small = CASES["max_header_size"].data
+    two = build_zip([Member("a.npy", bad, style="legacy"), Member("b.npy", small, style="legacy")])[0]
+    r = run(binary, ["check", "--keep-going", "--json", "--max-header-size", "20", "-"], two)
+    e = json.loads(r.stdout)["members"][1]["error"] or {}
+    ok(e.get("code") == "header_too_large" and e.get("limit") == dict(zip(("name", "value", "needed"),
+                                                                           CASES["max_header_size"].numbers)),
+       "members[1].error.limit of its own parser", e)
     r = run(binary, ["check", "--keep-going", "--max-members", "3", "-"], five)
     ok(b"kept going: stopped at offset" in r.stdout and b"(needs 4; max_members is 3) [INV.limit]" in r.stdout,
        "text: the listing's numbers", r.stdout[-300:])

@@ -101,8 +101,8 @@ static const char *method_name(int method) {
 }
 
 static PyObject *member_dict(const npzs_inv_member *m) {
-    PyObject *err = m->error ? error_dict(m->error, m->rule, m->message, m->error_offset, m->content_offset,
-                                          m->error == NPZS_E_LIMIT ? m->limit : NULL, m->limit_value, m->limit_needed)
+    PyObject *err = m->error ? error_dict(m->error, m->rule, m->message, m->error_offset, m->content_offset, m->limit,
+                                          m->limit_value, m->limit_needed)
                              : Py_NewRef(Py_None);
     if (!err) return NULL;
     int arr = m->kind == NPZS_KIND_ARRAY && m->dtype[0];
