@@ -386,6 +386,15 @@ def problems(res, strict):
 
 
 def main():
+    # the bench in a session of its own, whose weight it then sets (clients_session_nice): never
+    # the session of the shell that started it, which would keep that weight after the run
+    if os.getsid(0) != os.getpid():
+        child = subprocess.Popen([sys.executable] + sys.argv, start_new_session=True)
+        try:
+            return child.wait()
+        except KeyboardInterrupt:  # the child, in another session, did not get it: it stops its servers
+            child.send_signal(signal.SIGINT)
+            return child.wait()
     global CLIENTS_NICE
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--framework", choices=("fastapi", "aiohttp", "both"), default="both")
