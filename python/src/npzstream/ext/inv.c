@@ -73,9 +73,8 @@ static PyObject *Inventory_finish(Inventory *s, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-/* An error as a dict (code, rule, message, offset, content_offset). */
-/* An error as a dict; limit (NULL: none) with its value and need: a limit's numbers, the tuple
- * RejectedError.limit takes. */
+/* An error as a dict (code, rule, message, offset, content_offset, limit): limit (NULL: none) with
+ * its value and need is a limit's numbers, as the tuple RejectedError.limit takes them. */
 static PyObject *error_dict(int code, const char *rule, const char *message, uint64_t off, uint64_t coff,
                             const char *limit, uint64_t value, uint64_t needed) {
     PyObject *co = coff == UINT64_MAX ? Py_NewRef(Py_None) : PyLong_FromUnsignedLongLong(coff);
