@@ -493,48 +493,14 @@ static npzs_policy *patterns_policy(char **p, size_t n) {
 /* The index against trying every pattern, and glob_match against CPython's fnmatch, on random
  * patterns and keys: classes, ranges, '!', unclosed '[', multi-byte characters, '*', '?'. */
 static void test_pattern_equivalence(void) {
-    static const char *const pc[] = {"a",
-                                     "b",
-                                     "c",
-                                     "-",
-                                     "!",
-                                     "]",
-                                     "[",
-                                     "*",
-                                     "?",
-                                     "^",
-                                     "\\",
-                                     "\"",
-                                     "\xc3\xa9",
-                                     "\xd0\xb6",
-                                     "\xe2\x82\xac",
-                                     "\xf0\x9f\x98\x80",
-                                     "z",
-                                     "0",
-                                     "a",
-                                     "b",
-                                     "*",
-                                     "[",
-                                     "]"};
-    static const char *const kc[] = {"a",
-                                     "b",
-                                     "c",
-                                     "-",
-                                     "!",
-                                     "]",
-                                     "[",
-                                     "*",
-                                     "?",
-                                     "^",
-                                     "\\",
-                                     "\"",
-                                     "\xc3\xa9",
-                                     "\xd0\xb6",
-                                     "\xe2\x82\xac",
-                                     "\xf0\x9f\x98\x80",
-                                     "z",
-                                     "0",
-                                     "y"};
+    /* the characters patterns and keys are made of; patterns lean to the pattern syntax, keys
+     * have one character no pattern holds */
+#define PATTERN_ALPHABET \
+    "a", "b", "c", "-", "!", "]", "[", "*", "?", "^", "\\", "\"", "\xc3\xa9", "\xd0\xb6", "\xe2\x82\xac", \
+        "\xf0\x9f\x98\x80", "z", "0"
+    static const char *const pc[] = {PATTERN_ALPHABET, "a", "b", "*", "[", "]"};
+    static const char *const kc[] = {PATTERN_ALPHABET, "y"};
+#undef PATTERN_ALPHABET
     size_t np = sizeof pc / sizeof pc[0], nk = sizeof kc / sizeof kc[0];
     long pairs = 0, lookups = 0, differ = 0, fn_differ = 0, matched = 0;
     for (int round = 0; round < 400; round++) {
