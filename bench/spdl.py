@@ -22,6 +22,8 @@ every one reads every member and touches every array (one byte of every 4 KiB pa
   npzstream.load(bytes, threads=2)   deflated archives only
   npzstream.load(path)
   npzstream.open(path)           the mapping closed after the touch (threads=2 too on xN)
+  npzstream.open(bytes)          the same over the bytes in memory: stored arrays are views of
+                                 them, as spdl's are
   np.load(path)                  allow_pickle=False, every member read
   limit: memcpy, fresh           stored only: the same number of bytes copied from the archive's
                                  bytes into fresh NumPy arrays of the members' sizes (np.empty +
@@ -29,6 +31,9 @@ every one reads every member and touches every array (one byte of every 4 KiB pa
                                  and the kernel's zeroing of the fresh pages)
   limit: memcpy, reused          the same copies into arrays allocated and touched once, before
                                  the rounds (the copy alone, at memory speed)
+  validate(bytes)                stored only: the verdict alone (the records and the CRC-32 of
+                                 every byte, no array made): what any loader that keeps np.load's
+                                 verdict does at least, views or not
 Before the rounds, every contender's arrays are compared with np.load's (keys and their order,
 dtype, shape, bytes): a contender that raises or differs stops the bench with exit status 1.
 Wall and CPU time (the process's user + system, all its threads) are both kept, the system part
@@ -41,10 +46,12 @@ member); threads=2 >= 2x spdl (wall time: a speed-up from a second core), judged
 archives: the helper inflates members on worker threads, so with one member a single worker has
 work and the parser waits for it -- threads=2 can then at most match one thread, and the one-member
 rows say it does (>= 0.95x load(bytes), the noise); on xN, threads=2 against one thread (>= 1.8x
-wall on 2 idle cores).  Stored >= 2x spdl (load(bytes); open(path) beside it: spdl's stored arrays
-are views of the caller's bytes, CRC-32 checked, no copy, as open's are views of the file's pages;
-a loader that copies is bounded by "limit: memcpy, fresh", and load(bytes) is judged against it
-too, >= 0.8x: that copy is bare, load's adds the CRC-32 of the copied bytes and the parse).
+wall on 2 idle cores).  Stored >= 2x spdl (load(bytes); open(path) and open(bytes) beside it:
+spdl's stored arrays are views of the caller's bytes, CRC-32 checked, no copy, as open's are
+views of the file's pages or of the bytes; a loader that copies is bounded by "limit: memcpy,
+fresh", and load(bytes) is judged against it too, >= 0.8x: that copy is bare, load's adds the
+CRC-32 of the copied bytes and the parse; validate(bytes) against spdl shows what the verdict
+alone, one CRC-32 pass over bytes read once from memory, leaves of the 2x).
 open(path) >= 1.0x np.load on each deflated kind (one member).  A single-threaded target is met
 when both its wall and CPU ratios clear it.
 
@@ -57,6 +64,7 @@ Without spdl (not installed, or it fails to import) its rows say "skipped", no t
 the exit status is 77.  Last lines: two Markdown tables for bench/README.md.
 """
 import argparse
+import functools
 import hashlib
 import os
 import statistics
@@ -129,8 +137,8 @@ def contenders(path, data, deflated, multi):
         with np.load(path, allow_pickle=False) as z:
             return touched(read_all(z))
 
-    def opened(threads=1):
-        with npzstream.open(path, threads=threads, **LIMITS) as z:
+    def opened(threads=1, source=path):
+        with npzstream.open(source, threads=threads, **LIMITS) as z:
             return touched(dict(z.items()))
 
     fns = {}
@@ -141,6 +149,7 @@ def contenders(path, data, deflated, multi):
         fns["load(bytes, threads=2)"] = lambda: touched(dict(npzstream.load(data, threads=2, **LIMITS)))
     fns["load(path)"] = lambda: touched(dict(npzstream.load(path, **LIMITS)))
     fns["open(path)"] = opened
+    fns["open(bytes)"] = lambda: opened(source=data)
     if multi:
         fns["open(path, threads=2)"] = lambda: opened(2)
     fns["np.load(path)"] = np_load
@@ -164,6 +173,14 @@ def copy_limits(data, sizes):
         return out
     return {LIMIT_FRESH: lambda: copy(lambda: (np.empty(n, np.uint8) for n in sizes)),
             "limit: memcpy, reused": lambda: copy(lambda: reused)}
+
+
+def validated(data):
+    """The verdict alone on the bytes (no array made); exits the bench if it is not acceptance."""
+    report = npzstream.validate(data, max_total_bytes=LIMITS["max_total_bytes"])
+    if not report:
+        sys.exit("bench: validate(bytes) refused the stored archive: %s" % report.error)
+    return report
 
 
 def same(got, ref):
@@ -258,6 +275,7 @@ def main():
         members[name] = len(ref)
         if name == "stored":
             fns.update(copy_limits(data, [r.nbytes for r in ref.values()]))
+            fns["validate(bytes)"] = functools.partial(validated, data)
         del ref
         times[name] = python_io.timed_rounds(fns, a.rounds)
         del data
@@ -309,6 +327,10 @@ def main():
     rows.append(("stored: load(bytes) vs spdl", w, c, 2.0, (w, c)))
     w, c = ratio("stored", "open(path)", REF)  # zero copies, as spdl's views of the bytes
     rows.append(("stored: open(path) vs spdl", w, c, 2.0, (w, c)))
+    w, c = ratio("stored", "open(bytes)", REF)  # views of the same bytes as spdl's
+    rows.append(("stored: open(bytes) vs spdl", w, c, 2.0, (w, c)))
+    w, c = ratio("stored", "validate(bytes)", REF)  # the verdict alone: its CRC-32 pass
+    rows.append(("stored: validate(bytes) vs spdl", w, c, 2.0, (w, c)))
     w, c = ratio("stored", "load(bytes)", LIMIT_FRESH)  # a copying loader's bound
     rows.append(("stored: load(bytes) vs %s" % LIMIT_FRESH, w, c, 0.8, (w, c)))
     for name in KINDS:

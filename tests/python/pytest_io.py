@@ -13,6 +13,7 @@ import stat
 import subprocess
 import sys
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -67,21 +68,27 @@ def test_open_gives_what_load_gives_for_every_real_file(real_files, tmp):  # noq
         try:
             ref = npzstream.load(path, max_bytes=1 << 40, **kw)
         except npzstream.RejectedError as e:
-            with pytest.raises(npzstream.RejectedError) as e2:
-                npzstream.open(path, max_bytes=1 << 40, **kw)
-            assert (e2.value.code, e2.value.offset, e2.value.rule, e2.value.member) == (e.code, e.offset, e.rule,
-                                                                                        e.member), path
+            with open(path, "rb") as f:
+                data = f.read()
+            for source in (path, data):
+                with pytest.raises(npzstream.RejectedError) as e2:
+                    npzstream.open(source, max_bytes=1 << 40, **kw)
+                assert (e2.value.code, e2.value.offset, e2.value.rule, e2.value.member) == (e.code, e.offset, e.rule,
+                                                                                            e.member), path
             rejected += 1
             continue
-        with npzstream.open(path, max_bytes=1 << 40, **kw) as z:
-            if isinstance(ref, np.ndarray):
-                assert z.format == "npy"
-                same_array(z.array, ref)
-            else:
-                assert z.format == "npz"
-                same_result(dict(z), ref)
-                assert list(z) == list(ref) and len(z) == len(ref)
-            assert z.verify()
+        with open(path, "rb") as f:
+            data = f.read()
+        for source in (path, data):  # the file mapped, and its bytes in memory
+            with npzstream.open(source, max_bytes=1 << 40, **kw) as z:
+                if isinstance(ref, np.ndarray):
+                    assert z.format == "npy"
+                    same_array(z.array, ref)
+                else:
+                    assert z.format == "npz"
+                    same_result(dict(z), ref)
+                    assert list(z) == list(ref) and len(z) == len(ref)
+                assert z.verify()
         opened += 1
     assert opened >= 50 and rejected >= 3, (opened, rejected)
 
@@ -104,6 +111,88 @@ def test_open_stored_members_are_views_of_the_mapping(tmp):
                 assert member.offset < off < member.offset + member.csize + 200
                 assert bytes(np.frombuffer(m, np.uint8)[off:off + a.nbytes]) == STORED_REF[k].tobytes(order="A")
         assert z["f"].flags.f_contiguous and not z["f"].flags.c_contiguous
+
+
+def test_open_bytes_gives_views_of_the_callers_bytes():
+    for kind in (bytes, bytearray, memoryview):
+        data = kind(STORED) if kind is not memoryview else memoryview(bytearray(STORED))
+        with npzstream.open(data) as z:
+            assert z.path is None and z.size == len(STORED) and z.format == "npz"
+            same_result(dict(z), STORED_REF)
+            start = np.frombuffer(data, np.uint8).ctypes.data
+            for k in z:
+                a = z[k]
+                assert not a.flags.writeable, (kind, k)  # read-only, whatever the buffer
+                if a.nbytes:  # a view into the caller's bytes: no copy
+                    assert start <= a.ctypes.data < start + len(STORED), (kind, k)
+                    with pytest.raises(ValueError):
+                        a.flags.writeable = True
+            assert z.verify() and z.verify().path is None
+            w = z["w"]
+        same_array(w, STORED_REF["w"])  # the arrays outlive close(), holding the bytes
+    buf = bytearray(STORED)
+    z = npzstream.open(buf, threads=2)
+    w = z["w"]
+    with pytest.raises(BufferError):  # resizing would move the bytes under the views
+        buf.extend(b"x")
+    i = STORED.index(STORED_REF["w"].tobytes()[4000:4016])
+    buf[i] ^= 1  # the caller writes its own buffer: the view shows it, verify() finds it
+    assert w.tobytes() != STORED_REF["w"].tobytes()
+    r = z.verify()
+    assert not r and r.error.code == "crc_mismatch" and r.error.member == 0 and r.error.rule
+    buf[i] ^= 1
+    assert z.verify()
+    z.close()
+    del z, w
+    buf.extend(b"x")  # released with the last view (the failed report r holds nothing of it)
+
+
+def test_a_rejected_report_does_not_hold_the_input():
+    class Buf(bytearray):  # a bytes-like that weakref can follow
+        pass
+    bad = bytearray(STORED)
+    bad[STORED.index(STORED_REF["w"].tobytes()[4000:4016])] ^= 1
+    for threads in (1, 2):
+        data = Buf(bad)
+        gone = weakref.ref(data)
+        r = npzstream.validate(data, threads=threads)
+        assert not r and r.error.code == "crc_mismatch" and r.error.__traceback__ is None
+        del data
+        assert gone() is None, threads  # no traceback's frames keep the bytes
+
+
+def test_open_bytes_deflated_and_npy(tmp):
+    with npzstream.open(SAMPLE, threads=2) as z:
+        same_result(dict(z), REF)
+        lo = np.frombuffer(SAMPLE, np.uint8).ctypes.data
+        for k in z:  # inflated: memory of their own
+            a = z[k]
+            if isinstance(a, np.ndarray) and a.nbytes:
+                assert not lo <= a.ctypes.data < lo + len(SAMPLE), k
+    b = io.BytesIO()
+    np.save(b, np.arange(10, dtype=">i2"))
+    with npzstream.open(b.getvalue(), digest=True) as z:
+        same_array(z.array, np.arange(10, dtype=">i2"))
+        assert z.sha256 is not None and z.verify()
+
+
+def test_open_bytes_rejections_are_loads():
+    bad = bytearray(STORED)
+    i = STORED.index(STORED_REF["w"].tobytes()[4000:4016])
+    bad[i] ^= 1
+    for source in (bytes(bad), bad, memoryview(bad), b"", STORED[:-1]):
+        with pytest.raises(npzstream.RejectedError) as e:
+            npzstream.open(source)
+        with pytest.raises(npzstream.RejectedError) as e2:
+            npzstream.load(bytes(source))
+        assert (e.value.code, e.value.offset, e.value.rule, e.value.member) == \
+            (e2.value.code, e2.value.offset, e2.value.rule, e2.value.member) and e.value.rule
+    bad.extend(b"x")  # nothing of a refused open holds the bytes
+    with pytest.raises(npzstream.RejectedError) as e:
+        npzstream.open(STORED, policy={"members": {"w": {"dtype": ["<f8"]}}})
+    assert e.value.code == "policy" and e.value.rule == "POLICY.dtype"
+    with pytest.raises(ValueError, match="not contiguous"):
+        npzstream.open(memoryview(STORED)[::2])
 
 
 def test_open_deflated_members_are_inflated_arrays(tmp):

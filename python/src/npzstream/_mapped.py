@@ -1,6 +1,6 @@
-"""open(): a .npy or .npz file mapped and validated in one pass, then its arrays as read-only
-views of the mapping (a deflated member inflated during the pass), in a Mapped; Mapped.verify()
-validates the mapping again."""
+"""open(): a .npy or .npz file mapped (or the caller's bytes in memory) and validated in one pass,
+then its arrays as read-only views of those bytes (a deflated member inflated during the pass), in
+a Mapped; Mapped.verify() validates the same bytes again."""
 from __future__ import annotations
 
 import dataclasses
@@ -20,11 +20,12 @@ from ._validate import Member, Report, Validator, _member
 
 
 class Mapped(Mapping[str, Union[numpy.ndarray, bytes]]):
-    """What `open` returns: a read-only mapping of key -> array over a mapped file, the verdict
-    given.  A stored member's array is a read-only view of the mapping (no copy, no private
-    memory); a deflated member's array was inflated during the validating pass (its own memory);
-    a member that is not a .npy is bytes, as np.load gives it.  A .npy has one array: `.array`
-    (its mapping view has no keys: indexing it is a TypeError that says so).
+    """What `open` returns: a read-only mapping of key -> array over a mapped file (or over the
+    caller's bytes: `path` is then None), the verdict given.  A stored member's array is a
+    read-only view of the mapping (no copy, no private memory); a deflated member's array was
+    inflated during the validating pass (its own memory); a member that is not a .npy is bytes,
+    as np.load gives it.  A .npy has one array: `.array` (its mapping view has no keys: indexing
+    it is a TypeError that says so).
 
     Closing (close(), or leaving the with block) drops the file's references: the mapping is
     unmapped as soon as no array made from it is referenced any more (each view holds the
@@ -37,12 +38,14 @@ class Mapped(Mapping[str, Union[numpy.ndarray, bytes]]):
     private, but on Linux a page nobody wrote follows the file: if another process rewrites the
     file afterwards, the views show the new bytes, and if it truncates the file,
     touching a page past the new end kills the process with SIGBUS.  Map only files nobody else
-    writes (your own, or read-only ones); `load` copies the bytes and has none of this.
+    writes (your own, or read-only ones); `load` copies the bytes and has none of this.  Over the
+    caller's bytes the same holds of a bytearray (or a writable buffer) written after open():
+    the views show the new bytes; bytes never change.
     `verify()` checks the file's size and validates the mapping again (every record and CRC-32):
     a CRC-32 is no digest, and a rewrite that keeps every CRC-32 passes it; opened with
     digest=True, it also compares the SHA-256 of every mapped byte with the one taken at open."""
 
-    def __init__(self, path: str, fd: int, mapping: Any, fmt: str, members: List[Dict[str, Any]],
+    def __init__(self, path: Optional[str], fd: Optional[int], mapping: Any, fmt: str, members: List[Dict[str, Any]],
                  items: Dict[str, Union[numpy.ndarray, bytes]], array: Optional[numpy.ndarray],
                  recheck: Callable[[], Any], digest: Optional[bytes] = None) -> None:
         self.path = path
@@ -67,7 +70,7 @@ class Mapped(Mapping[str, Union[numpy.ndarray, bytes]]):
 
     @property
     def size(self) -> int:
-        """The bytes mapped (the file's size when it was opened)."""
+        """The bytes mapped (the file's size when it was opened), or the caller's bytes."""
         return 0 if self._map is None else len(self._map)
 
     @property
@@ -138,8 +141,8 @@ class Mapped(Mapping[str, Union[numpy.ndarray, bytes]]):
         what the file holds now; a deflated member's array was inflated at open() and does not
         change, but its compressed bytes are checked too."""
         self._check_open()
-        assert self._fd is not None
-        size = os.fstat(self._fd).st_size
+        # the caller's bytes cannot change size: the view open() holds keeps them from being resized
+        size = self.size if self._fd is None else os.fstat(self._fd).st_size
         if size != self.size:  # never read a page past a truncated end (SIGBUS)
             return Report(ok=False, format=self.format, members=[], path=self.path,
                           error=RejectedError("the file's size changed since it was opened (%d bytes, now %d)"
@@ -178,8 +181,13 @@ class Mapped(Mapping[str, Union[numpy.ndarray, bytes]]):
 POPULATE_MAX = 1 << 30
 
 
-def open(path: Union[str, "os.PathLike[str]"], *, policy: Optional[PolicyLike] = None, threads: int = 1,
-         max_bytes: Union[int, str] = DEFAULT_MAX_BYTES, digest: bool = False, **limits: Any) -> Mapped:
+#: what open() takes as the file's bytes themselves (as load() does), not as a path
+_BYTES = (bytes, bytearray, memoryview)
+
+
+def open(path: Union[str, "os.PathLike[str]", bytes, bytearray, memoryview], *, policy: Optional[PolicyLike] = None,
+         threads: int = 1, max_bytes: Union[int, str] = DEFAULT_MAX_BYTES, digest: bool = False,
+         **limits: Any) -> Mapped:
     """Map a .npy or .npz file and validate it whole in one pass (the verdict of `load`); then
     return a `Mapped`: key -> array, where every stored member is a read-only view of a private
     mapping of the file (zero copies, no private memory) and every deflated member an array
@@ -188,13 +196,23 @@ def open(path: Union[str, "os.PathLike[str]"], *, policy: Optional[PolicyLike] =
         with npzstream.open("weights.npz", max_total_bytes="64Gi") as z:
             w = z["w"]          # an ndarray over the file's pages
 
+    Given bytes, a bytearray or a memoryview (the file's bytes already in memory, as `load`
+    takes them), open validates those bytes in place and its stored arrays are read-only views
+    of them: no copy (`path` is then None; use memoryview(x) for another buffer, an mmap or a
+    NumPy array).  The views hold the buffer, so a bytearray cannot be resized while one lives;
+    writing into a bytearray or a writable buffer changes the views, as rewriting a mapped file
+    does (verify() validates the bytes as they are then).
+
     Raises RejectedError (nothing is returned before the verdict), OSError, and ValueError for
     a file that cannot be mapped: a FIFO, a device or a directory is refused before it is opened
-    (use load for pipes and sockets), and open() never waits on one.  max_bytes caps the private
-    memory (the deflated members and the blobs); the limits are load's (max_total_bytes bounds
-    the content: raise it for files over 1 GiB).  digest=True takes the SHA-256 of the whole file
-    before the validating pass (one more read of it), which `Mapped.verify` then compares: see
-    `Mapped` for what a mapping cannot promise."""
+    (use load for pipes and sockets), and open() never waits on one; ValueError for a buffer
+    that is not contiguous.  max_bytes caps the private memory (the deflated members and the
+    blobs); the limits are load's (max_total_bytes bounds the content: raise it for files over
+    1 GiB).  digest=True takes the SHA-256 of the whole file before the validating pass (one
+    more read of it), which `Mapped.verify` then compares: see `Mapped` for what a mapping
+    cannot promise."""
+    if isinstance(path, _BYTES):
+        return _validated(None, None, _held_bytes(path), policy, threads, max_bytes, digest, limits)
     path = os.fspath(path)
     try:
         fd = _open_regular(path)
@@ -203,49 +221,69 @@ def open(path: Union[str, "os.PathLike[str]"], *, policy: Optional[PolicyLike] =
     try:
         size = os.fstat(fd).st_size
         mapping = _npzstream.Map(fd, size, size <= POPULATE_MAX)
-        lim = _limits(limits)
-        pol = _policy(policy)
-        n_threads = _check_threads(threads)
-        loaded: Dict[int, numpy.ndarray] = {}
-
-        def alloc(m: Dict[str, Any]) -> Optional[memoryview]:  # a deflated member: inflated into its array
-            return _alloc_array(loaded, m)
-        s = _npzstream.Stream(lim, alloc, True, _check_max_bytes(max_bytes), n_threads, pol, False, True)
-        mapping.madvise("sequential")  # one pass, front to back
-        # the digest first: a change after it (during the pass included) is one verify() finds
-        sha = hashlib.sha256(cast(Any, mapping)).digest() if digest else None
-        try:  # worker threads read the mapping where it is (no copy), until the stream's release
-            s.feed_held(mapping)
-            s.finish()
-        finally:
-            s.release()
-        mapping.madvise("normal")      # then the arrays, in any order
-        fmt = s.format
-        items: Dict[str, Union[numpy.ndarray, bytes]] = {}
-        arrays: List[numpy.ndarray] = []
-        for m in s.members:
-            if m["kind"] != "array":
-                items[_npz_key(m)] = m.pop("data")
-                continue
-            if m["index"] in loaded:
-                arr = loaded.pop(m["index"])
-            else:
-                arr = _view(mapping, m)
-            arrays.append(arr)
-            if fmt == "npz":
-                items[_npz_key(m)] = arr
-        members = s.members
-
-        def recheck() -> Report:
-            v = Validator(threads=n_threads, policy=pol, **limits)
-            v.feed(mapping)
-            r = v.finish()
-            return dataclasses.replace(r, path=path)
-        return Mapped(path, fd, mapping, fmt or "npy", members, items, arrays[0] if fmt == "npy" else None, recheck,
-                      sha)
+        return _validated(path, fd, mapping, policy, threads, max_bytes, digest, limits)
     except BaseException:
         os.close(fd)
         raise
+
+
+def _held_bytes(data: Union[bytes, bytearray, memoryview]) -> numpy.ndarray:
+    """The caller's bytes as one read-only run of bytes (a view: no copy) that the arrays are
+    made over: a uint8 array over a read-only memoryview of them.  Its export keeps a bytearray
+    from being resized under the arrays, and the arrays, whose base it is, cannot be made
+    writeable (an array made over the memoryview itself would have the bytearray as its base)."""
+    view = memoryview(data)
+    if not view.c_contiguous:
+        raise ValueError("npzstream.open: the bytes are not contiguous (a memoryview with strides)")
+    return numpy.frombuffer(view.cast("B").toreadonly(), numpy.uint8)
+
+
+def _validated(path: Optional[str], fd: Optional[int], mapping: Any, policy: Optional[PolicyLike], threads: int,
+               max_bytes: Union[int, str], digest: bool, limits: Dict[str, Any]) -> Mapped:
+    """open()'s one pass over the bytes (a file's mapping, fd its descriptor; or the caller's
+    bytes, fd None), then the Mapped of its arrays."""
+    lim = _limits(limits)
+    pol = _policy(policy)
+    n_threads = _check_threads(threads)
+    loaded: Dict[int, numpy.ndarray] = {}
+    mapped = fd is not None
+
+    def alloc(m: Dict[str, Any]) -> Optional[memoryview]:  # a deflated member: inflated into its array
+        return _alloc_array(loaded, m)
+    s = _npzstream.Stream(lim, alloc, True, _check_max_bytes(max_bytes), n_threads, pol, False, True)
+    if mapped:
+        mapping.madvise("sequential")  # one pass, front to back
+    # the digest first: a change after it (during the pass included) is one verify() finds
+    sha = hashlib.sha256(cast(Any, mapping)).digest() if digest else None
+    try:  # worker threads read the bytes where they are (no copy), until the stream's release
+        s.feed_held(mapping)
+        s.finish()
+    finally:
+        s.release()
+    if mapped:
+        mapping.madvise("normal")  # then the arrays, in any order
+    fmt = s.format
+    items: Dict[str, Union[numpy.ndarray, bytes]] = {}
+    arrays: List[numpy.ndarray] = []
+    for m in s.members:
+        if m["kind"] != "array":
+            items[_npz_key(m)] = m.pop("data")
+            continue
+        if m["index"] in loaded:
+            arr = loaded.pop(m["index"])
+        else:
+            arr = _view(mapping, m)
+        arrays.append(arr)
+        if fmt == "npz":
+            items[_npz_key(m)] = arr
+    members = s.members
+
+    def recheck() -> Report:
+        v = Validator(threads=n_threads, policy=pol, **limits)
+        v.feed(mapping)
+        r = v.finish()
+        return dataclasses.replace(r, path=path)
+    return Mapped(path, fd, mapping, fmt or "npy", members, items, arrays[0] if fmt == "npy" else None, recheck, sha)
 
 
 def _view(mapping: Any, m: Dict[str, Any]) -> numpy.ndarray:

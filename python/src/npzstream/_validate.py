@@ -163,7 +163,9 @@ class Validator:
         self._want = None  # (a validator keeps nothing: no budget pauses it)
 
     def _rejected(self, e: RejectedError) -> None:
-        self.error = e
+        # the Report keeps the error, not its traceback: that holds the frames that fed the bytes,
+        # and through them the caller's input (a rejected upload kept alive by its report)
+        self.error = e.with_traceback(None)
         if self._inv is not None:  # the members after it are checked on their own
             self._inv.check_after(e.offset)
 
