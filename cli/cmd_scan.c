@@ -1093,10 +1093,19 @@ static void sarif_write(const sarif_set *s, FILE *sink) {
         json_str(f, id, strlen(id));
         if (rules) wb_fmt(f, ", \"ruleIndex\": %zu", k);
         wb_s(f, ", \"level\": \"error\", \"message\": {\"text\": ");
-        char msg[600];
-        snprintf(msg, sizeof msg, "%s: %s", r->e.code, r->e.message);
+        char msg[700];
+        int n = snprintf(msg, sizeof msg, "%s: %s", r->e.code, r->e.message);
+        if (r->e.limit && n > 0 && (size_t)n < sizeof msg) /* the numbers as the text output says them */
+            snprintf(msg + n, sizeof msg - (size_t)n, REPORT_LIMIT_FMT, r->e.limit_needed, r->e.limit,
+                     r->e.limit_value);
         json_str(f, msg, strlen(msg));
-        wb_s(f, "}, \"locations\": [{\"physicalLocation\": {\"artifactLocation\": {\"uri\": ");
+        wb_s(f, "}");
+        if (r->e.limit) { /* added in 0.8.0: a limit's numbers, as the JSON's error gives them */
+            wb_s(f, ", \"properties\": {");
+            json_limit(f, &r->e);
+            wb_c(f, '}');
+        }
+        wb_s(f, ", \"locations\": [{\"physicalLocation\": {\"artifactLocation\": {\"uri\": ");
         uri(f, r->file);
         wb_fmt(f, "}, \"region\": {\"byteOffset\": %" PRIu64 "}}", r->e.offset);
         if (r->path) {
@@ -1586,8 +1595,12 @@ int cmd_scan(int argc, char **argv) {
     /* the sandbox failed (or the walk ran out of memory): nothing is scanned */
     int unconfined = pre == 2 || scan_confine(&so, paths, npaths, w.links, w.nlinks) >= 0;
     status = unconfined ? 2 : 0;
-    if (unconfined && sink) fclose(sink);
-    if (!unconfined) {
+    if (unconfined) /* the SARIF says so, as a failed run, rather than being left empty */
+        note_skipped(&run.all, "npzstream scan",
+                     pre == 2 ? "out of memory before the scan: nothing was scanned"
+                              : "the process could not be confined (stderr says why): nothing was scanned "
+                                "(--no-sandbox runs unconfined)");
+    else {
         batch_work work = {so.follow ? walked_source : walk_source,
                            so.follow ? (void *)&all : (void *)&w,
                            scan_entry,
@@ -1599,7 +1612,7 @@ int cmd_scan(int argc, char **argv) {
     }
     for (size_t i = 0; i < all.n; i++) free(all.e[i]);
     free(all.e);
-    if (so.sarif && !unconfined) {
+    if (so.sarif) {
         if (!strcmp(so.sarif, "-")) sink = OUT;
         if (!sink) {
             fprintf(stderr, "npzstream: --sarif %s: %s\n", so.sarif, strerror(sink_errno));

@@ -60,18 +60,23 @@ void json_error(wbuf *f, const report_error *e) {
     if (e->detail) key_str(f, "detail", e->detail); /* added in 0.5.0: a policy violation in words */
     if (e->hint) key_str(f, "hint", e->hint);       /* added in 0.5.0: what the user can do */
     if (e->limit) {                                 /* added in 0.8.0: a limit's numbers */
-        wb_s(f, ", \"limit\": {\"name\": \"");
-        wb_s(f, e->limit);
-        wb_c(f, '"');
-        json_key_u64(f, "value", e->limit_value);
-        json_key_u64(f, "needed", e->limit_needed);
-        wb_c(f, '}');
+        wb_s(f, ", ");
+        json_limit(f, e);
     }
     wb_c(f, '}');
 }
 
+void json_limit(wbuf *f, const report_error *e) {
+    wb_s(f, "\"limit\": {\"name\": \"");
+    wb_s(f, e->limit);
+    wb_c(f, '"');
+    json_key_u64(f, "value", e->limit_value);
+    json_key_u64(f, "needed", e->limit_needed);
+    wb_c(f, '}');
+}
+
 void text_limit(wbuf *f, const char *name, uint64_t value, uint64_t needed) {
-    wb_fmt(f, " (needs %" PRIu64 "; %s is %" PRIu64 ")", needed, name, value);
+    wb_fmt(f, REPORT_LIMIT_FMT, needed, name, value);
 }
 
 void text_error(wbuf *f, const report_error *e) {

@@ -6,6 +6,7 @@
 #ifndef NPZS_REPORT_PARTS_H
 #define NPZS_REPORT_PARTS_H
 
+#include <inttypes.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,10 +41,15 @@ const char *report_rule_message(const char *rule);
 /* {"code", "offset", "member" (and "member_b64"), "member_index", "message", "content_offset",
  * "rule", "detail", "hint", "limit"}: the contract's error object, the optional keys only when set. */
 void json_error(wbuf *f, const report_error *e);
+/* "limit": {"name", "value", "needed"} of an error that has a limit's numbers (e->limit set), no
+ * separator before it: json_error's key, and a SARIF result's property. */
+void json_limit(wbuf *f, const report_error *e);
 /* "CODE at offset N: MESSAGE (needs N; LIMIT is V) [RULE]" (a kept-going member's, a finding's: no
  * detail, no hint; the limit's numbers when it has them). */
 void text_error(wbuf *f, const report_error *e);
-/* A limit's numbers in words: " (needs NEEDED; NAME is VALUE)". */
+/* A limit's numbers in words: " (needs NEEDED; NAME is VALUE)", the format's arguments in that
+ * order (needed, name, value). */
+#define REPORT_LIMIT_FMT " (needs %" PRIu64 "; %s is %" PRIu64 ")"
 void text_limit(wbuf *f, const char *name, uint64_t value, uint64_t needed);
 
 /* ---- a member ----------------------------------------------------------------------------- */

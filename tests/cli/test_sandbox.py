@@ -8,6 +8,7 @@ with --no-sandbox each goes through (so the test can fail).  The truth for the v
 command with --no-sandbox, and hashlib/np.load for the bytes."""
 import hashlib
 import io
+import json
 import os
 import re
 import subprocess
@@ -306,3 +307,54 @@ def test_scan_same_confined(binary, mixed_dir, tmp):
         ok(sa == sb, "%s: the same SARIF file" % mode)
         ok(len(oa) > 1000 or (sa and len(sa) > 1000), "%s: something was written" % mode)
         ok(b"in-folder.sarif" not in oa, "%s: the SARIF file is not scanned" % mode)
+
+
+# Landlock stacks at most 16 rulesets on a process; a 17th is refused (E2BIG).  These are the
+# system calls' numbers on every architecture (the calls after 424 have one number everywhere).
+LANDLOCK_CREATE, LANDLOCK_RESTRICT, LANDLOCK_MAX_LAYERS = 444, 446, 16
+LANDLOCK_MAKE_BLOCK = 1 << 11  # the right each layer handles: making block devices (with no rule: none)
+
+
+def landlock_full():
+    """A preexec_fn: the child stacks as many Landlock rulesets as a process may have, so that
+    the confining of the program it then runs fails (its own ruleset is one too many)."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    attr = ctypes.c_uint64(LANDLOCK_MAKE_BLOCK)
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS
+        raise OSError(ctypes.get_errno(), "no_new_privs")
+    for _ in range(LANDLOCK_MAX_LAYERS):
+        fd = libc.syscall(LANDLOCK_CREATE, ctypes.byref(attr), ctypes.c_size_t(8), ctypes.c_uint32(0))
+        if fd < 0 or libc.syscall(LANDLOCK_RESTRICT, ctypes.c_int(fd), ctypes.c_uint32(0)) != 0:
+            raise OSError(ctypes.get_errno(), "landlock")
+        os.close(fd)
+
+
+def test_scan_sarif_when_confining_fails(binary, layers, files, tmp):
+    """When the process cannot be confined, nothing is scanned (exit 2, the reason on stderr),
+    and --sarif still writes a SARIF document -- a failed run with a notification that says why
+    -- to its FILE or to stdout, never an empty file.  The failure is real: Landlock's layers are
+    all taken before the program starts."""
+    if not layers["landlock"]:
+        pytest.skip("no Landlock in this kernel: its failure cannot be made")
+    schema = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scan",
+                          "sarif-schema-2.1.0.json")
+    target = next(iter(files[1]))  # an archive of the module's files
+    out = os.path.join(tmp, "failed.sarif")
+    for dest in (out, "-"):
+        r = subprocess.run([binary, "scan", "--sarif", dest, target], capture_output=True, timeout=60,
+                           preexec_fn=landlock_full)
+        assert r.returncode == 2 and b"sandbox: Landlock" in r.stderr, (r.returncode, r.stderr)
+        doc = json.loads(open(out).read() if dest == out else r.stdout)
+        run_ = doc["runs"][0]
+        assert run_["results"] == [] and run_["invocations"][0]["executionSuccessful"] is False, doc
+        notes = run_["invocations"][0]["toolExecutionNotifications"]
+        assert len(notes) == 1 and "could not be confined" in notes[0]["message"]["text"], notes
+        try:
+            import jsonschema
+        except ImportError:
+            continue
+        jsonschema.Draft4Validator(json.load(open(schema))).validate(doc)
+    r = run(binary, ["scan", "--no-sandbox", "--sarif", out, target])  # the control: the same scan runs
+    assert r.returncode == 0 and json.load(open(out))["runs"][0]["invocations"][0]["executionSuccessful"], r.stderr

@@ -134,6 +134,7 @@ def test_sarif(binary, folder, tmp):
         assert loc["physicalLocation"]["region"]["byteOffset"] == e["offset"]
         if e["member"] is not None:
             assert loc["logicalLocations"][0]["fullyQualifiedName"] == e["member"]
+        assert res.get("properties", {}).get("limit") == e.get("limit"), (res, e)
     notes = doc["runs"][0]["invocations"][0]["toolExecutionNotifications"]
     assert doc["runs"][0]["invocations"][0]["executionSuccessful"] is False and len(notes) >= 2
     # --sarif alone: to stdout
@@ -202,6 +203,27 @@ def test_rule_nested_depth_and_bytes(binary, tmp):
     # a pickle is no limit: no numbers
     code, o = one(binary, write(tmp, "p.pkl", mixed.PICKLE))
     assert "limit" not in o["error"], o["error"]
+
+
+def test_sarif_limit_numbers(binary, tmp):
+    """A finding a limit decided carries the limit's numbers in SARIF too: in its message, as the
+    text output says them, and as the JSON's "limit" object in the result's properties."""
+    jsonschema = pytest.importorskip("jsonschema", reason="python3-jsonschema (apt) validates the SARIF")
+    p = write(tmp, "a.npz", mixed.CASES["nested.npz"][0])
+    size = zipfile.ZipFile(p).getinfo("extra.zip").file_size
+    for args, limit in ((("--nested-bytes", "10"), {"name": "nested_bytes", "value": 10, "needed": size}),
+                        (("--nested-depth", "0"), {"name": "nested_depth", "value": 0, "needed": 1})):
+        r = run(binary, "scan", "--sarif", "-", *args, p)
+        assert r.returncode == 1, r
+        doc = json.loads(r.stdout)
+        jsonschema.Draft4Validator(json.load(open(os.path.join(HERE, "sarif-schema-2.1.0.json")))).validate(doc)
+        res = doc["runs"][0]["results"]
+        assert len(res) == 1 and res[0]["properties"]["limit"] == limit, res
+        assert res[0]["message"]["text"].endswith("(needs %d; %s is %d)" % (limit["needed"], limit["name"],
+                                                                            limit["value"])), res
+    r = run(binary, "scan", "--sarif", "-", write(tmp, "p.pkl", mixed.PICKLE))  # no limit: no numbers
+    res = json.loads(r.stdout)["runs"][0]["results"]
+    assert len(res) == 1 and "properties" not in res[0] and "needs" not in res[0]["message"]["text"], res
 
 
 def test_rule_nested_invalid(binary, tmp):
