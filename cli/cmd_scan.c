@@ -814,8 +814,10 @@ static int unit_push(unit *u, const uint8_t *b, size_t n) {
         set_limit(&u->skip_lim, "max_file_size", u->so->max_file_size, 0); /* a stream's size is not known */
         return 2;
     }
-    if (u->depth == 0 && u->so->timeout && elapsed(u) > (double)u->so->timeout) {
+    double took = u->depth == 0 && u->so->timeout ? elapsed(u) : 0.0;
+    if (took > (double)u->so->timeout) {
         skip(u, "SCAN.timeout");
+        set_limit(&u->skip_lim, "timeout", u->so->timeout, (uint64_t)took); /* whole seconds, > timeout */
         return 2;
     }
     if (!u->container) {

@@ -262,6 +262,9 @@ def test_rule_timeout(binary):
     proc.wait(timeout=30)
     o = json.loads(out)
     assert proc.returncode == 2 and (o["error"]["code"], o["error"]["offset"], o["error"]["rule"]) == ("skipped", 0, "SCAN.timeout")
+    # the limit's numbers, in whole seconds: at least one more than allowed, at most the time it took
+    lim = o["error"]["limit"]
+    assert lim["name"] == "timeout" and lim["value"] == 1 and 2 <= lim["needed"] <= 30, lim
 
 
 # ---- the inventory's own rules (--keep-going): a member checked after the strict parser stopped ----

@@ -64,6 +64,9 @@ class Report:
     format: Optional[str]
     members: List[Member] = field(default_factory=list)
     error: Optional[RejectedError] = None
+    #: the input bytes taken: when accepted, the input's length; after a rejection, as far as the
+    #: pushes had got when it came, which depends on their sizes (error.offset, the byte that
+    #: decided, does not)
     consumed: int = 0
     path: Optional[str] = None  # the file's path (scan, Spool), else None
     #: keep_going=True: where the listing itself stopped (INV.framing, INV.truncated, INV.limit),
