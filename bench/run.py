@@ -45,7 +45,28 @@ def peak_rss_kib(cmd):
     return int(m.group(1)) if m else -1
 
 
+def private_peak_kib(cmd):
+    """The largest RssAnon (private memory, KiB) /proc showed while cmd ran, read as often as this
+    process can: a sample, not a bound (the peak may fall between two reads)."""
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    peak, path = 0, "/proc/%d/status" % p.pid
+    while p.poll() is None:
+        try:
+            with open(path) as f:
+                m = re.search(r"^RssAnon:\s+(\d+) kB", f.read(), re.M)
+        except OSError:
+            break
+        if m:
+            peak = max(peak, int(m.group(1)))
+    if p.wait() != 0:
+        sys.exit("bench: %s failed" % " ".join(cmd))
+    return peak
+
+
 def callgrind(cmd, tmp):
+    """callgrind's instructions of cmd and its top functions.  A command that confines itself
+    (check, ls, extract, scan) must be given --no-sandbox: Landlock then refuses valgrind the
+    writing of its output file (the sandbox's cost is once a process: differences hold)."""
     out = os.path.join(tmp, "cg.out")
     subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + cmd,
                    capture_output=True, text=True, check=True)
@@ -189,6 +210,7 @@ def run(a, npzs, lim, have_ld, tmp):
     rss = {}
     for k, f in F.items():
         rss[k] = {"npzstream": peak_rss_kib("%s %s > /dev/null" % (ck, f)),
+                  "npzstream: private (sampled)": private_peak_kib(ck.split() + [f]),
                   "cat | npzstream": peak_rss_kib("cat %s | %s - > /dev/null" % (f, ck))}
         rss[k]["np.load"] = peak_rss_kib("%s %s > /dev/null" % (npload, f))
     results["rss_kib"] = rss
@@ -198,11 +220,11 @@ def run(a, npzs, lim, have_ld, tmp):
         print("bench: callgrind (16 MiB datasets)", flush=True)
         d16 = os.path.join(tmp, "cg")
         sh("%s %s %s 16" % (PY, os.path.join(HERE, "gen.py"), d16))
-        base, _ = callgrind([npzs, "check", os.path.join(d16, "tiny.npz")], tmp)
+        base, _ = callgrind([npzs, "check", "--no-sandbox", os.path.join(d16, "tiny.npz")], tmp)
         for k, denom, unit in (("stored.npz", None, "byte"), ("big.npy", None, "byte"), ("deflated.npz", "out", "output byte"),
                                ("many.npz", MANY, "member"), ("mixed.npz", MANY, "member")):
             f = os.path.join(d16, k)
-            tot, top = callgrind([npzs, "check", f], tmp)
+            tot, top = callgrind([npzs, "check", "--no-sandbox", f], tmp)
             n = denom if isinstance(denom, int) else (16 << 19 if denom == "out" else os.path.getsize(f))
             cg[k] = {"ir": tot, "per": (tot - base) / n, "unit": unit, "top": top}
         for mode, k, n in (("crc-fast", "stored.npz", None), ("crc-zlib", "stored.npz", None), ("read", "stored.npz", None),
@@ -244,7 +266,7 @@ def report(R):
     out.append("| peak RSS (KiB) | " + " | ".join(R["rss_kib"]) + " |")
     rssrows = []
     out.append("|---|" + "---:|" * len(R["rss_kib"]))
-    for tool in ("npzstream", "cat | npzstream", "np.load"):
+    for tool in ("npzstream", "npzstream: private (sampled)", "cat | npzstream", "np.load"):
         out.append("| %s | " % md(tool) + " | ".join(str(R["rss_kib"][k][tool]) for k in R["rss_kib"]) + " |")
     if R["callgrind"]:
         out.append("")
@@ -271,8 +293,14 @@ def report(R):
     for k in ("stored.npz", "big.npy", "deflated.npz"):
         v = g[k]["npzstream"]["median_s"] / g[k]["npzstream --feed 4096"]["median_s"]
         tgt("4 KiB feeds >= 0.9x 1 MiB feeds (%s)" % k, v, v >= 0.9, "%.2f")
-    m = max(max(r["npzstream"], r["cat | npzstream"]) for r in R["rss_kib"].values())
-    tgt("peak RSS of npzstream <= 4 MiB on every dataset", m / 1024.0, m <= 4096, "%.1f MiB")
+    # read from a pipe, all of the process's memory is its own; a file larger than one read is
+    # mapped (0.8.0), and the page cache's pages it maps count in RSS while they are (up to a
+    # 2 MiB folio): shown, with the private part, but not judged
+    m = max(r["cat | npzstream"] for r in R["rss_kib"].values())
+    tgt("peak RSS of npzstream <= 4 MiB on every dataset (read from a pipe)", m / 1024.0, m <= 4096, "%.1f MiB")
+    m = max(r["npzstream: private (sampled)"] for r in R["rss_kib"].values())
+    tgt("private memory of npzstream <= 4 MiB on every dataset (from a file, sampled)", m / 1024.0, m <= 4096,
+        "%.1f MiB")
     out.append("")
     out.append("| target | measured | |")
     out.append("|---|---:|---|")

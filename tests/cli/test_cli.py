@@ -903,10 +903,11 @@ def test_jobs(binary, tmp):
 
 def test_jobs_mapped(binary, tmp):
     """-j N maps a regular file of 1 MiB and more (the helper holds its bytes by reference:
-    npzs_par_stable_input) where nothing but the CRC-32 reads the members' bytes (check and ls,
-    not extract, --sha256 or --policy): check, ls, extract and batches give exactly one thread's
-    output, for good, damaged and cut archives at any --feed; a file truncated while it is mapped
-    is an I/O failure (exit 2, error code io), not a crash (SIGBUS) and not a verdict."""
+    npzs_par_stable_input), and one thread a file larger than one read (128 KiB), where nothing
+    but the CRC-32 reads the members' bytes (check and ls, not extract, --sha256 or --policy):
+    check, ls, extract and batches give exactly the output of the same bytes read from a pipe
+    (never mapped), for good, damaged and cut archives at any --feed; a file truncated while it is
+    mapped is an I/O failure (exit 2, error code io), not a crash (SIGBUS) and not a verdict."""
     rng = np.random.default_rng(7)
     bio = io.BytesIO()
     np.savez_compressed(bio, a=rng.integers(0, 9, 1_500_000).astype("<f4"), b=rng.random(200_000),
@@ -919,10 +920,15 @@ def test_jobs_mapped(binary, tmp):
     np.savez_compressed(small, x=np.arange(10))
     for label, data in (("good", good), ("damaged", bytes(bad)), ("cut", good[:len(good) * 2 // 3])):
         open(path, "wb").write(data)
+        for cmd in (["check", "--json"], ["ls", "--json"]):  # read from a pipe: never mapped
+            piped, mapped = run(binary, cmd + ["-"], data), run(binary, cmd + [path])
+            ok(piped.returncode == mapped.returncode and piped.stdout == mapped.stdout and piped.returncode in (0, 1),
+               "mapped %s: %s of the file (one thread: mapped) differs from its bytes through a pipe"
+               % (label, " ".join(cmd)))
         for cmd in (["check", "--json"], ["ls", "--json"], ["check"]):
             one = run(binary, cmd + [path])
             for extra in (["-j", "2"], ["-j", "3", "--feed", "4096"], ["-j", "2", "--feed", "777"],
-                          ["-j", "2", "--inflate-memory", "64Ki"]):
+                          ["-j", "2", "--inflate-memory", "64Ki"], ["--feed", "4096"], ["--feed", "777"]):
                 r = run(binary, cmd + extra + [path])
                 ok(r.returncode == one.returncode and r.stdout == one.stdout and r.returncode in (0, 1),
                    "mapped %s: %s %s: exit %d, differs from one thread" % (label, " ".join(cmd), " ".join(extra),
@@ -952,9 +958,10 @@ def test_jobs_mapped(binary, tmp):
     with open(pol, "w") as f:
         f.write("{}")
     open(path, "wb").write(good)
-    for cmd, maps_it in ((["check"], True), (["ls"], True), (["extract", "--all", "-d", os.path.join(tmp, "m4")], False),
-                         (["check", "--sha256"], False), (["check", "--policy", pol], False)):
-        p = subprocess.Popen([binary] + cmd[:1] + ["-j", "2", "--feed", "1"] + cmd[1:] + [path],
+    for jobs, (cmd, maps_it) in ((j, c) for j in (["-j", "2"], []) for c in (
+            (["check"], True), (["ls"], True), (["extract", "--all", "-d", os.path.join(tmp, "m4%d" % len(j))], False),
+            (["check", "--sha256"], False), (["check", "--policy", pol], False))):
+        p = subprocess.Popen([binary] + cmd[:1] + jobs + ["--feed", "1"] + cmd[1:] + [path],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         seen, t0 = False, time.time()
         while not seen and p.poll() is None and time.time() - t0 < (30 if maps_it else 3):
@@ -966,13 +973,14 @@ def test_jobs_mapped(binary, tmp):
         running = p.poll() is None
         p.kill()
         p.wait()
-        ok(seen == maps_it, "%s -j 2: the file %s (the run %s)"
-           % (" ".join(cmd[:2]), "mapped" if seen else "not mapped", "was still going" if running else "ended"))
+        ok(seen == maps_it, "%s %s: the file %s (the run %s)"
+           % (" ".join(cmd[:2]), " ".join(jobs) or "one thread", "mapped" if seen else "not mapped",
+              "was still going" if running else "ended"))
     # truncated while mapped: 1-byte pushes make the run last, the file is cut to nothing once
     # /proc shows it mapped; the pages past the new end then fault (SIGBUS) as they are read
-    for cmd in (["check", "--json"], ["ls", "--json"]):
+    for jobs, cmd in ((j, c) for j in (["-j", "2"], []) for c in (["check", "--json"], ["ls", "--json"])):
         open(path, "wb").write(good)
-        p = subprocess.Popen([binary] + cmd[:1] + ["-j", "2", "--feed", "1"] + cmd[1:] + [path],
+        p = subprocess.Popen([binary] + cmd[:1] + jobs + ["--feed", "1"] + cmd[1:] + [path],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         maps, t0 = "/proc/%d/maps" % p.pid, time.time()
         seen = False
