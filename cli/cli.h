@@ -22,7 +22,7 @@ typedef struct opts {
     npzs_policy *policy;  /* --policy FILE, compiled */
     int sha256;           /* --sha256: every member's SHA-256 */
     unsigned parallel;    /* -P N: check or ls N files at once (0, 1: one at a time) */
-    int no_sandbox;       /* --no-sandbox: check, ls and extract not confined (sandbox.h) */
+    int no_sandbox;       /* --no-sandbox: the command not confined (sandbox.h) */
 } opts;
 
 extern const char EXIT_HELP[];

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sandbox.h"
 #include "output.h"
 
 void usage_refs(FILE *f) {
@@ -286,6 +287,13 @@ int cmd_refs(int argc, char **argv) {
     int fd;
     npzs_parser *p = open_parser(path, &op, &label, &fd);
     if (!p) goto done;
+    /* confined once its input is open, as check is (sandbox.h): the references go to stdout */
+    cli_confine_spec sb = {.prog = "npzstream", .off = op.no_sandbox, .hashing = op.sha256};
+    if (cli_confine(&sb) < 0) {
+        parser_free(p);
+        if (fd) close(fd);
+        goto done;
+    }
     npzs_events(p, NPZS_EV_BIT(NPZS_EV_MEMBER_BEGIN) | NPZS_EV_BIT(NPZS_EV_HEADER) | NPZS_EV_BIT(NPZS_EV_DATA) |
                        NPZS_EV_BIT(NPZS_EV_MEMBER_END));
     refs_ctx c;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sandbox.h"
 
 void usage_trace(FILE *f) {
     fprintf(f,
@@ -269,6 +270,15 @@ int cmd_trace(int argc, char **argv) {
         return 2;
     }
     if (b.sequence) npzs_npy_sequence(p);
+    /* confined once its input is open, as check is (sandbox.h): reads nothing else, writes only
+     * stdout and stderr */
+    cli_confine_spec sb = {.prog = "npzstream", .off = b.op.no_sandbox, .hashing = b.op.sha256};
+    if (cli_confine(&sb) < 0) {
+        parser_free(p);
+        if (fd) close(fd);
+        batch_free(&b);
+        return 2;
+    }
     tr_ctx t;
     memset(&t, 0, sizeof t);
     wb_init(&t.w, stdout);

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sandbox.h"
 #include "npzstream_vlen.h"
 
 typedef struct vl_elem {
@@ -36,12 +37,14 @@ typedef struct vl_out {
 
 static void vl_usage(FILE *f) {
     fprintf(f,
-            "usage: npzstream vlen --dtype DTYPE --shape PATTERN [--json] [--feed N]\n"
+            "usage: npzstream vlen --dtype DTYPE --shape PATTERN [--json] [--feed N] [--no-sandbox]\n"
             "                      [--max-elements N] [--max-element-bytes N] [--max-total-bytes N] [FILE|-]\n"
             "Validates one vlen-ndarray chunk (numcodecs VLenBytes framing: u32 count, then per\n"
             "element u32 byte length + little-endian C-order data) read as a stream.\n"
             "  DTYPE    bool, int8..int64, uint8..uint64, float16/32/64, complex64/128, or '<f4' style\n"
             "  PATTERN  element shape with one leading variable dimension: null | null,2 | [null, 3, 4]\n"
+            "  --no-sandbox  do not confine the process (by default, once FILE is open, it may read\n"
+            "           nothing else, and never exec, fork or open a socket: npzstream --sandbox-info)\n"
             "Exit status: 0 accepted, 1 rejected, 2 usage or I/O error.\n");
 }
 
@@ -171,7 +174,7 @@ static int vl_push_input(void *vc, npzs_in *in) {
 static void vl_eof(void *vc) { npzs_vlen_finish(((vl_drive *)vc)->p); }
 
 int cmd_vlen(int argc, char **argv) {
-    int json = 0;
+    int json = 0, no_sandbox = 0;
     uint64_t feed = 0, v;
     const char *path = NULL, *dtype = NULL, *pattern = NULL;
     npzs_vlen_limits lim;
@@ -180,6 +183,8 @@ int cmd_vlen(int argc, char **argv) {
         const char *a = argv[i];
         if (!strcmp(a, "--json")) {
             json = 1;
+        } else if (!strcmp(a, "--no-sandbox")) {
+            no_sandbox = 1;
         } else if (!strcmp(a, "--dtype") || !strcmp(a, "--shape")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "npzstream vlen: %s needs a value\n", a);
@@ -256,6 +261,14 @@ int cmd_vlen(int argc, char **argv) {
     npzs_vlen_parser *p = npzs_vlen_new(&spec, &lim, NULL);
     if (!p) {
         fprintf(stderr, "npzstream vlen: invalid limits or out of memory\n");
+        if (fd) close(fd);
+        return 2;
+    }
+    /* confined once its input is open, as check is (sandbox.h): reads nothing else, writes only
+     * stdout and stderr */
+    cli_confine_spec sb = {.prog = "npzstream vlen", .off = no_sandbox};
+    if (cli_confine(&sb) < 0) {
+        npzs_vlen_free(p);
         if (fd) close(fd);
         return 2;
     }

@@ -40,7 +40,7 @@ static void usage_all(FILE *f) {
         "       npzstream scan [-r] [--jsonl] [--sarif [FILE]] [OPTIONS] PATH... pickles in model files\n"
         "       npzstream vlen ...                                         (npzstream vlen --help)\n"
         "       npzstream help [COMMAND] | help rules | explain RULE | --help | --version\n"
-        "       npzstream --sandbox-info                                   what confines check, ls, extract, scan\n"
+        "       npzstream --sandbox-info                                   what confines the commands that read files\n"
         "Reads a NumPy .npy or .npz file as a stream (FILE, or stdin for '-' or none);\n"
         "never seeks, so pipes and sockets work.  OPTIONS are the limits below and --feed.\n"
         "An .npz is valid only once its central directory was checked at the very end.\n\n"

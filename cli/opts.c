@@ -48,7 +48,7 @@ static const char LIMITS_REST[] =
     "                        --jobs-memory is its former name)\n"
     "  --inflate-zlib        inflate with zlib alone (slower; the default decoder's verdict and\n"
     "                        bytes are zlib's, see SECURITY.md \"The inflater\")\n"
-    "  --no-sandbox          (check, ls, extract, scan) do not confine the process: by default, once its\n"
+    "  --no-sandbox          (every command that reads a file) do not confine the process: by default, once its\n"
     "                        inputs are open, it may read only them, write only its destination\n"
     "                        (extract), and never exec, fork or open a socket (npzstream --sandbox-info)\n"
     "Your rules (README.md, \"Policies\"):\n"

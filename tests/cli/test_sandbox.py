@@ -358,3 +358,42 @@ def test_scan_sarif_when_confining_fails(binary, layers, files, tmp):
         jsonschema.Draft4Validator(json.load(open(schema))).validate(doc)
     r = run(binary, ["scan", "--no-sandbox", "--sarif", out, target])  # the control: the same scan runs
     assert r.returncode == 0 and json.load(open(out))["runs"][0]["invocations"][0]["executionSuccessful"], r.stderr
+
+
+def one_file_commands(arrays, tmp):
+    """trace, refs and vlen, each over an input of its own kind (vlen: a chunk of two float32
+    elements, numcodecs' VLenBytes framing)."""
+    chunk = os.path.join(tmp, "chunk.bin")
+    with open(chunk, "wb") as f:
+        f.write(b"\x02\x00\x00\x00" + b"\x08\x00\x00\x00" + np.arange(2, dtype="<f4").tobytes()
+                + b"\x04\x00\x00\x00" + np.ones(1, dtype="<f4").tobytes())
+    src = sorted(arrays)[0]
+    return {"trace": ["trace", src], "refs": ["refs", src], "vlen": ["vlen", "--dtype", "<f4", "--shape", "null", chunk]}
+
+
+@pytest.mark.parametrize("name", ["trace", "refs", "vlen"])
+def test_one_file_commands_confined(binary, layers, files, tmp, name):
+    """trace, refs and vlen confine themselves once their input is open, as check does: the
+    probes are refused (and go through with --no-sandbox: the test can fail), and the output is
+    the same bytes confined and not."""
+    d, arrays, secret = files
+    cmd = one_file_commands(arrays, tmp)[name]
+    r = run(binary, cmd, env=probe_env(tmp, secret))
+    assert r.returncode == 0, r.stderr
+    got = probes(r.stderr)
+    if layers["landlock"]:
+        assert got["read"] == [(False, "Permission denied")], got
+    assert got["write"][0][0] is False and not os.path.exists(os.path.join(tmp, "made-by-probe")), got
+    if layers["seccomp"]:
+        for probe in SECCOMP_REFUSED:
+            want = "Function not implemented" if probe == "clone3" else "Operation not permitted"
+            assert got[probe] == [(False, want)], (probe, got)
+    env = probe_env(tmp, secret)
+    env[PROBE] = env[PROBE].replace(",exec", "") + ",exec"  # exec last: it replaces the process
+    free = run(binary, cmd[:1] + ["--no-sandbox"] + cmd[1:], env=env)
+    got = probes(free.stderr)
+    for probe in ["read", "write", "thread"] + [n for n in SECCOMP_REFUSED if n != "exec"]:
+        assert got.get(probe) == [(True, None)], (probe, got)
+    os.unlink(os.path.join(tmp, "made-by-probe"))
+    a, b = run(binary, cmd), run(binary, cmd[:1] + ["--no-sandbox"] + cmd[1:])
+    assert a.returncode == b.returncode == 0 and a.stdout == b.stdout and len(a.stdout) > 20, (a, b)
