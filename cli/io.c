@@ -210,9 +210,9 @@ int cli_map_file(int fd, uint64_t from, cli_map *m) {
         }
         (void)madvise(at, (size_t)st.st_size, MADV_SEQUENTIAL);
 #ifdef MADV_NOHUGEPAGE
-        /* the page cache's large folios mapped a page at a time, not 2 MiB at a fault: the pages
-         * resident at once stay those a push reads (without it, the peak RSS of a 512 MiB .npy
-         * grew by 4 MiB) */
+        /* no 2 MiB mappings of the page cache's large folios at a fault: check's peak RSS on a
+         * 512 MiB .npy was 6.4 MiB without it, 4.5 MiB with it (the kernel still maps a folio
+         * whole: bench/README.md, "A plain .npy mapped") */
         (void)madvise(at, (size_t)st.st_size, MADV_NOHUGEPAGE);
 #endif
         maps[i].len = (size_t)st.st_size;

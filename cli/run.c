@@ -217,8 +217,8 @@ static int map_loop(drive_ctx *d, cli_map *m, uint64_t from) {
 /* The read loop's divert with one thread: once one read has filled the buffer (a file larger
  * than that), the rest of a regular file is mapped and pushed from there, then unmapped (no
  * worker reads it later).  The CRC-32 then reads the file's pages where they are, and the kernel
- * copies nothing: a 512 MiB .npy took 0.7x the time of reading it into a buffer and discarding
- * it (bench/README.md).  Once tried, a file that cannot be mapped is read on. */
+ * copies nothing: a 512 MiB .npy took 0.94x the time of reading it into a page-aligned buffer and
+ * discarding it (bench/README.md, "A plain .npy mapped").  Once tried, a file that cannot be mapped is read on. */
 static int map_whole(void *vc, uint64_t off) {
     drive_ctx *d = vc;
     if (d->tried || off < CLI_READ_SIZE) return -1;
