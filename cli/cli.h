@@ -68,6 +68,10 @@ void batch_free(batch *b);
  * pushed in slices of twice as much. */
 #define CLI_READ_SIZE (128u << 10)
 #define CLI_READ_ALIGN 4096u /* the read buffer starts a page (io.c, read_buffer) */
+/* What a read of a directory adds to its error: how a tree is read. */
+#define CLI_TREE_HINT \
+    " (to read a tree: npzstream scan -r DIR, or find DIR -name '*.np[yz]' -print0 | npzstream check " \
+    "--files-from - -0)"
 #define CLI_PIPE_SIZE (2 * CLI_READ_SIZE)
 #define CLI_MAP_SLICE (2 * CLI_READ_SIZE)
 extern volatile sig_atomic_t cli_interrupted; /* a signal extract catches: its number */

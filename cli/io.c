@@ -93,8 +93,10 @@ int cli_read_loop_err(int fd, const char *prog, const char *label, uint64_t feed
         if (!eof) {
             r = read_some(fd, buf, CLI_READ_SIZE);
             if (r < 0) {
-                if (err) snprintf(err, errlen, "read: %s", strerror(errno));
-                else cli_say(prog, label, NULL, NULL, ": read: %s", strerror(errno));
+                /* a directory given where a file goes: say how a tree is read */
+                const char *why = strerror(errno), *how = errno == EISDIR ? CLI_TREE_HINT : "";
+                if (err) snprintf(err, errlen, "read: %s%s", why, how);
+                else cli_say(prog, label, NULL, NULL, ": read: %s%s", why, how);
                 status = 2;
                 break;
             }

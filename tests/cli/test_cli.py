@@ -526,6 +526,24 @@ def test_text_output_once(binary, tmp):
     ok(r.returncode == 1 and r.stderr == b"" and r.stdout.count(b"REJECTED") == 1, "ls: the verdict once: %r" % r.stderr)
 
 
+def test_a_directory_says_how_a_tree_is_read(binary, tmp, good):
+    """A directory where a file goes is an I/O failure (exit 2, code io) whose message says how a
+    tree is read -- and the way it names works: the find | --files-from line checks the files."""
+    d = os.path.join(tmp, "tree")
+    os.makedirs(os.path.join(d, "sub"))
+    with open(os.path.join(d, "sub", "a.npz"), "wb") as f:
+        f.write(good)
+    for cmd in (["check"], ["ls"]):
+        r = run(binary, cmd + [d])
+        ok(r.returncode == 2 and b"Is a directory (to read a tree: npzstream scan -r DIR, or find DIR" in r.stderr,
+           "%s of a directory: %r" % (cmd[0], r.stderr))
+        j = json.loads(run(binary, cmd + ["--json", d]).stdout)
+        ok(j["error"]["code"] == "io" and "scan -r DIR" in j["error"]["message"], "%s --json: %r" % (cmd[0], j))
+    names = subprocess.run(["find", d, "-name", "*.np[yz]", "-print0"], capture_output=True, check=True).stdout
+    r = run(binary, ["check", "--files-from", "-", "-0"], names)
+    ok(r.returncode == 0 and b"a.npz: ok" in r.stdout, "the hint's own line: %r" % (r.stdout + r.stderr))
+
+
 def test_files_from_exact(binary, tmp):
     """--files-from takes names byte for byte: a '\r' stays part of the name."""
     d = os.path.join(tmp, "ff")
