@@ -51,6 +51,47 @@ static void who(const npzs_parser *p, char *b, size_t n) {
     key_text(p->format == NPZS_FORMAT_NPZ ? p->rec : NULL, b, n, "the array");
 }
 
+/* Whether a and b are at most two edits apart (an insertion, a deletion, a change, or two
+ * neighbours swapped: "weigth" for "weight"), and not equal.  Bounded: a band of five cells a row
+ * of a (the policy's key), a name whose length is off by more than two never looked at, so a
+ * file's names cost at most five steps a byte of the key each. */
+static int near(const uint8_t *a, size_t la, const uint8_t *b, size_t lb) {
+    enum { K = 2, W = 2 * K + 1, OVER = K + 1 }; /* (zlib's zconf.h defines FAR) */
+    if ((la > lb ? la - lb : lb - la) > K || (la == lb && memcmp(a, b, la) == 0)) return 0;
+    /* d[i % 3][c]: the distance of a[0, i) and b[0, j), j = i - K + c, for the rows i - 2 to i */
+    unsigned d[3][W];
+    for (size_t i = 0; i <= la; i++) {
+        unsigned *row = d[i % 3], best = OVER;
+        for (int c = 0; c < W; c++) {
+            long j = (long)i - K + c;
+            unsigned v;
+            if (j < 0 || j > (long)lb) v = OVER;
+            else if (i == 0) v = (unsigned)j;
+            else if (j == 0) v = (unsigned)i;
+            else {
+                const unsigned *up = d[(i - 1) % 3];
+                v = up[c] + (unsigned)(a[i - 1] != b[j - 1]);          /* a change, (i - 1, j - 1) */
+                if (c + 1 < W && up[c + 1] + 1 < v) v = up[c + 1] + 1; /* a deletion, (i - 1, j) */
+                if (c > 0 && row[c - 1] + 1 < v) v = row[c - 1] + 1;   /* an insertion, (i, j - 1) */
+                if (i >= 2 && j >= 2 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[(i - 2) % 3][c] + 1 < v)
+                    v = d[(i - 2) % 3][c] + 1; /* two neighbours swapped, (i - 2, j - 2) */
+            }
+            row[c] = v < OVER ? v : OVER;
+            if (row[c] < best) best = row[c];
+        }
+        if (best > K) return 0; /* every path passes this row above the bound */
+    }
+    return d[la % 3][(long)lb - (long)la + K] <= K;
+}
+
+/* A key the policy names (not a pattern) that is near key[0, n) (a misspelling on either side), or NULL. */
+static const npzs__pspec *near_spec(const npzs_policy *pol, const uint8_t *key, size_t n) {
+    for (uint32_t i = 0; i < pol->nspecs; i++)
+        if (!pol->specs[i].glob && near((const uint8_t *)pol->specs[i].key, pol->specs[i].key_len, key, n))
+            return &pol->specs[i];
+    return NULL;
+}
+
 NPZS__API int npzs_policy_use(npzs_parser *p, const npzs_policy *pol) {
     if (!p) return NPZS_E_BAD_CALL;
     if (p->err) return p->err;
@@ -130,9 +171,13 @@ int npzs__pol_member(npzs_parser *p) {
     uint32_t idx = 0;
     s->spec = npzs__pol_spec_for(pol, r->name, n, &idx, &s->match);
     if (!s->spec) {
-        if (!pol->allow_other)
-            return pfail(p, NPZS_R_POLICY_MEMBERS, r->lfh_off, 0, "%s is not a member the policy lists", w);
-        return 0;
+        if (pol->allow_other) return 0;
+        const npzs__pspec *like = near_spec(pol, r->name, n);
+        if (!like) return pfail(p, NPZS_R_POLICY_MEMBERS, r->lfh_off, 0, "%s is not a member the policy lists", w);
+        char k[NPZS_TEXT_NAME_CAP];
+        npzs_text_name(k, sizeof k, like->key, like->key_len, 1);
+        return pfail(p, NPZS_R_POLICY_MEMBERS, r->lfh_off, 0,
+                     "%s is not a member the policy lists (the policy lists %s: a misspelling?)", w, k);
     }
     if (!s->spec->glob) s->seen[idx] = 1;
     return 0;
@@ -140,15 +185,31 @@ int npzs__pol_member(npzs_parser *p) {
 
 /* ---- the directory: every required member was seen -------------------------------------------- */
 
+/* A member of the file whose key is near the policy's key (a misspelling on either side), or NULL. */
+static const npzs__record *near_key(const npzs_parser *p, const npzs__pspec *spec) {
+    for (uint32_t i = 0; i < p->members; i++) {
+        const npzs__record *r = npzs__rec(p, i);
+        size_t l = r->name_len;
+        if (l >= 4 && memcmp(r->name + l - 4, ".npy", 4) == 0) l -= 4;
+        if (near((const uint8_t *)spec->key, spec->key_len, r->name, l)) return r;
+    }
+    return NULL;
+}
+
 int npzs__pol_directory(npzs_parser *p) {
     const npzs__pstate *s = &p->pol;
     const npzs_policy *pol = s->pol;
     if (!pol || !pol->nrequired) return 0;
     for (uint32_t i = 0; i < pol->nspecs; i++)
         if (!pol->specs[i].glob && !pol->specs[i].optional && !s->seen[i]) {
-            char q[NPZS_TEXT_NAME_CAP];
+            char q[NPZS_TEXT_NAME_CAP], k[NPZS_TEXT_NAME_CAP];
             npzs_text_name(q, sizeof q, pol->specs[i].key, pol->specs[i].key_len, 1);
-            return pfail(p, NPZS_R_POLICY_REQUIRED, p->rec_off, 0, "%s is required by the policy and missing", q);
+            const npzs__record *r = near_key(p, &pol->specs[i]);
+            if (!r)
+                return pfail(p, NPZS_R_POLICY_REQUIRED, p->rec_off, 0, "%s is required by the policy and missing", q);
+            key_text(r, k, sizeof k, "");
+            return pfail(p, NPZS_R_POLICY_REQUIRED, p->rec_off, 0,
+                         "%s is required by the policy and missing (the file has %s: a misspelling?)", q, k);
         }
     return 0;
 }

@@ -506,3 +506,73 @@ def test_defaults(binary, quick):
         ok(r.returncode == 0, "the bomb with --max-total-bytes 3Gi: exit %d" % r.returncode)
     r = run(binary, ["check", "--help"])
     ok(b"1Gi" in r.stdout, "--help shows the default of --max-total-bytes with its unit")
+
+
+def osa(a, b):
+    """The optimal string alignment distance of a and b (edits: insert, delete, change, swap two
+    neighbours), the reference for the near-miss suggestion."""
+    d = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) + 1):
+        d[i][0] = i
+    for j in range(len(b) + 1):
+        d[0][j] = j
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
+def test_missing_key_near_miss(binary):
+    """A required key the file lacks names a member whose key is at most two edits from it (a
+    misspelling on either side: "embed_weigth" for "embed_weight"), and only such a member; and
+    a member the policy does not list (allow_other_members false) names the policy's key near
+    it.  The words are checked against a reference distance on random keys over a small alphabet
+    (so that near and far pairs both come up), the rule and offset those of any such fault."""
+    rng = np.random.default_rng(44)
+    near_seen = far_seen = 0
+    with tempfile.TemporaryDirectory() as d:
+        pol = os.path.join(d, "p.json")
+        for case in range(160):
+            key = "".join(rng.choice(list("ab_"), rng.integers(1, 8)))
+            # a few edits of the key (near, or far after three and more), or a name of its own
+            name = list(key) if case % 3 else list(rng.choice(list("ab_"), rng.integers(1, 8)))
+            for _ in range(rng.integers(0, 6)):
+                op, at = rng.integers(0, 4), rng.integers(0, len(name) + 1)
+                if op == 0:
+                    name.insert(at, str(rng.choice(list("ab_"))))
+                elif op == 1 and len(name) > 1:
+                    del name[min(at, len(name) - 1)]
+                elif op == 2 and name:
+                    name[min(at, len(name) - 1)] = str(rng.choice(list("ab_")))
+                elif len(name) > 1:
+                    k = min(at, len(name) - 2)
+                    name[k], name[k + 1] = name[k + 1], name[k]
+            name = "".join(name) or "x"
+            if name == key:
+                continue
+            with open(pol, "w") as f:
+                json.dump({"members": {key: {"dtype": ["<f4"]}}, "allow_other_members": True}, f)
+            data = savez("stored", **{name: np.zeros(2, "<f4"), "far_away_member_name": np.zeros(1)})
+            expect_reject(binary, pol, data, "near %r / %r" % (key, name), "POLICY.required", cd_offset(data), None)
+            r = run(binary, ["check", "--json", "--policy", pol, "-"], data)
+            detail = json.loads(r.stdout)["error"]["detail"]
+            says = "(the file has '%s': a misspelling?)" % name in detail
+            want = osa(key, name) <= 2
+            ok(says == want, "key %r, member %r (distance %d): %r" % (key, name, osa(key, name), detail))
+            near_seen += want
+            far_seen += not want
+            # the sibling: other members not allowed, the member is refused at its local header,
+            # and the words name the policy's key when it is near
+            with open(pol, "w") as f:
+                json.dump({"members": {key: {"dtype": ["<f4"]}, "far_away_member_name": {}},
+                           "allow_other_members": False}, f)
+            first = min(layout(data).items(), key=lambda kv: kv[1][0])  # the first member stored
+            if first[0] != name + ".npy":
+                continue
+            expect_reject(binary, pol, data, "listed %r / %r" % (key, name), "POLICY.members", first[1][0], first[0])
+            detail = json.loads(run(binary, ["check", "--json", "--policy", pol, "-"], data).stdout)["error"]["detail"]
+            says = "(the policy lists '%s': a misspelling?)" % key in detail
+            ok(says == want, "listed: key %r, member %r (distance %d): %r" % (key, name, osa(key, name), detail))
+    ok(near_seen >= 40 and far_seen >= 20, "the cases were not both kinds: %d near, %d far" % (near_seen, far_seen))
