@@ -28,6 +28,10 @@ const STRERROR = {
     ENXIO: 'No such device or address', EPERM: 'Operation not permitted', EINVAL: 'Invalid argument',
     ENODEV: 'No such device', EOVERFLOW: 'Value too large for defined data type',
 };
+/* what the native command adds to a read of a directory (cli/cli.h, CLI_TREE_HINT): its words */
+const TREE_HINT = " (to read a tree: npzstream scan -r DIR, or find DIR -name '*.np[yz]' -print0 | npzstream check " +
+    '--files-from - -0)';
+const readFailure = (e) => `read: ${STRERROR[e.code] || e.message}${e.code === 'EISDIR' ? TREE_HINT : ''}`;
 const READ_SIZE = 256 << 10;
 const USAGE = 'usage: npzstream-check.mjs [--json] [--policy FILE] [--sequence] [--feed N] [LIMITS] [FILE|-]...\n' +
     'Validates NumPy .npy or .npz files with the WebAssembly build: prints for each FILE what\n' +
@@ -168,7 +172,7 @@ async function checkStdin(a) {
         for await (const chunk of process.stdin) if ((r = pushAll(v, chunk, a.feed))) break;
     } catch (e) {
         v.close();
-        return ioFailure(a, '-', `read: ${STRERROR[e.code] || e.message}`);
+        return ioFailure(a, '-', readFailure(e));
     }
     return report(r || v.finish());
 }
@@ -197,7 +201,7 @@ function checkFile(a, path, buf) {
         }
     } catch (e) {
         v.close();
-        return ioFailure(a, path.name, `read: ${STRERROR[e.code] || e.message}`);
+        return ioFailure(a, path.name, readFailure(e));
     } finally {
         fs.closeSync(fd);
     }
