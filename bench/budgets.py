@@ -16,9 +16,10 @@ member, a plain .npy"):
            sandbox's cost included); --no-sandbox beside it.  The SIZE MiB .npy is shown, not
            judged: a file larger than one read is mapped (cli/run.c, map_whole), and the page
            cache's pages mapped count in RSS while they are (a large folio is mapped whole: up to
-           2 MiB of them); its private memory (RssAnon, sampled from /proc while it runs) beside.  Also shown: many.npz, `--sha256` (libcrypto is loaded when a hash is
-           asked for), the start-up's instructions (`check` of tiny.npz) and the libraries a run
-           loads (LD_DEBUG=files).
+           2 MiB of them); its private memory (RssAnon, sampled from /proc while it runs) beside.
+           Also shown: many.npz, `--sha256` (libcrypto is loaded when a hash is asked for), the
+           start-up's instructions (`check` of tiny.npz) and the libraries a run loads
+           (LD_DEBUG=files).
 
 usage: make bench-budgets [SIZE=512] [BENCH_ARGS="--rounds 10 --keep DIR --base OLD/npzstream"]
   (bench/budgets.py --bin build/npzstream --limit build/bench/limit --size 512)

@@ -65,7 +65,7 @@ def private_peak_kib(cmd):
 
 def callgrind(cmd, tmp):
     """callgrind's instructions of cmd and its top functions.  A command that confines itself
-    (check, ls, extract, scan) must be given --no-sandbox: Landlock then refuses valgrind the
+    (every one that reads a file) must be given --no-sandbox: Landlock then refuses valgrind the
     writing of its output file (the sandbox's cost is once a process: differences hold)."""
     out = os.path.join(tmp, "cg.out")
     subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + out] + cmd,
