@@ -613,7 +613,7 @@ int main(int argc, char **argv) {
         unsigned push = push_pick[rnd(32)];
         if (b.n > 16384 && win < 3 && rnd(16)) win = 3 + (unsigned)rnd(5);
         if (b.n > 16384 && push >= 1 && push <= 3 && rnd(8)) push = 4 + (unsigned)rnd(4);
-        unsigned ctl = push | win << 3 | (unsigned)rnd(4) << 6;
+        unsigned ctl = push | win << 3 | (unsigned)rnd(4) << 6 | (unsigned)rnd(2) << 8; /* bit 8: the portable loop */
         fz_fi_verdict z, f;
         mu->runs++;
         if (fz_fastinf_diff(ctl, b.p, b.n, &z, &f)) {
@@ -622,7 +622,7 @@ int main(int argc, char **argv) {
             snprintf(path, sizeof path, "%s/fastinf-diff-%llu.bin", outdir, (unsigned long long)it);
             FILE *o = fopen(path, "wb");
             if (o) {
-                fputc((int)ctl, o);
+                fputc((int)(ctl & 0xFFu), o); /* fuzz_fastinf's input runs both loops */
                 fwrite(b.p, 1, b.n, o);
                 fclose(o);
             }

@@ -64,9 +64,11 @@ static fz_fi_verdict run_zlib(const uint8_t *in, size_t n, size_t win) {
     return v;
 }
 
-static fz_fi_verdict run_fast(const uint8_t *in, size_t n, size_t step, int uneven, size_t win, unsigned every) {
+static fz_fi_verdict run_fast(const uint8_t *in, size_t n, size_t step, int uneven, size_t win, unsigned every,
+                              int portable) {
     fz_fi_verdict v = {FZ_FI_CUT, 0, 0, 0, NULL};
     npzs__fi_zlib_every(fi, every);
+    npzs__fi_portable(fi, portable);
     npzs__fi_reset(fi);
     size_t off = 0;
     for (;;) {
@@ -122,7 +124,8 @@ int fz_fastinf_diff(unsigned ctl, const uint8_t *in, size_t n, fz_fi_verdict *zv
     if (!n) in = none;
     size_t win = out_steps[(ctl >> 3) & 7];
     fz_fi_verdict z = run_zlib(in, n, win);
-    fz_fi_verdict f = run_fast(in, n, push_steps[ctl & 7], (ctl & 7) == 7, win, lend_every[(ctl >> 6) & 3]);
+    fz_fi_verdict f = run_fast(in, n, push_steps[ctl & 7], (ctl & 7) == 7, win, lend_every[(ctl >> 6) & 3],
+                               (int)(ctl >> 8 & 1));
     if (zv) *zv = z;
     if (fv) *fv = f;
     const char *why = NULL;

@@ -24,6 +24,7 @@ typedef struct fz_fi_verdict {
  *   bits 0-2  the decoder's pushes: whole, 1, 3, 7, 64, 511, 4096 bytes, or uneven (1..97)
  *   bits 3-5  both's output window: 1, 7, 64, 1000, 32 KiB, 64 KiB + 1, 256 KiB, 1 MiB
  *   bits 6-7  the decoder lends zlib no block it can read (0, 1), every 2nd one (2), every one (3)
+ *   bit  8    the decoder's portable symbol loop even where the CPU has BMI1 (npzs__fi_portable)
  * Both are capped at FZ_FI_CAP bytes of output.  Returns 0 when they agree on the verdict, on
  * every byte made (before a refusal too) and, for a stream that ends, on its last byte; else 1,
  * with the difference printed to stderr.  *z and *f (may be NULL) get both verdicts. */

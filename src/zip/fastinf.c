@@ -14,18 +14,27 @@
  *   bits  0-7   the bits the symbol takes: its code and its extra bits (a length's or a
  *               distance's); for a sub-table pointer, the root's bits
  *   bits  8-11  the code's own bits (the extra bits follow them); for a pointer, the
- *               sub-table's index bits
+ *               sub-table's index bits; for a literal, the table's root bits (bits 8-15 of a
+ *               literal's entry are the root bits, bits 12-15 zero)
  *   bit  12     E_BAD: a symbol zlib refuses (fixed codes: 286, 287; distances 30, 31)
- *   bit  13     E_LIT: a literal          bit 14  E_EOB: end of block
- *   bit  15     E_SUB: a pointer to a sub-table
- *   bits 16-31  the literal, the length's or distance's base, or the sub-table's offset
+ *   bit  14     E_EOB: end of block            bit  15     E_SUB: a pointer to a sub-table
+ *   bits 16-31  the literal, the length's or distance's base, or the sub-table's offset; a
+ *               literal's bit 31 is E_LIT
  * A length is an entry with none of the four flags.  A symbol is consumed in one shift of its
  * low byte, and its extra bits read from the bits before the shift, off the path to the next
- * lookup.
+ * lookup.  A literal's low 16 bits are BEXTR's operand for the index of the next symbol's entry
+ * (from bit E_BITS, root bits long): one step of the loop's critical path, where a shift and a
+ * mask are two (NEXT, in fast_codes_t).
  */
 #include <string.h>
 
 #include "fastinf.h"
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define FI_BEXTR 1
+#else
+#define FI_BEXTR 0
+#endif
 
 #define WSIZE 32768u /* deflate's window, zlib's for -15 window bits */
 #define WMASK (WSIZE - 1u)
@@ -48,7 +57,7 @@
 #define FAST_OUT 280u
 
 #define E_BAD 0x1000u
-#define E_LIT 0x2000u
+#define E_LIT 0x80000000u
 #define E_EOB 0x4000u
 #define E_SUB 0x8000u
 #define E_BITS(e) ((e)&0xFFu)
@@ -73,6 +82,7 @@ struct npzs__fastinf {
     uint8_t zlast;            /* M_ZLIB: the last byte zlib took (its unused bits are its top) */
     uint64_t blocks, zblocks; /* blocks begun; blocks handed to zlib */
     unsigned every;           /* tests: every n-th block to zlib */
+    int bmi;                  /* the CPU has BMI1 (BEXTR): fast_codes_bmi */
     size_t carry;             /* scratch[0, carry): input taken, not read yet */
     uint8_t scratch[SCRATCH];
     uint8_t hist[WSIZE];
@@ -80,11 +90,21 @@ struct npzs__fastinf {
     uint32_t fix_ll[1u << 9], fix_dt[1u << 5];
 };
 
+/* 1 when fast_codes_bmi may run here (the CPU has BMI1). */
+static int cpu_bmi(void) {
+#if FI_BEXTR
+    return __builtin_cpu_supports("bmi") ? 1 : 0;
+#else
+    return 0;
+#endif
+}
+
 size_t npzs__fi_size(void) { return sizeof(npzs__fastinf); }
 
 void npzs__fi_init(npzs__fastinf *s) {
     s->fixed_built = 0;
     s->every = 0;
+    s->bmi = cpu_bmi();
     npzs__fi_reset(s);
 }
 
@@ -104,9 +124,24 @@ void npzs__fi_reset(npzs__fastinf *s) {
 #ifdef NPZS_TESTING
 uint64_t npzs__fi_zlib_blocks(const npzs__fastinf *s) { return s->zblocks; }
 void npzs__fi_zlib_every(npzs__fastinf *s, unsigned n) { s->every = n; }
+void npzs__fi_portable(npzs__fastinf *s, int on) { s->bmi = on ? 0 : cpu_bmi(); }
 #endif
 
 static inline uint64_t mask64(unsigned n) { return ((uint64_t)1 << n) - 1u; }
+
+#if FI_BEXTR
+/* BMI1's BEXTR: ctl's bits 0-7 the first bit, bits 8-15 the count (only where the CPU has it). */
+static inline uint64_t bextr(uint64_t v, uint64_t ctl) {
+    uint64_t r;
+    __asm__("bextr %2, %1, %0" : "=r"(r) : "r"(v), "r"(ctl) : "cc");
+    return r;
+}
+#else
+static inline uint64_t bextr(uint64_t v, uint64_t ctl) {
+    return v >> (ctl & 0xFFu) & mask64((unsigned)(ctl >> 8 & 0xFFu));
+}
+#endif
+
 
 /* 8 input bytes as a little-endian word (the bit order of deflate). */
 static inline uint64_t le64(const uint8_t *p) {
@@ -159,57 +194,77 @@ static int complete(const uint8_t *lens, unsigned n, unsigned maxlen) {
     return left == 0;
 }
 
-static unsigned reverse(unsigned code, unsigned len) {
-    unsigned r = 0;
-    for (unsigned i = 0; i < len; i++, code >>= 1) r = (r << 1) | (code & 1u);
-    return r;
+/* The code after rev, of len bits, in the canonical order, its bits reversed (deflate sends a
+ * code's first bit first): add 1 at the top and carry downwards.  A longer next code keeps the
+ * value: the bits it adds are zeros at the top. */
+static unsigned next_rev(unsigned rev, unsigned len) {
+    unsigned incr = 1u << (len - 1u);
+    while (rev & incr) incr >>= 1;
+    return incr ? (rev & (incr - 1u)) + incr : 0u;
+}
+
+/* An entry as build() stores it: a literal's second byte the root bits, for NEXT(); any other
+ * symbol's the code's own bits, for its extra bits. */
+static uint32_t placed(uint32_t e, unsigned len, unsigned root) {
+    if (e & E_LIT) return (e & ~0xFFFFu) | root << 8 | len;
+    return (e & ~0xFFFu) | len << 8 | (len + (e & 0xFFu));
 }
 
 /* Fill tab (cap entries) for the complete code lens[0, n): a root of min(root, longest) bits, a
  * sub-table behind each root entry whose codes are longer, as small as its codes allow (zlib's
  * inftrees.c sizes them so: enough.c's bounds hold).  entry(sym) gives each symbol's entry.
- * Returns the root bits, or 0 when cap entries would not do (never for a complete code). */
+ * The root is filled a code length at a time: the entries of the codes shorter than len, which
+ * fill tab[0, 2^(len-1)) (its index the code's bits and any after them), are copied once to
+ * make tab[0, 2^len), and each code of len bits is stored at its bits.  Returns the root bits,
+ * or 0 when cap entries would not do (never for a complete code). */
 static unsigned build(uint32_t *tab, unsigned cap, const uint8_t *lens, unsigned n, unsigned root,
                       uint32_t (*entry)(unsigned)) {
     unsigned count[16] = {0}, offs[16], left[16];
     uint16_t sorted[288];
     for (unsigned i = 0; i < n; i++) count[lens[i]]++;
-    unsigned maxlen = 15;
+    unsigned maxlen = 15, minlen = 1;
     while (maxlen > 1 && !count[maxlen]) maxlen--;
+    while (minlen < maxlen && !count[minlen]) minlen++;
     if (root > maxlen) root = maxlen;
+    if (minlen > root || (1u << root) > cap) return 0; /* not with a complete code */
     offs[1] = 0;
     for (unsigned l = 1; l < 15; l++) offs[l + 1] = offs[l] + count[l];
     for (unsigned i = 0; i < n; i++)
         if (lens[i]) sorted[offs[lens[i]]++] = (uint16_t)i;
+    unsigned rev = 0, k = 0, size = 1u << minlen;
+    for (unsigned len = minlen; len <= root; len++) {
+        if (len > minlen) {
+            memcpy(tab + size, tab, size * sizeof *tab);
+            size <<= 1;
+        }
+        for (unsigned c = 0; c < count[len]; c++, k++) {
+            tab[rev] = placed(entry(sorted[k]), len, root);
+            rev = next_rev(rev, len);
+        }
+    }
     memcpy(left, count, sizeof left);
-    unsigned used = 1u << root, code = 0, k = 0, low = ~0u, sub = 0, sub_bits = 0;
-    if (used > cap) return 0;
-    for (unsigned len = 1; len <= maxlen; len++, code <<= 1) {
-        for (unsigned c = 0; c < count[len]; c++, code++, k++) {
-            uint32_t e = entry(sorted[k]);
-            e = (e & ~0xFFFu) | len << 8 | (len + (e & 0xFFu)); /* the code, its code and extra bits */
-            unsigned rev = reverse(code, len);
-            if (len <= root) {
-                for (unsigned i = rev; i < (1u << root); i += 1u << len) tab[i] = e;
-            } else {
-                if ((rev & ((1u << root) - 1u)) != low) { /* a new sub-table for this root prefix */
-                    low = rev & ((1u << root) - 1u);
-                    sub_bits = len - root;
-                    int32_t room = 1 << sub_bits;
-                    while (sub_bits + root < maxlen) {
-                        room -= (int32_t)left[sub_bits + root];
-                        if (room <= 0) break;
-                        sub_bits++;
-                        room <<= 1;
-                    }
-                    sub = used;
-                    if (used + (1u << sub_bits) > cap) return 0;
-                    used += 1u << sub_bits;
-                    tab[low] = E_SUB | (uint32_t)sub << 16 | (uint32_t)sub_bits << 8 | root;
+    unsigned used = 1u << root, low = ~0u, sub = 0, sub_bits = 0;
+    for (unsigned len = root + 1; len <= maxlen; len++) {
+        for (unsigned c = 0; c < count[len]; c++, k++) {
+            uint32_t e = placed(entry(sorted[k]), len, root);
+            if ((rev & ((1u << root) - 1u)) != low) { /* a new sub-table for this root prefix */
+                low = rev & ((1u << root) - 1u);
+                sub_bits = len - root;
+                int32_t room = 1 << sub_bits;
+                while (sub_bits + root < maxlen) {
+                    room -= (int32_t)left[sub_bits + root];
+                    if (room <= 0) break;
+                    sub_bits++;
+                    room <<= 1;
                 }
-                for (unsigned i = rev >> root; i < (1u << sub_bits); i += 1u << (len - root)) tab[sub + i] = e;
+                sub = used;
+                if (used + (1u << sub_bits) > cap) return 0;
+                used += 1u << sub_bits;
+                tab[low] = E_SUB | (uint32_t)sub << 16 | (uint32_t)sub_bits << 8 | root;
             }
+            for (unsigned i = rev >> root; i < (1u << sub_bits); i += 1u << (len - root)) tab[sub + i] = e;
             left[len]--;
+            rev = next_rev(rev, len);
         }
     }
     return root;
@@ -386,7 +441,8 @@ enum { C_MORE, C_EOB, C_BAD, C_NEED };
  * checked both once).  The bit buffer is refilled 8 bytes at a time (its bits above the count are
  * the next input bits); at the end whole bytes are given back, to a rest point.  C_MORE: a
  * margin was reached. */
-static int fast_codes(npzs__fastinf *s, src *in, uint8_t *base, size_t *opos, size_t olen) {
+static inline __attribute__((always_inline)) int fast_codes_t(npzs__fastinf *s, src *in, uint8_t *base, size_t *opos,
+                                                              size_t olen, const int bmi) {
     const uint8_t *ip = in->p + in->pos, *ilim = in->p + in->n - FAST_IN;
     uint8_t *op = base + *opos, *olim = base + olen - FAST_OUT;
     uint64_t bb = s->bits, saved;
@@ -410,6 +466,7 @@ static int fast_codes(npzs__fastinf *s, src *in, uint8_t *base, size_t *opos, si
         bb >>= E_BITS(e); \
         bc -= E_BITS(e); \
     } while (0)
+#define NEXT(e) (bmi ? bextr(bb, e) : (bb >> E_BITS(e)) & llm)
 #define SUB(tab, e) tab[E_VAL(e) + ((bb >> E_BITS(e)) & mask64(E_CODE(e)))]
 #define EXTRA(e) ((size_t)((saved & mask64(E_BITS(e))) >> E_CODE(e)))
     REFILL(); /* 56 bits or more: three literals, or a length and its distance (48) */
@@ -417,23 +474,27 @@ static int fast_codes(npzs__fastinf *s, src *in, uint8_t *base, size_t *opos, si
     for (;;) {
         if (e & E_LIT) {
             uint8_t lit = (uint8_t)E_VAL(e);
+            size_t i = NEXT(e);
             CONSUME(e);
-            e = ll[bb & llm];
+            e = ll[i];
             *op++ = lit;
             if (e & E_LIT) {
                 lit = (uint8_t)E_VAL(e);
+                i = NEXT(e);
                 CONSUME(e);
-                e = ll[bb & llm];
+                e = ll[i];
                 *op++ = lit;
                 if (e & E_LIT) {
                     lit = (uint8_t)E_VAL(e);
+                    i = NEXT(e);
                     CONSUME(e);
-                    e = ll[bb & llm];
+                    e = ll[i];
                     *op++ = lit;
                     if ((e & E_LIT) && bc >= 25u) { /* a 4th when 15 + 10 bits are left */
                         lit = (uint8_t)E_VAL(e);
+                        i = NEXT(e);
                         CONSUME(e);
-                        e = ll[bb & llm];
+                        e = ll[i];
                         *op++ = lit;
                     }
                     goto next;
@@ -506,6 +567,7 @@ static int fast_codes(npzs__fastinf *s, src *in, uint8_t *base, size_t *opos, si
     }
 #undef REFILL
 #undef CONSUME
+#undef NEXT
 #undef SUB
 #undef EXTRA
     ip -= bc >> 3; /* whole bytes read ahead go back */
@@ -516,6 +578,15 @@ static int fast_codes(npzs__fastinf *s, src *in, uint8_t *base, size_t *opos, si
     *opos = (size_t)(op - base);
     return rc;
 }
+
+static int fast_codes_plain(npzs__fastinf *s, src *in, uint8_t *base, size_t *opos, size_t olen) {
+    return fast_codes_t(s, in, base, opos, olen, 0);
+}
+#if FI_BEXTR
+static int fast_codes_bmi(npzs__fastinf *s, src *in, uint8_t *base, size_t *opos, size_t olen) {
+    return fast_codes_t(s, in, base, opos, olen, 1);
+}
+#endif
 
 /* One symbol from a rest point with the input there is, its parts in zlib's order, each looked
  * at once its bits are there (a code's lookup in the bits there are, zeros above, finds a code
@@ -669,7 +740,11 @@ static int decode(npzs__fastinf *s, z_stream *zs, src *in, uint8_t *base, size_t
             if (*o == olen) return R_OUT;
             int c;
             if (stop_at == SIZE_MAX && in->n - in->pos >= FAST_IN && olen - *o >= FAST_OUT) {
-                c = fast_codes(s, in, base, o, olen);
+#if FI_BEXTR
+                c = s->bmi ? fast_codes_bmi(s, in, base, o, olen) : fast_codes_plain(s, in, base, o, olen);
+#else
+                c = fast_codes_plain(s, in, base, o, olen);
+#endif
             } else {
                 c = slow_symbol(s, in, base, o);
             }

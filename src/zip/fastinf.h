@@ -17,7 +17,10 @@
  * once the bits that decide it are there, as zlib reads them.
  *
  * One decoder per stream at a time, held by the caller (npzs__fi_size bytes, 8-aligned); no
- * allocation, no global state.  Pure C (no intrinsics): the WebAssembly build uses it too.
+ * allocation, no global state.  Portable C, but for one instruction: on x86-64 where the CPU has
+ * BMI1 (asked once, at npzs__fi_init) the symbol loop forms the next table index with BEXTR, one
+ * step where the portable loop takes a shift and a mask (SECURITY.md, "The inflater": both loops
+ * are checked against zlib).  The WebAssembly build runs the portable loop.
  */
 #ifndef NPZS_FASTINF_H
 #define NPZS_FASTINF_H
@@ -62,6 +65,9 @@ int npzs__fi_run(npzs__fastinf *s, z_stream *zs, const uint8_t *in, size_t in_le
  * by npzs__fi_reset). */
 uint64_t npzs__fi_zlib_blocks(const npzs__fastinf *s);
 void npzs__fi_zlib_every(npzs__fastinf *s, unsigned n);
+/* Decode with the portable symbol loop (on != 0) even where the CPU has BMI1, or with the one the
+ * CPU allows (0); kept by npzs__fi_reset. */
+void npzs__fi_portable(npzs__fastinf *s, int on);
 #endif
 
 #endif
