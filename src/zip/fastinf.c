@@ -466,7 +466,7 @@ static inline __attribute__((always_inline)) int fast_codes_t(npzs__fastinf *s, 
         bb >>= E_BITS(e); \
         bc -= E_BITS(e); \
     } while (0)
-#define NEXT(e) (bmi ? bextr(bb, e) : (bb >> E_BITS(e)) & llm)
+#define NEXT(e) ((size_t)(bmi ? bextr(bb, e) : (bb >> E_BITS(e)) & llm)) /* < 2^15 */
 #define SUB(tab, e) tab[E_VAL(e) + ((bb >> E_BITS(e)) & mask64(E_CODE(e)))]
 #define EXTRA(e) ((size_t)((saved & mask64(E_BITS(e))) >> E_CODE(e)))
     REFILL(); /* 56 bits or more: three literals, or a length and its distance (48) */
