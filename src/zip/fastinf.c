@@ -142,7 +142,6 @@ static inline uint64_t bextr(uint64_t v, uint64_t ctl) {
 }
 #endif
 
-
 /* 8 input bytes as a little-endian word (the bit order of deflate). */
 static inline uint64_t le64(const uint8_t *p) {
     uint64_t v;
@@ -440,7 +439,8 @@ enum { C_MORE, C_EOB, C_BAD, C_NEED };
 /* The block's symbols while FAST_IN input bytes and FAST_OUT bytes of room remain (the caller
  * checked both once).  The bit buffer is refilled 8 bytes at a time (its bits above the count are
  * the next input bits); at the end whole bytes are given back, to a rest point.  C_MORE: a
- * margin was reached. */
+ * margin was reached.  bmi: a literal's next index by BEXTR (fast_codes_bmi, where the CPU has
+ * BMI1), else by a shift and a mask (fast_codes_plain); the bytes and decisions are the same. */
 static inline __attribute__((always_inline)) int fast_codes_t(npzs__fastinf *s, src *in, uint8_t *base, size_t *opos,
                                                               size_t olen, const int bmi) {
     const uint8_t *ip = in->p + in->pos, *ilim = in->p + in->n - FAST_IN;
