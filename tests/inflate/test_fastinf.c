@@ -501,10 +501,11 @@ static void check_archive(const tcase *c, const uint8_t *s, size_t n, const fz_f
 }
 
 /* Long streams as np.savez_compressed makes them (zlib, level 6, raw deflate) of three kinds of
- * array bytes: float32 from a rough normal (nearly all literals, codes of up to 15 bits behind
- * the root table), 16 levels of weights and small integers (many matches).  Each is decoded with
- * the symbol loop the CPU allows and with the portable one, whole, in uneven pushes and 7-byte
- * pushes, through small and large windows, and compared with zlib byte for byte. */
+ * array bytes: float32 of random mantissas and a few exponents (nearly all literals), 16 levels
+ * of weights, and small integers (many matches).  Each is decoded with the symbol loop the CPU
+ * allows and with the portable one, whole, in uneven pushes and in 3-byte pushes, through
+ * windows of 1 byte to 256 KiB, lending zlib no block, every second one or all, and compared
+ * with zlib byte for byte. */
 static void savez_like(void) {
     static const char *kinds[3] = {"floats", "quantised", "integers"};
     static const unsigned ctls[] = {0, 7, 2 | 3 << 3, 4 << 3, 7 | 6 << 3, 5 << 3 | 2 << 6, 6 << 3 | 3 << 6};
